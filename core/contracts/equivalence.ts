@@ -1,0 +1,18 @@
+import type { InjectionToken } from 'tsyringe';
+
+/**
+ * Decides when two answers are the same. `key` is a cheap canonical form computed once per
+ * completion and cached; answers with equal keys are equal. `equal` may go further (numeric
+ * tolerance, symbolic comparison) and is only consulted for keys that differ.
+ */
+export interface Equivalence {
+  /** Canonical key of a raw answer; null when the answer is empty after normalization (an empty answer never wins a vote). */
+  key(answer: string): string | null;
+  /** Whether two keys denote the same answer. Must be symmetric; reflexive on equal keys. */
+  equal(a: string, b: string): Promise<boolean>;
+  /** Release worker threads, if any. Optional. */
+  close?(): Promise<void>;
+}
+
+/** Injection token of the run's {@link Equivalence}. */
+export const EQUIVALENCE: InjectionToken<Equivalence> = 'corl.Equivalence';

@@ -1,0 +1,110 @@
+import type { DependencyContainer, InjectionToken } from 'tsyringe';
+import type { AdvantageEstimator } from './advantage-estimator';
+import type { AnswerExtractor } from './answer-extractor';
+import type { DiversityStrategy } from './diversity-strategy';
+import type { Equivalence } from './equivalence';
+import type { MetricsSink } from './metrics-sink';
+import type { Policy } from './policy';
+import type { RewardSource } from './reward-source';
+import type { Task } from './task';
+import type { Topology } from './topology';
+
+/** What each plugin kind produces. */
+export interface PluginKindMap {
+  task: Task;
+  policy: Policy;
+  reward: RewardSource;
+  topology: Topology;
+  diversity: DiversityStrategy;
+  extractor: AnswerExtractor;
+  equivalence: Equivalence;
+  advantage: AdvantageEstimator;
+  metrics: MetricsSink;
+}
+
+/** The kinds of plugin corl knows. */
+export type PluginKind = keyof PluginKindMap;
+
+/** Every plugin kind, in the order `corl list` shows them. */
+export const PLUGIN_KINDS: readonly PluginKind[] = [
+  'task', 'policy', 'reward', 'topology', 'diversity', 'extractor', 'equivalence', 'advantage', 'metrics',
+];
+
+/** A JSON Schema (draft 2020-12) object. */
+export type JsonSchema = { readonly [key: string]: unknown };
+
+/**
+ * A config's choice of implementation: a registered name (`"corl:ring"`), or `{use, options}`.
+ * `use` may also be a module path (`./my-reward.js`), which is loaded and must register exactly one
+ * plugin of the expected kind.
+ */
+export type PluginSelection = string | { readonly use: string; readonly options?: Readonly<Record<string, unknown>> };
+
+/** The resolved form of a selection after validation: a name and its complete, frozen options. */
+export interface ResolvedSelection {
+  readonly use: string;
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+/** Static facts about a plugin, read before it is created. */
+export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<string, unknown>> {
+  /** Unique name, `scope:name` (built-ins use `corl:`), e.g. `corl:ring`. */
+  readonly name: string;
+  /** What it provides. */
+  readonly kind: K;
+  /** One line for `corl list` and the docs. */
+  readonly description: string;
+  /** Semver range of corl versions it supports, e.g. `^0.1.0`. */
+  readonly corl: string;
+  /** JSON Schema of its options: an object schema with defaults and `additionalProperties: false`. */
+  readonly options: JsonSchema;
+  /**
+   * Whether it reads ground truth (reward sources). A function when it depends on the options
+   * (e.g. a weighted sum uses ground truth if any part does). A `labelFree` run refuses it.
+   */
+  readonly usesGroundTruth?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
+  /** Whether completions must carry per-token statistics (entropy, mean log-probability). */
+  readonly tokenStats?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
+}
+
+/** Lets a manifest query ask about nested selections (used by composite plugins). */
+export interface ManifestQueryContext {
+  /** Whether the selection (already resolved) uses ground truth. */
+  usesGroundTruth(selection: ResolvedSelection): boolean;
+  /** Whether the selection needs token statistics. */
+  tokenStats(selection: ResolvedSelection): boolean;
+}
+
+/** What a plugin's factory receives besides its options. */
+export interface PluginContext {
+  /** The run's child container (or an agent's). Plugins resolve shared services from it. */
+  readonly container: DependencyContainer;
+  /** The seed of the run, plus the agent index for per-agent plugins. */
+  readonly seed: number;
+  /** The agent index for per-agent plugins (policies), undefined for run-wide ones. */
+  readonly agent?: number;
+  /** Folder that relative paths in options are resolved against (the config file's folder). */
+  readonly baseDir: string;
+  /** Create a nested plugin from an already validated selection (for composite plugins). */
+  create<K extends PluginKind>(kind: K, selection: ResolvedSelection): Promise<PluginKindMap[K]>;
+}
+
+/** A plugin: its manifest and the factory that builds an instance from validated options. */
+export interface PluginDefinition<K extends PluginKind = PluginKind, O = any> {
+  readonly manifest: PluginManifest<K, O>;
+  /** Build an instance. Options are complete (defaults applied) and frozen. */
+  create(options: O, ctx: PluginContext): PluginKindMap[K] | Promise<PluginKindMap[K]>;
+}
+
+/**
+ * What every plugin module exports: `register(container)` adds its plugins to the registry found in
+ * the container. Nothing is registered by importing a module.
+ */
+export interface PluginModule {
+  register(container: DependencyContainer): void | Promise<void>;
+}
+
+/** Injection token of the options object handed to class-based plugins (see `fromClass`). */
+export const PLUGIN_OPTIONS: InjectionToken<Readonly<Record<string, unknown>>> = 'corl.PluginOptions';
+/** Injection token of the {@link PluginContext} handed to class-based plugins. */
+export const PLUGIN_CONTEXT: InjectionToken<PluginContext> = 'corl.PluginContext';

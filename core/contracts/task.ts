@@ -1,0 +1,26 @@
+import type { InjectionToken } from 'tsyringe';
+import type { GroundTruth, Problem } from './problem';
+
+/** The problems of a task, split, with their references kept apart. */
+export interface TaskData {
+  /** Problems to train on, in a fixed order (the trainer shuffles them with the data seed). */
+  readonly train: readonly Problem[];
+  /** Held-out problems for evaluation; never trained on. */
+  readonly heldOut: readonly Problem[];
+  /** References of train and held-out problems, keyed by problem id. */
+  readonly groundTruth: GroundTruth;
+  /**
+   * Texts for supervised pretraining (`corl pretrain`), each a whole prompt + worked solution.
+   * Tasks without a pretraining corpus omit it.
+   */
+  readonly pretrainText?: readonly string[];
+}
+
+/** A source of problems. Deterministic: the same options give the same data. */
+export interface Task {
+  /** Loads (or generates) the splits. Called once per run. */
+  load(): Promise<TaskData>;
+}
+
+/** Injection token of the run's {@link Task}. */
+export const TASK: InjectionToken<Task> = 'corl.Task';

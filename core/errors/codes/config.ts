@@ -1,0 +1,24 @@
+import { defineCodes } from './spec';
+
+export const CONFIG_CODES = defineCodes({
+  CORL_ERR_CONFIG_NOT_FOUND: {
+    cause: 'The config file given with -c/--config does not exist or cannot be read.',
+    fix: 'check the path (relative paths are resolved from the current folder), or copy one of configs/*.json',
+  },
+  CORL_ERR_CONFIG_PARSE: {
+    cause: 'The config file is not valid JSON (comments and trailing commas are accepted).',
+    fix: 'fix the syntax at the line and column given',
+  },
+  CORL_ERR_CONFIG_INVALID: {
+    cause: 'The config does not match the schema: an unknown field, a wrong type, a value out of range, an unknown plugin name, or invalid plugin options. Every problem is listed with its JSON path, line and column.',
+    fix: 'fix each listed field; `corl list` shows every plugin with its options, and schema/corl.schema.json gives editors autocompletion',
+  },
+  CORL_ERR_CONFIG_LABEL_FREE: {
+    cause: 'The config says `labelFree: true` but a reward source it selects reads ground truth.',
+    fix: 'remove the ground-truth source, or set `labelFree: false` (the run will then be reported as supervised)',
+  },
+  CORL_ERR_CONFIG_TOPOLOGY: {
+    cause: 'The topology cannot serve the configured number of agents (for example `corl:ring` with one agent, or an adjacency matrix of the wrong size).',
+    fix: 'add agents, or pick a topology that fits (`corl:self` for a single agent)',
+  },
+});

@@ -1,0 +1,28 @@
+import { CLI_CODES } from './cli';
+import { CONFIG_CODES } from './config';
+import { GRPO_CODES } from './grpo';
+import { PLUGIN_CODES } from './plugin';
+import { POLICY_CODES } from './policy';
+import { RUN_CODES } from './run';
+import type { ErrorSpec } from './spec';
+import { TASK_CODES } from './task';
+
+export type { ErrorSpec } from './spec';
+export { defineCodes } from './spec';
+
+/**
+ * The catalog of every error code: one file per area under core/errors/codes/. The reference page
+ * docs/reference/errors.md is generated from it (`npm run gen`), and a test fails when they drift.
+ */
+export const ERROR_CODES = {
+  ...CONFIG_CODES,
+  ...PLUGIN_CODES,
+  ...RUN_CODES,
+  ...POLICY_CODES,
+  ...GRPO_CODES,
+  ...TASK_CODES,
+  ...CLI_CODES,
+} satisfies Record<string, ErrorSpec>;
+
+/** Every code corl raises. */
+export type ErrorCode = keyof typeof ERROR_CODES;

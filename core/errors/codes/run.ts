@@ -1,0 +1,24 @@
+import { defineCodes } from './spec';
+
+export const RUN_CODES = defineCodes({
+  CORL_ERR_RUN_EXISTS: {
+    cause: '`corl train --out DIR` points at a folder that already holds a run.',
+    fix: 'choose another --out, or continue that run with `corl train --resume DIR`',
+  },
+  CORL_ERR_RUN_NOT_FOUND: {
+    cause: '`--resume DIR` points at a folder that is not a corl run (no state.json or config.json).',
+    fix: 'give the run directory that `corl train` printed when it started',
+  },
+  CORL_ERR_RUN_CORRUPT: {
+    cause: 'A run directory\'s state.json, config.json or metrics.jsonl is unreadable or inconsistent.',
+    fix: 'resume from an intact copy, or start a new run; nothing was changed in the folder',
+  },
+  CORL_ERR_RUN_MISMATCH: {
+    cause: 'A resume was asked with a config that differs from the one the run started with.',
+    fix: 'resume without -c (the run\'s own config.json is used), or start a new run for the new config',
+  },
+  CORL_ERR_RUN_AGENT_FAILED: {
+    cause: 'A policy, reward source or other plugin threw during a training step. Metrics and checkpoints written before the failure are intact.',
+    fix: 'read the underlying error; after fixing it, `corl train --resume DIR` continues from the last checkpoint',
+  },
+});

@@ -1,0 +1,51 @@
+import { ERROR_CODES, type ErrorCode } from './codes';
+
+/** Extra structured facts carried by a {@link CorlError}. */
+export interface CorlErrorDetails {
+  /** What to do about it; appended to the message. Falls back to the catalog's fix. */
+  hint?: string;
+  /** The JSON path, file, field or line the error is about, when there is one. */
+  where?: string;
+  /** The underlying error, if this one wraps another. */
+  cause?: unknown;
+  /** Any further machine-readable data (e.g. the list of valid names). */
+  data?: Record<string, unknown>;
+}
+
+/**
+ * Every error corl raises on purpose. `code` is stable (`CORL_ERR_<AREA>_<PROBLEM>`) and listed in
+ * docs/reference/errors.md; `message` reads "expected X, got Y" followed by what to do.
+ */
+export class CorlError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string;
+  readonly where?: string;
+  readonly data?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, details: CorlErrorDetails = {}) {
+    const hint = details.hint ?? ERROR_CODES[code].fix;
+    const where = details.where ? `${details.where}: ` : '';
+    super(`${code}: ${where}${message}${hint ? `. ${hint}` : ''}`, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'CorlError';
+    this.code = code;
+    this.hint = hint;
+    this.where = details.where;
+    this.data = details.data;
+  }
+
+  /** A plain-object view for JSON output (CLI `--json`, HTTP error bodies). */
+  toJSON(): { code: ErrorCode; message: string; where?: string; hint: string; data?: Record<string, unknown> } {
+    return { code: this.code, message: this.message, where: this.where, hint: this.hint, data: this.data };
+  }
+}
+
+/** True when `e` is a {@link CorlError}, optionally with the given code. */
+export function isCorlError(e: unknown, code?: ErrorCode): e is CorlError {
+  return e instanceof CorlError && (code === undefined || e.code === code);
+}
+
+/** Render any thrown value as one line for a terminal. */
+export function describeError(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

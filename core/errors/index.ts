@@ -1,0 +1,2 @@
+export * from './error';
+export { ERROR_CODES, type ErrorCode, type ErrorSpec } from './codes';

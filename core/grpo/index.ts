@@ -1,0 +1,3 @@
+export * from './advantages';
+export * from './loss';
+export { assertFinite, assertAllFinite } from './check';

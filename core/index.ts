@@ -1,0 +1,9 @@
+import 'reflect-metadata';
+
+export * from './contracts';
+export * from './errors';
+export { PluginRegistry, PLUGIN_REGISTRY, registryOf } from './plugins/registry';
+export { definePlugin, fromClass, registerAll } from './plugins/define';
+export * as grpo from './grpo';
+export { Rng, mixSeed } from './util/rng';
+export { CORL_VERSION } from './version';

@@ -1,0 +1,7 @@
+import { registerAll } from '../../core/plugins/define';
+import { drGrpoAdvantage, grpoAdvantage, rlooAdvantage } from './grpo';
+
+export { drGrpoAdvantage, grpoAdvantage, rlooAdvantage };
+
+/** Registers the built-in advantage estimators. */
+export const register = registerAll(grpoAdvantage, drGrpoAdvantage, rlooAdvantage);

@@ -1,0 +1,15 @@
+import type { DependencyContainer } from 'tsyringe';
+import * as advantages from './advantages';
+import * as diversity from './diversity';
+import * as metrics from './metrics';
+import * as rewards from './rewards';
+import * as tasks from './tasks';
+import * as topologies from './topologies';
+
+/**
+ * Registers every built-in plugin, folder by folder, through the same `register(container)` path a
+ * third-party plugin module takes.
+ */
+export async function register(container: DependencyContainer): Promise<void> {
+  for (const m of [tasks, rewards, topologies, diversity, advantages, metrics]) await m.register(container);
+}

@@ -1,0 +1,59 @@
+import type { Equivalence } from '../../core/contracts/equivalence';
+
+/** One cluster of equivalent answers in a vote. */
+export interface VoteCluster {
+  /** The first key seen in the cluster (its representative). */
+  readonly key: string;
+  /** How many answers fell into it. */
+  count: number;
+  /** Rollout position of its first answer; plurality ties go to the smallest. */
+  readonly first: number;
+}
+
+/** The outcome of a plurality vote. */
+export interface VoteOutcome {
+  /** The winning key, or null when there is no label (no answers, or share under the threshold). */
+  readonly label: string | null;
+  /** Top count / number of non-null answers (0 when there are none). */
+  readonly share: number;
+  /** Number of non-null answers that voted. */
+  readonly voters: number;
+  /** Number of answers considered, null ones included. */
+  readonly total: number;
+  /** The clusters, in first-seen order. */
+  readonly clusters: readonly VoteCluster[];
+}
+
+/**
+ * Plurality over non-null keys, clustered by equivalence rather than string identity (so `1/2` and
+ * `0.5` vote together when the equivalence says they are equal). Equal keys never call `equal`.
+ * Ties go to the cluster seen first; a winning share under `threshold` is no label.
+ */
+export async function pluralityVote(keys: readonly (string | null)[], equivalence: Equivalence, threshold: number): Promise<VoteOutcome> {
+  const clusters: VoteCluster[] = [];
+  let voters = 0;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if (k === null || k === undefined || k === '') continue;
+    voters++;
+    let home = clusters.find((c) => c.key === k);
+    if (!home) {
+      for (const c of clusters) {
+        if (await equivalence.equal(c.key, k)) { home = c; break; }
+      }
+    }
+    if (home) home.count++;
+    else clusters.push({ key: k, count: 1, first: i });
+  }
+  let best: VoteCluster | undefined;
+  for (const c of clusters) if (!best || c.count > best.count) best = c; // strict > keeps the first seen on ties
+  const share = best && voters > 0 ? best.count / voters : 0;
+  const label = best && share >= threshold ? best.key : null;
+  return { label, share, voters, total: keys.length, clusters };
+}
+
+/** Whether a completion's key matches a label (null never matches). */
+export async function matches(key: string | null, label: string | null, equivalence: Equivalence): Promise<boolean> {
+  if (key === null || label === null || key === '') return false;
+  return key === label || equivalence.equal(key, label);
+}

@@ -21,16 +21,24 @@ export class CorlError extends Error {
   readonly hint: string;
   readonly where?: string;
   readonly data?: Record<string, unknown>;
+  /** The "expected X, got Y" part alone, without code, place or hint (for re-wrapping). */
+  readonly detail: string;
 
   constructor(code: ErrorCode, message: string, details: CorlErrorDetails = {}) {
     const hint = details.hint ?? ERROR_CODES[code].fix;
     const where = details.where ? `${details.where}: ` : '';
-    super(`${code}: ${where}${message}${hint ? `. ${hint}` : ''}`, details.cause === undefined ? undefined : { cause: details.cause });
+    super(`${code}: ${where}${message}${hint ? `${message.endsWith('\n') ? '' : '. '}${hint}` : ''}`, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'CorlError';
     this.code = code;
     this.hint = hint;
     this.where = details.where;
     this.data = details.data;
+    this.detail = message;
+  }
+
+  /** The same error placed somewhere else (e.g. a file, line and column), keeping code, hint and data. */
+  at(where: string): CorlError {
+    return new CorlError(this.code, this.detail, { where, hint: this.hint, data: this.data, cause: this });
   }
 
   /** A plain-object view for JSON output (CLI `--json`, HTTP error bodies). */

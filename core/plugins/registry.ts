@@ -51,7 +51,7 @@ export class PluginRegistry {
     if (!d || d.manifest.kind !== kind) {
       const names = this.names(kind);
       const other = d ? ` ("${name}" is a ${d.manifest.kind} plugin)` : '';
-      throw new CorlError('CORL_ERR_PLUGIN_UNKNOWN', `expected a ${kind} plugin, one of ${names.map((n) => `"${n}"`).join(', ') || '(none registered)'}; got "${name}"${other}`, {
+      throw new CorlError('CORL_ERR_PLUGIN_UNKNOWN', `expected ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} plugin, one of ${names.map((n) => `"${n}"`).join(', ') || '(none registered)'}; got "${name}"${other}`, {
         data: { kind, names },
       });
     }

@@ -1,7 +1,7 @@
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/plugins/define';
-import { matches } from './cluster';
+import { matches } from '../../core/voting/plurality';
 
 interface GroundTruthOptions {
   /** Reward for a correct answer. */

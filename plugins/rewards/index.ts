@@ -3,7 +3,7 @@ import { groundTruthReward } from './ground-truth';
 import { voteReward } from './vote';
 
 export { groundTruthReward, voteReward };
-export { pluralityVote, matches, type VoteOutcome, type VoteCluster } from './cluster';
+export { pluralityVote, matches, type VoteOutcome, type VoteCluster } from '../../core/voting/plurality';
 
 /** Registers the built-in reward sources. */
 export const register = registerAll(voteReward, groundTruthReward);

@@ -1,6 +1,6 @@
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { definePlugin } from '../../core/plugins/define';
-import { matches, pluralityVote } from './cluster';
+import { matches, pluralityVote } from '../../core/voting/plurality';
 
 interface VoteOptions {
   /** A winning vote share under this is no label (the reference's default is 0). */

@@ -1,4 +1,4 @@
-import type { Equivalence } from '../../core/contracts/equivalence';
+import type { Equivalence } from '../contracts/equivalence';
 
 /** One cluster of equivalent answers in a vote. */
 export interface VoteCluster {

@@ -1,0 +1,69 @@
+import type { Command } from 'commander';
+import type { JsonSchema, PluginKind } from '../../contracts/plugin';
+import { PLUGIN_KINDS } from '../../contracts/plugin';
+import { CorlError } from '../../errors';
+import { loadConfig } from '../../config/load';
+import { createRunContainer } from '../../plugins/container';
+import { loadPluginModules } from '../../plugins/load';
+import { PLUGIN_REGISTRY, type PluginRegistry } from '../../plugins/registry';
+
+/** `corl list`: every plugin by kind, with its description and options. */
+export function listCommand(program: Command): void {
+  program
+    .command('list')
+    .description('list plugins by kind with one-line descriptions and their options')
+    .argument('[kind]', `only this kind: ${PLUGIN_KINDS.join(', ')}`)
+    .option('-c, --config <file>', 'also load the plugin modules a config lists')
+    .option('--plugin <module...>', 'also load these plugin modules')
+    .option('--json', 'machine-readable output (manifests with option schemas)')
+    .action(async (kind: string | undefined, flags: { config?: string; plugin?: string[]; json?: boolean }) => {
+      if (kind !== undefined && !PLUGIN_KINDS.includes(kind as PluginKind)) {
+        throw new CorlError('CORL_ERR_CLI_USAGE', `expected a kind, one of ${PLUGIN_KINDS.join(', ')}; got "${kind}"`, { where: 'kind' });
+      }
+      let registry: PluginRegistry;
+      if (flags.config) {
+        registry = (await loadConfig(flags.config)).registry;
+      } else {
+        const container = await createRunContainer();
+        await loadPluginModules(container, flags.plugin ?? [], process.cwd());
+        registry = container.resolve(PLUGIN_REGISTRY);
+      }
+      const defs = registry.all().filter((d) => !kind || d.manifest.kind === kind);
+      if (flags.json) {
+        process.stdout.write(JSON.stringify(defs.map((d) => ({ ...d.manifest, usesGroundTruth: typeof d.manifest.usesGroundTruth === 'function' ? 'depends on options' : d.manifest.usesGroundTruth ?? false, tokenStats: undefined })), null, 2) + '\n');
+        return;
+      }
+      process.stdout.write(renderList(defs.map((d) => d.manifest)));
+    });
+}
+
+/** Human-readable listing: kind headings, then each plugin and its options with types and defaults. */
+export function renderList(manifests: readonly { name: string; kind: PluginKind; description: string; options: JsonSchema; usesGroundTruth?: unknown }[]): string {
+  const lines: string[] = [];
+  for (const kind of PLUGIN_KINDS) {
+    const mine = manifests.filter((m) => m.kind === kind);
+    if (!mine.length) continue;
+    lines.push(`${kind}:`);
+    for (const m of mine) {
+      const gt = m.usesGroundTruth === true ? ' [uses ground truth]' : typeof m.usesGroundTruth === 'function' ? ' [uses ground truth if a part does]' : '';
+      lines.push(`  ${m.name}${gt}  ${m.description}`);
+      const props = (m.options.properties ?? {}) as Record<string, Record<string, unknown>>;
+      const required = new Set((m.options.required as string[] | undefined) ?? []);
+      for (const [key, p] of Object.entries(props)) {
+        const def = p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : required.has(key) ? ' (required)' : '';
+        lines.push(`      ${key}: ${typeName(p)}${def}${p.description ? `  ${p.description as string}` : ''}`);
+      }
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+function typeName(p: Record<string, unknown>): string {
+  if (Array.isArray(p.enum)) return p.enum.map((v) => JSON.stringify(v)).join('|');
+  if (p.corlPlugin) return `${p.corlPlugin as string} plugin`;
+  if (Array.isArray(p.anyOf)) return (p.anyOf as Record<string, unknown>[]).map(typeName).join('|');
+  if (p.type === 'array') return `${typeName((p.items as Record<string, unknown>) ?? {})}[]`;
+  if (Array.isArray(p.type)) return p.type.join('|');
+  return (p.type as string) ?? 'any';
+}

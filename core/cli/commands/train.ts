@@ -1,0 +1,97 @@
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig, loadConfigValue, type LoadedConfig } from '../../config/load';
+import { CorlError } from '../../errors';
+import { defaultProgress, NoProgress } from '../../trainer/progress';
+import { RunDirectory } from '../../trainer/run-dir';
+import { train, type TrainResult } from '../../trainer/trainer';
+import { intFlag, pct, table } from '../output';
+
+interface TrainFlags {
+  config?: string;
+  steps?: string;
+  out?: string;
+  resume?: string;
+  quiet?: boolean;
+}
+
+/** `corl train`: run a config, or resume a run. */
+export function trainCommand(program: Command): void {
+  program
+    .command('train')
+    .description('train a cohort on a config (Co-RL, TTRL, GT-reward, ...), or resume a run')
+    .option('-c, --config <file>', 'config file (JSON, comments allowed)')
+    .option('--steps <n>', 'override trainer.steps (on resume: continue up to this many steps)')
+    .option('--out <dir>', 'run directory (default: runs/<name>-<date>-<time>)')
+    .option('--resume <dir>', 'continue a run from its last checkpoint')
+    .option('-q, --quiet', 'no progress output')
+    .addHelpText('after', '\nExamples:\n  corl train -c configs/co-rl.json\n  corl train -c configs/ttrl.json --steps 5 --out runs/try\n  corl train --resume runs/try --steps 10\n')
+    .action(async (flags: TrainFlags) => {
+      const result = await runTrain(flags);
+      if (!result) return;
+      const out = process.stdout;
+      out.write(`\n${result.supervised ? 'supervised run (a reward source read ground truth)' : 'label-free run'}: ${result.steps} step(s)${result.stopped ? ' (stopped early, resumable)' : ''}\n`);
+      out.write(table([
+        ['agent', 'family', 'base pass@1', 'final pass@1', 'change'],
+        ...result.agents.map((a) => [a.name, a.family, pct(a.base), pct(a.final), a.base !== undefined && a.final !== undefined ? `${a.final >= a.base ? '+' : ''}${((a.final - a.base) * 100).toFixed(1)} pts` : '-']),
+      ]) + '\n');
+      out.write(`run directory: ${result.runDir}\n`);
+    });
+}
+
+async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
+  const steps = intFlag('--steps', flags.steps, 0);
+  const overrides = steps === undefined ? {} : { 'trainer.steps': steps };
+  let loaded: LoadedConfig;
+  let run: RunDirectory;
+  if (flags.resume) {
+    if (flags.out) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected either --out or --resume, got both', { where: '--out' });
+    run = RunDirectory.open(flags.resume);
+    const meta = run.meta();
+    const source = run.source() as Record<string, unknown>;
+    if (flags.config) {
+      const given = await loadConfig(flags.config);
+      const started = await loadConfigValue(source, { baseDir: meta.baseDir });
+      if (!sameExceptSteps(given.config, started.config)) {
+        throw new CorlError('CORL_ERR_RUN_MISMATCH', `expected ${flags.config} to match the config the run started with (only trainer.steps may change), got a different config`, { where: '-c' });
+      }
+    }
+    loaded = await loadConfigValue(source, { baseDir: meta.baseDir, overrides, file: meta.configFile, name: (source.name as string) ?? path.basename(run.dir) });
+    const state = run.state();
+    if (loaded.config.trainer.steps < state.nextStep) {
+      throw new CorlError('CORL_ERR_CLI_USAGE', `expected --steps of at least ${state.nextStep} (the steps already done), got ${loaded.config.trainer.steps}`, { where: '--steps' });
+    }
+    if (state.finished && loaded.config.trainer.steps === state.nextStep) {
+      process.stderr.write(`run ${run.dir} already finished ${state.nextStep} step(s); pass --steps N to train further\n`);
+    }
+    if (steps !== undefined) {
+      await run.writeConfig(loaded.config, loaded.source);
+      if (state.finished && steps > state.nextStep) await run.writeState({ ...state, finished: false });
+    }
+  } else {
+    if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config> (or --resume <run dir>), got neither', { where: '-c' });
+    loaded = await loadConfig(flags.config, { overrides });
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+    const out = flags.out ?? path.join('runs', `${loaded.config.name}-${stamp}`);
+    run = await RunDirectory.create(out, loaded.config, loaded.source, { configFile: loaded.file, baseDir: loaded.baseDir });
+    process.stderr.write(`run directory: ${run.dir}\n`);
+  }
+  let stop = false;
+  const progress = flags.quiet ? new NoProgress() : defaultProgress(loaded.config.trainer.logEvery);
+  const onSigint = (): void => {
+    if (stop) process.exit(130);
+    stop = true;
+    progress.note('interrupt: stopping after this step with a checkpoint (Ctrl-C again to abort now)');
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    return await train(loaded, { run, resume: flags.resume !== undefined, progress, shouldStop: () => stop });
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+function sameExceptSteps(a: unknown, b: unknown): boolean {
+  const strip = (c: any): unknown => ({ ...c, trainer: { ...c.trainer, steps: 0 } });
+  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+}

@@ -1,0 +1,34 @@
+import { CorlError, isCorlError } from '../errors';
+
+/** Print an error the way every command does: coded errors as their message, anything else with a stack. Returns the exit code. */
+export function reportError(e: unknown, write: (s: string) => void = (s) => process.stderr.write(s)): number {
+  if (isCorlError(e)) {
+    write(`${e.message}\n`);
+    return 1;
+  }
+  const err = e as Error;
+  write(`internal error (please report it): ${err?.stack ?? String(e)}\n`);
+  return 70;
+}
+
+/** Parse a positive integer flag or throw CORL_ERR_CLI_USAGE naming it. */
+export function intFlag(name: string, value: string | undefined, min = 0): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) {
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected ${name} to be an integer >= ${min}, got "${value}"`, { where: name });
+  }
+  return n;
+}
+
+/** Format a fraction as a percentage with one decimal, or "-" when missing. */
+export function pct(v: number | undefined): string {
+  return v === undefined || !Number.isFinite(v) ? '-' : `${(v * 100).toFixed(1)}%`;
+}
+
+/** Left-aligned text table. */
+export function table(rows: readonly (readonly string[])[]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => { widths[i] = Math.max(widths[i] ?? 0, c.length); });
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}

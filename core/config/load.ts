@@ -1,0 +1,202 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { findNodeAtLocation, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+import type { DependencyContainer } from 'tsyringe';
+import { CorlError, isCorlError } from '../errors';
+import { createRunContainer } from '../plugins/container';
+import { instantiate, manifestQueries } from '../plugins/instantiate';
+import { loadPluginModules } from '../plugins/load';
+import { PLUGIN_REGISTRY, type PluginRegistry } from '../plugins/registry';
+import { deepFreeze } from '../util/fs';
+import { lineColumn, lineStarts } from '../util/text';
+import { rootSchema } from './root-schema';
+import type { CorlConfig } from './types';
+import { ConfigValidator, type ConfigIssue } from './validator';
+
+/** A config ready to run: validated, defaulted, frozen, with the container its plugins live in. */
+export interface LoadedConfig {
+  readonly config: CorlConfig;
+  /** Absolute path of the file, or undefined for an in-memory config. */
+  readonly file?: string;
+  /** Folder relative paths are resolved against. */
+  readonly baseDir: string;
+  /** The run's child container (registry with built-ins and the config's plugin modules). */
+  readonly container: DependencyContainer;
+  readonly registry: PluginRegistry;
+  /** Whether any reward source reads ground truth (the run is then reported as supervised). */
+  readonly supervised: boolean;
+  /** Whether completions must carry token statistics. */
+  readonly tokenStats: boolean;
+  /** The config as given (overrides applied, before defaults): what a resume re-validates. */
+  readonly source: unknown;
+}
+
+/** A config problem with its place in the file. */
+export interface LocatedIssue extends ConfigIssue {
+  readonly line?: number;
+  readonly column?: number;
+}
+
+/** Options of {@link loadConfig}. */
+export interface LoadOptions {
+  /** Parent container (default: tsyringe's root); the run gets a child of it. */
+  readonly parent?: DependencyContainer;
+  /** Changes applied to the raw config before validation (e.g. `--steps`), as dotted path → value. */
+  readonly overrides?: Readonly<Record<string, unknown>>;
+}
+
+/** Read, parse, validate and freeze a config file. Every problem is reported in one CORL_ERR_CONFIG_INVALID. */
+export async function loadConfig(file: string, options: LoadOptions = {}): Promise<LoadedConfig> {
+  const abs = path.resolve(file);
+  let text: string;
+  try {
+    text = fs.readFileSync(abs, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new CorlError('CORL_ERR_CONFIG_NOT_FOUND', `expected a readable config file, got ${code === 'ENOENT' ? 'no file' : code === 'EISDIR' ? 'a folder' : (e as Error).message} at ${abs}`, { where: file });
+  }
+  return loadConfigText(text, { ...options, file: abs, name: path.basename(abs).replace(/\.jsonc?$/i, '') });
+}
+
+/** Validate a config given as text (with positions for errors). */
+export async function loadConfigText(text: string, options: LoadOptions & { file?: string; name?: string; baseDir?: string } = {}): Promise<LoadedConfig> {
+  const where = options.file ?? '<config>';
+  const parseErrors: ParseError[] = [];
+  const tree = parseTree(text, parseErrors, { allowTrailingComma: true, disallowComments: false });
+  const starts = lineStarts(text);
+  if (parseErrors.length || !tree) {
+    const first = parseErrors[0];
+    const pos = first ? lineColumn(starts, first.offset) : { line: 1, column: 1 };
+    throw new CorlError('CORL_ERR_CONFIG_PARSE', `expected JSON, got ${first ? printParseErrorCode(first.error) : 'an empty file'} at line ${pos.line}, column ${pos.column}`, {
+      where: `${where}:${pos.line}:${pos.column}`,
+      data: { line: pos.line, column: pos.column },
+    });
+  }
+  const raw = JSON.parse(stripComments(text, tree)) as unknown;
+  const locate = (issue: ConfigIssue): LocatedIssue => {
+    const node = nearestNode(tree, issue.pointer);
+    if (!node) return issue;
+    return { ...issue, ...lineColumn(starts, node.offset) };
+  };
+  return loadConfigValue(raw, { ...options, locate, baseDir: options.baseDir ?? (options.file ? path.dirname(options.file) : process.cwd()) });
+}
+
+/** Validate an in-memory config object (a deep copy is validated; the argument is not modified). */
+export async function loadConfigValue(
+  value: unknown,
+  options: LoadOptions & { file?: string; name?: string; baseDir?: string; locate?: (i: ConfigIssue) => LocatedIssue } = {},
+): Promise<LoadedConfig> {
+  const where = options.file ?? '<config>';
+  const baseDir = options.baseDir ?? process.cwd();
+  const locate = options.locate ?? ((i: ConfigIssue) => i);
+  const data = structuredClone(value) as Record<string, unknown>;
+  if (!data || typeof data !== 'object' || Array.isArray(data)) {
+    throw invalid(where, [{ pointer: '', path: '(root)', message: `expected an object, got ${Array.isArray(data) ? 'an array' : typeof data}` }]);
+  }
+  for (const [dotted, v] of Object.entries(options.overrides ?? {})) setPath(data, dotted, v);
+  const source = structuredClone(data);
+
+  const container = await createRunContainer(options.parent);
+  const registry = container.resolve(PLUGIN_REGISTRY);
+  if (Array.isArray(data.plugins) && data.plugins.every((p) => typeof p === 'string')) {
+    try {
+      await loadPluginModules(container, data.plugins as string[], baseDir);
+    } catch (e) {
+      if (!isCorlError(e)) throw e;
+      const index = (data.plugins as string[]).findIndex((p) => e.detail.includes(`"${p}"`));
+      const issue = locate({ pointer: `/plugins${index >= 0 ? `/${index}` : ''}`, path: `plugins${index >= 0 ? `[${index}]` : ''}`, message: e.detail });
+      throw e.at(formatWhere(where, issue));
+    }
+  }
+
+  const validator = new ConfigValidator(registry, container, baseDir);
+  const issues = validator.validate(rootSchema(), data).map(locate);
+  if (issues.length) throw invalid(where, issues);
+
+  // Derived defaults.
+  if (data.name === undefined) data.name = options.name ?? 'run';
+  if (data.dataSeed === undefined) data.dataSeed = data.seed;
+  const agents = data.agents as { name?: string }[];
+  agents.forEach((a, i) => { if (a.name === undefined) a.name = `agent-${i}`; });
+  const semantic: ConfigIssue[] = [];
+  const seenNames = new Map<string, number>();
+  agents.forEach((a, i) => {
+    const j = seenNames.get(a.name!);
+    if (j !== undefined) semantic.push({ pointer: `/agents/${i}/name`, path: `agents[${i}].name`, message: `expected a unique agent name, got "${a.name}" (also agents[${j}])` });
+    seenNames.set(a.name!, i);
+  });
+  if (semantic.length) throw invalid(where, semantic.map(locate));
+
+  const config = deepFreeze(data) as unknown as CorlConfig;
+  const queries = manifestQueries(registry);
+  const supervised = queries.usesGroundTruth(config.reward);
+  if (config.labelFree && supervised) {
+    const issue = locate({ pointer: '/reward', path: 'reward', message: '' });
+    throw new CorlError('CORL_ERR_CONFIG_LABEL_FREE', `expected only label-free reward sources because "labelFree" is true, got "${config.reward.use}", which reads ground truth`, {
+      where: formatWhere(where, issue),
+    });
+  }
+  const topology = await instantiate('topology', config.topology, { container, registry, seed: config.seed, baseDir }, 'topology');
+  try {
+    topology.validate(config.agents.length);
+  } catch (e) {
+    if (!isCorlError(e)) throw e;
+    const issue = locate({ pointer: '/topology', path: 'topology', message: '' });
+    throw e.at(formatWhere(where, issue));
+  }
+  return { config, file: options.file, baseDir, container, registry, supervised, tokenStats: queries.tokenStats(config.reward), source };
+}
+
+function formatWhere(file: string, issue: LocatedIssue): string {
+  return `${file}${issue.line ? `:${issue.line}:${issue.column}` : ''} ${issue.path}`;
+}
+
+function invalid(file: string, issues: LocatedIssue[]): CorlError {
+  const lines = issues.map((i) => `  ${file}${i.line ? `:${i.line}:${i.column}` : ''}  ${i.path}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`);
+  return new CorlError('CORL_ERR_CONFIG_INVALID', `expected a valid config, got ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n${lines.join('\n')}\n`, {
+    hint: 'fix each field listed; `corl list` shows every plugin and its options',
+    data: { issues },
+  });
+}
+
+/** The node at a JSON pointer, or its nearest existing ancestor (for values filled in by defaults). */
+function nearestNode(tree: Node, pointer: string): Node | undefined {
+  const segs = pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  for (let n = segs.length; n >= 0; n--) {
+    const loc = segs.slice(0, n).map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+    const node = findNodeAtLocation(tree, loc);
+    if (node) {
+      // For a property, point at its key, where editors put the cursor.
+      return n === segs.length && node.parent?.type === 'property' ? node.parent.children?.[0] ?? node : node;
+    }
+  }
+  return undefined;
+}
+
+/** Re-serialize the parsed tree as strict JSON (comments and trailing commas dropped). */
+function stripComments(_text: string, tree: Node): string {
+  const toValue = (n: Node): unknown => {
+    switch (n.type) {
+      case 'object': {
+        const o: Record<string, unknown> = {};
+        for (const p of n.children ?? []) o[p.children![0]!.value as string] = toValue(p.children![1]!);
+        return o;
+      }
+      case 'array':
+        return (n.children ?? []).map(toValue);
+      default:
+        return n.value;
+    }
+  };
+  return JSON.stringify(toValue(tree));
+}
+
+function setPath(obj: Record<string, unknown>, dotted: string, value: unknown): void {
+  const keys = dotted.split('.');
+  let o: Record<string, unknown> = obj;
+  for (const k of keys.slice(0, -1)) {
+    if (!o[k] || typeof o[k] !== 'object') o[k] = {};
+    o = o[k] as Record<string, unknown>;
+  }
+  o[keys[keys.length - 1]!] = value;
+}

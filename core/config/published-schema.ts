@@ -1,0 +1,51 @@
+import type { JsonSchema, PluginKind } from '../contracts/plugin';
+import { PLUGIN_KINDS } from '../contracts/plugin';
+import type { PluginRegistry } from '../plugins/registry';
+import { rootSchema } from './root-schema';
+
+/**
+ * The schema editors use (schema/corl.schema.json): the root schema with every `corlPlugin` slot
+ * expanded into "a registered name, or {use, options} whose options match that plugin's schema".
+ * Generated from the registry by `npm run gen`; a test fails when the file is stale.
+ */
+export function publishedSchema(registry: PluginRegistry): JsonSchema {
+  const defs: Record<string, unknown> = {};
+  for (const kind of PLUGIN_KINDS) {
+    const plugins = registry.all().filter((d) => d.manifest.kind === kind);
+    const names = plugins.map((d) => d.manifest.name);
+    for (const d of plugins) defs[`options:${d.manifest.name}`] = expand({ description: d.manifest.description, ...d.manifest.options });
+    const nameSchema = names.length
+      ? { anyOf: [{ enum: names }, { type: 'string', pattern: '^(\\.{1,2}/|/).*' }] }
+      : { type: 'string' };
+    defs[`selection:${kind}`] = {
+      anyOf: [
+        nameSchema,
+        {
+          type: 'object',
+          required: ['use'],
+          properties: { use: nameSchema, options: { type: 'object' } },
+          additionalProperties: false,
+          allOf: plugins.map((d) => ({
+            if: { properties: { use: { const: d.manifest.name } } },
+            then: { properties: { options: { $ref: `#/$defs/options:${d.manifest.name}` } } },
+          })),
+        },
+      ],
+    };
+  }
+  const root = expand(rootSchema()) as Record<string, unknown>;
+  return { ...root, $defs: defs };
+}
+
+function expand(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(expand);
+  if (!schema || typeof schema !== 'object') return schema;
+  const o = schema as Record<string, unknown>;
+  if (typeof o.corlPlugin === 'string') {
+    const { corlPlugin, ...rest } = o;
+    return { ...rest, $ref: `#/$defs/selection:${corlPlugin as PluginKind}` };
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k] = expand(v);
+  return out;
+}

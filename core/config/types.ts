@@ -1,0 +1,105 @@
+import type { LossType } from '../contracts/policy';
+import type { ResolvedSelection } from '../contracts/plugin';
+
+/** Sampling settings as the config gives them (the seed is derived per agent and step). */
+export interface SamplingConfig {
+  /** Softmax temperature; 0 = greedy. */
+  readonly temperature: number;
+  /** Nucleus mass in (0, 1]. */
+  readonly topP: number;
+  /** Maximum new tokens per completion. */
+  readonly maxTokens: number;
+  /** Extra stop strings. */
+  readonly stop: readonly string[];
+}
+
+/** The GRPO training loop's settings. */
+export interface TrainerConfig {
+  /** Number of training steps. */
+  readonly steps: number;
+  /** Prompts per agent per step (every agent sees the same prompts). */
+  readonly batchSize: number;
+  /** Completions per prompt, K. */
+  readonly groupSize: number;
+  /** Update passes over each step's batch (PPO epochs). */
+  readonly epochs: number;
+  /** Training-time sampling. */
+  readonly sampling: SamplingConfig;
+  /** The objective. */
+  readonly loss: {
+    readonly type: LossType;
+    readonly clipLow: number;
+    readonly clipHigh: number;
+    readonly beta: number;
+  };
+  /** Evaluate on the held-out split every this many steps (0: only before and after training). */
+  readonly evalEvery: number;
+  /** Checkpoint every this many steps (0: only at the end). */
+  readonly checkpointEvery: number;
+  /** Checkpoints kept on disk. */
+  readonly keepCheckpoints: number;
+  /** Write every completion with its key, reward and advantage to rollouts.jsonl. */
+  readonly saveRollouts: boolean;
+  /** Print a plain progress line every this many steps when stderr is not a terminal. */
+  readonly logEvery: number;
+}
+
+/** Held-out evaluation settings. */
+export interface EvalConfig {
+  /** Evaluate before the first step (the base model). */
+  readonly atStart: boolean;
+  /** Evaluate at most this many held-out problems (0: all). */
+  readonly maxProblems: number;
+  /** Samples per problem: pass@1 is their mean accuracy, maj@n their majority's. */
+  readonly samples: number;
+  /** Evaluation sampling. */
+  readonly sampling: SamplingConfig;
+}
+
+/** `corl pretrain` settings (supervised cross-entropy on the task's pretraining text). */
+export interface PretrainConfig {
+  /** Optimizer steps. */
+  readonly steps: number;
+  /** Texts per step. */
+  readonly batchSize: number;
+  /** Evaluate on the held-out split every this many steps (0: only at the end). */
+  readonly evalEvery: number;
+  /** Print a progress line every this many steps. */
+  readonly logEvery: number;
+}
+
+/** One agent of the cohort. */
+export interface AgentConfig {
+  /** Display name (defaults to `agent-<i>`). */
+  readonly name: string;
+  /** Its policy. */
+  readonly policy: ResolvedSelection;
+}
+
+/** A validated, defaulted, frozen corl config. */
+export interface CorlConfig {
+  readonly $schema?: string;
+  /** Run name (defaults to the config file's base name). */
+  readonly name: string;
+  readonly description?: string;
+  /** Root seed; agent n samples and initializes with seed + n. */
+  readonly seed: number;
+  /** Seed of the data order, shared by all agents (defaults to `seed`). */
+  readonly dataSeed: number;
+  /** Refuse any reward source that reads ground truth. */
+  readonly labelFree: boolean;
+  /** Extra plugin modules (paths relative to the config file, or package names). */
+  readonly plugins: readonly string[];
+  readonly task: ResolvedSelection;
+  readonly agents: readonly AgentConfig[];
+  readonly topology: ResolvedSelection;
+  readonly reward: ResolvedSelection;
+  readonly diversity: ResolvedSelection;
+  readonly extractor: ResolvedSelection;
+  readonly equivalence: ResolvedSelection;
+  readonly advantage: ResolvedSelection;
+  readonly metrics: readonly ResolvedSelection[];
+  readonly trainer: TrainerConfig;
+  readonly eval: EvalConfig;
+  readonly pretrain: PretrainConfig;
+}

@@ -1,0 +1,373 @@
+// The cohort loop of DESIGN.md "Data flow of one training step".
+import * as fs from 'node:fs';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import type { Completion } from '../contracts/completion';
+import type { MetricsRecord } from '../contracts/metrics-sink';
+import type { LossOptions, TrainingSample, UpdateResult } from '../contracts/policy';
+import type { Problem } from '../contracts/problem';
+import type { AgentAnswers, CompletionView, RewardContext, RewardResult } from '../contracts/reward-source';
+import type { LoadedConfig } from '../config/load';
+import { CorlError, isCorlError } from '../errors';
+import { mixSeed } from '../util/rng';
+import { AnswerKeys } from './answer-keys';
+import { agentFailure, batchAt, buildCohort, sampleChecked, type Agent, type Cohort } from './cohort';
+import { evaluateCohort, mean } from './evaluate';
+import { NoProgress, type ProgressReporter } from './progress';
+import { RunDirectory, type RunState } from './run-dir';
+
+/** How to run {@link train}. */
+export interface TrainOptions {
+  /** The run directory: a new one, or the one being resumed. */
+  readonly run: RunDirectory;
+  /** Continue from the run's last checkpoint instead of starting fresh. */
+  readonly resume?: boolean;
+  /** Where progress goes (default: nowhere). */
+  readonly progress?: ProgressReporter;
+  /** Polled between steps; when it returns true the run checkpoints and stops (resumable). */
+  readonly shouldStop?: () => boolean;
+}
+
+/** Held-out accuracy of one agent before and after. */
+export interface AgentOutcome {
+  readonly name: string;
+  readonly family: string;
+  /** pass@1 of the base policy (step 0), if evaluated. */
+  readonly base?: number;
+  /** pass@1 at the last evaluation. */
+  readonly final?: number;
+  /** Step of the last evaluation. */
+  readonly finalStep?: number;
+}
+
+/** What a finished (or stopped) run reports. */
+export interface TrainResult {
+  readonly runDir: string;
+  /** Steps completed in total. */
+  readonly steps: number;
+  /** True when `shouldStop` ended the run before its last step. */
+  readonly stopped: boolean;
+  /** Whether a reward source read ground truth. */
+  readonly supervised: boolean;
+  readonly agents: readonly AgentOutcome[];
+}
+
+/**
+ * Train a cohort: every agent sees the same problems in the same order, samples with its own seed,
+ * is rewarded by the reward source against the topology's supervisors, and updates its own policy.
+ * Metrics go to metrics.jsonl (and the config's sinks); checkpoints are atomic; a resumed run
+ * produces exactly the metrics of an uninterrupted one.
+ */
+export async function train(loaded: LoadedConfig, options: TrainOptions): Promise<TrainResult> {
+  const progress = options.progress ?? new NoProgress();
+  const run = options.run;
+  const cohort = await buildCohort(loaded);
+  try {
+    let state: RunState = run.state();
+    if (options.resume) {
+      run.truncateTo(state);
+      if (state.checkpoint) {
+        for (const agent of cohort.agents) {
+          try {
+            await agent.policy.load(run.resolve(path.join(state.checkpoint, `agent-${agent.index}`)));
+          } catch (e) {
+            throw agentFailure(agent, 'loading the checkpoint', e);
+          }
+        }
+      }
+    } else if (state.nextStep !== 0) {
+      throw new CorlError('CORL_ERR_RUN_EXISTS', `expected a fresh run directory, got one at step ${state.nextStep}`, { where: run.dir });
+    }
+    return await loop(cohort, run, state, options, progress);
+  } finally {
+    progress.stop();
+    await cohort.close();
+  }
+}
+
+async function loop(cohort: Cohort, run: RunDirectory, state: RunState, options: TrainOptions, progress: ProgressReporter): Promise<TrainResult> {
+  const { config } = cohort.loaded;
+  const T = config.trainer.steps;
+  const keys = new AnswerKeys(cohort.extractor, cohort.equivalence, cohort.reward);
+  const timing = path.join(run.dir, 'timing.jsonl');
+  const write = async (r: MetricsRecord): Promise<void> => {
+    run.appendMetrics(r);
+    for (const s of cohort.sinks) await s.write(r);
+  };
+  const lastEval: number[] = cohort.agents.map(() => NaN);
+  const evaluate = async (stepsDone: number): Promise<void> => {
+    const t = performance.now();
+    const result = await evaluateCohort(cohort, keys, stepsDone);
+    for (const r of result.records) await write(r);
+    await run.writeEval(`step-${String(stepsDone).padStart(6, '0')}.jsonl`, result.rows);
+    result.accuracy.forEach((a, i) => { lastEval[i] = a; });
+    progress.note(`eval @ step ${stepsDone}: ${cohort.agents.map((a) => `${a.name} ${(result.accuracy[a.index]! * 100).toFixed(1)}%`).join(', ')} (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+  };
+
+  if (state.nextStep === 0 && config.eval.atStart && cohort.data.heldOut.length > 0) await evaluate(0);
+
+  progress.start(T, state.nextStep, config.name);
+  let stopped = false;
+  for (let step = state.nextStep; step < T; step++) {
+    const t0 = performance.now();
+    const phase = await trainStep(cohort, keys, step, run, write);
+    const stepsDone = step + 1;
+    const evalDue = stepsDone === T || (config.trainer.evalEvery > 0 && stepsDone % config.trainer.evalEvery === 0);
+    const tEval = performance.now();
+    if (evalDue && cohort.data.heldOut.length > 0) await evaluate(stepsDone);
+    const tCkpt = performance.now();
+    stopped = stepsDone < T && options.shouldStop?.() === true;
+    const ckptDue = stopped || stepsDone === T || (config.trainer.checkpointEvery > 0 && stepsDone % config.trainer.checkpointEvery === 0);
+    if (ckptDue) state = await checkpoint(cohort, run, stepsDone, stepsDone === T, config.trainer.keepCheckpoints);
+    const tEnd = performance.now();
+    fs.appendFileSync(timing, JSON.stringify({ step: stepsDone, ...phase.ms, evalMs: tCkpt - tEval, checkpointMs: tEnd - tCkpt, totalMs: tEnd - t0 }) + '\n');
+    progress.step({ step: stepsDone, total: T, reward: phase.reward, labelAccuracy: phase.labelAccuracy, evalAccuracy: lastEval, stepMs: tEnd - t0 });
+    if (stopped) {
+      progress.note(`stopped after step ${stepsDone}; continue with: corl train --resume ${run.dir}`);
+      break;
+    }
+  }
+  if (T === 0 || state.nextStep >= T) {
+    if (!state.finished) {
+      const sizes = run.syncedSizes();
+      state = { ...state, ...sizes, finished: true };
+      await run.writeState(state);
+    }
+  }
+  return { runDir: run.dir, steps: stopped ? state.nextStep : Math.max(state.nextStep, T), stopped, supervised: cohort.loaded.supervised, agents: outcomes(cohort, run) };
+}
+
+interface StepPhase {
+  reward: number;
+  labelAccuracy: number;
+  ms: { sampleMs: number; rewardMs: number; updateMs: number };
+}
+
+async function trainStep(cohort: Cohort, keys: AnswerKeys, step: number, run: RunDirectory, write: (r: MetricsRecord) => Promise<void>): Promise<StepPhase> {
+  const { config, supervised, tokenStats } = cohort.loaded;
+  const tc = config.trainer;
+  const N = cohort.agents.length;
+  const problems = batchAt(cohort.data.train, step, tc.batchSize, config.dataSeed);
+  const t0 = performance.now();
+
+  // 1. Every agent samples K completions per problem, in its own phrasing and with its own seed.
+  const views = cohort.agents.map((a) => problems.map((p) => cohort.diversity.view(p, a.index, N)));
+  const completions = await Promise.all(cohort.agents.map((a) => sampleChecked(a, views[a.index]!, {
+    n: tc.groupSize,
+    temperature: tc.sampling.temperature,
+    topP: tc.sampling.topP,
+    maxTokens: tc.sampling.maxTokens,
+    stop: tc.sampling.stop,
+    seed: mixSeed(a.seed, 'train', step),
+    tokenStats,
+  }, `sampling at step ${step + 1}`)));
+  const t1 = performance.now();
+
+  // 2. Answer keys, once per completion; they are all that agents share.
+  const answerKeys: (string | null)[][][] = [];
+  for (const a of cohort.agents) {
+    const perProblem: (string | null)[][] = [];
+    for (const [i, p] of problems.entries()) {
+      try {
+        perProblem.push(await keys.forReward(p, completions[a.index]![i]!.map((c) => c.text)));
+      } catch (e) {
+        throw agentFailure(a, `answer keys at step ${step + 1}`, e);
+      }
+    }
+    answerKeys.push(perProblem);
+  }
+
+  // 3. Rewards against the topology's supervisors.
+  const results: RewardResult[][] = [];
+  for (const a of cohort.agents) {
+    const supervisors = cohort.topology.supervisors(a.index, N);
+    const row: RewardResult[] = [];
+    for (const [i, problem] of problems.entries()) {
+      const group = completions[a.index]![i]!;
+      const own: AgentAnswers = { agent: a.index, keys: answerKeys[a.index]![i]! };
+      const ctx: RewardContext = {
+        problem,
+        prompt: views[a.index]![i]!.prompt,
+        agent: a.index,
+        agents: N,
+        step,
+        completions: group.map((c, k) => view(c, keys.of(c.text).answer, own.keys[k] ?? null)),
+        own,
+        supervisors: supervisors.map((m) => ({ agent: m, keys: answerKeys[m]![i]! })),
+        equivalence: cohort.equivalence,
+        ...(supervised ? { reference: cohort.data.groundTruth.get(problem.id) } : {}),
+      };
+      let result: RewardResult;
+      try {
+        result = await cohort.reward.score(ctx);
+      } catch (e) {
+        throw agentFailure(a, `reward at step ${step + 1}`, e);
+      }
+      checkRewards(result, group.length, a, problem);
+      row.push(result);
+    }
+    results.push(row);
+  }
+  const t2 = performance.now();
+
+  // 4. Advantages and 5. updates, every agent concurrently.
+  const loss: LossOptions = { ...tc.loss, maxCompletionLength: tc.sampling.maxTokens };
+  const advantages = cohort.agents.map((a) => {
+    const groups = results[a.index]!.map((r) => r.rewards);
+    const adv = cohort.advantage.estimate(groups);
+    if (adv.length !== groups.length || adv.some((g, i) => g.length !== groups[i]!.length || g.some((v) => !Number.isFinite(v)))) {
+      throw new CorlError('CORL_ERR_GRPO_SHAPE', `expected one finite advantage per reward from "${config.advantage.use}", got a different shape or a non-finite value`, { where: 'advantage' });
+    }
+    return adv;
+  });
+  const updates = await Promise.all(cohort.agents.map(async (a) => {
+    const samples: TrainingSample[] = [];
+    problems.forEach((_, i) => completions[a.index]![i]!.forEach((c, k) => {
+      samples.push({ prompt: views[a.index]![i]!.prompt, completion: c, advantage: advantages[a.index]![i]![k]! });
+    }));
+    let last: UpdateResult = { metrics: {} };
+    try {
+      for (let e = 0; e < tc.epochs; e++) last = await a.policy.update({ samples, loss, temperature: tc.sampling.temperature, step, totalSteps: tc.steps });
+    } catch (e) {
+      throw agentFailure(a, `the update at step ${step + 1}`, e);
+    }
+    return last;
+  }));
+  const t3 = performance.now();
+
+  // 6. Metrics (ground truth is used here for monitoring only).
+  let rewardSum = 0;
+  const labelAccs: number[] = [];
+  for (const a of cohort.agents) {
+    const m = await stepMetrics(cohort, keys, problems, completions[a.index]!, answerKeys[a.index]!, results[a.index]!, advantages[a.index]!, updates[a.index]!);
+    rewardSum += m['reward/mean']!;
+    if (m['label/accuracy'] !== undefined) labelAccs.push(m['label/accuracy']);
+    await write({ step: step + 1, agent: a.index, phase: 'train', metrics: m });
+    if (config.trainer.saveRollouts) {
+      problems.forEach((p, i) => run.appendRollout({
+        step: step + 1,
+        agent: a.index,
+        id: p.id,
+        prompt: views[a.index]![i]!.prompt,
+        label: results[a.index]![i]!.label ?? null,
+        completions: completions[a.index]![i]!.map((c, k) => ({ text: c.text, key: answerKeys[a.index]![i]![k], reward: results[a.index]![i]!.rewards[k], advantage: advantages[a.index]![i]![k] })),
+      }));
+    }
+  }
+  return { reward: rewardSum / N, labelAccuracy: labelAccs.length ? mean(labelAccs) : NaN, ms: { sampleMs: t1 - t0, rewardMs: t2 - t1, updateMs: t3 - t2 } };
+}
+
+function view(c: Completion, answer: string | null, key: string | null): CompletionView {
+  return { text: c.text, answer, key, length: c.tokenIds.length, finishReason: c.finishReason, entropies: c.entropies, meanLogprobs: c.meanLogprobs };
+}
+
+function checkRewards(result: RewardResult, k: number, agent: Agent, problem: Problem): void {
+  const bad = !result || !Array.isArray(result.rewards) || result.rewards.length !== k;
+  if (bad) {
+    throw new CorlError('CORL_ERR_REWARD_OUTPUT', `expected ${k} rewards for problem "${problem.id}", got ${Array.isArray(result?.rewards) ? result.rewards.length : typeof result?.rewards}`, { where: `agents[${agent.index}]` });
+  }
+  result.rewards.forEach((r, i) => {
+    if (typeof r !== 'number' || !Number.isFinite(r)) {
+      throw new CorlError('CORL_ERR_REWARD_OUTPUT', `expected a finite reward for completion ${i} of problem "${problem.id}", got ${r}`, { where: `agents[${agent.index}]` });
+    }
+  });
+}
+
+async function stepMetrics(
+  cohort: Cohort,
+  keys: AnswerKeys,
+  problems: readonly Problem[],
+  completions: readonly Completion[][],
+  answerKeys: readonly (readonly (string | null)[])[],
+  results: readonly RewardResult[],
+  advantages: readonly (readonly number[])[],
+  update: UpdateResult,
+): Promise<Record<string, number>> {
+  const eq = cohort.equivalence;
+  const same = async (a: string | null | undefined, b: string | null | undefined): Promise<boolean> => a != null && b != null && (a === b || (await eq.equal(a, b)));
+  const rewards = results.flatMap((r) => [...r.rewards]);
+  const m: Record<string, number> = {};
+  m['reward/mean'] = mean(rewards);
+  const mu = m['reward/mean'];
+  m['reward/std'] = rewards.length > 1 ? Math.sqrt(rewards.reduce((s, r) => s + (r - mu) * (r - mu), 0) / (rewards.length - 1)) : 0;
+  m['reward/frac_zero_std'] = mean(results.map((r) => (r.rewards.every((x) => x === r.rewards[0]) ? 1 : 0)));
+  m['advantage/abs_mean'] = mean(advantages.flatMap((g) => g.map(Math.abs)));
+
+  const labeled = results.filter((r) => r.label !== undefined);
+  if (labeled.length) {
+    m['label/labeled_fraction'] = mean(labeled.map((r) => (r.label !== null ? 1 : 0)));
+    const accs: number[] = [];
+    const agree: number[] = [];
+    const rewardAcc: number[] = [];
+    for (const [i, r] of results.entries()) {
+      if (r.label === undefined) continue;
+      const target = keys.referenceKey(problems[i]!.id, cohort.data.groundTruth);
+      if (r.label !== null && target !== null) accs.push((await same(r.label, target)) ? 1 : 0);
+      if (r.label !== null && r.ownLabel != null) agree.push((await same(r.label, r.ownLabel)) ? 1 : 0);
+      if (target !== null && r.rewards.every((x) => x === 0 || x === 1)) {
+        for (const [k, key] of answerKeys[i]!.entries()) rewardAcc.push(((await same(key, target)) ? 1 : 0) === r.rewards[k] ? 1 : 0);
+      }
+    }
+    if (accs.length) m['label/accuracy'] = mean(accs);
+    if (agree.length) m['label/peer_agreement'] = mean(agree);
+    if (rewardAcc.length) m['reward/accuracy'] = mean(rewardAcc);
+  }
+
+  // Accuracy of the training samples themselves (monitoring).
+  const right: number[] = [];
+  for (const [i, p] of problems.entries()) {
+    const target = keys.referenceKey(p.id, cohort.data.groundTruth);
+    if (target === null) continue;
+    for (const key of answerKeys[i]!) right.push((await same(key, target)) ? 1 : 0);
+  }
+  if (right.length) m['train/accuracy'] = mean(right);
+
+  const all = completions.flat();
+  m['completion/mean_length'] = mean(all.map((c) => c.tokenIds.length));
+  m['completion/answered_fraction'] = mean(answerKeys.flat().map((k) => (k === null ? 0 : 1)));
+  m['completion/truncated_fraction'] = mean(all.map((c) => (c.finishReason === 'length' ? 1 : 0)));
+
+  // Extra metrics of the reward source: mean over the problems that report them.
+  const extra = new Map<string, number[]>();
+  for (const r of results) for (const [k, v] of Object.entries(r.metrics ?? {})) if (Number.isFinite(v)) (extra.get(k) ?? extra.set(k, []).get(k)!).push(v);
+  for (const [k, vs] of extra) m[k] = mean(vs);
+  for (const [k, v] of Object.entries(update.metrics)) if (Number.isFinite(v)) m[k] = v;
+  return m;
+}
+
+async function checkpoint(cohort: Cohort, run: RunDirectory, stepsDone: number, finished: boolean, keep: number): Promise<RunState> {
+  const rel = run.checkpointDir(stepsDone);
+  const final = run.resolve(rel);
+  const tmp = `${final}.tmp`;
+  await fsp.rm(tmp, { recursive: true, force: true });
+  await fsp.mkdir(tmp, { recursive: true });
+  await Promise.all(cohort.agents.map(async (a) => {
+    try {
+      await a.policy.save(path.join(tmp, `agent-${a.index}`));
+    } catch (e) {
+      throw isCorlError(e) ? e : agentFailure(a, `saving the checkpoint after step ${stepsDone}`, e);
+    }
+  }));
+  await fsp.rm(final, { recursive: true, force: true });
+  await fsp.rename(tmp, final);
+  const sizes = run.syncedSizes();
+  const state: RunState = { version: 1, nextStep: stepsDone, ...sizes, checkpoint: rel, finished };
+  await run.writeState(state);
+  // Prune only after the new state is on disk.
+  const dir = run.resolve('checkpoints');
+  const all = (await fsp.readdir(dir)).filter((d) => /^step-\d+$/.test(d)).sort();
+  for (const d of all.slice(0, Math.max(0, all.length - keep))) {
+    if (path.join('checkpoints', d) !== rel) await fsp.rm(path.join(dir, d), { recursive: true, force: true });
+  }
+  return state;
+}
+
+function outcomes(cohort: Cohort, run: RunDirectory): AgentOutcome[] {
+  const evals = run.readMetrics().filter((r) => r.phase === 'eval' && r.agent !== null && r.metrics['eval/accuracy'] !== undefined);
+  return cohort.agents.map((a) => {
+    const mine = evals.filter((r) => r.agent === a.index);
+    const base = mine.find((r) => r.step === 0)?.metrics['eval/accuracy'];
+    const last = mine[mine.length - 1];
+    return { name: a.name, family: a.policy.describe().family, base, final: last?.metrics['eval/accuracy'], finalStep: last?.step };
+  });
+}

@@ -15,7 +15,7 @@ export function publishedSchema(registry: PluginRegistry): JsonSchema {
     const names = plugins.map((d) => d.manifest.name);
     for (const d of plugins) defs[`options:${d.manifest.name}`] = expand({ description: d.manifest.description, ...d.manifest.options });
     const nameSchema = names.length
-      ? { anyOf: [{ enum: names }, { type: 'string', pattern: '^(\\.{1,2}/|/).*' }] }
+      ? { anyOf: [{ enum: names, description: 'a registered plugin' }, { type: 'string', description: 'a plugin from a module in "plugins", or a module path' }] }
       : { type: 'string' };
     defs[`selection:${kind}`] = {
       anyOf: [
@@ -25,10 +25,12 @@ export function publishedSchema(registry: PluginRegistry): JsonSchema {
           required: ['use'],
           properties: { use: nameSchema, options: { type: 'object' } },
           additionalProperties: false,
-          allOf: plugins.map((d) => ({
-            if: { properties: { use: { const: d.manifest.name } } },
-            then: { properties: { options: { $ref: `#/$defs/options:${d.manifest.name}` } } },
-          })),
+          ...(plugins.length ? {
+            allOf: plugins.map((d) => ({
+              if: { properties: { use: { const: d.manifest.name } } },
+              then: { properties: { options: { $ref: `#/$defs/options:${d.manifest.name}` } } },
+            })),
+          } : {}),
         },
       ],
     };

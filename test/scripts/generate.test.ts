@@ -1,0 +1,45 @@
+import { expect } from 'chai';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { generatedFiles, ROOT } from '../../scripts/generate';
+
+describe('scripts/generate (generated files are committed and current)', () => {
+  it('schema/corl.schema.json, docs/reference/errors.md and docs/reference/config.md match the code', async () => {
+    const files = await generatedFiles();
+    for (const [rel, content] of Object.entries(files)) {
+      const file = path.join(ROOT, rel);
+      expect(fs.existsSync(file), `${rel} is missing: run npm run gen`).to.equal(true);
+      expect(fs.readFileSync(file, 'utf8') === content, `${rel} is stale: run npm run gen and commit it`).to.equal(true);
+    }
+  });
+
+  it('every shipped config points at the published schema', () => {
+    const dir = path.join(ROOT, 'configs');
+    const configs = fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.json')) : [];
+    for (const rel of configs) {
+      const text = fs.readFileSync(path.join(dir, rel), 'utf8');
+      const m = /"\$schema"\s*:\s*"([^"]+)"/.exec(text);
+      expect(m, `${rel} has no $schema`).to.not.equal(null);
+      expect(path.resolve(path.dirname(path.join(dir, rel)), m![1]!)).to.equal(path.join(ROOT, 'schema', 'corl.schema.json'));
+    }
+  });
+});
+
+describe('schema/corl.schema.json (the published schema)', () => {
+  it('compiles as draft 2020-12 and accepts a built-in config while rejecting a typo', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const Ajv2020 = require('ajv/dist/2020').default;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    const schema = JSON.parse((await generatedFiles())['schema/corl.schema.json']!);
+    const validate = ajv.compile(schema);
+    const config = {
+      task: { use: 'corl:inline', options: { train: [{ id: 'a', prompt: 'p', answer: '1' }] } },
+      agents: [{ policy: 'some:policy' }, { policy: 'some:policy' }],
+      topology: { use: 'corl:ring', options: { direction: 'forward' } },
+      reward: 'corl:vote',
+    };
+    expect(validate(config), JSON.stringify(validate.errors)).to.equal(true);
+    expect(validate({ ...config, topology: { use: 'corl:ring', options: { direktion: 'forward' } } })).to.equal(false);
+    expect(validate({ ...config, trainer: { steps: 'ten' } })).to.equal(false);
+  });
+});

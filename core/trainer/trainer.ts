@@ -247,6 +247,7 @@ async function trainStep(cohort: Cohort, keys: AnswerKeys, step: number, run: Ru
       problems.forEach((p, i) => run.appendRollout({
         step: step + 1,
         agent: a.index,
+        index: i,
         id: p.id,
         prompt: views[a.index]![i]!.prompt,
         label: results[a.index]![i]!.label ?? null,

@@ -1,5 +1,6 @@
 import type { DependencyContainer } from 'tsyringe';
 import * as advantages from './advantages';
+import * as answers from './answers';
 import * as diversity from './diversity';
 import * as metrics from './metrics';
 import * as rewards from './rewards';
@@ -11,5 +12,5 @@ import * as topologies from './topologies';
  * third-party plugin module takes.
  */
 export async function register(container: DependencyContainer): Promise<void> {
-  for (const m of [tasks, rewards, topologies, diversity, advantages, metrics]) await m.register(container);
+  for (const m of [tasks, answers, rewards, topologies, diversity, advantages, metrics]) await m.register(container);
 }

@@ -9,10 +9,15 @@ const NAME = /^[a-z0-9][a-z0-9-]*:[a-z0-9][a-z0-9._-]*$/;
 
 /**
  * The one registry of every plugin kind. A run owns one (in its child container); a duplicate name
- * or an unknown name is a coded error.
+ * within a kind or an unknown name is a coded error. Names are unique per kind, so an extractor and
+ * an equivalence may both be called `corl:math`.
  */
 export class PluginRegistry {
   private readonly byName = new Map<string, PluginDefinition>();
+
+  private static key(kind: PluginKind, name: string): string {
+    return `${kind}\u0000${name}`;
+  }
 
   /** Add a plugin. Throws on a malformed manifest, a duplicate name, or an unsupported corl version. */
   add(definition: PluginDefinition): void {
@@ -37,20 +42,22 @@ export class PluginRegistry {
         hint: 'install a version of the plugin built for this corl, or widen its manifest.corl range',
       });
     }
-    const existing = this.byName.get(m.name);
+    const key = PluginRegistry.key(m.kind, m.name);
+    const existing = this.byName.get(key);
     if (existing) {
       if (existing === definition) return; // registering the same module twice is harmless
-      throw new CorlError('CORL_ERR_PLUGIN_DUPLICATE', `expected a unique plugin name, got a second "${m.name}"`);
+      throw new CorlError('CORL_ERR_PLUGIN_DUPLICATE', `expected a unique ${m.kind} plugin name, got a second "${m.name}"`);
     }
-    this.byName.set(m.name, definition);
+    this.byName.set(key, definition);
   }
 
   /** The plugin of `kind` named `name`; an unknown name lists the names that exist. */
   get<K extends PluginKind>(kind: K, name: string): PluginDefinition<K> {
-    const d = this.byName.get(name);
-    if (!d || d.manifest.kind !== kind) {
+    const d = this.byName.get(PluginRegistry.key(kind, name));
+    if (!d) {
       const names = this.names(kind);
-      const other = d ? ` ("${name}" is a ${d.manifest.kind} plugin)` : '';
+      const elsewhere = PLUGIN_KINDS.find((k) => this.byName.has(PluginRegistry.key(k, name)));
+      const other = elsewhere ? ` ("${name}" is a ${elsewhere} plugin)` : '';
       throw new CorlError('CORL_ERR_PLUGIN_UNKNOWN', `expected ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} plugin, one of ${names.map((n) => `"${n}"`).join(', ') || '(none registered)'}; got "${name}"${other}`, {
         data: { kind, names },
       });
@@ -60,7 +67,7 @@ export class PluginRegistry {
 
   /** Whether a plugin of that kind and name is registered. */
   has(kind: PluginKind, name: string): boolean {
-    return this.byName.get(name)?.manifest.kind === kind;
+    return this.byName.has(PluginRegistry.key(kind, name));
   }
 
   /** Names of every plugin of a kind, sorted. */

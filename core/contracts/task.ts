@@ -14,6 +14,11 @@ export interface TaskData {
    * Tasks without a pretraining corpus omit it.
    */
   readonly pretrainText?: readonly string[];
+  /**
+   * For each pretraining text, how many of its leading characters are prompt (excluded from the
+   * supervised loss, as in SFT). Aligned with `pretrainText`; absent means the whole text is trained on.
+   */
+  readonly pretrainPromptLengths?: readonly number[];
 }
 
 /** A source of problems. Deterministic: the same options give the same data. */

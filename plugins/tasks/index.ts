@@ -1,7 +1,8 @@
 import { registerAll } from '../../core/plugins/define';
+import { arithTask } from './arith';
 import { inlineTask } from './inline';
 
-export { inlineTask };
+export { arithTask, inlineTask };
 
 /** Registers the built-in tasks. */
-export const register = registerAll(inlineTask);
+export const register = registerAll(arithTask, inlineTask);

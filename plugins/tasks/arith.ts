@@ -1,0 +1,264 @@
+import type { Problem, Reference } from '../../core/contracts/problem';
+import { MapGroundTruth } from '../../core/contracts/problem';
+import type { Task, TaskData } from '../../core/contracts/task';
+import { CorlError } from '../../core/errors';
+import { definePlugin } from '../../core/plugins/define';
+import { mixSeed, Rng } from '../../core/util/rng';
+
+/** One binary step of a chain: left op right = result. */
+export interface ArithStep {
+  readonly left: number;
+  readonly op: '+' | '-';
+  readonly right: number;
+  readonly result: number;
+}
+
+/** What makes a problem hard; the pretraining corpus of a model family can under-sample any of them. */
+export interface ArithFeatures {
+  /** Some addition step carries (a column sum ≥ 10). */
+  readonly carry: boolean;
+  /** Some subtraction step borrows (a column needs a borrow). */
+  readonly borrow: boolean;
+  /** Some intermediate or final result has three or more digits. */
+  readonly hundreds: boolean;
+  /** Number of operands. */
+  readonly operands: number;
+}
+
+/** A generated problem with its worked solution. */
+export interface ArithProblem {
+  /** Canonical expression, e.g. `47+85-19`: also the problem's identity. */
+  readonly expression: string;
+  readonly operands: readonly number[];
+  readonly ops: readonly ('+' | '-')[];
+  readonly steps: readonly ArithStep[];
+  readonly answer: number;
+  readonly features: ArithFeatures;
+}
+
+interface Range { min: number; max: number }
+
+export interface ArithOptions {
+  /** Seed of the problem generator (independent of the run seed, so every run sees the same task). */
+  seed: number;
+  /** Number of training problems (prompts for RL; their solutions are never shown to label-free rewards). */
+  train: number;
+  /** Number of held-out problems. */
+  heldOut: number;
+  /** Operands per problem. */
+  operands: Range;
+  /** Digits per operand. */
+  digits: Range;
+  /** Operations drawn uniformly. */
+  operations: ('+' | '-')[];
+  /** Keep every intermediate result ≥ 0. */
+  nonNegative: boolean;
+  /** Prompt phrasings: index 0 is the canonical prompt, the others become `Problem.variants`. */
+  phrasings: number;
+  /** Supervised pretraining corpus (`corl pretrain`). */
+  pretrain: {
+    /** Number of worked examples. */
+    size: number;
+    /** Acceptance weight in [0, 1] of problems that have each feature: a family's blind spots. */
+    weights: { carry: number; borrow: number; hundreds: number };
+    /** Which phrasings the corpus uses (indices into the phrasing templates). */
+    phrasings: number[];
+  };
+}
+
+/** Prompt templates: surface forms of the same problem. Index 0 is canonical. */
+const TEMPLATES: ((p: ArithProblem) => string)[] = [
+  (p) => `${p.expression}=`,
+  (p) => `What is ${p.expression}?`,
+  (p) => `Compute ${p.operands.map((o, i) => (i === 0 ? `${o}` : `${p.ops[i - 1] === '+' ? 'plus' : 'minus'} ${o}`)).join(' ')}.`,
+  (p) => `Start at ${p.operands[0]}, ${p.operands.slice(1).map((o, i) => `${p.ops[i] === '+' ? 'add' : 'take away'} ${o}`).join(', then ')}.`,
+];
+
+/** Number of prompt phrasings available. */
+export const ARITH_PHRASINGS = TEMPLATES.length;
+
+/** The prompt of a problem in a phrasing. */
+export function arithPrompt(p: ArithProblem, phrasing = 0): string {
+  return TEMPLATES[phrasing]!(p);
+}
+
+/** The worked solution: one equation per step, then the boxed answer. */
+export function arithSolution(p: ArithProblem): string {
+  return `${p.steps.map((s) => `${s.left}${s.op}${s.right}=${s.result}`).join(';')};\\boxed{${p.answer}}`;
+}
+
+function hasCarry(a: number, b: number): boolean {
+  let carry = 0;
+  while (a > 0 || b > 0) {
+    const s = (a % 10) + (b % 10) + carry;
+    if (s >= 10) return true;
+    carry = 0;
+    a = Math.floor(a / 10);
+    b = Math.floor(b / 10);
+  }
+  return false;
+}
+
+function hasBorrow(a: number, b: number): boolean {
+  while (b > 0) {
+    if (a % 10 < b % 10) return true;
+    a = Math.floor(a / 10);
+    b = Math.floor(b / 10);
+  }
+  return false;
+}
+
+/** Build a problem from operands and operations (steps, answer, features). */
+export function arithProblem(operands: readonly number[], ops: readonly ('+' | '-')[]): ArithProblem {
+  const steps: ArithStep[] = [];
+  let acc = operands[0]!;
+  let carry = false;
+  let borrow = false;
+  let hundreds = acc >= 100;
+  for (let i = 1; i < operands.length; i++) {
+    const op = ops[i - 1]!;
+    const right = operands[i]!;
+    const result = op === '+' ? acc + right : acc - right;
+    if (op === '+' && hasCarry(acc, right)) carry = true;
+    if (op === '-' && acc >= right && hasBorrow(acc, right)) borrow = true;
+    if (Math.abs(result) >= 100) hundreds = true;
+    steps.push({ left: acc, op, right, result });
+    acc = result;
+  }
+  const expression = operands.map((o, i) => (i === 0 ? `${o}` : `${ops[i - 1]}${o}`)).join('');
+  return { expression, operands, ops, steps, answer: acc, features: { carry, borrow, hundreds, operands: operands.length } };
+}
+
+function draw(rng: Rng, o: ArithOptions): ArithProblem {
+  for (;;) {
+    const n = o.operands.min + rng.int(o.operands.max - o.operands.min + 1);
+    const operands: number[] = [];
+    const ops: ('+' | '-')[] = [];
+    for (let i = 0; i < n; i++) {
+      const d = o.digits.min + rng.int(o.digits.max - o.digits.min + 1);
+      const lo = d === 1 ? 0 : 10 ** (d - 1);
+      operands.push(lo + rng.int(10 ** d - lo));
+      if (i > 0) ops.push(o.operations[rng.int(o.operations.length)]!);
+    }
+    const p = arithProblem(operands, ops);
+    if (!o.nonNegative || p.steps.every((s) => s.result >= 0)) return p;
+  }
+}
+
+/**
+ * Draw `count` distinct problems. `accept` (a probability) thins the stream, which is how a model
+ * family's pretraining corpus under-samples its blind spots. Excluded expressions are never drawn.
+ */
+export function drawProblems(seed: number, o: ArithOptions, count: number, exclude: ReadonlySet<string>, accept?: (p: ArithProblem) => number, unique = true): ArithProblem[] {
+  const rng = new Rng(seed);
+  const out: ArithProblem[] = [];
+  const seen = new Set<string>();
+  let tries = 0;
+  const budget = Math.max(10000, count * 200);
+  while (out.length < count) {
+    if (++tries > budget) {
+      throw new CorlError('CORL_ERR_TASK_DATA', `expected ${count} distinct problems from these options, got only ${out.length} after ${budget} draws`, {
+        where: 'task.options',
+        hint: 'allow more digits or operands, or ask for fewer problems',
+      });
+    }
+    const p = draw(rng, o);
+    if (exclude.has(p.expression) || (unique && seen.has(p.expression))) continue;
+    if (accept && rng.next() >= accept(p)) continue;
+    seen.add(p.expression);
+    out.push(p);
+  }
+  return out;
+}
+
+/** The problems of both splits and the pretraining corpus for the given options. */
+export function generateArith(o: ArithOptions): { train: ArithProblem[]; heldOut: ArithProblem[]; pretrain: ArithProblem[] } {
+  // Held-out first, from its own stream, so that changing the training size never changes the test set.
+  const heldOut = drawProblems(mixSeed(o.seed, 'held-out'), o, o.heldOut, new Set());
+  const held = new Set(heldOut.map((p) => p.expression));
+  const train = drawProblems(mixSeed(o.seed, 'train'), o, o.train, held);
+  const w = o.pretrain.weights;
+  const accept = (p: ArithProblem): number => (p.features.carry ? w.carry : 1) * (p.features.borrow ? w.borrow : 1) * (p.features.hundreds ? w.hundreds : 1);
+  const pretrain = o.pretrain.size > 0 ? drawProblems(mixSeed(o.seed, 'pretrain', JSON.stringify(o.pretrain)), o, o.pretrain.size, held, accept, false) : [];
+  return { train, heldOut, pretrain };
+}
+
+const range = (min: number, max: number, dmin: number, dmax: number) => ({
+  type: 'object',
+  properties: { min: { type: 'integer', minimum: min, maximum: max, default: dmin }, max: { type: 'integer', minimum: min, maximum: max, default: dmax } },
+  additionalProperties: false,
+  default: {},
+});
+
+/**
+ * The embedded benchmark's task: multi-step integer arithmetic chains whose worked solutions end
+ * in `\boxed{…}`, a fixed held-out split, row-aligned phrasings (for `corl:rephrase`), and a
+ * pretraining corpus whose feature mix is configurable so that model families can have different
+ * blind spots. Everything is generated from the seed; nothing is downloaded.
+ */
+export const arithTask = definePlugin({
+  manifest: {
+    name: 'corl:arith',
+    kind: 'task',
+    description: 'Synthetic multi-step arithmetic with worked \\boxed{} solutions, a fixed held-out split, phrasings and a family-specific pretraining corpus',
+    corl: '^0.1.0',
+    options: {
+      type: 'object',
+      properties: {
+        seed: { type: 'integer', minimum: 0, default: 1234, description: 'seed of the problem generator (not the run seed)' },
+        train: { type: 'integer', minimum: 1, default: 2000, description: 'training problems' },
+        heldOut: { type: 'integer', minimum: 0, default: 200, description: 'held-out problems' },
+        operands: range(2, 6, 2, 3),
+        digits: range(1, 4, 1, 2),
+        operations: { type: 'array', items: { enum: ['+', '-'] }, minItems: 1, uniqueItems: true, default: ['+', '-'] },
+        nonNegative: { type: 'boolean', default: true, description: 'every intermediate result is >= 0' },
+        phrasings: { type: 'integer', minimum: 1, maximum: ARITH_PHRASINGS, default: ARITH_PHRASINGS, description: 'prompt phrasings: the canonical one plus variants for corl:rephrase' },
+        pretrain: {
+          type: 'object',
+          default: {},
+          description: 'the supervised pretraining corpus of `corl pretrain`',
+          properties: {
+            size: { type: 'integer', minimum: 0, default: 20000, description: 'worked examples' },
+            weights: {
+              type: 'object',
+              default: {},
+              description: 'acceptance weight of problems with each feature (1 = as generated, 0 = never): a family\'s blind spots',
+              properties: {
+                carry: { type: 'number', minimum: 0, maximum: 1, default: 1 },
+                borrow: { type: 'number', minimum: 0, maximum: 1, default: 1 },
+                hundreds: { type: 'number', minimum: 0, maximum: 1, default: 1 },
+              },
+              additionalProperties: false,
+            },
+            phrasings: { type: 'array', items: { type: 'integer', minimum: 0, maximum: ARITH_PHRASINGS - 1 }, minItems: 1, default: [0, 1, 2, 3], description: 'phrasings used in the corpus' },
+          },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    },
+  },
+  create(options: ArithOptions): Task {
+    if (options.operands.min > options.operands.max || options.digits.min > options.digits.max) {
+      throw new CorlError('CORL_ERR_TASK_DATA', `expected min <= max in operands and digits, got operands ${options.operands.min}..${options.operands.max}, digits ${options.digits.min}..${options.digits.max}`, { where: 'task.options' });
+    }
+    return {
+      async load(): Promise<TaskData> {
+        const g = generateArith(options);
+        const refs: [string, Reference][] = [];
+        const toProblem = (p: ArithProblem, split: string): Problem => {
+          const id = `${split}-${p.expression}`;
+          refs.push([id, { answer: String(p.answer), solution: arithSolution(p) }]);
+          const variants = Array.from({ length: options.phrasings - 1 }, (_, i) => arithPrompt(p, i + 1));
+          return { id, prompt: arithPrompt(p, 0), variants, metadata: { ...p.features, split } };
+        };
+        const train = g.train.map((p) => toProblem(p, 'train'));
+        const heldOut = g.heldOut.map((p) => toProblem(p, 'test'));
+        const phr = options.pretrain.phrasings;
+        const prompts = g.pretrain.map((p, i) => arithPrompt(p, phr[i % phr.length]!));
+        const pretrainText = g.pretrain.map((p, i) => prompts[i]! + arithSolution(p));
+        return { train, heldOut, groundTruth: new MapGroundTruth(refs), pretrainText, pretrainPromptLengths: prompts.map((p) => p.length) };
+      },
+    };
+  },
+});

@@ -1,0 +1,66 @@
+import { expect } from 'chai';
+import { arithProblem, arithSolution, arithTask, generateArith, type ArithOptions } from '../../../plugins/tasks/arith';
+import { extractMath, mathKey } from '../../../plugins/answers/math';
+
+const base: ArithOptions = {
+  seed: 5, train: 300, heldOut: 60, operands: { min: 2, max: 3 }, digits: { min: 1, max: 2 }, operations: ['+', '-'],
+  nonNegative: true, phrasings: 4, pretrain: { size: 500, weights: { carry: 1, borrow: 1, hundreds: 1 }, phrasings: [0, 1, 2, 3] },
+};
+
+describe('plugins/tasks/arith (corl:arith)', () => {
+  it('builds steps, answers and features by hand', () => {
+    const p = arithProblem([47, 85, 19], ['+', '-']);
+    expect(p.expression).to.equal('47+85-19');
+    expect(p.steps).to.deep.equal([{ left: 47, op: '+', right: 85, result: 132 }, { left: 132, op: '-', right: 19, result: 113 }]);
+    expect(p.answer).to.equal(113);
+    expect(p.features).to.deep.equal({ carry: true, borrow: true, hundreds: true, operands: 3 });
+    expect(arithSolution(p)).to.equal('47+85=132;132-19=113;\\boxed{113}');
+    expect(arithProblem([12, 31], ['+']).features).to.include({ carry: false, borrow: false, hundreds: false });
+    expect(arithProblem([40, 25], ['-']).features.borrow).to.equal(true);
+    expect(arithProblem([45, 25], ['-']).features.borrow).to.equal(false);
+  });
+
+  it('is deterministic, keeps the held-out split disjoint from train and pretraining, and never goes negative', () => {
+    const a = generateArith(base);
+    const b = generateArith(base);
+    expect(a.train.map((p) => p.expression)).to.deep.equal(b.train.map((p) => p.expression));
+    const held = new Set(a.heldOut.map((p) => p.expression));
+    expect(held.size).to.equal(60);
+    expect(new Set(a.train.map((p) => p.expression)).size).to.equal(300);
+    for (const p of [...a.train, ...a.pretrain]) expect(held.has(p.expression)).to.equal(false);
+    for (const p of [...a.train, ...a.heldOut]) for (const s of p.steps) expect(s.result).to.be.at.least(0);
+    // The held-out split does not depend on the training size.
+    expect(generateArith({ ...base, train: 100 }).heldOut.map((p) => p.expression)).to.deep.equal(a.heldOut.map((p) => p.expression));
+  });
+
+  it('pretraining weights thin out the blind-spot features of a family', () => {
+    const all = generateArith(base).pretrain;
+    const noCarry = generateArith({ ...base, pretrain: { ...base.pretrain, weights: { carry: 0, borrow: 1, hundreds: 1 } } }).pretrain;
+    expect(all.some((p) => p.features.carry)).to.equal(true);
+    expect(noCarry.some((p) => p.features.carry)).to.equal(false);
+  });
+
+  it('loads problems with phrasings as variants, references apart, and solutions whose boxed answer is the reference', async () => {
+    const d = await (arithTask.create(base, {} as any) as any).load();
+    expect(d.train.length).to.equal(300);
+    const p = d.train[0];
+    expect(p.prompt.endsWith('=')).to.equal(true);
+    expect(p.variants.length).to.equal(3);
+    expect(JSON.stringify(p)).to.not.contain('boxed');
+    const ref = d.groundTruth.get(p.id);
+    expect(mathKey(extractMath(ref.solution, { lastNumber: false })!)).to.equal(ref.answer);
+    expect(d.pretrainText.length).to.equal(500);
+    expect(d.pretrainPromptLengths.length).to.equal(500);
+    expect(d.pretrainText[0].slice(d.pretrainPromptLengths[0])).to.match(/\\boxed\{\d+\}$/);
+  });
+
+  it('asking for more distinct problems than exist is a coded error', async () => {
+    const tiny = { ...base, train: 500, heldOut: 10, operands: { min: 2, max: 2 }, digits: { min: 1, max: 1 }, operations: ['+'] as ('+' | '-')[] };
+    try {
+      await (arithTask.create(tiny, {} as any) as any).load();
+      expect.fail();
+    } catch (e) {
+      expect((e as Error).message).to.contain('CORL_ERR_TASK_DATA').and.contain('distinct problems');
+    }
+  });
+});

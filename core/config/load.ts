@@ -125,6 +125,10 @@ export async function loadConfigValue(
     if (j !== undefined) semantic.push({ pointer: `/agents/${i}/name`, path: `agents[${i}].name`, message: `expected a unique agent name, got "${a.name}" (also agents[${j}])` });
     seenNames.set(a.name!, i);
   });
+  const ev = data.eval as { samples: number; ensemble: number };
+  if (ev.ensemble > ev.samples) {
+    semantic.push({ pointer: '/eval/ensemble', path: 'eval.ensemble', message: `expected at most eval.samples (${ev.samples}) samples per agent in the ensemble, got ${ev.ensemble}` });
+  }
   if (semantic.length) throw invalid(where, semantic.map(locate));
 
   const config = deepFreeze(data) as unknown as CorlConfig;

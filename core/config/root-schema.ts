@@ -110,6 +110,7 @@ export function rootSchema(): JsonSchema {
           atStart: { type: 'boolean', default: true, description: 'evaluate the base policies before training' },
           maxProblems: { type: 'integer', minimum: 0, default: 0, description: 'evaluate at most N held-out problems (0: all)' },
           samples: { type: 'integer', minimum: 1, default: 1, description: 'samples per problem; pass@1 is their mean accuracy, maj@n their majority\'s' },
+          ensemble: { type: 'integer', minimum: 0, default: 0, description: 'budget-fair ensemble: pool this many samples of every agent into one majority vote (0: off; at most `samples`)' },
           sampling: sampling({ temperature: 0.6, topP: 0.95, maxTokens: 64 }),
         },
         additionalProperties: false,

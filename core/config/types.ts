@@ -52,6 +52,8 @@ export interface EvalConfig {
   readonly maxProblems: number;
   /** Samples per problem: pass@1 is their mean accuracy, maj@n their majority's. */
   readonly samples: number;
+  /** Budget-fair ensemble: pool this many samples of every agent into one majority vote (0: off). */
+  readonly ensemble: number;
   /** Evaluation sampling. */
   readonly sampling: SamplingConfig;
 }

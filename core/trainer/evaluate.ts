@@ -62,6 +62,16 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
     if (ev.samples > 1) metrics[`eval/maj@${ev.samples}`] = mean(mine.map((r) => Number(r.majCorrect)));
     records.push({ step, agent: agent.index, phase: 'eval', metrics });
   }
+  if (ev.ensemble > 0) {
+    // Budget-fair ensemble: the first `ensemble` samples of every agent, pooled into one plurality.
+    let right = 0;
+    for (let i = 0; i < problems.length; i++) {
+      const pooled = perAgent.flatMap((rows) => rows[i]!.keys.slice(0, ev.ensemble));
+      const vote = await pluralityVote(pooled, cohort.equivalence, 0);
+      if (await sameKey(vote.label, keys.referenceKey(problems[i]!.id, gt), cohort.equivalence)) right++;
+    }
+    records.push({ step, agent: null, phase: 'eval', metrics: { [`ensemble/maj@${ev.ensemble * cohort.agents.length}`]: right / problems.length } });
+  }
   for (let a = 0; a < cohort.agents.length; a++) {
     for (let b = a + 1; b < cohort.agents.length; b++) {
       const ra = perAgent[a]!;

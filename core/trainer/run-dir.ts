@@ -31,6 +31,8 @@ export interface RunMeta {
   readonly baseDir: string;
   /** Wall-clock start (informational only; never part of metrics). */
   readonly startedAt: string;
+  /** Whether a reward source of the run reads ground truth (reports mark such runs). */
+  readonly supervised: boolean;
 }
 
 const STATE = 'state.json';

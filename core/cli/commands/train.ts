@@ -6,6 +6,7 @@ import { defaultProgress, NoProgress } from '../../trainer/progress';
 import { RunDirectory } from '../../trainer/run-dir';
 import { train, type TrainResult } from '../../trainer/trainer';
 import { intFlag, pct, table } from '../output';
+import { writeRunReport } from '../../report/write';
 
 interface TrainFlags {
   config?: string;
@@ -36,6 +37,7 @@ export function trainCommand(program: Command): void {
         ...result.agents.map((a) => [a.name, a.family, pct(a.base), pct(a.final), a.base !== undefined && a.final !== undefined ? `${a.final >= a.base ? '+' : ''}${((a.final - a.base) * 100).toFixed(1)} pts` : '-']),
       ]) + '\n');
       out.write(`run directory: ${result.runDir}\n`);
+      out.write(`report: ${await writeRunReport(result.runDir)}\n`);
     });
 }
 
@@ -73,7 +75,7 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
     loaded = await loadConfig(flags.config, { overrides });
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
     const out = flags.out ?? path.join('runs', `${loaded.config.name}-${stamp}`);
-    run = await RunDirectory.create(out, loaded.config, loaded.source, { configFile: loaded.file, baseDir: loaded.baseDir });
+    run = await RunDirectory.create(out, loaded.config, loaded.source, { configFile: loaded.file, baseDir: loaded.baseDir, supervised: loaded.supervised });
     process.stderr.write(`run directory: ${run.dir}\n`);
   }
   let stop = false;

@@ -11,11 +11,11 @@ describe('core/trainer/run-dir', () => {
 
   it('creates the layout and refuses to create over an existing run', async () => {
     const dir = path.join(tmp.dir, 'run');
-    const run = await RunDirectory.create(dir, { a: 1 }, { a: 1 }, { baseDir: tmp.dir });
+    const run = await RunDirectory.create(dir, { a: 1 }, { a: 1 }, { baseDir: tmp.dir, supervised: false });
     for (const f of ['config.json', 'config.source.json', 'run.json', 'state.json', 'metrics.jsonl']) expect(fs.existsSync(path.join(dir, f)), f).to.equal(true);
     expect(run.state()).to.deep.equal({ version: 1, nextStep: 0, metricsBytes: 0, rolloutsBytes: 0, checkpoint: null, finished: false });
     try {
-      await RunDirectory.create(dir, {}, {}, { baseDir: tmp.dir });
+      await RunDirectory.create(dir, {}, {}, { baseDir: tmp.dir, supervised: false });
       expect.fail();
     } catch (e) {
       expect((e as Error).message).to.contain('CORL_ERR_RUN_EXISTS');
@@ -23,7 +23,7 @@ describe('core/trainer/run-dir', () => {
   });
 
   it('truncates to the state on resume, keeping the cut lines aside', async () => {
-    const run = await RunDirectory.create(path.join(tmp.dir, 'r'), {}, {}, { baseDir: tmp.dir });
+    const run = await RunDirectory.create(path.join(tmp.dir, 'r'), {}, {}, { baseDir: tmp.dir, supervised: false });
     run.appendMetrics({ step: 1, agent: 0, phase: 'train', metrics: { x: 1 } });
     const sizes = run.syncedSizes();
     await run.writeState({ ...run.state(), ...sizes, nextStep: 1 });
@@ -34,7 +34,7 @@ describe('core/trainer/run-dir', () => {
   });
 
   it('a state that claims more bytes than the file holds, or an unreadable state, is CORL_ERR_RUN_CORRUPT', async () => {
-    const run = await RunDirectory.create(path.join(tmp.dir, 'r'), {}, {}, { baseDir: tmp.dir });
+    const run = await RunDirectory.create(path.join(tmp.dir, 'r'), {}, {}, { baseDir: tmp.dir, supervised: false });
     await run.writeState({ ...run.state(), metricsBytes: 999 });
     expect(() => run.truncateTo(run.state())).to.throw(/CORL_ERR_RUN_CORRUPT/);
     fs.writeFileSync(path.join(run.dir, 'state.json'), '{nope');

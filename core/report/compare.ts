@@ -1,0 +1,102 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { loadConfig, loadConfigValue, type LoadedConfig } from '../config/load';
+import { CorlError } from '../errors';
+import { LineProgress, NoProgress, defaultProgress, type ProgressReporter } from '../trainer/progress';
+import { RunDirectory } from '../trainer/run-dir';
+import { train } from '../trainer/trainer';
+import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
+import { renderReport, resultRow, resultTable, type ReportGroup, type ResultRow } from './html';
+import { readRun } from './runs';
+
+/** How to run {@link runCompare}. */
+export interface CompareOptions {
+  /** Config files, one row each. */
+  readonly configs: readonly string[];
+  /** Seeds per config: run i uses seed = config seed + 1000·i (agents add their index). */
+  readonly seeds: number;
+  /** Folder of the comparison: <out>/<config name>/seed-<i>/ per run, report.html, results.json. */
+  readonly out: string;
+  /** Override trainer.steps of every training config (evaluation-only configs, with 0 steps, stay at 0). */
+  readonly steps?: number;
+  /** Progress display per run: 'auto' (bar on a terminal), 'lines', or 'none'. */
+  readonly progress?: 'auto' | 'lines' | 'none';
+  /** Where status lines go. */
+  readonly log?: (line: string) => void;
+}
+
+/** What a comparison produced. */
+export interface CompareResult {
+  readonly rows: readonly ResultRow[];
+  readonly table: string;
+  readonly report: string;
+}
+
+/** Seed of run `i` of a config whose own seed is `base`: far apart, so agents' seeds (seed + index) never collide across runs. */
+export function seedOf(base: number, i: number): number {
+  return base + 1000 * i;
+}
+
+/**
+ * Run every config with every seed (skipping finished runs and resuming unfinished ones, so an
+ * interrupted comparison continues where it stopped), then write the table and the report.
+ */
+export async function runCompare(o: CompareOptions): Promise<CompareResult> {
+  const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  if (o.configs.length === 0) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected at least one config to compare, got none');
+  // Validate every config before running anything.
+  const loaded: LoadedConfig[] = [];
+  for (const file of o.configs) {
+    const plain = await loadConfig(file);
+    loaded.push(o.steps === undefined || plain.config.trainer.steps === 0 ? plain : await loadConfig(file, { overrides: { 'trainer.steps': o.steps } }));
+  }
+  const names = loaded.map((l) => l.config.name);
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup) throw new CorlError('CORL_ERR_CLI_USAGE', `expected configs with distinct names, got "${dup}" twice`, { hint: 'set a different "name" in one of them' });
+  fs.mkdirSync(o.out, { recursive: true });
+  await writeJsonAtomic(path.join(o.out, 'compare.json'), { configs: o.configs.map((c) => path.resolve(c)), seeds: o.seeds, steps: o.steps ?? null });
+
+  const total = loaded.length * o.seeds;
+  let k = 0;
+  const groups: ReportGroup[] = [];
+  for (const l of loaded) {
+    const runs = [];
+    for (let i = 0; i < o.seeds; i++) {
+      k++;
+      const dir = path.join(o.out, l.config.name, `seed-${i}`);
+      const seed = seedOf(l.config.seed, i);
+      const label = `[${k}/${total}] ${l.config.name} seed ${seed}`;
+      const progress: ProgressReporter = o.progress === 'none' ? new NoProgress() : o.progress === 'lines' ? new LineProgress(l.config.trainer.logEvery) : defaultProgress(l.config.trainer.logEvery);
+      if (fs.existsSync(path.join(dir, 'state.json'))) {
+        const run = RunDirectory.open(dir);
+        const state = run.state();
+        if (state.finished && state.nextStep >= l.config.trainer.steps) {
+          log(`${label}: done earlier, skipped`);
+        } else {
+          log(`${label}: resuming at step ${state.nextStep}`);
+          const again = await loadConfigValue(run.source(), { baseDir: run.meta().baseDir, overrides: { 'trainer.steps': l.config.trainer.steps }, name: l.config.name });
+          await run.writeConfig(again.config, again.source);
+          if (state.finished) await run.writeState({ ...state, finished: false });
+          await train(again, { run, resume: true, progress });
+        }
+      } else {
+        log(`${label}: starting`);
+        const fresh = await loadConfigValue(l.source, { baseDir: l.baseDir, file: l.file, name: l.config.name, overrides: { seed } });
+        const run = await RunDirectory.create(dir, fresh.config, fresh.source, { configFile: l.file, baseDir: l.baseDir, supervised: fresh.supervised });
+        await train(fresh, { run, progress });
+      }
+      runs.push(readRun(dir));
+    }
+    groups.push({ name: l.config.name, runs });
+  }
+  const rows = groups.map(resultRow);
+  const table = resultTable(rows);
+  const report = path.join(o.out, 'report.html');
+  await writeFileAtomic(report, renderReport(`corl compare: ${names.join(', ')}`, groups, [
+    `Command: corl compare ${o.configs.join(' ')} --seeds ${o.seeds}${o.steps !== undefined ? ` --steps ${o.steps}` : ''} --out ${o.out}`,
+    `Seeds: config seed + 1000·i for i = 0..${o.seeds - 1}.`,
+  ]));
+  await writeJsonAtomic(path.join(o.out, 'results.json'), rows);
+  await writeFileAtomic(path.join(o.out, 'results.txt'), table + '\n');
+  return { rows, table, report };
+}

@@ -1,0 +1,187 @@
+import { escapeXml, lineChart, type Series } from './svg';
+import { lastValue, meanSd, metricSeries, valueAt, type RunSummary } from './runs';
+
+/** Runs of one config (one per seed). */
+export interface ReportGroup {
+  readonly name: string;
+  readonly runs: readonly RunSummary[];
+}
+
+/** One row of the results table, in the paper's shape. */
+export interface ResultRow {
+  readonly name: string;
+  readonly supervised: boolean;
+  readonly seeds: number;
+  readonly steps: number;
+  /** Final held-out pass@1 per agent, mean and sd over seeds. */
+  readonly perAgent: readonly { readonly name: string; readonly mean: number; readonly sd: number }[];
+  /** Average over agents, then mean and sd over seeds. */
+  readonly average: { readonly mean: number; readonly sd: number };
+  /** Base (step 0) average pass@1. */
+  readonly base: { readonly mean: number; readonly sd: number };
+  /** maj@k metric name and value (average over agents), when evaluated with several samples. */
+  readonly maj?: { readonly metric: string; readonly mean: number; readonly sd: number };
+  /** Budget-fair ensemble (pooled samples of all agents), when evaluated. */
+  readonly ensemble?: { readonly metric: string; readonly mean: number; readonly sd: number };
+  /** Final pseudo-label accuracy (average over agents of the last train step). */
+  readonly labelAccuracy: { readonly mean: number; readonly sd: number };
+}
+
+const avg = (xs: readonly (number | undefined)[]): number => {
+  const v = xs.filter((x): x is number => x !== undefined && Number.isFinite(x));
+  return v.length ? v.reduce((a, b) => a + b, 0) / v.length : NaN;
+};
+
+function lastEvalStep(run: RunSummary): number | undefined {
+  const steps = run.records.filter((r) => r.phase === 'eval' && r.metrics['eval/accuracy'] !== undefined).map((r) => r.step);
+  return steps.length ? Math.max(...steps) : undefined;
+}
+
+/** Summarize a group of seeds into a table row. */
+export function resultRow(g: ReportGroup): ResultRow {
+  const agents = g.runs[0]?.agents ?? [];
+  const finalOf = (run: RunSummary, i: number): number | undefined => {
+    const step = lastEvalStep(run);
+    return step === undefined ? undefined : valueAt(run.records, 'eval/accuracy', i, step);
+  };
+  const perAgent = agents.map((a, i) => ({ name: a.name, ...meanSd(g.runs.map((r) => finalOf(r, i) ?? NaN)) }));
+  const average = meanSd(g.runs.map((r) => avg(agents.map((_, i) => finalOf(r, i)))));
+  const base = meanSd(g.runs.map((r) => avg(agents.map((_, i) => valueAt(r.records, 'eval/accuracy', i, 0)))));
+  const majMetric = Object.keys(g.runs[0]?.records.find((r) => r.phase === 'eval' && r.agent !== null)?.metrics ?? {}).find((k) => k.startsWith('eval/maj@'));
+  const maj = majMetric ? { metric: majMetric.slice(5), ...meanSd(g.runs.map((r) => avg(agents.map((_, i) => lastValue(r.records, majMetric, i, 'eval'))))) } : undefined;
+  const ensMetric = Object.keys(g.runs[0]?.records.find((r) => r.agent === null && Object.keys(r.metrics).some((k) => k.startsWith('ensemble/')))?.metrics ?? {}).find((k) => k.startsWith('ensemble/'));
+  const ensemble = ensMetric ? { metric: ensMetric, ...meanSd(g.runs.map((r) => lastValue(r.records, ensMetric, null, 'eval') ?? NaN)) } : undefined;
+  const labelAccuracy = meanSd(g.runs.map((r) => avg(agents.map((_, i) => lastValue(r.records, 'label/accuracy', i, 'train')))));
+  return {
+    name: g.name,
+    supervised: g.runs.some((r) => r.supervised),
+    seeds: g.runs.length,
+    steps: Math.max(0, ...g.runs.map((r) => r.steps)),
+    perAgent,
+    average,
+    base,
+    maj,
+    ensemble,
+    labelAccuracy,
+  };
+}
+
+const pct = (m: { mean: number; sd: number }, withSd: boolean): string =>
+  Number.isFinite(m.mean) ? `${(m.mean * 100).toFixed(1)}${withSd ? ` ± ${(m.sd * 100).toFixed(1)}` : ''}` : '-';
+
+/** The results table as plain text (for the terminal) — rows marked (GT) used ground truth. */
+export function resultTable(rows: readonly ResultRow[]): string {
+  const maxAgents = Math.max(0, ...rows.map((r) => r.perAgent.length));
+  const header = ['config', 'GT', 'seeds', 'steps', ...Array.from({ length: maxAgents }, (_, i) => `agent ${i} pass@1`), 'avg pass@1', 'base avg', 'maj', 'ensemble', 'label acc'];
+  const body = rows.map((r) => {
+    const sd = r.seeds > 1;
+    return [
+      r.name,
+      r.supervised ? 'yes' : 'no',
+      String(r.seeds),
+      String(r.steps),
+      ...Array.from({ length: maxAgents }, (_, i) => (r.perAgent[i] ? pct(r.perAgent[i]!, sd) : '')),
+      pct(r.average, sd),
+      pct(r.base, sd),
+      r.maj ? `${r.maj.metric} ${pct(r.maj, sd)}` : '-',
+      r.ensemble ? `${r.ensemble.metric.replace('ensemble/', '')} ${pct(r.ensemble, sd)}` : '-',
+      pct(r.labelAccuracy, sd),
+    ];
+  });
+  const all = [header, ...body];
+  const widths = header.map((_, c) => Math.max(...all.map((row) => (row[c] ?? '').length)));
+  return all.map((row) => row.map((cell, c) => (cell ?? '').padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');
+}
+
+/** Mean over seeds (and over agents when `perAgent` is false) of a metric by step, with a ± sd band. */
+function seriesOf(g: ReportGroup, metric: string, phase: 'train' | 'eval', agent: number | 'mean' | null): Series {
+  const bySeed = g.runs.map((run) => {
+    const agents = agent === 'mean' ? run.agents.map((_, i) => i) : [agent];
+    const steps = new Map<number, number[]>();
+    for (const a of agents) for (const [s, v] of metricSeries(run.records, metric, a, phase)) (steps.get(s) ?? steps.set(s, []).get(s)!).push(v);
+    return new Map([...steps].map(([s, vs]) => [s, avg(vs)]));
+  });
+  const steps = [...new Set(bySeed.flatMap((m) => [...m.keys()]))].sort((a, b) => a - b);
+  const points: [number, number][] = [];
+  const band: [number, number, number][] = [];
+  for (const s of steps) {
+    const ms = meanSd(bySeed.map((m) => m.get(s) ?? NaN));
+    points.push([s, ms.mean]);
+    band.push([s, ms.mean - ms.sd, ms.mean + ms.sd]);
+  }
+  const label = agent === 'mean' || agent === null ? g.name : `${g.name} ${g.runs[0]!.agents[agent]!.name}`;
+  return { name: label, points, band: g.runs.length > 1 ? band : undefined, dashed: g.runs.some((r) => r.supervised) };
+}
+
+/** Pairwise κ/c/w/u at the first and last evaluation, mean over seeds. */
+function agreementTable(groups: readonly ReportGroup[]): string {
+  const rows: string[] = [];
+  for (const g of groups) {
+    const pairs = new Set<string>();
+    for (const r of g.runs) for (const rec of r.records) for (const k of Object.keys(rec.metrics)) {
+      const m = /^pair\/(\d+-\d+)\/kappa$/.exec(k);
+      if (m) pairs.add(m[1]!);
+    }
+    for (const pair of [...pairs].sort()) {
+      const at = (which: 'first' | 'last', stat: string): string => {
+        const vals = g.runs.map((r) => {
+          const s = metricSeries(r.records, `pair/${pair}/${stat}`, null, 'eval');
+          return (which === 'first' ? s[0] : s[s.length - 1])?.[1] ?? NaN;
+        });
+        const ms = meanSd(vals);
+        return Number.isFinite(ms.mean) ? ms.mean.toFixed(3) : '-';
+      };
+      const [a, b] = pair.split('-').map(Number);
+      const names = `${g.runs[0]!.agents[a!]?.name ?? a} × ${g.runs[0]!.agents[b!]?.name ?? b}`;
+      rows.push(`<tr><td>${escapeXml(g.name)}</td><td>${escapeXml(names)}</td>${['kappa', 'complementarity', 'same_wrong', 'coverage'].map((s) => `<td>${at('first', s)}</td><td>${at('last', s)}</td>`).join('')}</tr>`);
+    }
+  }
+  if (!rows.length) return '<p>Only one agent per run: no pairwise agreement to show.</p>';
+  return `<table><thead><tr><th rowspan="2">config</th><th rowspan="2">pair</th><th colspan="2">Cohen's κ</th><th colspan="2">complementarity c</th><th colspan="2">same wrong w</th><th colspan="2">coverage u</th></tr><tr>${'<th>start</th><th>end</th>'.repeat(4)}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+/** The report: results table, plots and agreement table, as one self-contained HTML page. */
+export function renderReport(title: string, groups: readonly ReportGroup[], notes: readonly string[] = []): string {
+  const rows = groups.map(resultRow);
+  const single = groups.length === 1;
+  const plot = (metric: string, phase: 'train' | 'eval', chartTitle: string, yLabel: string, yRange?: [number, number]): string => {
+    const series = single
+      ? groups[0]!.runs[0]!.agents.map((_, i) => seriesOf(groups[0]!, metric, phase, i))
+      : groups.map((g) => seriesOf(g, metric, phase, 'mean'));
+    return lineChart(series, { title: chartTitle, xLabel: 'training step', yLabel, yRange });
+  };
+  const maxAgents = Math.max(0, ...rows.map((r) => r.perAgent.length));
+  const sd = rows.some((r) => r.seeds > 1);
+  const cell = (m: { mean: number; sd: number } | undefined): string => (m ? pct(m, sd) : '-');
+  const table = `<table><thead><tr><th>config</th><th>ground truth</th><th>seeds</th><th>steps</th>${Array.from({ length: maxAgents }, (_, i) => `<th>agent ${i} pass@1</th>`).join('')}<th>avg pass@1</th><th>base avg</th><th>maj</th><th>ensemble</th><th>label acc</th></tr></thead><tbody>${rows.map((r) => `<tr${r.supervised ? ' class="gt"' : ''}><td>${escapeXml(r.name)}</td><td>${r.supervised ? 'yes (supervised)' : 'no'}</td><td>${r.seeds}</td><td>${r.steps}</td>${Array.from({ length: maxAgents }, (_, i) => `<td>${r.perAgent[i] ? `${escapeXml(r.perAgent[i]!.name)}: ${cell(r.perAgent[i])}` : ''}</td>`).join('')}<td><b>${cell(r.average)}</b></td><td>${cell(r.base)}</td><td>${r.maj ? `${r.maj.metric} ${cell(r.maj)}` : '-'}</td><td>${r.ensemble ? `${escapeXml(r.ensemble.metric.replace('ensemble/', ''))} ${cell(r.ensemble)}` : '-'}</td><td>${cell(r.labelAccuracy)}</td></tr>`).join('')}</tbody></table>`;
+  const charts = [
+    plot('eval/accuracy', 'eval', 'Held-out accuracy (pass@1)', 'accuracy', [0, 1]),
+    plot('label/accuracy', 'train', 'Pseudo-label accuracy', 'accuracy', [0, 1]),
+    plot('reward/std', 'train', 'Reward std', 'std'),
+    plot('label/peer_agreement', 'train', 'Agreement with the supervisor\'s label', 'fraction', [0, 1]),
+    plot('completion/mean_length', 'train', 'Completion length', 'tokens'),
+    plot('reward/mean', 'train', 'Mean reward', 'reward'),
+  ];
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeXml(title)}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}
+table{border-collapse:collapse;font-size:13px;margin:8px 0}
+td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}
+th{background:#f3f3f3}tr.gt td{background:#fff6e5}
+.charts{display:flex;flex-wrap:wrap;gap:16px}
+.note{color:#555;font-size:13px}
+</style></head><body>
+<h1>${escapeXml(title)}</h1>
+${notes.map((n) => `<p class="note">${escapeXml(n)}</p>`).join('\n')}
+<p class="note">Held-out accuracy is measured against ground truth for monitoring only. Rows marked "yes" used ground truth in their reward (supervised); dashed lines in the plots are those rows. Values are mean ± sd over seeds where there are several.</p>
+<h2>Results</h2>
+${table}
+<h2>Training curves</h2>
+<div class="charts">${charts.join('\n')}</div>
+<h2>Error decoupling between agents (held-out, first sample of each)</h2>
+${agreementTable(groups)}
+</body></html>
+`;
+}

@@ -1,0 +1,59 @@
+import type { MetricsRecord } from '../contracts/metrics-sink';
+import { RunDirectory } from '../trainer/run-dir';
+
+/** What a report needs of one finished (or partial) run. */
+export interface RunSummary {
+  readonly dir: string;
+  /** Config name. */
+  readonly name: string;
+  readonly seed: number;
+  /** Whether any reward source read ground truth. */
+  readonly supervised: boolean;
+  readonly agents: readonly { readonly name: string; readonly policy: string }[];
+  readonly records: readonly MetricsRecord[];
+  /** Steps done. */
+  readonly steps: number;
+}
+
+/** Read a run directory. */
+export function readRun(dir: string): RunSummary {
+  const run = RunDirectory.open(dir);
+  const config = run.config() as { name: string; seed: number; agents: { name: string; policy: { use: string } }[] };
+  const meta = run.meta();
+  return {
+    dir: run.dir,
+    name: config.name,
+    seed: config.seed,
+    supervised: meta.supervised === true,
+    agents: config.agents.map((a) => ({ name: a.name, policy: a.policy.use })),
+    records: run.readMetrics(),
+    steps: run.state().nextStep,
+  };
+}
+
+/** The series of one metric for one agent (null = cohort records), by step. */
+export function metricSeries(records: readonly MetricsRecord[], metric: string, agent: number | null, phase?: 'train' | 'eval'): [number, number][] {
+  return records
+    .filter((r) => r.agent === agent && (phase === undefined || r.phase === phase) && r.metrics[metric] !== undefined)
+    .map((r) => [r.step, r.metrics[metric]!] as [number, number]);
+}
+
+/** The last value of a metric for an agent, or undefined. */
+export function lastValue(records: readonly MetricsRecord[], metric: string, agent: number | null, phase?: 'train' | 'eval'): number | undefined {
+  const s = metricSeries(records, metric, agent, phase);
+  return s.length ? s[s.length - 1]![1] : undefined;
+}
+
+/** The value at a given step, or undefined. */
+export function valueAt(records: readonly MetricsRecord[], metric: string, agent: number | null, step: number): number | undefined {
+  return metricSeries(records, metric, agent).find(([s]) => s === step)?.[1];
+}
+
+/** Mean and sample standard deviation (sd 0 for a single value). */
+export function meanSd(values: readonly number[]): { mean: number; sd: number; n: number } {
+  const v = values.filter(Number.isFinite);
+  if (v.length === 0) return { mean: NaN, sd: NaN, n: 0 };
+  const mean = v.reduce((a, b) => a + b, 0) / v.length;
+  const sd = v.length > 1 ? Math.sqrt(v.reduce((a, b) => a + (b - mean) ** 2, 0) / (v.length - 1)) : 0;
+  return { mean, sd, n: v.length };
+}

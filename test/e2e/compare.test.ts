@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { coRlConfig, tempDir, writeConfig } from '../fixtures/configs';
+
+const BIN = path.resolve(__dirname, '../../../bin/corl.js');
+const corl = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
+
+describe('e2e: corl compare and the report', function () {
+  this.timeout(180000);
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => { tmp = tempDir('corl-cmp-'); });
+  afterEach(() => tmp.cleanup());
+
+  it('runs configs × seeds, marks supervised rows, writes a self-contained report, and resumes', () => {
+    const ring = writeConfig(tmp.dir, 'co-rl.json', coRlConfig());
+    const gt = writeConfig(tmp.dir, 'gt.json', coRlConfig({ name: 'fixture-gt', labelFree: false, reward: 'corl:ground-truth' }));
+    const base = writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 }, eval: { samples: 4, ensemble: 2 } }));
+    const out = path.join(tmp.dir, 'cmp');
+    const r = corl(['compare', base, ring, gt, '--seeds', '2', '--steps', '2', '--out', out, '--progress', 'none']);
+    expect(r.status, r.stderr).to.equal(0);
+    const lines = r.stdout.split('\n');
+    expect(lines.find((l) => l.startsWith('fixture-gt'))).to.match(/fixture-gt\s+yes\s+2\s+2\s/);
+    expect(lines.find((l) => l.startsWith('fixture-co-rl'))).to.match(/fixture-co-rl\s+no\s+2\s+2\s/);
+    expect(lines.find((l) => l.startsWith('fixture-base'))).to.contain('maj@4').and.contain('maj@4'); // ensemble of 2 agents × 2 samples
+    for (const s of [0, 1]) expect(fs.existsSync(path.join(out, 'fixture-co-rl', `seed-${s}`, 'metrics.jsonl'))).to.equal(true);
+    const seeds = [0, 1].map((s) => JSON.parse(fs.readFileSync(path.join(out, 'fixture-co-rl', `seed-${s}`, 'config.json'), 'utf8')).seed);
+    expect(seeds).to.deep.equal([11, 1011]);
+    const html = fs.readFileSync(path.join(out, 'report.html'), 'utf8');
+    expect(html).to.contain('<svg').and.contain('Held-out accuracy').and.contain('Pseudo-label accuracy').and.contain('Reward std')
+      .and.contain('Completion length').and.contain('Cohen').and.contain('yes (supervised)');
+    expect(html).to.not.match(/<script|https?:\/\/(?!www\.w3\.org)/); // self-contained
+    const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
+    expect(results.map((x: { name: string }) => x.name)).to.deep.equal(['fixture-base', 'fixture-co-rl', 'fixture-gt']);
+
+    // Again with more steps: finished runs are extended (resumed), not restarted.
+    const before = fs.readFileSync(path.join(out, 'fixture-co-rl', 'seed-0', 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"phase":"train"'));
+    const again = corl(['compare', base, ring, gt, '--seeds', '2', '--steps', '3', '--out', out, '--progress', 'none']);
+    expect(again.status, again.stderr).to.equal(0);
+    expect(again.stderr).to.contain('fixture-base seed 11: done earlier, skipped').and.contain('fixture-co-rl seed 11: resuming at step 2');
+    const after = fs.readFileSync(path.join(out, 'fixture-co-rl', 'seed-0', 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"phase":"train"'));
+    expect(after.slice(0, before.length)).to.deep.equal(before);
+    expect(after.length).to.equal(before.length + 2);
+  });
+
+  it('corl train writes a report for the run', () => {
+    const file = writeConfig(tmp.dir, 'co-rl.json', coRlConfig());
+    const out = path.join(tmp.dir, 'run');
+    const r = corl(['train', '-c', file, '--out', out, '--steps', '2', '-q']);
+    expect(r.status, r.stderr).to.equal(0);
+    expect(r.stdout).to.contain(`report: ${path.join(out, 'report.html')}`);
+    expect(fs.readFileSync(path.join(out, 'report.html'), 'utf8')).to.contain('<svg');
+  });
+
+  it('bad input to compare: duplicate names and bad flags are coded errors', () => {
+    const a = writeConfig(tmp.dir, 'a.json', coRlConfig());
+    const b = writeConfig(tmp.dir, 'b.json', coRlConfig());
+    expect(corl(['compare', a, b, '--out', path.join(tmp.dir, 'x')]).stderr).to.contain('CORL_ERR_CLI_USAGE').and.contain('distinct names');
+    expect(corl(['compare', a, '--seeds', '0']).stderr).to.contain('CORL_ERR_CLI_USAGE');
+    expect(corl(['compare', a, '--progress', 'loud']).stderr).to.contain('--progress');
+  });
+});

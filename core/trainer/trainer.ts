@@ -63,6 +63,15 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
   const run = options.run;
   const cohort = await buildCohort(loaded);
   try {
+    if (loaded.config.trainer.steps > 0) {
+      for (const a of cohort.agents) {
+        if (!a.policy.describe().canTrain) {
+          throw new CorlError('CORL_ERR_POLICY_CANNOT_TRAIN', `expected a trainable policy for agent ${a.index} (${a.name}) because trainer.steps = ${loaded.config.trainer.steps}, got "${loaded.config.agents[a.index]!.policy.use}", which only samples`, {
+            where: `agents[${a.index}].policy`,
+          });
+        }
+      }
+    }
     let state: RunState = run.state();
     if (options.resume) {
       run.truncateTo(state);

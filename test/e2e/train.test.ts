@@ -160,6 +160,18 @@ describe('e2e: corl train with the categorical test policy', function () {
     expect(JSON.parse(fs.readFileSync(path.join(out, 'state.json'), 'utf8')).nextStep).to.equal(0);
   });
 
+  it('a policy that cannot train is refused before any step, but can be evaluated', () => {
+    const cfg = coRlConfig();
+    (cfg.agents as any[])[0].policy.options.sampleOnly = true;
+    const file = writeConfig(tmp.dir, 'sample-only.json', cfg);
+    const r = corl(['train', '-c', file, '--out', path.join(tmp.dir, 'run'), '-q']);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.contain('CORL_ERR_POLICY_CANNOT_TRAIN').and.contain('agents[0].policy');
+    const ok = corl(['train', '-c', file, '--out', path.join(tmp.dir, 'eval-only'), '--steps', '0', '-q']);
+    expect(ok.code, ok.stderr).to.equal(0);
+    expect(ok.stdout).to.contain('0 step(s)');
+  });
+
   it('validate and list work on the command line', () => {
     const file = writeConfig(tmp.dir, 'ring.json', coRlConfig());
     const v = corl(['validate', file]);

@@ -1,0 +1,37 @@
+// `npm run bench`: every benchmark module in turn, or the ones named on the command line
+// (`node dist/bench/index.js answers tensor`). Each prints its own figures; nothing here is a test.
+import 'reflect-metadata';
+
+/** A benchmark: prints figures (throughput, latency, ratios) to stdout. */
+export interface Bench {
+  readonly name: string;
+  readonly description: string;
+  run(): Promise<void>;
+}
+
+/** Loaded lazily so that one benchmark's dependencies never slow down another's start. */
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const BENCHES: Record<string, { description: string; load: () => Bench }> = {
+  trainer: { description: 'trainer overhead per step with the test policy', load: () => require('./trainer').bench },
+};
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !(w in BENCHES));
+  if (unknown.length) {
+    process.stderr.write(`CORL_ERR_CLI_USAGE: expected benchmark names among ${Object.keys(BENCHES).join(', ')}, got ${unknown.join(', ')}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const names = wanted.length ? wanted : Object.keys(BENCHES);
+  process.stdout.write(`corl bench — ${new Date().toISOString()} — node ${process.version}, ${require('node:os').cpus().length} cores\n`);
+  for (const name of names) {
+    const b = BENCHES[name]!.load();
+    process.stdout.write(`\n## ${b.name}: ${b.description}\n`);
+    await b.run();
+  }
+}
+
+if (require.main === module) {
+  main().catch((e) => { process.stderr.write(String(e?.stack ?? e) + '\n'); process.exitCode = 1; });
+}

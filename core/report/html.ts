@@ -129,7 +129,7 @@ function agreementTable(groups: readonly ReportGroup[]): string {
           return (which === 'first' ? s[0] : s[s.length - 1])?.[1] ?? NaN;
         });
         const ms = meanSd(vals);
-        return Number.isFinite(ms.mean) ? ms.mean.toFixed(3) : '-';
+        return Number.isFinite(ms.mean) ? (Math.abs(ms.mean) < 5e-4 ? 0 : ms.mean).toFixed(3) : '-';
       };
       const [a, b] = pair.split('-').map(Number);
       const names = `${g.runs[0]!.agents[a!]?.name ?? a} × ${g.runs[0]!.agents[b!]?.name ?? b}`;

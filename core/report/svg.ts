@@ -67,7 +67,8 @@ export function lineChart(series: readonly Series[], o: ChartOptions): string {
     y0 -= pad; y1 += pad;
   }
   const X = (x: number): number => m.l + ((x - x0) / (x1 - x0)) * pw;
-  const Y = (y: number): number => m.t + ph - ((y - y0) / (y1 - y0)) * ph;
+  // Bands (± sd) may overshoot a fixed range such as [0, 1]; they are clipped to the plot area.
+  const Y = (y: number): number => m.t + ph - ((Math.min(Math.max(y, y0), y1) - y0) / (y1 - y0)) * ph;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" role="img" aria-label="${escapeXml(o.title)}" font-family="system-ui, sans-serif">`);
   parts.push(`<text x="${m.l}" y="16" font-size="13" font-weight="bold">${escapeXml(o.title)}</text>`);

@@ -5,5 +5,6 @@ export * from './errors';
 export { PluginRegistry, PLUGIN_REGISTRY, registryOf } from './plugins/registry';
 export { definePlugin, fromClass, registerAll } from './plugins/define';
 export * as grpo from './grpo';
+export * as tensor from './tensor';
 export { Rng, mixSeed } from './util/rng';
 export { CORL_VERSION } from './version';

@@ -6,6 +6,7 @@ import { POLICY_CODES } from './policy';
 import { RUN_CODES } from './run';
 import type { ErrorSpec } from './spec';
 import { TASK_CODES } from './task';
+import { TENSOR_CODES } from './tensor';
 
 export type { ErrorSpec } from './spec';
 export { defineCodes } from './spec';
@@ -22,6 +23,7 @@ export const ERROR_CODES = {
   ...GRPO_CODES,
   ...TASK_CODES,
   ...CLI_CODES,
+  ...TENSOR_CODES,
 } satisfies Record<string, ErrorSpec>;
 
 /** Every code corl raises. */

@@ -1,7 +1,9 @@
 import { registerAll } from '../../core/plugins/define';
-import { mathEquivalence, mathExtractor } from './math';
+import { choiceExtractor } from './choice';
+import { exactEquivalence } from './exact';
+import { MathEquivalence, mathEquivalence, mathExtractor } from './math';
 
-export { mathEquivalence, mathExtractor };
+export { choiceExtractor, exactEquivalence, MathEquivalence, mathEquivalence, mathExtractor };
 
 /** Registers the built-in answer extractors and equivalences. */
-export const register = registerAll(mathExtractor, mathEquivalence);
+export const register = registerAll(mathExtractor, choiceExtractor, mathEquivalence, exactEquivalence);

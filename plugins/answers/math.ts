@@ -1,137 +1,157 @@
 import type { AnswerExtractor } from '../../core/contracts/answer-extractor';
 import type { Equivalence } from '../../core/contracts/equivalence';
 import { definePlugin } from '../../core/plugins/define';
+import { keysEqual, ParseCache } from './compare';
+import { ALL_RULES, extractMathAnswer, type MathExtractRules } from './extract';
+import { DEFAULT_UNITS, mathKey as normalizeKey, type NormalizeOptions, type PercentMode } from './normalize';
+import { SymbolicPool, type SymbolicPoolStats } from './symbolic-pool';
 
-interface MathExtractorOptions {
-  /** Fall back to the last number in the text when no explicit answer marker is found (the released reference does). */
-  lastNumber: boolean;
+export { lastBoxed } from './extract';
+
+/** Options of the `corl:math` extractor: which rules run, in priority order. */
+export type MathExtractorOptions = MathExtractRules;
+
+/** The final answer of a math completion (rules as in {@link extractMathAnswer}; unset rules are on). */
+export function extractMath(text: string, options: Partial<MathExtractorOptions> = {}): string | null {
+  return extractMathAnswer(text, { ...ALL_RULES, ...options });
 }
 
-/** Content of the last `\boxed{…}` / `\fbox{…}` with balanced braces, or null. Linear scan, no regex backtracking. */
-export function lastBoxed(text: string): string | null {
-  let at = -1;
-  for (const macro of ['\\boxed', '\\fbox']) at = Math.max(at, text.lastIndexOf(macro));
-  while (at >= 0) {
-    const macroLen = text.startsWith('\\boxed', at) ? 6 : 5;
-    let i = at + macroLen;
-    while (text[i] === ' ') i++;
-    if (text[i] === '{') {
-      let depth = 0;
-      for (let j = i; j < text.length; j++) {
-        const c = text[j];
-        if (c === '{') depth++;
-        else if (c === '}' && --depth === 0) return text.slice(i + 1, j);
-      }
-    } else if (i < text.length && i > at + macroLen) {
-      // "\boxed 5": up to the next $ or whitespace
-      const m = /^[^\s$]+/.exec(text.slice(i, i + 200));
-      if (m) return m[0];
-    }
-    // unbalanced: try an earlier one
-    const before = text.slice(0, at);
-    at = Math.max(before.lastIndexOf('\\boxed'), before.lastIndexOf('\\fbox'));
-  }
-  return null;
-}
-
-const ANSWER_IS = /(?:the )?(?:final )?answer is[:\s]*/gi;
-const NUMBER = /-?\d[\d,]*(?:\.\d+)?|-?\.\d+/g;
-
-/**
- * The foundation's math extractor: the last brace-balanced `\boxed{}`, then the text after the last
- * "the answer is", then (optionally) the last number.
- */
-export function extractMath(text: string, options: MathExtractorOptions): string | null {
-  const boxed = lastBoxed(text);
-  if (boxed !== null && boxed.trim()) return boxed.trim();
-  let last: RegExpExecArray | null = null;
-  for (let m = ANSWER_IS.exec(text); m; m = ANSWER_IS.exec(text)) last = m;
-  ANSWER_IS.lastIndex = 0;
-  if (last) {
-    const rest = text.slice(last.index + last[0].length, last.index + last[0].length + 200);
-    const answer = rest.split(/\n|(?<=[^\d])\.(?:\s|$)|\.$/)[0]!.replace(/^\$+|\$+$/g, '').trim();
-    if (answer) return answer;
-  }
-  if (!options.lastNumber) return null;
-  let num: string | null = null;
-  for (const m of text.matchAll(NUMBER)) num = m[0];
-  return num;
+/** Canonical key of a math answer with the default normalizer options. */
+export function mathKey(answer: string, options?: Partial<NormalizeOptions>): string | null {
+  return normalizeKey(answer, { percent: options?.percent ?? 'strip', units: options?.units ?? DEFAULT_UNITS });
 }
 
 export const mathExtractor = definePlugin({
   manifest: {
     name: 'corl:math',
     kind: 'extractor',
-    description: 'Final math answer: last balanced \\boxed{}, then "the answer is", then the last number',
+    description: 'Final math answer: Minerva "final answer is $X$. I hope", the last <answer> tag, the last balanced \\boxed{}/\\fbox{}, "the answer is", then the last number',
     corl: '^0.1.0',
     options: {
       type: 'object',
       properties: {
+        minerva: { type: 'boolean', default: true, description: 'Minerva format "final answer is $X$. I hope it is correct."' },
+        answerTags: { type: 'boolean', default: true, description: 'the last <answer>...</answer> tag (its content is searched again with the other rules)' },
+        boxed: { type: 'boolean', default: true, description: 'the last \\boxed{} or \\fbox{} with balanced braces' },
+        answerIs: { type: 'boolean', default: true, description: 'the text after the last "answer is" / "answer:"' },
         lastNumber: { type: 'boolean', default: true, description: 'fall back to the last number in the text (the released reference votes with it)' },
       },
       additionalProperties: false,
     },
   },
-  create(options: MathExtractorOptions): AnswerExtractor {
-    return { extract: (text) => extractMath(text, options) };
+  create(options: Partial<MathExtractorOptions>): AnswerExtractor {
+    const rules: MathExtractRules = { ...ALL_RULES, ...options };
+    return { extract: (text) => extractMathAnswer(text, rules) };
   },
 });
 
-interface MathEquivalenceOptions {
-  /** Relative tolerance of numeric comparison. */
-  tolerance: number;
+/** Options of the `corl:math` equivalence. */
+export interface MathEquivalenceOptions {
+  /** Relative tolerance of numeric equality. */
+  readonly tolerance: number;
+  /** How a trailing percent sign is read. */
+  readonly percent: PercentMode;
+  /** Unit words dropped from answers. */
+  readonly units: readonly string[];
+  /** Ask the symbolic engine when the fast checks cannot decide. */
+  readonly symbolic: boolean;
+  /** Hard time limit of one symbolic comparison, in milliseconds. */
+  readonly timeoutMs: number;
+  /** Symbolic worker threads. */
+  readonly workers: number;
+  /** Heap limit of each worker, in MiB. */
+  readonly heapMb: number;
+  /** Remembered comparisons (and parsed keys); the caches are emptied when full. */
+  readonly cacheSize: number;
 }
 
-/** Canonical key of a math answer: whitespace, `$`, `\left`/`\right`, `\text{}` wrappers, `\dfrac` and trailing dots removed; numbers in canonical decimal form. */
-export function mathKey(answer: string): string | null {
-  let s = answer.trim();
-  s = s.replace(/\\(?:left|right)(?=[()[\]|.\\{}])/g, '').replace(/\\[dt]frac/g, '\\frac');
-  s = s.replace(/\\(?:text|mathrm|textbf|mbox)\{([^{}]*)\}/g, '$1');
-  s = s.replace(/\$/g, '').replace(/\\[,;:! ]/g, '').replace(/\s+/g, '');
-  s = s.replace(/\.$/, '');
-  if (/^-?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
-  if (/^-?(\d+\.?\d*|\.\d+)$/.test(s)) s = canonicalNumber(Number(s));
-  const frac = /^(-?\d+)\/(\d+)$/.exec(s);
-  if (frac) s = `\\frac{${frac[1]}}{${frac[2]}}`;
-  return s === '' ? null : s;
-}
+const EQUIVALENCE_DEFAULTS: MathEquivalenceOptions = {
+  tolerance: 1e-4, percent: 'strip', units: DEFAULT_UNITS, symbolic: true, timeoutMs: 2000, workers: 1, heapMb: 256, cacheSize: 100_000,
+};
 
-function canonicalNumber(x: number): string {
-  return Object.is(x, -0) ? '0' : String(x);
-}
+/**
+ * Math answer equivalence: canonical keys (normalize.ts), then structures element-wise, constants
+ * by value within a relative tolerance, expressions probed in-process and proved by the symbolic
+ * engine in a worker pool under a hard time limit. Every verdict is cached.
+ */
+export class MathEquivalence implements Equivalence {
+  private readonly options: MathEquivalenceOptions;
+  private readonly normalize: NormalizeOptions;
+  private readonly parsed: ParseCache;
+  private readonly verdicts = new Map<string, boolean>();
+  private readonly inflight = new Map<string, Promise<boolean>>();
+  private pool?: SymbolicPool;
 
-/** The numeric value of a key, when it is a plain number or a \frac of integers. */
-export function numericValue(key: string): number | undefined {
-  if (/^-?\d+(\.\d+)?(e[+-]?\d+)?$/.test(key)) return Number(key);
-  const f = /^(-?)\\frac\{(-?\d+)\}\{(\d+)\}$/.exec(key);
-  if (f && Number(f[3]) !== 0) return (f[1] ? -1 : 1) * Number(f[2]) / Number(f[3]);
-  return undefined;
+  constructor(options: Partial<MathEquivalenceOptions> = {}) {
+    this.options = { ...EQUIVALENCE_DEFAULTS, ...options };
+    this.normalize = { percent: this.options.percent, units: this.options.units };
+    this.parsed = new ParseCache(this.options.cacheSize);
+  }
+
+  key(answer: string): string | null {
+    return normalizeKey(answer, this.normalize);
+  }
+
+  equal(a: string, b: string): Promise<boolean> {
+    if (a === b) return Promise.resolve(true);
+    if (typeof a !== 'string' || typeof b !== 'string') return Promise.resolve(false);
+    const pair = a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;
+    const known = this.verdicts.get(pair);
+    if (known !== undefined) return Promise.resolve(known);
+    let p = this.inflight.get(pair);
+    if (!p) {
+      const [x, y] = a < b ? [a, b] : [b, a]; // the same order whichever way round it was asked
+      p = keysEqual(x, y, this.options.tolerance, this.parsed, this.options.symbolic ? (u, v) => this.symbolic(u, v) : undefined).then((v) => {
+        this.inflight.delete(pair);
+        if (this.verdicts.size >= this.options.cacheSize) this.verdicts.clear();
+        this.verdicts.set(pair, v);
+        return v;
+      }, (e) => {
+        this.inflight.delete(pair);
+        throw e;
+      });
+      this.inflight.set(pair, p);
+    }
+    return p;
+  }
+
+  /** Counters of the symbolic pool (zeros before its first use). */
+  get symbolicStats(): SymbolicPoolStats {
+    return this.pool?.stats ?? { answered: 0, timeouts: 0, crashes: 0, started: 0 };
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+
+  private symbolic(a: string, b: string): Promise<boolean> {
+    this.pool ??= new SymbolicPool({ workers: this.options.workers, timeoutMs: this.options.timeoutMs, tolerance: this.options.tolerance, heapMb: this.options.heapMb });
+    return this.pool.compare(a, b);
+  }
 }
 
 export const mathEquivalence = definePlugin({
   manifest: {
     name: 'corl:math',
     kind: 'equivalence',
-    description: 'Math answers: normalized keys, then numeric equality within a relative tolerance',
+    description: 'Math answers: canonical keys, then tuples/intervals/sets element-wise, numbers within a relative tolerance, and symbolic equality (compute-engine, worker pool, hard time limit, cached)',
     corl: '^0.1.0',
     options: {
       type: 'object',
       properties: {
-        tolerance: { type: 'number', minimum: 0, default: 1e-4, description: 'relative tolerance of numeric equality' },
+        tolerance: { type: 'number', minimum: 0, default: EQUIVALENCE_DEFAULTS.tolerance, description: 'relative tolerance of numeric equality' },
+        percent: { enum: ['strip', 'fraction', 'keep'], default: EQUIVALENCE_DEFAULTS.percent, description: 'strip: 50% = 50 (the reference); fraction: 50% = 0.5; keep: 50% only equals 50%' },
+        units: { type: 'array', items: { type: 'string', minLength: 1 }, default: [...DEFAULT_UNITS], description: 'unit words dropped after a number or inside \\text{} (plurals included)' },
+        symbolic: { type: 'boolean', default: EQUIVALENCE_DEFAULTS.symbolic, description: 'ask the symbolic engine when the fast checks cannot decide' },
+        timeoutMs: { type: 'integer', minimum: 1, default: EQUIVALENCE_DEFAULTS.timeoutMs, description: 'hard time limit of one symbolic comparison (the worker is terminated); over it counts as not equal' },
+        workers: { type: 'integer', minimum: 1, maximum: 64, default: EQUIVALENCE_DEFAULTS.workers, description: 'symbolic worker threads' },
+        heapMb: { type: 'integer', minimum: 16, default: EQUIVALENCE_DEFAULTS.heapMb, description: 'heap limit of each symbolic worker in MiB' },
+        cacheSize: { type: 'integer', minimum: 1, default: EQUIVALENCE_DEFAULTS.cacheSize, description: 'comparisons remembered (and parsed keys)' },
       },
       additionalProperties: false,
     },
   },
-  create(options: MathEquivalenceOptions): Equivalence {
-    return {
-      key: mathKey,
-      async equal(a, b) {
-        if (a === b) return true;
-        const x = numericValue(a);
-        const y = numericValue(b);
-        if (x === undefined || y === undefined) return false;
-        return Math.abs(x - y) <= options.tolerance * Math.max(Math.abs(x), Math.abs(y), 1e-12);
-      },
-    };
+  create(options: Partial<MathEquivalenceOptions>): Equivalence {
+    return new MathEquivalence(options);
   },
 });

@@ -1,3 +1,4 @@
+import { ANSWERS_CODES } from './answers';
 import { CLI_CODES } from './cli';
 import { CONFIG_CODES } from './config';
 import { GRPO_CODES } from './grpo';
@@ -24,6 +25,7 @@ export const ERROR_CODES = {
   ...TASK_CODES,
   ...CLI_CODES,
   ...TENSOR_CODES,
+  ...ANSWERS_CODES,
 } satisfies Record<string, ErrorSpec>;
 
 /** Every code corl raises. */

@@ -1,38 +1,104 @@
 import { expect } from 'chai';
-import { extractMath, lastBoxed, mathKey, mathEquivalence } from '../../../plugins/answers/math';
+import { createRunContainer } from '../../../core/plugins/container';
+import { PLUGIN_REGISTRY } from '../../../core/plugins/registry';
+import { pluralityVote } from '../../../core/voting/plurality';
+import { extractMath, lastBoxed, MathEquivalence, mathEquivalence, mathExtractor, mathKey } from '../../../plugins/answers/math';
 
-describe('plugins/answers/math (foundation extractor and keys)', () => {
+describe('plugins/answers/math (corl:math extractor and equivalence)', () => {
   const opts = { lastNumber: true };
   it('takes the last brace-balanced \\boxed{}', () => {
     expect(lastBoxed('first \\boxed{1} then \\boxed{\\frac{1}{2}} done')).to.equal('\\frac{1}{2}');
-    expect(lastBoxed('\\boxed{a{b}c} and \\fbox{7}')).to.equal('7');
     expect(lastBoxed('ok \\boxed{3} then broken \\boxed{4')).to.equal('3');
-    expect(lastBoxed('\\boxed 5$ end')).to.equal('5');
-    expect(lastBoxed('nothing here')).to.equal(null);
   });
   it('then "the answer is", then the last number (switchable)', () => {
     expect(extractMath('So the answer is 42.', opts)).to.equal('42');
-    expect(extractMath('The final answer is $x^2$\nbye', opts)).to.equal('x^2');
-    expect(extractMath('we get 3 apples and then 7 pears', opts)).to.equal('7');
     expect(extractMath('we get 3 apples and then 7 pears', { lastNumber: false })).to.equal(null);
     expect(extractMath('Thinking about it, the answer is \\boxed{4}.', opts)).to.equal('4');
-    expect(extractMath('', opts)).to.equal(null);
   });
-  it('normalizes keys', () => {
-    expect(mathKey(' $5.000$ ')).to.equal('5');
-    expect(mathKey('.5')).to.equal('0.5');
-    expect(mathKey('1,000')).to.equal('1000');
-    expect(mathKey('1,00')).to.equal('1,00');
-    expect(mathKey('\\dfrac{1}{2}')).to.equal('\\frac{1}{2}');
+  it('the extractor plugin applies its options', () => {
+    const on = mathExtractor.create({ minerva: true, answerTags: true, boxed: true, answerIs: true, lastNumber: true }, {} as never) as { extract(t: string): string | null };
+    const off = mathExtractor.create({ minerva: true, answerTags: true, boxed: true, answerIs: true, lastNumber: false }, {} as never) as { extract(t: string): string | null };
+    expect(on.extract('3 then 9')).to.equal('9');
+    expect(off.extract('3 then 9')).to.equal(null);
+  });
+  it('the key: `1/2` and `\\frac{1}{2}` and `\\dfrac12` are one key; empty answers have none', () => {
     expect(mathKey('1/2')).to.equal('\\frac{1}{2}');
-    expect(mathKey('\\left( 1, 2 \\right)')).to.equal('(1,2)');
+    expect(mathKey('\\dfrac12')).to.equal('\\frac{1}{2}');
+    expect(mathKey(' $\\frac{1}{2}$ ')).to.equal('\\frac{1}{2}');
     expect(mathKey('\\text{ }')).to.equal(null);
   });
-  it('numeric equality within the relative tolerance', async () => {
-    const eq = mathEquivalence.create({ tolerance: 1e-4 }, {} as any) as any;
-    expect(await eq.equal('0.5', '\\frac{1}{2}')).to.equal(true);
-    expect(await eq.equal('3.14159', '3.1416')).to.equal(true);
-    expect(await eq.equal('3.14', '3.15')).to.equal(false);
-    expect(await eq.equal('x', 'y')).to.equal(false);
+
+  describe('MathEquivalence', () => {
+    let eq: MathEquivalence;
+    beforeEach(() => { eq = new MathEquivalence({ timeoutMs: 5000 }); });
+    afterEach(() => eq.close());
+
+    it('numeric equality within the relative tolerance (configurable)', async () => {
+      expect(await eq.equal('0.5', '\\frac{1}{2}')).to.equal(true);
+      expect(await eq.equal('3.14159', '3.1416')).to.equal(true);
+      expect(await eq.equal('3.14', '3.15')).to.equal(false);
+      const loose = new MathEquivalence({ tolerance: 0.01 });
+      expect(await loose.equal('3.14', '3.15')).to.equal(true);
+      await loose.close();
+    });
+    it('symbolic equality through the worker pool, cached and symmetric', async () => {
+      expect(await eq.equal('(x+1)^{2}', 'x^{2}+2x+1')).to.equal(true);
+      expect(eq.symbolicStats.answered).to.equal(1);
+      expect(await eq.equal('x^{2}+2x+1', '(x+1)^{2}')).to.equal(true);
+      expect(await eq.equal('\\frac{x^{2}-1}{x-1}', 'x+1')).to.equal(true);
+      expect(await eq.equal('x^{2}+2x+1.001', '(x+1)^{2}')).to.equal(false);
+      expect(eq.symbolicStats.answered).to.equal(2);
+    });
+    it('the same pair asked concurrently is computed once', async () => {
+      const both = await Promise.all([eq.equal('2x+2', '2(x+1)'), eq.equal('2(x+1)', '2x+2')]);
+      expect(both).to.deep.equal([true, true]);
+      expect(eq.symbolicStats.answered).to.equal(1);
+    });
+    it('intervals, tuples and sets through the plugin', async () => {
+      const keyed = (s: string) => eq.key(s)!;
+      expect(await eq.equal(keyed('\\left[0, \\frac12\\right)'), keyed('[0, 0.5)'))).to.equal(true);
+      expect(await eq.equal(keyed('[0, 1)'), keyed('[0, 1]'))).to.equal(false);
+      expect(await eq.equal(keyed('\\{3, \\sqrt{4}\\}'), keyed('\\{2, 3\\}'))).to.equal(true);
+      expect(await eq.equal(keyed('x = 3'), keyed('3'))).to.equal(true);
+    });
+    it('symbolic: false decides with the fast checks only', async () => {
+      const fast = new MathEquivalence({ symbolic: false });
+      expect(await fast.equal('(x+1)^{2}', 'x^{2}+2x+1')).to.equal(false);
+      expect(await fast.equal('x+1', 'x+2')).to.equal(false);
+      expect(fast.symbolicStats.started).to.equal(0);
+      await fast.close();
+    });
+    it('percent and units options reach the key', () => {
+      const frac = new MathEquivalence({ percent: 'fraction', units: ['apple'] });
+      expect(frac.key('50\\%')).to.equal('0.5');
+      expect(frac.key('3 apples')).to.equal('3');
+      expect(frac.key('3 cm')).to.equal('3cm');
+    });
+  });
+
+  describe('votes cluster by equivalence, and an empty answer never wins', () => {
+    const eq = new MathEquivalence({ symbolic: false });
+    const keys = (answers: (string | null)[]) => answers.map((a) => (a === null ? null : eq.key(a)));
+    it('1/2, 0.5 and \\frac{1}{2} vote together against a plurality of strings', async () => {
+      const v = await pluralityVote(keys(['3', '0.5', '3', '\\frac{1}{2}', '1/2']), eq, 0);
+      expect(v.label).to.equal('0.5');
+      expect(v.share).to.equal(0.6);
+    });
+    it('null and empty answers do not vote', async () => {
+      const v = await pluralityVote(keys([null, '\\text{ }', '$ $', null, '7']), eq, 0);
+      expect(v.label).to.equal('7');
+      expect(v.voters).to.equal(1);
+      const none = await pluralityVote(keys([null, '\\text{ }']), eq, 0);
+      expect(none.label).to.equal(null);
+    });
+  });
+
+  it('registers both corl:math plugins through plugins/answers', async () => {
+    const container = await createRunContainer();
+    const registry = container.resolve(PLUGIN_REGISTRY);
+    expect(registry.get('extractor', 'corl:math')).to.equal(mathExtractor);
+    expect(registry.get('equivalence', 'corl:math')).to.equal(mathEquivalence);
+    expect(registry.names('extractor')).to.include.members(['corl:math', 'corl:choice']);
+    expect(registry.names('equivalence')).to.include.members(['corl:math', 'corl:exact']);
   });
 });

@@ -1,0 +1,88 @@
+import type { AnswerExtractor } from '../../core/contracts/answer-extractor';
+import { definePlugin } from '../../core/plugins/define';
+import { afterAnswerIs, lastAnswerTag, lastBoxed } from './extract';
+import { asciiLower, isSpace } from './latex';
+
+/** Options of the multiple-choice extractor. */
+export interface ChoiceOptions {
+  /** The option letters, e.g. "ABCDE". */
+  readonly letters: string;
+  /** Also accept the last parenthesized letter anywhere in the text, e.g. "... so (C) is right". */
+  readonly anywhere: boolean;
+}
+
+const LEAD_WORDS = ['option', 'choice', 'answer'];
+
+/** The option letter a short answer names: "C", "(C)", "[C]", "C.", "C) text", "C. text", "Option C". */
+export function letterOf(candidate: string, letters: string): string | null {
+  let s = candidate;
+  // unwrap \text{...} / \mathrm{...} / \textbf{...} and markdown emphasis, $ and spaces
+  s = s.replace(/\\(?:text|textbf|mathrm|mathbf|mbox)\s*\{([^{}]{0,200})\}/g, '$1').replace(/[*$]/g, '');
+  let i = 0;
+  while (i < s.length && (isSpace(s.charCodeAt(i)) || s[i] === ':')) i++;
+  for (const w of LEAD_WORDS) {
+    if (s.slice(i, i + w.length).toLowerCase() === w) {
+      i += w.length;
+      while (i < s.length && (isSpace(s.charCodeAt(i)) || s[i] === ':')) i++;
+      break;
+    }
+  }
+  let open = '';
+  if (s[i] === '(' || s[i] === '[') { open = s[i]!; i++; }
+  while (i < s.length && isSpace(s.charCodeAt(i))) i++;
+  const letter = s[i];
+  if (letter === undefined || !letters.includes(letter)) return null;
+  i++;
+  while (i < s.length && isSpace(s.charCodeAt(i)) && open) i++;
+  if (open) {
+    if (s[i] !== (open === '(' ? ')' : ']')) return null;
+    return letter;
+  }
+  // a bare letter must stand alone: end, or followed by punctuation / a space
+  const next = s[i];
+  if (next === undefined || next === '.' || next === ')' || next === ':' || next === ',' || isSpace(s.charCodeAt(i))) return letter;
+  return null;
+}
+
+/**
+ * The chosen option letter: from the last `<answer>` tag, the last `\boxed{}`, the text after "answer
+ * is"/"answer:", or a reply that starts with the letter; optionally the last "(C)" anywhere.
+ */
+export function extractChoice(text: string, options: ChoiceOptions): string | null {
+  if (typeof text !== 'string' || text.length === 0) return null;
+  const lower = asciiLower(text);
+  for (const candidate of [lastAnswerTag(text, lower), lastBoxed(text), afterAnswerIs(text, lower)]) {
+    if (candidate === null) continue;
+    const l = letterOf(candidate, options.letters);
+    if (l !== null) return l;
+  }
+  const whole = letterOf(text.slice(0, 400), options.letters);
+  if (whole !== null) return whole;
+  if (options.anywhere) {
+    for (let at = text.lastIndexOf('('); at >= 0; at = at > 0 ? text.lastIndexOf('(', at - 1) : -1) {
+      const l = text[at + 1];
+      if (l !== undefined && options.letters.includes(l) && text[at + 2] === ')') return l;
+    }
+  }
+  return null;
+}
+
+export const choiceExtractor = definePlugin({
+  manifest: {
+    name: 'corl:choice',
+    kind: 'extractor',
+    description: 'Multiple-choice letter: "C", "(C)", "C. text", "answer is C", from the last <answer> tag or \\boxed{} first',
+    corl: '^0.1.0',
+    options: {
+      type: 'object',
+      properties: {
+        letters: { type: 'string', pattern: '^[A-Za-z]+$', default: 'ABCDE', description: 'the option letters' },
+        anywhere: { type: 'boolean', default: false, description: 'also accept the last "(X)" anywhere in the text' },
+      },
+      additionalProperties: false,
+    },
+  },
+  create(options: ChoiceOptions): AnswerExtractor {
+    return { extract: (text) => extractChoice(text, options) };
+  },
+});

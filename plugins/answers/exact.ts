@@ -1,0 +1,41 @@
+import type { Equivalence } from '../../core/contracts/equivalence';
+import { definePlugin } from '../../core/plugins/define';
+
+/** Options of the exact equivalence. */
+export interface ExactOptions {
+  /** Compare letters case-sensitively. */
+  readonly caseSensitive: boolean;
+  /** Collapse runs of whitespace into one space (and trim). */
+  readonly collapseSpace: boolean;
+}
+
+/** The key of the exact equivalence: the answer, trimmed, optionally lowercased and space-collapsed. */
+export function exactKey(answer: string, options: ExactOptions): string | null {
+  if (typeof answer !== 'string') return null;
+  let s = options.collapseSpace ? answer.replace(/\s+/g, ' ').trim() : answer.trim();
+  if (!options.caseSensitive) s = s.toLowerCase();
+  return s.length > 0 ? s : null;
+}
+
+export const exactEquivalence = definePlugin({
+  manifest: {
+    name: 'corl:exact',
+    kind: 'equivalence',
+    description: 'Exact string identity of trimmed answers (option letters, labels, the reference\'s string votes)',
+    corl: '^0.1.0',
+    options: {
+      type: 'object',
+      properties: {
+        caseSensitive: { type: 'boolean', default: true, description: 'compare letters case-sensitively' },
+        collapseSpace: { type: 'boolean', default: true, description: 'collapse runs of whitespace into one space' },
+      },
+      additionalProperties: false,
+    },
+  },
+  create(options: ExactOptions): Equivalence {
+    return {
+      key: (answer) => exactKey(answer, options),
+      equal: async (a, b) => a === b,
+    };
+  },
+});

@@ -1,0 +1,68 @@
+// Linear-time scanning helpers shared by the extractors and the normalizer. Nothing here uses a
+// regular expression that can backtrack: every function is one or two passes over its input.
+
+/**
+ * For every group brace `{` of `text` (not the escaped `\{`), the index of its matching `}`, or −1
+ * when it is never closed. Indices that are not an opening brace hold −1 too. One pass, O(n).
+ */
+export function braceMatches(text: string): Int32Array {
+  const n = text.length;
+  const match = new Int32Array(n).fill(-1);
+  const stack = new Int32Array(n);
+  let top = 0;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 92 /* \ */) { i++; continue; } // an escaped character is never a group brace
+    if (c === 123 /* { */) stack[top++] = i;
+    else if (c === 125 /* } */ && top > 0) match[stack[--top]!] = i;
+  }
+  return match;
+}
+
+/** Whether `text` has `word` at `at`, comparing ASCII letters case-insensitively. */
+export function startsWithIgnoreCase(text: string, word: string, at: number): boolean {
+  if (at < 0 || at + word.length > text.length) return false;
+  for (let i = 0; i < word.length; i++) {
+    let a = text.charCodeAt(at + i);
+    let b = word.charCodeAt(i);
+    if (a >= 65 && a <= 90) a += 32;
+    if (b >= 65 && b <= 90) b += 32;
+    if (a !== b) return false;
+  }
+  return true;
+}
+
+/**
+ * Lowercased copy with the same length as the input, so indices carry over. Only ASCII letters are
+ * folded (every marker searched for is ASCII): a few non-ASCII letters change length when
+ * lowercased ('İ'), so when that happens non-ASCII code units are masked first.
+ */
+export function asciiLower(text: string): string {
+  const lower = text.toLowerCase();
+  if (lower.length === text.length) return lower;
+  return text.replace(/[^\x00-\x7f]+/g, (m) => '\u0000'.repeat(m.length)).toLowerCase();
+}
+
+/** Whether a UTF-16 code is an ASCII letter. */
+export function isLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/** Whether a UTF-16 code is an ASCII digit. */
+export function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+/** Whether a UTF-16 code is whitespace (ASCII or the common Unicode spaces). */
+export function isSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x2009 || c === 0x202f || c === 0x3000 || (c >= 0x2000 && c <= 0x200a);
+}
+
+/** `text` without leading and trailing whitespace and `$` math delimiters. */
+export function trimMath(text: string): string {
+  let a = 0;
+  let b = text.length;
+  while (a < b && (isSpace(text.charCodeAt(a)) || text.charCodeAt(a) === 36)) a++;
+  while (b > a && (isSpace(text.charCodeAt(b - 1)) || text.charCodeAt(b - 1) === 36)) b--;
+  return text.slice(a, b);
+}

@@ -13,6 +13,7 @@ export interface Bench {
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const BENCHES: Record<string, { description: string; load: () => Bench }> = {
   trainer: { description: 'trainer overhead per step with the test policy', load: () => require('./trainer').bench },
+  answers: { description: 'answer extraction, keys, labels and rewards at paper scale', load: () => require('./answers').bench },
 };
 
 async function main(): Promise<void> {

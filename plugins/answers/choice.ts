@@ -1,7 +1,7 @@
 import type { AnswerExtractor } from '../../core/contracts/answer-extractor';
 import { definePlugin } from '../../core/plugins/define';
 import { afterAnswerIs, lastAnswerTag, lastBoxed } from './extract';
-import { asciiLower, isSpace } from './latex';
+import { isSpace } from './latex';
 
 /** Options of the multiple-choice extractor. */
 export interface ChoiceOptions {
@@ -50,8 +50,7 @@ export function letterOf(candidate: string, letters: string): string | null {
  */
 export function extractChoice(text: string, options: ChoiceOptions): string | null {
   if (typeof text !== 'string' || text.length === 0) return null;
-  const lower = asciiLower(text);
-  for (const candidate of [lastAnswerTag(text, lower), lastBoxed(text), afterAnswerIs(text, lower)]) {
+  for (const candidate of [lastAnswerTag(text), lastBoxed(text), afterAnswerIs(text)]) {
     if (candidate === null) continue;
     const l = letterOf(candidate, options.letters);
     if (l !== null) return l;

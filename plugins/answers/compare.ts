@@ -130,13 +130,32 @@ export class ParseCache {
   }
 }
 
+/** How far the fast checks may go. */
+export interface FastCheckOptions {
+  /** Relative tolerance of numeric equality. */
+  readonly tolerance: number;
+  /**
+   * Accept agreement at every probe point (to 1e-10, at positive and negative points) as identity, as
+   * compute-engine's own identity test does before its symbolic fallback; false leaves every
+   * expression with variables that the probes do not reject to the symbolic engine.
+   */
+  readonly probeIdentity: boolean;
+}
+
+/** Relative agreement at a probe point that counts as identical (floating error, not tolerance). */
+const TIGHT = 1e-10;
+/** Conclusive probe points needed before agreement counts as identity. */
+const MIN_CONCLUSIVE = 3;
+
 /**
  * The in-process verdict on two scalar keys: true/false when it is certain, undefined when only the
  * symbolic engine can tell. Constants compare by value within `tolerance` (relative); expressions
- * with variables are evaluated at fixed probe points, and a clear difference at any point is false.
+ * with variables are evaluated at fixed probe points: a clear difference at any point is false, and
+ * (with `probeIdentity`) agreement to floating precision at every point is true.
  */
-export function scalarVerdict(a: string, b: string, tolerance: number, cache: ParseCache): Verdict {
+export function scalarVerdict(a: string, b: string, options: FastCheckOptions, cache: ParseCache): Verdict {
   if (a === b) return true;
+  const tolerance = options.tolerance;
   const pa = cache.get(a);
   const pb = cache.get(b);
   if (!pa || !pb) return undefined;
@@ -150,19 +169,25 @@ export function scalarVerdict(a: string, b: string, tolerance: number, cache: Pa
       // ∞ = ∞ only when both are written as infinity; an overflow is the symbolic engine's call
       const inf = (k: string) => k.replace(/^[-+]/, '') === '\\infty';
       if (inf(a) && inf(b)) return x === y;
-      if (inf(a) !== inf(b) && (inf(a) || inf(b)) && Number.isFinite(inf(a) ? y : x)) return false;
+      if (inf(a) !== inf(b) && Number.isFinite(inf(a) ? y : x)) return false;
       return undefined;
     }
     return closeRelative(x, y, tolerance);
   }
   const vars = [...new Set([...pa.vars, ...pb.vars])].sort();
+  let conclusive = 0;
+  let tight = true;
   for (const env of probeEnvironments(vars)) {
     const x = evaluate(pa.expr, env);
     const y = evaluate(pb.expr, env);
     if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
-    // a probe only rejects on a clear difference; agreeing probes still need the symbolic proof
-    if (Math.abs(x - y) > Math.max(tolerance, 1e-9) * Math.max(Math.abs(x), Math.abs(y), 1)) return false;
+    conclusive++;
+    const d = Math.abs(x - y);
+    // a clear difference at one point is enough to reject
+    if (d > Math.max(tolerance, 1e-9) * Math.max(Math.abs(x), Math.abs(y), 1)) return false;
+    if (!(d <= TIGHT * Math.max(Math.abs(x), Math.abs(y)) || d <= 1e-12)) tight = false;
   }
+  if (options.probeIdentity && tight && conclusive >= MIN_CONCLUSIVE) return true;
   return undefined;
 }
 
@@ -183,12 +208,12 @@ export type SymbolicCheck = (a: string, b: string) => Promise<boolean>;
  * tuples and intervals must match, sets and unions in any order), scalars by {@link scalarVerdict}
  * and then `symbolic`.
  */
-export async function keysEqual(a: string, b: string, tolerance: number, cache: ParseCache, symbolic: SymbolicCheck | undefined): Promise<boolean> {
+export async function keysEqual(a: string, b: string, options: FastCheckOptions, cache: ParseCache, symbolic: SymbolicCheck | undefined): Promise<boolean> {
   if (a === b) return true;
-  return structuresEqual(structureOf(a), structureOf(b), tolerance, cache, symbolic);
+  return structuresEqual(structureOf(a), structureOf(b), options, cache, symbolic);
 }
 
-async function structuresEqual(x: Structure, y: Structure, tol: number, cache: ParseCache, symbolic: SymbolicCheck | undefined): Promise<boolean> {
+async function structuresEqual(x: Structure, y: Structure, tol: FastCheckOptions, cache: ParseCache, symbolic: SymbolicCheck | undefined): Promise<boolean> {
   if (x.kind !== y.kind) return false;
   switch (x.kind) {
     case 'scalar': {

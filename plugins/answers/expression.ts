@@ -370,15 +370,17 @@ function fn(name: string, x: number, base?: number): number {
   }
 }
 
-/** Number of probe points for expressions with variables. */
-export const PROBES = 4;
+/** Number of probe points for expressions with variables (half of them negative). */
+export const PROBES = 6;
 
 /**
- * The value of variable `name` at probe `k`: a fixed, irrational-looking point in (0.6, 2.2), the
- * same on every run (derived with mixSeed, no Math.random).
+ * The value of variable `name` at probe `k`: a fixed, irrational-looking point with |v| in (0.6, 2.2),
+ * positive for even k and negative for odd k (so that √(x²) and x differ), the same on every run
+ * (derived with mixSeed, no Math.random).
  */
 export function probeValue(name: string, k: number): number {
-  return 0.6 + (mixSeed('probe', name, k) / 4294967296) * 1.6;
+  const v = 0.6 + (mixSeed('probe', name, k) / 4294967296) * 1.6;
+  return k % 2 === 0 ? v : -v;
 }
 
 /** The environments of the probe points for a set of variables. */

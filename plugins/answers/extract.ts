@@ -1,6 +1,6 @@
 // Final-answer extraction from completions. Each rule is a linear scan (indexOf/lastIndexOf and one
 // brace-matching pass), so a megabyte of hostile text costs a few milliseconds, never a hang.
-import { asciiLower, braceMatches, isDigit, isSpace, trimMath } from './latex';
+import { asciiLower, braceMatches, isDigit, isSpace, lastIndexOfTail, trimMath } from './latex';
 
 /** Which rules the math extractor tries, in this order. */
 export interface MathExtractRules {
@@ -30,13 +30,12 @@ const UNBRACED_SPAN = 200;
  */
 export function extractMathAnswer(text: string, rules: MathExtractRules = ALL_RULES): string | null {
   if (typeof text !== 'string' || text.length === 0) return null;
-  const lower = asciiLower(text);
   if (rules.minerva) {
-    const m = minervaAnswer(text, lower);
+    const m = minervaAnswer(text);
     if (m !== null) return m;
   }
   if (rules.answerTags) {
-    const tag = lastAnswerTag(text, lower);
+    const tag = lastAnswerTag(text);
     if (tag !== null) {
       const inner = extractMathAnswer(tag, { ...rules, answerTags: false, lastNumber: false });
       const answer = inner ?? nonEmpty(trimMath(tag));
@@ -48,7 +47,7 @@ export function extractMathAnswer(text: string, rules: MathExtractRules = ALL_RU
     if (b !== null) return b;
   }
   if (rules.answerIs) {
-    const a = afterAnswerIs(text, lower);
+    const a = afterAnswerIs(text);
     if (a !== null) return a;
   }
   if (rules.lastNumber) return lastNumber(text);
@@ -60,22 +59,24 @@ function nonEmpty(s: string): string | null {
 }
 
 /** Minerva format: the `$…$` after the last "final answer is", when followed by `. I hope`. */
-export function minervaAnswer(text: string, lower = asciiLower(text)): string | null {
-  const at = lower.lastIndexOf('final answer is');
+export function minervaAnswer(text: string): string | null {
+  const at = lastIndexOfTail(text, 'final answer is', true);
   if (at < 0) return null;
   let i = at + 'final answer is'.length;
   while (i < text.length && isSpace(text.charCodeAt(i))) i++;
   if (text.charCodeAt(i) !== 36 /* $ */) return null;
-  const end = lower.indexOf('$. i hope', i + 1);
+  const rest = asciiLower(text.slice(i + 1));
+  const found = rest.indexOf('$. i hope');
+  const end = found < 0 ? -1 : i + 1 + found;
   if (end < 0) return null;
   return nonEmpty(trimMath(text.slice(i + 1, end)));
 }
 
 /** Content of the last `<answer>…</answer>` (an unclosed last tag is ignored). */
-export function lastAnswerTag(text: string, lower = asciiLower(text)): string | null {
-  const close = lower.lastIndexOf('</answer>');
+export function lastAnswerTag(text: string): string | null {
+  const close = lastIndexOfTail(text, '</answer>', true);
   if (close < 0) return null;
-  const open = lower.lastIndexOf('<answer>', close);
+  const open = lastIndexOfTail(text, '<answer>', true, close);
   if (open < 0) return null;
   return text.slice(open + '<answer>'.length, close);
 }
@@ -83,27 +84,32 @@ export function lastAnswerTag(text: string, lower = asciiLower(text)): string | 
 /**
  * Content of the last `\boxed{…}` or `\fbox{…}` whose brace is balanced (an unbalanced last one, as in
  * a truncated completion, yields the one before it). `\boxed 5` (no brace) gives the text up to the
- * next `$` or line end. Linear: braces are matched once for the whole text.
+ * next `$` or line end. Candidates are visited from the end; the first unbalanced one makes a single
+ * brace-matching pass over the whole text, so the scan stays linear however many boxes there are.
  */
 export function lastBoxed(text: string): string | null {
-  const starts: number[] = [];
-  for (let at = text.indexOf('\\boxed'); at >= 0; at = text.indexOf('\\boxed', at + 6)) starts.push(at);
-  const fbox: number[] = [];
-  for (let at = text.indexOf('\\fbox'); at >= 0; at = text.indexOf('\\fbox', at + 5)) fbox.push(at);
-  if (starts.length === 0 && fbox.length === 0) return null;
-  const all = mergeSorted(starts, fbox);
   let match: Int32Array | undefined;
-  for (let k = all.length - 1; k >= 0; k--) {
-    const at = all[k]!;
-    const macroEnd = at + (text.startsWith('\\boxed', at) ? 6 : 5);
+  let nextBoxed = lastIndexOfTail(text, '\\boxed');
+  let nextFbox = lastIndexOfTail(text, '\\fbox');
+  while (nextBoxed >= 0 || nextFbox >= 0) {
+    const isBoxed = nextBoxed > nextFbox;
+    const at = isBoxed ? nextBoxed : nextFbox;
+    // earlier candidates: a native backward search from here costs the distance covered, no more
+    if (isBoxed) nextBoxed = at > 0 ? text.lastIndexOf('\\boxed', at - 1) : -1;
+    else nextFbox = at > 0 ? text.lastIndexOf('\\fbox', at - 1) : -1;
+    const macroEnd = at + (isBoxed ? 6 : 5);
     // `\boxedx` is another macro, not \boxed followed by x
     const next = text.charCodeAt(macroEnd);
     if ((next >= 65 && next <= 90) || (next >= 97 && next <= 122)) continue;
     let i = macroEnd;
     while (i < text.length && isSpace(text.charCodeAt(i))) i++;
     if (text.charCodeAt(i) === 123 /* { */) {
-      match ??= braceMatches(text);
-      const close = match[i]!;
+      let close: number;
+      if (match) close = match[i]!;
+      else {
+        close = closingBrace(text, i);
+        if (close < 0) match = braceMatches(text);
+      }
       if (close > i) {
         const inner = trimMath(text.slice(i + 1, close));
         if (inner.length > 0) return inner;
@@ -119,28 +125,27 @@ export function lastBoxed(text: string): string | null {
   return null;
 }
 
-function mergeSorted(a: number[], b: number[]): number[] {
-  if (b.length === 0) return a;
-  if (a.length === 0) return b;
-  const out: number[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    if (j >= b.length || (i < a.length && a[i]! < b[j]!)) out.push(a[i++]!);
-    else out.push(b[j++]!);
+/** Index of the `}` closing the `{` at `open` (escaped braces skipped), or −1 when it never closes. */
+function closingBrace(text: string, open: number): number {
+  let depth = 0;
+  for (let j = open; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 92) { j++; continue; }
+    if (c === 123) depth++;
+    else if (c === 125 && --depth === 0) return j;
   }
-  return out;
+  return -1;
 }
 
 /**
  * The answer stated after the last "answer is" or "answer:" (as in "the final answer is 42." or
  * "**Answer:** $x^2$"): a `$…$` span if one opens it, else up to the end of the sentence or line.
  */
-export function afterAnswerIs(text: string, lower = asciiLower(text)): string | null {
+export function afterAnswerIs(text: string): string | null {
   let at = -1;
   let len = 0;
   for (const marker of ['answer is', 'answer:']) {
-    const i = lower.lastIndexOf(marker);
+    const i = lastIndexOfTail(text, marker, true);
     if (i > at) { at = i; len = marker.length; }
   }
   if (at < 0) return null;

@@ -43,6 +43,32 @@ export function asciiLower(text: string): string {
   return text.replace(/[^\x00-\x7f]+/g, (m) => '\u0000'.repeat(m.length)).toLowerCase();
 }
 
+/** First window searched from the end by {@link lastIndexOfTail}. */
+const TAIL_WINDOW = 256;
+
+/**
+ * Start of the last occurrence of `needle` in `text` before `end` (ASCII case-insensitive when
+ * `foldCase`), or −1. Final answers sit near the end of a completion, so the search starts with the
+ * last 256 characters and widens eightfold until it finds one or has seen everything: linear in the
+ * text, and much cheaper than a full backward search (or lowercasing the whole text) when the
+ * marker is near the end.
+ */
+export function lastIndexOfTail(text: string, needle: string, foldCase = false, end = text.length): number {
+  let w = TAIL_WINDOW;
+  for (;;) {
+    const start = Math.max(0, end - w);
+    const part = start === 0 && end === text.length ? text : text.slice(start, end);
+    const hay = foldCase ? asciiLower(part) : part;
+    let i = hay.indexOf(needle);
+    if (i >= 0) {
+      for (let j = hay.indexOf(needle, i + 1); j >= 0; j = hay.indexOf(needle, j + 1)) i = j;
+      return start + i;
+    }
+    if (start === 0) return -1;
+    w *= 8;
+  }
+}
+
 /** Whether a UTF-16 code is an ASCII letter. */
 export function isLetter(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);

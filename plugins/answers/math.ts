@@ -55,6 +55,8 @@ export interface MathEquivalenceOptions {
   readonly units: readonly string[];
   /** Ask the symbolic engine when the fast checks cannot decide. */
   readonly symbolic: boolean;
+  /** Accept agreement at every probe point as identity (see compare.ts); false sends such pairs to the engine. */
+  readonly probeIdentity: boolean;
   /** Hard time limit of one symbolic comparison, in milliseconds. */
   readonly timeoutMs: number;
   /** Symbolic worker threads. */
@@ -66,19 +68,22 @@ export interface MathEquivalenceOptions {
 }
 
 const EQUIVALENCE_DEFAULTS: MathEquivalenceOptions = {
-  tolerance: 1e-4, percent: 'strip', units: DEFAULT_UNITS, symbolic: true, timeoutMs: 2000, workers: 1, heapMb: 256, cacheSize: 100_000,
+  tolerance: 1e-4, percent: 'strip', units: DEFAULT_UNITS, symbolic: true, probeIdentity: true, timeoutMs: 2000, workers: 1, heapMb: 256, cacheSize: 100_000,
 };
 
 /**
  * Math answer equivalence: canonical keys (normalize.ts), then structures element-wise, constants
- * by value within a relative tolerance, expressions probed in-process and proved by the symbolic
- * engine in a worker pool under a hard time limit. Every verdict is cached.
+ * by value within a relative tolerance, expressions with variables probed in-process (a difference
+ * rejects, agreement to floating precision accepts), and whatever the in-process reader cannot read
+ * (sums, complex numbers, relations, nth roots...) or cannot settle goes to the symbolic engine in a
+ * worker pool under a hard time limit. Every verdict is cached.
  */
 export class MathEquivalence implements Equivalence {
   private readonly options: MathEquivalenceOptions;
   private readonly normalize: NormalizeOptions;
   private readonly parsed: ParseCache;
   private readonly verdicts = new Map<string, boolean>();
+  private readonly keys = new Map<string, string | null>();
   private readonly inflight = new Map<string, Promise<boolean>>();
   private pool?: SymbolicPool;
 
@@ -89,7 +94,16 @@ export class MathEquivalence implements Equivalence {
   }
 
   key(answer: string): string | null {
-    return normalizeKey(answer, this.normalize);
+    // answers repeat a lot within a step (the same "42" from many completions): keys are pure, cache them
+    let k = this.keys.get(answer);
+    if (k === undefined) {
+      k = normalizeKey(answer, this.normalize);
+      if (answer.length <= 1000) {
+        if (this.keys.size >= this.options.cacheSize) this.keys.clear();
+        this.keys.set(answer, k);
+      }
+    }
+    return k;
   }
 
   equal(a: string, b: string): Promise<boolean> {
@@ -101,7 +115,7 @@ export class MathEquivalence implements Equivalence {
     let p = this.inflight.get(pair);
     if (!p) {
       const [x, y] = a < b ? [a, b] : [b, a]; // the same order whichever way round it was asked
-      p = keysEqual(x, y, this.options.tolerance, this.parsed, this.options.symbolic ? (u, v) => this.symbolic(u, v) : undefined).then((v) => {
+      p = keysEqual(x, y, this.options, this.parsed, this.options.symbolic ? (u, v) => this.symbolic(u, v) : undefined).then((v) => {
         this.inflight.delete(pair);
         if (this.verdicts.size >= this.options.cacheSize) this.verdicts.clear();
         this.verdicts.set(pair, v);
@@ -143,6 +157,7 @@ export const mathEquivalence = definePlugin({
         percent: { enum: ['strip', 'fraction', 'keep'], default: EQUIVALENCE_DEFAULTS.percent, description: 'strip: 50% = 50 (the reference); fraction: 50% = 0.5; keep: 50% only equals 50%' },
         units: { type: 'array', items: { type: 'string', minLength: 1 }, default: [...DEFAULT_UNITS], description: 'unit words dropped after a number or inside \\text{} (plurals included)' },
         symbolic: { type: 'boolean', default: EQUIVALENCE_DEFAULTS.symbolic, description: 'ask the symbolic engine when the fast checks cannot decide' },
+        probeIdentity: { type: 'boolean', default: EQUIVALENCE_DEFAULTS.probeIdentity, description: 'accept agreement to 1e-10 at six fixed points (half negative) as identity of expressions with variables, as the engine\'s own identity test does first; false asks the engine' },
         timeoutMs: { type: 'integer', minimum: 1, default: EQUIVALENCE_DEFAULTS.timeoutMs, description: 'hard time limit of one symbolic comparison (the worker is terminated); over it counts as not equal' },
         workers: { type: 'integer', minimum: 1, maximum: 64, default: EQUIVALENCE_DEFAULTS.workers, description: 'symbolic worker threads' },
         heapMb: { type: 'integer', minimum: 16, default: EQUIVALENCE_DEFAULTS.heapMb, description: 'heap limit of each symbolic worker in MiB' },

@@ -4,7 +4,9 @@ import { closeRelative, keysEqual, ParseCache, scalarVerdict, structureOf } from
 const cache = new ParseCache();
 const asked: [string, string][] = [];
 const symbolic = async (a: string, b: string): Promise<boolean> => { asked.push([a, b]); return a.length === b.length; };
-const eq = (a: string, b: string) => keysEqual(a, b, 1e-4, cache, symbolic);
+const strict = { tolerance: 1e-4, probeIdentity: false };
+const probing = { tolerance: 1e-4, probeIdentity: true };
+const eq = (a: string, b: string) => keysEqual(a, b, strict, cache, symbolic);
 
 describe('plugins/answers/compare', () => {
   beforeEach(() => { asked.length = 0; });
@@ -54,9 +56,24 @@ describe('plugins/answers/compare', () => {
   it('expressions with variables: probes reject differences, agreement goes to the symbolic check', async () => {
     expect(await eq('x+1', 'x+2')).to.equal(false);
     expect(await eq('x^{2}', '2x')).to.equal(false);
+    expect(await eq('\\sqrt{x^{2}}', 'x')).to.equal(false); // negative probe points tell them apart
     expect(asked).to.deep.equal([]);
     await eq('(x+1)^{2}', 'x^{2}+2x+1');
     expect(asked).to.deep.equal([['(x+1)^{2}', 'x^{2}+2x+1']]);
+  });
+
+  it('with probeIdentity, agreement to floating precision at every probe point is identity', async () => {
+    const peq = (a: string, b: string) => keysEqual(a, b, probing, cache, symbolic);
+    expect(await peq('(x+1)^{2}', 'x^{2}+2x+1')).to.equal(true);
+    expect(await peq('\\frac{x^{2}-1}{x-1}', 'x+1')).to.equal(true);
+    expect(await peq('(a+b)^{3}', 'a^{3}+3a^{2}b+3ab^{2}+b^{3}')).to.equal(true);
+    expect(await peq('\\sin^{2}(x)+\\cos^{2}(x)', '1')).to.equal(true);
+    expect(asked).to.deep.equal([]);
+    // within the tolerance but not to floating precision: only the engine may say
+    await peq('x+1', 'x+1.00001');
+    expect(asked).to.deep.equal([['x+1', 'x+1.00001']]);
+    // √x is undefined at the negative points: three positive ones still decide
+    expect(await peq('\\sqrt{x}\\sqrt{x}', 'x')).to.equal(true);
   });
 
   it('words compare as text; unreadable keys go to the symbolic check; without it they are unequal', async () => {
@@ -65,15 +82,17 @@ describe('plugins/answers/compare', () => {
     expect(await eq('yes', 'y')).to.equal(false);
     await eq('\\sum_{k=1}^{3}k', '6');
     expect(asked).to.have.length(1);
-    expect(await keysEqual('\\sum_{k=1}^{3}k', '6', 1e-4, cache, undefined)).to.equal(false);
+    expect(await keysEqual('\\sum_{k=1}^{3}k', '6', strict, cache, undefined)).to.equal(false);
   });
 
   it('scalarVerdict is undefined exactly when only the symbolic engine can tell', () => {
-    expect(scalarVerdict('1', '1.00001', 1e-4, cache)).to.equal(true);
-    expect(scalarVerdict('1', '1.001', 1e-4, cache)).to.equal(false);
-    expect(scalarVerdict('1', '1.001', 1e-2, cache)).to.equal(true);
-    expect(scalarVerdict('x', 'x+0', 1e-4, cache)).to.equal(undefined);
-    expect(scalarVerdict('\\sqrt{-1}', '\\sqrt{-1}+0', 1e-4, cache)).to.equal(undefined);
+    expect(scalarVerdict('1', '1.00001', strict, cache)).to.equal(true);
+    expect(scalarVerdict('1', '1.001', strict, cache)).to.equal(false);
+    expect(scalarVerdict('1', '1.001', { ...strict, tolerance: 1e-2 }, cache)).to.equal(true);
+    expect(scalarVerdict('x', 'x+0', strict, cache)).to.equal(undefined);
+    expect(scalarVerdict('x', 'x+0', probing, cache)).to.equal(true);
+    expect(scalarVerdict('\\sqrt{-1}', '\\sqrt{-1}+0', strict, cache)).to.equal(undefined);
+    expect(scalarVerdict('\\sqrt{-x^{2}-1}', '\\sqrt{-x^{2}-1}+0', probing, cache)).to.equal(undefined);
   });
 
   it('closeRelative', () => {

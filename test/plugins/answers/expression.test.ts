@@ -51,11 +51,12 @@ describe('plugins/answers/expression', () => {
     expect(value('(-1)^{0.5}')).to.be.NaN;
     expect(value('(-1)!')).to.be.NaN;
   });
-  it('probe points are fixed, distinct per variable and inside (0.6, 2.2)', () => {
+  it('probe points are fixed, distinct per variable, |v| in (0.6, 2.2), half of them negative', () => {
     expect(probeValue('x', 0)).to.equal(probeValue('x', 0));
     expect(probeValue('x', 0)).to.not.equal(probeValue('y', 0));
     const envs = probeEnvironments(['x', 'y']);
     expect(envs).to.have.length(PROBES);
-    for (const env of envs) for (const v of env.values()) expect(v).to.be.within(0.6, 2.2);
+    for (const env of envs) for (const v of env.values()) expect(Math.abs(v)).to.be.within(0.6, 2.2);
+    expect(envs.filter((e) => e.get('x')! < 0)).to.have.length(PROBES / 2);
   });
 });

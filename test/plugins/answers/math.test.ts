@@ -41,18 +41,26 @@ describe('plugins/answers/math (corl:math extractor and equivalence)', () => {
       expect(await loose.equal('3.14', '3.15')).to.equal(true);
       await loose.close();
     });
-    it('symbolic equality through the worker pool, cached and symmetric', async () => {
+    it('polynomials are settled in-process by default; what the fast reader cannot read goes to the worker', async () => {
       expect(await eq.equal('(x+1)^{2}', 'x^{2}+2x+1')).to.equal(true);
-      expect(eq.symbolicStats.answered).to.equal(1);
-      expect(await eq.equal('x^{2}+2x+1', '(x+1)^{2}')).to.equal(true);
-      expect(await eq.equal('\\frac{x^{2}-1}{x-1}', 'x+1')).to.equal(true);
-      expect(await eq.equal('x^{2}+2x+1.001', '(x+1)^{2}')).to.equal(false);
+      expect(eq.symbolicStats.started).to.equal(0);
+      expect(await eq.equal('\\sum_{k=1}^{4}k', '10')).to.equal(true);
+      expect(await eq.equal('\\sqrt[3]{27}', '3')).to.equal(true);
       expect(eq.symbolicStats.answered).to.equal(2);
     });
-    it('the same pair asked concurrently is computed once', async () => {
-      const both = await Promise.all([eq.equal('2x+2', '2(x+1)'), eq.equal('2(x+1)', '2x+2')]);
-      expect(both).to.deep.equal([true, true]);
-      expect(eq.symbolicStats.answered).to.equal(1);
+    it('with probeIdentity off, polynomial identity is proved by the engine; verdicts are cached and symmetric', async () => {
+      const engine = new MathEquivalence({ probeIdentity: false, timeoutMs: 5000 });
+      try {
+        expect(await engine.equal('(x+1)^{2}', 'x^{2}+2x+1')).to.equal(true);
+        expect(engine.symbolicStats.answered).to.equal(1);
+        expect(await engine.equal('x^{2}+2x+1', '(x+1)^{2}')).to.equal(true);
+        expect(await engine.equal('\\frac{x^{2}-1}{x-1}', 'x+1')).to.equal(true);
+        expect(await engine.equal('x^{2}+2x+1.001', '(x+1)^{2}')).to.equal(false); // rejected by a probe
+        expect(engine.symbolicStats.answered).to.equal(2);
+        const both = await Promise.all([engine.equal('2x+2', '2(x+1)'), engine.equal('2(x+1)', '2x+2')]);
+        expect(both).to.deep.equal([true, true]);
+        expect(engine.symbolicStats.answered).to.equal(3);
+      } finally { await engine.close(); }
     });
     it('intervals, tuples and sets through the plugin', async () => {
       const keyed = (s: string) => eq.key(s)!;
@@ -63,7 +71,8 @@ describe('plugins/answers/math (corl:math extractor and equivalence)', () => {
     });
     it('symbolic: false decides with the fast checks only', async () => {
       const fast = new MathEquivalence({ symbolic: false });
-      expect(await fast.equal('(x+1)^{2}', 'x^{2}+2x+1')).to.equal(false);
+      expect(await fast.equal('(x+1)^{2}', 'x^{2}+2x+1')).to.equal(true);
+      expect(await fast.equal('\\sum_{k=1}^{4}k', '10')).to.equal(false);
       expect(await fast.equal('x+1', 'x+2')).to.equal(false);
       expect(fast.symbolicStats.started).to.equal(0);
       await fast.close();

@@ -1,5 +1,6 @@
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { definePlugin } from '../../core/plugins/define';
+import type { Equivalence } from '../../core/contracts/equivalence';
 import { matches, pluralityVote } from '../../core/voting/plurality';
 
 interface VoteOptions {
@@ -8,9 +9,10 @@ interface VoteOptions {
   /**
    * How the answers of several supervisors combine: `pool` counts all their answers in one
    * plurality (self + peers or union of peers, depending on the topology); `teacher` uses only the
-   * first supervisor (the released reference's ring rule).
+   * first supervisor (the released reference's ring rule); `majority` takes each supervisor's own
+   * plurality label and keeps the one a strict majority of supervisors share (ties: no label).
    */
-  rule: 'pool' | 'teacher';
+  rule: 'pool' | 'teacher' | 'majority';
 }
 
 /**
@@ -29,7 +31,7 @@ export const voteReward = definePlugin({
       type: 'object',
       properties: {
         threshold: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'minimum vote share of the winning answer; below it the prompt has no label' },
-        rule: { enum: ['pool', 'teacher'], default: 'pool', description: 'pool: one plurality over all supervisors\' answers; teacher: the first supervisor only' },
+        rule: { enum: ['pool', 'teacher', 'majority'], default: 'pool', description: 'pool: one plurality over all supervisors\' answers (with corl:complete: union of peers, or self + peers); teacher: the first supervisor only (the reference ring); majority: the label a strict majority of supervisors\' own labels share, ties give no label' },
       },
       additionalProperties: false,
     },
@@ -37,9 +39,9 @@ export const voteReward = definePlugin({
   create(options: VoteOptions): RewardSource {
     return {
       async score(ctx): Promise<RewardResult> {
-        const voters = options.rule === 'teacher' ? ctx.supervisors.slice(0, 1) : ctx.supervisors;
-        const keys = voters.flatMap((s) => s.keys);
-        const vote = await pluralityVote(keys, ctx.equivalence, options.threshold);
+        const vote = options.rule === 'majority'
+          ? await majorityOfLabels(ctx.supervisors.map((sup) => sup.keys), ctx.equivalence, options.threshold)
+          : await pluralityVote((options.rule === 'teacher' ? ctx.supervisors.slice(0, 1) : ctx.supervisors).flatMap((sup) => sup.keys), ctx.equivalence, options.threshold);
         const own = ctx.supervisors.length === 1 && ctx.supervisors[0]!.agent === ctx.agent
           ? vote
           : await pluralityVote(ctx.own.keys, ctx.equivalence, options.threshold);
@@ -52,3 +54,32 @@ export const voteReward = definePlugin({
     };
   },
 });
+
+/** The outcome of a vote among supervisors' labels: the label and the share of supervisors behind it. */
+interface LabelVote {
+  readonly label: string | null;
+  readonly share: number;
+  readonly voters: number;
+  readonly total: number;
+}
+
+/**
+ * Strict majority over supervisors: each supervisor's own plurality label (with the threshold) is
+ * one vote; the label wins when more than half of all supervisors (labelled or not) share it, else
+ * there is no label (a tie of two against two is no label).
+ */
+export async function majorityOfLabels(groups: readonly (readonly (string | null)[])[], equivalence: Equivalence, threshold: number): Promise<LabelVote> {
+  const labels: (string | null)[] = [];
+  let answered = 0;
+  let total = 0;
+  for (const g of groups) {
+    const v = await pluralityVote(g, equivalence, threshold);
+    labels.push(v.label);
+    answered += v.voters;
+    total += v.total;
+  }
+  const among = await pluralityVote(labels, equivalence, 0);
+  const best = among.clusters.reduce((m, c) => Math.max(m, c.count), 0);
+  const strict = groups.length > 0 && best * 2 > groups.length;
+  return { label: strict ? among.label : null, share: groups.length ? best / groups.length : 0, voters: answered, total };
+}

@@ -1,8 +1,10 @@
 import { registerAll } from '../../core/plugins/define';
+import { adjacencyTopology } from './adjacency';
+import { completeTopology } from './complete';
 import { ringTopology } from './ring';
 import { selfTopology } from './self';
 
-export { ringTopology, selfTopology };
+export { adjacencyTopology, completeTopology, ringTopology, selfTopology };
 
 /** Registers the built-in topologies. */
-export const register = registerAll(selfTopology, ringTopology);
+export const register = registerAll(selfTopology, ringTopology, completeTopology, adjacencyTopology);

@@ -52,6 +52,33 @@ describe('plugins/rewards/vote (corl:vote)', () => {
     expect((await vote({ rule: 'pool' }).score(ctx(['7'], sup))).label).to.equal('8');
     expect((await vote({ rule: 'teacher' }).score(ctx(['7'], sup))).label).to.equal('7');
   });
+  it('majority: a label that a strict majority of supervisors\' own labels share', async () => {
+    const sup = (...groups: (string | null)[][]) => groups.map((keys, i) => ({ agent: i + 1, keys }));
+    // labels 5, 5, 7: two of three agree
+    let r = await vote({ rule: 'majority' }).score(ctx(['5', '7', '5'], sup(['5', '5', '1'], ['5', '2', '5'], ['7', '7', '7'])));
+    expect(r.label).to.equal('5');
+    expect(r.rewards).to.deep.equal([1, 0, 1]);
+    expect(r.metrics['vote/majority_ratio']).to.be.closeTo(2 / 3, 1e-12);
+    // labels 5, 7: a tie is no label, so every reward is 0
+    r = await vote({ rule: 'majority' }).score(ctx(['5', '7'], sup(['5', '5'], ['7', '7'])));
+    expect(r.label).to.equal(null);
+    expect(r.rewards).to.deep.equal([0, 0]);
+    // labels 5, 5, 7, 7: two against two, no label; pool would pick a winner
+    const four = sup(['5', '5'], ['5'], ['7', '7', '7'], ['7']);
+    expect((await vote({ rule: 'majority' }).score(ctx(['5'], four))).label).to.equal(null);
+    expect((await vote({ rule: 'pool' }).score(ctx(['5'], four))).label).to.equal('7');
+    // an unlabelled supervisor still counts in the denominator: 5, none, 7 has no strict majority... 5, 5, none has
+    expect((await vote({ rule: 'majority' }).score(ctx(['5'], sup(['5'], [null], ['7'])))).label).to.equal(null);
+    expect((await vote({ rule: 'majority' }).score(ctx(['5'], sup(['5'], ['5'], [null])))).label).to.equal('5');
+    // labels are compared by equivalence
+    expect((await vote({ rule: 'majority' }).score(ctx(['0.5'], sup(['0.5'], ['\\frac{1}{2}'], ['3'])))).label).to.equal('0.5');
+  });
+  it('self + peers and union of peers pool differently', async () => {
+    const own = ['9', '9', '9', '9'];
+    const peers = [{ agent: 1, keys: ['4', '4', '9'] }, { agent: 2, keys: ['4', '1'] }];
+    expect((await vote({ rule: 'pool' }).score(ctx(own, peers))).label).to.equal('4');
+    expect((await vote({ rule: 'pool' }).score(ctx(own, [{ agent: 0, keys: own }, ...peers]))).label).to.equal('9');
+  });
   it('corl:ground-truth rewards equivalence with the reference and requires one', async () => {
     const gt = groundTruthReward.create({ correct: 1, wrong: 0 }, {} as any) as any;
     expect((await gt.score(ctx(['0.5', '1', null], [], 0, '\\frac{1}{2}'))).rewards).to.deep.equal([1, 0, 0]);

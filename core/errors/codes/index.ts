@@ -4,6 +4,7 @@ import { CONFIG_CODES } from './config';
 import { GRPO_CODES } from './grpo';
 import { PLUGIN_CODES } from './plugin';
 import { POLICY_CODES } from './policy';
+import { REWARD_CODES } from './reward';
 import { RUN_CODES } from './run';
 import type { ErrorSpec } from './spec';
 import { TASK_CODES } from './task';
@@ -26,6 +27,7 @@ export const ERROR_CODES = {
   ...CLI_CODES,
   ...TENSOR_CODES,
   ...ANSWERS_CODES,
+  ...REWARD_CODES,
 } satisfies Record<string, ErrorSpec>;
 
 /** Every code corl raises. */

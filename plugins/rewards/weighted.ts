@@ -1,0 +1,96 @@
+import type { ManifestQueryContext, PluginContext, ResolvedSelection } from '../../core/contracts/plugin';
+import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
+import { CorlError } from '../../core/errors';
+import { definePlugin } from '../../core/plugins/define';
+import { manifestQueries } from '../../core/plugins/instantiate';
+import { PLUGIN_REGISTRY } from '../../core/plugins/registry';
+
+interface WeightedPart {
+  /** The nested reward source (validated like any selection). */
+  source: ResolvedSelection;
+  /** Its weight. */
+  weight: number;
+}
+
+interface WeightedOptions {
+  /** The parts of the sum. */
+  sources: WeightedPart[];
+}
+
+/**
+ * A weighted sum of reward sources, each with its own options: r_k = Σ_i w_i r_i,k. A part sees the
+ * reference only if its own manifest declares ground truth; the label (for metrics) and the answer
+ * keys peers vote with come from the first part that has them. Part metrics are reported as
+ * `weighted/<i>/<name>`, with each part's mean reward as `weighted/<i>/reward`.
+ */
+export const weightedReward = definePlugin({
+  manifest: {
+    name: 'corl:weighted',
+    kind: 'reward',
+    description: 'Weighted sum of several reward sources, each with its own options (e.g. vote + 0.1 x format)',
+    corl: '^0.1.0',
+    usesGroundTruth: (options: WeightedOptions, q: ManifestQueryContext) => options.sources.some((p) => q.usesGroundTruth(p.source)),
+    tokenStats: (options: WeightedOptions, q: ManifestQueryContext) => options.sources.some((p) => q.tokenStats(p.source)),
+    options: {
+      type: 'object',
+      required: ['sources'],
+      properties: {
+        sources: {
+          type: 'array',
+          minItems: 1,
+          description: 'the parts: each a reward selection and its weight',
+          items: {
+            type: 'object',
+            required: ['source'],
+            properties: {
+              source: { corlPlugin: 'reward', description: 'a reward source, by name or {use, options}' },
+              weight: { type: 'number', default: 1, description: 'its weight in the sum' },
+            },
+            additionalProperties: false,
+          },
+        },
+      },
+      additionalProperties: false,
+    },
+  },
+  async create(options: WeightedOptions, ctx: PluginContext): Promise<RewardSource> {
+    if (options.sources.every((p) => p.weight === 0)) {
+      throw new CorlError('CORL_ERR_REWARD_OPTIONS', 'expected at least one non-zero weight in reward.options.sources, got only zeros', { where: 'reward.options.sources' });
+    }
+    const queries = manifestQueries(ctx.container.resolve(PLUGIN_REGISTRY));
+    const parts: { source: RewardSource; weight: number; groundTruth: boolean }[] = [];
+    try {
+      for (const p of options.sources) {
+        parts.push({ source: await ctx.create('reward', p.source), weight: p.weight, groundTruth: queries.usesGroundTruth(p.source) });
+      }
+    } catch (e) {
+      for (const p of parts) await p.source.close?.();
+      throw e;
+    }
+    const keyed = parts.find((p) => p.source.answerKeys);
+    return {
+      ...(keyed ? { answerKeys: (input: AnswerKeyInput) => keyed.source.answerKeys!(input) } : {}),
+      async score(rc: RewardContext): Promise<RewardResult> {
+        const rewards = new Array<number>(rc.completions.length).fill(0);
+        const metrics: Record<string, number> = {};
+        let label: string | null | undefined;
+        let ownLabel: string | null | undefined;
+        for (const [i, p] of parts.entries()) {
+          const { reference, ...rest } = rc;
+          const r = await p.source.score(p.groundTruth ? rc : rest);
+          if (!r || !Array.isArray(r.rewards) || r.rewards.length !== rewards.length) {
+            throw new CorlError('CORL_ERR_REWARD_OUTPUT', `expected ${rewards.length} rewards from part ${i} of corl:weighted (${options.sources[i]!.source.use}), got ${Array.isArray(r?.rewards) ? r.rewards.length : typeof r?.rewards}`, { where: `reward.options.sources[${i}]` });
+          }
+          r.rewards.forEach((x, k) => { rewards[k] += p.weight * x; });
+          if (label === undefined && r.label !== undefined) { label = r.label; ownLabel = r.ownLabel; }
+          metrics[`weighted/${i}/reward`] = r.rewards.reduce((a, b) => a + b, 0) / Math.max(1, r.rewards.length);
+          for (const [k, v] of Object.entries(r.metrics ?? {})) metrics[`weighted/${i}/${k}`] = v;
+        }
+        return { rewards, ...(label !== undefined ? { label, ownLabel } : {}), metrics };
+      },
+      async close() {
+        for (const p of parts) await p.source.close?.();
+      },
+    };
+  },
+});

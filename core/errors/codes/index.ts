@@ -6,6 +6,7 @@ import { PLUGIN_CODES } from './plugin';
 import { POLICY_CODES } from './policy';
 import { REWARD_CODES } from './reward';
 import { RUN_CODES } from './run';
+import { SANDBOX_CODES } from './sandbox';
 import type { ErrorSpec } from './spec';
 import { TASK_CODES } from './task';
 import { TENSOR_CODES } from './tensor';
@@ -28,6 +29,7 @@ export const ERROR_CODES = {
   ...TENSOR_CODES,
   ...ANSWERS_CODES,
   ...REWARD_CODES,
+  ...SANDBOX_CODES,
 } satisfies Record<string, ErrorSpec>;
 
 /** Every code corl raises. */

@@ -1,0 +1,180 @@
+import type { Problem } from '../../core/contracts/problem';
+import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
+import type { Equivalence } from '../../core/contracts/equivalence';
+import { CorlError } from '../../core/errors';
+import { definePlugin } from '../../core/plugins/define';
+import { lastCodeBlock } from './sandbox/code-block';
+import { Sandbox, type SandboxOptions, type TestOutcome } from './sandbox/sandbox';
+import { voteReward } from './vote';
+
+/** Options shared by the two code rewards. */
+interface ExecOptions extends Omit<SandboxOptions, 'isolation'> {
+  /** How generated code is contained (`auto`: namespaces when they work, else a plain process). */
+  isolation: SandboxOptions['isolation'];
+  /** Function to call with each test input; empty: `problem.metadata.entryPoint`, and without one the program reads each input on stdin. */
+  entryPoint: string;
+  /** Runs remembered (program + inputs → outputs). */
+  cacheSize: number;
+}
+
+interface ExecVoteOptions extends ExecOptions {
+  /** Vote threshold and rule, as in corl:vote. */
+  threshold: number;
+  rule: 'pool' | 'teacher' | 'majority';
+  /** Whether a program that fails on every input still has an answer key (the released reference: yes). */
+  errorKeys: boolean;
+}
+
+interface ExecTestsOptions extends ExecOptions {
+  /** Reward the fraction of tests passed instead of 1 only when all pass. */
+  partial: boolean;
+}
+
+const sandboxSchema = {
+  isolation: { enum: ['auto', 'namespace', 'process'], default: 'auto', description: 'namespace: mount/network/PID namespaces, nobody, no capabilities (Linux); process: a plain process with rlimits and audit hooks; auto: the first that works' },
+  timeoutMs: { type: 'integer', minimum: 10, default: 2000, description: 'wall-clock limit per test input in milliseconds (the reference uses 2 s)' },
+  memoryMb: { type: 'integer', minimum: 32, default: 256, description: 'address-space limit of the interpreter in MiB' },
+  concurrency: { type: 'integer', minimum: 1, default: 2, description: 'programs run at the same time' },
+  maxOutput: { type: 'integer', minimum: 1, default: 1000, description: 'characters of each output kept' },
+  python: { type: 'string', default: '', description: 'python3 interpreter (empty: /usr/bin/python3, else python3 on PATH)' },
+  entryPoint: { type: 'string', default: '', description: 'function called with each test input\'s arguments; empty: problem.metadata.entryPoint, and without one each input is the program\'s stdin' },
+  cacheSize: { type: 'integer', minimum: 1, default: 10_000, description: 'runs remembered (program + inputs)' },
+} as const;
+
+/** Runs programs in the sandbox, cached by program and inputs. */
+class CodeRunner {
+  readonly sandbox: Sandbox;
+  private readonly cache = new Map<string, Promise<readonly TestOutcome[]>>();
+  constructor(private readonly options: ExecOptions) {
+    this.sandbox = new Sandbox(options);
+  }
+
+  /** The outcomes of a completion's program on the problem's inputs, or null when it has no code block. */
+  outcomes(text: string, problem: Problem): Promise<readonly TestOutcome[]> | null {
+    const program = lastCodeBlock(text);
+    if (program === null) return null;
+    const inputs = problem.testInputs;
+    if (!inputs || inputs.length === 0) {
+      throw new CorlError('CORL_ERR_TASK_DATA', `expected testInputs on problem "${problem.id}" for a code reward, got none`, { hint: 'give each code problem its test inputs (argument literals, never the expected outputs)' });
+    }
+    const metaEntry = typeof problem.metadata?.entryPoint === 'string' ? (problem.metadata.entryPoint as string) : '';
+    const entry = this.options.entryPoint || metaEntry;
+    const mode = entry ? 'call' : 'stdin';
+    const key = JSON.stringify([program, mode, entry, inputs]);
+    let p = this.cache.get(key);
+    if (!p) {
+      p = this.sandbox.run(program, mode, entry, inputs).then((r) => r.outcomes);
+      if (this.cache.size >= this.options.cacheSize) this.cache.clear();
+      this.cache.set(key, p);
+    }
+    return p;
+  }
+
+  close(): void {
+    this.sandbox.close();
+  }
+}
+
+/** The answer key of a program's outcomes: the tuple of outputs and error markers, as JSON. */
+export function outcomeKey(outcomes: readonly TestOutcome[], errorKeys: boolean): string | null {
+  if (!errorKeys && outcomes.every((o) => 'err' in o)) return null;
+  return JSON.stringify(outcomes.map((o) => ('out' in o ? o.out : `!error:${o.err}`)));
+}
+
+/** Keys are canonical tuples: equal exactly when identical. */
+const IDENTITY: Equivalence = { key: (a) => a, equal: async (a, b) => a === b };
+
+/**
+ * Label-free code reward: the last fenced code block runs on the problem's test inputs only (the
+ * expected outputs are never seen), and the tuple of its outputs or error markers is the answer key
+ * the cohort votes with; rewards as in corl:vote. Generated code runs in the sandbox.
+ */
+export const execVoteReward = definePlugin({
+  manifest: {
+    name: 'corl:exec-vote',
+    kind: 'reward',
+    description: 'Label-free code reward: run the last fenced code block on the test inputs (outputs hidden) in a sandbox, vote on the tuple of outputs',
+    corl: '^0.1.0',
+    usesGroundTruth: false,
+    options: {
+      type: 'object',
+      properties: {
+        ...sandboxSchema,
+        threshold: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'minimum vote share of the winning output tuple' },
+        rule: { enum: ['pool', 'teacher', 'majority'], default: 'pool', description: 'how several supervisors combine (as in corl:vote)' },
+        errorKeys: { type: 'boolean', default: false, description: 'give a program that fails on every input an answer key of error markers (the reference does); false: no answer' },
+      },
+      additionalProperties: false,
+    },
+  },
+  create(options: ExecVoteOptions): RewardSource {
+    const runner = new CodeRunner(options);
+    const vote = voteReward.create({ threshold: options.threshold, rule: options.rule }, {} as never) as RewardSource;
+    return {
+      async answerKeys(input: AnswerKeyInput): Promise<(string | null)[]> {
+        const runs = input.texts.map((t) => runner.outcomes(t, input.problem));
+        return Promise.all(runs.map(async (r) => (r === null ? null : outcomeKey(await r, options.errorKeys))));
+      },
+      async score(ctx: RewardContext): Promise<RewardResult> {
+        return vote.score({ ...ctx, equivalence: IDENTITY });
+      },
+      async close() {
+        runner.close();
+      },
+    };
+  },
+});
+
+/** Whether an output matches an expected `repr` (or stdout) text, ignoring surrounding whitespace. */
+function passes(o: TestOutcome, expected: string | undefined): boolean {
+  return expected !== undefined && 'out' in o && o.out.trim() === expected.trim();
+}
+
+/**
+ * The ground-truth twin of corl:exec-vote: the program runs on the test inputs in the sandbox and its
+ * outputs are compared with the reference's expected outputs (1 when all pass, or the fraction).
+ */
+export const execTestsReward = definePlugin({
+  manifest: {
+    name: 'corl:exec-tests',
+    kind: 'reward',
+    description: 'Supervised code reward: run the last fenced code block on the test inputs in a sandbox and compare with the expected outputs',
+    corl: '^0.1.0',
+    usesGroundTruth: true,
+    options: {
+      type: 'object',
+      properties: {
+        ...sandboxSchema,
+        partial: { type: 'boolean', default: false, description: 'reward the fraction of tests passed; false: 1 only when every test passes' },
+      },
+      additionalProperties: false,
+    },
+  },
+  create(options: ExecTestsOptions): RewardSource {
+    const runner = new CodeRunner(options);
+    return {
+      async score(ctx: RewardContext): Promise<RewardResult> {
+        const expected = ctx.reference?.expectedOutputs;
+        if (!expected) {
+          throw new CorlError('CORL_ERR_TASK_DATA', `expected reference.expectedOutputs for problem "${ctx.problem.id}", got none`, { hint: 'corl:exec-tests needs a code task whose references list the expected output of every test input' });
+        }
+        const rewards: number[] = [];
+        let passed = 0;
+        let total = 0;
+        for (const c of ctx.completions) {
+          const run = runner.outcomes(c.text, ctx.problem);
+          const outcomes = run === null ? null : await run;
+          const ok = outcomes === null ? 0 : outcomes.filter((o, i) => passes(o, expected[i])).length;
+          const n = ctx.problem.testInputs?.length ?? 0;
+          passed += ok;
+          total += n;
+          rewards.push(options.partial ? (n ? ok / n : 0) : ok === n && n > 0 ? 1 : 0);
+        }
+        return { rewards, metrics: { 'exec/tests_passed': total ? passed / total : 0 } };
+      },
+      async close() {
+        runner.close();
+      },
+    };
+  },
+});

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
 import { CorlError } from '../errors';
 import { CORL_VERSION } from '../version';
+import { answersCommand } from './commands/answers';
 import { compareCommand } from './commands/compare';
 import { listCommand } from './commands/list';
 import { trainCommand } from './commands/train';
@@ -9,7 +10,7 @@ import { validateCommand } from './commands/validate';
 import { reportError } from './output';
 
 /** Every command of `corl`, in help order. Each file adds one command to the program. */
-const COMMANDS: ((program: Command) => void)[] = [trainCommand, validateCommand, listCommand, compareCommand];
+const COMMANDS: ((program: Command) => void)[] = [trainCommand, validateCommand, listCommand, compareCommand, answersCommand];
 
 /** Build the `corl` program. */
 export function buildProgram(): Command {

@@ -61,18 +61,20 @@ export class ConfigValidator {
   /** Validate a plugin's options (outside a config: test kits, `corl serve`); returns the defaulted options. */
   validateOptions(kind: PluginKind, name: string, options: unknown): ConfigIssue[] {
     const def = this.registry.get(kind, name);
-    return this.validate(this.pluginValidator(def.manifest.name, def.manifest.options), options);
+    return this.validate(this.pluginValidator(def.manifest.kind, def.manifest.name, def.manifest.options), options);
   }
 
-  private pluginValidator(name: string, schema: JsonSchema): ValidateFunction {
-    let fn = this.compiled.get(name);
+  private pluginValidator(kind: PluginKind, name: string, schema: JsonSchema): ValidateFunction {
+    // names are unique per kind only (an extractor and an equivalence may both be "corl:math")
+    const cacheKey = `${kind}\u0000${name}`;
+    let fn = this.compiled.get(cacheKey);
     if (!fn) {
       try {
         fn = this.ajv.compile(schema);
       } catch (e) {
         throw new CorlError('CORL_ERR_PLUGIN_INVALID', `plugin "${name}": expected a valid JSON Schema for its options, got ${(e as Error).message}`, { cause: e });
       }
-      this.compiled.set(name, fn);
+      this.compiled.set(cacheKey, fn);
     }
     return fn;
   }
@@ -116,7 +118,7 @@ export class ConfigValidator {
     }
     const def = this.registry.get(kind, sel.use);
     cxt.parentData[cxt.parentDataProperty] = sel;
-    const fn = this.pluginValidator(def.manifest.name, def.manifest.options);
+    const fn = this.pluginValidator(def.manifest.kind, def.manifest.name, def.manifest.options);
     if (fn(sel.options)) return [];
     return (fn.errors ?? []).map((e) => ({ ...e, instancePath: `${at}/options${e.instancePath}`, params: { ...e.params, plugin: sel.use } }));
   }

@@ -255,7 +255,7 @@ const PLAIN_NUMBER = /^(-?)(\d+(?:\.\d*)?|\.\d+)$/;
 const SIMPLE_FRACTION = /^(-?)\\frac\{(-?)(\d+)\}\{(-?)(\d+)\}$/;
 const SLASH_FRACTION = /^(-?)(\d+)\/(\d+)$/;
 const MIXED_NUMBER = /^(-?)(\d+)\\frac\{(\d+)\}\{(\d+)\}$/;
-const LHS = /^(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]{1,3}\}?)?(?:\([A-Za-z]\))?(?:=|\\in)(?!=)/;
+const LHS = /^(?:[A-Za-z]|\\[A-Za-z]+)(?:_(?:\{[A-Za-z0-9]{1,3}\}|[A-Za-z0-9]))?(?:\([A-Za-z]\))?(?:=|\\in)(?!=)/;
 
 /** Pass 2: string-level rules on the rewritten LaTeX. Every regex here is anchored and unambiguous. */
 function stringRules(s: string, options: NormalizeOptions, units: ReadonlySet<string>): string {

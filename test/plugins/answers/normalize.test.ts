@@ -59,6 +59,8 @@ describe('plugins/answers/normalize (canonical keys)', () => {
     expect(key('a_1 = 3')).to.equal('3');
     expect(key('x+y=1')).to.equal('x+y=1');
     expect(key('x=1,y=2')).to.equal('x=1,y=2');
+    expect(key('\\sum_{k=1}^{4} k')).to.equal('\\sum_{k=1}^{4}k');
+    expect(key('x_{n} = 2')).to.equal('2');
   });
   it('thousands commas only when properly grouped', () => {
     expect(key('1,000')).to.equal('1000');

@@ -1,0 +1,139 @@
+import type { Command } from 'commander';
+import * as fs from 'node:fs';
+import * as readline from 'node:readline';
+import type { AnswerExtractor } from '../../contracts/answer-extractor';
+import type { Equivalence } from '../../contracts/equivalence';
+import type { PluginKind } from '../../contracts/plugin';
+import { ConfigValidator } from '../../config/validator';
+import { CorlError } from '../../errors';
+import { createRunContainer } from '../../plugins/container';
+import { instantiate } from '../../plugins/instantiate';
+import { loadPluginModules } from '../../plugins/load';
+import { PLUGIN_REGISTRY } from '../../plugins/registry';
+
+interface AnswersFlags {
+  extractor: string;
+  equivalence: string;
+  extractorOptions?: string;
+  equivalenceOptions?: string;
+  plugin?: string[];
+}
+
+/** `corl answers extract|equal`: run the grading plugins over JSONL, for checking graders on one's data. */
+export function answersCommand(program: Command): void {
+  const answers = program
+    .command('answers')
+    .description('check answer extraction and equivalence on your data: JSONL in (a file or stdin), one JSON line out per input line');
+  const common = (c: Command): Command => c
+    .argument('[file]', 'JSONL input (default: stdin)')
+    .option('--extractor <name>', 'answer extractor plugin', 'corl:math')
+    .option('--equivalence <name>', 'equivalence plugin', 'corl:math')
+    .option('--extractor-options <json>', 'options of the extractor, as JSON')
+    .option('--equivalence-options <json>', 'options of the equivalence, as JSON')
+    .option('--plugin <module...>', 'also load these plugin modules');
+  common(answers.command('extract'))
+    .description('lines {"text": completion} → {"answer": raw answer or null, "key": canonical key or null}')
+    .action(async (file: string | undefined, flags: AnswersFlags) => {
+      const tools = await buildTools(flags);
+      try {
+        await eachLine(file, 'text', ['text'], async (o) => {
+          const answer = tools.extractor.extract(o.text!);
+          return { answer, key: answer === null ? null : tools.equivalence.key(answer) };
+        });
+      } finally {
+        await tools.equivalence.close?.();
+      }
+    });
+  common(answers.command('equal'))
+    .description('lines {"a": answer, "b": answer} → {"equal": true|false} (raw answers are keyed first; an empty answer equals nothing)')
+    .action(async (file: string | undefined, flags: AnswersFlags) => {
+      const tools = await buildTools(flags);
+      try {
+        await eachLine(file, 'a and b', ['a', 'b'], async (o) => {
+          const a = tools.equivalence.key(o.a!);
+          const b = tools.equivalence.key(o.b!);
+          return { equal: a !== null && b !== null && (a === b || (await tools.equivalence.equal(a, b))) };
+        });
+      } finally {
+        await tools.equivalence.close?.();
+      }
+    });
+}
+
+async function buildTools(flags: AnswersFlags): Promise<{ extractor: AnswerExtractor; equivalence: Equivalence }> {
+  const container = await createRunContainer();
+  await loadPluginModules(container, flags.plugin ?? [], process.cwd());
+  const registry = container.resolve(PLUGIN_REGISTRY);
+  const validator = new ConfigValidator(registry, container, process.cwd());
+  const resolve = (kind: PluginKind, name: string, json: string | undefined, flag: string) => {
+    let options: unknown = {};
+    if (json !== undefined) {
+      try {
+        options = JSON.parse(json);
+      } catch (e) {
+        throw new CorlError('CORL_ERR_CLI_USAGE', `expected JSON in ${flag}, got ${(e as Error).message}`, { where: flag });
+      }
+    }
+    if (!options || typeof options !== 'object' || Array.isArray(options)) throw new CorlError('CORL_ERR_CLI_USAGE', `expected a JSON object in ${flag}, got ${JSON.stringify(options)}`, { where: flag });
+    registry.get(kind, name);
+    const issues = validator.validateOptions(kind, name, options);
+    if (issues.length) {
+      throw new CorlError('CORL_ERR_PLUGIN_OPTIONS', `expected valid options for "${name}", got ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { where: flag });
+    }
+    return { use: name, options: options as Record<string, unknown> };
+  };
+  const scope = { container, registry, seed: 0, baseDir: process.cwd() };
+  const extractor = await instantiate('extractor', resolve('extractor', flags.extractor, flags.extractorOptions, '--extractor-options'), scope, '--extractor');
+  const equivalence = await instantiate('equivalence', resolve('equivalence', flags.equivalence, flags.equivalenceOptions, '--equivalence-options'), scope, '--equivalence');
+  return { extractor, equivalence };
+}
+
+/**
+ * Read JSONL from `file` or stdin; each good line gives one output line. A bad line (not JSON, not an
+ * object, a field missing or not a string) is reported on stderr with its line number and skipped;
+ * blank lines are ignored. Ends with CORL_ERR_ANSWERS_INPUT (exit status 1) if any line was bad.
+ */
+async function eachLine(file: string | undefined, what: string, fields: readonly string[], handle: (o: Record<string, string>) => Promise<unknown>): Promise<void> {
+  let input: NodeJS.ReadableStream;
+  if (file) {
+    if (!fs.existsSync(file) || fs.statSync(file).isDirectory()) throw new CorlError('CORL_ERR_IO', `expected a readable JSONL file, got ${fs.existsSync(file) ? 'a folder' : 'no file'} at ${file}`, { where: file });
+    input = fs.createReadStream(file, { encoding: 'utf8' });
+  } else {
+    input = process.stdin;
+  }
+  const where = file ?? '<stdin>';
+  const rl = readline.createInterface({ input, crlfDelay: Infinity });
+  let n = 0;
+  let bad = 0;
+  for await (const line of rl) {
+    n++;
+    if (line.trim() === '') continue;
+    let value: unknown;
+    let problem: string | undefined;
+    try {
+      value = JSON.parse(line);
+    } catch (e) {
+      problem = `expected a JSON object, got invalid JSON (${(e as Error).message})`;
+    }
+    if (!problem) {
+      if (!value || typeof value !== 'object' || Array.isArray(value)) problem = `expected a JSON object with ${what}, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`;
+      else {
+        const missing = fields.find((f) => typeof (value as Record<string, unknown>)[f] !== 'string');
+        if (missing) {
+          const got = (value as Record<string, unknown>)[missing];
+          problem = `expected a string field "${missing}", got ${got === undefined ? 'none' : JSON.stringify(got)?.slice(0, 40)}`;
+        }
+      }
+    }
+    if (problem) {
+      bad++;
+      process.stderr.write(`CORL_ERR_ANSWERS_INPUT: ${where}:${n}: ${problem}; line skipped\n`);
+      continue;
+    }
+    const out = await handle(value as Record<string, string>);
+    if (!process.stdout.write(JSON.stringify(out) + '\n')) await new Promise((r) => process.stdout.once('drain', r));
+  }
+  if (bad > 0) {
+    throw new CorlError('CORL_ERR_ANSWERS_INPUT', `expected every line of ${where} to be a JSON object with ${what}, got ${bad} bad line${bad === 1 ? '' : 's'} of ${n} (reported above, skipped)`, { where });
+  }
+}

@@ -49,6 +49,9 @@ export const voteReward = definePlugin({
         for (const c of ctx.completions) rewards.push((await matches(c.key, vote.label, ctx.equivalence)) ? 1 : 0);
         const metrics: Record<string, number> = { 'vote/answered_fraction': vote.total ? vote.voters / vote.total : 0 };
         if (vote.label !== null) metrics['vote/majority_ratio'] = vote.share;
+        // the reference logs labeled fractions of own, peer and both labels
+        metrics['vote/own_labeled'] = own.label !== null ? 1 : 0;
+        metrics['vote/both_labeled'] = own.label !== null && vote.label !== null ? 1 : 0;
         return { rewards, label: vote.label, ownLabel: own.label, metrics };
       },
     };

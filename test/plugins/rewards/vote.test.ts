@@ -30,6 +30,10 @@ describe('plugins/rewards/vote (corl:vote)', () => {
     expect(r.ownLabel).to.equal('3');
     expect(r.rewards).to.deep.equal([0, 0, 1, 0]);
     expect(r.metrics['vote/majority_ratio']).to.equal(0.5);
+    expect(r.metrics['vote/own_labeled']).to.equal(1);
+    expect(r.metrics['vote/both_labeled']).to.equal(1);
+    const none = await vote().score(ctx([null, null], [{ agent: 1, keys: ['5'] }]));
+    expect(none.metrics).to.include({ 'vote/own_labeled': 0, 'vote/both_labeled': 0 });
   });
   it('self (TTRL): rewards agreement with one\'s own plurality', async () => {
     const r = await vote().score(ctx(['3', '3', '5', null], [{ agent: 0, keys: ['3', '3', '5', null] }]));

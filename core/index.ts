@@ -7,4 +7,6 @@ export { definePlugin, fromClass, registerAll } from './plugins/define';
 export * as grpo from './grpo';
 export * as tensor from './tensor';
 export { Rng, mixSeed } from './util/rng';
+export { pluralityVote, matches, type VoteOutcome, type VoteCluster } from './voting/plurality';
+export { writeFileAtomic, writeJsonAtomic } from './util/fs';
 export { CORL_VERSION } from './version';

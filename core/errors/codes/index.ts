@@ -7,9 +7,11 @@ import { POLICY_CODES } from './policy';
 import { REWARD_CODES } from './reward';
 import { RUN_CODES } from './run';
 import { SANDBOX_CODES } from './sandbox';
+import { SCAFFOLD_CODES } from './scaffold';
 import type { ErrorSpec } from './spec';
 import { TASK_CODES } from './task';
 import { TENSOR_CODES } from './tensor';
+import { TESTING_CODES } from './testing';
 
 export type { ErrorSpec } from './spec';
 export { defineCodes } from './spec';
@@ -30,6 +32,8 @@ export const ERROR_CODES = {
   ...ANSWERS_CODES,
   ...REWARD_CODES,
   ...SANDBOX_CODES,
+  ...TESTING_CODES,
+  ...SCAFFOLD_CODES,
 } satisfies Record<string, ErrorSpec>;
 
 /** Every code corl raises. */

@@ -1,0 +1,135 @@
+import type { Equivalence } from '../contracts/equivalence';
+import type { GroundTruth, Problem, Reference } from '../contracts/problem';
+import type { CompletionView, RewardContext } from '../contracts/reward-source';
+import { Rng } from '../util/rng';
+
+/**
+ * The simplest equivalence: a key is the trimmed answer (null when empty), and keys are equal only
+ * when identical. Contract suites use it so that a reward's behaviour does not depend on math
+ * normalization; pass your own where it matters.
+ */
+export const exactEquivalence: Equivalence = Object.freeze({
+  key: (answer: string): string | null => (answer.trim() === '' ? null : answer.trim()),
+  equal: async (a: string, b: string): Promise<boolean> => a === b,
+});
+
+/** What {@link rewardContext} builds a context from. Only `keys` is required. */
+export interface RewardContextSpec {
+  /** This agent's answer keys, one per completion in rollout order (null = no answer). */
+  readonly keys: readonly (string | null)[];
+  /**
+   * The supervisors' keys, teacher first. Default: one peer (agent `agent + 1`) with the same keys as
+   * this agent. Give `[{ agent, keys }]` to choose the agent indices (e.g. self-supervision).
+   */
+  readonly supervisors?: readonly (readonly (string | null)[] | { readonly agent: number; readonly keys: readonly (string | null)[] })[];
+  /** The problem; default `{ id: 'p1', prompt: 'What is 2 + 2?' }`. */
+  readonly problem?: Problem;
+  /** This agent's index (default 0) and the cohort size (default: enough for the supervisors). */
+  readonly agent?: number;
+  readonly agents?: number;
+  /** Training step (default 0). */
+  readonly step?: number;
+  /** Completion texts; default `The answer is \boxed{<key>}.` (or a sentence without an answer). */
+  readonly texts?: readonly string[];
+  /** How each completion ended; default all `stop`. */
+  readonly finishReasons?: readonly CompletionView['finishReason'][];
+  /** Add per-token entropies and mean log-probabilities (seeded, plausible values). */
+  readonly tokenStats?: boolean;
+  /** The reference, for sources that declare `usesGroundTruth`. A string is the reference answer. */
+  readonly reference?: Reference | string;
+  /** Default {@link exactEquivalence}. */
+  readonly equivalence?: Equivalence;
+  /** Seed of the generated token statistics. */
+  readonly seed?: number;
+}
+
+function isKeyList(s: readonly (string | null)[] | { readonly agent: number; readonly keys: readonly (string | null)[] }): s is readonly (string | null)[] {
+  return Array.isArray(s);
+}
+
+/** The default completion text for a key. */
+export function completionText(key: string | null): string {
+  return key === null ? 'I am not sure how to solve this.' : `Adding them up, the answer is \\boxed{${key}}.`;
+}
+
+/**
+ * A {@link RewardContext} as the trainer would build it, from answer keys. Token counts are the
+ * texts' lengths in characters (a character-level tokenizer).
+ */
+export function rewardContext(spec: RewardContextSpec): RewardContext {
+  const agent = spec.agent ?? 0;
+  const rawSups = spec.supervisors ?? [spec.keys];
+  const supervisors = rawSups.map((s, i) => (isKeyList(s)
+    ? { agent: agent + 1 + i, keys: [...s] }
+    : { agent: s.agent, keys: [...s.keys] }));
+  const agents = spec.agents ?? Math.max(agent + 1, ...supervisors.map((s) => s.agent + 1));
+  const rng = new Rng(spec.seed ?? 1);
+  const completions: CompletionView[] = spec.keys.map((key, k) => {
+    const text = spec.texts?.[k] ?? completionText(key);
+    const length = text.length;
+    const view: CompletionView = {
+      text,
+      answer: key,
+      key,
+      length,
+      finishReason: spec.finishReasons?.[k] ?? 'stop',
+      ...(spec.tokenStats ? {
+        entropies: Array.from({ length }, () => rng.next() * 2),
+        meanLogprobs: Array.from({ length }, () => -3 - rng.next() * 2),
+      } : {}),
+    };
+    return view;
+  });
+  const reference = typeof spec.reference === 'string' ? { answer: spec.reference } : spec.reference;
+  return {
+    problem: spec.problem ?? { id: 'p1', prompt: 'What is 2 + 2?' },
+    prompt: spec.problem?.prompt ?? 'What is 2 + 2?',
+    agent,
+    agents,
+    step: spec.step ?? 0,
+    completions,
+    own: { agent, keys: [...spec.keys] },
+    supervisors,
+    equivalence: spec.equivalence ?? exactEquivalence,
+    ...(reference ? { reference } : {}),
+  };
+}
+
+/** A record of every attempt to reach ground truth. */
+export interface GroundTruthTripwire {
+  /** A {@link GroundTruth} that records each access and answers nothing. */
+  readonly groundTruth: GroundTruth;
+  /** What was touched, e.g. `GroundTruth.get("p1")`, `RewardContext.reference`. */
+  readonly touches: string[];
+  /** Wrap a reward context so reading (or testing for) its `reference` is recorded. */
+  guard(ctx: RewardContext): RewardContext;
+}
+
+/**
+ * Tripwires for label-free sources: a ground truth to register under `GROUND_TRUTH` and a guard for
+ * reward contexts. A label-free source must leave `touches` empty.
+ */
+export function groundTruthTripwire(): GroundTruthTripwire {
+  const touches: string[] = [];
+  const groundTruth: GroundTruth = {
+    get(problemId: string) {
+      touches.push(`GroundTruth.get(${JSON.stringify(problemId)})`);
+      return undefined;
+    },
+    get size() {
+      touches.push('GroundTruth.size');
+      return 0;
+    },
+  };
+  const guard = (ctx: RewardContext): RewardContext => new Proxy(ctx, {
+    get(target, prop, receiver) {
+      if (prop === 'reference') touches.push('RewardContext.reference');
+      return Reflect.get(target, prop, receiver);
+    },
+    has(target, prop) {
+      if (prop === 'reference') touches.push('"reference" in RewardContext');
+      return Reflect.has(target, prop);
+    },
+  });
+  return { groundTruth, touches, guard };
+}

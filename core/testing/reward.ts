@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import type { Equivalence } from '../contracts/equivalence';
+import type { PluginDefinition, ResolvedSelection } from '../contracts/plugin';
+import { GROUND_TRUTH } from '../contracts/problem';
+import type { RewardContext, RewardResult, RewardSource } from '../contracts/reward-source';
+import { isCorlError } from '../errors';
+import { manifestQueries } from '../plugins/instantiate';
+import { commonChecks, expectKind, finite, kitCreate, kitOptions, label, optionSetsOf, sameTranscript, suite, type Check, type KitOptions } from './common';
+import { groundTruthTripwire, rewardContext, type RewardContextSpec } from './contexts';
+
+/** Inputs of the reward-source suite. */
+export interface RewardKitOptions extends KitOptions {
+  /** The equivalence contexts carry (default: exact string keys). */
+  readonly equivalence?: Equivalence;
+  /** Extra contexts to score, on top of the suite's own scenarios (null answers, empty groups, self and peer supervision...). */
+  readonly contexts?: readonly RewardContextSpec[];
+  /** Texts to derive answer keys from, when the source implements `answerKeys`. */
+  readonly answerKeyTexts?: readonly string[];
+}
+
+/** The scenarios every reward source is scored on. `K` completions per group. */
+export function rewardScenarios(tokenStats: boolean, reference: boolean, equivalence?: Equivalence): { title: string; spec: RewardContextSpec }[] {
+  const ref = reference ? { reference: '4' } : {};
+  const base = { tokenStats, equivalence, ...ref };
+  return [
+    { title: 'agreeing peer', spec: { ...base, keys: ['4', '4', '4', '5'], supervisors: [['4', '4', '5', '4']] } },
+    { title: 'split votes', spec: { ...base, keys: ['1', '2', '3', '4'], supervisors: [['4', '3', '2', '1']], step: 3 } },
+    { title: 'some null answers', spec: { ...base, keys: [null, '4', null, '6'], supervisors: [['6', null, null, '6']] } },
+    { title: 'only null answers', spec: { ...base, keys: [null, null, null, null], supervisors: [[null, null, null, null]] } },
+    { title: 'a supervisor with an empty group', spec: { ...base, keys: ['4', '5', '4', '4'], supervisors: [[]] } },
+    { title: 'no supervisors', spec: { ...base, keys: ['4', '5', '4', '4'], supervisors: [] } },
+    { title: 'an empty group (no completions)', spec: { ...base, keys: [], supervisors: [['4', '4']] } },
+    { title: 'a single completion', spec: { ...base, keys: ['4'], supervisors: [['4']] } },
+    { title: 'self-supervision (TTRL)', spec: { ...base, keys: ['7', '7', '8', null], supervisors: [{ agent: 0, keys: ['7', '7', '8', null] }] } },
+    { title: 'two peers, agent 1 of 3', spec: { ...base, agent: 1, agents: 3, keys: ['4', '9', '9', '4'], supervisors: [{ agent: 0, keys: ['9', '9', '4', null] }, { agent: 2, keys: ['4', '4', '4', '9'] }] } },
+    { title: 'truncated completions', spec: { ...base, keys: ['4', null, '4', '3'], supervisors: [['4', '4', '3', '3']], finishReasons: ['stop', 'length', 'length', 'stop'] } },
+  ];
+}
+
+function checkResult(result: RewardResult, ctx: RewardContext, what: string): void {
+  assert.ok(result && Array.isArray(result.rewards), `${what}: score() should return { rewards: number[] }`);
+  assert.equal(result.rewards.length, ctx.completions.length, `${what}: one reward per completion`);
+  result.rewards.forEach((r, k) => finite(r, `${what}: reward ${k}`));
+  for (const key of ['label', 'ownLabel'] as const) {
+    const v = result[key];
+    assert.ok(v === undefined || v === null || typeof v === 'string', `${what}: ${key} should be a key, null or absent`);
+  }
+  for (const [name, v] of Object.entries(result.metrics ?? {})) {
+    assert.match(name, /^[a-z0-9_]+\/[a-z0-9_./-]+$/, `${what}: metric names are namespaced, e.g. "vote/majority_ratio"`);
+    finite(v, `${what}: metric "${name}"`);
+  }
+}
+
+async function transcript(source: RewardSource, contexts: readonly RewardContext[], texts: readonly string[]): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const ctx of contexts) out.push(await source.score(ctx));
+  if (source.answerKeys) out.push(await source.answerKeys({ problem: { id: 'p1', prompt: 'What is 2 + 2?' }, texts }));
+  return out;
+}
+
+const DEFAULT_TEXTS = ['The answer is \\boxed{4}.', 'I think it is 5', '', 'no idea', '```python\nprint(4)\n```'];
+
+/** The reward-source checks. */
+export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitOptions = {}): Check[] {
+  expectKind(plugin, 'reward');
+  const facts = async (options: Readonly<Record<string, unknown>>): Promise<{ usesGroundTruth: boolean; tokenStats: boolean }> => {
+    const { registry, options: resolved } = await kitOptions(plugin, kit, options);
+    const q = manifestQueries(registry);
+    const sel: ResolvedSelection = { use: plugin.manifest.name, options: resolved };
+    return { usesGroundTruth: q.usesGroundTruth(sel), tokenStats: q.tokenStats(sel) };
+  };
+  const contextsFor = (f: { usesGroundTruth: boolean; tokenStats: boolean }): RewardContext[] => [
+    ...rewardScenarios(f.tokenStats, f.usesGroundTruth, kit.equivalence).map((s) => rewardContext(s.spec)),
+    ...(kit.contexts ?? []).map((s) => rewardContext({ tokenStats: f.tokenStats, equivalence: kit.equivalence, ...(f.usesGroundTruth ? { reference: '4' } : {}), ...s })),
+  ];
+  return [
+    ...commonChecks('reward', plugin, kit),
+    {
+      title: 'returns one finite reward per completion, for null answers and empty groups too',
+      run: async () => {
+        for (const options of optionSetsOf(kit)) {
+          const f = await facts(options);
+          const source = await kitCreate(plugin, kit, options);
+          const scenarios = rewardScenarios(f.tokenStats, f.usesGroundTruth, kit.equivalence);
+          const contexts = contextsFor(f);
+          for (const [i, ctx] of contexts.entries()) {
+            const what = `${label(options)}, ${scenarios[i]?.title ?? `contexts[${i - scenarios.length}]`}`;
+            checkResult(await source.score(ctx), ctx, what);
+          }
+          await source.close?.();
+        }
+      },
+    },
+    {
+      title: 'is deterministic under a seed',
+      run: async () => {
+        for (const options of optionSetsOf(kit)) {
+          const f = await facts(options);
+          const a = await kitCreate(plugin, kit, options);
+          const b = await kitCreate(plugin, kit, options);
+          sameTranscript(await transcript(a, contextsFor(f), kit.answerKeyTexts ?? DEFAULT_TEXTS), await transcript(b, contextsFor(f), kit.answerKeyTexts ?? DEFAULT_TEXTS), `rewards for ${label(options)}`);
+          await a.close?.();
+          await b.close?.();
+        }
+      },
+    },
+    {
+      title: 'a label-free source never receives or looks for ground truth; a supervised one declares usesGroundTruth',
+      run: async () => {
+        for (const options of optionSetsOf(kit)) {
+          const f = await facts(options);
+          if (f.usesGroundTruth) {
+            // A supervised source gets the reference; a problem without one is a coded error or a finite reward, never a crash.
+            const source = await kitCreate(plugin, kit, options);
+            const ctx = rewardContext({ keys: ['4', '5'], supervisors: [['4', '4']], tokenStats: f.tokenStats, equivalence: kit.equivalence });
+            try {
+              checkResult(await source.score(ctx), ctx, `${label(options)}, no reference`);
+            } catch (e) {
+              assert.ok(isCorlError(e), `${label(options)}: a problem without a reference should give a coded error, got ${String((e as Error)?.stack ?? e)}`);
+            }
+            await source.close?.();
+            continue;
+          }
+          const wire = groundTruthTripwire();
+          const source = await kitCreate(plugin, kit, options, { setup: (c) => { c.register(GROUND_TRUTH, { useValue: wire.groundTruth }); } });
+          for (const ctx of contextsFor(f)) {
+            assert.equal('reference' in ctx, false);
+            checkResult(await source.score(wire.guard(ctx)), ctx, label(options));
+          }
+          if (source.answerKeys) await source.answerKeys({ problem: { id: 'p1', prompt: 'What is 2 + 2?' }, texts: kit.answerKeyTexts ?? DEFAULT_TEXTS });
+          await source.close?.();
+          assert.deepEqual(wire.touches, [], `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth: ${wire.touches.join(', ')}`);
+        }
+      },
+    },
+    {
+      title: 'answerKeys (when implemented) gives one key or null per text, an empty list for no texts',
+      run: async () => {
+        for (const options of optionSetsOf(kit)) {
+          const source = await kitCreate(plugin, kit, options);
+          if (!source.answerKeys) continue;
+          const texts = kit.answerKeyTexts ?? DEFAULT_TEXTS;
+          const keys = await source.answerKeys({ problem: { id: 'p1', prompt: 'What is 2 + 2?' }, texts });
+          assert.equal(keys.length, texts.length, 'one key per text');
+          keys.forEach((k, i) => assert.ok(k === null || (typeof k === 'string' && k !== ''), `key ${i} should be a non-empty string or null`));
+          assert.deepEqual(await source.answerKeys({ problem: { id: 'p1', prompt: 'What is 2 + 2?' }, texts: [] }), []);
+          await source.close?.();
+        }
+      },
+    },
+  ];
+}
+
+/**
+ * The reward-source contract as a test suite: manifest and options schema, one finite reward per
+ * completion in every scenario (null answers, empty groups, no supervisors, self-supervision...),
+ * determinism under a seed, and ground truth never reaching a label-free source.
+ *
+ * ```ts
+ * import { rewardContract } from 'corl/testing';
+ * import { register, myReward } from '../src';
+ * rewardContract(myReward, { register, options: { scale: 2 } });
+ * ```
+ */
+export function rewardContract(plugin: PluginDefinition<'reward'>, kit: RewardKitOptions = {}): void {
+  suite('reward', plugin, kit, rewardChecks(plugin, kit));
+}

@@ -1,6 +1,7 @@
 import type { Equivalence } from '../contracts/equivalence';
 import type { GroundTruth, Problem, Reference } from '../contracts/problem';
 import type { CompletionView, RewardContext } from '../contracts/reward-source';
+import type { Task } from '../contracts/task';
 import { Rng } from '../util/rng';
 
 /**
@@ -95,19 +96,19 @@ export function rewardContext(spec: RewardContextSpec): RewardContext {
   };
 }
 
-/** A record of every attempt to reach ground truth. */
+/** A record of every attempt to reach ground truth through the run's container. */
 export interface GroundTruthTripwire {
-  /** A {@link GroundTruth} that records each access and answers nothing. */
+  /** A {@link GroundTruth} (for `GROUND_TRUTH`) that records each access and answers nothing. */
   readonly groundTruth: GroundTruth;
-  /** What was touched, e.g. `GroundTruth.get("p1")`, `RewardContext.reference`. */
+  /** A {@link Task} (for `TASK`) whose `load()` records the call: loading the task would expose its references. */
+  readonly task: Task;
+  /** What was touched, e.g. `GroundTruth.get("p1")`, `Task.load()`. */
   readonly touches: string[];
-  /** Wrap a reward context so reading (or testing for) its `reference` is recorded. */
-  guard(ctx: RewardContext): RewardContext;
 }
 
 /**
- * Tripwires for label-free sources: a ground truth to register under `GROUND_TRUTH` and a guard for
- * reward contexts. A label-free source must leave `touches` empty.
+ * Tripwires for label-free sources: register `groundTruth` under `GROUND_TRUTH` and `task` under
+ * `TASK` in the container the source is created in; a label-free source must leave `touches` empty.
  */
 export function groundTruthTripwire(): GroundTruthTripwire {
   const touches: string[] = [];
@@ -121,15 +122,11 @@ export function groundTruthTripwire(): GroundTruthTripwire {
       return 0;
     },
   };
-  const guard = (ctx: RewardContext): RewardContext => new Proxy(ctx, {
-    get(target, prop, receiver) {
-      if (prop === 'reference') touches.push('RewardContext.reference');
-      return Reflect.get(target, prop, receiver);
+  const task: Task = {
+    async load() {
+      touches.push('Task.load()');
+      return { train: [], heldOut: [], groundTruth };
     },
-    has(target, prop) {
-      if (prop === 'reference') touches.push('"reference" in RewardContext');
-      return Reflect.has(target, prop);
-    },
-  });
-  return { groundTruth, touches, guard };
+  };
+  return { groundTruth, task, touches };
 }

@@ -27,9 +27,9 @@ async function same(e: Equivalence, a: string, b: string): Promise<boolean> {
 
 async function transcript(e: Equivalence, answers: readonly string[]): Promise<unknown> {
   const keys = answers.map((a) => e.key(a));
-  const present = keys.filter((k): k is string => k !== null);
+  const present = [...new Set(keys.filter((k): k is string => k !== null))];
   const eq: boolean[] = [];
-  for (const a of present) for (const b of present) eq.push(await e.equal(a, b));
+  for (let i = 0; i < present.length; i++) for (let j = i + 1; j < present.length; j++) eq.push(await e.equal(present[i]!, present[j]!));
   return { keys, eq };
 }
 
@@ -60,9 +60,9 @@ export function equivalenceChecks(plugin: PluginDefinition<'equivalence'>, kit: 
         for (const options of optionSetsOf(kit)) {
           const e = await kitCreate(plugin, kit, options);
           const keys = [...new Set(answers.map((a) => e.key(a)).filter((k): k is string => k !== null))];
-          for (const a of keys) {
+          for (const [i, a] of keys.entries()) {
             assert.equal(await e.equal(a, a), true, `${label(options)}: equal(${JSON.stringify(a)}, itself)`);
-            for (const b of keys) {
+            for (const b of keys.slice(i + 1)) {
               const ab = await e.equal(a, b);
               assert.equal(typeof ab, 'boolean', `${label(options)}: equal should resolve to a boolean`);
               assert.equal(ab, await e.equal(b, a), `${label(options)}: equal(${JSON.stringify(a)}, ${JSON.stringify(b)}) should be symmetric`);

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import type { Equivalence } from '../contracts/equivalence';
 import type { PluginDefinition, ResolvedSelection } from '../contracts/plugin';
-import { GROUND_TRUTH } from '../contracts/problem';
+import type { DependencyContainer } from 'tsyringe';
+import { GROUND_TRUTH, type Problem, type Reference } from '../contracts/problem';
+import { TASK } from '../contracts/task';
 import type { RewardContext, RewardResult, RewardSource } from '../contracts/reward-source';
 import { isCorlError } from '../errors';
 import { manifestQueries } from '../plugins/instantiate';
@@ -16,12 +18,15 @@ export interface RewardKitOptions extends KitOptions {
   readonly contexts?: readonly RewardContextSpec[];
   /** Texts to derive answer keys from, when the source implements `answerKeys`. */
   readonly answerKeyTexts?: readonly string[];
+  /** The problem every context is about (default `{ id: 'p1', prompt: 'What is 2 + 2?' }`); e.g. one with `testInputs` for code rewards. */
+  readonly problem?: Problem;
+  /** The reference a supervised source receives (default `{ answer: '4' }`). */
+  readonly reference?: Reference;
 }
 
 /** The scenarios every reward source is scored on. `K` completions per group. */
-export function rewardScenarios(tokenStats: boolean, reference: boolean, equivalence?: Equivalence): { title: string; spec: RewardContextSpec }[] {
-  const ref = reference ? { reference: '4' } : {};
-  const base = { tokenStats, equivalence, ...ref };
+export function rewardScenarios(tokenStats: boolean, reference: Reference | undefined, equivalence?: Equivalence, problem?: Problem): { title: string; spec: RewardContextSpec }[] {
+  const base = { tokenStats, equivalence, ...(reference ? { reference } : {}), ...(problem ? { problem } : {}) };
   return [
     { title: 'agreeing peer', spec: { ...base, keys: ['4', '4', '4', '5'], supervisors: [['4', '4', '5', '4']] } },
     { title: 'split votes', spec: { ...base, keys: ['1', '2', '3', '4'], supervisors: [['4', '3', '2', '1']], step: 3 } },
@@ -51,10 +56,10 @@ function checkResult(result: RewardResult, ctx: RewardContext, what: string): vo
   }
 }
 
-async function transcript(source: RewardSource, contexts: readonly RewardContext[], texts: readonly string[]): Promise<unknown[]> {
+async function transcript(source: RewardSource, contexts: readonly RewardContext[], texts: readonly string[], problem: Problem): Promise<unknown[]> {
   const out: unknown[] = [];
   for (const ctx of contexts) out.push(await source.score(ctx));
-  if (source.answerKeys) out.push(await source.answerKeys({ problem: { id: 'p1', prompt: 'What is 2 + 2?' }, texts }));
+  if (source.answerKeys) out.push(await source.answerKeys({ problem, texts }));
   return out;
 }
 
@@ -69,9 +74,11 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
     const sel: ResolvedSelection = { use: plugin.manifest.name, options: resolved };
     return { usesGroundTruth: q.usesGroundTruth(sel), tokenStats: q.tokenStats(sel) };
   };
+  const reference = (f: { usesGroundTruth: boolean }): Reference | undefined => (f.usesGroundTruth ? kit.reference ?? { answer: '4' } : undefined);
+  const problem = kit.problem ?? { id: 'p1', prompt: 'What is 2 + 2?' };
   const contextsFor = (f: { usesGroundTruth: boolean; tokenStats: boolean }): RewardContext[] => [
-    ...rewardScenarios(f.tokenStats, f.usesGroundTruth, kit.equivalence).map((s) => rewardContext(s.spec)),
-    ...(kit.contexts ?? []).map((s) => rewardContext({ tokenStats: f.tokenStats, equivalence: kit.equivalence, ...(f.usesGroundTruth ? { reference: '4' } : {}), ...s })),
+    ...rewardScenarios(f.tokenStats, reference(f), kit.equivalence, kit.problem).map((s) => rewardContext(s.spec)),
+    ...(kit.contexts ?? []).map((s) => rewardContext({ tokenStats: f.tokenStats, equivalence: kit.equivalence, problem: kit.problem, reference: reference(f), ...s })),
   ];
   return [
     ...commonChecks('reward', plugin, kit),
@@ -81,7 +88,7 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
         for (const options of optionSetsOf(kit)) {
           const f = await facts(options);
           const source = await kitCreate(plugin, kit, options);
-          const scenarios = rewardScenarios(f.tokenStats, f.usesGroundTruth, kit.equivalence);
+          const scenarios = rewardScenarios(f.tokenStats, reference(f), kit.equivalence, kit.problem);
           const contexts = contextsFor(f);
           for (const [i, ctx] of contexts.entries()) {
             const what = `${label(options)}, ${scenarios[i]?.title ?? `contexts[${i - scenarios.length}]`}`;
@@ -98,21 +105,21 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
           const f = await facts(options);
           const a = await kitCreate(plugin, kit, options);
           const b = await kitCreate(plugin, kit, options);
-          sameTranscript(await transcript(a, contextsFor(f), kit.answerKeyTexts ?? DEFAULT_TEXTS), await transcript(b, contextsFor(f), kit.answerKeyTexts ?? DEFAULT_TEXTS), `rewards for ${label(options)}`);
+          sameTranscript(await transcript(a, contextsFor(f), kit.answerKeyTexts ?? DEFAULT_TEXTS, problem), await transcript(b, contextsFor(f), kit.answerKeyTexts ?? DEFAULT_TEXTS, problem), `rewards for ${label(options)}`);
           await a.close?.();
           await b.close?.();
         }
       },
     },
     {
-      title: 'a label-free source never receives or looks for ground truth; a supervised one declares usesGroundTruth',
+      title: 'a label-free source neither reaches for ground truth nor depends on it; a supervised one declares usesGroundTruth',
       run: async () => {
         for (const options of optionSetsOf(kit)) {
           const f = await facts(options);
           if (f.usesGroundTruth) {
             // A supervised source gets the reference; a problem without one is a coded error or a finite reward, never a crash.
             const source = await kitCreate(plugin, kit, options);
-            const ctx = rewardContext({ keys: ['4', '5'], supervisors: [['4', '4']], tokenStats: f.tokenStats, equivalence: kit.equivalence });
+            const ctx = rewardContext({ keys: ['4', '5'], supervisors: [['4', '4']], tokenStats: f.tokenStats, equivalence: kit.equivalence, problem: kit.problem });
             try {
               checkResult(await source.score(ctx), ctx, `${label(options)}, no reference`);
             } catch (e) {
@@ -121,14 +128,27 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
             await source.close?.();
             continue;
           }
+          // Rewards must not depend on ground truth: the same contexts with a decoy reference (an answer
+          // some completion gave) must score exactly the same, and the container's routes to the task's
+          // references must stay untouched.
           const wire = groundTruthTripwire();
-          const source = await kitCreate(plugin, kit, options, { setup: (c) => { c.register(GROUND_TRUTH, { useValue: wire.groundTruth }); } });
-          for (const ctx of contextsFor(f)) {
+          const trap = (c: DependencyContainer): void => {
+            c.register(GROUND_TRUTH, { useValue: wire.groundTruth });
+            c.register(TASK, { useValue: wire.task });
+          };
+          const plain = await kitCreate(plugin, kit, options, { setup: trap });
+          const decoyed = await kitCreate(plugin, kit, options, { setup: trap });
+          for (const [i, ctx] of contextsFor(f).entries()) {
             assert.equal('reference' in ctx, false);
-            checkResult(await source.score(wire.guard(ctx)), ctx, label(options));
+            const decoy = ctx.completions.find((c) => c.key !== null)?.key ?? '4';
+            const a = await plain.score(ctx);
+            checkResult(a, ctx, label(options));
+            const b = await decoyed.score({ ...ctx, reference: { answer: decoy, expectedOutputs: ctx.problem.testInputs?.map(() => decoy) } });
+            assert.deepEqual(b, a, `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)}, but its result for context ${i} changed when a reference was present`);
           }
-          if (source.answerKeys) await source.answerKeys({ problem: { id: 'p1', prompt: 'What is 2 + 2?' }, texts: kit.answerKeyTexts ?? DEFAULT_TEXTS });
-          await source.close?.();
+          if (plain.answerKeys) await plain.answerKeys({ problem, texts: kit.answerKeyTexts ?? DEFAULT_TEXTS });
+          await plain.close?.();
+          await decoyed.close?.();
           assert.deepEqual(wire.touches, [], `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth: ${wire.touches.join(', ')}`);
         }
       },
@@ -140,10 +160,10 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
           const source = await kitCreate(plugin, kit, options);
           if (!source.answerKeys) continue;
           const texts = kit.answerKeyTexts ?? DEFAULT_TEXTS;
-          const keys = await source.answerKeys({ problem: { id: 'p1', prompt: 'What is 2 + 2?' }, texts });
+          const keys = await source.answerKeys({ problem, texts });
           assert.equal(keys.length, texts.length, 'one key per text');
           keys.forEach((k, i) => assert.ok(k === null || (typeof k === 'string' && k !== ''), `key ${i} should be a non-empty string or null`));
-          assert.deepEqual(await source.answerKeys({ problem: { id: 'p1', prompt: 'What is 2 + 2?' }, texts: [] }), []);
+          assert.deepEqual(await source.answerKeys({ problem, texts: [] }), []);
           await source.close?.();
         }
       },

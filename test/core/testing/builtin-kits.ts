@@ -7,17 +7,21 @@ import type { AnyKitOptions } from '../../../core/testing';
 import { categoricalPolicy, register as registerTesting } from '../../../core/testing';
 import * as path from 'node:path';
 import { drGrpoAdvantage, grpoAdvantage, rlooAdvantage } from '../../../plugins/advantages';
-import { mathEquivalence, mathExtractor } from '../../../plugins/answers';
+import { choiceExtractor, exactEquivalence, mathEquivalence, mathExtractor } from '../../../plugins/answers';
 import { noDiversity, rephraseDiversity } from '../../../plugins/diversity';
 import { jsonlSink } from '../../../plugins/metrics';
-import { groundTruthReward, voteReward } from '../../../plugins/rewards';
+import { execTestsReward, execVoteReward, formatReward, groundTruthReward, intrinsicReward, voteReward, weightedReward } from '../../../plugins/rewards';
 import { arithTask, inlineTask } from '../../../plugins/tasks';
-import { ringTopology, selfTopology } from '../../../plugins/topologies';
+import { adjacencyTopology, completeTopology, ringTopology, selfTopology } from '../../../plugins/topologies';
 
 export interface BuiltinKit {
   readonly plugin: PluginDefinition<any>;
   readonly kit: AnyKitOptions;
 }
+
+const sandbox = { timeoutMs: 2000, concurrency: 2 };
+const addProblem = { id: 'add', prompt: 'Write add(a, b).', testInputs: [['1', '2'], ['2', '2']], metadata: { entryPoint: 'add' } };
+const programs = ['```python\ndef add(a, b):\n    return a + b\n```', '```python\ndef add(a, b):\n    return a * b\n```', 'no code here', '```python\ndef add(a, b):\n    raise ValueError\n```'];
 
 const inlineRows = { train: [{ id: 'a', prompt: '1+1=', answer: '2', solution: ' 1+1=2, so \\boxed{2}' }, { id: 'b', prompt: '2+2=', answer: '4' }], heldOut: [{ id: 'c', prompt: '3+3=', answer: '6', variants: ['What is 3+3?'] }] };
 
@@ -27,12 +31,28 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
   { plugin: categoricalPolicy, kit: { register: registerTesting, tokenStats: true, optionSets: [{ answers: ['yes', 'no'], prefer: { 'What is 2 + 2?': 'no' } }], invalidOptions: [{ options: { answers: ['1', '1'] }, field: 'answers' }, { options: { prefer: { x: '9' } }, field: 'prefer' }] } },
   { plugin: voteReward, kit: { optionSets: [{ rule: 'teacher' }, { threshold: 0.6 }] } },
   { plugin: groundTruthReward, kit: { optionSets: [{ correct: 2, wrong: -1 }] } },
+  { plugin: intrinsicReward, kit: { optionSets: [{ method: 'intuitor', vocabSize: 32 }] } },
+  { plugin: formatReward, kit: { optionSets: [{ check: 'answer-tag' }, { check: 'pattern', pattern: 'answer is', flags: 'i', penalty: -1 }], invalidOptions: [{ options: { flags: 'g' }, field: 'flags' }] } },
+  {
+    plugin: weightedReward,
+    kit: {
+      options: { sources: [{ source: 'corl:vote' }, { source: { use: 'corl:format', options: { check: 'boxed' } }, weight: 0.1 }] },
+      optionSets: [{ sources: [{ source: 'corl:ground-truth', weight: 2 }, { source: 'corl:intrinsic', weight: 0.5 }] }],
+      invalidOptions: [{ options: { sources: [] }, field: 'sources' }, { options: { sources: [{ source: 'corl:nope' }] }, field: 'sources[0].source' }],
+    },
+  },
+  { plugin: execVoteReward, kit: { options: sandbox, optionSets: [{ ...sandbox, errorKeys: true, rule: 'teacher' }], problem: addProblem, answerKeyTexts: programs } },
+  { plugin: execTestsReward, kit: { options: sandbox, optionSets: [{ ...sandbox, partial: true }], problem: addProblem, reference: { answer: '', expectedOutputs: ['3', '4'] }, contexts: [{ keys: ['a', 'b', null, 'c'], texts: programs }] } },
   { plugin: ringTopology, kit: { optionSets: [{ direction: 'forward' }, { order: [2, 0, 1] }] } },
   { plugin: selfTopology, kit: {} },
+  { plugin: completeTopology, kit: { optionSets: [{ self: true }] } },
+  { plugin: adjacencyTopology, kit: { options: { matrix: [[0, 1], [1, 0]] }, optionSets: [{ matrix: [[0, 1, 2], [2, 0, 1], [1, 2, 0]] }, { matrix: [[1, 0], [1, 0]], allowSelf: true, allowUnsupervised: true }], allowUnsupervised: true, invalidOptions: [{ options: { matrix: [[1, 0], [0, 1]] }, field: 'matrix' }] } },
   { plugin: noDiversity, kit: {} },
   { plugin: rephraseDiversity, kit: { optionalWithoutDefault: ['file'], optionSets: [{ assign: [0, 1, null], missing: 'original' }] } },
   { plugin: mathExtractor, kit: { optionSets: [{ lastNumber: false }], examples: [{ text: 'so \\boxed{\\frac{1}{2}}.', answer: '\\frac{1}{2}' }, { text: 'The answer is 42.', answer: '42' }, { text: 'no digits', answer: null }] } },
-  { plugin: mathEquivalence, kit: { optionSets: [{ tolerance: 0 }], equalPairs: [['0.5', '\\frac{1}{2}'], ['1/2', '0.5'], ['1,000', '1000'], [' 4 ', '4.0']], differentPairs: [['4', '5'], ['', '']] } },
+  { plugin: choiceExtractor, kit: { optionSets: [{ letters: 'ABCD', anywhere: true }], examples: [{ text: 'so the answer is (C).', answer: 'C' }, { text: '<answer>B. Paris</answer>', answer: 'B' }], invalidOptions: [{ options: { letters: 'A1' }, field: 'letters' }] } },
+  { plugin: exactEquivalence, kit: { optionSets: [{ caseSensitive: false, collapseSpace: false }], equalPairs: [[' C ', 'C']], differentPairs: [['0.5', '\\frac{1}{2}']] } },
+  { plugin: mathEquivalence, kit: { equalPairs: [['0.5', '\\frac{1}{2}'], ['1/2', '0.5'], ['1,000', '1000'], [' 4 ', '4.0']], differentPairs: [['4', '5'], ['', '']] } },
   { plugin: grpoAdvantage, kit: { optionSets: [{ scale: 'batch' }, { scale: 'none', unbiased: false }] } },
   { plugin: drGrpoAdvantage, kit: {} },
   { plugin: rlooAdvantage, kit: {} },

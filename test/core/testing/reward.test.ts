@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { RewardSource } from '../../../core/contracts/reward-source';
 import { GROUND_TRUTH, type GroundTruth } from '../../../core/contracts/problem';
+import { TASK, type Task } from '../../../core/contracts/task';
 import { definePlugin } from '../../../core/plugins/define';
 import { rewardChecks, rewardScenarios } from '../../../core/testing';
 import { fails, passes } from './helpers';
@@ -11,10 +12,10 @@ const reward = (name: string, create: () => RewardSource, usesGroundTruth = fals
 
 describe('core/testing/reward (the reward-source suite catches broken sources)', () => {
   it('scenarios cover null answers, empty groups, no supervisors, self-supervision and several peers', () => {
-    const titles = rewardScenarios(false, false).map((s) => s.title);
+    const titles = rewardScenarios(false, undefined).map((s) => s.title);
     expect(titles).to.include.members(['only null answers', 'an empty group (no completions)', 'a supervisor with an empty group', 'no supervisors', 'self-supervision (TTRL)', 'two peers, agent 1 of 3']);
-    expect(rewardScenarios(false, true).every((s) => s.spec.reference === '4')).to.equal(true);
-    expect(rewardScenarios(false, false).some((s) => s.spec.reference !== undefined)).to.equal(false);
+    expect(rewardScenarios(false, { answer: '4' }).every((s) => (s.spec.reference as { answer: string }).answer === '4')).to.equal(true);
+    expect(rewardScenarios(false, undefined).some((s) => s.spec.reference !== undefined)).to.equal(false);
   });
 
   it('a source that reads ctx.reference without declaring usesGroundTruth is caught', async () => {
@@ -24,7 +25,7 @@ describe('core/testing/reward (the reward-source suite catches broken sources)',
         return { rewards: ctx.completions.map((c) => (c.key === target ? 1 : 0)) };
       },
     }));
-    await fails(rewardChecks(sneaky), 'never receives', /reached for ground truth: RewardContext\.reference/);
+    await fails(rewardChecks(sneaky), 'depends on it', /changed when a reference was present/);
   });
 
   it('a source that resolves GROUND_TRUTH from its container is caught', async () => {
@@ -35,7 +36,28 @@ describe('core/testing/reward (the reward-source suite catches broken sources)',
         return { async score(c) { return { rewards: c.completions.map((v) => (gt.get(c.problem.id)?.answer === v.key ? 1 : 0)) }; } };
       },
     });
-    await fails(rewardChecks(injected), 'never receives', /GroundTruth\.get\("p1"\)/);
+    await fails(rewardChecks(injected), 'depends on it', /reached for ground truth: GroundTruth\.get\("p1"\)/);
+  });
+
+  it('a source that loads the task (and so its references) from the container is caught', async () => {
+    const loader = definePlugin({
+      manifest: { name: 'test:loader', kind: 'reward', description: 'test reward', corl: '^0.1.0', options: schema },
+      create(_o, ctx): RewardSource {
+        return { async score(c) { await ctx.container.resolve<Task>(TASK).load(); return { rewards: c.completions.map(() => 0) }; } };
+      },
+    });
+    await fails(rewardChecks(loader), 'depends on it', /Task\.load\(\)/);
+  });
+
+  it('a label-free source that strips a reference before delegating passes', async () => {
+    const stripping = reward('test:strip', () => ({
+      async score(ctx) {
+        const { reference, ...rest } = ctx;
+        void reference;
+        return { rewards: rest.completions.map((c) => (c.key === rest.supervisors[0]?.keys[0] ? 1 : 0)) };
+      },
+    }));
+    await passes(rewardChecks(stripping), 'depends on it');
   });
 
   it('a source that declares usesGroundTruth may read the reference', async () => {
@@ -44,7 +66,7 @@ describe('core/testing/reward (the reward-source suite catches broken sources)',
         return { rewards: ctx.completions.map((c) => (c.key !== null && c.key === ctx.reference?.answer ? 1 : 0)) };
       },
     }), true);
-    await passes(rewardChecks(honest), 'never receives');
+    await passes(rewardChecks(honest), 'depends on it');
     await passes(rewardChecks(honest), 'one finite reward');
   });
 

@@ -3,6 +3,7 @@ import * as advantages from './advantages';
 import * as answers from './answers';
 import * as diversity from './diversity';
 import * as metrics from './metrics';
+import * as policies from './policies';
 import * as rewards from './rewards';
 import * as tasks from './tasks';
 import * as topologies from './topologies';
@@ -12,5 +13,5 @@ import * as topologies from './topologies';
  * third-party plugin module takes.
  */
 export async function register(container: DependencyContainer): Promise<void> {
-  for (const m of [tasks, answers, rewards, topologies, diversity, advantages, metrics]) await m.register(container);
+  for (const m of [tasks, answers, policies, rewards, topologies, diversity, advantages, metrics]) await m.register(container);
 }

@@ -73,6 +73,21 @@ export interface UpdateBatch {
   readonly totalSteps: number;
 }
 
+/** One step of supervised pretraining (`corl pretrain`): cross-entropy on whole texts. */
+export interface PretrainBatch {
+  /** Whole texts (prompt + worked solution), one sequence each. */
+  readonly texts: readonly string[];
+  /**
+   * For each text, how many of its leading characters are prompt: their tokens are context only and
+   * excluded from the loss (as in SFT). Absent: every token of every text is trained on.
+   */
+  readonly promptLengths?: readonly number[];
+  /** Zero-based pretraining step, for learning-rate schedules. */
+  readonly step: number;
+  /** Total number of pretraining steps, for learning-rate schedules. */
+  readonly totalSteps: number;
+}
+
 /** What an update reports; keys are metric names such as `loss/policy`, `loss/kl`, `loss/clip_fraction`, `optim/grad_norm`, `optim/lr`. */
 export interface UpdateResult {
   readonly metrics: Readonly<Record<string, number>>;
@@ -107,6 +122,12 @@ export interface Policy {
   sample(requests: readonly SampleRequest[], options: SamplingOptions): Promise<Completion[][]>;
   /** One pass of the clipped policy-gradient objective over the batch (one or more optimizer steps). */
   update(batch: UpdateBatch): Promise<UpdateResult>;
+  /**
+   * One optimizer step of supervised cross-entropy on `batch.texts` (`corl pretrain`). Optional:
+   * policies without it cannot be pretrained (`CORL_ERR_POLICY_CANNOT_TRAIN`). Reports at least
+   * `loss/ce` and `optim/lr`.
+   */
+  pretrainStep?(batch: PretrainBatch): Promise<UpdateResult>;
   /** Write weights, optimizer state and RNG state into `dir` (created if missing), atomically per file. */
   save(dir: string): Promise<void>;
   /** Restore exactly what `save` wrote; a corrupt or mismatched checkpoint throws a coded error. */

@@ -165,9 +165,9 @@ export class Graph {
 
   // ---- linear algebra and shapes ----
 
-  /** Numpy matmul for rank ≥ 2 (batch dimensions broadcast), optionally with the last two axes of either operand transposed. */
-  matmul(a: Tensor, b: Tensor, t: { transA?: boolean; transB?: boolean } = {}): Tensor {
-    return this.op('MatMul', [a, b], { transA: !!t.transA, transB: !!t.transB });
+  /** alpha · op(a) · op(b): numpy matmul for rank ≥ 2 (batch dimensions broadcast), op transposing the last two axes when asked. */
+  matmul(a: Tensor, b: Tensor, t: { transA?: boolean; transB?: boolean; alpha?: number } = {}): Tensor {
+    return this.op('MatMul', [a, b], { transA: !!t.transA, transB: !!t.transB, alpha: t.alpha ?? 1 });
   }
   /** Reshape; 0 copies the input dimension at the same index, one -1 is inferred (ONNX semantics). */
   reshape(x: Tensor, shape: readonly number[]): Tensor { return this.op('Reshape', [x], { shape: [...shape] }); }
@@ -202,6 +202,10 @@ export class Graph {
 
   softmax(x: Tensor, axis = -1): Tensor { return this.op('Softmax', [x], { axis }); }
   logSoftmax(x: Tensor, axis = -1): Tensor { return this.op('LogSoftmax', [x], { axis }); }
+  /** GELU, tanh approximation: 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))) (GPT-2's). */
+  gelu(x: Tensor): Tensor { return this.op('Gelu', [x]); }
+  /** 0, 1, …, n−1 (int32) where n is the run-time size of `like` along `axis`. */
+  rangeLike(like: Tensor, axis: number): Tensor { return this.op('RangeLike', [like], { axis }); }
   /** Layer normalization over the last axis: returns [y, mean, invStdDev] (the last two feed the gradient). */
   layerNorm(x: Tensor, scale: Tensor, bias: Tensor, epsilon = 1e-5): Tensor[] {
     return this.apply('LayerNormalization', [x, scale, bias], { axis: -1, epsilon });

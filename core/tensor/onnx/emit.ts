@@ -69,18 +69,19 @@ export function emitOnnx(graph: Graph, o: EmitOptions): EmittedModel {
   }
   let counter = 0;
   const int64Cache = new Map<string, string>();
+  const floatCache = new Map<number, string>();
   let usesContrib = false;
   const ctx: EmitContext = {
     contrib: !!o.contrib,
     name: (t) => {
       let n = names.get(t.id);
       if (!n) {
-        n = claim(`t${t.id}`);
+        n = claim(`__t${t.id}`);
         names.set(t.id, n);
       }
       return n;
     },
-    fresh: (hint) => claim(`${hint}_${counter++}`),
+    fresh: (hint) => claim(`__${hint}_${counter++}`),
     node: (op, ins, outs, attributes, domain) => {
       if (domain) usesContrib = true;
       onnxNodes.push({ op, inputs: ins, outputs: outs, attributes: attributes as Record<string, OnnxAttribute> | undefined, domain, name: `n${onnxNodes.length}_${op}` });
@@ -89,9 +90,18 @@ export function emitOnnx(graph: Graph, o: EmitOptions): EmittedModel {
       const key = `${scalar ? 's' : 'v'}:${values.join(',')}`;
       let n = int64Cache.get(key);
       if (!n) {
-        n = claim(`k${int64Cache.size}`);
+        n = claim(`__k${int64Cache.size}`);
         int64Cache.set(key, n);
         initializers.push({ name: n, dtype: 'int64', dims: scalar ? [] : [values.length], data: BigInt64Array.from(values.map((v) => BigInt(v))) });
+      }
+      return n;
+    },
+    float32: (value) => {
+      let n = floatCache.get(value);
+      if (!n) {
+        n = claim(`__f${floatCache.size}`);
+        floatCache.set(value, n);
+        initializers.push({ name: n, dtype: 'float32', dims: [], data: Float32Array.from([value]) });
       }
       return n;
     },

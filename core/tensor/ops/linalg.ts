@@ -1,4 +1,5 @@
-// MatMul with optional transposition of the last two axes of either operand (numpy batching).
+// MatMul with optional transposition of the last two axes of either operand (numpy batching) and a
+// scale alpha: alpha · op(A) · op(B).
 // Plain ONNX MatMul when neither is transposed; otherwise the emitter writes ORT's FusedMatMul
 // (training and sampling sessions) or an explicit Transpose (portable models).
 import { CorlError } from '../../errors';
@@ -36,6 +37,7 @@ export const MATMUL: OpDef = {
     const ra = a!.shape.length;
     const rb = b!.shape.length;
     const K = ta ? a!.shape[ra - 2]! : a!.shape[ra - 1]!;
+    const alpha = (attrs.alpha as number | undefined) ?? 1;
     const batch = shape.slice(0, r - 2);
     const nb = batch.reduce((x, y) => x * y, 1);
     const ia = broadcastIndex(a!.shape.slice(0, ra - 2), batch);
@@ -58,7 +60,7 @@ export const MATMUL: OpDef = {
             const y = tb ? B[ob + j * ldb + k]! : B[ob + k * ldb + j]!;
             s += x * y;
           }
-          out[(q * M + i) * N + j] = s;
+          out[(q * M + i) * N + j] = alpha * s;
         }
       }
     }
@@ -71,11 +73,12 @@ export const MATMUL: OpDef = {
     const [a, b] = node.inputs as [Tensor, Tensor];
     const ta = !!node.attrs.transA;
     const tb = !!node.attrs.transB;
+    const alpha = (node.attrs.alpha as number | undefined) ?? 1;
     let da: Tensor | undefined;
     let db: Tensor | undefined;
     if (needs[0]) {
-      if (!ta) da = g.matmul(d, b, { transB: !tb });
-      else da = tb ? g.matmul(b, d, { transA: true, transB: true }) : g.matmul(b, d, { transB: true });
+      if (!ta) da = g.matmul(d, b, { transB: !tb, alpha });
+      else da = tb ? g.matmul(b, d, { transA: true, transB: true, alpha }) : g.matmul(b, d, { transB: true, alpha });
       da = unbroadcast(g, da, a);
     }
     if (needs[1]) {
@@ -86,12 +89,12 @@ export const MATMUL: OpDef = {
         if (typeof k === 'number' && typeof n === 'number') {
           const a2 = g.reshape(a, [-1, k]);
           const d2 = g.reshape(d, [-1, n]);
-          db = tb ? g.matmul(d2, a2, { transA: true }) : g.matmul(a2, d2, { transA: true });
+          db = tb ? g.matmul(d2, a2, { transA: true, alpha }) : g.matmul(a2, d2, { transA: true, alpha });
           return [da, db];
         }
       }
-      if (!tb) db = ta ? g.matmul(a, d) : g.matmul(a, d, { transA: true });
-      else db = ta ? g.matmul(d, a, { transA: true, transB: true }) : g.matmul(d, a, { transA: true });
+      if (!tb) db = ta ? g.matmul(a, d, { alpha }) : g.matmul(a, d, { transA: true, alpha });
+      else db = ta ? g.matmul(d, a, { transA: true, transB: true, alpha }) : g.matmul(d, a, { transA: true, alpha });
       db = unbroadcast(g, db, b);
     }
     return [da, db];
@@ -99,11 +102,19 @@ export const MATMUL: OpDef = {
   emit: (ctx, node) => {
     const ta = !!node.attrs.transA;
     const tb = !!node.attrs.transB;
+    const alpha = (node.attrs.alpha as number | undefined) ?? 1;
     const [a, b] = node.inputs as [Tensor, Tensor];
-    const out = [ctx.name(node.outputs[0]!)];
-    if (!ta && !tb) return ctx.node('MatMul', [ctx.name(a), ctx.name(b)], out);
-    if (ctx.contrib) {
-      return ctx.node('FusedMatMul', [ctx.name(a), ctx.name(b)], out, { transA: { type: 'int', value: ta ? 1 : 0 }, transB: { type: 'int', value: tb ? 1 : 0 }, alpha: { type: 'float', value: 1 } }, 'com.microsoft');
+    const final = ctx.name(node.outputs[0]!);
+    if (ctx.contrib && (ta || tb || alpha !== 1)) {
+      return ctx.node('FusedMatMul', [ctx.name(a), ctx.name(b)], [final], { transA: { type: 'int', value: ta ? 1 : 0 }, transB: { type: 'int', value: tb ? 1 : 0 }, alpha: { type: 'float', value: alpha } }, 'com.microsoft');
+    }
+    const out = [alpha === 1 ? final : ctx.fresh('mm')];
+    const scaleOut = () => {
+      if (alpha !== 1) ctx.node('Mul', [out[0]!, ctx.float32(alpha)], [final]);
+    };
+    if (!ta && !tb) {
+      ctx.node('MatMul', [ctx.name(a), ctx.name(b)], out);
+      return scaleOut();
     }
     const swap = (t: Tensor) => {
       const perm = t.shape.map((_, i) => i);
@@ -113,5 +124,6 @@ export const MATMUL: OpDef = {
       return n;
     };
     ctx.node('MatMul', [ta ? swap(a) : ctx.name(a), tb ? swap(b) : ctx.name(b)], out);
+    scaleOut();
   },
 };

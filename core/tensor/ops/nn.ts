@@ -45,7 +45,60 @@ function floatOnly(op: string, dtype: string): void {
   if (dtype !== 'float32') throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a float32 operand of ${op}, got ${dtype}`);
 }
 
+const GELU_C = Math.sqrt(2 / Math.PI);
+const GELU_A = 0.044715;
+
 export const NN_OPS: OpDef[] = [
+  {
+    name: 'Gelu',
+    infer: ([x]) => {
+      floatOnly('Gelu', x!.dtype);
+      return [{ dtype: 'float32', shape: x!.shape }];
+    },
+    evaluate: ([x]) => {
+      const src = x!.data as Float64Array;
+      const out = new Float64Array(x!.size);
+      for (let i = 0; i < out.length; i++) {
+        const v = src[i]!;
+        out[i] = 0.5 * v * (1 + Math.tanh(GELU_C * (v + GELU_A * v * v * v)));
+      }
+      return [new HostTensor('float32', x!.shape, out)];
+    },
+    grad: ({ g, node, grads }) => {
+      const d = grads[0];
+      if (!d) return [undefined];
+      const x = node.inputs[0]!;
+      // gelu'(x) = ½(1 + t) + ½x(1 − t²)·c(1 + 3a·x²), t = tanh(c(x + a·x³))
+      const x2a = g.scale(g.mul(x, x), GELU_C * GELU_A);
+      const t = g.tanh(g.mul(x, g.shift(x2a, GELU_C)));
+      const half = g.shift(g.scale(t, 0.5), 0.5);
+      const sech2 = g.sub(g.scalar(1), g.mul(t, t));
+      const inner = g.shift(g.scale(x2a, 1.5), 0.5 * GELU_C);
+      return [g.mul(d, g.add(half, g.mul(g.mul(x, sech2), inner)))];
+    },
+    emit: (ctx, node) => {
+      const x = ctx.name(node.inputs[0]!);
+      const y = ctx.name(node.outputs[0]!);
+      if (ctx.contrib) return ctx.node('FastGelu', [x], [y], {}, 'com.microsoft');
+      const x2 = ctx.fresh('gelu');
+      const x3 = ctx.fresh('gelu');
+      const inner = ctx.fresh('gelu');
+      const arg = ctx.fresh('gelu');
+      const t = ctx.fresh('gelu');
+      const t1 = ctx.fresh('gelu');
+      const hx = ctx.fresh('gelu');
+      ctx.node('Mul', [x, x], [x2]);
+      ctx.node('Mul', [x2, x], [x3]);
+      ctx.node('Mul', [x3, ctx.float32(GELU_A)], [inner]);
+      const sum = ctx.fresh('gelu');
+      ctx.node('Add', [x, inner], [sum]);
+      ctx.node('Mul', [sum, ctx.float32(GELU_C)], [arg]);
+      ctx.node('Tanh', [arg], [t]);
+      ctx.node('Add', [t, ctx.float32(1)], [t1]);
+      ctx.node('Mul', [x, ctx.float32(0.5)], [hx]);
+      ctx.node('Mul', [hx, t1], [y]);
+    },
+  },
   {
     name: 'Softmax',
     infer: ([x], attrs) => {

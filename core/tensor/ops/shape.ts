@@ -112,6 +112,25 @@ function concatHost(xs: readonly HostTensor[], axis: number): HostTensor {
 
 export const SHAPE_OPS: OpDef[] = [
   {
+    name: 'RangeLike',
+    infer: ([x], attrs) => [{ dtype: 'int32', shape: [x!.shape[normAxis(attrs.axis as number, x!.shape.length)]!] }],
+    evaluate: ([x], attrs) => {
+      const n = x!.shape[normAxis(attrs.axis as number, x!.shape.length)]!;
+      return [HostTensor.int([n], Array.from({ length: n }, (_, i) => i))];
+    },
+    emit: (ctx, node) => {
+      const x = node.inputs[0]!;
+      const ax = normAxis(node.attrs.axis as number, x.rank);
+      const shape = ctx.fresh('range');
+      const n = ctx.fresh('range');
+      const r = ctx.fresh('range');
+      ctx.node('Shape', [ctx.name(x)], [shape], { start: { type: 'int', value: ax }, end: { type: 'int', value: ax + 1 } });
+      ctx.node('Squeeze', [shape, ctx.int64s([0])], [n]);
+      ctx.node('Range', [ctx.int64s([0], true), n, ctx.int64s([1], true)], [r]);
+      ctx.node('Cast', [r], [ctx.name(node.outputs[0]!)], { to: { type: 'int', value: 6 } });
+    },
+  },
+  {
     name: 'Constant',
     infer: (_inputs, attrs) => {
       const a = attrs as unknown as ConstantAttrs;

@@ -36,6 +36,8 @@ export interface EmitContext {
   readonly contrib: boolean;
   /** Name of an int64 constant (shared per value list). */
   int64s(values: readonly number[], scalar?: boolean): string;
+  /** Name of a float32 scalar constant. */
+  float32(value: number): string;
 }
 
 /** One operator: shape inference, a float64 host kernel, a gradient rule and its ONNX form. */

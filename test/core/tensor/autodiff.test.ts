@@ -3,6 +3,7 @@ import { gradients } from '../../../core/tensor/autodiff';
 import { Graph, type Tensor } from '../../../core/tensor/graph';
 import { HostTensor } from '../../../core/tensor/host';
 import { evaluate } from '../../../core/tensor/reference';
+import { compile, GraphSession } from '../../../core/tensor/session';
 import { checkGradients, checkOnnx, randn, type Case } from '../../fixtures/gradcheck';
 
 /** One case per operator (and per broadcasting pattern), each checked by finite differences and against onnxruntime. */
@@ -55,11 +56,13 @@ function cases(): [string, () => Case][] {
     ['Sigmoid', unary((g, x) => g.sigmoid(x))],
     ['Relu', unary((g, x) => g.relu(x))],
     ['Erf', unary((g, x) => g.erf(x))],
+    ['Gelu (tanh approximation)', unary((g, x) => g.gelu(x), 0, 2)],
     ['MatMul 2-d', binary((g, a, b) => g.matmul(a, b), ['M', 4], [4, 3], [5, 4], [4, 3])],
     ['MatMul batched × weight', binary((g, a, b) => g.matmul(a, b), ['B', 'T', 4], [4, 3], [2, 3, 4], [4, 3])],
     ['MatMul batched × batched', binary((g, a, b) => g.matmul(a, b), ['B', 2, 3, 4], ['B', 2, 4, 5], [2, 2, 3, 4], [2, 2, 4, 5])],
     ['MatMul broadcast batch', binary((g, a, b) => g.matmul(a, b), ['B', 2, 3, 4], [2, 4, 5], [2, 2, 3, 4], [2, 4, 5])],
     ['MatMul transB', binary((g, a, b) => g.matmul(a, b, { transB: true }), ['B', 3, 4], ['B', 5, 4], [2, 3, 4], [2, 5, 4])],
+    ['MatMul alpha', binary((g, a, b) => g.matmul(a, b, { transB: true, alpha: 0.25 }), ['B', 3, 4], ['B', 5, 4], [2, 3, 4], [2, 5, 4])],
     ['MatMul transA', binary((g, a, b) => g.matmul(a, b, { transA: true }), [4, 3], [4, 5], [4, 3], [4, 5])],
     ['MatMul transA transB', binary((g, a, b) => g.matmul(a, b, { transA: true, transB: true }), [2, 4, 3], [2, 5, 4], [2, 4, 3], [2, 5, 4])],
     ['MatMul batched × transposed weight', binary((g, a, b) => g.matmul(a, b, { transB: true }), ['B', 'T', 4], [3, 4], [2, 3, 4], [3, 4])],
@@ -120,8 +123,24 @@ describe('core/tensor/autodiff (every operator against finite differences and on
   }
 
   it('emits a portable model (no contrib operators) with the same numbers', async () => {
-    const c = cases().find(([n]) => n === 'MatMul transA transB')![1];
-    await checkOnnx(c(), { contrib: false });
+    for (const name of ['MatMul transA transB', 'MatMul alpha', 'Gelu (tanh approximation)']) {
+      const c = cases().find(([n]) => n === name)![1];
+      await checkOnnx(c(), { contrib: false });
+    }
+  });
+
+  it('RangeLike gives positions 0..n−1 of a dynamic axis', async () => {
+    const g = new Graph('range');
+    const ids = g.input('ids', 'int32', ['B', 'T']);
+    const pos = g.rangeLike(ids, 1);
+    expect(pos.shape).to.deep.equal(['T']);
+    const feeds = { ids: HostTensor.int([2, 3], [5, 5, 5, 5, 5, 5]) };
+    expect(evaluate(g, feeds, [pos])[0]!.toArray()).to.deep.equal([0, 1, 2]);
+    for (const contrib of [true, false]) {
+      const s = await GraphSession.create(compile(g, { outputs: [['pos', pos]], contrib }));
+      expect((await s.run(feeds)).pos!.toArray()).to.deep.equal([0, 1, 2]);
+      await s.close();
+    }
   });
 
   it('gives zero gradients to inputs the loss does not depend on', () => {

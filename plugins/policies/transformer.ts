@@ -1,0 +1,31 @@
+import * as path from 'node:path';
+import { definePlugin } from '../../core/plugins/define';
+import { TRANSFORMER_OPTIONS_SCHEMA, type TransformerOptions } from './transformer/options';
+import { TransformerPolicy } from './transformer/policy';
+
+/**
+ * The embedded trainable policy: a small decoder-only transformer (character tokenizer, pre-norm,
+ * GELU or ReLU MLP) trained with GRPO or supervised cross-entropy, entirely in onnxruntime graphs
+ * that corl generates and differentiates itself. Checkpoints are standard ONNX models.
+ */
+export const transformerPolicy = definePlugin({
+  manifest: {
+    name: 'corl:transformer',
+    kind: 'policy',
+    description: 'Embedded decoder-only transformer trained in onnxruntime (GRPO, pretraining), ONNX checkpoints',
+    corl: '^0.1.0',
+    options: TRANSFORMER_OPTIONS_SCHEMA,
+  },
+  async create(options: TransformerOptions, ctx) {
+    const policy = new TransformerPolicy(options, options.init.seed ?? ctx.seed);
+    if (options.checkpoint) {
+      try {
+        await policy.load(path.resolve(ctx.baseDir, options.checkpoint));
+      } catch (e) {
+        await policy.close();
+        throw e;
+      }
+    }
+    return policy;
+  },
+});

@@ -63,6 +63,7 @@ export const TRANSFORMER_OPTIONS_SCHEMA: JsonSchema = {
     init: {
       type: 'object',
       default: {},
+      description: 'deterministic initialization (GPT-2 scheme: normal 0.02, residual projections scaled by 1/√(2·layers))',
       properties: { seed: { type: 'integer', minimum: 0, maximum: 4294967295, description: 'initialization seed (default: the agent\'s seed)' } },
       additionalProperties: false,
     },
@@ -80,8 +81,9 @@ export const TRANSFORMER_OPTIONS_SCHEMA: JsonSchema = {
         schedule: {
           type: 'object',
           default: {},
+          description: 'learning-rate schedule over the run\'s steps (update and pretrainStep pass step and totalSteps)',
           properties: {
-            type: { enum: ['constant', 'cosine'], default: 'constant' },
+            type: { enum: ['constant', 'cosine'], default: 'constant', description: 'constant after warmup, or cosine decay to lr·minRatio at the last step' },
             warmupSteps: { type: 'integer', minimum: 0, default: 0, description: 'linear warmup steps (overrides warmupRatio when > 0)' },
             warmupRatio: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'warmup as a fraction of the total steps' },
             minRatio: { type: 'number', minimum: 0, maximum: 1, default: 0.1, description: 'cosine floor as a fraction of lr' },

@@ -10,6 +10,7 @@ import { drGrpoAdvantage, grpoAdvantage, rlooAdvantage } from '../../../plugins/
 import { choiceExtractor, exactEquivalence, mathEquivalence, mathExtractor } from '../../../plugins/answers';
 import { noDiversity, rephraseDiversity } from '../../../plugins/diversity';
 import { jsonlSink } from '../../../plugins/metrics';
+import { transformerPolicy } from '../../../plugins/policies/transformer';
 import { execTestsReward, execVoteReward, formatReward, groundTruthReward, intrinsicReward, voteReward, weightedReward } from '../../../plugins/rewards';
 import { arithTask, inlineTask } from '../../../plugins/tasks';
 import { adjacencyTopology, completeTopology, ringTopology, selfTopology } from '../../../plugins/topologies';
@@ -29,6 +30,16 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
   { plugin: arithTask, kit: { options: { train: 12, heldOut: 4, pretrain: { size: 8 } }, optionSets: [{ train: 6, heldOut: 0, operands: { min: 3, max: 4 }, pretrain: { size: 0 } }], invalidOptions: [{ options: { operands: { min: 4, max: 3 } }, field: 'operands' }] } },
   { plugin: inlineTask, kit: { options: inlineRows, invalidOptions: [{ options: { train: [] }, field: 'train' }, { options: { train: [{ id: '', prompt: 'p' }] }, field: 'train' }] } },
   { plugin: categoricalPolicy, kit: { register: registerTesting, tokenStats: true, optionSets: [{ answers: ['yes', 'no'], prefer: { 'What is 2 + 2?': 'no' } }], invalidOptions: [{ options: { answers: ['1', '1'] }, field: 'answers' }, { options: { prefer: { x: '9' } }, field: 'prefer' }] } },
+  {
+    plugin: transformerPolicy,
+    kit: {
+      options: { dModel: 16, layers: 1, heads: 2, context: 32, worker: false, threads: 1 },
+      optionSets: [{ dModel: 16, layers: 1, heads: 4, context: 32, norm: 'rmsnorm', activation: 'relu', positions: 'sinusoidal', tiedEmbeddings: true, bias: false, tokenizer: { tokens: ['What', ' is '] }, worker: true, threads: 2 }],
+      tokenStats: true,
+      optionalWithoutDefault: ['family', 'checkpoint', 'init.seed'],
+      invalidOptions: [{ options: { dModel: 16, heads: 3 } }, { options: { tokenizer: { alphabet: 'aa' } } }, { options: { optimizer: { betas: [0.9] } }, field: 'optimizer.betas' }],
+    },
+  },
   { plugin: voteReward, kit: { optionSets: [{ rule: 'teacher' }, { threshold: 0.6 }] } },
   { plugin: groundTruthReward, kit: { optionSets: [{ correct: 2, wrong: -1 }] } },
   { plugin: intrinsicReward, kit: { optionSets: [{ method: 'intuitor', vocabSize: 32 }] } },

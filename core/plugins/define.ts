@@ -25,8 +25,11 @@ export function fromClass<T>(cls: new (...args: any[]) => T): (options: unknown,
   };
 }
 
+/** A module's synchronous `register(container)`, as {@link registerAll} builds it. */
+export type RegisterFunction = (container: DependencyContainer) => void;
+
 /** Build a module's `register(container)` from its plugin definitions. */
-export function registerAll(...defs: PluginDefinition<any, any>[]): (container: DependencyContainer) => void {
+export function registerAll(...defs: PluginDefinition<any, any>[]): RegisterFunction {
   return (container) => {
     const registry = registryOf(container);
     for (const d of defs) registry.add(d);

@@ -2,10 +2,9 @@
 // built-ins run the same ones), plus what writing those tests needs: instances built exactly as a
 // run builds them, reward contexts from answer keys, and a tiny trainable policy for quick runs.
 import 'reflect-metadata';
-import type { DependencyContainer } from 'tsyringe';
 import type { PluginDefinition, PluginKind } from '../contracts/plugin';
 import { CorlError } from '../errors';
-import { registerAll } from '../plugins/define';
+import { registerAll, type RegisterFunction } from '../plugins/define';
 import { advantageContract } from './advantage';
 import { categoricalPolicy } from './categorical-policy';
 import type { KitOptions } from './common';
@@ -57,4 +56,4 @@ export function contractSuite(plugin: PluginDefinition<PluginKind>, kit: AnyKitO
 /**
  * Registers `testing:categorical`, so a config can train against it: `"plugins": ["corl/testing", "./dist/index.js"]`.
  */
-export const register: (container: DependencyContainer) => void = registerAll(categoricalPolicy);
+export const register: RegisterFunction = registerAll(categoricalPolicy);

@@ -5,12 +5,13 @@ import { CORL_VERSION } from '../version';
 import { answersCommand } from './commands/answers';
 import { compareCommand } from './commands/compare';
 import { listCommand } from './commands/list';
+import { pretrainCommand } from './commands/pretrain';
 import { trainCommand } from './commands/train';
 import { validateCommand } from './commands/validate';
 import { reportError } from './output';
 
 /** Every command of `corl`, in help order. Each file adds one command to the program. */
-const COMMANDS: ((program: Command) => void)[] = [trainCommand, validateCommand, listCommand, compareCommand, answersCommand];
+const COMMANDS: ((program: Command) => void)[] = [trainCommand, pretrainCommand, validateCommand, listCommand, compareCommand, answersCommand];
 
 /** Build the `corl` program. */
 export function buildProgram(): Command {

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { findNodeAtLocation, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
 import type { DependencyContainer } from 'tsyringe';
+import type { JsonSchema } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
 import { createRunContainer } from '../plugins/container';
 import { instantiate, manifestQueries } from '../plugins/instantiate';
@@ -43,6 +44,8 @@ export interface LoadOptions {
   readonly parent?: DependencyContainer;
   /** Changes applied to the raw config before validation (e.g. `--steps`), as dotted path → value. */
   readonly overrides?: Readonly<Record<string, unknown>>;
+  /** Root schema to validate against instead of the training one (`corl serve` relaxes `task` and policies). */
+  readonly schema?: JsonSchema;
 }
 
 /** Read, parse, validate and freeze a config file. Every problem is reported in one CORL_ERR_CONFIG_INVALID. */
@@ -110,7 +113,7 @@ export async function loadConfigValue(
   }
 
   const validator = new ConfigValidator(registry, container, baseDir);
-  const issues = validator.validate(rootSchema(), data).map(locate);
+  const issues = validator.validate(options.schema ?? rootSchema(), data).map(locate);
   if (issues.length) throw invalid(where, issues);
 
   // Derived defaults.

@@ -1,4 +1,5 @@
 import type { JsonSchema, PluginKind } from '../contracts/plugin';
+import { serveSection } from './serve-schema';
 
 /** A plugin selection slot of the given kind (validated by the `corlPlugin` keyword at run time). */
 export function selection(kind: PluginKind, description: string, defaultName?: string): JsonSchema {
@@ -127,6 +128,7 @@ export function rootSchema(): JsonSchema {
         },
         additionalProperties: false,
       },
+      serve: serveSection(),
     },
     additionalProperties: false,
   };

@@ -70,6 +70,42 @@ export interface PretrainConfig {
   readonly logEvery: number;
 }
 
+/** `corl serve` settings (the `serve` section; see core/config/serve-schema.ts). */
+export interface ServeSettings {
+  /** Address to bind. */
+  readonly host: string;
+  /** TCP port; 0 picks a free one. */
+  readonly port: number;
+  /** Largest accepted request body. */
+  readonly maxBodyBytes: number;
+  /** Completions every posted group must have; 0 accepts any size. */
+  readonly groupSize: number;
+  /** Label journal path (relative to the config file), when given. */
+  readonly journal?: string;
+  /** The cross-agent exchange of POST /v1/groups. */
+  readonly exchange: {
+    /** Longest wait for supervisors' answers, in seconds. */
+    readonly wait: number;
+    /** What a group gets when the wait runs out. */
+    readonly fallback: 'self' | 'zero' | 'error';
+    /** Steps kept, counted back from the newest. */
+    readonly keepSteps: number;
+  };
+  /** POST /get_reward (OpenRLHF). */
+  readonly getReward: {
+    /** Agent scored when the URL names none. */
+    readonly agent?: string;
+    /** Samples per prompt collected before a group source votes. */
+    readonly groupSize: number;
+    /** Seconds a partial group waits before it is scored as it is. */
+    readonly wait: number;
+    /** What identifies a group. */
+    readonly groupBy: 'prompt' | 'label';
+    /** Special tokens removed from the end of responses. */
+    readonly stripTokens: readonly string[];
+  };
+}
+
 /** One agent of the cohort. */
 export interface AgentConfig {
   /** Display name (defaults to `agent-<i>`). */
@@ -104,4 +140,6 @@ export interface CorlConfig {
   readonly trainer: TrainerConfig;
   readonly eval: EvalConfig;
   readonly pretrain: PretrainConfig;
+  /** `corl serve` settings, when the config has a `serve` section. */
+  readonly serve?: ServeSettings;
 }

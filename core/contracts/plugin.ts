@@ -63,6 +63,12 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
    * (e.g. a weighted sum uses ground truth if any part does). A `labelFree` run refuses it.
    */
   readonly usesGroundTruth?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
+  /**
+   * Reward sources: whether each completion's reward depends only on that completion (and the
+   * reference), never on the rest of its group. `corl serve` then scores OpenRLHF samples one at a
+   * time instead of collecting the K samples of a prompt first. Default false.
+   */
+  readonly pointwise?: boolean;
   /** Whether completions must carry per-token statistics (entropy, mean log-probability). */
   readonly tokenStats?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
 }

@@ -18,6 +18,7 @@ export const groundTruthReward = definePlugin({
     description: 'Supervised baseline: reward 1 when the answer is equivalent to the reference answer',
     corl: '^0.1.0',
     usesGroundTruth: true,
+    pointwise: true,
     options: {
       type: 'object',
       properties: {

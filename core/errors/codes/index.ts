@@ -1,4 +1,5 @@
 import { ANSWERS_CODES } from './answers';
+import { BACKEND_CODES } from './backend';
 import { CLI_CODES } from './cli';
 import { CONFIG_CODES } from './config';
 import { GRPO_CODES } from './grpo';
@@ -8,6 +9,7 @@ import { REWARD_CODES } from './reward';
 import { RUN_CODES } from './run';
 import { SANDBOX_CODES } from './sandbox';
 import { SCAFFOLD_CODES } from './scaffold';
+import { SERVE_CODES } from './serve';
 import type { ErrorSpec } from './spec';
 import { TASK_CODES } from './task';
 import { TENSOR_CODES } from './tensor';
@@ -34,6 +36,8 @@ export const ERROR_CODES = {
   ...SANDBOX_CODES,
   ...TESTING_CODES,
   ...SCAFFOLD_CODES,
+  ...SERVE_CODES,
+  ...BACKEND_CODES,
 } satisfies Record<string, ErrorSpec>;
 
 /** Every code corl raises. */

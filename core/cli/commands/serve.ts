@@ -1,0 +1,74 @@
+import * as fs from 'node:fs';
+import type { Command } from 'commander';
+import { CorlError } from '../../errors';
+import { RewardServer } from '../../serve/server';
+import { loadServeConfig } from '../../serve/setup';
+import { intFlag } from '../output';
+
+interface ServeFlags {
+  config?: string;
+  host?: string;
+  port?: string;
+  journal?: string;
+  tokenFile?: string;
+  allowNoToken?: boolean;
+}
+
+/** Read the bearer token: --token-file, else CORL_SERVE_TOKEN, else none. */
+function readToken(file: string | undefined): string | undefined {
+  if (file) {
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new CorlError('CORL_ERR_CLI_USAGE', `expected --token-file to be a readable file, got ${(e as Error).message}`, { where: '--token-file' });
+    }
+    const t = text.trim();
+    if (!t) throw new CorlError('CORL_ERR_CLI_USAGE', `expected a token in ${file}, got an empty file`, { where: '--token-file' });
+    return t;
+  }
+  const env = process.env.CORL_SERVE_TOKEN?.trim();
+  return env ? env : undefined;
+}
+
+/** `corl serve`: reward plugins over HTTP for external trainers, and the cross-agent label exchange. */
+export function serveCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('serve a config\'s reward to external trainers (OpenRLHF /get_reward, verl and TRL /v1/groups) and exchange pseudo-labels between separate trainer jobs')
+    .option('-c, --config <file>', 'config with agents, topology, reward (and an optional "serve" section)')
+    .option('--host <address>', 'address to bind (default: serve.host, 127.0.0.1)')
+    .option('--port <n>', 'port (default: serve.port, 8470; 0 = any free port)')
+    .option('--journal <file>', 'label journal (default: serve.journal, or <name>.journal.jsonl beside the config)')
+    .option('--token-file <file>', 'require "Authorization: Bearer <token>" with the token in this file (or set CORL_SERVE_TOKEN)')
+    .option('--allow-no-token', 'allow binding beyond loopback without a token (trusted networks only)')
+    .addHelpText('after', '\nExamples:\n  corl serve -c configs/serve-co-rl.json\n  CORL_SERVE_TOKEN=s3cret corl serve -c serve.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n')
+    .action(async (flags: ServeFlags) => {
+      if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config>, got none', { where: '-c' });
+      const port = intFlag('--port', flags.port, 0);
+      if (port !== undefined && port > 65535) throw new CorlError('CORL_ERR_CLI_USAGE', `expected --port of at most 65535, got ${port}`, { where: '--port' });
+      const served = await loadServeConfig(flags.config);
+      const server = await RewardServer.start(served, {
+        host: flags.host,
+        port,
+        journal: flags.journal,
+        token: readToken(flags.tokenFile),
+        allowNoToken: flags.allowNoToken,
+        log: (line) => process.stderr.write(`${line}\n`),
+      });
+      const rt = server.runtime;
+      process.stdout.write(`corl serve: listening on ${server.url} (agents ${rt.agents.join(', ')}; reward ${rt.config.reward.use}; topology ${rt.config.topology.use}${rt.pointwise ? '; pointwise' : ''})\n`);
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string): void => {
+          process.stderr.write(`corl serve: ${signal}, stopping (waiting requests get 503; the journal is flushed)\n`);
+          process.off('SIGINT', onInt);
+          process.off('SIGTERM', onTerm);
+          server.close().then(resolve, (e) => { process.stderr.write(`${(e as Error).message}\n`); resolve(); });
+        };
+        const onInt = (): void => stop('SIGINT');
+        const onTerm = (): void => stop('SIGTERM');
+        process.on('SIGINT', onInt);
+        process.on('SIGTERM', onTerm);
+      });
+    });
+}

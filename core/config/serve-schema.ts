@@ -1,0 +1,61 @@
+import type { JsonSchema } from '../contracts/plugin';
+import { rootSchema } from './root-schema';
+
+/** Tokens that trainers leave at the end of a decoded completion; removed before answer extraction on /get_reward. */
+export const DEFAULT_STRIP_TOKENS: readonly string[] = ['<|im_end|>', '<|endoftext|>', '<|eot_id|>', '<|end_of_text|>', '</s>', '<eos>', '<end_of_turn>'];
+
+/** The `serve` section of a config: `corl serve`'s settings (docs/guide/serve.md). */
+export function serveSection(): JsonSchema {
+  return {
+    type: 'object',
+    description: '`corl serve`: the reward service and the cross-agent label exchange (docs/guide/serve.md)',
+    properties: {
+      host: { type: 'string', minLength: 1, default: '127.0.0.1', description: 'address to bind; anything but loopback needs a bearer token' },
+      port: { type: 'integer', minimum: 0, maximum: 65535, default: 8470, description: 'TCP port (0: any free port, printed at start)' },
+      maxBodyBytes: { type: 'integer', minimum: 1024, default: 16777216, description: 'largest accepted request body in bytes (larger: HTTP 413)' },
+      groupSize: { type: 'integer', minimum: 0, default: 0, description: 'completions every group of POST /v1/groups must have (the GRPO K); 0 accepts any size' },
+      journal: { type: 'string', minLength: 1, description: 'label journal (append-only JSONL, replayed at start), relative to the config file; default <name>.journal.jsonl' },
+      exchange: {
+        type: 'object',
+        default: {},
+        description: 'POST /v1/groups under a peer topology: waiting for the supervisors\' answers',
+        properties: {
+          wait: { type: 'number', minimum: 0, default: 600, description: 'longest wait in seconds for the supervisors\' answers of a group (a request may ask for less)' },
+          fallback: { enum: ['self', 'zero', 'error'], default: 'self', description: 'when the wait runs out: self = reward against the agent\'s own vote (TTRL), zero = every reward 0, error = HTTP 504 (retry later)' },
+          keepSteps: { type: 'integer', minimum: 1, default: 64, description: 'steps kept in memory and in the compacted journal, counted back from the newest step' },
+        },
+        additionalProperties: false,
+      },
+      getReward: {
+        type: 'object',
+        default: {},
+        description: 'POST /get_reward (OpenRLHF remote reward URL)',
+        properties: {
+          agent: { type: 'string', minLength: 1, description: 'agent scored when the URL names none (`?agent=`); default: the first agent' },
+          groupSize: { type: 'integer', minimum: 1, default: 8, description: 'samples per prompt (n_samples_per_prompt) collected before a group reward source votes; pointwise sources ignore it' },
+          wait: { type: 'number', minimum: 0, default: 120, description: 'seconds a partial group waits for its remaining samples before it is scored as it is' },
+          groupBy: { enum: ['prompt', 'label'], default: 'prompt', description: 'what identifies a group: the prompt text, or the label field (set OpenRLHF --label_key to a problem id column for cross-agent exchange)' },
+          stripTokens: { type: 'array', items: { type: 'string', minLength: 1 }, default: [...DEFAULT_STRIP_TOKENS], description: 'special tokens removed from the end of each response before extraction' },
+        },
+        additionalProperties: false,
+      },
+    },
+    additionalProperties: false,
+  };
+}
+
+/**
+ * The root schema of a serve config: the training root schema, except that a serve-only config
+ * needs no task and its agents need no policy (the models live in the external trainers; an agent
+ * is a name). The `serve` section is filled with its defaults.
+ */
+export function serveRootSchema(): JsonSchema {
+  const root = structuredClone(rootSchema()) as Record<string, any>;
+  root.$id = 'https://corl.dev/schema/corl-serve.schema.json';
+  root.title = 'corl serve config';
+  root.required = ['agents', 'topology', 'reward'];
+  root.properties.agents.items.required = [];
+  root.properties.agents.description = 'the cohort: one entry per agent; an agent is named in requests by its name (policies are optional here: the models train elsewhere)';
+  root.properties.serve = { ...serveSection(), default: {} };
+  return root;
+}

@@ -1,0 +1,154 @@
+// POST /get_reward: OpenRLHF sends samples one at a time (the K samples of a prompt concurrently);
+// a group reward source needs all K, so samples meet at a barrier keyed by prompt (or label).
+import { CorlError } from '../errors';
+import { groupHash, type Exchange } from './exchange';
+import type { ServeMetrics } from './prom';
+import type { GroupAnswer, PostedGroup, Scorer } from './scorer';
+import type { ServeRuntime } from './setup';
+
+/** One OpenRLHF sample. */
+export interface Sample {
+  readonly query: string;
+  readonly prompt?: string;
+  readonly label?: string | null;
+}
+
+/** The reward of one sample and what goes to `extra_logs`. */
+export interface SampleResult {
+  readonly reward: number;
+  readonly logs: Readonly<Record<string, number>>;
+}
+
+interface OpenGroup {
+  readonly agent: number;
+  readonly key: string;
+  readonly prompt: string;
+  readonly members: { sample: Sample; response: string; resolve: (r: SampleResult) => void; reject: (e: unknown) => void }[];
+  timer?: NodeJS.Timeout;
+}
+
+/** The response part of an OpenRLHF query (prompt + response, decoded with special tokens). */
+export function responseOf(query: string, prompt: string | undefined, strip: readonly string[]): string {
+  let r = prompt !== undefined && prompt.length > 0 && query.startsWith(prompt) ? query.slice(prompt.length) : query;
+  for (let changed = true; changed;) {
+    changed = false;
+    r = r.trimEnd();
+    for (const t of strip) {
+      if (r.endsWith(t)) { r = r.slice(0, -t.length); changed = true; }
+    }
+  }
+  return r;
+}
+
+/** Scores OpenRLHF samples: pointwise sources at once, group sources once their group is complete. */
+export class GetRewardScorer {
+  private readonly open = new Map<string, OpenGroup>();
+  private closing = false;
+
+  constructor(private readonly rt: ServeRuntime, private readonly scorer: Scorer, private readonly exchange: Exchange, private readonly metrics: ServeMetrics) {}
+
+  /** Samples waiting at the barrier. */
+  get pending(): number {
+    let n = 0;
+    for (const g of this.open.values()) n += g.members.length;
+    return n;
+  }
+
+  /** Rewards of a request's samples, aligned with them. */
+  score(agent: number, samples: readonly Sample[]): Promise<SampleResult[]> {
+    if (this.closing) return Promise.reject(new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'));
+    const strip = this.rt.settings.getReward.stripTokens;
+    if (this.rt.supervised) {
+      samples.forEach((s, i) => {
+        if (typeof s.label !== 'string') {
+          throw new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected labels[${i}] to carry the reference answer because "${this.rt.config.reward.use}" reads ground truth, got ${s.label === undefined ? 'no labels field' : 'null'}`, { where: `labels[${i}]`, hint: 'start OpenRLHF with --label_key naming the answer column' });
+        }
+      });
+    }
+    if (this.rt.pointwise) return Promise.all(samples.map((s) => this.pointwise(agent, s, responseOf(s.query, s.prompt, strip))));
+    const by = this.rt.settings.getReward.groupBy;
+    samples.forEach((s, i) => {
+      const key = by === 'prompt' ? s.prompt : s.label;
+      if (typeof key !== 'string') {
+        throw new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected ${by === 'prompt' ? 'prompts' : 'labels'}[${i}] (samples are grouped by ${by}), got ${key === undefined ? 'no such field' : 'null'}`, { where: `${by === 'prompt' ? 'prompts' : 'labels'}[${i}]` });
+      }
+    });
+    return Promise.all(samples.map((s) => this.join(agent, by === 'prompt' ? s.prompt! : s.label!, s, responseOf(s.query, s.prompt, strip))));
+  }
+
+  private async pointwise(agent: number, s: Sample, response: string): Promise<SampleResult> {
+    const group: PostedGroup = { id: 'sample', prompt: s.prompt ?? '', completions: [{ text: response }], ...(typeof s.label === 'string' ? { reference: s.label } : {}) };
+    const keys = await this.scorer.keys(group);
+    const a = await this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors');
+    return resultOf(a, 0);
+  }
+
+  // Every arrival is a sample: identical texts are legitimate (small models repeat themselves), and
+  // OpenRLHF retries only after an error, when the original is no longer waiting here.
+  private join(agent: number, key: string, s: Sample, response: string): Promise<SampleResult> {
+    const gk = `${agent}\u0000${key}`;
+    let g = this.open.get(gk);
+    if (!g) {
+      g = { agent, key, prompt: s.prompt ?? '', members: [] };
+      this.open.set(gk, g);
+      const group = g;
+      g.timer = setTimeout(() => this.close(gk, group, true), this.rt.settings.getReward.wait * 1000);
+    }
+    const done = new Promise<SampleResult>((resolve, reject) => g!.members.push({ sample: s, response, resolve, reject }));
+    if (g.members.length >= this.rt.settings.getReward.groupSize) this.close(gk, g, false);
+    return done;
+  }
+
+  private close(gk: string, g: OpenGroup, partial: boolean): void {
+    if (this.open.get(gk) !== g) return;
+    this.open.delete(gk);
+    clearTimeout(g.timer);
+    if (partial) this.metrics.barrierPartial.inc();
+    // Arrival order is meaningless (concurrent requests); order by text so retries vote alike.
+    const members = [...g.members].sort((a, b) => (a.sample.query < b.sample.query ? -1 : a.sample.query > b.sample.query ? 1 : 0));
+    const reference = members.map((m) => m.sample.label).find((l): l is string => typeof l === 'string');
+    const group: PostedGroup = { id: g.key, prompt: g.prompt, completions: members.map((m) => ({ text: m.response })), ...(this.rt.supervised && reference !== undefined ? { reference } : {}) };
+    this.scoreGroup(g.agent, group).then((a) => {
+      members.forEach((m, i) => m.resolve(resultOf(a, i)));
+    }, (e) => { for (const m of members) m.reject(e); });
+  }
+
+  private async scoreGroup(agent: number, group: PostedGroup): Promise<GroupAnswer> {
+    const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
+    if (sup.length === 1 && sup[0] === agent) {
+      const keys = await this.scorer.keys(group);
+      return this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors');
+    }
+    // Peer topology: the exchange, with "step" = how many earlier groups this agent completed for
+    // the same key (agents see the same problems in the same order), found from the store itself
+    // so that it survives restarts.
+    const hash = groupHash(group);
+    let step = 0;
+    for (;;) {
+      const posted = this.exchange.postedHash(agent, step, group.id);
+      if (posted === undefined || posted === hash) break;
+      step++;
+    }
+    const [answer] = await this.exchange.post(agent, step, [group]);
+    return answer!;
+  }
+
+  /** Fail every waiting sample with 503 (shutdown). */
+  shutdown(): void {
+    this.closing = true;
+    for (const [gk, g] of this.open) {
+      this.open.delete(gk);
+      clearTimeout(g.timer);
+      for (const m of g.members) m.reject(new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'));
+    }
+  }
+}
+
+function resultOf(a: GroupAnswer, i: number): SampleResult {
+  const logs: Record<string, number> = { ...a.metrics };
+  if (a.label !== undefined) logs['label/labeled'] = a.label !== null ? 1 : 0;
+  if (a.agree !== undefined) logs['label/peer_agreement'] = a.agree;
+  logs['exchange/fallback'] = a.source === 'self' || a.source === 'zero' ? 1 : 0;
+  return { reward: a.rewards[i]!, logs };
+}
+

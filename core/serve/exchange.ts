@@ -1,0 +1,260 @@
+// The cross-agent exchange of pseudo-label inputs (docs/guide/serve.md "The exchange").
+import { createHash } from 'node:crypto';
+import type { AgentAnswers } from '../contracts/reward-source';
+import { CorlError } from '../errors';
+import type { Journal, JournalRecord } from './journal';
+import type { GroupAnswer, LabelSource, PostedGroup, Scorer } from './scorer';
+import type { ServeRuntime } from './setup';
+
+/** How one exchange behaves. */
+export interface ExchangeOptions {
+  /** Journal namespace: `groups` (POST /v1/groups) or `get_reward`. */
+  readonly namespace: string;
+  /** Longest wait for supervisors, in milliseconds. */
+  readonly waitMs: number;
+  /** What a group gets when the wait runs out. */
+  readonly fallback: 'self' | 'zero' | 'error';
+  /** Steps kept, counted back from the newest (Infinity: everything). */
+  readonly keepSteps: number;
+}
+
+/** Events the server counts. */
+export interface ExchangeEvents {
+  /** A group had to wait for supervisors; `seconds` it waited, and whether they all arrived. */
+  wait?(seconds: number, arrived: boolean): void;
+  /** A group got a fallback (or partial) answer. */
+  fallback?(kind: LabelSource | 'error'): void;
+  /** A retry was answered from the stored answer. */
+  replay?(): void;
+}
+
+interface Slot {
+  readonly step: number;
+  readonly id: string;
+  readonly keys: Map<number, { keys: readonly (string | null)[]; hash: string }>;
+  readonly answers: Map<number, { answer: GroupAnswer; hash: string }>;
+  readonly pending: Map<number, Promise<GroupAnswer>>;
+  readonly waiters: Set<() => void>;
+}
+
+/** Fingerprint of a posted group: what a retry must repeat exactly. */
+export function groupHash(group: PostedGroup): string {
+  const h = createHash('sha1');
+  h.update(group.reference ?? '\u0000');
+  for (const c of group.completions) { h.update('\u0001'); h.update(c.text); }
+  return h.digest('base64url');
+}
+
+/**
+ * Per (step, group id), each agent's answer keys; agent n's rewards come from the reward source
+ * with `supervisors` = the keys of S(n) for the same group once they have all arrived (or what the
+ * fallback says when the wait runs out). Answers are stored and journaled, so a retry of the same
+ * agent, step and group gets the identical answer, before and after a restart.
+ */
+export class Exchange {
+  private readonly slots = new Map<string, Slot>();
+  private readonly bySteps = new Map<number, Set<string>>();
+  private maxStep = -1;
+  private closing = false;
+
+  constructor(
+    private readonly rt: ServeRuntime,
+    private readonly scorer: Scorer,
+    private readonly journal: Journal,
+    readonly options: ExchangeOptions,
+    private readonly events: ExchangeEvents = {},
+  ) {}
+
+  /** Restore state from replayed journal records of this namespace. */
+  restore(records: readonly JournalRecord[]): void {
+    for (const r of records) {
+      if (r.n !== this.options.namespace) continue;
+      const agent = this.rt.agentIndex(r.a);
+      if (agent === undefined) continue;
+      const slot = this.slot(r.s, r.g);
+      if (r.t === 'keys') slot.keys.set(agent, { keys: r.k, hash: r.h });
+      else slot.answers.set(agent, { answer: r.r as GroupAnswer, hash: r.h });
+      this.maxStep = Math.max(this.maxStep, r.s);
+    }
+  }
+
+  /** Records worth keeping in a compacted journal (the newest `keepSteps` steps of each namespace). */
+  static retain(records: readonly JournalRecord[], keepSteps: (namespace: string) => number): JournalRecord[] {
+    const max = new Map<string, number>();
+    for (const r of records) max.set(r.n, Math.max(max.get(r.n) ?? -1, r.s));
+    return records.filter((r) => r.s > max.get(r.n)! - keepSteps(r.n));
+  }
+
+  /** Number of (step, group) slots held. */
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** Whether this agent already has keys (and with which fingerprint) for a group. */
+  postedHash(agent: number, step: number, id: string): string | undefined {
+    return this.slots.get(slotKey(step, id))?.keys.get(agent)?.hash;
+  }
+
+  /** Whether an answer is stored for the agent and group. */
+  answered(agent: number, step: number, id: string): { hash: string } | undefined {
+    return this.slots.get(slotKey(step, id))?.answers.get(agent);
+  }
+
+  /**
+   * Post an agent's groups for a step and wait for their answers (at most `waitMs`, capped by the
+   * configured limit). Answers are aligned with `groups`.
+   */
+  async post(agent: number, step: number, groups: readonly PostedGroup[], waitMs = this.options.waitMs): Promise<GroupAnswer[]> {
+    if (this.closing) throw unavailable();
+    const oldest = this.maxStep - this.options.keepSteps + 1;
+    if (step < oldest) {
+      throw new CorlError('CORL_ERR_SERVE_STEP_EXPIRED', `expected a step of at least ${oldest} (the newest is ${this.maxStep}, ${this.options.keepSteps} are kept), got ${step}`, { where: 'step' });
+    }
+    const deadline = performance.now() + Math.min(Math.max(0, waitMs), this.options.waitMs);
+    const hashes = groups.map(groupHash);
+    const check = (): void => {
+      groups.forEach((g, i) => {
+        const posted = this.postedHash(agent, step, g.id);
+        if (posted !== undefined && posted !== hashes[i]) {
+          throw new CorlError('CORL_ERR_SERVE_CONFLICT', `expected the same completions as the first post of group "${g.id}" at step ${step} by agent "${this.rt.agents[agent]}", got different ones`, { where: `groups[${i}]` });
+        }
+      });
+    };
+    check();
+    const fresh = groups.map((g, i) => (this.postedHash(agent, step, g.id) === undefined ? i : -1)).filter((i) => i >= 0);
+    const computed = await Promise.all(fresh.map((i) => this.scorer.keys(groups[i]!)));
+    check(); // a concurrent post may have stored keys meanwhile
+    const records: JournalRecord[] = [];
+    const touched: Slot[] = [];
+    fresh.forEach((i, j) => {
+      const g = groups[i]!;
+      const slot = this.slot(step, g.id);
+      if (slot.keys.has(agent)) return;
+      slot.keys.set(agent, { keys: computed[j]!, hash: hashes[i]! });
+      records.push({ t: 'keys', n: this.options.namespace, a: this.rt.agents[agent]!, s: step, g: g.id, h: hashes[i]!, k: computed[j]! });
+      touched.push(slot);
+    });
+    // Peers may be woken before these keys are durable: any answer built on them is journaled
+    // after them in the same append-only file, so it can never be durable without them.
+    const durable = this.journal.append(records);
+    for (const slot of touched) for (const w of [...slot.waiters]) w();
+    if (step > this.maxStep) this.advance(step);
+    await durable;
+    return Promise.all(groups.map((g, i) => this.answer(agent, step, g, hashes[i]!, deadline)));
+  }
+
+  private answer(agent: number, step: number, group: PostedGroup, hash: string, deadline: number): Promise<GroupAnswer> {
+    const slot = this.slot(step, group.id);
+    const stored = slot.answers.get(agent);
+    if (stored) {
+      this.events.replay?.();
+      return Promise.resolve(stored.answer);
+    }
+    let p = slot.pending.get(agent);
+    if (!p) {
+      p = this.resolve(slot, agent, group, hash, deadline).finally(() => slot.pending.delete(agent));
+      slot.pending.set(agent, p);
+    }
+    return p;
+  }
+
+  private async resolve(slot: Slot, agent: number, group: PostedGroup, hash: string, deadline: number): Promise<GroupAnswer> {
+    const N = this.rt.agents.length;
+    const sup = this.rt.topology.supervisors(agent, N);
+    const others = sup.filter((m) => m !== agent);
+    const missing = (): number[] => others.filter((m) => !slot.keys.has(m));
+    // A pointwise source (a verifier) never looks at supervisors: nothing to wait for.
+    if (this.rt.pointwise) {
+      const own = slot.keys.get(agent)!.keys;
+      const present = sup.filter((m) => m === agent || slot.keys.has(m)).map((m) => ({ agent: m, keys: m === agent ? own : slot.keys.get(m)!.keys }));
+      return this.store(slot, agent, group, hash, await this.scorer.score(agent, slot.step, group, own, present, 'supervisors'));
+    }
+    if (missing().length) {
+      const t = performance.now();
+      await this.waitUntil(slot, () => missing().length === 0, deadline);
+      if (this.closing) throw unavailable();
+      this.events.wait?.((performance.now() - t) / 1000, missing().length === 0);
+    }
+    const own = slot.keys.get(agent)!.keys;
+    const answersOf = (m: number): AgentAnswers => ({ agent: m, keys: m === agent ? own : slot.keys.get(m)!.keys });
+    let answer: GroupAnswer;
+    const absent = missing();
+    if (absent.length === 0) {
+      answer = await this.scorer.score(agent, slot.step, group, own, sup.map(answersOf), 'supervisors');
+    } else if (absent.length < others.length) {
+      this.events.fallback?.('partial');
+      answer = await this.scorer.score(agent, slot.step, group, own, sup.filter((m) => m === agent || slot.keys.has(m)).map(answersOf), 'partial');
+    } else if (this.options.fallback === 'self') {
+      this.events.fallback?.('self');
+      answer = await this.scorer.score(agent, slot.step, group, own, [answersOf(agent)], 'self');
+    } else if (this.options.fallback === 'zero') {
+      this.events.fallback?.('zero');
+      answer = this.scorer.zero(group, own);
+    } else {
+      this.events.fallback?.('error');
+      throw new CorlError('CORL_ERR_SERVE_PEER_TIMEOUT', `expected the answers of ${absent.map((m) => `"${this.rt.agents[m]}"`).join(', ')} for group "${group.id}" at step ${slot.step}, got none before the wait ran out`, { where: `agent "${this.rt.agents[agent]}"` });
+    }
+    return this.store(slot, agent, group, hash, answer);
+  }
+
+  private async store(slot: Slot, agent: number, group: PostedGroup, hash: string, answer: GroupAnswer): Promise<GroupAnswer> {
+    const existing = slot.answers.get(agent);
+    if (existing) return existing.answer;
+    slot.answers.set(agent, { answer, hash });
+    await this.journal.append([{ t: 'answer', n: this.options.namespace, a: this.rt.agents[agent]!, s: slot.step, g: group.id, h: hash, r: answer }]);
+    return answer;
+  }
+
+  private waitUntil(slot: Slot, ready: () => boolean, deadline: number): Promise<void> {
+    return new Promise((resolve) => {
+      const remaining = deadline - performance.now();
+      if (ready() || remaining <= 0 || this.closing) return resolve();
+      const done = (): void => {
+        clearTimeout(timer);
+        slot.waiters.delete(check);
+        resolve();
+      };
+      const check = (): void => { if (ready() || this.closing) done(); };
+      const timer = setTimeout(done, remaining);
+      slot.waiters.add(check);
+    });
+  }
+
+  /** Wake every waiting request so it can answer 503 (used at shutdown). */
+  close(): void {
+    this.closing = true;
+    for (const slot of this.slots.values()) for (const w of [...slot.waiters]) w();
+  }
+
+  private advance(step: number): void {
+    this.maxStep = step;
+    if (!Number.isFinite(this.options.keepSteps)) return;
+    const oldest = step - this.options.keepSteps + 1;
+    for (const [s, keys] of this.bySteps) {
+      if (s >= oldest) continue;
+      for (const k of keys) this.slots.delete(k);
+      this.bySteps.delete(s);
+    }
+  }
+
+  private slot(step: number, id: string): Slot {
+    const key = slotKey(step, id);
+    let slot = this.slots.get(key);
+    if (!slot) {
+      slot = { step, id, keys: new Map(), answers: new Map(), pending: new Map(), waiters: new Set() };
+      this.slots.set(key, slot);
+      let set = this.bySteps.get(step);
+      if (!set) this.bySteps.set(step, (set = new Set()));
+      set.add(key);
+    }
+    return slot;
+  }
+}
+
+function slotKey(step: number, id: string): string {
+  return `${step}\u0000${id}`;
+}
+
+function unavailable(): CorlError {
+  return new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down', { hint: 'retry against the restarted service; the request is idempotent' });
+}

@@ -1,0 +1,117 @@
+// Request bodies of the service, checked field by field (every problem names its field).
+import type { FinishReason } from '../contracts/completion';
+import { CorlError } from '../errors';
+import type { PostedCompletion, PostedGroup } from './scorer';
+
+/** POST /v1/groups. */
+export interface GroupsRequest {
+  /** Agent name (or index). */
+  readonly agent: string | number;
+  /** Training step of the posting agent (all agents count steps alike). */
+  readonly step: number;
+  readonly groups: readonly PostedGroup[];
+  /** Longest wait for supervisors in seconds (capped by serve.exchange.wait). */
+  readonly wait?: number;
+}
+
+/** POST /get_reward (OpenRLHF remote reward URL). */
+export interface GetRewardRequest {
+  /** Prompt + response, one per sample. */
+  readonly query: readonly string[];
+  /** The prompt of each sample, when sent. */
+  readonly prompts?: readonly string[];
+  /** The dataset label of each sample, when sent (reference answer, or a problem id for the exchange). */
+  readonly labels?: readonly (string | null)[];
+}
+
+function bad(where: string, expected: string, got: unknown): CorlError {
+  return new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected ${where} to be ${expected}, got ${show(got)}`, { where });
+}
+
+function show(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  if (typeof v === 'object') return 'an object';
+  if (typeof v === 'string') return `"${v.length > 40 ? `${v.slice(0, 40)}...` : v}"`;
+  return `${typeof v} ${String(v)}`;
+}
+
+function object(v: unknown, where: string): Record<string, unknown> {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw bad(where, 'a JSON object', v);
+  return v as Record<string, unknown>;
+}
+
+function stringArray(v: unknown, where: string, nullable = false): (string | null)[] {
+  if (!Array.isArray(v)) throw bad(where, 'an array of strings', v);
+  v.forEach((s, i) => {
+    if (typeof s !== 'string' && !(nullable && (s === null || s === undefined))) throw bad(`${where}[${i}]`, nullable ? 'a string or null' : 'a string', s);
+  });
+  return v as (string | null)[];
+}
+
+const FINISH: readonly FinishReason[] = ['stop', 'length', 'error'];
+
+function completion(v: unknown, where: string): PostedCompletion {
+  if (typeof v === 'string') return { text: v };
+  const o = object(v, where);
+  if (typeof o.text !== 'string') throw bad(`${where}.text`, 'a string', o.text);
+  if (o.length !== undefined && (!Number.isInteger(o.length) || (o.length as number) < 0)) throw bad(`${where}.length`, 'a token count (integer >= 0)', o.length);
+  if (o.finishReason !== undefined && !FINISH.includes(o.finishReason as FinishReason)) throw bad(`${where}.finishReason`, '"stop", "length" or "error"', o.finishReason);
+  return { text: o.text, ...(o.length !== undefined ? { length: o.length as number } : {}), ...(o.finishReason !== undefined ? { finishReason: o.finishReason as FinishReason } : {}) };
+}
+
+/** Parse and check a POST /v1/groups body. */
+export function parseGroupsRequest(body: unknown): GroupsRequest {
+  const o = object(body, 'the request body');
+  if (!(typeof o.agent === 'string' && o.agent.length > 0) && !(Number.isInteger(o.agent) && (o.agent as number) >= 0)) throw bad('agent', 'an agent name (or index)', o.agent);
+  if (!Number.isInteger(o.step) || (o.step as number) < 0) throw bad('step', 'a training step (integer >= 0)', o.step);
+  if (o.wait !== undefined && (typeof o.wait !== 'number' || !Number.isFinite(o.wait) || o.wait < 0)) throw bad('wait', 'a number of seconds >= 0', o.wait);
+  if (!Array.isArray(o.groups) || o.groups.length === 0) throw bad('groups', 'a non-empty array of {id, prompt, completions}', o.groups);
+  const seen = new Map<string, number>();
+  const groups = o.groups.map((g, i): PostedGroup => {
+    const w = `groups[${i}]`;
+    const go = object(g, w);
+    let id: string;
+    if (typeof go.id === 'string' && go.id.length > 0) id = go.id;
+    else if (Number.isInteger(go.id)) id = String(go.id);
+    else throw bad(`${w}.id`, 'a group id (non-empty string or integer)', go.id);
+    const j = seen.get(id);
+    if (j !== undefined) throw new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected unique group ids in one request, got "${id}" at groups[${j}] and ${w}`, { where: `${w}.id` });
+    seen.set(id, i);
+    if (go.prompt !== undefined && typeof go.prompt !== 'string') throw bad(`${w}.prompt`, 'a string', go.prompt);
+    if (!Array.isArray(go.completions) || go.completions.length === 0) throw bad(`${w}.completions`, 'a non-empty array of completion texts', go.completions);
+    const completions = go.completions.map((c, k) => completion(c, `${w}.completions[${k}]`));
+    if (go.reference !== undefined && go.reference !== null && typeof go.reference !== 'string') throw bad(`${w}.reference`, 'a string', go.reference);
+    let testInputs: string[][] | undefined;
+    if (go.testInputs !== undefined) {
+      if (!Array.isArray(go.testInputs)) throw bad(`${w}.testInputs`, 'an array of argument lists', go.testInputs);
+      testInputs = go.testInputs.map((t, k) => stringArray(t, `${w}.testInputs[${k}]`) as string[]);
+    }
+    return {
+      id,
+      prompt: (go.prompt as string | undefined) ?? '',
+      completions,
+      ...(typeof go.reference === 'string' ? { reference: go.reference } : {}),
+      ...(testInputs ? { testInputs } : {}),
+    };
+  });
+  return { agent: o.agent as string | number, step: o.step as number, groups, ...(o.wait !== undefined ? { wait: o.wait as number } : {}) };
+}
+
+/** Parse and check a POST /get_reward body (OpenRLHF's fields; others are ignored). */
+export function parseGetRewardRequest(body: unknown): GetRewardRequest {
+  const o = object(body, 'the request body');
+  const query = stringArray(o.query, 'query') as string[];
+  if (query.length === 0) throw bad('query', 'a non-empty array of strings', o.query);
+  let prompts: string[] | undefined;
+  let labels: (string | null)[] | undefined;
+  if (o.prompts !== undefined && o.prompts !== null) prompts = stringArray(o.prompts, 'prompts') as string[];
+  if (o.labels !== undefined && o.labels !== null) labels = stringArray(o.labels, 'labels', true).map((l) => l ?? null);
+  for (const [name, list] of [['prompts', prompts], ['labels', labels]] as const) {
+    if (list && list.length !== query.length) {
+      throw new CorlError('CORL_ERR_SERVE_GROUP_SIZE', `expected ${name} to have one entry per query (${query.length}), got ${list.length}`, { where: name });
+    }
+  }
+  return { query, ...(prompts ? { prompts } : {}), ...(labels ? { labels } : {}) };
+}

@@ -1,0 +1,152 @@
+import type { FinishReason } from '../contracts/completion';
+import type { Problem } from '../contracts/problem';
+import type { AgentAnswers, CompletionView, RewardContext, RewardResult } from '../contracts/reward-source';
+import { CorlError, isCorlError } from '../errors';
+import { matches } from '../voting/plurality';
+import type { ServeRuntime } from './setup';
+
+/** One posted completion. */
+export interface PostedCompletion {
+  readonly text: string;
+  /** Generated tokens, when the client knows them (else the text's length in characters stands in). */
+  readonly length?: number;
+  readonly finishReason?: FinishReason;
+}
+
+/** One group as a client posts it: the K completions of one prompt. */
+export interface PostedGroup {
+  /** Group id: the same problem carries the same id in every agent's posts (verl's uid, a dataset id). */
+  readonly id: string;
+  readonly prompt: string;
+  readonly completions: readonly PostedCompletion[];
+  /** Reference answer, required when the reward source reads ground truth. */
+  readonly reference?: string;
+  /** Inputs of code tasks (Problem.testInputs). */
+  readonly testInputs?: readonly (readonly string[])[];
+}
+
+/** Where a group's label came from. */
+export type LabelSource = 'supervisors' | 'partial' | 'self' | 'zero';
+
+/** The stored, replayable answer for one agent and one group. */
+export interface GroupAnswer {
+  readonly id: string;
+  /** One reward per completion, in order. */
+  readonly rewards: readonly number[];
+  /** The agent's own answer keys (what its peers vote with). */
+  readonly keys: readonly (string | null)[];
+  /** The pseudo-label rewarded against (null: no label); absent when the source uses no label. */
+  readonly label?: string | null;
+  /** The label the agent's own answers give, when the source computes one. */
+  readonly ownLabel?: string | null;
+  /** supervisors: every supervisor's answers arrived; partial: some did; self / zero: the fallback. */
+  readonly source: LabelSource;
+  /** Whether label and ownLabel agree (1/0), when both exist. */
+  readonly agree?: number;
+  /** The reward source's per-group metrics. */
+  readonly metrics: Readonly<Record<string, number>>;
+}
+
+/** Scores groups with the runtime's reward source, exactly as the trainer builds a {@link RewardContext}. */
+export class Scorer {
+  constructor(private readonly rt: ServeRuntime) {}
+
+  /** The problem a group stands for (never carrying the reference). */
+  problem(group: PostedGroup): Problem {
+    return { id: group.id, prompt: group.prompt, ...(group.testInputs ? { testInputs: group.testInputs } : {}) };
+  }
+
+  /** The answer keys a group's completions vote with. */
+  async keys(group: PostedGroup): Promise<(string | null)[]> {
+    try {
+      const keys = await this.rt.keys.forReward(this.problem(group), group.completions.map((c) => c.text));
+      if (!Array.isArray(keys) || keys.length !== group.completions.length) {
+        throw new CorlError('CORL_ERR_REWARD_OUTPUT', `expected ${group.completions.length} answer keys from "${this.rt.config.reward.use}", got ${Array.isArray(keys) ? keys.length : typeof keys}`);
+      }
+      return keys.map((k) => (typeof k === 'string' && k !== '' ? k : null));
+    } catch (e) {
+      throw failure(e, `answer keys of group "${group.id}"`);
+    }
+  }
+
+  /** Score one agent's group against the given supervisors' answers. */
+  async score(agent: number, step: number, group: PostedGroup, keys: readonly (string | null)[], supervisors: readonly AgentAnswers[], source: LabelSource): Promise<GroupAnswer> {
+    const rt = this.rt;
+    const own: AgentAnswers = { agent, keys };
+    const completions: CompletionView[] = group.completions.map((c, k) => ({
+      text: c.text,
+      answer: rt.reward.answerKeys ? keys[k] ?? null : rt.keys.of(c.text).answer,
+      key: keys[k] ?? null,
+      length: c.length ?? c.text.length,
+      finishReason: c.finishReason ?? 'stop',
+    }));
+    const ctx: RewardContext = {
+      problem: this.problem(group),
+      prompt: group.prompt,
+      agent,
+      agents: rt.agents.length,
+      step,
+      completions,
+      own,
+      supervisors,
+      equivalence: rt.equivalence,
+      ...(rt.supervised && group.reference !== undefined ? { reference: { answer: group.reference } } : {}),
+    };
+    let result: RewardResult;
+    try {
+      result = await rt.reward.score(ctx);
+    } catch (e) {
+      throw failure(e, `the reward of group "${group.id}"`);
+    }
+    if (!result || !Array.isArray(result.rewards) || result.rewards.length !== keys.length || result.rewards.some((r) => typeof r !== 'number' || !Number.isFinite(r))) {
+      throw new CorlError('CORL_ERR_SERVE_REWARD_FAILED', `expected ${keys.length} finite rewards from "${rt.config.reward.use}" for group "${group.id}", got ${JSON.stringify(result?.rewards)?.slice(0, 80)}`);
+    }
+    let agree: number | undefined;
+    if (result.label != null && result.ownLabel != null) agree = (await matches(result.label, result.ownLabel, rt.equivalence)) ? 1 : 0;
+    const metrics: Record<string, number> = {};
+    for (const [k, v] of Object.entries(result.metrics ?? {})) if (typeof v === 'number' && Number.isFinite(v)) metrics[k] = v;
+    return {
+      id: group.id,
+      rewards: [...result.rewards],
+      keys: [...keys],
+      ...(result.label !== undefined ? { label: result.label } : {}),
+      ...(result.ownLabel !== undefined ? { ownLabel: result.ownLabel } : {}),
+      source,
+      ...(agree !== undefined ? { agree } : {}),
+      metrics,
+    };
+  }
+
+  /** The `zero` fallback: no label, every reward 0. */
+  zero(group: PostedGroup, keys: readonly (string | null)[]): GroupAnswer {
+    return { id: group.id, rewards: keys.map(() => 0), keys: [...keys], label: null, source: 'zero', metrics: {} };
+  }
+}
+
+function failure(e: unknown, what: string): CorlError {
+  if (isCorlError(e, 'CORL_ERR_SERVE_REWARD_FAILED')) return e;
+  const msg = isCorlError(e) ? e.message : (e as Error)?.message ?? String(e);
+  return new CorlError('CORL_ERR_SERVE_REWARD_FAILED', `expected ${what} to succeed, got ${msg}`, { cause: e });
+}
+
+/** Request-level summary of a list of answers (deterministic: computed from stored answers only). */
+export function summarize(answers: readonly GroupAnswer[]): Record<string, number> {
+  const rewards = answers.flatMap((a) => a.rewards);
+  const m: Record<string, number> = {};
+  const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
+  m['reward/mean'] = mean(rewards);
+  const mu = m['reward/mean'];
+  m['reward/std'] = rewards.length > 1 ? Math.sqrt(rewards.reduce((s, r) => s + (r - mu) * (r - mu), 0) / (rewards.length - 1)) : 0;
+  m['reward/frac_zero_std'] = mean(answers.map((a) => (a.rewards.every((r) => r === a.rewards[0]) ? 1 : 0)));
+  const labeled = answers.filter((a) => a.label !== undefined);
+  if (labeled.length) m['label/labeled_fraction'] = mean(labeled.map((a) => (a.label !== null ? 1 : 0)));
+  const agreeing = answers.filter((a) => a.agree !== undefined);
+  if (agreeing.length) m['label/peer_agreement'] = mean(agreeing.map((a) => a.agree!));
+  m['exchange/fallback_fraction'] = mean(answers.map((a) => (a.source === 'self' || a.source === 'zero' ? 1 : 0)));
+  const keys = new Set(answers.flatMap((a) => Object.keys(a.metrics)));
+  for (const k of keys) {
+    const vs = answers.map((a) => a.metrics[k]).filter((v): v is number => v !== undefined);
+    if (vs.length) m[k] = mean(vs);
+  }
+  return m;
+}

@@ -1,0 +1,324 @@
+// `corl serve`: the reward plugins of a config over HTTP, and the cross-agent label exchange.
+// Routes and fields: docs/guide/serve.md.
+import { timingSafeEqual } from 'node:crypto';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CorlError, isCorlError, type ErrorCode } from '../errors';
+import { CORL_VERSION } from '../version';
+import { GetRewardScorer } from './barrier';
+import { Exchange } from './exchange';
+import { Journal, type JournalHeader } from './journal';
+import { ServeMetrics } from './prom';
+import { parseGetRewardRequest, parseGroupsRequest } from './requests';
+import { Scorer, summarize, type GroupAnswer } from './scorer';
+import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './setup';
+
+/** How to start a {@link RewardServer}; unset fields come from the config's `serve` section. */
+export interface ServerOptions {
+  readonly host?: string;
+  readonly port?: number;
+  /** Bearer token every request but GET /health must carry. */
+  readonly token?: string;
+  /** Journal file (default: serve.journal, or <name>.journal.jsonl beside the config). */
+  readonly journal?: string;
+  /** Allow a non-loopback address without a token (trusted networks only). */
+  readonly allowNoToken?: boolean;
+  /** Where start-up notes go (default: nowhere). */
+  readonly log?: (line: string) => void;
+}
+
+const STATUS: Partial<Record<ErrorCode, number>> = {
+  CORL_ERR_SERVE_BAD_JSON: 400,
+  CORL_ERR_SERVE_BAD_REQUEST: 400,
+  CORL_ERR_SERVE_UNAUTHORIZED: 401,
+  CORL_ERR_SERVE_NOT_FOUND: 404,
+  CORL_ERR_SERVE_CONFLICT: 409,
+  CORL_ERR_SERVE_STEP_EXPIRED: 410,
+  CORL_ERR_SERVE_TOO_LARGE: 413,
+  CORL_ERR_SERVE_UNKNOWN_AGENT: 422,
+  CORL_ERR_SERVE_GROUP_SIZE: 422,
+  CORL_ERR_SERVE_REWARD_FAILED: 500,
+  CORL_ERR_SERVE_INTERNAL: 500,
+  CORL_ERR_SERVE_UNAVAILABLE: 503,
+  CORL_ERR_SERVE_PEER_TIMEOUT: 504,
+};
+
+/** The HTTP status a coded error is answered with. */
+export function statusOf(e: CorlError): number {
+  if (e.code === 'CORL_ERR_SERVE_NOT_FOUND' && e.data?.method) return 405;
+  return STATUS[e.code] ?? 500;
+}
+
+/** Marks a server that is stopping, so answers close their connections. */
+const STOPPING = Symbol('corl.serve.stopping');
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+/** A running reward service. */
+export class RewardServer {
+  readonly metrics = new ServeMetrics();
+  private readonly scorer: Scorer;
+  private readonly groups: Exchange;
+  private readonly getReward: GetRewardScorer;
+  private readonly started = Date.now();
+  private inflight = 0;
+  private stopping?: Promise<void>;
+
+  private constructor(
+    readonly runtime: ServeRuntime,
+    private readonly journal: Journal,
+    private readonly server: http.Server,
+    private readonly token: Buffer | undefined,
+    readonly tornTail: boolean,
+    records: Parameters<Exchange['restore']>[0],
+  ) {
+    const s = runtime.settings;
+    this.scorer = new Scorer(runtime);
+    const events = {
+      wait: (seconds: number, arrived: boolean) => { this.metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' }); this.metrics.waitSeconds.observe(seconds); },
+      fallback: (kind: string) => this.metrics.fallbacks.inc({ kind }),
+      replay: () => this.metrics.replays.inc(),
+    };
+    this.groups = new Exchange(runtime, this.scorer, journal, { namespace: 'groups', waitMs: s.exchange.wait * 1000, fallback: s.exchange.fallback, keepSteps: s.exchange.keepSteps }, events);
+    const getRewardExchange = new Exchange(runtime, this.scorer, journal, { namespace: 'get_reward', waitMs: s.exchange.wait * 1000, fallback: s.exchange.fallback, keepSteps: Infinity }, events);
+    this.groups.restore(records);
+    getRewardExchange.restore(records);
+    this.getReward = new GetRewardScorer(runtime, this.scorer, getRewardExchange, this.metrics);
+    journal.onSync = (seconds, n) => { this.metrics.journalSync.observe(seconds); this.metrics.journalRecords.inc({}, n); };
+    this.metrics.gauge('corl_serve_inflight_requests', 'requests being handled now', () => this.inflight);
+    this.metrics.gauge('corl_serve_exchange_slots', '(step, group) slots held by POST /v1/groups', () => this.groups.size);
+    this.metrics.gauge('corl_serve_barrier_pending_samples', 'POST /get_reward samples waiting for the rest of their group', () => this.getReward.pending);
+    this.metrics.gauge('corl_serve_uptime_seconds', 'seconds since the service started', () => (Date.now() - this.started) / 1000);
+    server.on('request', (req, res) => { void this.handle(req, res); });
+  }
+
+  /** Build the plugins, replay the journal and listen. */
+  static async start(served: LoadedServeConfig, options: ServerOptions = {}): Promise<RewardServer> {
+    const settings = served.config.serve;
+    const host = options.host ?? settings.host;
+    const port = options.port ?? settings.port;
+    if (!isLoopback(host) && !options.token && !options.allowNoToken) {
+      throw new CorlError('CORL_ERR_SERVE_BIND', `expected a bearer token to bind ${host} (beyond loopback), got none`, { where: '--host' });
+    }
+    const runtime = await buildServeRuntime(served, { journal: options.journal });
+    let journal: Journal | undefined;
+    try {
+      const header: JournalHeader = { t: 'open', v: 1, agents: runtime.agents, topology: served.config.topology.use, reward: served.config.reward.use };
+      const keep = (n: string): number => (n === 'groups' ? settings.exchange.keepSteps : Infinity);
+      const opened = await Journal.open(runtime.journalFile, header, (records) => Exchange.retain(records, keep));
+      journal = opened.journal;
+      const server = http.createServer({ keepAlive: true });
+      server.keepAliveTimeout = 65_000;
+      server.requestTimeout = 0;
+      server.on('clientError', (_err, socket) => {
+        if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+        else socket.destroy();
+      });
+      await new Promise<void>((resolve, reject) => {
+        const fail = (e: NodeJS.ErrnoException): void => {
+          reject(new CorlError('CORL_ERR_SERVE_BIND', `expected to listen on ${host}:${port}, got ${e.code === 'EADDRINUSE' ? 'a port already in use' : e.code === 'EADDRNOTAVAIL' ? 'an address that is not on this machine' : e.message}`, { where: `${host}:${port}`, cause: e }));
+        };
+        server.once('error', fail);
+        server.listen(port, host, () => { server.off('error', fail); resolve(); });
+      });
+      const rs = new RewardServer(runtime, journal, server, options.token ? Buffer.from(options.token) : undefined, opened.replay.tornTail, opened.replay.records);
+      if (opened.replay.tornTail) options.log?.(`journal: dropped a torn last line of ${runtime.journalFile} (the previous service stopped mid-write)`);
+      options.log?.(`journal: ${runtime.journalFile} (${opened.replay.records.length} record(s) restored)`);
+      return rs;
+    } catch (e) {
+      await journal?.close();
+      await runtime.close();
+      throw e;
+    }
+  }
+
+  /** The bound address. */
+  get address(): AddressInfo {
+    return this.server.address() as AddressInfo;
+  }
+
+  /** Base URL, e.g. http://127.0.0.1:8470. */
+  get url(): string {
+    const a = this.address;
+    return `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+  }
+
+  /** Stop: refuse new requests, answer waiting ones with 503, flush the journal, release the plugins. */
+  close(): Promise<void> {
+    this.stopping ??= (async () => {
+      (this.server as http.Server & { [STOPPING]?: boolean })[STOPPING] = true;
+      const closed = new Promise<void>((r) => this.server.close(() => r()));
+      this.groups.close();
+      this.getReward.shutdown();
+      this.server.closeIdleConnections();
+      // Requests woken above answer with "connection: close"; anything still open after a grace
+      // period (a client that never reads its answer) is cut.
+      const grace = setTimeout(() => this.server.closeAllConnections(), 5000);
+      await closed;
+      clearTimeout(grace);
+      await this.journal.close();
+      await this.runtime.close();
+    })();
+    return this.stopping;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const t0 = performance.now();
+    const [pathname = '/', search = ''] = (req.url ?? '/').split('?', 2);
+    const route = ['/health', '/metrics', '/v1/groups', '/get_reward'].includes(pathname) ? pathname : 'other';
+    this.inflight++;
+    let status = 200;
+    try {
+      if (this.stopping) throw new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down');
+      const method = route === '/health' || route === '/metrics' ? 'GET' : 'POST';
+      if (route === 'other') throw new CorlError('CORL_ERR_SERVE_NOT_FOUND', `expected one of POST /get_reward, POST /v1/groups, GET /health, GET /metrics; got ${req.method} ${pathname}`, { where: pathname });
+      if (req.method !== method) throw new CorlError('CORL_ERR_SERVE_NOT_FOUND', `expected ${method} ${pathname}, got ${req.method}`, { where: pathname, data: { method } });
+      if (route !== '/health') this.authorize(req);
+      if (route === '/health') return send(res, 200, this.health());
+      if (route === '/metrics') return sendText(res, 200, this.metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
+      const body = await readJson(req, this.runtime.settings.maxBodyBytes);
+      if (route === '/v1/groups') return send(res, 200, await this.postGroups(body));
+      return send(res, 200, await this.postGetReward(body, new URLSearchParams(search)));
+    } catch (e) {
+      const err = isCorlError(e) ? e : new CorlError('CORL_ERR_SERVE_INTERNAL', `expected to handle ${req.method} ${pathname}, got ${(e as Error)?.message ?? String(e)}`, { cause: e });
+      status = statusOf(err);
+      if (status === 413) res.setHeader('connection', 'close');
+      if (status === 401) res.setHeader('www-authenticate', 'Bearer');
+      if (!res.headersSent) send(res, status, { error: { code: err.code, message: err.message, where: err.where, hint: err.hint } });
+      else res.destroy();
+      if (status === 413) { res.once('finish', () => req.socket.destroy()); }
+    } finally {
+      this.inflight--;
+      if (this.stopping) this.server.closeIdleConnections();
+      const code = status === 200 ? res.statusCode : status;
+      this.metrics.requests.inc({ route, status: String(code) });
+      this.metrics.latency.observe((performance.now() - t0) / 1000, { route });
+    }
+  }
+
+  private authorize(req: http.IncomingMessage): void {
+    if (!this.token) return;
+    const h = req.headers.authorization ?? '';
+    const given = Buffer.from(h.startsWith('Bearer ') ? h.slice(7) : '');
+    if (given.length !== this.token.length || !timingSafeEqual(given, this.token)) {
+      throw new CorlError('CORL_ERR_SERVE_UNAUTHORIZED', `expected "Authorization: Bearer <token>" with the service's token, got ${h ? 'a different token' : 'no Authorization header'}`, { where: 'Authorization' });
+    }
+  }
+
+  private agent(value: string | number, where: string): number {
+    const rt = this.runtime;
+    const i = typeof value === 'number' ? (value < rt.agents.length ? value : undefined) : rt.agentIndex(value);
+    if (i === undefined) {
+      throw new CorlError('CORL_ERR_SERVE_UNKNOWN_AGENT', `expected an agent among ${rt.agents.map((n) => `"${n}"`).join(', ')}, got ${JSON.stringify(value)}`, { where });
+    }
+    return i;
+  }
+
+  private async postGroups(body: unknown): Promise<unknown> {
+    const rt = this.runtime;
+    const req = parseGroupsRequest(body);
+    const agent = this.agent(req.agent, 'agent');
+    const K = rt.settings.groupSize;
+    req.groups.forEach((g, i) => {
+      if (K > 0 && g.completions.length !== K) {
+        throw new CorlError('CORL_ERR_SERVE_GROUP_SIZE', `expected ${K} completions in group "${g.id}" (serve.groupSize), got ${g.completions.length}`, { where: `groups[${i}].completions` });
+      }
+      if (rt.supervised && g.reference === undefined) {
+        throw new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected groups[${i}].reference because "${rt.config.reward.use}" reads ground truth, got nothing`, { where: `groups[${i}].reference` });
+      }
+    });
+    const answers = await this.groups.post(agent, req.step, req.groups, req.wait === undefined ? undefined : req.wait * 1000);
+    this.metrics.completions.inc({ route: '/v1/groups' }, answers.reduce((s, a) => s + a.rewards.length, 0));
+    return { agent: rt.agents[agent], step: req.step, groups: answers.map(publicAnswer), metrics: summarize(answers) };
+  }
+
+  private async postGetReward(body: unknown, params: URLSearchParams): Promise<unknown> {
+    const rt = this.runtime;
+    const req = parseGetRewardRequest(body);
+    const name = params.get('agent') ?? rt.settings.getReward.agent ?? rt.agents[0]!;
+    const agent = this.agent(/^\d+$/.test(name) && rt.agentIndex(name) === undefined ? Number(name) : name, 'agent (query parameter)');
+    const samples = req.query.map((query, i) => ({ query, prompt: req.prompts?.[i], label: req.labels?.[i] }));
+    const results = await this.getReward.score(agent, samples);
+    this.metrics.completions.inc({ route: '/get_reward' }, results.length);
+    const names = [...new Set(results.flatMap((r) => Object.keys(r.logs)))].sort();
+    const extra: Record<string, number[]> = {};
+    for (const n of names) extra[n] = results.map((r) => r.logs[n] ?? 0);
+    return {
+      rewards: results.map((r) => r.reward),
+      scores: results.map((r) => Math.min(1, Math.max(0, r.reward))),
+      extra_logs: extra,
+    };
+  }
+
+  private health(): unknown {
+    const rt = this.runtime;
+    const s = rt.settings;
+    return {
+      status: 'ok',
+      version: CORL_VERSION,
+      name: rt.config.name,
+      agents: rt.agents,
+      topology: rt.config.topology.use,
+      supervisors: Object.fromEntries(rt.agents.map((n, i) => [n, rt.topology.supervisors(i, rt.agents.length).map((m) => rt.agents[m])])),
+      reward: rt.config.reward.use,
+      extractor: rt.config.extractor.use,
+      equivalence: rt.config.equivalence.use,
+      supervised: rt.supervised,
+      pointwise: rt.pointwise,
+      groupSize: s.groupSize,
+      exchange: { ...s.exchange, slots: this.groups.size },
+      getReward: { groupSize: s.getReward.groupSize, wait: s.getReward.wait, groupBy: s.getReward.groupBy, agent: s.getReward.agent ?? rt.agents[0] },
+      journal: { file: rt.journalFile, written: this.journal.written },
+      auth: this.token !== undefined,
+      uptimeSeconds: (Date.now() - this.started) / 1000,
+    };
+  }
+}
+
+function publicAnswer(a: GroupAnswer): unknown {
+  const { agree: _agree, ...rest } = a;
+  return rest;
+}
+
+function send(res: http.ServerResponse, status: number, value: unknown): void {
+  sendText(res, status, JSON.stringify(value), 'application/json; charset=utf-8');
+}
+
+function sendText(res: http.ServerResponse, status: number, text: string, type: string): void {
+  const body = Buffer.from(text);
+  const closing = ((res.req.socket as unknown as { server?: Record<symbol, unknown> }).server)?.[STOPPING] === true;
+  res.writeHead(status, { 'content-type': type, 'content-length': body.length, ...(closing ? { connection: 'close' } : {}) });
+  res.end(body);
+}
+
+function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    const tooLarge = (n: number | string): CorlError => new CorlError('CORL_ERR_SERVE_TOO_LARGE', `expected a body of at most ${limit} bytes, got ${n}`, { where: 'body' });
+    if (Number.isFinite(declared) && declared > limit) {
+      req.resume();
+      return reject(tooLarge(declared));
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (c: Buffer) => {
+      if (failed) return;
+      size += c.length;
+      if (size > limit) { failed = true; reject(tooLarge(`more than ${limit}`)); return; }
+      chunks.push(c);
+    });
+    req.on('error', (e) => { if (!failed) { failed = true; reject(new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected a complete request body, got ${e.message}`, { where: 'body' })); } });
+    req.on('end', () => {
+      if (failed) return;
+      const text = Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve(JSON.parse(text));
+      } catch (e) {
+        reject(new CorlError('CORL_ERR_SERVE_BAD_JSON', `expected a JSON body, got ${text.length === 0 ? 'an empty body' : (e as Error).message}`, { where: 'body' }));
+      }
+    });
+  });
+}

@@ -119,16 +119,10 @@ export class GetRewardScorer {
       const keys = await this.scorer.keys(group);
       return this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors');
     }
-    // Peer topology: the exchange, with "step" = how many earlier groups this agent completed for
-    // the same key (agents see the same problems in the same order), found from the store itself
-    // so that it survives restarts.
-    const hash = groupHash(group);
-    let step = 0;
-    for (;;) {
-      const posted = this.exchange.postedHash(agent, step, group.id);
-      if (posted === undefined || posted === hash) break;
-      step++;
-    }
+    // Peer topology: the exchange, with "step" = how many earlier groups this agent posted for the
+    // same key (agents see the same problems in the same order), kept in the journaled store so
+    // that it survives restarts.
+    const step = this.exchange.nextRound(agent, group.id, groupHash(group));
     const [answer] = await this.exchange.post(agent, step, [group]);
     return answer!;
   }

@@ -54,6 +54,8 @@ export function groupHash(group: PostedGroup): string {
 export class Exchange {
   private readonly slots = new Map<string, Slot>();
   private readonly bySteps = new Map<number, Set<string>>();
+  /** Newest step at which each (agent, group id) posted keys. */
+  private readonly rounds = new Map<string, number>();
   private maxStep = -1;
   private closing = false;
 
@@ -72,7 +74,7 @@ export class Exchange {
       const agent = this.rt.agentIndex(r.a);
       if (agent === undefined) continue;
       const slot = this.slot(r.s, r.g);
-      if (r.t === 'keys') slot.keys.set(agent, { keys: r.k, hash: r.h });
+      if (r.t === 'keys') { slot.keys.set(agent, { keys: r.k, hash: r.h }); this.noteRound(agent, r.g, r.s); }
       else slot.answers.set(agent, { answer: r.r as GroupAnswer, hash: r.h });
       this.maxStep = Math.max(this.maxStep, r.s);
     }
@@ -93,6 +95,23 @@ export class Exchange {
   /** Whether this agent already has keys (and with which fingerprint) for a group. */
   postedHash(agent: number, step: number, id: string): string | undefined {
     return this.slots.get(slotKey(step, id))?.keys.get(agent)?.hash;
+  }
+
+  /**
+   * The step to post a group under when the client has no step of its own (POST /get_reward): the
+   * round after the agent's newest one for this id, unless that round is still unanswered with the
+   * same completions (a wait cut short by a restart), which is resumed.
+   */
+  nextRound(agent: number, id: string, hash: string): number {
+    const s = this.rounds.get(`${agent}\u0000${id}`);
+    if (s === undefined) return 0;
+    const slot = this.slots.get(slotKey(s, id));
+    return slot && !slot.answers.has(agent) && slot.keys.get(agent)?.hash === hash ? s : s + 1;
+  }
+
+  private noteRound(agent: number, id: string, step: number): void {
+    const k = `${agent}\u0000${id}`;
+    if ((this.rounds.get(k) ?? -1) < step) this.rounds.set(k, step);
   }
 
   /** Whether an answer is stored for the agent and group. */
@@ -131,6 +150,7 @@ export class Exchange {
       const slot = this.slot(step, g.id);
       if (slot.keys.has(agent)) return;
       slot.keys.set(agent, { keys: computed[j]!, hash: hashes[i]! });
+      this.noteRound(agent, g.id, step);
       records.push({ t: 'keys', n: this.options.namespace, a: this.rt.agents[agent]!, s: step, g: g.id, h: hashes[i]!, k: computed[j]! });
       touched.push(slot);
     });

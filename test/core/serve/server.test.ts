@@ -337,15 +337,16 @@ describe('serve/server: POST /get_reward (OpenRLHF)', function () {
       labels: answers.map(() => 'problem-17'),
     });
     // Different phrasings per agent; the label (a problem id) ties the groups together.
-    const [a, b] = await Promise.all([send('a', 'Compute 3*3.', ['9', '6']), send('b', 'What is three times three?', ['6', '6'])]);
-    expect(a.body.rewards).to.deep.equal([0, 1]);
-    expect(b.body.rewards).to.deep.equal([0, 0]);
+    // A group's samples are ordered by text (arrival order means nothing), so b's tie 6/9 goes to 6.
+    const [a, b] = await Promise.all([send('a', 'Compute 3*3.', ['9', '9']), send('b', 'What is three times three?', ['9', '6'])]);
+    expect(a.body.rewards).to.deep.equal([0, 0]);
+    expect(b.body.rewards).to.deep.equal([1, 0]);
     expect(b.body.extra_logs['label/labeled']).to.deep.equal([1, 1]);
     const unknown = await post(server.url, '/get_reward?agent=zed', { query: ['x'], labels: ['p'] });
     expect(unknown.status).to.equal(422);
     // The second epoch of the same problem is a new exchange round, not a conflict.
-    const [a2, b2] = await Promise.all([send('a', 'Compute 3*3.', ['9', '9']), send('b', 'What is three times three?', ['9', '6'])]);
+    const [a2, b2] = await Promise.all([send('a', 'Compute 3*3.', ['9', '9']), send('b', 'What is three times three?', ['9', '9'])]);
     expect(a2.body.rewards).to.deep.equal([1, 1]);
-    expect(b2.body.rewards).to.deep.equal([0, 1]);
+    expect(b2.body.rewards).to.deep.equal([1, 1]);
   });
 });

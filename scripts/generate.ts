@@ -11,6 +11,8 @@ import { rootSchema } from '../core/config/root-schema';
 import { ERROR_CODES } from '../core/errors';
 import { createRunContainer } from '../core/plugins/container';
 import { PLUGIN_REGISTRY } from '../core/plugins/registry';
+import { cliReference } from './cli-doc';
+import { contractsReference } from './contracts-doc';
 
 /** The repository root (scripts compile to dist/scripts). */
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -23,6 +25,8 @@ export async function generatedFiles(): Promise<Record<string, string>> {
     'schema/corl.schema.json': JSON.stringify(publishedSchema(registry), null, 2) + '\n',
     'docs/reference/errors.md': errorsReference(),
     'docs/reference/config.md': configReference(registry.all().map((d) => d.manifest)),
+    'docs/reference/contracts.md': contractsReference(ROOT),
+    'docs/reference/cli.md': cliReference(),
   };
 }
 

@@ -11,14 +11,23 @@ import type { Topology } from './topology';
 
 /** What each plugin kind produces. */
 export interface PluginKindMap {
+  /** Where problems come from (`task` in a config). */
   task: Task;
+  /** A model that samples and trains (`agents[].policy`, one per agent). */
   policy: Policy;
+  /** Rewards for one agent's completions to one problem (`reward`). */
   reward: RewardSource;
+  /** Who supervises whom (`topology`). */
   topology: Topology;
+  /** Each agent's view of a problem (`diversity`). */
   diversity: DiversityStrategy;
+  /** Final answer out of a completion (`extractor`). */
   extractor: AnswerExtractor;
+  /** Canonical answer keys and answer equality (`equivalence`). */
   equivalence: Equivalence;
+  /** Rewards to advantages (`advantage`). */
   advantage: AdvantageEstimator;
+  /** An extra destination for metrics (`metrics[]`). */
   metrics: MetricsSink;
 }
 
@@ -42,7 +51,9 @@ export type PluginSelection = string | { readonly use: string; readonly options?
 
 /** The resolved form of a selection after validation: a name and its complete, frozen options. */
 export interface ResolvedSelection {
+  /** The registered plugin name (a module path in the config is resolved to the name it registered). */
   readonly use: string;
+  /** The plugin's options, validated against its schema, defaults applied, frozen. */
   readonly options: Readonly<Record<string, unknown>>;
 }
 
@@ -97,6 +108,7 @@ export interface PluginContext {
 
 /** A plugin: its manifest and the factory that builds an instance from validated options. */
 export interface PluginDefinition<K extends PluginKind = PluginKind, O = any> {
+  /** Static facts: name, kind, options schema, corl range, ground-truth and token-statistics needs. */
   readonly manifest: PluginManifest<K, O>;
   /** Build an instance. Options are complete (defaults applied) and frozen. */
   create(options: O, ctx: PluginContext): PluginKindMap[K] | Promise<PluginKindMap[K]>;
@@ -107,6 +119,7 @@ export interface PluginDefinition<K extends PluginKind = PluginKind, O = any> {
  * the container. Nothing is registered by importing a module.
  */
 export interface PluginModule {
+  /** Add the module's plugins to the registry of `container` (use `registerAll(...)`); may be async when listed in `plugins`. */
   register(container: DependencyContainer): void | Promise<void>;
 }
 

@@ -90,6 +90,7 @@ export interface PretrainBatch {
 
 /** What an update reports; keys are metric names such as `loss/policy`, `loss/kl`, `loss/clip_fraction`, `optim/grad_norm`, `optim/lr`. */
 export interface UpdateResult {
+  /** Finite values by namespaced metric name, logged for this agent and step. */
   readonly metrics: Readonly<Record<string, number>>;
 }
 

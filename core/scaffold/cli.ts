@@ -113,7 +113,7 @@ export function buildScaffoldProgram(io: ScaffoldIO): Command {
       'Examples:',
       '  npx create-corl-plugin my-reward --kind reward --name lab:length-penalty',
       '  npm exec --package=corl -- create-corl-plugin my-task --kind task',
-      '  npm init corl-plugin my-topology -- --kind topology   (needs the create-corl-plugin alias, see docs/guide/writing-a-reward-plugin.md)',
+      '  npm init corl-plugin my-topology -- --kind topology   (with the create-corl-plugin package installed)',
       '',
     ].join('\n'))
     .action(async (dir: string | undefined, flags: ScaffoldFlags) => {

@@ -97,7 +97,9 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
 
 async function evaluateAgent(cohort: Cohort, agent: Agent, problems: readonly Problem[], keys: AnswerKeys, gt: GroundTruth): Promise<EvalRow[]> {
   const ev = cohort.loaded.config.eval;
-  const requests = problems.map((p) => cohort.diversity.view(p, agent.index, cohort.agents.length));
+  // Every agent answers the canonical prompt: diversity strategies shape training inputs only, so
+  // that all configs (and all agents of one) are scored on identical held-out questions.
+  const requests = problems.map((p) => ({ prompt: p.prompt, images: p.images }));
   const completions = await sampleChecked(agent, requests, {
     n: ev.samples,
     temperature: ev.sampling.temperature,

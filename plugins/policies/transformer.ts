@@ -20,7 +20,7 @@ export const transformerPolicy = definePlugin({
     const policy = new TransformerPolicy(options, options.init.seed ?? ctx.seed);
     if (options.checkpoint) {
       try {
-        await policy.load(path.resolve(ctx.baseDir, options.checkpoint));
+        await policy.load(path.resolve(ctx.baseDir, options.checkpoint), { optimizer: options.checkpointOptimizer });
       } catch (e) {
         await policy.close();
         throw e;

@@ -20,6 +20,7 @@ export interface TransformerOptions {
   readonly bias: boolean;
   readonly init: { readonly seed?: number };
   readonly checkpoint?: string;
+  readonly checkpointOptimizer: boolean;
   readonly optimizer: {
     readonly lr: number;
     readonly betas: readonly [number, number];
@@ -68,6 +69,7 @@ export const TRANSFORMER_OPTIONS_SCHEMA: JsonSchema = {
       additionalProperties: false,
     },
     checkpoint: { type: 'string', minLength: 1, description: 'load this checkpoint directory (relative to the config file) at start; options must match its architecture' },
+    checkpointOptimizer: { type: 'boolean', default: true, description: 'with `checkpoint`: also restore its AdamW moments and step counters (false: fresh optimizer, as when fine-tuning a base model with RL)' },
     optimizer: {
       type: 'object',
       default: {},

@@ -369,15 +369,21 @@ export class TransformerPolicy implements Policy {
     });
   }
 
-  async load(dir: string): Promise<void> {
+  /**
+   * Restore a checkpoint exactly (weights, optimizer moments, reference weights, counters), or with
+   * `optimizer: false` only its weights: a fresh AdamW and zeroed counters, as when a base model
+   * starts RL fine-tuning (the pretraining moments would otherwise scale the first RL steps).
+   */
+  async load(dir: string, o: { optimizer?: boolean } = {}): Promise<void> {
     const d = await loadCheckpoint(dir, this.specs, { architecture: this.arch, tokenizer: this.tokenizer.describe() });
     this.params = [...d.params];
-    this.m = [...d.m];
-    this.v = [...d.v];
-    this.ref = d.reference ? [...d.reference] : undefined;
+    const full = o.optimizer ?? true;
+    this.m = full ? [...d.m] : this.params.map((p) => new Float32Array(p.length));
+    this.v = full ? [...d.v] : this.params.map((p) => new Float32Array(p.length));
+    this.ref = full && d.reference ? [...d.reference] : undefined;
     this.version = ++this.versionSeq;
     this.refVersion = this.ref ? ++this.versionSeq : -1;
-    this.training = { ...d.training };
+    this.training = full ? { ...d.training } : { optimizerSteps: 0, updates: 0, pretrainSteps: 0 };
   }
 
   /** Copies of the current weights (tests and tools). */

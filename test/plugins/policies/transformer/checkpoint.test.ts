@@ -125,4 +125,33 @@ describe('plugins/policies/transformer/checkpoint', function () {
       await a.close();
     }
   });
+
+  it('checkpointOptimizer: false takes only the weights (fresh AdamW, zeroed counters, no reference)', async () => {
+    const a = await trained(4);
+    const c = container.createChildContainer();
+    await register(c);
+    const registry = registryOf(c);
+    try {
+      await a.save(path.join(tmp, 'base'));
+      const options = { ...transformerOptions({ dModel: 16, layers: 1, heads: 2, context: 32, worker: false, threads: 1, tokenizer: { alphabet: '0123456789+-=;\\boxed{} ' }, optimizer: { lr: 1e-2 } }), checkpoint: 'base', checkpointOptimizer: false } as unknown as Record<string, unknown>;
+      const p = await instantiate('policy', { use: 'corl:transformer', options }, { container: c, registry, seed: 99, baseDir: tmp });
+      const full = await instantiate('policy', { use: 'corl:transformer', options: { ...options, checkpointOptimizer: true } }, { container: c, registry, seed: 99, baseDir: tmp });
+      try {
+        expect(p.describe().details).to.include({ optimizerSteps: 0, updates: 0, pretrainSteps: 0 });
+        expect(full.describe().details).to.include({ optimizerSteps: 1, updates: 1 });
+        // Same weights: the same samples.
+        expect(await p.sample([{ prompt: '3=' }], sampling)).to.deep.equal(await a.sample([{ prompt: '3=' }], sampling));
+        await p.save(path.join(tmp, 'fresh'));
+        expect(fs.readdirSync(path.join(tmp, 'fresh')).sort()).to.deep.equal(['corl.json', 'model.onnx', 'optimizer.bin']);
+        const zeros = fs.readFileSync(path.join(tmp, 'fresh', 'optimizer.bin'));
+        expect(zeros.every((b) => b === 0)).to.equal(true);
+        expect(fs.readFileSync(path.join(tmp, 'fresh', 'model.onnx'))).to.deep.equal(fs.readFileSync(path.join(tmp, 'base', 'model.onnx')));
+      } finally {
+        await p.close!();
+        await full.close!();
+      }
+    } finally {
+      await a.close();
+    }
+  });
 });

@@ -1,0 +1,118 @@
+// The shipped baselines (configs/*.json), their pretraining recipes (configs/pretrain/*.json) and
+// the base checkpoints they load (models/): valid, label-free where they claim to be, differing from
+// the Co-RL config only where their baseline differs, and runnable end to end through the binary.
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { loadConfig } from '../../core/config/load';
+import { instantiate } from '../../core/plugins/instantiate';
+import { tempDir, writeConfig } from '../fixtures/configs';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const CONFIGS = path.join(ROOT, 'configs');
+const BIN = path.join(ROOT, 'bin/corl.js');
+
+const read = (file: string): any => JSON.parse(fs.readFileSync(file, 'utf8'));
+const shipped = fs.readdirSync(CONFIGS).filter((f) => f.endsWith('.json')).sort();
+const recipes = fs.readdirSync(path.join(CONFIGS, 'pretrain')).filter((f) => f.endsWith('.json')).sort();
+
+/** A config without the fields a baseline is allowed to change. */
+function skeleton(c: any): unknown {
+  const { name, description, labelFree, topology, reward, diversity, agents, trainer, eval: ev, ...rest } = c;
+  void name; void description; void labelFree; void topology; void reward; void diversity; void agents;
+  const { steps, ...tr } = trainer;
+  void steps;
+  const { ensemble, ...e } = ev;
+  void ensemble;
+  return { ...rest, trainer: tr, eval: e };
+}
+
+describe('e2e: shipped configs and base checkpoints', function () {
+  this.timeout(600000);
+
+  it('ships every baseline the benchmark names, each valid, named after its file and carrying $schema', async () => {
+    const names = shipped.map((f) => f.replace(/\.json$/, ''));
+    expect(names).to.include.members(['base', 'gt', 'ttrl', 'co-rl', 'co-rl-same', 'co-rl-diff', 'co-rl-diff-plus', 'rent', 'intuitor', 'n3-ring', 'families']);
+    for (const f of [...shipped.map((s) => path.join(CONFIGS, s)), ...recipes.map((s) => path.join(CONFIGS, 'pretrain', s))]) {
+      const raw = read(f);
+      expect(raw.$schema, f).to.be.a('string');
+      expect(fs.existsSync(path.resolve(path.dirname(f), raw.$schema)), `${f}: $schema resolves`).to.equal(true);
+      const loaded = await loadConfig(f);
+      if (!f.includes(`${path.sep}pretrain${path.sep}`)) expect(loaded.config.name, f).to.equal(path.basename(f, '.json'));
+    }
+  });
+
+  it('only the ground-truth baseline reads labels; the rest are provably label-free', async () => {
+    for (const f of shipped) {
+      const loaded = await loadConfig(path.join(CONFIGS, f));
+      expect(loaded.supervised, f).to.equal(f === 'gt.json');
+      expect(loaded.config.labelFree, f).to.equal(f !== 'gt.json');
+    }
+  });
+
+  it('baselines differ from co-rl only in the selections that define them', () => {
+    const co = read(path.join(CONFIGS, 'co-rl.json'));
+    for (const f of shipped) expect(skeleton(read(path.join(CONFIGS, f))), f).to.deep.equal(skeleton(co));
+    const diff = read(path.join(CONFIGS, 'co-rl-diff.json'));
+    expect({ ...diff, name: 'co-rl', description: co.description }).to.deep.equal(co);
+    expect(read(path.join(CONFIGS, 'ttrl.json')).topology).to.equal('corl:self');
+    expect(read(path.join(CONFIGS, 'gt.json')).reward).to.equal('corl:ground-truth');
+    expect(read(path.join(CONFIGS, 'rent.json')).reward).to.deep.equal({ use: 'corl:intrinsic', options: { method: 'rent' } });
+    expect(read(path.join(CONFIGS, 'intuitor.json')).reward).to.deep.equal({ use: 'corl:intrinsic', options: { method: 'intuitor' } });
+    expect(read(path.join(CONFIGS, 'co-rl-diff-plus.json')).diversity.use).to.equal('corl:rephrase');
+    expect(read(path.join(CONFIGS, 'base.json')).trainer.steps).to.equal(0);
+    // Families: co-rl-diff pairs alpha with beta, co-rl-same alpha with its second seed, n3-ring all three.
+    const families = (f: string) => read(path.join(CONFIGS, f)).agents.map((a: any) => a.policy.options.family + ':' + a.policy.options.checkpoint);
+    expect(families('co-rl-diff.json')).to.deep.equal(['alpha:../models/alpha', 'beta:../models/beta']);
+    expect(families('co-rl-same.json')).to.deep.equal(['alpha:../models/alpha', 'alpha:../models/alpha-s1']);
+    expect(families('n3-ring.json')).to.deep.equal(['alpha:../models/alpha', 'beta:../models/beta', 'alpha:../models/alpha-s1']);
+  });
+
+  it('each shipped checkpoint loads under the architecture its configs and its pretraining recipe give', async () => {
+    const n3 = await loadConfig(path.join(CONFIGS, 'n3-ring.json'));
+    for (const [i, agent] of n3.config.agents.entries()) {
+      const policy = await instantiate('policy', agent.policy, { container: n3.container.createChildContainer(), registry: n3.registry, seed: i, baseDir: n3.baseDir });
+      try {
+        const d = policy.describe();
+        expect(d.family).to.equal((agent.policy.options as any).family);
+        expect(d.details).to.include({ optimizerSteps: 0, pretrainSteps: 0 }); // checkpointOptimizer: false
+        const sidecar = read(path.join(ROOT, 'models', agent.name!, 'corl.json'));
+        expect(sidecar.training.pretrainSteps).to.equal(3000);
+      } finally {
+        await policy.close?.();
+      }
+      // The recipe that made the checkpoint builds the same architecture.
+      const recipe = (await loadConfig(path.join(CONFIGS, 'pretrain', `${agent.name}.json`))).config.agents[0]!.policy.options;
+      const arch = (o: any) => { const { checkpoint, checkpointOptimizer, threads, optimizer, ...rest } = o; void checkpoint; void checkpointOptimizer; void threads; void optimizer; return rest; };
+      expect(arch(recipe), agent.name).to.deep.equal(arch(agent.policy.options));
+    }
+  });
+
+  it('the default job runs through the binary: co-rl.json on a small budget prints base and final accuracy and the report', () => {
+    const tmp = tempDir('corl-default-');
+    try {
+      const c = read(path.join(CONFIGS, 'co-rl.json'));
+      for (const a of c.agents) a.policy.options.checkpoint = path.resolve(CONFIGS, a.policy.options.checkpoint);
+      c.$schema = path.join(ROOT, 'schema/corl.schema.json');
+      c.trainer = { ...c.trainer, steps: 2, batchSize: 2, groupSize: 4, evalEvery: 0, checkpointEvery: 0 };
+      c.eval = { ...c.eval, maxProblems: 6, samples: 4, ensemble: 2 };
+      const file = writeConfig(tmp.dir, 'co-rl.json', c);
+      const out = path.join(tmp.dir, 'run');
+      const r = spawnSync(process.execPath, [BIN, 'train', '-c', file, '--out', out], { encoding: 'utf8' });
+      expect(r.status, r.stderr).to.equal(0);
+      expect(r.stdout).to.contain('label-free run: 2 step(s)').and.match(/alpha\s+alpha\s+\d+\.\d%\s+\d+\.\d%/).and.match(/beta\s+beta\s+\d+\.\d%/);
+      expect(r.stdout).to.contain(`report: ${path.join(out, 'report.html')}`);
+      const html = fs.readFileSync(path.join(out, 'report.html'), 'utf8');
+      expect(html).to.contain('<svg').and.not.match(/<script[^>]+src=|<link[^>]+href="http/);
+      const metrics = fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const evalRows = metrics.filter((m) => m.phase === 'eval' && m.agent === 0);
+      expect(evalRows.map((m) => m.step)).to.deep.equal([0, 2]);
+      expect(evalRows[0].metrics).to.have.property('eval/maj@4');
+      expect(metrics.some((m) => m.phase === 'eval' && m.metrics['ensemble/maj@4'] !== undefined)).to.equal(true);
+      expect(metrics.some((m) => m.phase === 'eval' && m.metrics['pair/0-1/kappa'] !== undefined)).to.equal(true);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});

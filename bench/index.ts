@@ -13,6 +13,7 @@ export interface Bench {
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const BENCHES: Record<string, { description: string; load: () => Bench }> = {
   trainer: { description: 'trainer overhead per step with the test policy', load: () => require('./trainer').bench },
+  transformer: { description: 'embedded transformer training and sampling tokens/s against a 512³ MatMul', load: () => require('./transformer').bench },
   answers: { description: 'answer extraction, keys, labels and rewards at paper scale', load: () => require('./answers').bench },
 };
 

@@ -66,6 +66,25 @@ function toOrt(name: string, dtype: DType, f: Feed): ort.Tensor {
 
 const ORT_DTYPE: Record<string, DType> = { float32: 'float32', int32: 'int32', int64: 'int64', bool: 'bool' };
 
+/** Time spent in the sessions of one graph (by graph name) in this thread, for benchmarks. */
+export interface SessionTiming {
+  /** Calls of `run`. */
+  calls: number;
+  /** Milliseconds inside onnxruntime's `run` (kernels plus its own input/output handling). */
+  ortMs: number;
+  /** Milliseconds in `run` overall (feed checks and conversions, onnxruntime, output wrapping). */
+  totalMs: number;
+}
+
+const timings = new Map<string, SessionTiming>();
+
+/** The timings of every graph run in this thread since the last reset (copies); `reset` clears them. */
+export function sessionTimings(reset = false): Record<string, SessionTiming> {
+  const out = Object.fromEntries([...timings].map(([k, v]) => [k, { ...v }]));
+  if (reset) timings.clear();
+  return out;
+}
+
 /** A compiled graph loaded into onnxruntime. */
 export class GraphSession {
   private closed = false;
@@ -92,6 +111,7 @@ export class GraphSession {
   /** Run with feeds by input name; returns the requested outputs (default all) as float32/int host tensors. */
   async run(feeds: Readonly<Record<string, Feed>>, fetch?: readonly string[]): Promise<Record<string, HostTensor>> {
     if (this.closed) throw new CorlError('CORL_ERR_TENSOR_RUNTIME', `expected an open session for "${this.graph.name}", got a closed one`);
+    const t0 = performance.now();
     const ortFeeds: Record<string, ort.Tensor> = {};
     const bindings = new Map<string, number>();
     for (const input of this.graph.inputs) {
@@ -101,16 +121,23 @@ export class GraphSession {
       ortFeeds[input.name] = toOrt(input.name, input.dtype, f);
     }
     let result: ort.InferenceSession.OnnxValueMapType;
+    const t1 = performance.now();
     try {
       result = fetch ? await this.session.run(ortFeeds, [...fetch]) : await this.session.run(ortFeeds);
     } catch (e) {
       throw new CorlError('CORL_ERR_TENSOR_RUNTIME', `expected model "${this.graph.name}" to run, got ${(e as Error).message}`, { cause: e });
     }
+    const t2 = performance.now();
     const out: Record<string, HostTensor> = {};
     for (const [name, v] of Object.entries(result)) {
       const t = v as ort.Tensor;
       out[name] = new HostTensor(ORT_DTYPE[t.type] ?? 'float32', t.dims, t.data as TensorArray);
     }
+    let tm = timings.get(this.graph.name);
+    if (!tm) timings.set(this.graph.name, (tm = { calls: 0, ortMs: 0, totalMs: 0 }));
+    tm.calls++;
+    tm.ortMs += t2 - t1;
+    tm.totalMs += performance.now() - t0;
     return out;
   }
 

@@ -21,7 +21,7 @@ import { microBatches, trainedLogprobs, type MicroBatch, type Sequence } from '.
 import { loadCheckpoint, saveCheckpoint } from './checkpoint';
 import type { ApplyResult, EngineInit, Objective, ParamsUpdate, SampleJob, SampleRow, StepScalars } from './engine';
 import type { TransformerOptions } from './options';
-import { LocalShard, WorkerShard, type Shard } from './shard';
+import { LocalShard, WorkerShard, type Shard, type ShardProfile } from './shard';
 import { CharTokenizer, END } from './tokenizer';
 
 /** The architecture an options object describes. */
@@ -143,7 +143,11 @@ export class TransformerPolicy implements Policy {
     }
   }
 
-  async sample(requests: readonly SampleRequest[], options: SamplingOptions): Promise<Completion[][]> {
+  /**
+   * `fixed.minTokens` (beyond the contract, for benchmarks): never choose the end token before this
+   * many tokens, so that every completion has a known length.
+   */
+  async sample(requests: readonly SampleRequest[], options: SamplingOptions, fixed?: { readonly minTokens?: number }): Promise<Completion[][]> {
     if (!Number.isInteger(options.n) || options.n < 1) throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected n ≥ 1 completions per prompt, got ${options.n}`, { where: 'sampling.n' });
     const shards = await this.pool();
     // Requests are split between shards whole (their rows share one prefill), balanced by rows.
@@ -162,7 +166,7 @@ export class TransformerPolicy implements Policy {
           prompts.push(Int32Array.from(this.encodePrompt(req.prompt)));
         }
         for (let k = 0; k < options.n; k++) {
-          rows.push({ prompt: p, temperature: o.temperature, topP: o.topP, maxTokens: o.maxTokens, seed: mixSeed(o.seed, i, k), stop: [...(o.stop ?? [])] });
+          rows.push({ prompt: p, temperature: o.temperature, topP: o.topP, maxTokens: o.maxTokens, seed: mixSeed(o.seed, i, k), stop: [...(o.stop ?? [])], ...(fixed?.minTokens ? { minTokens: fixed.minTokens } : {}) });
         }
       }
       const job: SampleJob = { prompts, rows, tokenStats: !!options.tokenStats };
@@ -384,6 +388,12 @@ export class TransformerPolicy implements Policy {
     this.version = ++this.versionSeq;
     this.refVersion = this.ref ? ++this.versionSeq : -1;
     this.training = full ? { ...d.training } : { optimizerSteps: 0, updates: 0, pretrainSteps: 0 };
+  }
+
+  /** Where each shard's time went since the last reset (benchmarks); `reset` starts a new period. */
+  async profile(reset = false): Promise<ShardProfile[]> {
+    const shards = await this.pool();
+    return Promise.all(shards.map((s) => s.run({ kind: 'profile', update: { version: s.version }, reset })));
   }
 
   /** Copies of the current weights (tests and tools). */

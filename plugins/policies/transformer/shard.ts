@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { CorlError, isCorlError, type ErrorCode } from '../../../core/errors';
 import type { AdamWScalars } from '../../../core/tensor/optim';
+import { sessionTimings, type SessionTiming } from '../../../core/tensor/session';
 import { ShardEngine, type ApplyResult, type EngineInit, type GradResult, type Objective, type ParamsUpdate, type SampledRow, type SampleJob, type StepResult, type StepScalars, type TokenBatch } from './engine';
 
 /** A unit of work for a shard; `update` carries weights when the shard's copy is stale. */
@@ -13,7 +14,16 @@ export type ShardJob =
   | { readonly kind: 'grads'; readonly update: ParamsUpdate; readonly objective: Objective; readonly batches: readonly TokenBatch[]; readonly scalars: StepScalars }
   | { readonly kind: 'step'; readonly update: ParamsUpdate; readonly objective: Objective; readonly batch: TokenBatch; readonly scalars: StepScalars; readonly m: readonly Float32Array[]; readonly v: readonly Float32Array[]; readonly adam: AdamWScalars; readonly nextVersion: number }
   | { readonly kind: 'apply'; readonly update: ParamsUpdate; readonly grads: readonly Float32Array[]; readonly m: readonly Float32Array[]; readonly v: readonly Float32Array[]; readonly adam: AdamWScalars; readonly nextVersion: number }
-  | { readonly kind: 'logprobs'; readonly update: ParamsUpdate; readonly batch: TokenBatch; readonly invTemperature: number; readonly ref: boolean };
+  | { readonly kind: 'logprobs'; readonly update: ParamsUpdate; readonly batch: TokenBatch; readonly invTemperature: number; readonly ref: boolean }
+  | { readonly kind: 'profile'; readonly update: ParamsUpdate; readonly reset: boolean };
+
+/** Where a shard's time went since the last reset (benchmarks): per job kind and per graph. */
+export interface ShardProfile {
+  /** Calls and milliseconds of each job kind, from receiving the job to its result (in the shard's thread). */
+  readonly jobs: Record<string, { calls: number; ms: number }>;
+  /** Each graph's session runs (see `sessionTimings`). */
+  readonly sessions: Record<string, SessionTiming>;
+}
 
 /** What each job kind returns. */
 export interface ShardResults {
@@ -22,10 +32,30 @@ export interface ShardResults {
   step: StepResult;
   apply: ApplyResult;
   logprobs: Float32Array;
+  profile: ShardProfile;
 }
+
+const jobTimes = new Map<string, { calls: number; ms: number }>();
 
 /** Run a job on an engine. After step and apply the engine keeps the new weights as `nextVersion`. */
 export async function runJob(engine: ShardEngine, job: ShardJob): Promise<ShardResults[keyof ShardResults]> {
+  if (job.kind === 'profile') {
+    const jobs = Object.fromEntries([...jobTimes].map(([k, v]) => [k, { ...v }]));
+    if (job.reset) jobTimes.clear();
+    return { jobs, sessions: sessionTimings(job.reset) };
+  }
+  const t0 = performance.now();
+  try {
+    return await dispatch(engine, job);
+  } finally {
+    let t = jobTimes.get(job.kind);
+    if (!t) jobTimes.set(job.kind, (t = { calls: 0, ms: 0 }));
+    t.calls++;
+    t.ms += performance.now() - t0;
+  }
+}
+
+async function dispatch(engine: ShardEngine, job: Exclude<ShardJob, { kind: 'profile' }>): Promise<ShardResults[keyof ShardResults]> {
   engine.setParams(job.update);
   switch (job.kind) {
     case 'sample':

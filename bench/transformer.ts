@@ -1,0 +1,209 @@
+// Speed of the embedded transformer (issue 4): training and sampling throughput of the reference
+// model through the policy's real paths (pretrainStep / update / sample, shards and all), a 512³
+// float32 MatMul in onnxruntime-node as the machine's yardstick, and where the time goes.
+//
+// Reference model: d_model 128, 4 layers, 4 heads, vocabulary 32, context 64. Training: 256
+// sequences of 48 input positions per optimizer step. Sampling: 256 rows, 32 new tokens after a
+// 16-token prompt. Each configuration is measured with 1 and with 2 threads.
+import Ajv from 'ajv';
+import * as os from 'node:os';
+import { Graph } from '../core/tensor/graph';
+import { compile, GraphSession } from '../core/tensor/session';
+import { parameterCount } from '../plugins/policies/transformer/architecture';
+import { TRANSFORMER_OPTIONS_SCHEMA, type TransformerOptions } from '../plugins/policies/transformer/options';
+import { TransformerPolicy } from '../plugins/policies/transformer/policy';
+import type { ShardProfile } from '../plugins/policies/transformer/shard';
+import { Rng } from '../core/util/rng';
+import type { Bench } from './index';
+
+/** 30 characters: with the end and unknown tokens, a vocabulary of 32. */
+const ALPHABET = '0123456789+-*/=()abcdefghijklm';
+const ROWS = 256;
+const TRAIN_T = 48;
+const PROMPT = 16;
+const NEW = 32;
+const WARMUP = 2;
+
+const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
+
+function options(threads: number, worker: boolean, extra: Record<string, unknown> = {}): TransformerOptions {
+  const o: Record<string, unknown> = { tokenizer: { alphabet: ALPHABET }, dModel: 128, layers: 4, heads: 4, context: 64, threads, worker, ...extra };
+  const validate = new Ajv({ useDefaults: true, strict: false }).compile(TRANSFORMER_OPTIONS_SCHEMA);
+  if (!validate(o)) throw new Error(`bench options invalid: ${JSON.stringify(validate.errors)}`);
+  return o as unknown as TransformerOptions;
+}
+
+const median = (xs: readonly number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const out = (s: string) => process.stdout.write(s + '\n');
+
+function randomText(rng: Rng, n: number): string {
+  let s = '';
+  for (let i = 0; i < n; i++) s += ALPHABET[Math.floor(rng.next() * ALPHABET.length)]!;
+  return s;
+}
+
+/** GFLOP/s of one 512×512 · 512×512 float32 MatMul in onnxruntime-node with `threads` intra-op threads. */
+async function matmulGflops(threads: number): Promise<{ best: number; median: number }> {
+  const N = 512;
+  const g = new Graph('matmul512');
+  const a = g.input('a', 'float32', [N, N]);
+  const b = g.input('b', 'float32', [N, N]);
+  const s = await GraphSession.create(compile(g, { outputs: [['c', g.matmul(a, b)]] }), { threads });
+  const rng = new Rng(7);
+  const A = Float32Array.from({ length: N * N }, () => rng.next() - 0.5);
+  const B = Float32Array.from({ length: N * N }, () => rng.next() - 0.5);
+  const feeds = { a: { data: A, dims: [N, N] }, b: { data: B, dims: [N, N] } };
+  for (let i = 0; i < 5; i++) await s.run(feeds);
+  const rates: number[] = [];
+  for (let rep = 0; rep < 7; rep++) {
+    const reps = 10;
+    const t0 = performance.now();
+    for (let i = 0; i < reps; i++) await s.run(feeds);
+    rates.push((2 * N ** 3 * reps) / ((performance.now() - t0) / 1000) / 1e9);
+  }
+  await s.close();
+  return { best: Math.max(...rates), median: median(rates) };
+}
+
+/** Model FLOPs of one training step over rows × T positions: 6·(matmul params)·tokens plus attention. */
+function trainFlops(o: TransformerOptions, vocab: number, rows: number, T: number): number {
+  const d = o.dModel;
+  const matmulParams = o.layers * (4 * d * d + 2 * o.mlpRatio * d * d) + d * vocab;
+  // Attention per layer, forward: QKᵀ and AV, 2·T²·d each; backward twice the forward.
+  const attention = 3 * o.layers * 2 * 2 * rows * T * T * d;
+  return 6 * matmulParams * rows * T + attention;
+}
+
+/** Summed profile of every shard, printed as per-graph and per-job lines (ms per measured step). */
+function printProfile(ps: readonly ShardProfile[], steps: number, wallMs: number): void {
+  const per = (ms: number) => fmt(ms / steps, 1);
+  ps.forEach((p, i) => {
+    const jobs = Object.entries(p.jobs).map(([k, v]) => `${k} ${per(v.ms)} ms (${fmt(v.calls / steps, 1)} calls)`).join(', ');
+    out(`    shard ${i}: jobs ${jobs || 'none'}`);
+    let ort = 0;
+    let total = 0;
+    for (const [k, v] of Object.entries(p.sessions)) {
+      ort += v.ortMs;
+      total += v.totalMs;
+      out(`      graph ${k}: ${fmt(v.calls / steps, 1)} runs, onnxruntime ${per(v.ortMs)} ms, feed/fetch wrapping ${per(v.totalMs - v.ortMs)} ms`);
+    }
+    const jobMs = Object.values(p.jobs).reduce((a, v) => a + v.ms, 0);
+    out(`      shard JS outside sessions ${per(jobMs - total)} ms; onnxruntime ${fmt((100 * ort) / Math.max(jobMs, 1e-9), 0)}% of the shard's job time`);
+  });
+  const busiest = Math.max(...ps.map((p) => Object.values(p.jobs).reduce((a, v) => a + v.ms, 0)));
+  out(`    outside the shards (policy thread: batching, gradient sums, messages): ${per(wallMs - busiest)} ms`);
+}
+
+interface Config {
+  readonly label: string;
+  readonly threads: number;
+  readonly worker: boolean;
+}
+
+async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, flopRef: number): Promise<void> {
+  const o = options(c.threads, c.worker, process.env.CORL_BENCH_MICRO ? { microBatchTokens: Number(process.env.CORL_BENCH_MICRO) } : {});
+  const p = new TransformerPolicy(o, 1);
+  const rng = new Rng(11);
+  try {
+    const run = async (step: number) => {
+      if (objective === 'ce') {
+        // END + 47 characters + END: 48 input positions, all trained.
+        const texts = Array.from({ length: ROWS }, () => randomText(rng, TRAIN_T - 1));
+        await p.pretrainStep({ texts, step, totalSteps: 1000 });
+      } else {
+        // END + 15 prompt characters, then 33 completion tokens: 48 input positions, 33 trained.
+        const samples = Array.from({ length: ROWS }, (_, i) => {
+          const tokenIds = Array.from({ length: TRAIN_T + 1 - PROMPT }, () => 2 + Math.floor(rng.next() * 30));
+          return { prompt: randomText(rng, PROMPT - 1), completion: { text: '', tokenIds, logprobs: tokenIds.map(() => -3.4 + 0.1 * rng.next()), finishReason: 'length' as const }, advantage: i % 2 ? 1 : -1 };
+        });
+        await p.update({ samples, loss: { type: 'grpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, maxCompletionLength: NEW }, temperature: 1, step, totalSteps: 1000 });
+      }
+    };
+    for (let i = 0; i < WARMUP; i++) await run(i);
+    await p.profile(true);
+    const times: number[] = [];
+    for (let i = 0; i < steps; i++) {
+      const t0 = performance.now();
+      await run(WARMUP + i);
+      times.push(performance.now() - t0);
+    }
+    const prof = await p.profile(true);
+    const tokens = ROWS * TRAIN_T;
+    const flops = trainFlops(o, p.arch.vocab, ROWS, TRAIN_T);
+    const best = Math.min(...times);
+    const med = median(times);
+    out(`  training (${objective === 'ce' ? 'pretrainStep, cross-entropy' : 'update, GRPO β=0'}) ${c.label}: ${fmt(tokens / (best / 1000))} tokens/s best, ${fmt(tokens / (med / 1000))} median over ${steps} steps; ms/step best ${fmt(best, 1)}, median ${fmt(med, 1)}`);
+    out(`    model FLOPs/step ${fmt(flops / 1e9, 1)} G → ${fmt(flops / (best / 1000) / 1e9, 1)} GFLOP/s best = ${fmt((100 * flops) / (best / 1000) / 1e9 / flopRef, 1)}% of the MatMul's ${fmt(flopRef, 1)} GFLOP/s at this thread count`);
+    printProfile(prof, steps, times.reduce((a, b) => a + b, 0));
+  } finally {
+    await p.close();
+  }
+}
+
+async function sampleBench(c: Config, reps: number): Promise<void> {
+  const p = new TransformerPolicy(options(c.threads, c.worker), 1);
+  const rng = new Rng(13);
+  try {
+    const run = async (seed: number, fixed: boolean) => {
+      // END + 15 characters = a 16-token prompt; 256 distinct prompts, one row each.
+      const requests = Array.from({ length: ROWS }, () => ({ prompt: randomText(rng, PROMPT - 1) }));
+      const r = await p.sample(requests, { n: 1, temperature: 1, topP: 1, maxTokens: NEW, seed }, fixed ? { minTokens: NEW } : undefined);
+      return r.reduce((a, g) => a + g[0]!.tokenIds.length, 0);
+    };
+    for (let i = 0; i < WARMUP; i++) await run(i, true);
+    await p.profile(true);
+    const times: number[] = [];
+    for (let i = 0; i < reps; i++) {
+      const t0 = performance.now();
+      const n = await run(100 + i, true);
+      times.push(performance.now() - t0);
+      if (n !== ROWS * NEW) throw new Error(`expected ${ROWS * NEW} sampled tokens, got ${n}`);
+    }
+    const prof = await p.profile(true);
+    const best = Math.min(...times);
+    const med = median(times);
+    const tokens = ROWS * NEW;
+    out(`  sampling ${c.label}: ${fmt(tokens / (best / 1000))} tokens/s best, ${fmt(tokens / (med / 1000))} median over ${reps} calls; ms per call best ${fmt(best, 1)} (${fmt(best / NEW, 2)} ms per decoding step of ${ROWS} rows)`);
+    printProfile(prof, reps, times.reduce((a, b) => a + b, 0));
+    // The same call without a minimum length: rows stop at the end token as in training runs.
+    const t0 = performance.now();
+    const n = await run(999, false);
+    out(`    free-running (rows stop on the end token): ${n} tokens in ${fmt(performance.now() - t0, 1)} ms = ${fmt(n / ((performance.now() - t0) / 1000))} tokens/s`);
+  } finally {
+    await p.close();
+  }
+}
+
+export const bench: Bench = {
+  name: 'transformer',
+  description: 'embedded transformer (d 128, 4 layers, 4 heads, V 32, ctx 64): training and sampling tokens/s vs a 512³ MatMul',
+  async run() {
+    const steps = env('CORL_BENCH_STEPS', 5);
+    const reps = env('CORL_BENCH_REPS', 5);
+    const all: Config[] = [
+      { label: '1 thread (1 worker shard)', threads: 1, worker: true },
+      { label: '2 threads (2 worker shards, data-parallel)', threads: 2, worker: true },
+      { label: '2 threads (1 in-process shard, 2 intra-op threads)', threads: 2, worker: false },
+    ];
+    const only = process.env.CORL_BENCH_CONFIGS?.split(',').map(Number);
+    const configs = only ? all.filter((_, i) => only.includes(i)) : all;
+    const arch = new TransformerPolicy(options(1, false), 1);
+    out(`model: ${fmt(parameterCount(arch.arch))} parameters, vocabulary ${arch.arch.vocab}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} on ${os.cpus().length} cores`);
+    await arch.close();
+    const mm1 = await matmulGflops(1);
+    const mm2 = await matmulGflops(2);
+    out(`MatMul 512³ float32 (onnxruntime-node): 1 thread ${fmt(mm1.best, 1)} GFLOP/s best, ${fmt(mm1.median, 1)} median; 2 threads ${fmt(mm2.best, 1)} best, ${fmt(mm2.median, 1)} median`);
+    const what = (process.env.CORL_BENCH_WHAT ?? 'ce,grpo,sample').split(',');
+    for (const c of configs) {
+      const ref = c.threads === 1 ? mm1.best : mm2.best;
+      if (what.includes('ce')) await trainBench(c, 'ce', steps, ref);
+      if (what.includes('grpo')) await trainBench(c, 'grpo', steps, ref);
+      if (what.includes('sample')) await sampleBench(c, reps);
+    }
+    out(`load average after: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  },
+};

@@ -39,6 +39,11 @@ const median = (xs: readonly number[]) => {
 };
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const out = (s: string) => process.stdout.write(s + '\n');
+/** CPU seconds used by this process (every thread) since `from`. */
+const cpuSince = (from: NodeJS.CpuUsage) => {
+  const u = process.cpuUsage(from);
+  return (u.user + u.system) / 1e6;
+};
 
 function randomText(rng: Rng, n: number): string {
   let s = '';
@@ -47,7 +52,7 @@ function randomText(rng: Rng, n: number): string {
 }
 
 /** GFLOP/s of one 512×512 · 512×512 float32 MatMul in onnxruntime-node with `threads` intra-op threads. */
-async function matmulGflops(threads: number): Promise<{ best: number; median: number }> {
+async function matmulGflops(threads: number): Promise<{ best: number; median: number; perCpu: number }> {
   const N = 512;
   const g = new Graph('matmul512');
   const a = g.input('a', 'float32', [N, N]);
@@ -59,14 +64,16 @@ async function matmulGflops(threads: number): Promise<{ best: number; median: nu
   const feeds = { a: { data: A, dims: [N, N] }, b: { data: B, dims: [N, N] } };
   for (let i = 0; i < 5; i++) await s.run(feeds);
   const rates: number[] = [];
+  const c0 = process.cpuUsage();
+  const reps = 10;
   for (let rep = 0; rep < 7; rep++) {
-    const reps = 10;
     const t0 = performance.now();
     for (let i = 0; i < reps; i++) await s.run(feeds);
     rates.push((2 * N ** 3 * reps) / ((performance.now() - t0) / 1000) / 1e9);
   }
+  const cpu = cpuSince(c0);
   await s.close();
-  return { best: Math.max(...rates), median: median(rates) };
+  return { best: Math.max(...rates), median: median(rates), perCpu: (2 * N ** 3 * reps * 7) / cpu / 1e9 };
 }
 
 /** Model FLOPs of one training step over rows × T positions: 6·(matmul params)·tokens plus attention. */
@@ -126,11 +133,13 @@ async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, fl
     for (let i = 0; i < WARMUP; i++) await run(i);
     await p.profile(true);
     const times: number[] = [];
+    const c0 = process.cpuUsage();
     for (let i = 0; i < steps; i++) {
       const t0 = performance.now();
       await run(WARMUP + i);
       times.push(performance.now() - t0);
     }
+    const cpu = cpuSince(c0);
     const prof = await p.profile(true);
     const tokens = ROWS * TRAIN_T;
     const flops = trainFlops(o, p.arch.vocab, ROWS, TRAIN_T);
@@ -138,6 +147,7 @@ async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, fl
     const med = median(times);
     out(`  training (${objective === 'ce' ? 'pretrainStep, cross-entropy' : 'update, GRPO β=0'}) ${c.label}: ${fmt(tokens / (best / 1000))} tokens/s best, ${fmt(tokens / (med / 1000))} median over ${steps} steps; ms/step best ${fmt(best, 1)}, median ${fmt(med, 1)}`);
     out(`    model FLOPs/step ${fmt(flops / 1e9, 1)} G → ${fmt(flops / (best / 1000) / 1e9, 1)} GFLOP/s best = ${fmt((100 * flops) / (best / 1000) / 1e9 / flopRef, 1)}% of the MatMul's ${fmt(flopRef, 1)} GFLOP/s at this thread count`);
+    out(`    CPU time ${fmt((cpu * 1000) / steps, 0)} ms/step over all threads = ${fmt((tokens * steps) / cpu)} tokens per CPU-second (×${c.threads} = ${fmt((tokens * steps * c.threads) / cpu)} tokens/s if the ${c.threads} core(s) were not shared)`);
     printProfile(prof, steps, times.reduce((a, b) => a + b, 0));
   } finally {
     await p.close();
@@ -157,17 +167,20 @@ async function sampleBench(c: Config, reps: number): Promise<void> {
     for (let i = 0; i < WARMUP; i++) await run(i, true);
     await p.profile(true);
     const times: number[] = [];
+    const c0 = process.cpuUsage();
     for (let i = 0; i < reps; i++) {
       const t0 = performance.now();
       const n = await run(100 + i, true);
       times.push(performance.now() - t0);
       if (n !== ROWS * NEW) throw new Error(`expected ${ROWS * NEW} sampled tokens, got ${n}`);
     }
+    const cpu = cpuSince(c0);
     const prof = await p.profile(true);
     const best = Math.min(...times);
     const med = median(times);
     const tokens = ROWS * NEW;
     out(`  sampling ${c.label}: ${fmt(tokens / (best / 1000))} tokens/s best, ${fmt(tokens / (med / 1000))} median over ${reps} calls; ms per call best ${fmt(best, 1)} (${fmt(best / NEW, 2)} ms per decoding step of ${ROWS} rows)`);
+    out(`    CPU time ${fmt((cpu * 1000) / reps, 0)} ms/call over all threads = ${fmt((tokens * reps) / cpu)} tokens per CPU-second (×${c.threads} = ${fmt((tokens * reps * c.threads) / cpu)} tokens/s if the ${c.threads} core(s) were not shared)`);
     printProfile(prof, reps, times.reduce((a, b) => a + b, 0));
     // The same call without a minimum length: rows stop at the end token as in training runs.
     const t0 = performance.now();
@@ -196,7 +209,7 @@ export const bench: Bench = {
     await arch.close();
     const mm1 = await matmulGflops(1);
     const mm2 = await matmulGflops(2);
-    out(`MatMul 512³ float32 (onnxruntime-node): 1 thread ${fmt(mm1.best, 1)} GFLOP/s best, ${fmt(mm1.median, 1)} median; 2 threads ${fmt(mm2.best, 1)} best, ${fmt(mm2.median, 1)} median`);
+    out(`MatMul 512³ float32 (onnxruntime-node): 1 thread ${fmt(mm1.best, 1)} GFLOP/s best, ${fmt(mm1.median, 1)} median, ${fmt(mm1.perCpu, 1)} per CPU-second; 2 threads ${fmt(mm2.best, 1)} best, ${fmt(mm2.median, 1)} median, ${fmt(mm2.perCpu, 1)} per CPU-second`);
     const what = (process.env.CORL_BENCH_WHAT ?? 'ce,grpo,sample').split(',');
     for (const c of configs) {
       const ref = c.threads === 1 ? mm1.best : mm2.best;

@@ -120,6 +120,8 @@ export class ShardEngine {
   private version = -1;
   private ref: Float32Array[] | undefined;
   private refVersion = -1;
+  /** KV-cache buffers kept from the last sampling job: fresh large allocations cost page faults on every call. */
+  private spare: Float32Array[] = [];
 
   constructor(readonly init: EngineInit) {
     this.specs = paramSpecs(init.arch);
@@ -249,6 +251,25 @@ export class ShardEngine {
     return this.unpack(r);
   }
 
+  /** A zeroed buffer of `n` floats, reusing a spare one when one is large enough. */
+  private takeBuffer(n: number): Float32Array {
+    let best = -1;
+    this.spare.forEach((b, i) => {
+      if (b.length >= n && (best < 0 || b.length < this.spare[best]!.length)) best = i;
+    });
+    if (best < 0) return new Float32Array(n);
+    const b = this.spare.splice(best, 1)[0]!;
+    const view = b.length === n ? b : b.subarray(0, n);
+    view.fill(0);
+    return view;
+  }
+
+  /** Keep buffers for the next job (at most `keep`, the largest). */
+  private keepBuffers(bs: readonly Float32Array[], keep: number): void {
+    const whole = bs.map((b) => (b.length * 4 === b.buffer.byteLength ? b : new Float32Array(b.buffer as ArrayBuffer)));
+    this.spare = [...this.spare, ...whole].sort((a, b) => b.length - a.length).slice(0, keep);
+  }
+
   /** KV-cached batched sampling of every row of the job. */
   async sample(job: SampleJob): Promise<SampledRow[]> {
     const a = this.init.arch;
@@ -277,26 +298,30 @@ export class ShardEngine {
     const CHUNK = 16;
     const capFor = (n: number) => Math.min(S, Math.ceil(n / CHUNK) * CHUNK);
     let cap = capFor(Math.max(...len) + 1);
-    let cacheK = Array.from({ length: L }, () => new Float32Array(R * H * cap * dh));
-    let cacheV = Array.from({ length: L }, () => new Float32Array(R * H * cap * dh));
+    let cacheK = Array.from({ length: L }, () => this.takeBuffer(R * H * cap * dh));
+    let cacheV = Array.from({ length: L }, () => this.takeBuffer(R * H * cap * dh));
     for (let l = 0; l < L; l++) {
       const k = pre[`k${l}`]!.data as Float32Array;
       const v = pre[`v${l}`]!.data as Float32Array;
-      job.rows.forEach((row, r) => {
-        const u = row.prompt;
+      const ck = cacheK[l]!;
+      const cv = cacheV[l]!;
+      for (let r = 0; r < R; r++) {
+        const u = job.rows[r]!.prompt;
         const n = Math.min(len[r]!, cap) * dh;
         for (let h = 0; h < H; h++) {
           const src = (u * H + h) * P * dh;
           const dst = (r * H + h) * cap * dh;
-          cacheK[l]!.set(k.subarray(src, src + n), dst);
-          cacheV[l]!.set(v.subarray(src, src + n), dst);
+          for (let j = 0; j < n; j++) {
+            ck[dst + j] = k[src + j]!;
+            cv[dst + j] = v[src + j]!;
+          }
         }
-      });
+      }
     }
     /** Copy the caches into buffers of `rows` (a subset, in order) × `newCap` slots. */
     const relayout = (rows: readonly number[], slot: Int32Array, width: number, newCap: number) => {
       const move = (c: Float32Array) => {
-        const next = new Float32Array(rows.length * H * newCap * dh);
+        const next = this.takeBuffer(rows.length * H * newCap * dh);
         const n = Math.min(cap, newCap) * dh;
         rows.forEach((r, i) => {
           for (let h = 0; h < H; h++) {
@@ -307,8 +332,10 @@ export class ShardEngine {
         return next;
       };
       void width;
+      const old = [...cacheK, ...cacheV];
       cacheK = cacheK.map(move);
       cacheV = cacheV.map(move);
+      this.keepBuffers(old, 4 * L);
       cap = newCap;
     };
 
@@ -387,14 +414,18 @@ export class ShardEngine {
       for (let l = 0; l < L; l++) {
         const k = res[`k${l}`]!.data as Float32Array;
         const v = res[`v${l}`]!.data as Float32Array;
+        const ck = cacheK[l]!;
+        const cv = cacheV[l]!;
         for (const r of active) {
           const i = slotOf[r]!;
           const p = pos[r]!;
           for (let h = 0; h < H; h++) {
             const src = (i * H + h) * dh;
             const dst = ((i * H + h) * cap + p) * dh;
-            cacheK[l]!.set(k.subarray(src, src + dh), dst);
-            cacheV[l]!.set(v.subarray(src, src + dh), dst);
+            for (let j = 0; j < dh; j++) {
+              ck[dst + j] = k[src + j]!;
+              cv[dst + j] = v[src + j]!;
+            }
           }
         }
       }
@@ -404,6 +435,7 @@ export class ShardEngine {
       }
       active = active.filter((r) => !done[r]);
     }
+    this.keepBuffers([...cacheK, ...cacheV], 4 * L);
     return out.map((o) => ({
       tokens: Int32Array.from(o.tokens),
       logprobs: Float32Array.from(o.logprobs),
@@ -414,6 +446,7 @@ export class ShardEngine {
 
   /** Release every session. */
   async close(): Promise<void> {
+    this.spare = [];
     const all = [...this.sessions.values()];
     this.sessions.clear();
     for (const s of all) await (await s.catch(() => undefined))?.close();

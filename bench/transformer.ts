@@ -111,7 +111,14 @@ interface Config {
   readonly worker: boolean;
 }
 
-async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, flopRef: number): Promise<void> {
+/** The MatMul yardstick at a thread count, measured right before the figures it scales. */
+interface Yardstick {
+  readonly best: number;
+  readonly median: number;
+  readonly perCpu: number;
+}
+
+async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, mm: Yardstick): Promise<void> {
   const o = options(c.threads, c.worker, process.env.CORL_BENCH_MICRO ? { microBatchTokens: Number(process.env.CORL_BENCH_MICRO) } : {});
   const p = new TransformerPolicy(o, 1);
   const rng = new Rng(11);
@@ -146,7 +153,8 @@ async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, fl
     const best = Math.min(...times);
     const med = median(times);
     out(`  training (${objective === 'ce' ? 'pretrainStep, cross-entropy' : 'update, GRPO β=0'}) ${c.label}: ${fmt(tokens / (best / 1000))} tokens/s best, ${fmt(tokens / (med / 1000))} median over ${steps} steps; ms/step best ${fmt(best, 1)}, median ${fmt(med, 1)}`);
-    out(`    model FLOPs/step ${fmt(flops / 1e9, 1)} G → ${fmt(flops / (best / 1000) / 1e9, 1)} GFLOP/s best = ${fmt((100 * flops) / (best / 1000) / 1e9 / flopRef, 1)}% of the MatMul's ${fmt(flopRef, 1)} GFLOP/s at this thread count`);
+    const perCpu = (flops * steps) / cpu / 1e9;
+    out(`    model FLOPs/step ${fmt(flops / 1e9, 1)} G → ${fmt(flops / (best / 1000) / 1e9, 1)} GFLOP/s best = ${fmt((100 * flops) / (best / 1000) / 1e9 / mm.best, 0)}% of the MatMul's ${fmt(mm.best, 1)} GFLOP/s (wall, best vs best); per CPU-second ${fmt(perCpu, 1)} vs the MatMul's ${fmt(mm.perCpu, 1)} = ${fmt((100 * perCpu) / mm.perCpu, 0)}%`);
     out(`    CPU time ${fmt((cpu * 1000) / steps, 0)} ms/step over all threads = ${fmt((tokens * steps) / cpu)} tokens per CPU-second (×${c.threads} = ${fmt((tokens * steps * c.threads) / cpu)} tokens/s if the ${c.threads} core(s) were not shared)`);
     printProfile(prof, steps, times.reduce((a, b) => a + b, 0));
   } finally {
@@ -154,7 +162,7 @@ async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, fl
   }
 }
 
-async function sampleBench(c: Config, reps: number): Promise<void> {
+async function sampleBench(c: Config, reps: number, mm: Yardstick): Promise<void> {
   const p = new TransformerPolicy(options(c.threads, c.worker), 1);
   const rng = new Rng(13);
   try {
@@ -180,6 +188,14 @@ async function sampleBench(c: Config, reps: number): Promise<void> {
     const med = median(times);
     const tokens = ROWS * NEW;
     out(`  sampling ${c.label}: ${fmt(tokens / (best / 1000))} tokens/s best, ${fmt(tokens / (med / 1000))} median over ${reps} calls; ms per call best ${fmt(best, 1)} (${fmt(best / NEW, 2)} ms per decoding step of ${ROWS} rows)`);
+    // Model FLOPs of a call: the prompt's forward (2·params per token) and each new token's, plus attention.
+    const o = p.options;
+    const d = o.dModel;
+    const matmulParams = o.layers * (4 * d * d + 2 * o.mlpRatio * d * d) + d * p.arch.vocab;
+    let flops = 2 * matmulParams * ROWS * (PROMPT + NEW - 1);
+    for (let t = 1; t < PROMPT + NEW; t++) flops += o.layers * 2 * 2 * ROWS * t * d;
+    const perCpu = (flops * reps) / cpu / 1e9;
+    out(`    model FLOPs/call ${fmt(flops / 1e9, 2)} G → ${fmt(flops / (best / 1000) / 1e9, 1)} GFLOP/s best = ${fmt((100 * flops) / (best / 1000) / 1e9 / mm.best, 0)}% of the MatMul (wall); per CPU-second ${fmt(perCpu, 1)} = ${fmt((100 * perCpu) / mm.perCpu, 0)}% of the MatMul's`);
     out(`    CPU time ${fmt((cpu * 1000) / reps, 0)} ms/call over all threads = ${fmt((tokens * reps) / cpu)} tokens per CPU-second (×${c.threads} = ${fmt((tokens * reps * c.threads) / cpu)} tokens/s if the ${c.threads} core(s) were not shared)`);
     printProfile(prof, reps, times.reduce((a, b) => a + b, 0));
     // The same call without a minimum length: rows stop at the end token as in training runs.
@@ -207,15 +223,14 @@ export const bench: Bench = {
     const arch = new TransformerPolicy(options(1, false), 1);
     out(`model: ${fmt(parameterCount(arch.arch))} parameters, vocabulary ${arch.arch.vocab}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} on ${os.cpus().length} cores`);
     await arch.close();
-    const mm1 = await matmulGflops(1);
-    const mm2 = await matmulGflops(2);
-    out(`MatMul 512³ float32 (onnxruntime-node): 1 thread ${fmt(mm1.best, 1)} GFLOP/s best, ${fmt(mm1.median, 1)} median, ${fmt(mm1.perCpu, 1)} per CPU-second; 2 threads ${fmt(mm2.best, 1)} best, ${fmt(mm2.median, 1)} median, ${fmt(mm2.perCpu, 1)} per CPU-second`);
     const what = (process.env.CORL_BENCH_WHAT ?? 'ce,grpo,sample').split(',');
     for (const c of configs) {
-      const ref = c.threads === 1 ? mm1.best : mm2.best;
+      // Measured again before every configuration: on a shared machine the load changes within minutes.
+      const ref = await matmulGflops(c.threads);
+      out(`MatMul 512³ float32 (onnxruntime-node, ${c.threads} thread${c.threads > 1 ? 's' : ''}): ${fmt(ref.best, 1)} GFLOP/s best, ${fmt(ref.median, 1)} median, ${fmt(ref.perCpu, 1)} per CPU-second; load average ${os.loadavg()[0]!.toFixed(2)}`);
       if (what.includes('ce')) await trainBench(c, 'ce', steps, ref);
       if (what.includes('grpo')) await trainBench(c, 'grpo', steps, ref);
-      if (what.includes('sample')) await sampleBench(c, reps);
+      if (what.includes('sample')) await sampleBench(c, reps, ref);
     }
     out(`load average after: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   },

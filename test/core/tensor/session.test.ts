@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Graph } from '../../../core/tensor/graph';
 import { HostTensor } from '../../../core/tensor/host';
-import { compile, GraphSession } from '../../../core/tensor/session';
+import { compile, GraphSession, sessionTimings } from '../../../core/tensor/session';
 import { availableCores, leaseCores, openLeases } from '../../../core/tensor/threads';
 
 describe('core/tensor/session', () => {
@@ -22,6 +22,23 @@ describe('core/tensor/session', () => {
       await s.close();
     }
     await s.run({}).then(() => expect.fail('closed'), (e) => expect(String(e)).to.match(/CORL_ERR_TENSOR_RUNTIME.*closed/));
+  });
+
+  it('counts runs and time per graph until reset', async () => {
+    const g = new Graph('timed-graph');
+    const x = g.input('x', 'float32', ['B']);
+    const s = await GraphSession.create(compile(g, { outputs: [['y', g.exp(x)]] }));
+    try {
+      sessionTimings(true);
+      for (let i = 0; i < 3; i++) await s.run({ x: HostTensor.float([2], 0) });
+      const t = sessionTimings(true)['timed-graph']!;
+      expect(t.calls).to.equal(3);
+      expect(t.ortMs).to.be.at.least(0);
+      expect(t.totalMs).to.be.at.least(t.ortMs);
+      expect(sessionTimings()).to.not.have.property('timed-graph');
+    } finally {
+      await s.close();
+    }
   });
 
   it('wraps onnxruntime load failures in a coded error', async () => {

@@ -153,6 +153,44 @@ describe('plugins/policies/transformer/policy (corl:transformer)', function () {
     }
   });
 
+  it('reuses its KV-cache buffers: a small call after a large one samples what a fresh model samples', async () => {
+    const used = tinyPolicy({}, 4);
+    const fresh = tinyPolicy({}, 4);
+    try {
+      await used.sample([{ prompt: '12+34=' }, { prompt: '5+6=' }, { prompt: '7=' }], { ...sampling, n: 4, maxTokens: 20 });
+      const small = [{ prompt: '1+2=' }];
+      expect(await used.sample(small, sampling)).to.deep.equal(await fresh.sample(small, sampling));
+    } finally {
+      await used.close();
+      await fresh.close();
+    }
+  });
+
+  it('a minimum length (benchmarks) never ends a completion early; profiles count jobs and graph runs', async () => {
+    for (const worker of [false, true]) {
+      const p = tinyPolicy({ worker }, 2);
+      try {
+        await p.profile(true); // in process, the counters are shared with whatever ran before
+        const r = await p.sample([{ prompt: '1+2=' }, { prompt: '3=' }], { ...sampling, maxTokens: 12 }, { minTokens: 12 });
+        for (const c of r.flat()) {
+          expect(c.tokenIds).to.have.length(12);
+          expect(c.tokenIds).to.not.include(0);
+          expect(c.finishReason).to.equal('length');
+        }
+        const [prof] = await p.profile(true);
+        expect(prof!.jobs.sample!.calls).to.equal(1);
+        expect(prof!.sessions.prefill!.calls).to.equal(1);
+        expect(prof!.sessions.decode!.calls).to.equal(11);
+        for (const t of Object.values(prof!.sessions)) expect(t.ortMs).to.be.within(0, t.totalMs);
+        const [after] = await p.profile(false);
+        expect(after!.jobs).to.deep.equal({});
+        expect(after!.sessions).to.deep.equal({});
+      } finally {
+        await p.close();
+      }
+    }
+  });
+
   it('pretraining lowers the cross-entropy of its texts', async () => {
     const p = tinyPolicy({ optimizer: { lr: 3e-3 } });
     try {

@@ -8,7 +8,10 @@ export type FinishReason = 'stop' | 'length' | 'error';
 export interface Completion {
   /** The decoded completion text (without the prompt). */
   readonly text: string;
-  /** Generated token ids (without the prompt). */
+  /**
+   * Generated token ids (without the prompt). A remote backend that reports a token's log-probability
+   * but not its id puts -1 there (the length still counts tokens); such completions cannot train.
+   */
   readonly tokenIds: readonly number[];
   /** log π_old(token | prefix) of each generated token under the sampling distribution's policy (temperature 1 logits unless the policy documents otherwise). */
   readonly logprobs: readonly number[];

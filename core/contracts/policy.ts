@@ -24,9 +24,14 @@ export interface SamplingOptions {
 
 /** One prompt to sample from, as an agent sees it. */
 export interface SampleRequest {
+  /** The problem this request is for (the trainer sets it), so errors and logs can name it. */
+  readonly id?: string;
   /** The prompt text (already in the agent's phrasing). */
   readonly prompt: string;
-  /** Local image files, for multimodal backends. */
+  /**
+   * Local image files (PNG, JPEG, GIF or WebP), for multimodal backends: chat backends send them as
+   * image parts after the text; text-only backends refuse a request that has any.
+   */
   readonly images?: readonly string[];
   /** Per-request overrides of the call's options (from a diversity strategy). `n` cannot be overridden. */
   readonly overrides?: Partial<Omit<SamplingOptions, 'n'>>;

@@ -99,7 +99,7 @@ async function evaluateAgent(cohort: Cohort, agent: Agent, problems: readonly Pr
   const ev = cohort.loaded.config.eval;
   // Every agent answers the canonical prompt: diversity strategies shape training inputs only, so
   // that all configs (and all agents of one) are scored on identical held-out questions.
-  const requests = problems.map((p) => ({ prompt: p.prompt, images: p.images }));
+  const requests = problems.map((p) => ({ id: p.id, prompt: p.prompt, images: p.images }));
   const completions = await sampleChecked(agent, requests, {
     n: ev.samples,
     temperature: ev.sampling.temperature,

@@ -160,7 +160,7 @@ async function trainStep(cohort: Cohort, keys: AnswerKeys, step: number, run: Ru
   const t0 = performance.now();
 
   // 1. Every agent samples K completions per problem, in its own phrasing and with its own seed.
-  const views = cohort.agents.map((a) => problems.map((p) => cohort.diversity.view(p, a.index, N)));
+  const views = cohort.agents.map((a) => problems.map((p) => ({ ...cohort.diversity.view(p, a.index, N), id: p.id })));
   const completions = await Promise.all(cohort.agents.map((a) => sampleChecked(a, views[a.index]!, {
     n: tc.groupSize,
     temperature: tc.sampling.temperature,

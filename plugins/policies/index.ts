@@ -1,5 +1,6 @@
 import { registerAll } from '../../core/plugins/define';
+import { openaiPolicy } from './openai';
 import { transformerPolicy } from './transformer';
 
 /** Registers the built-in policies. */
-export const register = registerAll(transformerPolicy);
+export const register = registerAll(transformerPolicy, openaiPolicy);

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Problem, Reference } from '../../core/contracts/problem';
 import { MapGroundTruth } from '../../core/contracts/problem';
 import type { Task, TaskData } from '../../core/contracts/task';
@@ -9,6 +10,7 @@ interface InlineRow {
   prompt: string;
   answer?: string;
   variants?: string[];
+  images?: string[];
   solution?: string;
 }
 
@@ -25,6 +27,7 @@ const row = {
     prompt: { type: 'string' },
     answer: { type: 'string', description: 'reference answer (ground truth; never shown to label-free plugins)' },
     variants: { type: 'array', items: { type: 'string' } },
+    images: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'local image files (PNG, JPEG, GIF, WebP) for multimodal backends, relative to the config' },
     solution: { type: 'string', description: 'worked solution, used as pretraining text' },
   },
   additionalProperties: false,
@@ -35,7 +38,7 @@ export const inlineTask = definePlugin({
   manifest: {
     name: 'corl:inline',
     kind: 'task',
-    description: 'Problems listed in the config itself (train and held-out rows with optional answers and variants)',
+    description: 'Problems listed in the config itself (train and held-out rows with optional answers, variants and images)',
     corl: '^0.1.0',
     options: {
       type: 'object',
@@ -47,7 +50,7 @@ export const inlineTask = definePlugin({
       additionalProperties: false,
     },
   },
-  create(options: InlineOptions): Task {
+  create(options: InlineOptions, ctx): Task {
     return {
       async load(): Promise<TaskData> {
         const refs: [string, Reference][] = [];
@@ -58,7 +61,8 @@ export const inlineTask = definePlugin({
           }
           seen.add(r.id);
           if (r.answer !== undefined) refs.push([r.id, { answer: r.answer, solution: r.solution }]);
-          return { id: r.id, prompt: r.prompt, variants: r.variants };
+          const images = r.images?.map((f) => path.resolve(ctx.baseDir, f));
+          return { id: r.id, prompt: r.prompt, variants: r.variants, ...(images ? { images } : {}) };
         });
         const train = toProblems(options.train, 'train');
         const heldOut = toProblems(options.heldOut, 'heldOut');

@@ -14,6 +14,14 @@ export const BACKEND_CODES = defineCodes({
     cause: 'An OpenAI-compatible server answered with JSON that lacks the fields the protocol defines (choices, text or message, logprobs).',
     fix: 'use a server that implements /v1/completions or /v1/chat/completions; ask for logprobs only from servers that return them',
   },
+  CORL_ERR_BACKEND_AUTH: {
+    cause: 'A backend names an environment variable for its API key (`apiKeyEnv`) that is unset or empty.',
+    fix: 'export the key in that variable before the run (the key never goes in a config), or drop `apiKeyEnv` for a server without authentication',
+  },
+  CORL_ERR_BACKEND_UNSUPPORTED: {
+    cause: 'A request needs something the chosen endpoint cannot do, such as images sent to /v1/completions, which takes text only.',
+    fix: 'use `endpoint: "chat"` with a vision-language model for problems with images',
+  },
   CORL_ERR_BACKEND_MODEL: {
     cause: 'An ONNX model folder does not have the Hugging Face/optimum causal-LM layout: model.onnx, config.json, inputs input_ids, attention_mask, position_ids and past_key_values.*, outputs logits and present.*.',
     fix: 'export the model with `optimum-cli export onnx --task text-generation-with-past`, or point `path` at a folder with that layout',

@@ -11,6 +11,12 @@ describe('plugins/tasks/inline', () => {
     expect(d.groundTruth.size).to.equal(2);
     expect(d.pretrainText).to.deep.equal(['p s']);
   });
+  it('resolves image paths against the config folder and leaves rows without images alone', async () => {
+    const t = inlineTask.create({ train: [{ id: 'a', prompt: 'p', images: ['img/a.png', '/abs/b.jpg'] }, { id: 'c', prompt: 'q' }], heldOut: [] }, { baseDir: '/cfg/dir' } as any) as any;
+    const d = await t.load();
+    expect(d.train[0].images).to.deep.equal(['/cfg/dir/img/a.png', '/abs/b.jpg']);
+    expect(d.train[1]).to.not.have.property('images');
+  });
   it('refuses duplicate ids naming the row', async () => {
     const t = inlineTask.create({ train: [{ id: 'a', prompt: 'p' }], heldOut: [{ id: 'a', prompt: 'q' }] }, {} as any) as any;
     try {

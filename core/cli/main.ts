@@ -6,13 +6,14 @@ import { answersCommand } from './commands/answers';
 import { compareCommand } from './commands/compare';
 import { listCommand } from './commands/list';
 import { pretrainCommand } from './commands/pretrain';
+import { rephraseCommand } from './commands/rephrase';
 import { serveCommand } from './commands/serve';
 import { trainCommand } from './commands/train';
 import { validateCommand } from './commands/validate';
 import { reportError } from './output';
 
 /** Every command of `corl`, in help order. Each file adds one command to the program. */
-const COMMANDS: ((program: Command) => void)[] = [trainCommand, pretrainCommand, validateCommand, listCommand, compareCommand, answersCommand, serveCommand];
+const COMMANDS: ((program: Command) => void)[] = [trainCommand, pretrainCommand, validateCommand, listCommand, compareCommand, answersCommand, serveCommand, rephraseCommand];
 
 /** Build the `corl` program. */
 export function buildProgram(): Command {

@@ -15,7 +15,10 @@ export interface Problem {
    * produced by `corl rephrase`. `corl:rephrase` hands variant `i` to the agents assigned to it.
    */
   readonly variants?: readonly string[];
-  /** Local image files for multimodal problems, passed to chat backends as image parts. */
+  /**
+   * Local image files (PNG, JPEG, GIF or WebP) for multimodal problems, absolute or relative to the
+   * config. Chat backends send them as image parts after the prompt; text-only backends refuse them.
+   */
   readonly images?: readonly string[];
   /**
    * Inputs a code task runs candidate programs on (expected outputs are never here: they are

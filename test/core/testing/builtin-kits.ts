@@ -10,7 +10,9 @@ import { drGrpoAdvantage, grpoAdvantage, rlooAdvantage } from '../../../plugins/
 import { choiceExtractor, exactEquivalence, mathEquivalence, mathExtractor } from '../../../plugins/answers';
 import { noDiversity, rephraseDiversity } from '../../../plugins/diversity';
 import { jsonlSink } from '../../../plugins/metrics';
+import { openaiPolicy } from '../../../plugins/policies/openai';
 import { transformerPolicy } from '../../../plugins/policies/transformer';
+import { FakeOpenAI } from '../../fixtures/openai-server';
 import { execTestsReward, execVoteReward, formatReward, groundTruthReward, intrinsicReward, voteReward, weightedReward } from '../../../plugins/rewards';
 import { arithTask, inlineTask } from '../../../plugins/tasks';
 import { adjacencyTopology, completeTopology, ringTopology, selfTopology } from '../../../plugins/topologies';
@@ -26,7 +28,20 @@ const programs = ['```python\ndef add(a, b):\n    return a + b\n```', '```python
 
 const inlineRows = { train: [{ id: 'a', prompt: '1+1=', answer: '2', solution: ' 1+1=2, so \\boxed{2}' }, { id: 'b', prompt: '2+2=', answer: '4' }], heldOut: [{ id: 'c', prompt: '3+3=', answer: '6', variants: ['What is 3+3?'] }] };
 
+// corl:openai is checked against the fixture server, started before the suites run; its URL is
+// filled into the options object the kit holds.
+const openaiOptions: Record<string, unknown> = { model: 'test-model', baseUrl: 'http://127.0.0.1:1/v1' };
+const openaiCompletions: Record<string, unknown> = { model: 'test-model', baseUrl: 'http://127.0.0.1:1/v1', endpoint: 'completions', vllmTokenIds: true };
+let fakeOpenAI: FakeOpenAI | undefined;
+before(async () => {
+  fakeOpenAI = await new FakeOpenAI({ model: 'test-model', tokenIds: 'field' }).start();
+  openaiOptions.baseUrl = fakeOpenAI.url;
+  openaiCompletions.baseUrl = fakeOpenAI.url;
+});
+after(async () => { await fakeOpenAI?.close(); });
+
 export const BUILTIN_KITS: readonly BuiltinKit[] = [
+  { plugin: openaiPolicy, kit: { options: openaiOptions, optionSets: [openaiCompletions], optionalWithoutDefault: ['systemPrompt', 'apiKeyEnv'], invalidOptions: [{ options: { model: 'm', apiKeyEnv: '1bad' }, field: 'apiKeyEnv' }] } },
   { plugin: arithTask, kit: { options: { train: 12, heldOut: 4, pretrain: { size: 8 } }, optionSets: [{ train: 6, heldOut: 0, operands: { min: 3, max: 4 }, pretrain: { size: 0 } }], invalidOptions: [{ options: { operands: { min: 4, max: 3 } }, field: 'operands' }] } },
   { plugin: inlineTask, kit: { options: inlineRows, invalidOptions: [{ options: { train: [] }, field: 'train' }, { options: { train: [{ id: '', prompt: 'p' }] }, field: 'train' }] } },
   { plugin: categoricalPolicy, kit: { register: registerTesting, tokenStats: true, optionSets: [{ answers: ['yes', 'no'], prefer: { 'What is 2 + 2?': 'no' } }], invalidOptions: [{ options: { answers: ['1', '1'] }, field: 'answers' }, { options: { prefer: { x: '9' } }, field: 'prefer' }] } },

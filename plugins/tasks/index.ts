@@ -1,8 +1,9 @@
 import { registerAll } from '../../core/plugins/define';
 import { arithTask } from './arith';
 import { inlineTask } from './inline';
+import { jsonlTask } from './jsonl';
 
-export { arithTask, inlineTask };
+export { arithTask, inlineTask, jsonlTask };
 
 /** Registers the built-in tasks. */
-export const register = registerAll(arithTask, inlineTask);
+export const register = registerAll(arithTask, inlineTask, jsonlTask);

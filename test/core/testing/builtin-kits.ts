@@ -14,7 +14,8 @@ import { openaiPolicy } from '../../../plugins/policies/openai';
 import { transformerPolicy } from '../../../plugins/policies/transformer';
 import { FakeOpenAI } from '../../fixtures/openai-server';
 import { execTestsReward, execVoteReward, formatReward, groundTruthReward, intrinsicReward, voteReward, weightedReward } from '../../../plugins/rewards';
-import { arithTask, inlineTask } from '../../../plugins/tasks';
+import { arithTask, inlineTask, jsonlTask } from '../../../plugins/tasks';
+import { dataFixture } from '../../fixtures/configs';
 import { adjacencyTopology, completeTopology, ringTopology, selfTopology } from '../../../plugins/topologies';
 
 export interface BuiltinKit {
@@ -44,6 +45,15 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
   { plugin: openaiPolicy, kit: { options: openaiOptions, optionSets: [openaiCompletions], optionalWithoutDefault: ['systemPrompt', 'apiKeyEnv'], invalidOptions: [{ options: { model: 'm', apiKeyEnv: '1bad' }, field: 'apiKeyEnv' }] } },
   { plugin: arithTask, kit: { options: { train: 12, heldOut: 4, pretrain: { size: 8 } }, optionSets: [{ train: 6, heldOut: 0, operands: { min: 3, max: 4 }, pretrain: { size: 0 } }], invalidOptions: [{ options: { operands: { min: 4, max: 3 } }, field: 'operands' }] } },
   { plugin: inlineTask, kit: { options: inlineRows, invalidOptions: [{ options: { train: [] }, field: 'train' }, { options: { train: [{ id: '', prompt: 'p' }] }, field: 'train' }] } },
+  {
+    plugin: jsonlTask,
+    kit: {
+      options: { train: dataFixture('gsm8k.jsonl'), heldOutFraction: 0.25 },
+      optionSets: [{ train: dataFixture('math500.jsonl'), format: 'math', heldOutFraction: 0.34, template: '{question}\nPut the final answer in \\boxed{}.' }, { train: dataFixture('plain.jsonl'), format: 'plain', limit: 2 }],
+      optionalWithoutDefault: ['train', 'heldOut', 'fields.id', 'fields.question', 'fields.answer'],
+      invalidOptions: [{ options: { train: dataFixture('gsm8k.jsonl'), template: 'no placeholder' }, field: 'template' }, { options: { train: dataFixture('gsm8k.jsonl'), format: 'csv' }, field: 'format' }],
+    },
+  },
   { plugin: categoricalPolicy, kit: { register: registerTesting, tokenStats: true, optionSets: [{ answers: ['yes', 'no'], prefer: { 'What is 2 + 2?': 'no' } }], invalidOptions: [{ options: { answers: ['1', '1'] }, field: 'answers' }, { options: { prefer: { x: '9' } }, field: 'prefer' }] } },
   {
     plugin: transformerPolicy,

@@ -2,8 +2,10 @@ import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
 import { CorlError } from '../errors';
 import { CORL_VERSION } from '../version';
+import { agreementCommand } from './commands/agreement';
 import { answersCommand } from './commands/answers';
 import { compareCommand } from './commands/compare';
+import { evalCommand } from './commands/eval';
 import { listCommand } from './commands/list';
 import { pretrainCommand } from './commands/pretrain';
 import { rephraseCommand } from './commands/rephrase';
@@ -13,7 +15,7 @@ import { validateCommand } from './commands/validate';
 import { reportError } from './output';
 
 /** Every command of `corl`, in help order. Each file adds one command to the program. */
-const COMMANDS: ((program: Command) => void)[] = [trainCommand, pretrainCommand, validateCommand, listCommand, compareCommand, answersCommand, serveCommand, rephraseCommand];
+const COMMANDS: ((program: Command) => void)[] = [trainCommand, pretrainCommand, evalCommand, agreementCommand, validateCommand, listCommand, compareCommand, answersCommand, serveCommand, rephraseCommand];
 
 /** Build the `corl` program. */
 export function buildProgram(): Command {

@@ -1,8 +1,9 @@
 import type { Equivalence } from '../contracts/equivalence';
 import type { MetricsRecord } from '../contracts/metrics-sink';
 import type { GroundTruth, Problem } from '../contracts/problem';
-import type { EvalConfig } from '../config/types';
-import { agreement } from '../metrics/agreement';
+import type { Completion } from '../contracts/completion';
+import type { EvalConfig, SamplingConfig } from '../config/types';
+import { agreement, type Agreement } from '../metrics/agreement';
 import { pluralityVote } from '../voting/plurality';
 import { mixSeed } from '../util/rng';
 import { sampleChecked, type Agent, type Cohort } from './cohort';
@@ -12,14 +13,34 @@ import { AnswerKeys } from './answer-keys';
 export interface EvalRow {
   readonly agent: number;
   readonly id: string;
+  /** Extracted answers of its samples, in order (null: nothing parsed). */
+  readonly answers: readonly (string | null)[];
   /** Answer keys of its samples, in order. */
   readonly keys: readonly (string | null)[];
   /** Whether each sample is right. */
   readonly correct: readonly boolean[];
+  /** The plurality key of its samples (equivalence-clustered; null when none answered). */
+  readonly majority: string | null;
   /** Whether the majority of its samples is right. */
   readonly majCorrect: boolean;
+  /** The reference answer as the task gives it (null when the task has none). */
+  readonly reference: string | null;
   /** Mean completion length in tokens. */
   readonly meanLength: number;
+}
+
+/** How one agent is evaluated. */
+export interface AgentEvalSettings {
+  /** Samples per problem. */
+  readonly samples: number;
+  readonly sampling: SamplingConfig;
+  /**
+   * Problems per sampling call (0: all in one call, as the trainer does). Call c after the first is
+   * seeded by (agent seed, "eval", index of its first problem), so results depend on the batch size.
+   */
+  readonly batch?: number;
+  /** Told after each sampling call how many problems are done. */
+  readonly onBatch?: (done: number, total: number) => void;
 }
 
 /** The outcome of one evaluation of the whole cohort. */
@@ -46,39 +67,29 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
   const problems = evalProblems(cohort.data.heldOut, ev);
   const gt = cohort.data.groundTruth;
   if (problems.length === 0) return { rows: [], records: [], accuracy: cohort.agents.map(() => 0) };
-  const perAgent = await Promise.all(cohort.agents.map((agent) => evaluateAgent(cohort, agent, problems, keys, gt)));
+  const perAgent = await Promise.all(cohort.agents.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.equivalence, ev)));
   const rows = perAgent.flat();
   const records: MetricsRecord[] = [];
   const accuracy: number[] = [];
   for (const agent of cohort.agents) {
-    const mine = perAgent[agent.index]!;
-    const pass1 = mean(mine.map((r) => mean(r.correct.map(Number))));
-    accuracy.push(pass1);
+    const score = agentScores(perAgent[agent.index]!);
+    accuracy.push(score.pass1);
     const metrics: Record<string, number> = {
-      'eval/accuracy': pass1,
-      'eval/answered_fraction': mean(mine.map((r) => mean(r.keys.map((k) => (k === null ? 0 : 1))))),
-      'eval/mean_length': mean(mine.map((r) => r.meanLength)),
+      'eval/accuracy': score.pass1,
+      'eval/answered_fraction': score.answered,
+      'eval/mean_length': score.meanLength,
     };
-    if (ev.samples > 1) metrics[`eval/maj@${ev.samples}`] = mean(mine.map((r) => Number(r.majCorrect)));
+    if (ev.samples > 1) metrics[`eval/maj@${ev.samples}`] = score.majority;
     records.push({ step, agent: agent.index, phase: 'eval', metrics });
   }
   if (ev.ensemble > 0) {
     // Budget-fair ensemble: the first `ensemble` samples of every agent, pooled into one plurality.
-    let right = 0;
-    for (let i = 0; i < problems.length; i++) {
-      const pooled = perAgent.flatMap((rows) => rows[i]!.keys.slice(0, ev.ensemble));
-      const vote = await pluralityVote(pooled, cohort.equivalence, 0);
-      if (await sameKey(vote.label, keys.referenceKey(problems[i]!.id, gt), cohort.equivalence)) right++;
-    }
-    records.push({ step, agent: null, phase: 'eval', metrics: { [`ensemble/maj@${ev.ensemble * cohort.agents.length}`]: right / problems.length } });
+    const right = await ensembleCorrect(perAgent, ev.ensemble, cohort.equivalence, (id) => keys.referenceKey(id, gt));
+    records.push({ step, agent: null, phase: 'eval', metrics: { [`ensemble/maj@${ev.ensemble * cohort.agents.length}`]: mean(right.map(Number)) } });
   }
   for (let a = 0; a < cohort.agents.length; a++) {
     for (let b = a + 1; b < cohort.agents.length; b++) {
-      const ra = perAgent[a]!;
-      const rb = perAgent[b]!;
-      const same: boolean[] = [];
-      for (let i = 0; i < ra.length; i++) same.push(await sameKey(ra[i]!.keys[0] ?? null, rb[i]!.keys[0] ?? null, cohort.equivalence));
-      const s = agreement(ra.map((r) => r.correct[0]!), rb.map((r) => r.correct[0]!), same);
+      const s = await pairAgreement(perAgent[a]!, perAgent[b]!, cohort.equivalence);
       records.push({
         step,
         agent: null,
@@ -95,40 +106,100 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
   return { rows, records, accuracy };
 }
 
-async function evaluateAgent(cohort: Cohort, agent: Agent, problems: readonly Problem[], keys: AnswerKeys, gt: GroundTruth): Promise<EvalRow[]> {
-  const ev = cohort.loaded.config.eval;
+/**
+ * One agent's answers to `problems` against ground truth: K samples each on the canonical prompt,
+ * their keys, which are right, and their equivalence-clustered plurality. Shared by the trainer's
+ * evaluation and `corl eval`.
+ */
+export async function evaluateAgent(agent: Agent, problems: readonly Problem[], keys: AnswerKeys, gt: GroundTruth, equivalence: Equivalence, settings: AgentEvalSettings): Promise<EvalRow[]> {
   // Every agent answers the canonical prompt: diversity strategies shape training inputs only, so
   // that all configs (and all agents of one) are scored on identical held-out questions.
   const requests = problems.map((p) => ({ id: p.id, prompt: p.prompt, images: p.images }));
-  const completions = await sampleChecked(agent, requests, {
-    n: ev.samples,
-    temperature: ev.sampling.temperature,
-    topP: ev.sampling.topP,
-    maxTokens: ev.sampling.maxTokens,
-    stop: ev.sampling.stop,
-    seed: mixSeed(agent.seed, 'eval'),
-  }, 'evaluation sampling');
+  const batch = settings.batch && settings.batch > 0 ? settings.batch : Math.max(requests.length, 1);
+  const completions: Completion[][] = [];
+  for (let from = 0; from < requests.length; from += batch) {
+    const part = await sampleChecked(agent, requests.slice(from, from + batch), {
+      n: settings.samples,
+      temperature: settings.sampling.temperature,
+      topP: settings.sampling.topP,
+      maxTokens: settings.sampling.maxTokens,
+      stop: settings.sampling.stop,
+      seed: from === 0 ? mixSeed(agent.seed, 'eval') : mixSeed(agent.seed, 'eval', from),
+    }, 'evaluation sampling');
+    completions.push(...part);
+    settings.onBatch?.(completions.length, requests.length);
+  }
   const rows: EvalRow[] = [];
   for (const [i, problem] of problems.entries()) {
     const group = completions[i]!;
-    const ks = await keys.forCompletions(problem, group.map((c) => c.text));
+    const texts = group.map((c) => c.text);
+    const ks = await keys.forCompletions(problem, texts);
     const target = keys.referenceKey(problem.id, gt);
     const correct: boolean[] = [];
-    for (const k of ks) correct.push(await sameKey(k, target, cohort.equivalence));
-    const vote = await pluralityVote(ks, cohort.equivalence, 0);
+    for (const k of ks) correct.push(await sameKey(k, target, equivalence));
+    const vote = await pluralityVote(ks, equivalence, 0);
     rows.push({
       agent: agent.index,
       id: problem.id,
+      answers: texts.map((t) => keys.of(t).answer),
       keys: ks,
       correct,
-      majCorrect: await sameKey(vote.label, target, cohort.equivalence),
+      majority: vote.label,
+      majCorrect: await sameKey(vote.label, target, equivalence),
+      reference: gt.get(problem.id)?.answer ?? null,
       meanLength: mean(group.map((c) => c.tokenIds.length)),
     });
   }
   return rows;
 }
 
-async function sameKey(a: string | null, b: string | null, eq: Equivalence): Promise<boolean> {
+/** One agent's scores over its rows. */
+export interface AgentScores {
+  /** pass@1: mean over problems of the share of right samples. */
+  readonly pass1: number;
+  /** maj@K: share of problems whose plurality answer is right. */
+  readonly majority: number;
+  /** Share of samples with an answer. */
+  readonly answered: number;
+  /** Mean completion length in tokens. */
+  readonly meanLength: number;
+}
+
+/** pass@1, maj@K, answered share and mean length of one agent's rows. */
+export function agentScores(rows: readonly EvalRow[]): AgentScores {
+  return {
+    pass1: mean(rows.map((r) => mean(r.correct.map(Number)))),
+    majority: mean(rows.map((r) => Number(r.majCorrect))),
+    answered: mean(rows.map((r) => mean(r.keys.map((k) => (k === null ? 0 : 1))))),
+    meanLength: mean(rows.map((r) => r.meanLength)),
+  };
+}
+
+/**
+ * Budget-fair ensemble, per problem: the first `m` keys of every agent's row, pooled in agent order
+ * into one equivalence-clustered plurality (ties to the first seen), compared with the reference key.
+ * `perAgent[a][i]` must be agent a's row for problem i.
+ */
+export async function ensembleCorrect(perAgent: readonly (readonly EvalRow[])[], m: number, equivalence: Equivalence, referenceKey: (id: string) => string | null): Promise<boolean[]> {
+  const out: boolean[] = [];
+  const n = perAgent[0]?.length ?? 0;
+  for (let i = 0; i < n; i++) {
+    const pooled = perAgent.flatMap((rows) => rows[i]!.keys.slice(0, m));
+    const vote = await pluralityVote(pooled, equivalence, 0);
+    out.push(await sameKey(vote.label, referenceKey(perAgent[0]![i]!.id), equivalence));
+  }
+  return out;
+}
+
+/** κ, c, w, u between two agents' first samples (rows aligned by problem); w counts equivalent wrong answers as the same. */
+export async function pairAgreement(ra: readonly EvalRow[], rb: readonly EvalRow[], equivalence: Equivalence): Promise<Agreement> {
+  const same: boolean[] = [];
+  for (let i = 0; i < ra.length; i++) same.push(await sameKey(ra[i]!.keys[0] ?? null, rb[i]!.keys[0] ?? null, equivalence));
+  return agreement(ra.map((r) => r.correct[0]!), rb.map((r) => r.correct[0]!), same);
+}
+
+/** Whether two keys are the same answer (null never is). */
+export async function sameKey(a: string | null, b: string | null, eq: Equivalence): Promise<boolean> {
   if (a === null || b === null) return false;
   return a === b || eq.equal(a, b);
 }

@@ -107,3 +107,79 @@ export class NoProgress implements ProgressReporter {
 export function defaultProgress(logEvery: number): ProgressReporter {
   return process.stderr.isTTY ? new BarProgress() : new LineProgress(logEvery);
 }
+
+/** Progress over a count of items (problems answered by `corl eval`), updated once per batch. */
+export interface CountProgress {
+  start(total: number, label: string): void;
+  /** `done` items of the total are finished; `detail` says what (e.g. "agent a 32/500"). */
+  update(done: number, detail: string): void;
+  note(line: string): void;
+  stop(): void;
+}
+
+/** A bar with ETA on a terminal. */
+export class CountBar implements CountProgress {
+  private bar?: SingleBar;
+
+  constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
+
+  start(total: number, label: string): void {
+    this.bar = new SingleBar({ format: `${label} [{bar}] {value}/{total} | ETA {eta_formatted} | {detail}`, stream: this.stream, hideCursor: true, clearOnComplete: false, etaBuffer: 20, barsize: 24 });
+    this.bar.start(total, 0, { detail: '' });
+  }
+
+  update(done: number, detail: string): void {
+    this.bar?.update(done, { detail });
+  }
+
+  note(line: string): void {
+    if (this.bar) {
+      this.stream.write('\r\x1b[K' + line + '\n');
+      this.bar.render();
+    } else {
+      this.stream.write(line + '\n');
+    }
+  }
+
+  stop(): void {
+    this.bar?.stop();
+    this.bar = undefined;
+  }
+}
+
+/** One plain line per update (CI, pipes). */
+export class CountLines implements CountProgress {
+  private total = 0;
+  private label = '';
+
+  constructor(private readonly write: (line: string) => void = (l) => process.stderr.write(l + '\n')) {}
+
+  start(total: number, label: string): void {
+    this.total = total;
+    this.label = label;
+    this.write(`${label}: 0/${total}`);
+  }
+
+  update(done: number, detail: string): void {
+    this.write(`${this.label}: ${done}/${this.total}${detail ? ` (${detail})` : ''}`);
+  }
+
+  note(line: string): void {
+    this.write(line);
+  }
+
+  stop(): void {}
+}
+
+/** Silent. */
+export class NoCountProgress implements CountProgress {
+  start(): void {}
+  update(): void {}
+  note(): void {}
+  stop(): void {}
+}
+
+/** A bar on a terminal, plain lines otherwise. */
+export function defaultCountProgress(): CountProgress {
+  return process.stderr.isTTY ? new CountBar() : new CountLines();
+}

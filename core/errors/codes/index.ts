@@ -2,6 +2,7 @@ import { ANSWERS_CODES } from './answers';
 import { BACKEND_CODES } from './backend';
 import { CLI_CODES } from './cli';
 import { CONFIG_CODES } from './config';
+import { EVAL_CODES } from './eval';
 import { GRPO_CODES } from './grpo';
 import { PLUGIN_CODES } from './plugin';
 import { POLICY_CODES } from './policy';
@@ -30,6 +31,7 @@ export const ERROR_CODES = {
   ...GRPO_CODES,
   ...TASK_CODES,
   ...CLI_CODES,
+  ...EVAL_CODES,
   ...TENSOR_CODES,
   ...ANSWERS_CODES,
   ...REWARD_CODES,

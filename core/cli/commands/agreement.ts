@@ -1,0 +1,68 @@
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import { CorlError } from '../../errors';
+import { outputAgreement, readEvalOutput, type AgreementBasis } from '../../metrics/eval-output';
+import { pct, table } from '../output';
+
+interface AgreementFlags {
+  use?: string;
+  intersect?: boolean;
+  json?: boolean;
+}
+
+/** `corl agreement`: error decoupling (κ, c, w, u) between two models' `corl eval` outputs. */
+export function agreementCommand(program: Command): void {
+  program
+    .command('agreement')
+    .description('error decoupling between two models\' corl eval outputs, joined by problem id: Cohen\'s kappa, complementarity c, same-wrong w, coverage u')
+    .argument('<a>', 'per-agent output of corl eval (model A)')
+    .argument('<b>', 'per-agent output of corl eval (model B)')
+    .option('--use <first|majority>', 'compare each model\'s first sample or its plurality answer', 'first')
+    .option('--intersect', 'compare only the problems both files answer (default: differing ids are an error)')
+    .option('--json', 'print the figures as JSON')
+    .addHelpText('after', [
+      '',
+      'a = both right, b = only A right, c\' = only B right, d = both wrong; N = a + b + c\' + d.',
+      'kappa = (p_o - p_e) / (1 - p_e) with p_o = (a + d)/N, p_e = p_A p_B + (1 - p_A)(1 - p_B);',
+      'c = (b + c\')/N; w = share both wrong with the same answer key; u = 1 - d/N.',
+      '',
+      'Example:',
+      '  corl agreement eval/qwen/a.jsonl eval/llama/b.jsonl --json',
+      '',
+    ].join('\n'))
+    .action(async (a: string, b: string, flags: AgreementFlags) => {
+      const basis = flags.use ?? 'first';
+      if (basis !== 'first' && basis !== 'majority') throw new CorlError('CORL_ERR_CLI_USAGE', `expected --use to be first or majority, got "${basis}"`, { where: '--use' });
+      const fileA = path.resolve(a);
+      const fileB = path.resolve(b);
+      const r = outputAgreement(readEvalOutput(fileA), readEvalOutput(fileB), { basis: basis as AgreementBasis, intersect: flags.intersect === true, fileA: a, fileB: b });
+      const s = r.agreement;
+      const t = s.counts;
+      if (flags.json) {
+        process.stdout.write(JSON.stringify({
+          a: fileA, b: fileB, use: basis, n: s.n,
+          counts: { a: t.a, b: t.b, c: t.c, d: t.d, dSame: t.dSame },
+          kappa: s.kappa, complementarity: s.complementarity, sameWrong: s.sameWrong, coverage: s.coverage,
+          accuracyA: s.accuracyA, accuracyB: s.accuracyB,
+          onlyA: r.onlyA.length, onlyB: r.onlyB.length,
+        }, null, 2) + '\n');
+        return;
+      }
+      const out = process.stdout;
+      out.write(`A: ${a}\nB: ${b}\n${s.n} problem(s), ${basis === 'first' ? 'first sample' : 'plurality answer'} of each${r.onlyA.length || r.onlyB.length ? ` (left out: ${r.onlyA.length} only in A, ${r.onlyB.length} only in B)` : ''}\n\n`);
+      out.write(table([
+        ['', 'B right', 'B wrong'],
+        ['A right', `a = ${t.a}`, `b = ${t.b}`],
+        ['A wrong', `c' = ${t.c}`, `d = ${t.d} (same answer: ${t.dSame})`],
+      ]) + '\n\n');
+      out.write(table([
+        ['statistic', 'value'],
+        ['kappa', s.kappa.toFixed(3)],
+        ['complementarity c', pct(s.complementarity)],
+        ['same wrong w', pct(s.sameWrong)],
+        ['coverage u', pct(s.coverage)],
+        ['accuracy A', pct(s.accuracyA)],
+        ['accuracy B', pct(s.accuracyB)],
+      ]) + '\n');
+    });
+}

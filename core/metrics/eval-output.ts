@@ -1,0 +1,117 @@
+// Reading `corl eval` per-agent outputs back, and κ/c/w/u between two of them (`corl agreement`).
+import * as fs from 'node:fs';
+import { CorlError } from '../errors';
+import { agreement, type Agreement } from './agreement';
+
+/** One line of a `corl eval` output file: one agent's answers to one problem. */
+export interface EvalOutputRow {
+  readonly id: string;
+  /** Agent index in its config. */
+  readonly agent?: number;
+  /** Agent name in its config. */
+  readonly agentName?: string;
+  /** Extracted answers of the samples (null: nothing parsed). */
+  readonly answers?: readonly (string | null)[];
+  /** Canonical answer keys of the samples. */
+  readonly keys: readonly (string | null)[];
+  /** The plurality key (null: no answer). */
+  readonly majority: string | null;
+  /** Whether each sample is right. */
+  readonly correct: readonly boolean[];
+  /** Whether the plurality is right. */
+  readonly majCorrect: boolean;
+  /** The reference answer. */
+  readonly reference?: string | null;
+}
+
+const isKeyList = (v: unknown): v is (string | null)[] => Array.isArray(v) && v.every((k) => k === null || typeof k === 'string');
+
+/** Read a `corl eval` output file. Every problem is reported as CORL_ERR_EVAL_INPUT naming the file and line. */
+export function readEvalOutput(file: string): EvalOutputRow[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new CorlError('CORL_ERR_EVAL_INPUT', `expected a readable evaluation output, got ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a folder' : (e as Error).message}`, { where: file });
+  }
+  const rows: EvalOutputRow[] = [];
+  text.split('\n').forEach((raw, i) => {
+    if (raw.trim() === '') return;
+    const where = `${file}:${i + 1}`;
+    let v: unknown;
+    try {
+      v = JSON.parse(raw);
+    } catch {
+      throw new CorlError('CORL_ERR_EVAL_INPUT', 'expected one JSON object per line, got invalid JSON', { where });
+    }
+    const o = v as Record<string, unknown>;
+    if (!o || typeof o !== 'object' || Array.isArray(o)) throw new CorlError('CORL_ERR_EVAL_INPUT', `expected a JSON object, got ${JSON.stringify(v)?.slice(0, 60)}`, { where });
+    const bad = (field: string, expected: string): CorlError => new CorlError('CORL_ERR_EVAL_INPUT', `expected "${field}" to be ${expected}, got ${JSON.stringify(o[field])?.slice(0, 60) ?? 'no such field'}`, { where });
+    if (typeof o.id !== 'string' || o.id === '') throw bad('id', 'a problem id');
+    if (!isKeyList(o.keys) || o.keys.length === 0) throw bad('keys', 'a non-empty list of answer keys (strings or null)');
+    if (!Array.isArray(o.correct) || o.correct.length !== o.keys.length || !o.correct.every((c) => typeof c === 'boolean')) throw bad('correct', `a list of ${o.keys.length} booleans (one per key)`);
+    if (o.majority !== null && typeof o.majority !== 'string') throw bad('majority', 'an answer key or null');
+    if (typeof o.majCorrect !== 'boolean') throw bad('majCorrect', 'a boolean');
+    rows.push(o as unknown as EvalOutputRow);
+  });
+  if (rows.length === 0) throw new CorlError('CORL_ERR_EVAL_INPUT', 'expected at least one row, got an empty file', { where: file });
+  return rows;
+}
+
+/** Which answer of each problem is compared: the first sample (the paper's "answering once") or the plurality. */
+export type AgreementBasis = 'first' | 'majority';
+
+/** κ/c/w/u of two outputs joined by problem id. */
+export interface OutputAgreement {
+  readonly agreement: Agreement;
+  /** The problems compared, in the order of the first file. */
+  readonly ids: readonly string[];
+  /** Ids only in the first file, and only in the second (empty unless `intersect`). */
+  readonly onlyA: readonly string[];
+  readonly onlyB: readonly string[];
+}
+
+function byId(rows: readonly EvalOutputRow[], file: string): Map<string, EvalOutputRow> {
+  const map = new Map<string, EvalOutputRow>();
+  for (const r of rows) {
+    if (map.has(r.id)) {
+      const agents = new Set(rows.map((x) => x.agentName ?? x.agent)).size;
+      throw new CorlError('CORL_ERR_EVAL_MISMATCH', `expected one row per problem, got id "${r.id}" twice${agents > 1 ? ` (the file holds ${agents} agents)` : ''}`, { where: file, hint: 'pass one agent\'s output file (corl eval --out writes one per agent)' });
+    }
+    map.set(r.id, r);
+  }
+  return map;
+}
+
+const preview = (ids: readonly string[]): string => `${ids.slice(0, 3).map((i) => `"${i}"`).join(', ')}${ids.length > 3 ? `, … (${ids.length} in all)` : ''}`;
+
+/**
+ * Join two outputs by problem id and compute κ, c, w and u. Correctness is the first sample's (or
+ * the plurality's); w counts problems both get wrong with the same answer key (null keys never match).
+ */
+export function outputAgreement(a: readonly EvalOutputRow[], b: readonly EvalOutputRow[], options: { basis?: AgreementBasis; intersect?: boolean; fileA?: string; fileB?: string } = {}): OutputAgreement {
+  const basis = options.basis ?? 'first';
+  const mapA = byId(a, options.fileA ?? 'A');
+  const mapB = byId(b, options.fileB ?? 'B');
+  const onlyA = [...mapA.keys()].filter((id) => !mapB.has(id));
+  const onlyB = [...mapB.keys()].filter((id) => !mapA.has(id));
+  if ((onlyA.length || onlyB.length) && !options.intersect) {
+    const parts = [onlyA.length ? `${onlyA.length} only in ${options.fileA ?? 'A'} (${preview(onlyA)})` : '', onlyB.length ? `${onlyB.length} only in ${options.fileB ?? 'B'} (${preview(onlyB)})` : ''].filter(Boolean);
+    throw new CorlError('CORL_ERR_EVAL_MISMATCH', `expected both outputs to answer the same problems, got ${parts.join(' and ')}`);
+  }
+  const ids = [...mapA.keys()].filter((id) => mapB.has(id));
+  if (ids.length === 0) throw new CorlError('CORL_ERR_EVAL_MISMATCH', 'expected the outputs to share at least one problem id, got none', { hint: 'evaluate both models on the same data' });
+  const pick = (r: EvalOutputRow): { key: string | null; right: boolean } => (basis === 'first' ? { key: r.keys[0] ?? null, right: r.correct[0]! } : { key: r.majority, right: r.majCorrect });
+  const ca: boolean[] = [];
+  const cb: boolean[] = [];
+  const same: boolean[] = [];
+  for (const id of ids) {
+    const x = pick(mapA.get(id)!);
+    const y = pick(mapB.get(id)!);
+    ca.push(x.right);
+    cb.push(y.right);
+    same.push(x.key !== null && x.key === y.key);
+  }
+  return { agreement: agreement(ca, cb, same), ids, onlyA, onlyB };
+}

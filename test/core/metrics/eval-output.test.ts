@@ -1,0 +1,108 @@
+import { expect } from 'chai';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { isCorlError } from '../../../core/errors';
+import { outputAgreement, readEvalOutput, type EvalOutputRow } from '../../../core/metrics/eval-output';
+import { tempDir } from '../../fixtures/configs';
+
+/** A row whose first sample is `key` (right or wrong) and whose plurality is `majority`. */
+function row(id: string, key: string | null, right: boolean, majority: string | null = key, majRight = right): EvalOutputRow {
+  return { id, keys: [key, majority], correct: [right, majRight], majority, majCorrect: majRight };
+}
+
+function refusal(fn: () => unknown): Error & { code?: string } {
+  try {
+    fn();
+  } catch (e) {
+    expect(isCorlError(e), String((e as Error)?.stack)).to.equal(true);
+    return e as Error & { code?: string };
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('core/metrics/eval-output (corl agreement)', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => { tmp = tempDir('corl-agree-'); });
+  afterEach(() => tmp.cleanup());
+  const write = (name: string, lines: readonly (string | object)[]): string => {
+    const f = path.join(tmp.dir, name);
+    fs.writeFileSync(f, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+    return f;
+  };
+
+  // Ten problems, first samples:
+  //   both right a = 4 (p1–p4), only A right b = 2 (p5, p6), only B right c′ = 1 (p7),
+  //   both wrong d = 3 (p8–p10), two of them with the same wrong answer (p8: "9"/"9", p9: "8"/"8"; p10: "5"/"6").
+  // p_o = (a + d)/N = 7/10 = 0.7; p_A = (a + b)/N = 0.6; p_B = (a + c′)/N = 0.5
+  // p_e = p_A·p_B + (1 − p_A)(1 − p_B) = 0.30 + 0.20 = 0.5
+  // κ = (0.7 − 0.5)/(1 − 0.5) = 0.4;  c = (b + c′)/N = 0.3;  w = 2/10 = 0.2;  u = 1 − d/N = 0.7
+  const A = [row('p1', '1', true), row('p2', '2', true), row('p3', '3', true), row('p4', '4', true), row('p5', '5', true), row('p6', '6', true),
+    row('p7', '0', false), row('p8', '9', false), row('p9', '8', false), row('p10', '5', false)];
+  // B in another order (the join is by id); its pluralities are all right except p1 (for the majority basis).
+  const B = [row('p10', '6', false, '10', true), row('p9', '8', false, '9', true), row('p8', '9', false, '8', true), row('p7', '7', true),
+    row('p6', '0', false, '6', true), row('p5', '0', false, '5', true), row('p4', '4', true), row('p3', '3', true), row('p2', '2', true), row('p1', '1', true, 'x', false)];
+
+  it('first samples: the worked example gives κ 0.4, c 0.3, w 0.2, u 0.7', () => {
+    const r = outputAgreement(A, B);
+    expect(r.agreement.counts).to.deep.equal({ a: 4, b: 2, c: 1, d: 3, dSame: 2 });
+    expect(r.agreement.n).to.equal(10);
+    expect(r.agreement.kappa).to.be.closeTo(0.4, 1e-12);
+    expect(r.agreement.complementarity).to.be.closeTo(0.3, 1e-12);
+    expect(r.agreement.sameWrong).to.be.closeTo(0.2, 1e-12);
+    expect(r.agreement.coverage).to.be.closeTo(0.7, 1e-12);
+    expect(r.ids).to.deep.equal(A.map((x) => x.id));
+  });
+
+  it('plurality answers: B\'s majority is right on p2–p10 only', () => {
+    // A's pluralities equal its first samples: right on p1–p6. B: right on p2–p10.
+    // a = 5 (p2–p6), b = 1 (p1), c′ = 4 (p7–p10), d = 0.  p_o = 0.5, p_A = 0.6, p_B = 0.9
+    // p_e = 0.54 + 0.04 = 0.58;  κ = (0.5 − 0.58)/(0.42) = −0.08/0.42 = −4/21
+    const r = outputAgreement(A, B, { basis: 'majority' });
+    expect(r.agreement.counts).to.deep.equal({ a: 5, b: 1, c: 4, d: 0, dSame: 0 });
+    expect(r.agreement.kappa).to.be.closeTo(-4 / 21, 1e-12);
+    expect(r.agreement.coverage).to.equal(1);
+  });
+
+  it('a null answer is never the same wrong answer as another null', () => {
+    const r = outputAgreement([row('q', null, false)], [row('q', null, false)]);
+    expect(r.agreement.counts).to.deep.equal({ a: 0, b: 0, c: 0, d: 1, dSame: 0 });
+    expect(r.agreement.kappa).to.equal(1); // p_e = 1: both always wrong
+  });
+
+  it('mismatched ids are CORL_ERR_EVAL_MISMATCH naming them, unless --intersect', () => {
+    const e = refusal(() => outputAgreement(A, B.slice(2), { fileA: 'a.jsonl', fileB: 'b.jsonl' }));
+    expect(e.code).to.equal('CORL_ERR_EVAL_MISMATCH');
+    expect(e.message).to.contain('2 only in a.jsonl ("p9", "p10")').and.contain('--intersect');
+    const r = outputAgreement(A, B.slice(2), { intersect: true });
+    expect(r.ids.length).to.equal(8);
+    expect(r.onlyA).to.deep.equal(['p9', 'p10']);
+    expect(r.agreement.counts).to.deep.equal({ a: 4, b: 2, c: 1, d: 1, dSame: 1 });
+    expect(refusal(() => outputAgreement([row('x', '1', true)], [row('y', '1', true)], { intersect: true })).message).to.contain('share at least one problem id');
+    const twice = refusal(() => outputAgreement([{ ...row('x', '1', true), agentName: 'a' }, { ...row('x', '2', true), agentName: 'b' }], [row('x', '1', true)], { fileA: 'all.jsonl' }));
+    expect(twice.code).to.equal('CORL_ERR_EVAL_MISMATCH');
+    expect(twice.message).to.contain('all.jsonl: expected one row per problem, got id "x" twice (the file holds 2 agents)');
+  });
+
+  it('reads eval output files back; bad lines, empty and missing files are CORL_ERR_EVAL_INPUT with file and line', () => {
+    const good = write('good.jsonl', [row('p1', '1', true), '', row('p2', null, false)]);
+    expect(readEvalOutput(good).map((r) => r.id)).to.deep.equal(['p1', 'p2']);
+    const cases: [(string | object)[], RegExp][] = [
+      [[row('p1', '1', true), '{oops'], /bad\.jsonl:2: expected one JSON object per line, got invalid JSON/],
+      [['[1]'], /bad\.jsonl:1: expected a JSON object/],
+      [[{ keys: ['1'], correct: [true], majority: '1', majCorrect: true }], /bad\.jsonl:1: expected "id" to be a problem id, got no such field/],
+      [[{ id: 'x', keys: [], correct: [], majority: null, majCorrect: false }], /bad\.jsonl:1: expected "keys" to be a non-empty list/],
+      [[{ id: 'x', keys: ['1', '2'], correct: [true], majority: '1', majCorrect: true }], /bad\.jsonl:1: expected "correct" to be a list of 2 booleans/],
+      [[{ id: 'x', keys: ['1'], correct: [true], majority: 1, majCorrect: true }], /bad\.jsonl:1: expected "majority" to be an answer key or null, got 1/],
+      [[{ id: 'x', keys: ['1'], correct: [true], majority: '1' }], /bad\.jsonl:1: expected "majCorrect" to be a boolean/],
+      [['', '  '], /bad\.jsonl: expected at least one row, got an empty file/],
+    ];
+    for (const [lines, re] of cases) {
+      const e = refusal(() => readEvalOutput(write('bad.jsonl', lines)));
+      expect(e.code).to.equal('CORL_ERR_EVAL_INPUT');
+      expect(e.message).to.match(re);
+    }
+    const missing = refusal(() => readEvalOutput(path.join(tmp.dir, 'nope.jsonl')));
+    expect(missing.code).to.equal('CORL_ERR_EVAL_INPUT');
+    expect(missing.message).to.contain('nope.jsonl: expected a readable evaluation output, got no such file');
+  });
+});

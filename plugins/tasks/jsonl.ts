@@ -175,7 +175,7 @@ export const jsonlTask = definePlugin({
         fields: {
           type: 'object',
           default: {},
-          description: 'field names, when they differ from the format\'s (gsm8k: question/answer/id; math: problem/answer/unique_id; plain: prompt/answer/id). Rows without an id are numbered <file>-<line>',
+          description: 'field names, when they differ from the format\'s (gsm8k: question/answer/id; math: problem/answer/unique_id; plain: prompt/answer/id); rows without an id are numbered after the file name and line, e.g. test-12',
           properties: {
             id: { type: 'string', minLength: 1, description: 'field holding the problem id (then required on every line)' },
             question: { type: 'string', minLength: 1, description: 'field holding the problem text' },

@@ -14,8 +14,8 @@ export interface EvalOutputRow {
   readonly answers?: readonly (string | null)[];
   /** Canonical answer keys of the samples. */
   readonly keys: readonly (string | null)[];
-  /** The plurality key (null: no answer). */
-  readonly majority: string | null;
+  /** The plurality key (null: no answer; absent in run directories of older versions). */
+  readonly majority?: string | null;
   /** Whether each sample is right. */
   readonly correct: readonly boolean[];
   /** Whether the plurality is right. */
@@ -51,7 +51,8 @@ export function readEvalOutput(file: string): EvalOutputRow[] {
     if (typeof o.id !== 'string' || o.id === '') throw bad('id', 'a problem id');
     if (!isKeyList(o.keys) || o.keys.length === 0) throw bad('keys', 'a non-empty list of answer keys (strings or null)');
     if (!Array.isArray(o.correct) || o.correct.length !== o.keys.length || !o.correct.every((c) => typeof c === 'boolean')) throw bad('correct', `a list of ${o.keys.length} booleans (one per key)`);
-    if (o.majority !== null && typeof o.majority !== 'string') throw bad('majority', 'an answer key or null');
+    // `majority` is absent from run directories written before it was recorded; only --use majority needs it.
+    if (o.majority !== undefined && o.majority !== null && typeof o.majority !== 'string') throw bad('majority', 'an answer key or null');
     if (typeof o.majCorrect !== 'boolean') throw bad('majCorrect', 'a boolean');
     rows.push(o as unknown as EvalOutputRow);
   });
@@ -59,8 +60,25 @@ export function readEvalOutput(file: string): EvalOutputRow[] {
   return rows;
 }
 
-/** Which answer of each problem is compared: the first sample (the paper's "answering once") or the plurality. */
-export type AgreementBasis = 'first' | 'majority';
+/**
+ * Which answers are compared: the first sample of each problem (the paper's "answering once"), the
+ * plurality, or every aligned pair of samples (sample j of A with sample j of B, for j below the
+ * smaller sample count: N·K items, the same statistic with less sampling noise).
+ */
+export type AgreementBasis = 'first' | 'majority' | 'all';
+
+/**
+ * The rows of one agent, picked by index or name, from a file that holds several (a run
+ * directory's `eval/step-*.jsonl`). CORL_ERR_EVAL_MISMATCH, listing the agents there, when none match.
+ */
+export function selectAgent(rows: readonly EvalOutputRow[], agent: string, file: string): EvalOutputRow[] {
+  const picked = rows.filter((r) => r.agentName === agent || (/^\d+$/.test(agent) && r.agent === Number(agent)));
+  if (picked.length === 0) {
+    const present = [...new Set(rows.map((r) => (r.agentName !== undefined ? `${r.agent ?? '?'} (${r.agentName})` : String(r.agent ?? '?'))))];
+    throw new CorlError('CORL_ERR_EVAL_MISMATCH', `expected rows of agent "${agent}", got only agents ${present.join(', ')}`, { where: file, hint: 'name an agent by its index or name' });
+  }
+  return picked;
+}
 
 /** κ/c/w/u of two outputs joined by problem id. */
 export interface OutputAgreement {
@@ -87,8 +105,8 @@ function byId(rows: readonly EvalOutputRow[], file: string): Map<string, EvalOut
 const preview = (ids: readonly string[]): string => `${ids.slice(0, 3).map((i) => `"${i}"`).join(', ')}${ids.length > 3 ? `, … (${ids.length} in all)` : ''}`;
 
 /**
- * Join two outputs by problem id and compute κ, c, w and u. Correctness is the first sample's (or
- * the plurality's); w counts problems both get wrong with the same answer key (null keys never match).
+ * Join two outputs by problem id and compute κ, c, w and u. Correctness is the first sample's, the
+ * plurality's, or every aligned sample pair's (`basis`); w counts items both get wrong with the same answer key (null keys never match).
  */
 export function outputAgreement(a: readonly EvalOutputRow[], b: readonly EvalOutputRow[], options: { basis?: AgreementBasis; intersect?: boolean; fileA?: string; fileB?: string } = {}): OutputAgreement {
   const basis = options.basis ?? 'first';
@@ -102,16 +120,23 @@ export function outputAgreement(a: readonly EvalOutputRow[], b: readonly EvalOut
   }
   const ids = [...mapA.keys()].filter((id) => mapB.has(id));
   if (ids.length === 0) throw new CorlError('CORL_ERR_EVAL_MISMATCH', 'expected the outputs to share at least one problem id, got none', { hint: 'evaluate both models on the same data' });
-  const pick = (r: EvalOutputRow): { key: string | null; right: boolean } => (basis === 'first' ? { key: r.keys[0] ?? null, right: r.correct[0]! } : { key: r.majority, right: r.majCorrect });
   const ca: boolean[] = [];
   const cb: boolean[] = [];
   const same: boolean[] = [];
+  const add = (kx: string | null, rx: boolean, ky: string | null, ry: boolean): void => {
+    ca.push(rx);
+    cb.push(ry);
+    same.push(kx !== null && kx === ky);
+  };
   for (const id of ids) {
-    const x = pick(mapA.get(id)!);
-    const y = pick(mapB.get(id)!);
-    ca.push(x.right);
-    cb.push(y.right);
-    same.push(x.key !== null && x.key === y.key);
+    const x = mapA.get(id)!;
+    const y = mapB.get(id)!;
+    if (basis === 'first') add(x.keys[0] ?? null, x.correct[0]!, y.keys[0] ?? null, y.correct[0]!);
+    else if (basis === 'majority') {
+      if (x.majority === undefined || y.majority === undefined) throw new CorlError('CORL_ERR_EVAL_INPUT', `expected a "majority" field on problem "${id}", got none`, { where: x.majority === undefined ? options.fileA ?? 'A' : options.fileB ?? 'B', hint: 'use --use first or all, or evaluate again with this version' });
+      add(x.majority, x.majCorrect, y.majority, y.majCorrect);
+    }
+    else for (let j = 0; j < Math.min(x.keys.length, y.keys.length); j++) add(x.keys[j]!, x.correct[j]!, y.keys[j]!, y.correct[j]!);
   }
   return { agreement: agreement(ca, cb, same), ids, onlyA, onlyB };
 }

@@ -1,11 +1,13 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { CorlError } from '../../errors';
-import { outputAgreement, readEvalOutput, type AgreementBasis } from '../../metrics/eval-output';
+import { outputAgreement, readEvalOutput, selectAgent, type AgreementBasis } from '../../metrics/eval-output';
 import { pct, table } from '../output';
 
 interface AgreementFlags {
   use?: string;
+  agentA?: string;
+  agentB?: string;
   intersect?: boolean;
   json?: boolean;
 }
@@ -17,7 +19,9 @@ export function agreementCommand(program: Command): void {
     .description('error decoupling between two models\' corl eval outputs, joined by problem id: Cohen\'s kappa, complementarity c, same-wrong w, coverage u')
     .argument('<a>', 'per-agent output of corl eval (model A)')
     .argument('<b>', 'per-agent output of corl eval (model B)')
-    .option('--use <first|majority>', 'compare each model\'s first sample or its plurality answer', 'first')
+    .option('--use <first|majority|all>', 'compare each model\'s first sample, its plurality answer, or every aligned pair of samples (sample j with sample j)', 'first')
+    .option('--agent-a <agent>', 'take model A\'s rows of this agent (index or name) from a file holding several, such as a run directory\'s eval/step-*.jsonl')
+    .option('--agent-b <agent>', 'the same for model B')
     .option('--intersect', 'compare only the problems both files answer (default: differing ids are an error)')
     .option('--json', 'print the figures as JSON')
     .addHelpText('after', [
@@ -28,14 +32,17 @@ export function agreementCommand(program: Command): void {
       '',
       'Example:',
       '  corl agreement eval/qwen/a.jsonl eval/llama/b.jsonl --json',
+      '  corl agreement runs/x/eval/step-000000.jsonl runs/x/eval/step-000000.jsonl --agent-a 0 --agent-b 1 --use all',
       '',
     ].join('\n'))
     .action(async (a: string, b: string, flags: AgreementFlags) => {
       const basis = flags.use ?? 'first';
-      if (basis !== 'first' && basis !== 'majority') throw new CorlError('CORL_ERR_CLI_USAGE', `expected --use to be first or majority, got "${basis}"`, { where: '--use' });
+      if (basis !== 'first' && basis !== 'majority' && basis !== 'all') throw new CorlError('CORL_ERR_CLI_USAGE', `expected --use to be first, majority or all, got "${basis}"`, { where: '--use' });
       const fileA = path.resolve(a);
       const fileB = path.resolve(b);
-      const r = outputAgreement(readEvalOutput(fileA), readEvalOutput(fileB), { basis: basis as AgreementBasis, intersect: flags.intersect === true, fileA: a, fileB: b });
+      const rowsA = readEvalOutput(fileA);
+      const rowsB = fileB === fileA ? rowsA : readEvalOutput(fileB);
+      const r = outputAgreement(flags.agentA !== undefined ? selectAgent(rowsA, flags.agentA, a) : rowsA, flags.agentB !== undefined ? selectAgent(rowsB, flags.agentB, b) : rowsB, { basis: basis as AgreementBasis, intersect: flags.intersect === true, fileA: a, fileB: b });
       const s = r.agreement;
       const t = s.counts;
       if (flags.json) {
@@ -49,7 +56,8 @@ export function agreementCommand(program: Command): void {
         return;
       }
       const out = process.stdout;
-      out.write(`A: ${a}\nB: ${b}\n${s.n} problem(s), ${basis === 'first' ? 'first sample' : 'plurality answer'} of each${r.onlyA.length || r.onlyB.length ? ` (left out: ${r.onlyA.length} only in A, ${r.onlyB.length} only in B)` : ''}\n\n`);
+      const what = basis === 'first' ? `${s.n} problem(s), first sample of each` : basis === 'majority' ? `${s.n} problem(s), plurality answer of each` : `${s.n} aligned sample pair(s) over ${r.ids.length} problem(s)`;
+      out.write(`A: ${a}${flags.agentA !== undefined ? ` (agent ${flags.agentA})` : ''}\nB: ${b}${flags.agentB !== undefined ? ` (agent ${flags.agentB})` : ''}\n${what}${r.onlyA.length || r.onlyB.length ? ` (left out: ${r.onlyA.length} only in A, ${r.onlyB.length} only in B)` : ''}\n\n`);
       out.write(table([
         ['', 'B right', 'B wrong'],
         ['A right', `a = ${t.a}`, `b = ${t.b}`],

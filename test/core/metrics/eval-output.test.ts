@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isCorlError } from '../../../core/errors';
-import { outputAgreement, readEvalOutput, type EvalOutputRow } from '../../../core/metrics/eval-output';
+import { outputAgreement, readEvalOutput, selectAgent, type EvalOutputRow } from '../../../core/metrics/eval-output';
 import { tempDir } from '../../fixtures/configs';
 
 /** A row whose first sample is `key` (right or wrong) and whose plurality is `majority`. */
@@ -61,6 +61,44 @@ describe('core/metrics/eval-output (corl agreement)', () => {
     expect(r.agreement.counts).to.deep.equal({ a: 5, b: 1, c: 4, d: 0, dSame: 0 });
     expect(r.agreement.kappa).to.be.closeTo(-4 / 21, 1e-12);
     expect(r.agreement.coverage).to.equal(1);
+  });
+
+  it('every aligned sample pair: the two samples of each problem pooled into N·K = 20 items', () => {
+    // Sample 0 is the first-sample table (a 4, b 2, c′ 1, d 3, 2 same); sample 1 is the plurality
+    // table (a 5, b 1, c′ 4, d 0). Pooled: a 9, b 3, c′ 5, d 3, N 20.
+    // p_o = 12/20 = 0.6; p_A = 12/20 = 0.6; p_B = 14/20 = 0.7; p_e = 0.42 + 0.12 = 0.54
+    // κ = 0.06/0.46 = 3/23; c = 8/20 = 0.4; w = 2/20 = 0.1; u = 1 − 3/20 = 0.85
+    const r = outputAgreement(A, B, { basis: 'all' });
+    expect(r.agreement.counts).to.deep.equal({ a: 9, b: 3, c: 5, d: 3, dSame: 2 });
+    expect(r.agreement.n).to.equal(20);
+    expect(r.agreement.kappa).to.be.closeTo(3 / 23, 1e-12);
+    expect(r.agreement.complementarity).to.be.closeTo(0.4, 1e-12);
+    expect(r.agreement.sameWrong).to.be.closeTo(0.1, 1e-12);
+    expect(r.agreement.coverage).to.be.closeTo(0.85, 1e-12);
+    expect(r.ids.length).to.equal(10);
+    // Unequal sample counts: only the first min(K_A, K_B) samples pair up.
+    const one = A.map((x) => ({ ...x, keys: x.keys.slice(0, 1), correct: x.correct.slice(0, 1) }));
+    expect(outputAgreement(one, B, { basis: 'all' }).agreement.counts).to.deep.equal({ a: 4, b: 2, c: 1, d: 3, dSame: 2 });
+  });
+
+  it('picks one agent\'s rows from a file of several (a run directory\'s eval file) by index or name', () => {
+    const mixed = [...A.map((x) => ({ ...x, agent: 0, agentName: 'alpha' })), ...B.map((x) => ({ ...x, agent: 1, agentName: 'beta' }))];
+    const r = outputAgreement(selectAgent(mixed, '0', 'f'), selectAgent(mixed, 'beta', 'f'));
+    expect(r.agreement.kappa).to.be.closeTo(0.4, 1e-12);
+    const e = refusal(() => selectAgent(mixed, 'gamma', 'run/eval/step-000000.jsonl'));
+    expect(e.code).to.equal('CORL_ERR_EVAL_MISMATCH');
+    expect(e.message).to.contain('"gamma"').and.contain('0 (alpha), 1 (beta)');
+    // Without a pick, a file of two agents repeats every id.
+    expect(refusal(() => outputAgreement(mixed, B)).message).to.contain('the file holds 2 agents');
+  });
+
+  it('rows without "majority" (older run directories) serve --use first and all, not majority', () => {
+    const old = A.map(({ majority: _m, ...rest }) => rest);
+    expect(outputAgreement(old, B).agreement.kappa).to.be.closeTo(0.4, 1e-12);
+    expect(outputAgreement(old, B, { basis: 'all' }).agreement.n).to.equal(20);
+    const e = refusal(() => outputAgreement(old, B, { basis: 'majority', fileA: 'old.jsonl' }));
+    expect(e.code).to.equal('CORL_ERR_EVAL_INPUT');
+    expect(e.message).to.contain('"majority"');
   });
 
   it('a null answer is never the same wrong answer as another null', () => {

@@ -1,5 +1,5 @@
-import { escapeXml, lineChart, type Series } from './svg';
-import { lastValue, meanSd, metricSeries, valueAt, type RunSummary } from './runs';
+import { escapeXml, lineChart, paletteColor, type Series } from './svg';
+import { lastValue, meanSd, metricSeries, movingAverage, valueAt, type RunSummary } from './runs';
 
 /** Runs of one config (one per seed). */
 export interface ReportGroup {
@@ -93,13 +93,17 @@ export function resultTable(rows: readonly ResultRow[]): string {
   return all.map((row) => row.map((cell, c) => (cell ?? '').padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');
 }
 
-/** Mean over seeds (and over agents when `perAgent` is false) of a metric by step, with a ± sd band. */
-function seriesOf(g: ReportGroup, metric: string, phase: 'train' | 'eval', agent: number | 'mean' | null): Series {
+/**
+ * Mean over seeds (and over agents when `agent` is 'mean') of a metric by step, with a ± sd band.
+ * `smooth` > 1 replaces each seed's curve by its trailing moving average over that many logged steps.
+ */
+function seriesOf(g: ReportGroup, metric: string, phase: 'train' | 'eval', agent: number | 'mean' | null, color: string, smooth = 1): Series {
   const bySeed = g.runs.map((run) => {
     const agents = agent === 'mean' ? run.agents.map((_, i) => i) : [agent];
     const steps = new Map<number, number[]>();
     for (const a of agents) for (const [s, v] of metricSeries(run.records, metric, a, phase)) (steps.get(s) ?? steps.set(s, []).get(s)!).push(v);
-    return new Map([...steps].map(([s, vs]) => [s, avg(vs)]));
+    const curve: [number, number][] = [...steps].sort((x, y) => x[0] - y[0]).map(([s, vs]) => [s, avg(vs)]);
+    return new Map(smooth > 1 ? movingAverage(curve, smooth) : curve);
   });
   const steps = [...new Set(bySeed.flatMap((m) => [...m.keys()]))].sort((a, b) => a - b);
   const points: [number, number][] = [];
@@ -110,7 +114,13 @@ function seriesOf(g: ReportGroup, metric: string, phase: 'train' | 'eval', agent
     band.push([s, ms.mean - ms.sd, ms.mean + ms.sd]);
   }
   const label = agent === 'mean' || agent === null ? g.name : `${g.name} ${g.runs[0]!.agents[agent]!.name}`;
-  return { name: label, points, band: g.runs.length > 1 ? band : undefined, dashed: g.runs.some((r) => r.supervised) };
+  return { name: label, points, band: g.runs.length > 1 ? band : undefined, dashed: g.runs.some((r) => r.supervised), color };
+}
+
+/** Smoothing window for per-step training curves: 10 logged steps, fewer for short runs (1 = none). */
+export function smoothingWindow(groups: readonly ReportGroup[]): number {
+  const steps = Math.max(0, ...groups.flatMap((g) => g.runs.map((r) => r.steps)));
+  return Math.max(1, Math.min(10, Math.floor(steps / 10)));
 }
 
 /** Pairwise κ/c/w/u at the first and last evaluation, mean over seeds. */
@@ -144,11 +154,15 @@ function agreementTable(groups: readonly ReportGroup[]): string {
 export function renderReport(title: string, groups: readonly ReportGroup[], notes: readonly string[] = []): string {
   const rows = groups.map(resultRow);
   const single = groups.length === 1;
+  const window = smoothingWindow(groups);
+  // Colours follow the config (or, for one config, the agent), so a line keeps its colour in every chart.
   const plot = (metric: string, phase: 'train' | 'eval', chartTitle: string, yLabel: string, yRange?: [number, number]): string => {
+    const smooth = phase === 'train' ? window : 1;
     const series = single
-      ? groups[0]!.runs[0]!.agents.map((_, i) => seriesOf(groups[0]!, metric, phase, i))
-      : groups.map((g) => seriesOf(g, metric, phase, 'mean'));
-    return lineChart(series, { title: chartTitle, xLabel: 'training step', yLabel, yRange });
+      ? groups[0]!.runs[0]!.agents.map((_, i) => seriesOf(groups[0]!, metric, phase, i, paletteColor(i), smooth))
+      : groups.map((g, i) => seriesOf(g, metric, phase, 'mean', paletteColor(i), smooth));
+    const title = smooth > 1 ? `${chartTitle} (mean of the last ${smooth} steps)` : chartTitle;
+    return lineChart(series, { title, xLabel: 'training step', yLabel, yRange });
   };
   const maxAgents = Math.max(0, ...rows.map((r) => r.perAgent.length));
   const sd = rows.some((r) => r.seeds > 1);

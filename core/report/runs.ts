@@ -57,3 +57,23 @@ export function meanSd(values: readonly number[]): { mean: number; sd: number; n
   const sd = v.length > 1 ? Math.sqrt(v.reduce((a, b) => a + (b - mean) ** 2, 0) / (v.length - 1)) : 0;
   return { mean, sd, n: v.length };
 }
+
+/**
+ * Trailing moving average of a series: each point becomes the mean of the finite values among
+ * itself and the `window − 1` points before it (NaN where there are none). Per-step training
+ * metrics of small batches are noisy; the report smooths them and says by how much.
+ */
+export function movingAverage(points: readonly (readonly [number, number])[], window: number): [number, number][] {
+  if (!Number.isInteger(window) || window < 1) throw new RangeError(`expected a window of at least 1 point, got ${window}`);
+  const out: [number, number][] = [];
+  for (let i = 0; i < points.length; i++) {
+    let sum = 0;
+    let n = 0;
+    for (let j = Math.max(0, i - window + 1); j <= i; j++) {
+      const v = points[j]![1];
+      if (Number.isFinite(v)) { sum += v; n++; }
+    }
+    out.push([points[i]![0], n ? sum / n : NaN]);
+  }
+  return out;
+}

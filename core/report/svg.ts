@@ -8,6 +8,8 @@ export interface Series {
   /** Optional band (e.g. ± sd over seeds): same x values as `points`. */
   readonly band?: readonly (readonly [number, number, number])[];
   readonly dashed?: boolean;
+  /** Line colour (default: the palette colour of the series' position). */
+  readonly color?: string;
 }
 
 /** Chart options. */
@@ -21,8 +23,13 @@ export interface ChartOptions {
   readonly yRange?: readonly [number, number];
 }
 
-/** A colour-blind-safe palette (Okabe–Ito). */
-export const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442'];
+/** A colour-blind-safe palette: Okabe–Ito's eight, then four of Tol's muted set, so that twelve lines stay distinct. */
+export const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442', '#882255', '#117733', '#44AA99', '#999933'];
+
+/** Colour of the i-th line (or config) of a report: the same in every chart. */
+export function paletteColor(i: number): string {
+  return PALETTE[i % PALETTE.length]!;
+}
 
 export function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -47,7 +54,9 @@ function fmt(v: number): string {
 }
 
 /** A line chart as an inline SVG string. */
-export function lineChart(series: readonly Series[], o: ChartOptions): string {
+export function lineChart(all: readonly Series[], o: ChartOptions): string {
+  // A series without a single finite value (a metric that config does not log) gets no legend entry.
+  const series = all.map((s, i) => ({ ...s, color: s.color ?? paletteColor(i) })).filter((s) => s.points.some((p) => Number.isFinite(p[1])));
   const W = o.width ?? 460;
   const H = o.height ?? 280;
   const m = { l: 52, r: 12, t: 28, b: 64 + 14 * Math.ceil(series.length / 3) };
@@ -83,7 +92,7 @@ export function lineChart(series: readonly Series[], o: ChartOptions): string {
   parts.push(`<text x="${m.l + pw / 2}" y="${m.t + ph + 30}" font-size="11" text-anchor="middle">${escapeXml(o.xLabel)}</text>`);
   parts.push(`<text transform="translate(12 ${m.t + ph / 2}) rotate(-90)" font-size="11" text-anchor="middle">${escapeXml(o.yLabel)}</text>`);
   series.forEach((s, i) => {
-    const color = PALETTE[i % PALETTE.length]!;
+    const color = s.color;
     if (s.band && s.band.length > 1) {
       const upper = s.band.map((b) => `${X(b[0]).toFixed(1)},${Y(b[2]).toFixed(1)}`);
       const lower = [...s.band].reverse().map((b) => `${X(b[0]).toFixed(1)},${Y(b[1]).toFixed(1)}`);

@@ -30,6 +30,10 @@ export const BACKEND_CODES = defineCodes({
     cause: 'A model folder has no usable tokenizer.json / tokenizer_config.json, or the tokenizer names no end-of-sequence token.',
     fix: 'copy the tokenizer files of the model next to model.onnx (the Hugging Face export writes them there)',
   },
+  CORL_ERR_BACKEND_CONTEXT: {
+    cause: 'A prompt for an ONNX model encodes to no tokens, or to as many tokens as the model\'s context (`maxContext`, else max_position_embeddings of config.json) or more.',
+    fix: 'shorten the prompt (or its `template`), or raise option `maxContext` up to what the model was trained for',
+  },
   CORL_ERR_BACKEND_IMAGE: {
     cause: 'A problem names an image that cannot be read or whose type is not PNG, JPEG, GIF or WebP.',
     fix: 'fix the image path (relative paths are resolved against the task file) or convert the image',

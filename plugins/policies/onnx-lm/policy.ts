@@ -24,6 +24,11 @@ import { detectSignature, type Signature } from './signature';
 
 const CHECKPOINT_FILE = 'onnx-lm.json';
 
+/** Most logits floats one prefill call may return (2^25 floats = 128 MiB); larger batches of prompts are split. */
+export const PREFILL_LOGITS_BUDGET = 2 ** 25;
+
+const intOf = (v: unknown): number | undefined => (Number.isInteger(v) && (v as number) > 0 ? (v as number) : undefined);
+
 /** One sequence to generate. */
 interface Row {
   readonly prompt: number;
@@ -212,22 +217,30 @@ export class OnnxLmPolicy implements Policy {
     return { logits: logits.data as Float32Array, V: dims[2]!, cache: s.presentNames.map(([k, v]) => [res[k]!, res[v]!]) };
   }
 
-  /** Copy rows of a cache: row i of the result is row `from[i]` of `cache`, its length `to` (left-padded with zeros). */
-  private gather(cache: Cache, from: readonly number[], to: number): Cache {
-    const { kvHeads: H, headDim: dh } = this.signature;
-    return cache.map((pair) => pair.map((t) => {
-      const len = t.dims[2]!;
-      const src = t.data as Float32Array;
-      const dst = new Float32Array(from.length * H * to * dh);
-      const shift = (to - len) * dh;
-      from.forEach((r, i) => {
-        for (let h = 0; h < H; h++) {
-          const a = (r * H + h) * len * dh;
-          dst.set(src.subarray(a, a + len * dh), (i * H + h) * to * dh + shift);
-        }
-      });
-      return new ort.Tensor('float32', dst, [from.length, H, to, dh]);
-    }));
+  /**
+   * A cache of `parts.length` rows of length `to`: row i is row `parts[i].row` of `parts[i].cache`,
+   * right-aligned (left-padded with zeros, which the attention mask hides).
+   */
+  private assemble(parts: readonly { readonly cache: Cache; readonly row: number }[], to: number): Cache {
+    const { kvHeads: H, headDim: dh, layers } = this.signature;
+    const out: Cache = [];
+    for (let l = 0; l < layers; l++) {
+      out.push([0, 1].map((kv) => {
+        const dst = new Float32Array(parts.length * H * to * dh);
+        parts.forEach(({ cache, row }, i) => {
+          const t = cache[l]![kv]!;
+          const len = t.dims[2]!;
+          const src = t.data as Float32Array;
+          const shift = (to - len) * dh;
+          for (let h = 0; h < H; h++) {
+            const a = (row * H + h) * len * dh;
+            dst.set(src.subarray(a, a + len * dh), (i * H + h) * to * dh + shift);
+          }
+        });
+        return new ort.Tensor('float32', dst, [parts.length, H, to, dh]);
+      }));
+    }
+    return out;
   }
 
   private choose(row: Row, logits: Float32Array, offset: number, V: number, scratch: Float64Array, stats: boolean, position: number): void {
@@ -261,47 +274,82 @@ export class OnnxLmPolicy implements Policy {
     if (row.tokens.length >= row.maxTokens || (limit !== undefined && position + 1 >= limit)) row.done = true;
   }
 
+  /**
+   * Prompts in prefill groups of consecutive prompts, each group small enough that its logits
+   * ([prompts, longest, vocab] floats: exports return every position's) stay within a budget.
+   */
+  private prefillGroups(prompts: readonly number[][]): number[][] {
+    const vocab = intOf(this.folder.config.vocab_size) ?? 32000;
+    const groups: number[][] = [];
+    let group: number[] = [];
+    let longest = 0;
+    prompts.forEach((p, u) => {
+      const l = Math.max(longest, p.length);
+      if (group.length > 0 && (group.length + 1) * l * vocab > PREFILL_LOGITS_BUDGET) {
+        groups.push(group);
+        group = [];
+        longest = 0;
+      }
+      group.push(u);
+      longest = Math.max(longest, p.length);
+    });
+    groups.push(group);
+    return groups;
+  }
+
   /** Prefill the distinct prompts, then decode every row until it finishes. */
   private async generate(prompts: readonly number[][], rows: Row[], stats: boolean): Promise<void> {
-    const U = prompts.length;
     const P = Math.max(...prompts.map((p) => p.length));
     const padId = this.folder.eosTokenIds[0] ?? 0;
-    const ids = new Array<number>(U * P).fill(padId);
-    const positions = new Array<number>(U * P).fill(1);
-    const mask = new Array<number>(U * P).fill(0);
-    prompts.forEach((p, u) => {
-      const pad = P - p.length;
-      p.forEach((t, j) => {
-        ids[u * P + pad + j] = t;
-        positions[u * P + pad + j] = j;
-        mask[u * P + pad + j] = 1;
+    // Per prompt: the prefill cache that holds it, its row there, and its last position's logits.
+    const filled: { cache: Cache; row: number; logits: Float32Array }[] = [];
+    let V = 0;
+    for (const group of this.prefillGroups(prompts)) {
+      const G = group.length;
+      const Pg = Math.max(...group.map((u) => prompts[u]!.length));
+      const ids = new Array<number>(G * Pg).fill(padId);
+      const positions = new Array<number>(G * Pg).fill(1);
+      const mask = new Array<number>(G * Pg).fill(0);
+      group.forEach((u, i) => {
+        const p = prompts[u]!;
+        const pad = Pg - p.length;
+        p.forEach((t, j) => {
+          ids[i * Pg + pad + j] = t;
+          positions[i * Pg + pad + j] = j;
+          mask[i * Pg + pad + j] = 1;
+        });
       });
-    });
-    const pre = await this.forward(U, P, ids, positions, mask, undefined);
-    const V = pre.V;
+      const pre = await this.forward(G, Pg, ids, positions, mask, undefined);
+      V = pre.V;
+      group.forEach((u, i) => {
+        const at = (i * Pg + Pg - 1) * V;
+        filled[u] = { cache: pre.cache, row: i, logits: pre.logits.slice(at, at + V) };
+      });
+    }
     const scratch = new Float64Array(2 * V);
     const len = rows.map((r) => prompts[r.prompt]!.length);
     rows.forEach((row, r) => {
       if (row.maxTokens <= 0) { row.done = true; return; }
-      this.choose(row, pre.logits, (row.prompt * P + P - 1) * V, V, scratch, stats, len[r]!);
+      this.choose(row, filled[row.prompt]!.logits, 0, V, scratch, stats, len[r]!);
     });
     let active = rows.map((_, r) => r).filter((r) => !rows[r]!.done);
     if (active.length === 0) return;
     // The batch holds the active rows, in order; its cache has length P + steps (left padding included).
-    let cache = this.gather(pre.cache, active.map((r) => rows[r]!.prompt), P);
+    let cache = this.assemble(active.map((r) => filled[rows[r]!.prompt]!), P);
+    filled.length = 0;
     let batch = active;
     let length = P;
     while (active.length > 0) {
       if (active.length < batch.length) {
-        const keep = active.map((r) => batch.indexOf(r));
-        cache = this.gather(cache, keep, length);
+        const c = cache;
+        cache = this.assemble(active.map((r) => ({ cache: c, row: batch.indexOf(r) })), length);
         batch = active;
       }
       const B = batch.length;
       const stepIds = batch.map((r) => rows[r]!.tokens.at(-1)!);
       const stepPos = batch.map((r) => len[r]! + rows[r]!.tokens.length - 1);
       const stepMask = new Array<number>(B * (length + 1)).fill(1);
-      batch.forEach((r, i) => stepMask.fill(0, i * (length + 1), i * (length + 1) + P - prompts[rows[r]!.prompt]!.length));
+      batch.forEach((r, i) => stepMask.fill(0, i * (length + 1), i * (length + 1) + P - len[r]!));
       const res = await this.forward(B, 1, stepIds, stepPos, stepMask, cache);
       cache = res.cache;
       length++;

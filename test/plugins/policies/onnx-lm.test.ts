@@ -133,6 +133,18 @@ describe('corl:onnx-lm policy', function () {
       }
     }
     expect(maxDiff).to.be.lessThan(1e-4);
+    // Prefill split into groups (a vocabulary of 2^23 in config.json leaves room for 4 tokens per
+    // call): caches of different padded lengths are merged into one decode batch, same results.
+    const split = writeTinyLm(path.join(tmp.dir, 'split-prefill'), { config: { vocab_size: 2 ** 23 } });
+    const q = await openTinyLm(split);
+    try {
+      const grouped = await q.sample(prompts.map((prompt) => ({ prompt })), o);
+      expect(grouped.map((g) => g.map((c) => c.tokenIds))).to.deep.equal(batched.map((g) => g.map((c) => c.tokenIds)));
+      grouped.forEach((g, i) => g.forEach((c, k) => c.logprobs.forEach((l, t) => { maxDiff = Math.max(maxDiff, Math.abs(l - batched[i]![k]!.logprobs[t]!)); })));
+    } finally {
+      await q.close();
+    }
+    expect(maxDiff).to.be.lessThan(1e-4);
     // And against the no-cache reference, for the longest and shortest prompt of the batch.
     for (const i of [0, 1]) {
       const { maxDiff: d } = await checkAgainstReference(file(), policy.encodePrompt(prompts[i]!), batched[i]![0]!, 0);

@@ -23,7 +23,7 @@ export const BACKEND_CODES = defineCodes({
     fix: 'use `endpoint: "chat"` with a vision-language model for problems with images',
   },
   CORL_ERR_BACKEND_MODEL: {
-    cause: 'An ONNX model folder does not have the Hugging Face/optimum causal-LM layout: model.onnx, config.json, inputs input_ids, attention_mask, position_ids and past_key_values.*, outputs logits and present.*.',
+    cause: 'An ONNX model folder does not have the Hugging Face/optimum causal-LM layout: model.onnx (or onnx/model.onnx), inputs input_ids, attention_mask, position_ids (optional) and float32 past_key_values.{i}.key|value [batch, kv_heads, past, head_dim], outputs logits and present.{i}.key|value, head counts agreeing with config.json.',
     fix: 'export the model with `optimum-cli export onnx --task text-generation-with-past`, or point `path` at a folder with that layout',
   },
   CORL_ERR_BACKEND_TOKENIZER: {

@@ -14,6 +14,7 @@ export interface Bench {
 const BENCHES: Record<string, { description: string; load: () => Bench }> = {
   trainer: { description: 'trainer overhead per step with the test policy', load: () => require('./trainer').bench },
   transformer: { description: 'embedded transformer training and sampling tokens/s against a 512³ MatMul', load: () => require('./transformer').bench },
+  'onnx-lm': { description: 'corl:onnx-lm decode tokens/s on generated optimum-layout models', load: () => require('./onnx-lm').bench },
   answers: { description: 'answer extraction, keys, labels and rewards at paper scale', load: () => require('./answers').bench },
 };
 

@@ -178,7 +178,12 @@ export class Graph {
   transpose(x: Tensor, perm: readonly number[]): Tensor { return this.op('Transpose', [x], { perm: [...perm] }); }
   unsqueeze(x: Tensor, axes: readonly number[]): Tensor { return this.op('Unsqueeze', [x], { axes: [...axes] }); }
   squeeze(x: Tensor, axes: readonly number[]): Tensor { return this.op('Squeeze', [x], { axes: [...axes] }); }
-  concat(xs: readonly Tensor[], axis: number): Tensor { return this.op('Concat', xs, { axis }); }
+  /**
+   * Concatenate along `axis`. When an operand's size along it is symbolic, `size` names the result's
+   * size there (a symbol another input binds, e.g. the total length of a KV cache); such a Concat
+   * cannot be differentiated.
+   */
+  concat(xs: readonly Tensor[], axis: number, size?: string): Tensor { return this.op('Concat', xs, size === undefined ? { axis } : { axis, size }); }
   /** Split along `axis` into pieces of the given (fixed) sizes. */
   split(x: Tensor, axis: number, sizes: readonly number[]): Tensor[] { return this.apply('Split', [x], { axis, sizes: [...sizes] }); }
   /** Static slice [start, end) along fixed-size axes. */

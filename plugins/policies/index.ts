@@ -1,6 +1,7 @@
 import { registerAll } from '../../core/plugins/define';
+import { onnxLmPolicy } from './onnx-lm';
 import { openaiPolicy } from './openai';
 import { transformerPolicy } from './transformer';
 
 /** Registers the built-in policies. */
-export const register = registerAll(transformerPolicy, openaiPolicy);
+export const register = registerAll(transformerPolicy, openaiPolicy, onnxLmPolicy);

@@ -23,12 +23,16 @@ export const BACKEND_CODES = defineCodes({
     fix: 'use `endpoint: "chat"` with a vision-language model for problems with images',
   },
   CORL_ERR_BACKEND_MODEL: {
-    cause: 'An ONNX model folder does not have the Hugging Face/optimum causal-LM layout: model.onnx, config.json, inputs input_ids, attention_mask, position_ids and past_key_values.*, outputs logits and present.*.',
+    cause: 'An ONNX model folder does not have the Hugging Face/optimum causal-LM layout: model.onnx (or onnx/model.onnx), inputs input_ids, attention_mask, position_ids (optional) and float32 past_key_values.{i}.key|value [batch, kv_heads, past, head_dim], outputs logits and present.{i}.key|value, head counts agreeing with config.json.',
     fix: 'export the model with `optimum-cli export onnx --task text-generation-with-past`, or point `path` at a folder with that layout',
   },
   CORL_ERR_BACKEND_TOKENIZER: {
     cause: 'A model folder has no usable tokenizer.json / tokenizer_config.json, or the tokenizer names no end-of-sequence token.',
     fix: 'copy the tokenizer files of the model next to model.onnx (the Hugging Face export writes them there)',
+  },
+  CORL_ERR_BACKEND_CONTEXT: {
+    cause: 'A prompt for an ONNX model encodes to no tokens, or to as many tokens as the model\'s context (`maxContext`, else max_position_embeddings of config.json) or more.',
+    fix: 'shorten the prompt (or its `template`), or raise option `maxContext` up to what the model was trained for',
   },
   CORL_ERR_BACKEND_IMAGE: {
     cause: 'A problem names an image that cannot be read or whose type is not PNG, JPEG, GIF or WebP.',

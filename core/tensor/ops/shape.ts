@@ -256,17 +256,22 @@ export const SHAPE_OPS: OpDef[] = [
           if (i !== ax && !dimEq(d, first.shape[i]!)) throw shapeErr(`expected Concat operands to agree off axis ${ax}, got ${inputs.map((x) => formatShape(x.shape)).join(', ')}`);
         });
         const d = t.shape[ax]!;
-        if (typeof d !== 'number') throw shapeErr(`expected fixed sizes along the Concat axis, got ${d}`);
-        total += d;
+        if (typeof d !== 'number') {
+          if (attrs.size === undefined) throw shapeErr(`expected fixed sizes along the Concat axis (or a named result size), got ${d}`);
+        } else total += d;
       }
       const shape = [...first.shape];
-      shape[ax] = total;
+      // Symbolic dimensions have no sums: a concatenation along a symbolic axis (a KV cache: past +
+      // new tokens) needs the caller to name the result's size, a symbol some input binds.
+      const symbolic = inputs.some((t) => typeof t.shape[ax] !== 'number');
+      shape[ax] = symbolic ? (attrs.size as Dim) : total;
       return [{ dtype: first.dtype, shape }];
     },
     evaluate: (inputs, attrs) => [concatHost(inputs, attrs.axis as number)],
     grad: ({ g, node, grads, needs }) => {
       if (!grads[0]) return node.inputs.map(() => undefined);
       const ax = normAxis(node.attrs.axis as number, node.inputs[0]!.rank);
+      if (node.inputs.some((t) => typeof t.shape[ax] !== 'number')) throw shapeErr('expected fixed sizes along the Concat axis to differentiate it, got symbolic ones');
       const parts = g.split(grads[0], ax, node.inputs.map((t) => t.shape[ax] as number));
       return parts.map((p, i) => (needs[i] ? p : undefined));
     },

@@ -1,7 +1,19 @@
 import { expect } from 'chai';
+import { gradients } from '../../../core/tensor/autodiff';
 import { Graph } from '../../../core/tensor/graph';
 
 describe('core/tensor/graph (builder and shape inference)', () => {
+  it('concatenates along a symbolic axis only when the result size is named (a KV cache), and refuses to differentiate it', () => {
+    const g = new Graph('cache');
+    const past = g.input('past', 'float32', ['B', 2, 'P', 4]);
+    const now = g.input('now', 'float32', ['B', 2, 'T', 4]);
+    expect(() => g.concat([past, now], 2)).to.throw(/fixed sizes along the Concat axis \(or a named result size\)/);
+    const all = g.concat([past, now], 2, 'S');
+    expect(all.shape).to.deep.equal(['B', 2, 'S', 4]);
+    expect(g.concat([g.input('a', 'float32', [2, 3]), g.input('b', 'float32', [2, 5])], 1, 'ignored').shape).to.deep.equal([2, 8]);
+    expect(() => gradients(g.sumAll(all), [past])).to.throw(/fixed sizes along the Concat axis to differentiate/);
+  });
+
   it('infers shapes through a small attention block', () => {
     const g = new Graph('attn');
     const x = g.input('x', 'float32', ['B', 'T', 8]);

@@ -10,8 +10,11 @@ import { drGrpoAdvantage, grpoAdvantage, rlooAdvantage } from '../../../plugins/
 import { choiceExtractor, exactEquivalence, mathEquivalence, mathExtractor } from '../../../plugins/answers';
 import { noDiversity, rephraseDiversity } from '../../../plugins/diversity';
 import { jsonlSink } from '../../../plugins/metrics';
+import { onnxLmPolicy } from '../../../plugins/policies/onnx-lm';
 import { openaiPolicy } from '../../../plugins/policies/openai';
 import { transformerPolicy } from '../../../plugins/policies/transformer';
+import { tempDir } from '../../fixtures/configs';
+import { writeTinyLm } from '../../fixtures/onnx-lm';
 import { FakeOpenAI } from '../../fixtures/openai-server';
 import { execTestsReward, execVoteReward, formatReward, groundTruthReward, intrinsicReward, voteReward, weightedReward } from '../../../plugins/rewards';
 import { arithTask, inlineTask, jsonlTask } from '../../../plugins/tasks';
@@ -41,8 +44,21 @@ before(async () => {
 });
 after(async () => { await fakeOpenAI?.close(); });
 
+// corl:onnx-lm is checked on the tiny random-weight optimum-layout model, written before the suites run.
+const onnxLmOptions: Record<string, unknown> = { path: 'unset', threads: 1 };
+const onnxLmTemplate: Record<string, unknown> = { path: 'unset', threads: 1, template: 'q: {prompt}\na:', eosTokenIds: [0, 3], maxContext: 40 };
+let onnxLmDir: ReturnType<typeof tempDir> | undefined;
+before(() => {
+  onnxLmDir = tempDir('corl-kit-onnx-lm-');
+  writeTinyLm(onnxLmDir.dir);
+  onnxLmOptions.path = onnxLmDir.dir;
+  onnxLmTemplate.path = onnxLmDir.dir;
+});
+after(() => { onnxLmDir?.cleanup(); });
+
 export const BUILTIN_KITS: readonly BuiltinKit[] = [
   { plugin: openaiPolicy, kit: { options: openaiOptions, optionSets: [openaiCompletions], optionalWithoutDefault: ['systemPrompt', 'apiKeyEnv'], invalidOptions: [{ options: { model: 'm', apiKeyEnv: '1bad' }, field: 'apiKeyEnv' }] } },
+  { plugin: onnxLmPolicy, kit: { options: onnxLmOptions, optionSets: [onnxLmTemplate], tokenStats: true, optionalWithoutDefault: ['file', 'eosTokenIds', 'maxContext', 'family'], invalidOptions: [{ options: { path: 'm', template: 'no placeholder' }, field: 'template' }, { options: { path: 'm', dtype: 'float16' }, field: 'dtype' }] } },
   { plugin: arithTask, kit: { options: { train: 12, heldOut: 4, pretrain: { size: 8 } }, optionSets: [{ train: 6, heldOut: 0, operands: { min: 3, max: 4 }, pretrain: { size: 0 } }], invalidOptions: [{ options: { operands: { min: 4, max: 3 } }, field: 'operands' }] } },
   { plugin: inlineTask, kit: { options: inlineRows, invalidOptions: [{ options: { train: [] }, field: 'train' }, { options: { train: [{ id: '', prompt: 'p' }] }, field: 'train' }] } },
   {

@@ -1,0 +1,392 @@
+// `corl:onnx-lm`: a causal language model exported to ONNX in the Hugging Face/optimum layout, run
+// by onnxruntime-node with its KV cache. Prompts are left-padded into one batch (attention_mask 0 on
+// the padding, position_ids counting from each prompt's first real token), prefilled once per
+// distinct prompt, copied to the K rows that continue it, then decoded one token per call with
+// present.* fed back as past_key_values.*; rows leave the batch as they finish.
+//
+// Log-probabilities follow corl:transformer: log softmax(logits / T) of the sampled token over the
+// whole vocabulary (before top-p truncation); greedy decoding (T = 0) reports them at T = 1.
+// tokenIds include the end token when a completion stopped on it; the text never contains it, nor
+// a stop string that ended the completion.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import type { Completion, FinishReason } from '../../../core/contracts/completion';
+import type { Policy, PolicyDescription, SampleRequest, SamplingOptions, UpdateResult } from '../../../core/contracts/policy';
+import { CorlError } from '../../../core/errors';
+import { leaseCores, type CoreLease } from '../../../core/tensor/threads';
+import { writeJsonAtomic } from '../../../core/util/fs';
+import { mixSeed, Rng } from '../../../core/util/rng';
+import { chooseToken } from '../transformer/sampling';
+import { readModelFolder, type ModelFolder } from './folder';
+import type { OnnxLmOptions } from './options';
+import { detectSignature, type Signature } from './signature';
+
+const CHECKPOINT_FILE = 'onnx-lm.json';
+
+/** Most logits floats one prefill call may return (2^25 floats = 128 MiB); larger batches of prompts are split. */
+export const PREFILL_LOGITS_BUDGET = 2 ** 25;
+
+const intOf = (v: unknown): number | undefined => (Number.isInteger(v) && (v as number) > 0 ? (v as number) : undefined);
+
+/** One sequence to generate. */
+interface Row {
+  readonly prompt: number;
+  readonly temperature: number;
+  readonly topP: number;
+  readonly maxTokens: number;
+  readonly stop: readonly string[];
+  readonly rng: Rng;
+  readonly tokens: number[];
+  readonly logprobs: number[];
+  readonly entropies: number[];
+  readonly meanLogprobs: number[];
+  finish: FinishReason;
+  done: boolean;
+  text?: string;
+}
+
+/** A KV cache: per layer, key and value tensors [rows, kv_heads, length, head_dim]. */
+type Cache = ort.Tensor[][];
+
+/** A policy that samples from an ONNX export and cannot train. */
+export class OnnxLmPolicy implements Policy {
+  private closed = false;
+
+  private constructor(
+    private readonly options: OnnxLmOptions,
+    readonly folder: ModelFolder,
+    private readonly session: ort.InferenceSession,
+    readonly signature: Signature,
+    private readonly inputTypes: ReadonlyMap<string, string>,
+    private readonly lease: CoreLease,
+    readonly threads: number,
+  ) {}
+
+  /** Read the folder, load the model and check its inputs and outputs (coded errors for each). */
+  static async open(options: OnnxLmOptions, baseDir: string): Promise<OnnxLmPolicy> {
+    const folder = readModelFolder(options, baseDir);
+    const lease = leaseCores();
+    const threads = options.threads > 0 ? options.threads : lease.threads();
+    let session: ort.InferenceSession;
+    try {
+      session = await ort.InferenceSession.create(folder.modelFile, {
+        intraOpNumThreads: threads,
+        interOpNumThreads: 1,
+        executionMode: 'sequential',
+        graphOptimizationLevel: 'all',
+        extra: { session: { intra_op: { allow_spinning: '0' } } },
+      });
+    } catch (e) {
+      lease.release();
+      throw new CorlError('CORL_ERR_BACKEND_MODEL', `expected onnxruntime to load ${folder.modelFile}, got ${(e as Error).message}`, { where: 'options.path', cause: e, hint: 'a model over 2 GB keeps its weights in model.onnx_data next to it: copy both files' });
+    }
+    const meta = (list: readonly ort.InferenceSession.ValueMetadata[] | undefined, names: readonly string[]) =>
+      names.map((name) => {
+        const m = list?.find((x) => x.name === name);
+        return m && m.isTensor ? { name, type: m.type, shape: m.shape } : { name };
+      });
+    const inputs = meta(session.inputMetadata, session.inputNames);
+    try {
+      const signature = detectSignature(inputs, meta(session.outputMetadata, session.outputNames), folder.config, folder.modelFile);
+      return new OnnxLmPolicy(options, folder, session, signature, new Map(inputs.map((v) => [v.name, v.type ?? 'int64'])), lease, threads);
+    } catch (e) {
+      lease.release();
+      await session.release();
+      throw e;
+    }
+  }
+
+  describe(): PolicyDescription {
+    const s = this.signature;
+    const family = this.options.family ?? (typeof this.folder.config.model_type === 'string' ? this.folder.config.model_type : 'onnx');
+    return {
+      kind: 'corl:onnx-lm',
+      family,
+      canTrain: false,
+      details: {
+        model: this.folder.modelFile,
+        layers: s.layers,
+        kvHeads: s.kvHeads,
+        headDim: s.headDim,
+        positionIds: s.positionIds,
+        useCacheBranch: s.useCacheBranch,
+        eosTokenIds: this.folder.eosTokenIds,
+        ...(this.folder.maxContext !== undefined ? { maxContext: this.folder.maxContext } : {}),
+        threads: this.threads,
+      },
+    };
+  }
+
+  /** Token ids of a prompt as the model sees it (the template applied, special tokens as configured). */
+  encodePrompt(prompt: string): number[] {
+    const text = this.options.template.split('{prompt}').join(prompt);
+    return this.folder.tokenizer.encode(text, { add_special_tokens: this.options.addSpecialTokens }).ids;
+  }
+
+  /** Text of generated token ids, without end tokens and special tokens. */
+  decode(ids: readonly number[]): string {
+    const eos = new Set(this.folder.eosTokenIds);
+    return this.folder.tokenizer.decode(ids.filter((t) => !eos.has(t)), { skip_special_tokens: true });
+  }
+
+  async sample(requests: readonly SampleRequest[], options: SamplingOptions): Promise<Completion[][]> {
+    if (this.closed) throw new CorlError('CORL_ERR_TENSOR_RUNTIME', 'expected an open corl:onnx-lm policy, got a closed one');
+    if (!Number.isInteger(options.n) || options.n < 1) throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected n ≥ 1 completions per prompt, got ${options.n}`, { where: 'sampling.n' });
+    const prompts: number[][] = [];
+    const index = new Map<string, number>();
+    const rows: Row[] = [];
+    requests.forEach((req, i) => {
+      const who = req.id !== undefined ? `problem "${req.id}"` : `request ${i}`;
+      if (req.images && req.images.length > 0) {
+        throw new CorlError('CORL_ERR_BACKEND_UNSUPPORTED', `expected a text-only prompt for corl:onnx-lm, got ${req.images.length} image(s) in ${who}`, { hint: 'use corl:openai with a vision-language model for problems with images' });
+      }
+      const o = { ...options, ...req.overrides };
+      let p = index.get(req.prompt);
+      if (p === undefined) {
+        const ids = this.encodePrompt(req.prompt);
+        if (ids.length === 0) throw new CorlError('CORL_ERR_BACKEND_CONTEXT', `expected a prompt of at least one token, got none for ${who}`, { where: 'options.template' });
+        const limit = this.folder.maxContext;
+        if (limit !== undefined && ids.length >= limit) {
+          throw new CorlError('CORL_ERR_BACKEND_CONTEXT', `expected a prompt shorter than the context of ${limit} tokens, got ${ids.length} tokens for ${who}`, { where: 'options.maxContext', hint: 'shorten the prompt or raise option maxContext (up to what the model was trained for)' });
+        }
+        p = prompts.length;
+        index.set(req.prompt, p);
+        prompts.push(ids);
+      }
+      for (let k = 0; k < options.n; k++) {
+        rows.push({
+          prompt: p, temperature: o.temperature, topP: o.topP, maxTokens: o.maxTokens, stop: [...(o.stop ?? [])],
+          rng: new Rng(mixSeed(o.seed, i, k)), tokens: [], logprobs: [], entropies: [], meanLogprobs: [], finish: 'length', done: false,
+        });
+      }
+    });
+    if (rows.length > 0) await this.generate(prompts, rows, !!options.tokenStats);
+    const out: Completion[][] = [];
+    let r = 0;
+    for (let i = 0; i < requests.length; i++) {
+      const group: Completion[] = [];
+      for (let k = 0; k < options.n; k++) {
+        const row = rows[r++]!;
+        group.push({
+          text: row.text ?? this.decode(row.tokens),
+          tokenIds: row.tokens,
+          logprobs: row.logprobs,
+          finishReason: row.finish,
+          ...(options.tokenStats ? { entropies: row.entropies, meanLogprobs: row.meanLogprobs } : {}),
+        });
+      }
+      out.push(group);
+    }
+    return out;
+  }
+
+  /** Integer tensor for an id-like input, in the type the model declares. */
+  private ints(name: string, values: ArrayLike<number>, dims: readonly number[]): ort.Tensor {
+    if (this.inputTypes.get(name) === 'int32') return new ort.Tensor('int32', Int32Array.from(values), dims);
+    const data = new BigInt64Array(values.length);
+    for (let i = 0; i < values.length; i++) data[i] = BigInt(values[i]!);
+    return new ort.Tensor('int64', data, dims);
+  }
+
+  /** One model call: ids, positions [B, T], mask [B, P + T], the cache of length P. */
+  private async forward(B: number, T: number, ids: ArrayLike<number>, positions: ArrayLike<number>, mask: ArrayLike<number>, cache: Cache | undefined): Promise<{ logits: Float32Array; V: number; cache: Cache }> {
+    const s = this.signature;
+    const feeds: Record<string, ort.Tensor> = {
+      input_ids: this.ints('input_ids', ids, [B, T]),
+      attention_mask: this.ints('attention_mask', mask, [B, mask.length / B]),
+    };
+    if (s.positionIds) feeds.position_ids = this.ints('position_ids', positions, [B, T]);
+    s.pastNames.forEach(([k, v], l) => {
+      feeds[k] = cache ? cache[l]![0]! : new ort.Tensor('float32', new Float32Array(0), [B, s.kvHeads, 0, s.headDim]);
+      feeds[v] = cache ? cache[l]![1]! : new ort.Tensor('float32', new Float32Array(0), [B, s.kvHeads, 0, s.headDim]);
+    });
+    if (s.useCacheBranch) feeds.use_cache_branch = new ort.Tensor('bool', Uint8Array.of(cache ? 1 : 0), [1]);
+    let res: ort.InferenceSession.ReturnType;
+    try {
+      res = await this.session.run(feeds);
+    } catch (e) {
+      throw new CorlError('CORL_ERR_TENSOR_RUNTIME', `expected ${this.folder.modelFile} to run on a batch of ${B} × ${T} tokens, got ${(e as Error).message}`, { cause: e });
+    }
+    const logits = res.logits!;
+    const dims = logits.dims;
+    if (dims.length !== 3 || dims[0] !== B || dims[1] !== T) {
+      throw new CorlError('CORL_ERR_BACKEND_MODEL', `expected output "logits" of shape [${B}, ${T}, vocab], got [${dims.join(', ')}]`, { where: this.folder.modelFile });
+    }
+    if (logits.type !== 'float32') throw new CorlError('CORL_ERR_BACKEND_MODEL', `expected output "logits" of type float32, got ${logits.type}`, { where: this.folder.modelFile });
+    return { logits: logits.data as Float32Array, V: dims[2]!, cache: s.presentNames.map(([k, v]) => [res[k]!, res[v]!]) };
+  }
+
+  /**
+   * A cache of `parts.length` rows of length `to`: row i is row `parts[i].row` of `parts[i].cache`,
+   * right-aligned (left-padded with zeros, which the attention mask hides).
+   */
+  private assemble(parts: readonly { readonly cache: Cache; readonly row: number }[], to: number): Cache {
+    const { kvHeads: H, headDim: dh, layers } = this.signature;
+    const out: Cache = [];
+    for (let l = 0; l < layers; l++) {
+      out.push([0, 1].map((kv) => {
+        const dst = new Float32Array(parts.length * H * to * dh);
+        parts.forEach(({ cache, row }, i) => {
+          const t = cache[l]![kv]!;
+          const len = t.dims[2]!;
+          const src = t.data as Float32Array;
+          const shift = (to - len) * dh;
+          for (let h = 0; h < H; h++) {
+            const a = (row * H + h) * len * dh;
+            dst.set(src.subarray(a, a + len * dh), (i * H + h) * to * dh + shift);
+          }
+        });
+        return new ort.Tensor('float32', dst, [parts.length, H, to, dh]);
+      }));
+    }
+    return out;
+  }
+
+  private choose(row: Row, logits: Float32Array, offset: number, V: number, scratch: Float64Array, stats: boolean, position: number): void {
+    const c = chooseToken(logits, offset, V, row.temperature, row.topP, row.rng, scratch, stats);
+    row.tokens.push(c.token);
+    row.logprobs.push(c.logprob);
+    if (stats) {
+      row.entropies.push(c.entropy);
+      row.meanLogprobs.push(c.meanLogprob);
+    }
+    if (this.folder.eosTokenIds.includes(c.token)) {
+      row.finish = 'stop';
+      row.done = true;
+      return;
+    }
+    if (row.stop.length > 0) {
+      const text = this.decode(row.tokens);
+      let cut = -1;
+      for (const s of row.stop) {
+        const at = text.indexOf(s);
+        if (at >= 0 && (cut < 0 || at < cut)) cut = at;
+      }
+      if (cut >= 0) {
+        row.text = text.slice(0, cut);
+        row.finish = 'stop';
+        row.done = true;
+        return;
+      }
+    }
+    const limit = this.folder.maxContext;
+    if (row.tokens.length >= row.maxTokens || (limit !== undefined && position + 1 >= limit)) row.done = true;
+  }
+
+  /**
+   * Prompts in prefill groups of consecutive prompts, each group small enough that its logits
+   * ([prompts, longest, vocab] floats: exports return every position's) stay within a budget.
+   */
+  private prefillGroups(prompts: readonly number[][]): number[][] {
+    const vocab = intOf(this.folder.config.vocab_size) ?? 32000;
+    const groups: number[][] = [];
+    let group: number[] = [];
+    let longest = 0;
+    prompts.forEach((p, u) => {
+      const l = Math.max(longest, p.length);
+      if (group.length > 0 && (group.length + 1) * l * vocab > PREFILL_LOGITS_BUDGET) {
+        groups.push(group);
+        group = [];
+        longest = 0;
+      }
+      group.push(u);
+      longest = Math.max(longest, p.length);
+    });
+    groups.push(group);
+    return groups;
+  }
+
+  /** Prefill the distinct prompts, then decode every row until it finishes. */
+  private async generate(prompts: readonly number[][], rows: Row[], stats: boolean): Promise<void> {
+    const P = Math.max(...prompts.map((p) => p.length));
+    const padId = this.folder.eosTokenIds[0] ?? 0;
+    // Per prompt: the prefill cache that holds it, its row there, and its last position's logits.
+    const filled: { cache: Cache; row: number; logits: Float32Array }[] = [];
+    let V = 0;
+    for (const group of this.prefillGroups(prompts)) {
+      const G = group.length;
+      const Pg = Math.max(...group.map((u) => prompts[u]!.length));
+      const ids = new Array<number>(G * Pg).fill(padId);
+      const positions = new Array<number>(G * Pg).fill(1);
+      const mask = new Array<number>(G * Pg).fill(0);
+      group.forEach((u, i) => {
+        const p = prompts[u]!;
+        const pad = Pg - p.length;
+        p.forEach((t, j) => {
+          ids[i * Pg + pad + j] = t;
+          positions[i * Pg + pad + j] = j;
+          mask[i * Pg + pad + j] = 1;
+        });
+      });
+      const pre = await this.forward(G, Pg, ids, positions, mask, undefined);
+      V = pre.V;
+      group.forEach((u, i) => {
+        const at = (i * Pg + Pg - 1) * V;
+        filled[u] = { cache: pre.cache, row: i, logits: pre.logits.slice(at, at + V) };
+      });
+    }
+    const scratch = new Float64Array(2 * V);
+    const len = rows.map((r) => prompts[r.prompt]!.length);
+    rows.forEach((row, r) => {
+      if (row.maxTokens <= 0) { row.done = true; return; }
+      this.choose(row, filled[row.prompt]!.logits, 0, V, scratch, stats, len[r]!);
+    });
+    let active = rows.map((_, r) => r).filter((r) => !rows[r]!.done);
+    if (active.length === 0) return;
+    // The batch holds the active rows, in order; its cache has length P + steps (left padding included).
+    let cache = this.assemble(active.map((r) => filled[rows[r]!.prompt]!), P);
+    filled.length = 0;
+    let batch = active;
+    let length = P;
+    while (active.length > 0) {
+      if (active.length < batch.length) {
+        const c = cache;
+        cache = this.assemble(active.map((r) => ({ cache: c, row: batch.indexOf(r) })), length);
+        batch = active;
+      }
+      const B = batch.length;
+      const stepIds = batch.map((r) => rows[r]!.tokens.at(-1)!);
+      const stepPos = batch.map((r) => len[r]! + rows[r]!.tokens.length - 1);
+      const stepMask = new Array<number>(B * (length + 1)).fill(1);
+      batch.forEach((r, i) => stepMask.fill(0, i * (length + 1), i * (length + 1) + P - len[r]!));
+      const res = await this.forward(B, 1, stepIds, stepPos, stepMask, cache);
+      cache = res.cache;
+      length++;
+      batch.forEach((r, i) => this.choose(rows[r]!, res.logits, i * V, V, scratch, stats, stepPos[i]! + 1));
+      active = batch.filter((r) => !rows[r]!.done);
+    }
+  }
+
+  async update(): Promise<UpdateResult> {
+    throw new CorlError('CORL_ERR_POLICY_CANNOT_TRAIN', `expected a trainable policy, got corl:onnx-lm (${this.folder.modelFile}), which only samples`, { hint: 'train the model with verl, OpenRLHF or TRL and `corl serve`; use corl:onnx-lm with trainer.steps 0 to evaluate it' });
+  }
+
+  /** Writes what identifies the model; there are no trained weights to save. */
+  async save(dir: string): Promise<void> {
+    fs.mkdirSync(dir, { recursive: true });
+    await writeJsonAtomic(path.join(dir, CHECKPOINT_FILE), { kind: 'corl:onnx-lm', model: this.folder.modelFile, bytes: fs.statSync(this.folder.modelFile).size });
+  }
+
+  /** Checks that the checkpoint was written by a policy of the same model file. */
+  async load(dir: string): Promise<void> {
+    const file = path.join(dir, CHECKPOINT_FILE);
+    let saved: { kind?: unknown; model?: unknown; bytes?: unknown };
+    try {
+      saved = JSON.parse(fs.readFileSync(file, 'utf8'));
+    } catch (e) {
+      throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected ${CHECKPOINT_FILE} written by corl:onnx-lm, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { where: file });
+    }
+    const bytes = fs.statSync(this.folder.modelFile).size;
+    if (saved.kind !== 'corl:onnx-lm' || saved.model !== this.folder.modelFile || saved.bytes !== bytes) {
+      throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected a corl:onnx-lm checkpoint of ${this.folder.modelFile} (${bytes} bytes), got ${JSON.stringify(saved.kind)} / ${JSON.stringify(saved.model)} (${JSON.stringify(saved.bytes)} bytes)`, { where: file });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.lease.release();
+    await this.session.release();
+  }
+}

@@ -9,13 +9,14 @@ import { evalCommand } from './commands/eval';
 import { listCommand } from './commands/list';
 import { pretrainCommand } from './commands/pretrain';
 import { rephraseCommand } from './commands/rephrase';
+import { reportCommand } from './commands/report';
 import { serveCommand } from './commands/serve';
 import { trainCommand } from './commands/train';
 import { validateCommand } from './commands/validate';
 import { reportError } from './output';
 
 /** Every command of `corl`, in help order. Each file adds one command to the program. */
-const COMMANDS: ((program: Command) => void)[] = [trainCommand, pretrainCommand, evalCommand, agreementCommand, validateCommand, listCommand, compareCommand, answersCommand, serveCommand, rephraseCommand];
+const COMMANDS: ((program: Command) => void)[] = [trainCommand, pretrainCommand, evalCommand, agreementCommand, validateCommand, listCommand, compareCommand, reportCommand, answersCommand, serveCommand, rephraseCommand];
 
 /** Build the `corl` program. */
 export function buildProgram(): Command {

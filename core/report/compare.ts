@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parse as parseJsonc } from 'jsonc-parser';
 import { loadConfig, loadConfigValue, type LoadedConfig } from '../config/load';
 import { CorlError } from '../errors';
 import { LineProgress, NoProgress, defaultProgress, type ProgressReporter } from '../trainer/progress';
@@ -89,14 +90,77 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     }
     groups.push({ name: l.config.name, runs });
   }
-  const rows = groups.map(resultRow);
-  const table = resultTable(rows);
-  const report = path.join(o.out, 'report.html');
-  await writeFileAtomic(report, renderReport(`corl compare: ${names.join(', ')}`, groups, [
+  return writeCompareOutputs(o.out, groups, [
     `Command: corl compare ${o.configs.join(' ')} --seeds ${o.seeds}${o.steps !== undefined ? ` --steps ${o.steps}` : ''} --out ${o.out}`,
     `Seeds: config seed + 1000·i for i = 0..${o.seeds - 1}.`,
-  ]));
-  await writeJsonAtomic(path.join(o.out, 'results.json'), rows);
-  await writeFileAtomic(path.join(o.out, 'results.txt'), table + '\n');
+  ]);
+}
+
+/** Write a comparison's table (results.txt, results.json) and report.html into its folder. */
+async function writeCompareOutputs(out: string, groups: readonly ReportGroup[], notes: readonly string[]): Promise<CompareResult> {
+  const rows = groups.map(resultRow);
+  const table = resultTable(rows);
+  const report = path.join(out, 'report.html');
+  await writeFileAtomic(report, renderReport(`corl compare: ${groups.map((g) => g.name).join(', ')}`, groups, notes));
+  await writeJsonAtomic(path.join(out, 'results.json'), rows);
+  await writeFileAtomic(path.join(out, 'results.txt'), table + '\n');
   return { rows, table, report };
+}
+
+/** What {@link reportCompare} found besides the table. */
+export interface CompareReportResult extends CompareResult {
+  /** Run folders left out because they have not finished (config/seed-i). */
+  readonly unfinished: readonly string[];
+}
+
+/**
+ * Rewrite the table and report.html of a comparison folder from the runs it holds, running nothing:
+ * finished runs only (an unfinished one is listed, not shown), configs in the order `corl compare`
+ * was given them. For a folder another `corl compare` is still filling, or after upgrading corl.
+ */
+export async function reportCompare(out: string): Promise<CompareReportResult> {
+  const metaFile = path.join(out, 'compare.json');
+  if (!fs.existsSync(metaFile)) throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected a comparison folder with compare.json, got none in ${out}`, { where: out, hint: 'pass the --out folder of corl compare, or a run directory' });
+  let meta: { configs?: unknown; seeds?: unknown };
+  try {
+    meta = JSON.parse(fs.readFileSync(metaFile, 'utf8'));
+  } catch (e) {
+    throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in compare.json, got ${(e as Error).message}`, { where: metaFile });
+  }
+  const groups: ReportGroup[] = [];
+  const unfinished: string[] = [];
+  const folders = fs.readdirSync(out, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+  for (const name of folders) {
+    const seeds = fs.readdirSync(path.join(out, name)).filter((s) => /^seed-\d+$/.test(s)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
+    const runs = [];
+    for (const s of seeds) {
+      const dir = path.join(out, name, s);
+      if (!fs.existsSync(path.join(dir, 'state.json'))) continue;
+      const run = RunDirectory.open(dir);
+      const state = run.state();
+      if (!state.finished) { unfinished.push(`${name}/${s}`); continue; }
+      runs.push(readRun(dir));
+    }
+    if (runs.length) groups.push({ name, runs });
+  }
+  if (groups.length === 0) throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected at least one finished run in ${out}, got none${unfinished.length ? ` (${unfinished.length} unfinished)` : ''}`, { where: out });
+  // The order corl compare was given: each listed config's folder is named by the config's "name".
+  const order = Array.isArray(meta.configs) ? (meta.configs as unknown[]).map((c) => (typeof c === 'string' ? configName(c) : undefined)) : [];
+  const rank = (n: string): number => { const i = order.indexOf(n); return i < 0 ? order.length : i; };
+  groups.sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name));
+  const result = await writeCompareOutputs(out, groups, [
+    `Rendered by corl report ${out} from ${groups.reduce((n, g) => n + g.runs.length, 0)} finished run(s)${unfinished.length ? `; left out, unfinished: ${unfinished.join(', ')}` : ''}.`,
+    'Seeds: config seed + 1000·i for run seed-i.',
+  ]);
+  return { ...result, unfinished };
+}
+
+/** The "name" of a config file, or undefined when it cannot be read (the report then orders by folder name). */
+function configName(file: string): string | undefined {
+  try {
+    const v = parseJsonc(fs.readFileSync(file, 'utf8')) as { name?: unknown } | undefined;
+    return typeof v?.name === 'string' ? v.name : undefined;
+  } catch {
+    return undefined;
+  }
 }

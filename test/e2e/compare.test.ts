@@ -44,6 +44,40 @@ describe('e2e: corl compare and the report', function () {
     expect(after.length).to.equal(before.length + 2);
   });
 
+  it('corl report rewrites a comparison from its finished runs without running anything, in the order compare was given', () => {
+    const ring = writeConfig(tmp.dir, 'co-rl.json', coRlConfig());
+    const base = writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 }, eval: { samples: 4, ensemble: 2 } }));
+    const out = path.join(tmp.dir, 'cmp');
+    const r = corl(['compare', ring, base, '--seeds', '2', '--steps', '2', '--out', out, '--progress', 'none']);
+    expect(r.status, r.stderr).to.equal(0);
+    const table = fs.readFileSync(path.join(out, 'results.txt'), 'utf8');
+    fs.rmSync(path.join(out, 'report.html'));
+    fs.rmSync(path.join(out, 'results.txt'));
+    const again = corl(['report', out]);
+    expect(again.status, again.stderr).to.equal(0);
+    expect(fs.readFileSync(path.join(out, 'results.txt'), 'utf8')).to.equal(table); // same rows, same order (co-rl first)
+    expect(again.stdout).to.contain(table.trimEnd()).and.contain(`report: ${path.join(out, 'report.html')}`);
+    expect(fs.readFileSync(path.join(out, 'report.html'), 'utf8')).to.contain('<svg').and.contain('Rendered by corl report');
+    // Nothing ran: no run folder changed.
+    const metrics = fs.readFileSync(path.join(out, 'fixture-co-rl', 'seed-1', 'metrics.jsonl'), 'utf8');
+    // An unfinished run is left out and named.
+    const stateFile = path.join(out, 'fixture-co-rl', 'seed-1', 'state.json');
+    fs.writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(stateFile, 'utf8')), finished: false }));
+    const partial = corl(['report', out]);
+    expect(partial.status, partial.stderr).to.equal(0);
+    expect(partial.stdout).to.contain('left out, unfinished: fixture-co-rl/seed-1');
+    expect(partial.stdout.split('\n').find((l) => l.startsWith('fixture-co-rl'))).to.match(/fixture-co-rl\s+no\s+1\s+2\s/);
+    expect(fs.readFileSync(path.join(out, 'fixture-co-rl', 'seed-1', 'metrics.jsonl'), 'utf8')).to.equal(metrics);
+    // A single run directory gets its own report.
+    const run = corl(['report', path.join(out, 'fixture-base', 'seed-0')]);
+    expect(run.status, run.stderr).to.equal(0);
+    expect(fs.existsSync(path.join(out, 'fixture-base', 'seed-0', 'report.html'))).to.equal(true);
+    // Neither kind of folder: a coded error naming it.
+    const none = corl(['report', tmp.dir]);
+    expect(none.status).to.equal(1);
+    expect(none.stderr).to.contain('CORL_ERR_RUN_NOT_FOUND').and.contain(tmp.dir);
+  });
+
   it('corl train writes a report for the run', () => {
     const file = writeConfig(tmp.dir, 'co-rl.json', coRlConfig());
     const out = path.join(tmp.dir, 'run');

@@ -1,4 +1,4 @@
-// Deterministic randomness for the whole project: there is no Math.random in corl.
+// Deterministic randomness for the whole project: nothing in corl draws unseeded random numbers.
 // xoshiro128** (Blackman & Vigna), 32-bit state words, seeded through splitmix32.
 
 /** Mix any number of integers (or strings) into one 32-bit seed; order matters. */

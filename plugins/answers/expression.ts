@@ -376,7 +376,7 @@ export const PROBES = 6;
 /**
  * The value of variable `name` at probe `k`: a fixed, irrational-looking point with |v| in (0.6, 2.2),
  * positive for even k and negative for odd k (so that √(x²) and x differ), the same on every run
- * (derived with mixSeed, no Math.random).
+ * (derived with mixSeed, never unseeded).
  */
 export function probeValue(name: string, k: number): number {
   const v = 0.6 + (mixSeed('probe', name, k) / 4294967296) * 1.6;

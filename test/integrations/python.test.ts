@@ -4,6 +4,7 @@
 // completions fed in: reward = 1 when a completion's answer equals the supervisor's plurality.
 import { expect } from 'chai';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Rng } from '../../core/util/rng';
@@ -286,6 +287,26 @@ describe('integrations: Python clients against the real corl serve (python3 on P
     expect(trl[0].answer.step).to.equal(5);
     expect(trl[1].value_error).to.contain('expected a multiple of group_size=4 completions in one call, got 10');
     expect(trl[2].value_error).to.contain('to share one prompt');
+  });
+
+  it('the verl manager\'s tensor glue: left-padded prompts decoded, each reward on its response\'s last valid token', async () => {
+    const s = await serve(SOLO());
+    const own = [['4', '4', '6'], ['1', null, '2']];
+    const rng = new Rng(17);
+    // Responses of different lengths (so padding differs), prompts of different lengths, shuffled.
+    const flat = own.flatMap((xs, j) => xs.map((a, k) => ({ uid: `uid-${j}`, index: j === 0 ? 40 : null, prompt: j === 0 ? 'Short prompt.' : 'A somewhat longer prompt for the second problem.', response: text(rng, a) + ' Done.'.repeat(k), answer: a, j })));
+    const batch = shuffled(flat.length, 18).map((i) => flat[i]!);
+    const [result] = await python({ url: s.url, agent: 'solo', mode: 'verl_glue', steps: [{ step: 3, rows: batch.map(({ uid, index, prompt, response }) => ({ uid, index, prompt, response })) }] }, tmp.dir, 'glue');
+    const posted = own.map((_, j) => batch.filter((x) => x.j === j).map((x) => x.answer));
+    const rewards = batch.map((x) => (x.answer !== null && x.answer === plurality(posted[x.j]!) ? 1 : 0));
+    const width = Math.max(...batch.map((x) => x.response.split(' ').length));
+    expect(result.reward_tensor).to.deep.equal(batch.map((x, i) => Array.from({ length: width }, (_, t) => (t === x.response.split(' ').length - 1 ? rewards[i] : 0))));
+    expect(result.answer.step).to.equal(3);
+    // Problem 0 is exchanged under its extra_info index; problem 1 has none, so under a hash of its
+    // prompt as decoded from the left-padded ids (which must therefore be exactly the prompt).
+    const idOf = (j: number): string => (j === 0 ? '40' : `p-${createHash('sha1').update(flat.find((x) => x.j === 1)!.prompt).digest('hex').slice(0, 16)}`);
+    expect(result.answer.groups.map((g: any) => g.id)).to.deep.equal([...new Set(batch.map((x) => x.j))].map(idOf));
+    expect(result.extra).to.deep.equal({ corl_labeled: batch.map(() => 1), corl_fallback: batch.map(() => 0) });
   });
 
   it('OpenRLHF: K concurrent one-sample /get_reward requests per prompt (threads) meet at the barrier', async () => {

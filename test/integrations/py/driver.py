@@ -56,6 +56,22 @@ def main():
                 rewards, extra, answer = r["ok"]
                 r = {"ok": rewards, "extra": extra, "answer": answer, "step": step}
             out.append(r)
+    elif mode == "verl_glue":
+        # step: {"step", "rows": [{"prompt", "response", "uid", "index"}]}: CorlRewardManager.__call__
+        # on a stand-in DataProto of token ids, with a stand-in torch and tokenizer (fake_torch.py)
+        import fake_torch
+
+        sys.modules["torch"] = fake_torch
+        from verl_reward_manager import CorlRewardManager
+
+        tok = fake_torch.Tokenizer()
+        manager = CorlRewardManager(tokenizer=tok, agent=job["agent"], client=client)
+        for s in job["steps"]:
+            rows = [dict(r, prompt=tok.encode(r["prompt"]), response=tok.encode(r["response"])) for r in s["rows"]]
+            data = fake_torch.data_proto(rows, s["step"])
+            result = manager(data, return_dict=True)
+            out.append({"reward_tensor": result["reward_tensor"].tolist(), "extra": result["reward_extra_info"],
+                        "answer": manager.last_answer})
     elif mode == "openrlhf":
         # step: {"samples": [{"query", "prompt"?, "label"?}]}: one request per sample, all at once
         for s in job["steps"]:

@@ -4,6 +4,7 @@
 // of 8 such groups, of about 600-character math completions ending in a boxed answer. Two configs: a ring (Co-RL: each
 // agent waits for its peer's answers of the same step) and corl:self (TTRL: no waiting).
 // Figures: completions scored per second, request latency p50/p99 as the agents see it, requests.
+// A third run keeps the journal on tmpfs, separating the disk's fdatasync from the service's work.
 // Profile the service with BENCH_SERVE_PROF=<dir> (passes --cpu-prof --cpu-prof-dir=<dir>).
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -82,8 +83,8 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 }
 
-async function measure(label: string, config: Record<string, unknown>, groups: number): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corl-bench-serve-'));
+async function measure(label: string, config: Record<string, unknown>, groups: number, journalDir = os.tmpdir()): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(journalDir, 'corl-bench-serve-'));
   const file = path.join(dir, 'serve.json');
   fs.writeFileSync(file, JSON.stringify(config));
   const service = await startService(file, path.join(dir, 'journal.jsonl'));
@@ -113,6 +114,11 @@ async function measure(label: string, config: Record<string, unknown>, groups: n
     process.stdout.write(`  requests ${latencies.length} (${failures} failed), completions ${completions}, ${seconds.toFixed(2)} s\n`);
     process.stdout.write(`  completions scored per second: ${(completions / seconds).toFixed(0)}\n`);
     process.stdout.write(`  latency ms: p50 ${quantile(latencies, 0.5).toFixed(2)}, p99 ${quantile(latencies, 0.99).toFixed(2)}, max ${latencies[latencies.length - 1]!.toFixed(2)}\n`);
+    const prom = await new Promise<string>((resolve, reject) => http.get(`${service.url}/metrics`, { agent }, (res) => { let t = ''; res.on('data', (c) => { t += c; }); res.on('end', () => resolve(t)); }).on('error', reject));
+    const value = (series: string): number => Number(prom.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1] ?? NaN);
+    const syncs = value('corl_serve_journal_sync_seconds_count');
+    const records = value('corl_serve_journal_records_total');
+    process.stdout.write(`  journal (warm-up included): ${syncs} fdatasyncs, mean ${((value('corl_serve_journal_sync_seconds_sum') / syncs) * 1000).toFixed(2)} ms, ${(records / syncs).toFixed(1)} records per sync\n`);
   } finally {
     agent.destroy();
     const exited = new Promise((r) => service.proc.once('exit', r));
@@ -131,6 +137,9 @@ export const bench: Bench = {
     for (const groups of REQUEST_SIZES) {
       await measure('ring (Co-RL exchange, each agent waits for its peer)', { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve }, groups);
       await measure('self (TTRL, no waiting)', { name: 'bench-serve-self', agents, topology: 'corl:self', reward: 'corl:vote', serve }, groups);
+      // The journal's fdatasync sets the latency floor; on tmpfs it costs next to nothing, which
+      // shows what the service's own work costs.
+      if (fs.existsSync('/dev/shm')) await measure('ring, journal on tmpfs (/dev/shm)', { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve }, groups, '/dev/shm');
     }
   },
 };

@@ -276,6 +276,7 @@ describe('integrations: Python clients against the real corl serve (python3 on P
         { prompts: trlPrompts, completions: trlCompletions },
         { prompts: trlPrompts.slice(0, 10), completions: trlCompletions.slice(0, 10) },
         { prompts: [...trlPrompts.slice(0, 3), trlPrompts[4], ...trlPrompts.slice(4)], completions: trlCompletions },
+        { prompts: [...trlPrompts.slice(0, K), ...trlPrompts.slice(0, K)], completions: trlCompletions.slice(0, 2 * K) },
       ] }, tmp.dir, 'trl'),
     ]);
     // verl: each uid's responses in the order the shuffled batch holds them vote among themselves.
@@ -287,6 +288,12 @@ describe('integrations: Python clients against the real corl serve (python3 on P
     expect(trl[0].answer.step).to.equal(5);
     expect(trl[1].value_error).to.contain('expected a multiple of group_size=4 completions in one call, got 10');
     expect(trl[2].value_error).to.contain('to share one prompt');
+    // A prompt drawn twice in one batch: two groups, the second id suffixed; the call after the
+    // refused ones is step 6 (refused calls post nothing and count no step).
+    const h = `p-${createHash('sha1').update(PROBLEMS[0]!.prompt).digest('hex').slice(0, 16)}`;
+    expect(trl[3].answer.groups.map((g: any) => g.id)).to.deep.equal([h, `${h}#2`]);
+    expect(trl[3].answer.step).to.equal(6);
+    expect(trl[0].answer.groups[0].id).to.equal(h);
   });
 
   it('the verl manager\'s tensor glue: left-padded prompts decoded, each reward on its response\'s last valid token', async () => {

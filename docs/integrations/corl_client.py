@@ -46,7 +46,7 @@ class CorlServeError(Exception):
 
     code        always CORL_ERR_SERVE_CLIENT
     status      the HTTP status of the last answer (None: no answer at all)
-    server_code the service's own code (CORL_ERR_SERVE_*), None without an answer
+    server_code the code the service answered with (e.g. CORL_ERR_SERVE_CONFLICT), None without an answer
     where       the request field the service blamed, when it named one
     """
 

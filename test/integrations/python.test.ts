@@ -44,7 +44,8 @@ function python(job: Record<string, unknown>, dir: string, name: string): Promis
   const file = path.join(dir, `${name}.job.json`);
   fs.writeFileSync(file, JSON.stringify({ integrations: INTEGRATIONS, ...job }));
   return new Promise((resolve, reject) => {
-    const p = spawn(PYTHON, [DRIVER, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // No __pycache__ folders in docs/integrations or the test tree.
+    const p = spawn(PYTHON, [DRIVER, file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => { out += d; });

@@ -16,6 +16,7 @@ const BENCHES: Record<string, { description: string; load: () => Bench }> = {
   transformer: { description: 'embedded transformer training and sampling tokens/s against a 512³ MatMul', load: () => require('./transformer').bench },
   'onnx-lm': { description: 'corl:onnx-lm decode tokens/s on generated optimum-layout models', load: () => require('./onnx-lm').bench },
   answers: { description: 'answer extraction, keys, labels and rewards at paper scale', load: () => require('./answers').bench },
+  serve: { description: 'corl serve throughput and latency: 8 agents posting 12-completion groups (ring and self)', load: () => require('./serve').bench },
 };
 
 async function main(): Promise<void> {

@@ -40,8 +40,11 @@ interface Slot {
 /** Fingerprint of a posted group: what a retry must repeat exactly. */
 export function groupHash(group: PostedGroup): string {
   const h = createHash('sha1');
-  h.update(group.reference ?? '\u0000');
-  for (const c of group.completions) { h.update('\u0001'); h.update(c.text); }
+  // One update over the same bytes as reference, then "\u0001" + text per completion (the digest
+  // is unchanged from hashing them piece by piece, so journals stay valid).
+  let text = group.reference ?? '\u0000';
+  for (const c of group.completions) text += '\u0001' + c.text;
+  h.update(text);
   return h.digest('base64url');
 }
 
@@ -159,8 +162,13 @@ export class Exchange {
     const durable = this.journal.append(records);
     for (const slot of touched) for (const w of [...slot.waiters]) w();
     if (step > this.maxStep) this.advance(step);
-    await durable;
-    return Promise.all(groups.map((g, i) => this.answer(agent, step, g, hashes[i]!, deadline)));
+    // Answers are computed while the keys are being written: an answer record is appended after
+    // these keys, so when both are ready together they share one write and one fdatasync. The
+    // request is answered only once both are durable (an error answer, too, waits for the keys).
+    const [keysDone, answersDone] = await Promise.allSettled([durable, Promise.all(groups.map((g, i) => this.answer(agent, step, g, hashes[i]!, deadline)))]);
+    if (keysDone.status === 'rejected') throw keysDone.reason;
+    if (answersDone.status === 'rejected') throw answersDone.reason;
+    return answersDone.value;
   }
 
   private answer(agent: number, step: number, group: PostedGroup, hash: string, deadline: number): Promise<GroupAnswer> {

@@ -1,0 +1,49 @@
+// docs/guide/serve.md and docs/integrations/openrlhf.md against the code: every serve config they
+// mark `<!-- corl:serve-config -->` passes the serve schema, every metric the service exports and
+// every CORL_ERR_SERVE_* code is in the guide, each code with the HTTP status the server answers.
+import { expect } from 'chai';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse as parseJsonc } from 'jsonc-parser';
+import { CorlError } from '../../core/errors';
+import { SERVE_CODES } from '../../core/errors/codes/serve';
+import { ServeMetrics } from '../../core/serve/prom';
+import { statusOf } from '../../core/serve/server';
+import { loadServeConfigValue } from '../../core/serve/setup';
+import { ROOT } from '../../scripts/generate';
+
+const GUIDE = fs.readFileSync(path.join(ROOT, 'docs/guide/serve.md'), 'utf8');
+const OPENRLHF = fs.readFileSync(path.join(ROOT, 'docs/integrations/openrlhf.md'), 'utf8');
+
+function serveConfigs(text: string): unknown[] {
+  return [...text.matchAll(/<!-- corl:serve-config -->\s*\n```json\n([\s\S]*?)\n```/g)].map((m) => parseJsonc(m[1]!));
+}
+
+describe('docs/guide/serve.md (checked against the service)', function () {
+  this.timeout(60000);
+
+  it('every marked serve config is valid for corl serve', async () => {
+    const configs = [...serveConfigs(GUIDE), ...serveConfigs(OPENRLHF)];
+    expect(configs.length).to.equal(3);
+    for (const c of configs) await loadServeConfigValue(c, { baseDir: ROOT });
+  });
+
+  it('lists every metric GET /metrics exports', () => {
+    const m = new ServeMetrics();
+    for (const g of ['corl_serve_inflight_requests', 'corl_serve_exchange_slots', 'corl_serve_barrier_pending_samples', 'corl_serve_uptime_seconds']) m.gauge(g, '', () => 0);
+    const names = [...m.render().matchAll(/^# TYPE (\S+)/gm)].map((x) => x[1]!);
+    expect(names.length).to.equal(14);
+    for (const n of names) expect(GUIDE, n).to.contain(`\`${n}`);
+  });
+
+  it('lists every serve error code, request errors with the status the server answers', () => {
+    for (const code of Object.keys(SERVE_CODES)) {
+      const row = GUIDE.split('\n').find((l) => l.startsWith(`| \`${code}\` |`));
+      expect(row, code).to.not.equal(undefined);
+      const cell = row!.split('|')[2]!.trim();
+      if (cell.startsWith('(')) continue;
+      const status = statusOf(new CorlError(code as never, 'x'));
+      expect(cell.split(', ').map(Number), code).to.include(status);
+    }
+  });
+});

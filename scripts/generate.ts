@@ -8,6 +8,7 @@ import type { JsonSchema } from '../core/contracts/plugin';
 import { PLUGIN_KINDS } from '../core/contracts/plugin';
 import { publishedSchema } from '../core/config/published-schema';
 import { rootSchema } from '../core/config/root-schema';
+import { serveRootSchema } from '../core/config/serve-schema';
 import { ERROR_CODES } from '../core/errors';
 import { createRunContainer } from '../core/plugins/container';
 import { PLUGIN_REGISTRY } from '../core/plugins/registry';
@@ -23,6 +24,7 @@ export async function generatedFiles(): Promise<Record<string, string>> {
   const registry = container.resolve(PLUGIN_REGISTRY);
   return {
     'schema/corl.schema.json': JSON.stringify(publishedSchema(registry), null, 2) + '\n',
+    'schema/corl-serve.schema.json': JSON.stringify(publishedSchema(registry, serveRootSchema()), null, 2) + '\n',
     'docs/reference/errors.md': errorsReference(),
     'docs/reference/config.md': configReference(registry.all().map((d) => d.manifest)),
     'docs/reference/contracts.md': contractsReference(ROOT),

@@ -6,9 +6,10 @@ import { rootSchema } from './root-schema';
 /**
  * The schema editors use (schema/corl.schema.json): the root schema with every `corlPlugin` slot
  * expanded into "a registered name, or {use, options} whose options match that plugin's schema".
- * Generated from the registry by `npm run gen`; a test fails when the file is stale.
+ * Generated from the registry by `npm run gen`; a test fails when the file is stale. With the serve
+ * root schema it is schema/corl-serve.schema.json, for `corl serve` configs.
  */
-export function publishedSchema(registry: PluginRegistry): JsonSchema {
+export function publishedSchema(registry: PluginRegistry, root: JsonSchema = rootSchema()): JsonSchema {
   const defs: Record<string, unknown> = {};
   for (const kind of PLUGIN_KINDS) {
     const plugins = registry.all().filter((d) => d.manifest.kind === kind);
@@ -35,8 +36,8 @@ export function publishedSchema(registry: PluginRegistry): JsonSchema {
       ],
     };
   }
-  const root = expand(rootSchema()) as Record<string, unknown>;
-  return { ...root, $defs: defs };
+  const expanded = expand(root) as Record<string, unknown>;
+  return { ...expanded, $defs: defs };
 }
 
 function expand(schema: unknown): unknown {

@@ -6,6 +6,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../../core/config/load';
+import { RewardServer } from '../../core/serve/server';
+import { loadServeConfig } from '../../core/serve/setup';
 import { instantiate } from '../../core/plugins/instantiate';
 import { tempDir, writeConfig } from '../fixtures/configs';
 
@@ -30,6 +32,33 @@ function skeleton(c: any): unknown {
 
 describe('e2e: shipped configs and base checkpoints', function () {
   this.timeout(600000);
+
+  it('the shipped serve configs (configs/serve/) load, are label-free, and serve a Co-RL exchange', async () => {
+    const dir = path.join(CONFIGS, 'serve');
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+    expect(files).to.include.members(['co-rl.json', 'ttrl.json']);
+    const tmp = tempDir('corl-serve-cfg-');
+    try {
+      for (const f of files) {
+        const served = await loadServeConfig(path.join(dir, f));
+        expect(served.loaded.supervised, f).to.equal(false);
+        expect(served.config.name, f).to.equal(`serve-${f.replace(/\.json$/, '')}`);
+      }
+      const server = await RewardServer.start(await loadServeConfig(path.join(dir, 'co-rl.json')), { port: 0, journal: path.join(tmp.dir, 'j.jsonl') });
+      try {
+        const url = `http://127.0.0.1:${server.address.port}/v1/groups`;
+        const post = (agent: string, answers: string[]) => fetch(url, { method: 'POST', body: JSON.stringify({ agent, step: 0, groups: [{ id: 'p', completions: answers.map((a) => `so \\boxed{${a}}`) }] }) }).then((r) => r.json() as Promise<any>);
+        // agent-0 says 3 (x5) / 4 (x3); agent-1 says 4 (x6) / 3 (x2). Ring: 0 is rewarded by 1's label (4), 1 by 0's (3).
+        const [r0, r1] = await Promise.all([post('agent-0', ['3', '3', '4', '3', '3', '4', '3', '4']), post('agent-1', ['4', '4', '3', '4', '4', '4', '3', '4'])]);
+        expect(r0.groups[0].rewards).to.deep.equal([0, 0, 1, 0, 0, 1, 0, 1]);
+        expect(r1.groups[0].rewards).to.deep.equal([0, 0, 1, 0, 0, 0, 1, 0]);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      tmp.cleanup();
+    }
+  });
 
   it('ships every baseline the benchmark names, each valid, named after its file and carrying $schema', async () => {
     const names = shipped.map((f) => f.replace(/\.json$/, ''));

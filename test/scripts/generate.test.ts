@@ -13,14 +13,15 @@ describe('scripts/generate (generated files are committed and current)', () => {
     }
   });
 
-  it('every shipped config points at the published schema', () => {
+  it('every shipped config points at the published schema (serve configs at the serve schema)', () => {
     const dir = path.join(ROOT, 'configs');
     const configs = fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.json')) : [];
     for (const rel of configs) {
       const text = fs.readFileSync(path.join(dir, rel), 'utf8');
       const m = /"\$schema"\s*:\s*"([^"]+)"/.exec(text);
       expect(m, `${rel} has no $schema`).to.not.equal(null);
-      expect(path.resolve(path.dirname(path.join(dir, rel)), m![1]!)).to.equal(path.join(ROOT, 'schema', 'corl.schema.json'));
+      const published = rel.startsWith(`serve${path.sep}`) ? 'corl-serve.schema.json' : 'corl.schema.json';
+      expect(path.resolve(path.dirname(path.join(dir, rel)), m![1]!), rel).to.equal(path.join(ROOT, 'schema', published));
     }
   });
 });
@@ -41,5 +42,22 @@ describe('schema/corl.schema.json (the published schema)', () => {
     expect(validate(config), JSON.stringify(validate.errors)).to.equal(true);
     expect(validate({ ...config, topology: { use: 'corl:ring', options: { direktion: 'forward' } } })).to.equal(false);
     expect(validate({ ...config, trainer: { steps: 'ten' } })).to.equal(false);
+  });
+});
+
+describe('schema/corl-serve.schema.json (the published serve schema)', () => {
+  it('accepts every shipped serve config (no task, no policies) and rejects a bad serve field', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const Ajv2020 = require('ajv/dist/2020').default;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    const validate = ajv.compile(JSON.parse((await generatedFiles())['schema/corl-serve.schema.json']!));
+    const dir = path.join(ROOT, 'configs', 'serve');
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
+    expect(files.length).to.be.greaterThan(0);
+    for (const f of files) {
+      const config = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+      expect(validate(config), `${f}: ${JSON.stringify(validate.errors)}`).to.equal(true);
+      expect(validate({ ...config, serve: { ...config.serve, exchange: { fallback: 'retry' } } }), f).to.equal(false);
+    }
   });
 });

@@ -42,7 +42,7 @@ export function serveCommand(program: Command): void {
     .option('--journal <file>', 'label journal (default: serve.journal, or <name>.journal.jsonl beside the config)')
     .option('--token-file <file>', 'require "Authorization: Bearer <token>" with the token in this file (or set CORL_SERVE_TOKEN)')
     .option('--allow-no-token', 'allow binding beyond loopback without a token (trusted networks only)')
-    .addHelpText('after', '\nExamples:\n  corl serve -c configs/serve-co-rl.json\n  CORL_SERVE_TOKEN=s3cret corl serve -c serve.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n')
+    .addHelpText('after', '\nExamples:\n  corl serve -c configs/serve/co-rl.json\n  CORL_SERVE_TOKEN=s3cret corl serve -c serve.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n')
     .action(async (flags: ServeFlags) => {
       if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config>, got none', { where: '-c' });
       const port = intFlag('--port', flags.port, 0);

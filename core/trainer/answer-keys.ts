@@ -3,14 +3,18 @@ import type { Equivalence } from '../contracts/equivalence';
 import type { GroundTruth, Problem } from '../contracts/problem';
 import type { RewardSource } from '../contracts/reward-source';
 
-const LIMIT = 200_000;
+/** Bounds of the cache: distinct texts, and their characters in all (about 2 bytes each in memory). */
+export const ANSWER_CACHE_LIMITS = { texts: 200_000, chars: 32 * 1024 * 1024, longestText: 16 * 1024 };
 
 /**
- * Answer extraction and canonical keys, computed once per distinct completion text and cached
- * (small policies repeat themselves a lot; the cache is bounded and cleared when full).
+ * Answer extraction and canonical keys, computed once per distinct completion text and cached.
+ * Small policies repeat themselves a lot; a real model's long completions almost never do, so a
+ * text longer than `longestText` is not kept, and the cache is cleared when it holds `texts` texts
+ * or `chars` characters (a long-lived `corl serve` would otherwise hold gigabytes of completions).
  */
 export class AnswerKeys {
   private readonly cache = new Map<string, { answer: string | null; key: string | null }>();
+  private cachedChars = 0;
   private readonly refKeys = new Map<string, string | null>();
 
   constructor(private readonly extractor: AnswerExtractor, private readonly equivalence: Equivalence, private readonly reward?: RewardSource) {}
@@ -22,10 +26,21 @@ export class AnswerKeys {
       const answer = this.extractor.extract(text);
       const key = answer === null ? null : this.equivalence.key(answer);
       hit = { answer, key: key === '' ? null : key };
-      if (this.cache.size >= LIMIT) this.cache.clear();
-      this.cache.set(text, hit);
+      if (text.length <= ANSWER_CACHE_LIMITS.longestText) {
+        if (this.cache.size >= ANSWER_CACHE_LIMITS.texts || this.cachedChars + text.length > ANSWER_CACHE_LIMITS.chars) {
+          this.cache.clear();
+          this.cachedChars = 0;
+        }
+        this.cache.set(text, hit);
+        this.cachedChars += text.length;
+      }
     }
     return hit;
+  }
+
+  /** What the cache holds now: distinct texts and their characters. */
+  cacheSize(): { texts: number; chars: number } {
+    return { texts: this.cache.size, chars: this.cachedChars };
   }
 
   /** Keys through the run's extractor and equivalence (evaluation, monitoring). */

@@ -1,0 +1,37 @@
+import { expect } from 'chai';
+import type { AnswerExtractor } from '../../../core/contracts/answer-extractor';
+import type { Equivalence } from '../../../core/contracts/equivalence';
+import { ANSWER_CACHE_LIMITS, AnswerKeys } from '../../../core/trainer/answer-keys';
+
+describe('core/trainer/answer-keys (the key cache)', () => {
+  let extracted = 0;
+  const extractor: AnswerExtractor = { extract: (t) => { extracted++; const m = /\\boxed\{([^}]*)\}/.exec(t); return m ? m[1]! : null; } };
+  const equivalence = { key: (a: string) => a.trim(), equal: (a: string, b: string) => a === b } as unknown as Equivalence;
+  beforeEach(() => { extracted = 0; });
+
+  it('extracts a repeated short text once', () => {
+    const keys = new AnswerKeys(extractor, equivalence);
+    for (let i = 0; i < 5; i++) expect(keys.of('so \\boxed{ 7 }')).to.deep.equal({ answer: ' 7 ', key: '7' });
+    expect(extracted).to.equal(1);
+    expect(keys.cacheSize()).to.deep.equal({ texts: 1, chars: 'so \\boxed{ 7 }'.length });
+  });
+
+  it('does not keep a text longer than longestText (same answer every time, extracted each time)', () => {
+    const keys = new AnswerKeys(extractor, equivalence);
+    const long = 'x'.repeat(ANSWER_CACHE_LIMITS.longestText) + ' \\boxed{3}';
+    expect(keys.of(long).key).to.equal('3');
+    expect(keys.of(long).key).to.equal('3');
+    expect(extracted).to.equal(2);
+    expect(keys.cacheSize().texts).to.equal(0);
+  });
+
+  it('is cleared before it would pass its character budget', () => {
+    const keys = new AnswerKeys(extractor, equivalence);
+    const size = ANSWER_CACHE_LIMITS.longestText; // texts of exactly the longest kept length
+    const perClear = Math.floor(ANSWER_CACHE_LIMITS.chars / size);
+    for (let i = 0; i < perClear; i++) keys.of(`${String(i).padStart(8, '0')}${'y'.repeat(size - 8)}`);
+    expect(keys.cacheSize()).to.deep.equal({ texts: perClear, chars: perClear * size });
+    keys.of(`z${'y'.repeat(size - 1)}`); // one more would exceed the budget: cleared, then kept
+    expect(keys.cacheSize()).to.deep.equal({ texts: 1, chars: size });
+  });
+});

@@ -34,6 +34,7 @@ export function serveSection(): JsonSchema {
           agent: { type: 'string', minLength: 1, description: 'agent scored when the URL names none (`?agent=`); default: the first agent' },
           groupSize: { type: 'integer', minimum: 1, default: 8, description: 'samples per prompt (n_samples_per_prompt) collected before a group reward source votes; pointwise sources ignore it' },
           wait: { type: 'number', minimum: 0, default: 120, description: 'seconds a partial group waits for its remaining samples before it is scored as it is' },
+          keepRounds: { type: 'integer', minimum: 1, default: 4, description: 'rounds (epochs) of each prompt kept in memory and in the compacted journal, counted back from its newest; older ones are dropped so a long run stays bounded' },
           groupBy: { enum: ['prompt', 'label'], default: 'prompt', description: 'what identifies a group: the prompt text, or the label field (set OpenRLHF --label_key to a problem id column for cross-agent exchange)' },
           stripTokens: { type: 'array', items: { type: 'string', minLength: 1 }, default: [...DEFAULT_STRIP_TOKENS], description: 'special tokens removed from the end of each response before extraction' },
         },

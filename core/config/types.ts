@@ -99,6 +99,8 @@ export interface ServeSettings {
     readonly groupSize: number;
     /** Seconds a partial group waits before it is scored as it is. */
     readonly wait: number;
+    /** Rounds (epochs) of each prompt kept, counted back from its newest. */
+    readonly keepRounds: number;
     /** What identifies a group. */
     readonly groupBy: 'prompt' | 'label';
     /** Special tokens removed from the end of responses. */

@@ -16,6 +16,20 @@ export interface ExchangeOptions {
   readonly fallback: 'self' | 'zero' | 'error';
   /** Steps kept, counted back from the newest (Infinity: everything). */
   readonly keepSteps: number;
+  /**
+   * Rounds kept per group id, counted back from that id's newest (Infinity: everything). POST
+   * /get_reward has no global step: its "step" is how often an agent has posted the id (the epoch),
+   * so old slots are dropped per id rather than by step.
+   */
+  readonly keepRounds?: number;
+}
+
+/** What a compacted journal keeps of one namespace. */
+export interface RetainRule {
+  /** Newest steps kept (counted back from the namespace's newest step). */
+  readonly steps: number;
+  /** Newest rounds kept per group id (counted back from that id's newest). */
+  readonly rounds?: number;
 }
 
 /** Events the server counts. */
@@ -57,6 +71,8 @@ export function groupHash(group: PostedGroup): string {
 export class Exchange {
   private readonly slots = new Map<string, Slot>();
   private readonly bySteps = new Map<number, Set<string>>();
+  /** Steps (rounds) held per group id, for `keepRounds`. */
+  private readonly byId = new Map<string, Set<number>>();
   /** Newest step at which each (agent, group id) posted keys. */
   private readonly rounds = new Map<string, number>();
   private maxStep = -1;
@@ -83,11 +99,19 @@ export class Exchange {
     }
   }
 
-  /** Records worth keeping in a compacted journal (the newest `keepSteps` steps of each namespace). */
-  static retain(records: readonly JournalRecord[], keepSteps: (namespace: string) => number): JournalRecord[] {
+  /** Records worth keeping in a compacted journal: per namespace the newest steps, and the newest rounds of each id. */
+  static retain(records: readonly JournalRecord[], rule: (namespace: string) => RetainRule): JournalRecord[] {
     const max = new Map<string, number>();
-    for (const r of records) max.set(r.n, Math.max(max.get(r.n) ?? -1, r.s));
-    return records.filter((r) => r.s > max.get(r.n)! - keepSteps(r.n));
+    const maxOfId = new Map<string, number>();
+    for (const r of records) {
+      max.set(r.n, Math.max(max.get(r.n) ?? -1, r.s));
+      const k = `${r.n}\u0000${r.g}`;
+      maxOfId.set(k, Math.max(maxOfId.get(k) ?? -1, r.s));
+    }
+    return records.filter((r) => {
+      const { steps, rounds = Infinity } = rule(r.n);
+      return r.s > max.get(r.n)! - steps && r.s > maxOfId.get(`${r.n}\u0000${r.g}`)! - rounds;
+    });
   }
 
   /** Number of (step, group) slots held. */
@@ -260,8 +284,32 @@ export class Exchange {
     const oldest = step - this.options.keepSteps + 1;
     for (const [s, keys] of this.bySteps) {
       if (s >= oldest) continue;
-      for (const k of keys) this.slots.delete(k);
+      for (const k of keys) this.drop(k);
       this.bySteps.delete(s);
+    }
+  }
+
+  private drop(key: string): void {
+    const slot = this.slots.get(key);
+    if (!slot) return;
+    this.slots.delete(key);
+    const steps = this.byId.get(slot.id);
+    steps?.delete(slot.step);
+    if (steps && steps.size === 0) this.byId.delete(slot.id);
+  }
+
+  /** A new round of `id` began: drop that id's rounds older than `keepRounds` (nobody waits on them any more). */
+  private pruneRounds(id: string, newest: number): void {
+    const keep = this.options.keepRounds ?? Infinity;
+    if (!Number.isFinite(keep)) return;
+    for (const s of [...(this.byId.get(id) ?? [])]) {
+      if (s > newest - keep) continue;
+      const key = slotKey(s, id);
+      const slot = this.slots.get(key);
+      if (slot && (slot.pending.size > 0 || slot.waiters.size > 0)) continue; // still answering: dropped later
+      this.drop(key);
+      this.bySteps.get(s)?.delete(key);
+      if (this.bySteps.get(s)?.size === 0) this.bySteps.delete(s);
     }
   }
 
@@ -274,6 +322,10 @@ export class Exchange {
       let set = this.bySteps.get(step);
       if (!set) this.bySteps.set(step, (set = new Set()));
       set.add(key);
+      let steps = this.byId.get(id);
+      if (!steps) this.byId.set(id, (steps = new Set()));
+      steps.add(step);
+      this.pruneRounds(id, Math.max(...steps));
     }
     return slot;
   }

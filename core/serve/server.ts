@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { CorlError, isCorlError, type ErrorCode } from '../errors';
 import { CORL_VERSION } from '../version';
 import { GetRewardScorer } from './barrier';
-import { Exchange } from './exchange';
+import { Exchange, type RetainRule } from './exchange';
 import { Journal, type JournalHeader } from './journal';
 import { ServeMetrics } from './prom';
 import { parseGetRewardRequest, parseGroupsRequest } from './requests';
@@ -82,13 +82,14 @@ export class RewardServer {
       replay: () => this.metrics.replays.inc(),
     };
     this.groups = new Exchange(runtime, this.scorer, journal, { namespace: 'groups', waitMs: s.exchange.wait * 1000, fallback: s.exchange.fallback, keepSteps: s.exchange.keepSteps }, events);
-    const getRewardExchange = new Exchange(runtime, this.scorer, journal, { namespace: 'get_reward', waitMs: s.exchange.wait * 1000, fallback: s.exchange.fallback, keepSteps: Infinity }, events);
+    const getRewardExchange = new Exchange(runtime, this.scorer, journal, { namespace: 'get_reward', waitMs: s.exchange.wait * 1000, fallback: s.exchange.fallback, keepSteps: Infinity, keepRounds: s.getReward.keepRounds }, events);
     this.groups.restore(records);
     getRewardExchange.restore(records);
     this.getReward = new GetRewardScorer(runtime, this.scorer, getRewardExchange, this.metrics);
     journal.onSync = (seconds, n) => { this.metrics.journalSync.observe(seconds); this.metrics.journalRecords.inc({}, n); };
     this.metrics.gauge('corl_serve_inflight_requests', 'requests being handled now', () => this.inflight);
     this.metrics.gauge('corl_serve_exchange_slots', '(step, group) slots held by POST /v1/groups', () => this.groups.size);
+    this.metrics.gauge('corl_serve_get_reward_slots', '(round, group) slots held by POST /get_reward', () => getRewardExchange.size);
     this.metrics.gauge('corl_serve_barrier_pending_samples', 'POST /get_reward samples waiting for the rest of their group', () => this.getReward.pending);
     this.metrics.gauge('corl_serve_uptime_seconds', 'seconds since the service started', () => (Date.now() - this.started) / 1000);
     server.on('request', (req, res) => { void this.handle(req, res); });
@@ -106,7 +107,7 @@ export class RewardServer {
     let journal: Journal | undefined;
     try {
       const header: JournalHeader = { t: 'open', v: 1, agents: runtime.agents, topology: served.config.topology.use, reward: served.config.reward.use };
-      const keep = (n: string): number => (n === 'groups' ? settings.exchange.keepSteps : Infinity);
+      const keep = (n: string): RetainRule => (n === 'groups' ? { steps: settings.exchange.keepSteps } : { steps: Infinity, rounds: settings.getReward.keepRounds });
       const opened = await Journal.open(runtime.journalFile, header, (records) => Exchange.retain(records, keep));
       journal = opened.journal;
       const server = http.createServer({ keepAlive: true });

@@ -58,9 +58,19 @@ describe('serve/journal', () => {
   it('compaction keeps the newest keepSteps steps of each namespace', async () => {
     const records = [keys(0, 'x'), keys(1, 'x'), keys(2, 'x'), keys(3, 'x'), { ...keys(0, 'p'), n: 'get_reward' }];
     fs.writeFileSync(file, [header, ...records].map((r) => JSON.stringify(r)).join('\n') + '\n');
-    const { journal, replay } = await Journal.open(file, header, (r) => Exchange.retain(r, (n) => (n === 'groups' ? 2 : Infinity)));
+    const { journal, replay } = await Journal.open(file, header, (r) => Exchange.retain(r, (n) => (n === 'groups' ? { steps: 2 } : { steps: Infinity })));
     await journal.close();
     expect(replay.records.map((r) => `${r.n}:${r.s}`)).to.deep.equal(['groups:2', 'groups:3', 'get_reward:0']);
     expect(Journal.read(file, header).records).to.have.length(3);
+  });
+
+  it('compaction keeps the newest rounds of each id where a namespace counts rounds per id (get_reward)', async () => {
+    const gr = (s: number, g: string) => ({ ...keys(s, g), n: 'get_reward' });
+    // p has rounds 0–3, q only round 0 (a prompt seen once): keep 2 rounds per id.
+    const records = [gr(0, 'p'), gr(0, 'q'), gr(1, 'p'), gr(2, 'p'), gr(3, 'p'), keys(0, 'x')];
+    fs.writeFileSync(file, [header, ...records].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const { journal, replay } = await Journal.open(file, header, (r) => Exchange.retain(r, (n) => (n === 'groups' ? { steps: Infinity } : { steps: Infinity, rounds: 2 })));
+    await journal.close();
+    expect(replay.records.map((r) => `${r.n}:${r.g}:${r.s}`)).to.deep.equal(['get_reward:q:0', 'get_reward:p:2', 'get_reward:p:3', 'groups:x:0']);
   });
 });

@@ -349,4 +349,35 @@ describe('serve/server: POST /get_reward (OpenRLHF)', function () {
     expect(a2.body.rewards).to.deep.equal([1, 1]);
     expect(b2.body.rewards).to.deep.equal([1, 1]);
   });
+
+  it('keeps at most getReward.keepRounds rounds of each prompt: a long run stays bounded, recent retries still replay', async () => {
+    server = await startServer(ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label', keepRounds: 2 } }), tmp.dir);
+    const send = (agent: string, label: string, answers: string[]): Promise<any> => post(server!.url, `/get_reward?agent=${agent}`, {
+      query: answers.map((a) => `q \\boxed{${a}}`), prompts: answers.map(() => 'q'), labels: answers.map(() => label),
+    });
+    const slots = async (): Promise<number> => {
+      const text = await (await fetch(`${server!.url}/metrics`)).text();
+      return Number(/^corl_serve_get_reward_slots (\d+)/m.exec(text)![1]);
+    };
+    // Five epochs over two problems: rounds 0–4 of each, two slots per round per problem at most kept.
+    for (let epoch = 0; epoch < 5; epoch++) {
+      for (const label of ['p1', 'p2']) {
+        const [a, b] = await Promise.all([send('a', label, ['1', '1']), send('b', label, ['1', '2'])]);
+        expect(a.body.rewards, `epoch ${epoch} ${label}`).to.deep.equal([1, 1]);
+        expect(b.body.rewards, `epoch ${epoch} ${label}`).to.deep.equal([1, 0]);
+      }
+    }
+    expect(await slots()).to.equal(4); // 2 problems × 2 rounds, not 2 × 5
+    const journal = fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8');
+    expect(journal.split('\n').filter((l) => l.includes('"get_reward"')).length).to.be.greaterThan(0);
+    // A restart compacts the journal to the kept rounds and resumes the round count where it was.
+    await server.close();
+    server = await startServer(ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label', keepRounds: 2 } }), tmp.dir);
+    const kept = fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"get_reward"')).map((l) => JSON.parse(l));
+    expect([...new Set(kept.map((r: { s: number }) => r.s))].sort()).to.deep.equal([3, 4]);
+    expect(await slots()).to.equal(4);
+    const [a, b] = await Promise.all([send('a', 'p1', ['2', '2']), send('b', 'p1', ['2', '2'])]);
+    expect(a.body.rewards).to.deep.equal([1, 1]); // round 5: a fresh vote, not a replay of round 4
+    expect(b.body.rewards).to.deep.equal([1, 1]);
+  });
 });

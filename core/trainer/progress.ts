@@ -25,6 +25,16 @@ export interface ProgressReporter {
 
 const fmt = (v: number, digits = 3): string => (Number.isFinite(v) ? v.toFixed(digits) : '-');
 
+/** Print a line above a live bar (cli-progress redraws on its own line), or plainly without one. */
+function noteAbove(stream: NodeJS.WriteStream, bar: SingleBar | undefined, line: string): void {
+  if (bar) {
+    stream.write('\r\x1b[K' + line + '\n');
+    bar.render();
+  } else {
+    stream.write(line + '\n');
+  }
+}
+
 /** A bar with ETA and live reward/accuracy on a terminal. */
 export class BarProgress implements ProgressReporter {
   private bar?: SingleBar;
@@ -48,13 +58,7 @@ export class BarProgress implements ProgressReporter {
   }
 
   note(line: string): void {
-    if (this.bar) {
-      // cli-progress redraws on the same line; print the note above it.
-      this.stream.write('\r\x1b[K' + line + '\n');
-      this.bar.render();
-    } else {
-      this.stream.write(line + '\n');
-    }
+    noteAbove(this.stream, this.bar, line);
   }
 
   stop(): void {
@@ -133,12 +137,7 @@ export class CountBar implements CountProgress {
   }
 
   note(line: string): void {
-    if (this.bar) {
-      this.stream.write('\r\x1b[K' + line + '\n');
-      this.bar.render();
-    } else {
-      this.stream.write(line + '\n');
-    }
+    noteAbove(this.stream, this.bar, line);
   }
 
   stop(): void {

@@ -1,6 +1,7 @@
 import type { Equivalence } from '../contracts/equivalence';
 // Reading `corl eval` per-agent outputs back, and κ/c/w/u between two of them (`corl agreement`).
 import * as fs from 'node:fs';
+import { readTextMaybeGz } from '../util/gz';
 import { CorlError } from '../errors';
 import { agreement, type Agreement } from './agreement';
 
@@ -27,11 +28,11 @@ export interface EvalOutputRow {
 
 const isKeyList = (v: unknown): v is (string | null)[] => Array.isArray(v) && v.every((k) => k === null || typeof k === 'string');
 
-/** Read a `corl eval` output file. Every problem is reported as CORL_ERR_EVAL_INPUT naming the file and line. */
+/** Read a `corl eval` output file (gzip-compressed when its name ends in .gz). Every problem is reported as CORL_ERR_EVAL_INPUT naming the file and line. */
 export function readEvalOutput(file: string): EvalOutputRow[] {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readTextMaybeGz(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new CorlError('CORL_ERR_EVAL_INPUT', `expected a readable evaluation output, got ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a folder' : (e as Error).message}`, { where: file });

@@ -8,6 +8,7 @@ import { RunDirectory } from '../trainer/run-dir';
 import { train } from '../trainer/trainer';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
 import { renderReport, resultRow, resultTable, type ReportGroup, type ResultRow } from './html';
+import { markdownTables } from './markdown';
 import { readRun } from './runs';
 
 /** How to run {@link runCompare}. */
@@ -104,6 +105,7 @@ async function writeCompareOutputs(out: string, groups: readonly ReportGroup[], 
   await writeFileAtomic(report, renderReport(`corl compare: ${groups.map((g) => g.name).join(', ')}`, groups, notes));
   await writeJsonAtomic(path.join(out, 'results.json'), rows);
   await writeFileAtomic(path.join(out, 'results.txt'), table + '\n');
+  await writeFileAtomic(path.join(out, 'results.md'), markdownTables(groups, rows));
   return { rows, table, report };
 }
 
@@ -121,7 +123,7 @@ export interface CompareReportResult extends CompareResult {
 export async function reportCompare(out: string): Promise<CompareReportResult> {
   const metaFile = path.join(out, 'compare.json');
   if (!fs.existsSync(metaFile)) throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected a comparison folder with compare.json, got none in ${out}`, { where: out, hint: 'pass the --out folder of corl compare, or a run directory' });
-  let meta: { configs?: unknown; seeds?: unknown };
+  let meta: { configs?: unknown; seeds?: unknown; order?: unknown };
   try {
     meta = JSON.parse(fs.readFileSync(metaFile, 'utf8'));
   } catch (e) {
@@ -145,7 +147,9 @@ export async function reportCompare(out: string): Promise<CompareReportResult> {
   }
   if (groups.length === 0) throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected at least one finished run in ${out}, got none${unfinished.length ? ` (${unfinished.length} unfinished)` : ''}`, { where: out });
   // The order corl compare was given: each listed config's folder is named by the config's "name".
-  const order = Array.isArray(meta.configs) ? (meta.configs as unknown[]).map((c) => (typeof c === 'string' ? configName(c) : undefined)) : [];
+  // (a packed copy records the names themselves: its config paths may have moved since).
+  const order = Array.isArray(meta.order) ? (meta.order as unknown[]).map((n) => (typeof n === 'string' ? n : undefined))
+    : Array.isArray(meta.configs) ? (meta.configs as unknown[]).map((c) => (typeof c === 'string' ? configName(c) : undefined)) : [];
   const rank = (n: string): number => { const i = order.indexOf(n); return i < 0 ? order.length : i; };
   groups.sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name));
   const result = await writeCompareOutputs(out, groups, [

@@ -8,7 +8,9 @@ import { RunDirectory } from '../trainer/run-dir';
 import { train } from '../trainer/trainer';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
 import { renderReport, resultRow, resultTable, type ReportGroup, type ResultRow } from './html';
-import { markdownTables } from './markdown';
+import { evalStepFiles, markdownTables } from './markdown';
+import { verdictLine } from './verdict';
+import { readTextMaybeGz } from '../util/gz';
 import { readRun } from './runs';
 
 /** How to run {@link runCompare}. */
@@ -25,6 +27,8 @@ export interface CompareOptions {
   readonly progress?: 'auto' | 'lines' | 'none';
   /** Where status lines go. */
   readonly log?: (line: string) => void;
+  /** End with a one-line verdict: the last config against each of the others (see {@link verdictLine}). */
+  readonly verdict?: boolean;
 }
 
 /** What a comparison produced. */
@@ -32,6 +36,8 @@ export interface CompareResult {
   readonly rows: readonly ResultRow[];
   readonly table: string;
   readonly report: string;
+  /** The verdict line, when asked for. */
+  readonly verdict?: string;
 }
 
 /** Seed of run `i` of a config whose own seed is `base`: far apart, so agents' seeds (seed + index) never collide across runs. */
@@ -91,10 +97,22 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     }
     groups.push({ name: l.config.name, runs });
   }
-  return writeCompareOutputs(o.out, groups, [
+  const verdict = o.verdict && groups.length > 1 ? compareVerdict(groups, loaded[loaded.length - 1]!.config.eval.split === 'validation' ? 'validation' : 'held-out') : undefined;
+  const written = await writeCompareOutputs(o.out, groups, [
     `Command: corl compare ${o.configs.join(' ')} --seeds ${o.seeds}${o.steps !== undefined ? ` --steps ${o.steps}` : ''} --out ${o.out}`,
     `Seeds: config seed + 1000·i for i = 0..${o.seeds - 1}.`,
   ]);
+  return verdict ? { ...written, verdict } : written;
+}
+
+/** The verdict of the last group against the others; problems counted from its first run's step-0 eval rows. */
+function compareVerdict(groups: readonly ReportGroup[], split: string): string {
+  const rows = groups.map(resultRow);
+  const method = rows[rows.length - 1]!;
+  const first = groups[groups.length - 1]!.runs[0];
+  const file = first ? evalStepFiles(first.dir).get(0) : undefined;
+  const problems = file ? readTextMaybeGz(file).split('\n').filter((l) => l.trim() && (JSON.parse(l) as { agent?: unknown }).agent === 0).length : 0;
+  return verdictLine({ method, baselines: rows.slice(0, -1), problems, split, seeAlso: 'docs/results.md' });
 }
 
 /** Write a comparison's table (results.txt, results.json) and report.html into its folder. */

@@ -28,7 +28,7 @@ export function pretrainCommand(program: Command): void {
     .option('--out <dir>', 'where to write the checkpoint (several agents: one folder per agent name inside it)')
     .option('--steps <n>', 'override pretrain.steps')
     .option('-q, --quiet', 'no progress output')
-    .addHelpText('after', '\nExamples:\n  corl pretrain -c configs/co-rl.json --agent 0 --out models/family-a\n  corl pretrain -c configs/co-rl.json --out models/base --steps 200\n\nA config then starts from it with the policy option "checkpoint": "models/family-a".\n')
+    .addHelpText('after', '\nExamples:\n  corl pretrain -c configs/pretrain/slips/alpha.json --out models/my-alpha\n  corl pretrain -c configs/co-rl.json --agent 0 --out models/family-a --steps 200\n\nA config then starts from it with the policy option "checkpoint": "models/family-a".\n')
     .action(async (flags: PretrainFlags) => {
       const results = await runPretrain(flags);
       const split = results[0]?.split === 'validation' ? 'validation' : 'held-out';

@@ -245,6 +245,18 @@ export function pairLines(groups: readonly ReportGroup[]): PairLine[] {
   return lines;
 }
 
+/** "Validation" when the runs evaluated on the task's validation split (`eval.split`), else "Held-out". */
+function evalSplit(groups: readonly ReportGroup[]): string {
+  const dir = groups[0]?.runs[0]?.dir;
+  if (!dir) return 'Held-out';
+  try {
+    const c = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as { eval?: { split?: unknown } };
+    return c.eval?.split === 'validation' ? 'Validation' : 'Held-out';
+  } catch {
+    return 'Held-out';
+  }
+}
+
 const pts = (s: Stat, sd: boolean): string => (Number.isFinite(s.mean) ? `${(100 * s.mean).toFixed(1)}${sd && s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}` : '–');
 const signed = (s: Stat, sd: boolean): string => (Number.isFinite(s.mean) ? `${s.mean >= 0 ? '+' : '−'}${Math.abs(100 * s.mean).toFixed(1)}${sd && s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}` : '–');
 const fixed3 = (s: Stat): string => (Number.isFinite(s.mean) ? `${s.mean.toFixed(3)}${s.n > 1 ? ` ± ${s.sd.toFixed(3)}` : ''}` : '–');
@@ -257,7 +269,8 @@ const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
  */
 export function markdownTables(groups: readonly ReportGroup[], rows: readonly ResultRow[]): string {
   const out: string[] = [];
-  out.push('Held-out pass@1 (%) after training, mean ± sd over seeds; change = final − step-0 average over agents.', '');
+  const split = evalSplit(groups);
+  out.push(`${split} pass@1 (%) after training, mean ± sd over seeds; change = final − step-0 average over agents.`, '');
   out.push(row(['config', 'GT used', 'seeds', 'steps', 'pass@1 per agent', 'avg', 'base avg', 'change', 'maj', 'ensemble maj']));
   out.push(row(Array(10).fill('---')));
   for (const [k, r] of rows.entries()) {
@@ -284,7 +297,7 @@ export function markdownTables(groups: readonly ReportGroup[], rows: readonly Re
   }
   const cats = categoryTable(groups);
   if (cats) {
-    out.push('', 'Held-out pass@1 (%) by problem category: step 0 → last evaluation (change), mean over seeds.', '');
+    out.push('', `${split} pass@1 (%) by problem category: step 0 → last evaluation (change), mean over seeds.`, '');
     out.push(row(['config', 'agent', ...cats.categories.map((c) => `${c} (${cats.problems[c]})`)]));
     out.push(row(Array(2 + cats.categories.length).fill('---')));
     for (const l of cats.lines) {
@@ -304,7 +317,7 @@ export function markdownTables(groups: readonly ReportGroup[], rows: readonly Re
   }
   const pairs = pairLines(groups);
   if (pairs.length) {
-    out.push('', 'Error overlap of each agent pair on the held-out problems (pooled over all aligned sample pairs): step 0 → last evaluation, mean ± sd over seeds.', '');
+    out.push('', `Error overlap of each agent pair on the ${split.toLowerCase()} problems (pooled over all aligned sample pairs): step 0 → last evaluation, mean ± sd over seeds.`, '');
     out.push(row(['config', 'pair', "Cohen's κ, start", 'κ, end', 'complementarity c, start', 'c, end']));
     out.push(row(Array(6).fill('---')));
     for (const p of pairs) out.push(row([p.config, p.pair, fixed3(p.kappa.start), fixed3(p.kappa.end), pts(p.complementarity.start, false), pts(p.complementarity.end, false)]));

@@ -77,6 +77,11 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
           const r = JSON.parse(text) as Record<string, unknown>;
           for (const k of ['configFile', 'baseDir']) if (typeof r[k] === 'string') r[k] = rel(r[k] as string);
           text = JSON.stringify(r, null, 2) + '\n';
+        } else if (text.includes(root + path.sep)) {
+          // Configs given absolute paths (checkpoints, data files): no machine paths in a copy meant to be shared.
+          const walk = (v: unknown): unknown => (typeof v === 'string' && path.isAbsolute(v) && v.startsWith(root + path.sep) ? rel(v)
+            : Array.isArray(v) ? v.map(walk) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)])) : v);
+          text = JSON.stringify(walk(JSON.parse(text)), null, 2) + '\n';
         }
         await write(path.join(dst, f), text);
       }

@@ -53,6 +53,8 @@ describe('report/markdown: the tables docs/results.md quotes', () => {
     const start = { a: [[T, T], [F, F]] as Flags, b: [[T, F], [F, F]] as Flags };
     writeRun(path.join(out, 'ring', 'seed-0'), 0, start, { a: [[T, T], [T, F]], b: [[T, T], [F, T]] });
     writeRun(path.join(out, 'ring', 'seed-1'), 1000, start, { a: [[T, T], [T, T]], b: [[T, T], [F, T]] });
+    const cfg = path.join(out, 'ring', 'seed-0', 'config.json');
+    fs.writeFileSync(cfg, JSON.stringify({ ...JSON.parse(fs.readFileSync(cfg, 'utf8')), data: path.join(tmp.dir, 'data', 'x.jsonl') }));
     fs.writeFileSync(path.join(out, 'compare.json'), JSON.stringify({ configs: [path.join(tmp.dir, 'ring.json')], seeds: 2, steps: null }));
     groups = [{ name: 'ring', runs: [readRun(path.join(out, 'ring', 'seed-0')), readRun(path.join(out, 'ring', 'seed-1'))] }];
   });
@@ -120,7 +122,8 @@ describe('report/markdown: the tables docs/results.md quotes', () => {
     const meta = JSON.parse(fs.readFileSync(path.join(seed0, 'run.json'), 'utf8'));
     expect(meta.configFile).to.equal(path.join('cmp', 'ring', 'x.json'));
     expect(JSON.parse(fs.readFileSync(path.join(to, 'compare.json'), 'utf8')).configs).to.deep.equal(['ring.json']);
-    for (const f of ['compare.json', 'ring/seed-0/run.json', 'ring/seed-1/config.json']) expect(fs.readFileSync(path.join(to, f), 'utf8')).to.not.contain(tmp.dir);
+    expect(JSON.parse(fs.readFileSync(path.join(seed0, 'config.json'), 'utf8')).data).to.equal(path.join('data', 'x.jsonl'));
+    for (const f of ['compare.json', 'ring/seed-0/run.json', 'ring/seed-0/config.json', 'ring/seed-1/config.json']) expect(fs.readFileSync(path.join(to, f), 'utf8')).to.not.contain(tmp.dir);
     const packed = await reportCompare(to);
     expect(packed.table).to.equal(original.table);
     expect(fs.readFileSync(path.join(to, 'results.md'), 'utf8')).to.equal(mdOriginal);

@@ -25,6 +25,10 @@ export const PLUGIN_CODES = defineCodes({
     cause: 'A plugin\'s factory threw while building an instance from its options.',
     fix: 'read the underlying error; it usually names an option or a missing file',
   },
+  CORL_ERR_PLUGIN_CAPABILITY: {
+    cause: 'A plugin that does not declare `usesGroundTruth` tried to create, through `ctx.create`, a plugin that would hold ground truth: a task, or a reward source that declares `usesGroundTruth`.',
+    fix: 'declare `usesGroundTruth` in the creating plugin\'s manifest (a function of its options when only some parts need it, as `corl:weighted` does); a `labelFree` config then refuses it and its runs are reported as supervised',
+  },
   CORL_ERR_PLUGIN_OPTIONS: {
     cause: 'A plugin was given options its schema rejects (when created outside a validated config, e.g. by a test kit or `corl serve`).',
     fix: 'fix the listed option; `corl list` shows each plugin\'s options and defaults',

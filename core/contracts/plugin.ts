@@ -104,8 +104,10 @@ export interface PluginContext extends ManifestQueryContext {
    * This instance's own child container: `PLUGIN_OPTIONS`, `PLUGIN_CONTEXT`, the run's label-free
    * services created before it (`ANSWER_EXTRACTOR`, `EQUIVALENCE`, `TOPOLOGY`, `DIVERSITY_STRATEGY`,
    * `ADVANTAGE_ESTIMATOR`, as facades of their contract's methods) and, for a reward source that
-   * declares `usesGroundTruth`, `GROUND_TRUTH` and `TASK`. Its parent holds only the plugin
-   * registry. It is disposed when the run closes.
+   * declares `usesGroundTruth`, `GROUND_TRUTH` and `TASK`. Handed as a frozen view without a
+   * `parent`: resolving a token it does not hold (ground truth, the task, the registry, a policy),
+   * `reset()`, or an `@inject` of such a token throws `CORL_ERR_PLUGIN_CAPABILITY`. It is disposed
+   * when the run closes.
    */
   readonly container: DependencyContainer;
   /** The seed of the run, plus the agent index for per-agent plugins. */

@@ -3,7 +3,7 @@ import type { ManifestQueryContext, PluginContext, PluginKind, PluginKindMap, Re
 import { PLUGIN_CONTEXT, PLUGIN_OPTIONS } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
 import type { PluginRegistry } from './registry';
-import { registerServices, type Entitlement, type PluginScopes, type RunServices } from './scope';
+import { CapabilityGate, guardContainer, registerServices, type Entitlement, type PluginScopes, type RunServices } from './scope';
 
 /** Where plugin instances are created: the parent of their containers, the seed, the agent, the base folder, the run's services. */
 export interface InstanceScope {
@@ -20,6 +20,8 @@ export interface InstanceScope {
   readonly services?: RunServices;
   /** Remembers the instances and containers so that closing the run ends them. */
   readonly scopes?: PluginScopes;
+  /** Told of every CORL_ERR_PLUGIN_CAPABILITY refusal, caught by the plugin or not. */
+  readonly onRefusal?: (refusal: CorlError) => void;
 }
 
 /** The plugin whose `ctx.create` asks for a nested one. */
@@ -43,15 +45,18 @@ export async function instantiate<K extends PluginKind>(kind: K, selection: Reso
   const queries = manifestQueries(scope.registry);
   const entitlement = entitlementOf(scope.registry, kind, selection);
   if (creator && !creator.entitlement.groundTruth && (entitlement.groundTruth || kind === 'task')) {
-    throw new CorlError('CORL_ERR_PLUGIN_CAPABILITY', `expected "${creator.use}", which does not declare usesGroundTruth, to create only plugins without ground truth, got a request for ${kind === 'task' ? `the task "${selection.use}"` : `"${selection.use}", which reads ground truth`}`, {
+    const refusal = new CorlError('CORL_ERR_PLUGIN_CAPABILITY', `expected "${creator.use}", which does not declare usesGroundTruth, to create only plugins without ground truth, got a request for ${kind === 'task' ? `the task "${selection.use}"` : `"${selection.use}", which reads ground truth`}`, {
       where,
       hint: `declare usesGroundTruth in the manifest of "${creator.use}" (a function of its options when only some parts need it)`,
     });
+    scope.onRefusal?.(refusal);
+    throw refusal;
   }
-  const container = scope.container.createChildContainer();
-  scope.scopes?.adopt(container);
+  const raw = scope.container.createChildContainer();
+  scope.scopes?.adopt(raw);
+  const gate = new CapabilityGate(selection.use, entitlement, scope.onRefusal);
   const ctx: PluginContext = Object.freeze({
-    container,
+    container: guardContainer(raw, gate),
     seed: scope.seed,
     agent: scope.agent,
     baseDir: scope.baseDir,
@@ -59,14 +64,16 @@ export async function instantiate<K extends PluginKind>(kind: K, selection: Reso
     tokenStats: (sel: ResolvedSelection) => queries.tokenStats(sel),
     create: <N extends PluginKind>(k: N, sel: ResolvedSelection) => instantiate(k, sel, scope, where, { use: selection.use, entitlement }),
   });
-  container.register(PLUGIN_OPTIONS, { useValue: selection.options });
-  container.register(PLUGIN_CONTEXT, { useValue: ctx });
-  registerServices(container, scope.services ?? {}, entitlement);
+  raw.register(PLUGIN_OPTIONS, { useValue: selection.options });
+  raw.register(PLUGIN_CONTEXT, { useValue: ctx });
+  registerServices(raw, scope.services ?? {}, entitlement, gate);
   let instance: PluginKindMap[K];
   try {
     instance = await def.create(selection.options, ctx);
   } catch (e) {
     if (isCorlError(e)) throw e;
+    // A refusal tsyringe wrapped (a constructor's @inject of a withheld token) is reported as itself.
+    if (gate.denied) throw gate.denied;
     throw new CorlError('CORL_ERR_PLUGIN_CREATE', `expected plugin "${selection.use}" to start, got ${(e as Error)?.message ?? String(e)}`, { where, cause: e });
   }
   // Nested instances belong to the plugin that created them, which closes them.

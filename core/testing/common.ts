@@ -91,6 +91,7 @@ export async function kitCreate<K extends PluginKind>(plugin: PluginDefinition<K
     agent: extra.agent,
     groundTruth: extra.groundTruth,
     task: extra.task,
+    onRefusal: extra.onRefusal,
   });
 }
 

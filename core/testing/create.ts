@@ -32,6 +32,11 @@ export interface CreateOptions {
   readonly groundTruth?: GroundTruth;
   /** The task a run would hold (`TASK`), on the same terms as `groundTruth`. */
   readonly task?: Task;
+  /**
+   * Called with each `CORL_ERR_PLUGIN_CAPABILITY` refusal the instance (or one it creates) meets,
+   * even one it catches and swallows; the reward suite fails a label-free source on any.
+   */
+  readonly onRefusal?: (refusal: CorlError) => void;
   /** Create inside this container instead of a fresh run container with every built-in registered. */
   readonly container?: DependencyContainer;
 }
@@ -98,5 +103,6 @@ export async function createPlugin<K extends PluginKind>(plugin: PluginDefinitio
     agent: scope.agent,
     baseDir: scope.baseDir ?? process.cwd(),
     services: { groundTruth: scope.groundTruth, task: scope.task },
+    onRefusal: scope.onRefusal,
   }) as Promise<PluginKindMap[K]>;
 }

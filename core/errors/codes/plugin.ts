@@ -26,8 +26,8 @@ export const PLUGIN_CODES = defineCodes({
     fix: 'read the underlying error; it usually names an option or a missing file',
   },
   CORL_ERR_PLUGIN_CAPABILITY: {
-    cause: 'A plugin that does not declare `usesGroundTruth` tried to create, through `ctx.create`, a plugin that would hold ground truth: a task, or a reward source that declares `usesGroundTruth`.',
-    fix: 'declare `usesGroundTruth` in the creating plugin\'s manifest (a function of its options when only some parts need it, as `corl:weighted` does); a `labelFree` config then refuses it and its runs are reported as supervised',
+    cause: 'A plugin reached for something its manifest does not entitle it to: ground truth or the task (`GROUND_TRUTH`, `TASK`) without declaring `usesGroundTruth`, a token its container does not hold (the plugin registry, a policy, the run\'s own objects), a `reset()` of its container, or, through `ctx.create`, a task or a reward source that reads ground truth.',
+    fix: 'resolve only the tokens docs/reference/contracts.md lists for a plugin\'s container; a reward source that needs labels declares `usesGroundTruth` in its manifest (a function of its options when only some parts need it, as `corl:weighted` does); a `labelFree` config then refuses it and its runs are reported as supervised',
   },
   CORL_ERR_PLUGIN_OPTIONS: {
     cause: 'A plugin was given options its schema rejects (when created outside a validated config, e.g. by a test kit or `corl serve`).',

@@ -1,4 +1,3 @@
-import type { InjectionToken } from 'tsyringe';
 import type { Completion } from './completion';
 
 /** How to sample. The trainer fills every field; diversity strategies may override some per request. */
@@ -146,6 +145,3 @@ export interface Policy {
   /** Release threads, sessions, sockets. Optional. */
   close?(): Promise<void>;
 }
-
-/** Injection token of an agent's {@link Policy} (registered in that agent's own child container). */
-export const POLICY: InjectionToken<Policy> = 'corl.Policy';

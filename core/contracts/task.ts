@@ -32,5 +32,5 @@ export interface Task {
   load(): Promise<TaskData>;
 }
 
-/** Injection token of the run's {@link Task}. */
+/** Injection token of the run's {@link Task} (its data holds the references): registered only in the container of a reward source that declares `usesGroundTruth`. */
 export const TASK: InjectionToken<Task> = 'corl.Task';

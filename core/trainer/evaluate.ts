@@ -84,7 +84,7 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
   const problems = evalProblems(cohort.data, ev);
   const gt = cohort.data.groundTruth;
   if (problems.length === 0) return { rows: [], records: [], accuracy: cohort.agents.map(() => 0) };
-  const perAgent = await Promise.all(cohort.agents.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.equivalence, ev)));
+  const perAgent = await Promise.all(cohort.agents.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.grading, ev)));
   const rows = perAgent.flat();
   const records: MetricsRecord[] = [];
   const accuracy: number[] = [];
@@ -101,13 +101,13 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
   }
   if (ev.ensemble > 0) {
     // Budget-fair ensemble: the first `ensemble` samples of every agent, pooled into one plurality.
-    const right = await ensembleCorrect(perAgent, ev.ensemble, cohort.equivalence, (id) => keys.referenceKey(id, gt));
+    const right = await ensembleCorrect(perAgent, ev.ensemble, cohort.grading, (id) => keys.referenceKey(id, gt));
     records.push({ step, agent: null, phase: 'eval', metrics: { [`ensemble/maj@${ev.ensemble * cohort.agents.length}`]: mean(right.map(Number)) } });
   }
   for (let a = 0; a < cohort.agents.length; a++) {
     for (let b = a + 1; b < cohort.agents.length; b++) {
-      const s = await pairAgreement(perAgent[a]!, perAgent[b]!, cohort.equivalence);
-      const first = ev.samples > 1 ? await pairAgreement(perAgent[a]!, perAgent[b]!, cohort.equivalence, 'first') : s;
+      const s = await pairAgreement(perAgent[a]!, perAgent[b]!, cohort.grading);
+      const first = ev.samples > 1 ? await pairAgreement(perAgent[a]!, perAgent[b]!, cohort.grading, 'first') : s;
       records.push({
         step,
         agent: null,

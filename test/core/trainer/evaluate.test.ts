@@ -29,7 +29,7 @@ const equivalence: Equivalence = {
   key: (a) => (a.trim() === '' ? null : a.trim()),
   equal: async (a, b) => a === b || (new Set([a, b]).size === 2 && [a, b].every((x) => x === '0.5' || x === '1/2')),
 };
-const agent = (index: number, policy: Policy): Agent => ({ index, name: `ag${index}`, seed: 100 + index, policy, container: undefined as never });
+const agent = (index: number, policy: Policy): Agent => ({ index, name: `ag${index}`, seed: 100 + index, policy });
 const problems = [{ id: 'p1', prompt: 'one' }, { id: 'p2', prompt: 'two' }, { id: 'p3', prompt: 'three' }];
 const gt = new MapGroundTruth([['p1', { answer: '0.5' }], ['p2', { answer: '4' }], ['p3', { answer: '7' }]]);
 const sampling = { temperature: 1, topP: 1, maxTokens: 8, stop: [] };

@@ -1,6 +1,9 @@
 // `npm run bench`: every benchmark module in turn, or the ones named on the command line
 // (`node dist/bench/index.js answers tensor`). Each prints its own figures; nothing here is a test.
 import 'reflect-metadata';
+import { installBuiltins } from '../entry/builtins';
+
+installBuiltins();
 
 /** A benchmark: prints figures (throughput, latency, ratios) to stdout. */
 export interface Bench {

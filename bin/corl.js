@@ -1,3 +1,3 @@
 #!/usr/bin/env node
 'use strict';
-require('../dist/core/cli/main.js').main().then((code) => { process.exitCode = code; });
+require('../dist/entry/cli.js').main().then((code) => { process.exitCode = code; });

@@ -2,8 +2,8 @@ import 'reflect-metadata';
 
 export * from './contracts';
 export * from './errors';
-export { PluginRegistry, PLUGIN_REGISTRY, registryOf } from './plugins/registry';
-export { definePlugin, fromClass, registerAll, type RegisterFunction } from './plugins/define';
+export { PluginRegistry, PLUGIN_REGISTRY, registryOf } from './registry/registry';
+export { definePlugin, fromClass, registerAll, type RegisterFunction } from './registry/define';
 export type { DependencyContainer } from 'tsyringe';
 export * as grpo from './grpo';
 export * as tensor from './tensor';

@@ -10,8 +10,9 @@ import { publishedSchema } from '../core/config/published-schema';
 import { rootSchema } from '../core/config/root-schema';
 import { serveRootSchema } from '../core/config/serve-schema';
 import { ERROR_CODES } from '../core/errors';
-import { createRunContainer } from '../core/plugins/container';
-import { PLUGIN_REGISTRY } from '../core/plugins/registry';
+import { createRunContainer } from '../core/registry/container';
+import { installBuiltins } from '../entry/builtins';
+import { PLUGIN_REGISTRY } from '../core/registry/registry';
 import { cliReference } from './cli-doc';
 import { contractsReference } from './contracts-doc';
 
@@ -20,6 +21,7 @@ export const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Every generated file: path relative to the repository root → content. */
 export async function generatedFiles(): Promise<Record<string, string>> {
+  installBuiltins();
   const container = await createRunContainer();
   const registry = container.resolve(PLUGIN_REGISTRY);
   return {

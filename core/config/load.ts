@@ -4,10 +4,10 @@ import { findNodeAtLocation, parseTree, printParseErrorCode, type Node, type Par
 import type { DependencyContainer } from 'tsyringe';
 import type { JsonSchema } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
-import { createRunContainer } from '../plugins/container';
-import { instantiate, manifestQueries } from '../plugins/instantiate';
-import { loadPluginModules } from '../plugins/load';
-import { PLUGIN_REGISTRY, type PluginRegistry } from '../plugins/registry';
+import { createRunContainer } from '../registry/container';
+import { instantiate, manifestQueries } from '../registry/instantiate';
+import { loadPluginModules } from '../registry/load';
+import { PLUGIN_REGISTRY, type PluginRegistry } from '../registry/registry';
 import { deepFreeze } from '../util/fs';
 import { lineColumn, lineStarts } from '../util/text';
 import { rootSchema } from './root-schema';

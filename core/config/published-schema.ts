@@ -1,6 +1,6 @@
 import type { JsonSchema, PluginKind } from '../contracts/plugin';
 import { PLUGIN_KINDS } from '../contracts/plugin';
-import type { PluginRegistry } from '../plugins/registry';
+import type { PluginRegistry } from '../registry/registry';
 import { rootSchema } from './root-schema';
 
 /**

@@ -3,8 +3,8 @@ import addFormats from 'ajv-formats';
 import type { DependencyContainer } from 'tsyringe';
 import type { JsonSchema, PluginKind } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
-import { loadSelectionModule } from '../plugins/load';
-import type { PluginRegistry } from '../plugins/registry';
+import { loadSelectionModule } from '../registry/load';
+import type { PluginRegistry } from '../registry/registry';
 import { closest } from '../util/text';
 
 /** One problem found while validating a config. */

@@ -8,7 +8,7 @@ import { loadConfig, loadConfigValue, type LoadedConfig, type LoadOptions } from
 import { serveRootSchema } from '../config/serve-schema';
 import type { CorlConfig, ServeSettings } from '../config/types';
 import { CorlError } from '../errors';
-import { createRunPlugins } from '../plugins/run-plugins';
+import { createRunPlugins } from '../config/run-plugins';
 import { AnswerKeys } from '../trainer/answer-keys';
 
 /** A serve config: a training config whose task and policies are optional, with its `serve` section filled in. */

@@ -9,7 +9,7 @@ import type { Completion } from '../contracts/completion';
 import type { Policy, PolicyDescription, SampleRequest, SamplingOptions, UpdateBatch, UpdateResult } from '../contracts/policy';
 import { CorlError } from '../errors';
 import { grpoLoss } from '../grpo/loss';
-import { definePlugin } from '../plugins/define';
+import { definePlugin } from '../registry/define';
 import { writeJsonAtomic } from '../util/fs';
 import { mixSeed, Rng } from '../util/rng';
 

@@ -3,8 +3,8 @@ import type { DependencyContainer } from 'tsyringe';
 import type { JsonSchema, PluginDefinition, PluginKind, PluginKindMap } from '../contracts/plugin';
 import { PLUGIN_KINDS } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
-import { createRunContainer } from '../plugins/container';
-import { PluginRegistry, registryOf } from '../plugins/registry';
+import { createRunContainer } from '../registry/container';
+import { PluginRegistry, registryOf } from '../registry/registry';
 import { createPlugin, pluginContainer, pluginOptions, type CreateOptions } from './create';
 import { resolveRunner, type SuiteOptions, type TestBody } from './runner';
 

@@ -4,9 +4,9 @@ import type { GroundTruth } from '../contracts/problem';
 import type { Task } from '../contracts/task';
 import { ConfigValidator, type ConfigIssue } from '../config/validator';
 import { CorlError } from '../errors';
-import { createRunContainer } from '../plugins/container';
-import { instantiate } from '../plugins/instantiate';
-import { registryOf, type PluginRegistry } from '../plugins/registry';
+import { createRunContainer } from '../registry/container';
+import { instantiate } from '../registry/instantiate';
+import { registryOf, type PluginRegistry } from '../registry/registry';
 import { deepFreeze } from '../util/fs';
 
 /** Where and how a plugin is created outside a config (tests, the contract suites). */

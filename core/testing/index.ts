@@ -4,7 +4,7 @@
 import 'reflect-metadata';
 import type { PluginDefinition, PluginKind } from '../contracts/plugin';
 import { CorlError } from '../errors';
-import { registerAll, type RegisterFunction } from '../plugins/define';
+import { registerAll, type RegisterFunction } from '../registry/define';
 import { advantageContract } from './advantage';
 import { categoricalPolicy } from './categorical-policy';
 import type { KitOptions } from './common';

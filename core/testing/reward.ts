@@ -6,7 +6,7 @@ import { GROUND_TRUTH, type Problem, type Reference } from '../contracts/problem
 import { TASK } from '../contracts/task';
 import type { RewardContext, RewardResult, RewardSource } from '../contracts/reward-source';
 import { isCorlError, type CorlError } from '../errors';
-import { manifestQueries } from '../plugins/instantiate';
+import { manifestQueries } from '../registry/instantiate';
 import { commonChecks, expectKind, finite, kitCreate, kitOptions, label, optionSetsOf, sameTranscript, suite, type Check, type KitOptions } from './common';
 import { groundTruthTripwire, rewardContext, type RewardContextSpec } from './contexts';
 

@@ -11,7 +11,7 @@ import type { TaskData } from '../contracts/task';
 import type { Topology } from '../contracts/topology';
 import type { LoadedConfig } from '../config/load';
 import { CorlError, isCorlError } from '../errors';
-import { createRunPlugins } from '../plugins/run-plugins';
+import { createRunPlugins } from '../config/run-plugins';
 import { mixSeed, Rng } from '../util/rng';
 
 /** One member of the cohort: its policy and seed. */

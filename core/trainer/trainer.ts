@@ -1,4 +1,5 @@
-// The cohort loop: sample, answer keys, rewards against the topology's supervisors, advantages, updates, metrics.
+// The cohort loop: sample, answer keys, rewards against the topology's supervisors, advantages, updates, metrics
+// (docs/architecture.md, "One training step").
 import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';

@@ -1,6 +1,6 @@
 import type { AdvantageEstimator } from '../../core/contracts/advantage-estimator';
 import { drGrpoAdvantages, grpoAdvantages, rlooAdvantages, type AdvantageScale } from '../../core/grpo/advantages';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 
 interface GrpoOptions {
   scale: AdvantageScale;

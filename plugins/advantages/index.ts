@@ -1,4 +1,4 @@
-import { registerAll } from '../../core/plugins/define';
+import { registerAll } from '../../core/registry/define';
 import { drGrpoAdvantage, grpoAdvantage, rlooAdvantage } from './grpo';
 
 export { drGrpoAdvantage, grpoAdvantage, rlooAdvantage };

@@ -1,5 +1,5 @@
 import type { AnswerExtractor } from '../../core/contracts/answer-extractor';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import { afterAnswerIs, lastAnswerTag, lastBoxed } from './extract';
 import { isSpace } from './latex';
 

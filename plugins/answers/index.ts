@@ -1,4 +1,4 @@
-import { registerAll } from '../../core/plugins/define';
+import { registerAll } from '../../core/registry/define';
 import { choiceExtractor } from './choice';
 import { exactEquivalence } from './exact';
 import { MathEquivalence, mathEquivalence, mathExtractor } from './math';

@@ -1,6 +1,6 @@
 import type { AnswerExtractor } from '../../core/contracts/answer-extractor';
 import type { Equivalence } from '../../core/contracts/equivalence';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import { keysEqual, ParseCache } from './compare';
 import { ALL_RULES, extractMathAnswer, type MathExtractRules } from './extract';
 import { DEFAULT_UNITS, mathKey as normalizeKey, type NormalizeOptions, type PercentMode } from './normalize';

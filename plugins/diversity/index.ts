@@ -1,4 +1,4 @@
-import { registerAll } from '../../core/plugins/define';
+import { registerAll } from '../../core/registry/define';
 import { noDiversity } from './none';
 import { rephraseDiversity } from './rephrase';
 

@@ -1,5 +1,5 @@
 import type { DiversityStrategy } from '../../core/contracts/diversity-strategy';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 
 /** No input diversity: every agent sees the canonical prompt (agents still sample with their own seeds). */
 export const noDiversity = definePlugin({

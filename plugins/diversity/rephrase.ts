@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { DiversityStrategy } from '../../core/contracts/diversity-strategy';
 import type { Problem } from '../../core/contracts/problem';
 import { CorlError } from '../../core/errors';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 
 interface RephraseOptions {
   /** Per agent: index of the variant it sees, or null for the canonical prompt. Agents past the end see the canonical prompt. */

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { inject, injectable } from 'tsyringe';
 import type { MetricsRecord, MetricsSink } from '../../core/contracts/metrics-sink';
 import { PLUGIN_CONTEXT, PLUGIN_OPTIONS, type PluginContext } from '../../core/contracts/plugin';
-import { definePlugin, fromClass } from '../../core/plugins/define';
+import { definePlugin, fromClass } from '../../core/registry/define';
 
 interface JsonlOptions {
   /** File to append to (relative to the config's folder). */

@@ -1,4 +1,4 @@
-import { registerAll } from '../../core/plugins/define';
+import { registerAll } from '../../core/registry/define';
 import { onnxLmPolicy } from './onnx-lm';
 import { openaiPolicy } from './openai';
 import { transformerPolicy } from './transformer';

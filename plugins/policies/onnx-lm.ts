@@ -1,4 +1,4 @@
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import { ONNX_LM_OPTIONS_SCHEMA, type OnnxLmOptions } from './onnx-lm/options';
 import { OnnxLmPolicy } from './onnx-lm/policy';
 

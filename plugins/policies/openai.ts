@@ -1,4 +1,4 @@
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import { OPENAI_OPTIONS_SCHEMA, type OpenAIOptions } from './openai/options';
 import { OpenAIPolicy } from './openai/policy';
 

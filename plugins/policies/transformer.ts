@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import { TRANSFORMER_OPTIONS_SCHEMA, type TransformerOptions } from './transformer/options';
 import { TransformerPolicy } from './transformer/policy';
 

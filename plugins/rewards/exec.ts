@@ -2,7 +2,7 @@ import type { Problem } from '../../core/contracts/problem';
 import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import type { Equivalence } from '../../core/contracts/equivalence';
 import { CorlError } from '../../core/errors';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import { lastCodeBlock } from './sandbox/code-block';
 import { Sandbox, type SandboxOptions, type TestOutcome } from './sandbox/sandbox';
 import { voteReward } from './vote';

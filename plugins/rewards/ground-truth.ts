@@ -1,6 +1,6 @@
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import { matches } from '../../core/voting/plurality';
 
 interface GroundTruthOptions {

@@ -1,4 +1,4 @@
-import { registerAll } from '../../core/plugins/define';
+import { registerAll } from '../../core/registry/define';
 import { execTestsReward, execVoteReward } from './exec';
 import { formatReward } from './format';
 import { groundTruthReward } from './ground-truth';

@@ -1,6 +1,6 @@
 import type { CompletionView, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 
 interface IntrinsicOptions {
   /** `rent`: reward = −mean token entropy; `intuitor`: reward = mean self-certainty KL(U‖p). */

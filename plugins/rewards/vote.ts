@@ -1,5 +1,5 @@
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import type { Equivalence } from '../../core/contracts/equivalence';
 import { matches, pluralityVote } from '../../core/voting/plurality';
 

@@ -1,7 +1,7 @@
 import type { ManifestQueryContext, PluginContext, ResolvedSelection } from '../../core/contracts/plugin';
 import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 
 interface WeightedPart {
   /** The nested reward source (validated like any selection). */

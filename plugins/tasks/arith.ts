@@ -2,7 +2,7 @@ import type { Problem, Reference } from '../../core/contracts/problem';
 import { MapGroundTruth } from '../../core/contracts/problem';
 import type { Task, TaskData } from '../../core/contracts/task';
 import { CorlError } from '../../core/errors';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import { mixSeed, Rng } from '../../core/util/rng';
 import { arithDiscussionPrompt, discussionTurn, type DiscussionOptions } from './arith-discussion';
 import { hasSlips, writeChain, type SlipRates } from './arith-slips';

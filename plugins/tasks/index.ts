@@ -1,4 +1,4 @@
-import { registerAll } from '../../core/plugins/define';
+import { registerAll } from '../../core/registry/define';
 import { arithTask } from './arith';
 import { inlineTask } from './inline';
 import { jsonlTask } from './jsonl';

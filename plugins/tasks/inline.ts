@@ -3,7 +3,7 @@ import type { Problem, Reference } from '../../core/contracts/problem';
 import { MapGroundTruth } from '../../core/contracts/problem';
 import type { Task, TaskData } from '../../core/contracts/task';
 import { CorlError } from '../../core/errors';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 
 interface InlineRow {
   id: string;

@@ -4,7 +4,7 @@ import type { Problem, Reference } from '../../core/contracts/problem';
 import { MapGroundTruth } from '../../core/contracts/problem';
 import type { Task, TaskData } from '../../core/contracts/task';
 import { CorlError } from '../../core/errors';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import { mixSeed, Rng } from '../../core/util/rng';
 import { lastBoxed } from '../answers/extract';
 

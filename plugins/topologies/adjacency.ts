@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { PluginContext } from '../../core/contracts/plugin';
 import type { Topology } from '../../core/contracts/topology';
 import { CorlError } from '../../core/errors';
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 
 interface AdjacencyOptions {
   /** Row n, column m > 0: agent m supervises agent n, with that priority (1 = teacher). */

@@ -1,4 +1,4 @@
-import { registerAll } from '../../core/plugins/define';
+import { registerAll } from '../../core/registry/define';
 import { adjacencyTopology } from './adjacency';
 import { completeTopology } from './complete';
 import { ringTopology } from './ring';

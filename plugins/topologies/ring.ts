@@ -1,4 +1,4 @@
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import type { Topology } from '../../core/contracts/topology';
 import { CorlError } from '../../core/errors';
 

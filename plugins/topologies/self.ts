@@ -1,4 +1,4 @@
-import { definePlugin } from '../../core/plugins/define';
+import { definePlugin } from '../../core/registry/define';
 import type { Topology } from '../../core/contracts/topology';
 
 /** TTRL: every agent is supervised by its own majority vote, S(n) = {n}. */

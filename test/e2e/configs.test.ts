@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { loadConfig } from '../../core/config/load';
 import { RewardServer } from '../../core/serve/server';
 import { loadServeConfig } from '../../core/serve/setup';
-import { instantiate } from '../../core/plugins/instantiate';
+import { instantiate } from '../../core/registry/instantiate';
 import { tempDir, writeConfig } from '../fixtures/configs';
 
 const ROOT = path.resolve(__dirname, '../../..');

@@ -3,10 +3,10 @@ import type { Command } from 'commander';
 import type { Equivalence } from '../../contracts/equivalence';
 import { loadConfig } from '../../config/load';
 import { CorlError } from '../../errors';
-import { instantiate } from '../../plugins/instantiate';
+import { instantiate } from '../../registry/instantiate';
 import { ConfigValidator } from '../../config/validator';
-import { createRunContainer } from '../../plugins/container';
-import { registryOf } from '../../plugins/registry';
+import { createRunContainer } from '../../registry/container';
+import { registryOf } from '../../registry/registry';
 import { outputAgreement, readEvalOutput, selectAgent, type AgreementBasis } from '../../metrics/eval-output';
 import { pct, table } from '../output';
 

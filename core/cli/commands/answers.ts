@@ -6,10 +6,10 @@ import type { Equivalence } from '../../contracts/equivalence';
 import type { PluginKind } from '../../contracts/plugin';
 import { ConfigValidator } from '../../config/validator';
 import { CorlError } from '../../errors';
-import { createRunContainer } from '../../plugins/container';
-import { instantiate } from '../../plugins/instantiate';
-import { loadPluginModules } from '../../plugins/load';
-import { PLUGIN_REGISTRY } from '../../plugins/registry';
+import { createRunContainer } from '../../registry/container';
+import { instantiate } from '../../registry/instantiate';
+import { loadPluginModules } from '../../registry/load';
+import { PLUGIN_REGISTRY } from '../../registry/registry';
 
 interface AnswersFlags {
   extractor: string;

@@ -3,9 +3,9 @@ import type { JsonSchema, PluginKind } from '../../contracts/plugin';
 import { PLUGIN_KINDS } from '../../contracts/plugin';
 import { CorlError } from '../../errors';
 import { loadConfig } from '../../config/load';
-import { createRunContainer } from '../../plugins/container';
-import { loadPluginModules } from '../../plugins/load';
-import { PLUGIN_REGISTRY, type PluginRegistry } from '../../plugins/registry';
+import { createRunContainer } from '../../registry/container';
+import { loadPluginModules } from '../../registry/load';
+import { PLUGIN_REGISTRY, type PluginRegistry } from '../../registry/registry';
 
 /** `corl list`: every plugin by kind, with its description and options. */
 export function listCommand(program: Command): void {

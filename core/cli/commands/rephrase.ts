@@ -6,7 +6,7 @@ import type { Policy } from '../../contracts/policy';
 import { loadConfig, type LoadedConfig } from '../../config/load';
 import { ConfigValidator } from '../../config/validator';
 import { CorlError } from '../../errors';
-import { instantiate } from '../../plugins/instantiate';
+import { instantiate } from '../../registry/instantiate';
 import { readProblemsJsonl, taskRows, type RephraseRow } from '../../rephrase/input';
 import { DEFAULT_INSTRUCTION, rephrase } from '../../rephrase/rephrase';
 import { intFlag } from '../output';

@@ -5,9 +5,9 @@ import { CorlError } from '../../errors';
 import { reportCompare } from '../../report/compare';
 import { packCompare } from '../../report/pack';
 import { ConfigValidator } from '../../config/validator';
-import { createRunContainer } from '../../plugins/container';
-import { instantiate } from '../../plugins/instantiate';
-import { registryOf } from '../../plugins/registry';
+import { createRunContainer } from '../../registry/container';
+import { instantiate } from '../../registry/instantiate';
+import { registryOf } from '../../registry/registry';
 import type { Task } from '../../contracts/task';
 import { writeRunReport } from '../../report/write';
 

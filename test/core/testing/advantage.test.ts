@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { AdvantageEstimator } from '../../../core/contracts/advantage-estimator';
-import { definePlugin } from '../../../core/plugins/define';
+import { definePlugin } from '../../../core/registry/define';
 import { advantageChecks, rewardBatches } from '../../../core/testing';
 import { fails } from './helpers';
 

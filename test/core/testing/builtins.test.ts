@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { PLUGIN_KINDS } from '../../../core/contracts/plugin';
-import { createRunContainer } from '../../../core/plugins/container';
-import { PLUGIN_REGISTRY } from '../../../core/plugins/registry';
+import { createRunContainer } from '../../../core/registry/container';
+import { PLUGIN_REGISTRY } from '../../../core/registry/registry';
 import { contractSuite } from '../../../core/testing';
 import { BUILTIN_KITS } from './builtin-kits';
 

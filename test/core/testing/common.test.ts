@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import type { JsonSchema } from '../../../core/contracts/plugin';
 import type { Topology } from '../../../core/contracts/topology';
 import { CorlError } from '../../../core/errors';
-import { definePlugin, registerAll } from '../../../core/plugins/define';
-import { registryOf } from '../../../core/plugins/registry';
+import { definePlugin, registerAll } from '../../../core/registry/define';
+import { registryOf } from '../../../core/registry/registry';
 import { commonChecks, wrongValue } from '../../../core/testing';
 import { fails, passes } from './helpers';
 

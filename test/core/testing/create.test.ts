@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { PluginContext } from '../../../core/contracts/plugin';
 import { isCorlError } from '../../../core/errors';
-import { definePlugin } from '../../../core/plugins/define';
+import { definePlugin } from '../../../core/registry/define';
 import { createPlugin, pluginOptions } from '../../../core/testing';
 import { voteReward } from '../../../plugins/rewards';
 

@@ -1,5 +1,5 @@
 import type { DiversityStrategy } from '../../../core/contracts/diversity-strategy';
-import { definePlugin } from '../../../core/plugins/define';
+import { definePlugin } from '../../../core/registry/define';
 import { diversityChecks } from '../../../core/testing';
 import { fails } from './helpers';
 

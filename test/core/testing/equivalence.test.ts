@@ -1,5 +1,5 @@
 import type { Equivalence } from '../../../core/contracts/equivalence';
-import { definePlugin } from '../../../core/plugins/define';
+import { definePlugin } from '../../../core/registry/define';
 import { equivalenceChecks, exactEquivalence } from '../../../core/testing';
 import { fails, passes } from './helpers';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { AnswerExtractor } from '../../../core/contracts/answer-extractor';
-import { definePlugin } from '../../../core/plugins/define';
+import { definePlugin } from '../../../core/registry/define';
 import { extractorChecks, hostileTexts } from '../../../core/testing';
 import { fails, passes } from './helpers';
 

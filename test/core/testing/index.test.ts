@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { createRunContainer } from '../../../core/plugins/container';
-import { registryOf } from '../../../core/plugins/registry';
+import { createRunContainer } from '../../../core/registry/container';
+import { registryOf } from '../../../core/registry/registry';
 import * as testing from '../../../core/testing';
 import { resolveRunner, type TestBody } from '../../../core/testing';
 import { ringTopology } from '../../../plugins/topologies';

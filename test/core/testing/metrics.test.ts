@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { MetricsRecord, MetricsSink } from '../../../core/contracts/metrics-sink';
-import { definePlugin } from '../../../core/plugins/define';
+import { definePlugin } from '../../../core/registry/define';
 import { metricsChecks, sampleRecords } from '../../../core/testing';
 import { fails, passes } from './helpers';
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Completion } from '../../../core/contracts/completion';
 import type { Policy, SamplingOptions } from '../../../core/contracts/policy';
 import { CorlError } from '../../../core/errors';
-import { definePlugin } from '../../../core/plugins/define';
+import { definePlugin } from '../../../core/registry/define';
 import { policyChecks, updateBatch } from '../../../core/testing';
 import { Rng } from '../../../core/util/rng';
 import { fails, passes } from './helpers';

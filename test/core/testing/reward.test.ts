@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { RewardSource } from '../../../core/contracts/reward-source';
 import { GROUND_TRUTH, type GroundTruth } from '../../../core/contracts/problem';
 import { TASK, type Task } from '../../../core/contracts/task';
-import { definePlugin } from '../../../core/plugins/define';
+import { definePlugin } from '../../../core/registry/define';
 import { rewardChecks, rewardScenarios } from '../../../core/testing';
 import { fails, passes } from './helpers';
 

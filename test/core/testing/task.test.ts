@@ -1,6 +1,6 @@
 import { MapGroundTruth, type Problem } from '../../../core/contracts/problem';
 import type { Task } from '../../../core/contracts/task';
-import { definePlugin } from '../../../core/plugins/define';
+import { definePlugin } from '../../../core/registry/define';
 import { taskChecks } from '../../../core/testing';
 import { fails, passes } from './helpers';
 

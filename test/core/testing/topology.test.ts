@@ -1,6 +1,6 @@
 import type { Topology } from '../../../core/contracts/topology';
 import { CorlError } from '../../../core/errors';
-import { definePlugin } from '../../../core/plugins/define';
+import { definePlugin } from '../../../core/registry/define';
 import { topologyChecks } from '../../../core/testing';
 import { fails, passes } from './helpers';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { createRunContainer } from '../../../core/plugins/container';
-import { PLUGIN_REGISTRY } from '../../../core/plugins/registry';
+import { createRunContainer } from '../../../core/registry/container';
+import { PLUGIN_REGISTRY } from '../../../core/registry/registry';
 import { pluralityVote } from '../../../core/voting/plurality';
 import { extractMath, lastBoxed, MathEquivalence, mathEquivalence, mathExtractor, mathKey } from '../../../plugins/answers/math';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { RewardContext, RewardSource } from '../../../core/contracts/reward-source';
 import { loadConfigValue } from '../../../core/config/load';
-import { instantiate } from '../../../core/plugins/instantiate';
+import { instantiate } from '../../../core/registry/instantiate';
 import { coRlConfig, fixture } from '../../fixtures/configs';
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const spy = require('../../fixtures/spy-reward') as typeof import('../../fixtures/spy-reward');

@@ -4,8 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { container } from 'tsyringe';
 import * as ort from 'onnxruntime-node';
-import { instantiate } from '../../../../core/plugins/instantiate';
-import { registryOf } from '../../../../core/plugins/registry';
+import { instantiate } from '../../../../core/registry/instantiate';
+import { registryOf } from '../../../../core/registry/registry';
 import { register } from '../../../../plugins/policies';
 import { tinyPolicy, transformerOptions } from '../../../fixtures/transformer';
 

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { container } from 'tsyringe';
 import type { SamplingOptions, TrainingSample } from '../../../../core/contracts/policy';
-import { registryOf } from '../../../../core/plugins/registry';
-import { instantiate } from '../../../../core/plugins/instantiate';
+import { registryOf } from '../../../../core/registry/registry';
+import { instantiate } from '../../../../core/registry/instantiate';
 import { register } from '../../../../plugins/policies';
 import { compile, GraphSession } from '../../../../core/tensor/session';
 import { buildLogprobGraph } from '../../../../plugins/policies/transformer/graphs';

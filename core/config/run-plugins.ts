@@ -8,11 +8,11 @@ import type { Policy } from '../contracts/policy';
 import type { RewardSource } from '../contracts/reward-source';
 import type { Task, TaskData } from '../contracts/task';
 import type { Topology } from '../contracts/topology';
-import type { LoadedConfig } from '../config/load';
+import type { LoadedConfig } from './load';
 import { CorlError } from '../errors';
 import { deepFreeze } from '../util/fs';
-import { instantiate, type InstanceScope } from './instantiate';
-import { equivalenceFacade, PluginScopes, type RunServices } from './scope';
+import { instantiate, type InstanceScope } from '../registry/instantiate';
+import { equivalenceFacade, PluginScopes, type RunServices } from '../registry/scope';
 
 /** Which plugins to create: all of a training config, or what a reward service scores with. */
 export type PluginSet = 'training' | 'scoring';

@@ -6,8 +6,8 @@ import { loadConfig } from '../../../core/config/load';
 import { GROUND_TRUTH, MapGroundTruth, type GroundTruth } from '../../../core/contracts/problem';
 import type { RewardSource } from '../../../core/contracts/reward-source';
 import { isCorlError } from '../../../core/errors';
-import { definePlugin, fromClass } from '../../../core/plugins/define';
-import { createRunPlugins } from '../../../core/plugins/run-plugins';
+import { definePlugin, fromClass } from '../../../core/registry/define';
+import { createRunPlugins } from '../../../core/config/run-plugins';
 import { createPlugin, groundTruthTripwire, rewardContext } from '../../../core/testing';
 import { RunDirectory } from '../../../core/trainer/run-dir';
 import { train } from '../../../core/trainer/trainer';
@@ -34,7 +34,7 @@ const hostileConfig = (overrides: Record<string, unknown> = {}) => coRlConfig({
   ...overrides,
 });
 
-describe('core/plugins capability boundary (each plugin gets only what its manifest entitles it to)', function () {
+describe('core/registry capability boundary (each plugin gets only what its manifest entitles it to)', function () {
   this.timeout(60000);
   let tmp: ReturnType<typeof tempDir>;
   beforeEach(() => { tmp = tempDir('corl-capability-'); attempts.length = 0; });

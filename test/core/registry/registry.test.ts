@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
 import { container } from 'tsyringe';
-import { definePlugin, registerAll } from '../../../core/plugins/define';
-import { createRunContainer } from '../../../core/plugins/container';
-import { PLUGIN_REGISTRY, PluginRegistry, registryOf } from '../../../core/plugins/registry';
+import { definePlugin, registerAll } from '../../../core/registry/define';
+import { createRunContainer } from '../../../core/registry/container';
+import { PLUGIN_REGISTRY, PluginRegistry, registryOf } from '../../../core/registry/registry';
 import { isCorlError } from '../../../core/errors';
 
 const topo = (name: string, corl = '^0.1.0') => definePlugin({
@@ -16,7 +16,7 @@ function code(fn: () => unknown): string | undefined {
   return undefined;
 }
 
-describe('core/plugins/registry', () => {
+describe('core/registry/registry', () => {
   it('adds, finds and lists plugins by kind', () => {
     const r = new PluginRegistry();
     r.add(topo('x:b'));

@@ -2,7 +2,9 @@
 // what later requests get, and none may make a restart lose journaled labels.
 import { expect } from 'chai';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
+import { encodeLine } from '../../../core/serve/journal';
 import type { RewardServer } from '../../../core/serve/server';
 import { tempDir } from '../../fixtures/configs';
 import { boxed, get, post, ringServeConfig, startServer } from '../../fixtures/serve';
@@ -190,5 +192,57 @@ describe('serve: caps on groups per step, completions per group, id length', fun
     } catch (e) {
       expect((e as Error).message).to.contain('serve.timeouts.headers');
     }
+  });
+});
+
+describe('serve: slow clients and nonsensical journal records', function () {
+  this.timeout(30000);
+  let tmp: ReturnType<typeof tempDir>;
+  let server: RewardServer | undefined;
+  beforeEach(() => { tmp = tempDir('corl-serve-slow-'); });
+  afterEach(async () => { await server?.close(); server = undefined; tmp.cleanup(); });
+
+  it('200 unfinished bodies do not starve GET /health, and the body timeout cuts them with 408', async () => {
+    server = await startServer(ringServeConfig({ timeouts: { headers: 1, body: 1.5, idle: 5 } }), tmp.dir);
+    const url = new URL(server.url);
+    const sockets: net.Socket[] = [];
+    const answers: Promise<string>[] = [];
+    for (let i = 0; i < 200; i++) {
+      const s = net.connect(Number(url.port), url.hostname);
+      sockets.push(s);
+      answers.push(new Promise((resolve) => { let t = ''; s.on('data', (d) => { t += d; }); s.on('close', () => resolve(t)); s.on('error', () => resolve(t)); }));
+      s.write('POST /v1/groups HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"agent":');
+    }
+    const health = await get(server.url, '/health');
+    expect(health.status).to.equal(200);
+    const texts = await Promise.all(answers);
+    expect(texts.filter((t) => t.startsWith('HTTP/1.1 408'))).to.have.length(200);
+    expect(await metric(server, 'corl_serve_client_errors_total{reason="timeout"}')).to.equal(200);
+    expect((await get(server.url, '/health')).status).to.equal(200);
+  });
+
+  it('a well-formed record that means nothing (unknown agent) is refused at restore naming the line, and the file is left as it was', async () => {
+    const config = ringServeConfig({ exchange: { wait: 0 } });
+    server = await startServer(config, tmp.dir);
+    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('g', ['1', '2'])] })).status).to.equal(200);
+    await server.close();
+    server = undefined;
+    const file = path.join(tmp.dir, 'journal.jsonl');
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const no = lines.findIndex((l) => l.includes('"t":"keys"'));
+    expect(no).to.equal(1);
+    const forged = JSON.parse(lines[no]!) as Record<string, unknown>;
+    delete forged.c;
+    lines[no] = encodeLine(JSON.parse(JSON.stringify(forged).replace('"a":"a"', '"a":"zed"'))).trimEnd();
+    fs.writeFileSync(file, lines.join('\n'));
+    const before = fs.readFileSync(file, 'utf8');
+    try {
+      server = await startServer(config, tmp.dir);
+      expect.fail('started');
+    } catch (e) {
+      expect((e as { code?: string }).code).to.equal('CORL_ERR_SERVE_JOURNAL_RECORD');
+      expect((e as Error).message).to.contain(`line ${no + 1}`);
+    }
+    expect(fs.readFileSync(file, 'utf8')).to.equal(before);
   });
 });

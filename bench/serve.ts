@@ -4,7 +4,7 @@
 // of 8 such groups, of about 600-character math completions ending in a boxed answer. Two configs: a ring (Co-RL: each
 // agent waits for its peer's answers of the same step) and corl:self (TTRL: no waiting).
 // Figures: completions scored per second, request latency p50/p99 as the agents see it, requests.
-// A third run keeps the journal on tmpfs, separating the disk's fdatasync from the service's work.
+// Each config also runs with the journal off (serve.journal: false), side by side; another keeps the journal on tmpfs, separating the disk's fdatasync from the service's work.
 // Profile the service with BENCH_SERVE_PROF=<dir> (passes --cpu-prof --cpu-prof-dir=<dir>).
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -49,9 +49,9 @@ function bodies(agent: number, steps: number, groups: number): string[] {
   }));
 }
 
-function startService(config: string, journal: string): Promise<{ url: string; proc: ChildProcess }> {
+function startService(config: string, journal: string | undefined): Promise<{ url: string; proc: ChildProcess }> {
   const prof = process.env.BENCH_SERVE_PROF;
-  const args = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), path.join(ROOT, 'bin', 'corl.js'), 'serve', '-c', config, '--port', '0', '--journal', journal];
+  const args = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), path.join(ROOT, 'bin', 'corl.js'), 'serve', '-c', config, '--port', '0', ...(journal === undefined ? [] : ['--journal', journal])];
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -87,7 +87,8 @@ async function measure(label: string, config: Record<string, unknown>, groups: n
   const dir = fs.mkdtempSync(path.join(journalDir, 'corl-bench-serve-'));
   const file = path.join(dir, 'serve.json');
   fs.writeFileSync(file, JSON.stringify(config));
-  const service = await startService(file, path.join(dir, 'journal.jsonl'));
+  const journalOff = (config.serve as { journal?: unknown } | undefined)?.journal === false;
+  const service = await startService(file, journalOff ? undefined : path.join(dir, 'journal.jsonl'));
   const agent = new http.Agent({ keepAlive: true, maxSockets: AGENTS });
   try {
     const url = new URL(service.url);
@@ -116,6 +117,7 @@ async function measure(label: string, config: Record<string, unknown>, groups: n
     process.stdout.write(`  latency ms: p50 ${quantile(latencies, 0.5).toFixed(2)}, p99 ${quantile(latencies, 0.99).toFixed(2)}, max ${latencies[latencies.length - 1]!.toFixed(2)}\n`);
     const prom = await new Promise<string>((resolve, reject) => http.get(`${service.url}/metrics`, { agent }, (res) => { let t = ''; res.on('data', (c) => { t += c; }); res.on('end', () => resolve(t)); }).on('error', reject));
     const value = (series: string): number => Number(prom.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1] ?? NaN);
+    if (journalOff) return;
     const syncs = value('corl_serve_journal_sync_seconds_count');
     const records = value('corl_serve_journal_records_total');
     process.stdout.write(`  journal (warm-up included): ${syncs} fdatasyncs, mean ${((value('corl_serve_journal_sync_seconds_sum') / syncs) * 1000).toFixed(2)} ms, ${(records / syncs).toFixed(1)} records per sync\n`);
@@ -133,10 +135,12 @@ export const bench: Bench = {
   description: `corl serve: ${AGENTS} agents posting groups of ${K} completions, ${REQUEST_SIZES.join(' or ')} group(s) per request (ring exchange and self vote)`,
   async run() {
     const agents = Array.from({ length: AGENTS }, (_, i) => ({ name: `agent${i}` }));
-    const serve = { port: 0, groupSize: K, exchange: { wait: 60, keepSteps: 8 } };
+    const serve = { port: 0, groupSize: K, exchange: { wait: 60, keepSteps: 64 } };
     for (const groups of REQUEST_SIZES) {
       await measure('ring (Co-RL exchange, each agent waits for its peer)', { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve }, groups);
+      await measure('ring, journal off (serve.journal: false)', { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve: { ...serve, journal: false } }, groups);
       await measure('self (TTRL, no waiting)', { name: 'bench-serve-self', agents, topology: 'corl:self', reward: 'corl:vote', serve }, groups);
+      await measure('self, journal off (serve.journal: false)', { name: 'bench-serve-self', agents, topology: 'corl:self', reward: 'corl:vote', serve: { ...serve, journal: false } }, groups);
       // The journal's fdatasync sets the latency floor; on tmpfs it costs next to nothing, which
       // shows what the service's own work costs.
       if (fs.existsSync('/dev/shm')) await measure('ring, journal on tmpfs (/dev/shm)', { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve }, groups, '/dev/shm');

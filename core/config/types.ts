@@ -84,8 +84,14 @@ export interface ServeSettings {
   readonly maxBodyBytes: number;
   /** Completions every posted group must have; 0 accepts any size. */
   readonly groupSize: number;
-  /** Label journal path (relative to the config file), when given. */
-  readonly journal?: string;
+  /** Most completions in one posted group. */
+  readonly maxCompletions: number;
+  /** Most open client connections. */
+  readonly maxConnections: number;
+  /** Seconds a client may take to send headers, a whole request, and an idle keep-alive connection may stay open. */
+  readonly timeouts: { readonly headers: number; readonly body: number; readonly idle: number };
+  /** Label journal path (relative to the config file), when given; false: no journal. */
+  readonly journal?: string | false;
   /** The cross-agent exchange of POST /v1/groups. */
   readonly exchange: {
     /** Longest wait for supervisors' answers, in seconds. */
@@ -94,6 +100,12 @@ export interface ServeSettings {
     readonly fallback: 'self' | 'zero' | 'error';
     /** Steps kept, counted back from the newest. */
     readonly keepSteps: number;
+    /** The newest step of an empty exchange. */
+    readonly startStep: number;
+    /** How far beyond the newest step a post may be. */
+    readonly maxStepsAhead: number;
+    /** Most distinct group ids per step. */
+    readonly maxGroupsPerStep: number;
   };
   /** POST /get_reward (OpenRLHF). */
   readonly getReward: {

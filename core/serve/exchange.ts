@@ -22,6 +22,15 @@ export interface ExchangeOptions {
    * so old slots are dropped per id rather than by step.
    */
   readonly keepRounds?: number;
+  /**
+   * The step window (POST /v1/groups): a post may be at most this many steps beyond the newest
+   * step, which starts at `startStep`; undefined: no window (the server chooses the steps).
+   */
+  readonly maxStepsAhead?: number;
+  /** The newest step of an empty exchange (default: none, -1). */
+  readonly startStep?: number;
+  /** Most distinct group ids held per step, all agents together (default: no limit). */
+  readonly maxGroupsPerStep?: number;
 }
 
 /** What a compacted journal keeps of one namespace. */
@@ -30,6 +39,8 @@ export interface RetainRule {
   readonly steps: number;
   /** Newest rounds kept per group id (counted back from that id's newest). */
   readonly rounds?: number;
+  /** The newest step to count `steps` back from, when it is not simply the newest record's (the exchange's newest step, which starts at `startStep`). */
+  readonly newest?: number;
 }
 
 /** Events the server counts. */
@@ -75,7 +86,7 @@ export class Exchange {
   private readonly byId = new Map<string, Set<number>>();
   /** Newest step at which each (agent, group id) posted keys. */
   private readonly rounds = new Map<string, number>();
-  private maxStep = -1;
+  private maxStep: number;
   private closing = false;
 
   constructor(
@@ -84,9 +95,16 @@ export class Exchange {
     private readonly journal: Journal,
     readonly options: ExchangeOptions,
     private readonly events: ExchangeEvents = {},
-  ) {}
+  ) {
+    this.maxStep = options.startStep ?? -1;
+  }
 
-  /** Restore state from replayed journal records of this namespace. */
+  /** The newest step: the highest accepted (or restored) step, at least `startStep`. */
+  get newest(): number {
+    return this.maxStep;
+  }
+
+  /** Restore state from replayed journal records of this namespace (checked by `checkReplay` first). */
   restore(records: readonly JournalRecord[]): void {
     for (const r of records) {
       if (r.n !== this.options.namespace) continue;
@@ -104,7 +122,7 @@ export class Exchange {
     const max = new Map<string, number>();
     const maxOfId = new Map<string, number>();
     for (const r of records) {
-      max.set(r.n, Math.max(max.get(r.n) ?? -1, r.s));
+      max.set(r.n, Math.max(max.get(r.n) ?? rule(r.n).newest ?? -1, r.s));
       const k = `${r.n}\u0000${r.g}`;
       maxOfId.set(k, Math.max(maxOfId.get(k) ?? -1, r.s));
     }
@@ -137,6 +155,9 @@ export class Exchange {
   }
 
   private noteRound(agent: number, id: string, step: number): void {
+    // Only an exchange that counts rounds per id needs them (POST /v1/groups steps come from the
+    // client; keeping one entry per agent and id ever posted would grow without bound).
+    if (this.options.keepRounds === undefined) return;
     const k = `${agent}\u0000${id}`;
     if ((this.rounds.get(k) ?? -1) < step) this.rounds.set(k, step);
   }
@@ -152,10 +173,7 @@ export class Exchange {
    */
   async post(agent: number, step: number, groups: readonly PostedGroup[], waitMs = this.options.waitMs): Promise<GroupAnswer[]> {
     if (this.closing) throw unavailable();
-    const oldest = this.maxStep - this.options.keepSteps + 1;
-    if (step < oldest) {
-      throw new CorlError('CORL_ERR_SERVE_STEP_EXPIRED', `expected a step of at least ${oldest} (the newest is ${this.maxStep}, ${this.options.keepSteps} are kept), got ${step}`, { where: 'step' });
-    }
+    this.admit(step, groups);
     const deadline = performance.now() + Math.min(Math.max(0, waitMs), this.options.waitMs);
     const hashes = groups.map(groupHash);
     const check = (): void => {
@@ -170,6 +188,7 @@ export class Exchange {
     const fresh = groups.map((g, i) => (this.postedHash(agent, step, g.id) === undefined ? i : -1)).filter((i) => i >= 0);
     const computed = await Promise.all(fresh.map((i) => this.scorer.keys(groups[i]!)));
     check(); // a concurrent post may have stored keys meanwhile
+    this.admit(step, groups); // or moved the newest step, or filled the step
     const records: JournalRecord[] = [];
     const touched: Slot[] = [];
     fresh.forEach((i, j) => {
@@ -193,6 +212,30 @@ export class Exchange {
     if (keysDone.status === 'rejected') throw keysDone.reason;
     if (answersDone.status === 'rejected') throw answersDone.reason;
     return answersDone.value;
+  }
+
+  /**
+   * Whether a post may change anything: its step inside the window (no older than `keepSteps`
+   * behind the newest, no further than `maxStepsAhead` beyond it) and room at that step for its
+   * new group ids. Throws a coded error and changes nothing otherwise.
+   */
+  private admit(step: number, groups: readonly PostedGroup[]): void {
+    const oldest = this.maxStep - this.options.keepSteps + 1;
+    if (step < oldest) {
+      throw new CorlError('CORL_ERR_SERVE_STEP_EXPIRED', `expected a step of at least ${oldest} (the newest is ${this.maxStep}, ${this.options.keepSteps} are kept), got ${step}`, { where: 'step' });
+    }
+    const ahead = this.options.maxStepsAhead;
+    if (ahead !== undefined && step > this.maxStep + ahead) {
+      throw new CorlError('CORL_ERR_SERVE_STEP_AHEAD', `expected a step of at most ${this.maxStep + ahead} (the newest step is ${this.maxStep}; a post may run serve.exchange.maxStepsAhead = ${ahead} beyond it), got ${step}`, { where: 'step', hint: 'post the trainer\'s real step; a cohort resuming at a later step against a fresh journal sets serve.exchange.startStep' });
+    }
+    const cap = this.options.maxGroupsPerStep;
+    if (cap !== undefined) {
+      const held = this.bySteps.get(step)?.size ?? 0;
+      const added = groups.reduce((n, g) => n + (this.slots.has(slotKey(step, g.id)) ? 0 : 1), 0);
+      if (added > 0 && held + added > cap) {
+        throw new CorlError('CORL_ERR_SERVE_STEP_FULL', `expected at most ${cap} distinct group ids at step ${step} (serve.exchange.maxGroupsPerStep), got ${held} held and ${added} new`, { where: 'groups' });
+      }
+    }
   }
 
   private answer(agent: number, step: number, group: PostedGroup, hash: string, deadline: number): Promise<GroupAnswer> {

@@ -84,6 +84,7 @@ export class ServeMetrics {
   readonly barrierPartial = new Counter('corl_serve_barrier_partial_groups_total', 'POST /get_reward groups scored with fewer than groupSize samples after the wait');
   readonly journalRecords = new Counter('corl_serve_journal_records_total', 'records appended to the label journal');
   readonly journalSync = new Histogram('corl_serve_journal_sync_seconds', 'duration of each journal fdatasync (one per group commit)', LATENCY);
+  readonly clientErrors = new Counter('corl_serve_client_errors_total', 'connections closed before a request could be handled, by reason (malformed HTTP, or a timeout: headers or body too slow)');
   private readonly extra: Metric[] = [];
 
   /** Add a gauge read at scrape time. */
@@ -93,7 +94,7 @@ export class ServeMetrics {
 
   /** The exposition text. */
   render(): string {
-    const all: Metric[] = [this.requests, this.latency, this.completions, this.waits, this.waitSeconds, this.fallbacks, this.replays, this.barrierPartial, this.journalRecords, this.journalSync, ...this.extra];
+    const all: Metric[] = [this.requests, this.latency, this.completions, this.waits, this.waitSeconds, this.fallbacks, this.replays, this.barrierPartial, this.journalRecords, this.journalSync, this.clientErrors, ...this.extra];
     return all.map((m) => m.render()).join('\n') + '\n';
   }
 }

@@ -1,13 +1,14 @@
 // Request bodies of the service, checked field by field (every problem names its field).
 import type { FinishReason } from '../contracts/completion';
 import { CorlError } from '../errors';
+import { MAX_GROUP_ID } from './restore';
 import type { PostedCompletion, PostedGroup } from './scorer';
 
 /** POST /v1/groups. */
 export interface GroupsRequest {
   /** Agent name (or index). */
   readonly agent: string | number;
-  /** Training step of the posting agent (all agents count steps alike). */
+  /** Training step of the posting agent (all agents count steps alike); a safe integer >= 0. */
   readonly step: number;
   readonly groups: readonly PostedGroup[];
   /** Longest wait for supervisors in seconds (capped by serve.exchange.wait). */
@@ -61,13 +62,27 @@ function completion(v: unknown, where: string): PostedCompletion {
   return { text: o.text, ...(o.length !== undefined ? { length: o.length as number } : {}), ...(o.finishReason !== undefined ? { finishReason: o.finishReason as FinishReason } : {}) };
 }
 
+/** Count limits of one POST /v1/groups request. */
+export interface GroupsLimits {
+  /** Most groups in the request (`serve.exchange.maxGroupsPerStep`: more could never fit a step). */
+  readonly maxGroups: number;
+  /** Most completions per group (`serve.maxCompletions`). */
+  readonly maxCompletions: number;
+}
+
+function limit(where: string, expected: string, got: string): CorlError {
+  return new CorlError('CORL_ERR_SERVE_LIMIT', `expected ${where} to have ${expected}, got ${got}`, { where });
+}
+
 /** Parse and check a POST /v1/groups body. */
-export function parseGroupsRequest(body: unknown): GroupsRequest {
+export function parseGroupsRequest(body: unknown, limits: GroupsLimits = { maxGroups: Infinity, maxCompletions: Infinity }): GroupsRequest {
   const o = object(body, 'the request body');
   if (!(typeof o.agent === 'string' && o.agent.length > 0) && !(Number.isInteger(o.agent) && (o.agent as number) >= 0)) throw bad('agent', 'an agent name (or index)', o.agent);
-  if (!Number.isInteger(o.step) || (o.step as number) < 0) throw bad('step', 'a training step (integer >= 0)', o.step);
+  // Safe integers only: 1e21 is an "integer" to JavaScript, but steps past 2^53 stop being exact.
+  if (!Number.isSafeInteger(o.step) || (o.step as number) < 0) throw bad('step', 'a training step (a safe integer >= 0)', o.step);
   if (o.wait !== undefined && (typeof o.wait !== 'number' || !Number.isFinite(o.wait) || o.wait < 0)) throw bad('wait', 'a number of seconds >= 0', o.wait);
   if (!Array.isArray(o.groups) || o.groups.length === 0) throw bad('groups', 'a non-empty array of {id, prompt, completions}', o.groups);
+  if (o.groups.length > limits.maxGroups) throw limit('groups', `at most ${limits.maxGroups} entries (serve.exchange.maxGroupsPerStep)`, String(o.groups.length));
   const seen = new Map<string, number>();
   const groups = o.groups.map((g, i): PostedGroup => {
     const w = `groups[${i}]`;
@@ -76,11 +91,13 @@ export function parseGroupsRequest(body: unknown): GroupsRequest {
     if (typeof go.id === 'string' && go.id.length > 0) id = go.id;
     else if (Number.isInteger(go.id)) id = String(go.id);
     else throw bad(`${w}.id`, 'a group id (non-empty string or integer)', go.id);
+    if (id.length > MAX_GROUP_ID) throw limit(`${w}.id`, `at most ${MAX_GROUP_ID} characters`, String(id.length));
     const j = seen.get(id);
     if (j !== undefined) throw new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected unique group ids in one request, got "${id}" at groups[${j}] and ${w}`, { where: `${w}.id` });
     seen.set(id, i);
     if (go.prompt !== undefined && typeof go.prompt !== 'string') throw bad(`${w}.prompt`, 'a string', go.prompt);
     if (!Array.isArray(go.completions) || go.completions.length === 0) throw bad(`${w}.completions`, 'a non-empty array of completion texts', go.completions);
+    if (go.completions.length > limits.maxCompletions) throw limit(`${w}.completions`, `at most ${limits.maxCompletions} entries (serve.maxCompletions)`, String(go.completions.length));
     const completions = go.completions.map((c, k) => completion(c, `${w}.completions[${k}]`));
     if (go.reference !== undefined && go.reference !== null && typeof go.reference !== 'string') throw bad(`${w}.reference`, 'a string', go.reference);
     let testInputs: string[][] | undefined;

@@ -1,15 +1,17 @@
 // `corl serve`: the reward plugins of a config over HTTP, and the cross-agent label exchange.
 // Routes and fields: docs/guide/serve.md.
 import { timingSafeEqual } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CorlError, isCorlError, type ErrorCode } from '../errors';
 import { CORL_VERSION } from '../version';
 import { GetRewardScorer } from './barrier';
 import { Exchange, type RetainRule } from './exchange';
-import { Journal, type JournalHeader } from './journal';
+import { Journal, type JournalCohort } from './journal';
 import { ServeMetrics } from './prom';
 import { parseGetRewardRequest, parseGroupsRequest } from './requests';
+import { checkReplay } from './restore';
 import { Scorer, summarize, type GroupAnswer } from './scorer';
 import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './setup';
 
@@ -35,6 +37,9 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   CORL_ERR_SERVE_CONFLICT: 409,
   CORL_ERR_SERVE_STEP_EXPIRED: 410,
   CORL_ERR_SERVE_TOO_LARGE: 413,
+  CORL_ERR_SERVE_LIMIT: 413,
+  CORL_ERR_SERVE_STEP_AHEAD: 422,
+  CORL_ERR_SERVE_STEP_FULL: 422,
   CORL_ERR_SERVE_UNKNOWN_AGENT: 422,
   CORL_ERR_SERVE_GROUP_SIZE: 422,
   CORL_ERR_SERVE_REWARD_FAILED: 500,
@@ -54,6 +59,16 @@ const STOPPING = Symbol('corl.serve.stopping');
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+/** The soft limit on open files of this process (Linux /proc), undefined when unknown. */
+function openFileLimit(): number | undefined {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A running reward service. */
@@ -81,7 +96,10 @@ export class RewardServer {
       fallback: (kind: string) => this.metrics.fallbacks.inc({ kind }),
       replay: () => this.metrics.replays.inc(),
     };
-    this.groups = new Exchange(runtime, this.scorer, journal, { namespace: 'groups', waitMs: s.exchange.wait * 1000, fallback: s.exchange.fallback, keepSteps: s.exchange.keepSteps }, events);
+    this.groups = new Exchange(runtime, this.scorer, journal, {
+      namespace: 'groups', waitMs: s.exchange.wait * 1000, fallback: s.exchange.fallback, keepSteps: s.exchange.keepSteps,
+      startStep: s.exchange.startStep, maxStepsAhead: s.exchange.maxStepsAhead, maxGroupsPerStep: s.exchange.maxGroupsPerStep,
+    }, events);
     const getRewardExchange = new Exchange(runtime, this.scorer, journal, { namespace: 'get_reward', waitMs: s.exchange.wait * 1000, fallback: s.exchange.fallback, keepSteps: Infinity, keepRounds: s.getReward.keepRounds }, events);
     this.groups.restore(records);
     getRewardExchange.restore(records);
@@ -89,10 +107,18 @@ export class RewardServer {
     journal.onSync = (seconds, n) => { this.metrics.journalSync.observe(seconds); this.metrics.journalRecords.inc({}, n); };
     this.metrics.gauge('corl_serve_inflight_requests', 'requests being handled now', () => this.inflight);
     this.metrics.gauge('corl_serve_exchange_slots', '(step, group) slots held by POST /v1/groups', () => this.groups.size);
+    this.metrics.gauge('corl_serve_exchange_newest_step', 'the newest step of POST /v1/groups (posts may run serve.exchange.maxStepsAhead beyond it)', () => this.groups.newest);
     this.metrics.gauge('corl_serve_get_reward_slots', '(round, group) slots held by POST /get_reward', () => getRewardExchange.size);
     this.metrics.gauge('corl_serve_barrier_pending_samples', 'POST /get_reward samples waiting for the rest of their group', () => this.getReward.pending);
     this.metrics.gauge('corl_serve_uptime_seconds', 'seconds since the service started', () => (Date.now() - this.started) / 1000);
     server.on('request', (req, res) => { void this.handle(req, res); });
+    // Malformed HTTP gets a bare 400; a client too slow with its headers or body (timeouts) a 408.
+    server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
+      this.metrics.clientErrors.inc({ reason: timeout ? 'timeout' : 'malformed' });
+      if (socket.writable) socket.end(`HTTP/1.1 ${timeout ? '408 Request Timeout' : '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
+      else socket.destroy();
+    });
   }
 
   /** Build the plugins, replay the journal and listen. */
@@ -103,20 +129,43 @@ export class RewardServer {
     if (!isLoopback(host) && !options.token && !options.allowNoToken) {
       throw new CorlError('CORL_ERR_SERVE_BIND', `expected a bearer token to bind ${host} (beyond loopback), got none`, { where: '--host' });
     }
+    const t = settings.timeouts;
+    if (t.headers > t.body) {
+      throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected serve.timeouts.headers (${t.headers} s) to be at most serve.timeouts.body (${t.body} s): the body timeout counts the headers too`, { where: 'serve.timeouts.headers' });
+    }
     const runtime = await buildServeRuntime(served, { journal: options.journal });
     let journal: Journal | undefined;
     try {
-      const header: JournalHeader = { t: 'open', v: 1, agents: runtime.agents, topology: served.config.topology.use, reward: served.config.reward.use };
-      const keep = (n: string): RetainRule => (n === 'groups' ? { steps: settings.exchange.keepSteps } : { steps: Infinity, rounds: settings.getReward.keepRounds });
-      const opened = await Journal.open(runtime.journalFile, header, (records) => Exchange.retain(records, keep));
+      const cohort: JournalCohort = { agents: runtime.agents, topology: served.config.topology.use, reward: served.config.reward.use };
+      let opened: { journal: Journal; replay: { records: Parameters<Exchange['restore']>[0]; tornTail: boolean; notes: readonly string[] } };
+      if (runtime.journalFile === undefined) {
+        opened = { journal: Journal.disabled(), replay: { records: [], tornTail: false, notes: ['journal: none (serve.journal is false): labels live in memory only and are lost at restart'] } };
+      } else {
+        const file = runtime.journalFile;
+        opened = await Journal.open(file, cohort, (replay) => {
+          // Nothing is rewritten before every record has been checked: a refusal leaves the file as it was.
+          const { newest: reached } = checkReplay(replay, file, { agents: runtime.agents, maxStepsAhead: settings.exchange.maxStepsAhead });
+          const newest = Math.max(settings.exchange.startStep, reached ?? -1);
+          const keep = (n: string): RetainRule => (n === 'groups' ? { steps: settings.exchange.keepSteps, newest } : { steps: Infinity, rounds: settings.getReward.keepRounds });
+          return { keep: Exchange.retain(replay.records, keep), exchange: { newest, maxStepsAhead: settings.exchange.maxStepsAhead } };
+        });
+      }
       journal = opened.journal;
-      const server = http.createServer({ keepAlive: true });
-      server.keepAliveTimeout = 65_000;
-      server.requestTimeout = 0;
-      server.on('clientError', (_err, socket) => {
-        if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-        else socket.destroy();
+      const server = http.createServer({
+        keepAlive: true,
+        // Slow or stuck clients are cut (HTTP 408) so that they cannot hold connections, and the
+        // open files behind them, forever: headers, then the whole request, each in bounded time.
+        headersTimeout: t.headers * 1000,
+        requestTimeout: t.body * 1000,
+        keepAliveTimeout: t.idle * 1000,
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.min(t.headers, t.body) * 250)),
       });
+      server.keepAliveTimeout = t.idle * 1000;
+      server.maxConnections = settings.maxConnections;
+      const files = openFileLimit();
+      if (files !== undefined && settings.maxConnections + 64 > files) {
+        options.log?.(`serve: serve.maxConnections is ${settings.maxConnections} but this process may open only ${files} files (ulimit -n); raise the limit or lower maxConnections, or connections beyond the limit are dropped`);
+      }
       await new Promise<void>((resolve, reject) => {
         const fail = (e: NodeJS.ErrnoException): void => {
           reject(new CorlError('CORL_ERR_SERVE_BIND', `expected to listen on ${host}:${port}, got ${e.code === 'EADDRINUSE' ? 'a port already in use' : e.code === 'EADDRNOTAVAIL' ? 'an address that is not on this machine' : e.message}`, { where: `${host}:${port}`, cause: e }));
@@ -125,8 +174,9 @@ export class RewardServer {
         server.listen(port, host, () => { server.off('error', fail); resolve(); });
       });
       const rs = new RewardServer(runtime, journal, server, options.token ? Buffer.from(options.token) : undefined, opened.replay.tornTail, opened.replay.records);
-      if (opened.replay.tornTail) options.log?.(`journal: dropped a torn last line of ${runtime.journalFile} (the previous service stopped mid-write)`);
-      options.log?.(`journal: ${runtime.journalFile} (${opened.replay.records.length} record(s) restored)`);
+      for (const note of opened.replay.notes) options.log?.(note);
+      if (opened.replay.tornTail) options.log?.(`journal: dropped a torn last line of ${runtime.journalFile} (the previous service stopped mid-write; that write was never acknowledged)`);
+      if (runtime.journalFile !== undefined) options.log?.(`journal: ${runtime.journalFile} (${opened.replay.records.length} record(s) restored)`);
       return rs;
     } catch (e) {
       await journal?.close();
@@ -185,11 +235,12 @@ export class RewardServer {
     } catch (e) {
       const err = isCorlError(e) ? e : new CorlError('CORL_ERR_SERVE_INTERNAL', `expected to handle ${req.method} ${pathname}, got ${(e as Error)?.message ?? String(e)}`, { cause: e });
       status = statusOf(err);
-      if (status === 413) res.setHeader('connection', 'close');
+      const tooLarge = err.code === 'CORL_ERR_SERVE_TOO_LARGE';
+      if (tooLarge) res.setHeader('connection', 'close');
       if (status === 401) res.setHeader('www-authenticate', 'Bearer');
       if (!res.headersSent) send(res, status, { error: { code: err.code, message: err.message, where: err.where, hint: err.hint } });
       else res.destroy();
-      if (status === 413) { res.once('finish', () => req.socket.destroy()); }
+      if (tooLarge) { res.once('finish', () => req.socket.destroy()); }
     } finally {
       this.inflight--;
       if (this.stopping) this.server.closeIdleConnections();
@@ -219,7 +270,7 @@ export class RewardServer {
 
   private async postGroups(body: unknown): Promise<unknown> {
     const rt = this.runtime;
-    const req = parseGroupsRequest(body);
+    const req = parseGroupsRequest(body, { maxGroups: rt.settings.exchange.maxGroupsPerStep, maxCompletions: rt.settings.maxCompletions });
     const agent = this.agent(req.agent, 'agent');
     const K = rt.settings.groupSize;
     req.groups.forEach((g, i) => {
@@ -269,9 +320,10 @@ export class RewardServer {
       supervised: rt.supervised,
       pointwise: rt.pointwise,
       groupSize: s.groupSize,
-      exchange: { ...s.exchange, slots: this.groups.size },
+      maxCompletions: s.maxCompletions,
+      exchange: { ...s.exchange, slots: this.groups.size, newestStep: this.groups.newest },
       getReward: { groupSize: s.getReward.groupSize, wait: s.getReward.wait, groupBy: s.getReward.groupBy, agent: s.getReward.agent ?? rt.agents[0] },
-      journal: { file: rt.journalFile, written: this.journal.written },
+      journal: { file: rt.journalFile ?? null, written: this.journal.written },
       auth: this.token !== undefined,
       uptimeSeconds: (Date.now() - this.started) / 1000,
     };

@@ -53,8 +53,8 @@ export interface ServeRuntime {
   readonly supervised: boolean;
   /** Whether the reward source scores each completion on its own (manifest `pointwise`). */
   readonly pointwise: boolean;
-  /** Absolute path of the label journal. */
-  readonly journalFile: string;
+  /** Absolute path of the label journal; undefined when `serve.journal` is false (labels in memory only). */
+  readonly journalFile: string | undefined;
   /** Agent index by name; undefined when unknown. */
   agentIndex(name: string): number | undefined;
   /** Release the plugins. */
@@ -74,7 +74,7 @@ export async function buildServeRuntime(served: LoadedServeConfig, options: { jo
     if (settings.getReward.agent !== undefined && !byName.has(settings.getReward.agent)) {
       throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected serve.getReward.agent to name an agent (${agents.map((n) => `"${n}"`).join(', ')}), got "${settings.getReward.agent}"`, { where: 'serve.getReward.agent' });
     }
-    const journalFile = path.resolve(options.journal ?? path.resolve(baseDir, settings.journal ?? `${config.name}.journal.jsonl`));
+    const journalFile = options.journal === undefined && settings.journal === false ? undefined : path.resolve(options.journal ?? path.resolve(baseDir, settings.journal || `${config.name}.journal.jsonl`));
     const pointwise = registry.get('reward', config.reward.use).manifest.pointwise === true;
     return {
       loaded,

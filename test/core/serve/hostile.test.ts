@@ -1,0 +1,248 @@
+// The attacks a hostile client can make with one request, against the real server: none may change
+// what later requests get, and none may make a restart lose journaled labels.
+import { expect } from 'chai';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { encodeLine } from '../../../core/serve/journal';
+import type { RewardServer } from '../../../core/serve/server';
+import { tempDir } from '../../fixtures/configs';
+import { boxed, get, post, ringServeConfig, startServer } from '../../fixtures/serve';
+
+/** A gauge or counter of GET /metrics. */
+async function metric(server: RewardServer, series: string): Promise<number> {
+  const text = (await get(server.url, '/metrics')).body as string;
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}
+
+/** Everything a refused request must leave as it was. */
+async function state(server: RewardServer, dir: string): Promise<unknown> {
+  return {
+    newest: await metric(server, 'corl_serve_exchange_newest_step'),
+    slots: await metric(server, 'corl_serve_exchange_slots'),
+    records: await metric(server, 'corl_serve_journal_records_total'),
+    journal: fs.readFileSync(path.join(dir, 'journal.jsonl'), 'utf8'),
+  };
+}
+
+describe('serve: hostile steps (the step window)', function () {
+  this.timeout(30000);
+  let tmp: ReturnType<typeof tempDir>;
+  let server: RewardServer | undefined;
+  beforeEach(() => { tmp = tempDir('corl-serve-hostile-'); });
+  afterEach(async () => { await server?.close(); server = undefined; tmp.cleanup(); });
+
+  const config = ringServeConfig({ exchange: { wait: 5, keepSteps: 4 } });
+  // Step s: a answers 1, 1, 2 (plurality 1); b answers s+1 twice and 1 once (plurality s+1).
+  const groupA = (s: number, id = `p${s}`) => boxed(id, ['1', '1', '2']);
+  const groupB = (s: number, id = `p${s}`) => boxed(id, [String(s + 1), String(s + 1), '1']);
+  const eq = (x: string, y: string): number => (x === y ? 1 : 0);
+  // a is rewarded against b's plurality (s+1), b against a's (1).
+  const rewardsA = (s: number) => ['1', '1', '2'].map((x) => eq(x, String(s + 1)));
+  const rewardsB = (s: number) => [String(s + 1), String(s + 1), '1'].map((x) => eq(x, '1'));
+  async function realStep(s: number): Promise<[any, any]> {
+    const [a, b] = await Promise.all([
+      post(server!.url, '/v1/groups', { agent: 'a', step: s, groups: [groupA(s)] }),
+      post(server!.url, '/v1/groups', { agent: 'b', step: s, groups: [groupB(s)] }),
+    ]);
+    expect(a.status, JSON.stringify(a.body)).to.equal(200);
+    expect(b.status, JSON.stringify(b.body)).to.equal(200);
+    expect(a.body.groups[0]).to.deep.include({ label: String(s + 1), source: 'supervisors', rewards: rewardsA(s) });
+    expect(b.body.groups[0]).to.deep.include({ label: '1', source: 'supervisors', rewards: rewardsB(s) });
+    return [a.body, b.body];
+  }
+
+  it('2^53-1, 1e21, negative, fractional and textual steps are refused with a coded 4xx and change nothing; real steps go on, also after a restart', async () => {
+    server = await startServer(config, tmp.dir);
+    const first = await realStep(0);
+    // a waits at step 1 for b while the attacks come in: its slot must survive them.
+    const waiting = post(server.url, '/v1/groups', { agent: 'a', step: 1, groups: [groupA(1)] });
+    await new Promise((r) => setTimeout(r, 100));
+    const before = await state(server, tmp.dir);
+    const attacks: [unknown, number, string][] = [
+      [Number.MAX_SAFE_INTEGER, 422, 'CORL_ERR_SERVE_STEP_AHEAD'],
+      [1e21, 400, 'CORL_ERR_SERVE_BAD_REQUEST'],
+      [2 ** 53, 400, 'CORL_ERR_SERVE_BAD_REQUEST'],
+      [-1, 400, 'CORL_ERR_SERVE_BAD_REQUEST'],
+      [1.5, 400, 'CORL_ERR_SERVE_BAD_REQUEST'],
+      ['2', 400, 'CORL_ERR_SERVE_BAD_REQUEST'],
+      [10, 422, 'CORL_ERR_SERVE_STEP_AHEAD'], // newest is 1, window 8
+    ];
+    for (const agent of ['a', 'b']) {
+      for (const [step, status, code] of attacks) {
+        const r = await post(server.url, '/v1/groups', { agent, step, groups: [boxed('evil', ['9'])] });
+        expect(r.status, `${agent} step ${step}`).to.equal(status);
+        expect(r.body.error.code).to.equal(code);
+        expect(r.body.error.where).to.equal('step');
+      }
+    }
+    // The same with raw JSON text (a number JSON.stringify would not write).
+    const raw = await post(server.url, '/v1/groups', '{"agent":"a","step":9007199254740993,"groups":[{"id":"evil","completions":["x"]}]}');
+    expect(raw.status).to.equal(400);
+    expect(await state(server, tmp.dir)).to.deep.equal(before);
+    const health = (await get(server.url, '/health')).body;
+    expect(health.exchange.newestStep).to.equal(1);
+
+    // b reaches step 1: a's waiting request gets b's label; every later real step works.
+    const [, b1] = await Promise.all([waiting, post(server.url, '/v1/groups', { agent: 'b', step: 1, groups: [groupB(1)] })]);
+    expect(b1.body.groups[0]).to.deep.include({ label: '1', source: 'supervisors' });
+    expect((await waiting).body.groups[0]).to.deep.include({ label: '2', source: 'supervisors', rewards: rewardsA(1) });
+    await realStep(2);
+
+    // Restart: the journal holds every label; retries replay them; steps go on.
+    await server.close();
+    server = await startServer(config, tmp.dir);
+    const again = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [groupA(0)] });
+    expect(again.body).to.deep.equal(first[0]);
+    expect((await post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: [groupB(0)] })).body).to.deep.equal(first[1]);
+    expect((await get(server.url, '/health')).body.exchange.newestStep).to.equal(2);
+    await realStep(3);
+    expect((await post(server.url, '/v1/groups', { agent: 'a', step: Number.MAX_SAFE_INTEGER, groups: [boxed('evil', ['9'])] })).status).to.equal(422);
+  });
+
+  it('the first step of an empty exchange must be within the window of serve.exchange.startStep', async () => {
+    server = await startServer(config, tmp.dir);
+    const far = await post(server.url, '/v1/groups', { agent: 'a', step: 500, groups: [groupA(500)] });
+    expect(far.status).to.equal(422);
+    expect(far.body.error.message).to.contain('at most 8').and.contain('newest step is 0');
+    expect(fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8').split('\n')).to.have.length(2); // the header alone
+    await server.close();
+    server = await startServer(ringServeConfig({ exchange: { wait: 5, keepSteps: 4, startStep: 500 } }), tmp.dir);
+    await realStep(500);
+    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 495, groups: [groupA(495)] })).status).to.equal(410); // 4 steps kept
+  });
+
+  it('each accepted step moves the newest step by at most maxStepsAhead', async () => {
+    server = await startServer(ringServeConfig({ exchange: { wait: 0, maxStepsAhead: 3 } }), tmp.dir);
+    const at = async (step: number) => (await post(server!.url, '/v1/groups', { agent: 'a', step, groups: [boxed('g', ['1'])] })).status;
+    expect(await at(4)).to.equal(422);
+    expect(await at(3)).to.equal(200);
+    expect(await at(7)).to.equal(422);
+    expect(await at(6)).to.equal(200);
+    expect(await at(0)).to.equal(200); // behind is fine while kept
+    expect(await metric(server, 'corl_serve_exchange_newest_step')).to.equal(6);
+  });
+
+  it('a restart after hostile steps keeps every label: the compaction counts back from the real newest step', async () => {
+    server = await startServer(config, tmp.dir);
+    const steps = [];
+    for (let s = 0; s < 3; s++) steps.push(await realStep(s));
+    for (const step of [Number.MAX_SAFE_INTEGER, 1e21, 4096]) await post(server.url, '/v1/groups', { agent: 'b', step, groups: [boxed('evil', ['9'])] });
+    await server.close();
+    server = await startServer(config, tmp.dir);
+    const journal = fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8');
+    expect(journal).to.not.contain('evil');
+    for (let s = 0; s < 3; s++) {
+      const r = await post(server.url, '/v1/groups', { agent: 'a', step: s, groups: [groupA(s)] });
+      expect(r.body, `step ${s}`).to.deep.equal(steps[s]![0]);
+    }
+    expect(server.metrics.replays.get()).to.equal(3);
+  });
+});
+
+describe('serve: caps on groups per step, completions per group, id length', function () {
+  this.timeout(30000);
+  let tmp: ReturnType<typeof tempDir>;
+  let server: RewardServer | undefined;
+  beforeEach(() => { tmp = tempDir('corl-serve-caps-'); });
+  afterEach(async () => { await server?.close(); server = undefined; tmp.cleanup(); });
+
+  it('a step holds at most maxGroupsPerStep distinct ids, all agents together; beyond: 422, nothing stored', async () => {
+    server = await startServer(ringServeConfig({ exchange: { wait: 0, keepSteps: 2, maxGroupsPerStep: 5 } }), tmp.dir);
+    const ids = (from: number, n: number) => Array.from({ length: n }, (_, i) => boxed(`g${from + i}`, ['1']));
+    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: ids(0, 4) })).status).to.equal(200);
+    // b posts the same ids (they share slots) plus one new: fits.
+    expect((await post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: ids(0, 5) })).status).to.equal(200);
+    const before = await state(server, tmp.dir);
+    const full = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [...ids(3, 2), ...ids(100, 1)] });
+    expect(full.status).to.equal(422);
+    expect(full.body.error).to.deep.include({ code: 'CORL_ERR_SERVE_STEP_FULL', where: 'groups' });
+    expect(full.body.error.message).to.contain('5 held and 1 new');
+    const tooMany = await post(server.url, '/v1/groups', { agent: 'a', step: 1, groups: ids(0, 6) });
+    expect(tooMany.status).to.equal(413);
+    expect(tooMany.body.error).to.deep.include({ code: 'CORL_ERR_SERVE_LIMIT', where: 'groups' });
+    expect(await state(server, tmp.dir)).to.deep.equal(before);
+    // A flood of distinct ids over many steps: the slots stay within keepSteps x maxGroupsPerStep.
+    for (let step = 1; step <= 6; step++) {
+      const statuses = [];
+      for (let k = 0; k < 7; k++) statuses.push((await post(server.url, '/v1/groups', { agent: k % 2 ? 'a' : 'b', step, groups: ids(1000 * step + k, 1) })).status);
+      expect(statuses, `step ${step}`).to.deep.equal([200, 200, 200, 200, 200, 422, 422]);
+    }
+    expect(await metric(server, 'corl_serve_exchange_slots')).to.equal(10);
+    expect((await get(server.url, '/health')).status).to.equal(200);
+  });
+
+  it('more completions than serve.maxCompletions, or an id over 1024 characters: 413 naming the field', async () => {
+    server = await startServer(ringServeConfig({ maxCompletions: 4, exchange: { wait: 0 } }), tmp.dir);
+    const five = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('g', ['1', '1']), boxed('h', ['1', '2', '3', '4', '5'])] });
+    expect(five.status).to.equal(413);
+    expect(five.body.error).to.deep.include({ code: 'CORL_ERR_SERVE_LIMIT', where: 'groups[1].completions' });
+    const long = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('x'.repeat(1025), ['1'])] });
+    expect(long.status).to.equal(413);
+    expect(long.body.error).to.deep.include({ code: 'CORL_ERR_SERVE_LIMIT', where: 'groups[0].id' });
+    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('x'.repeat(1024), ['1', '2', '3', '4'])] })).status).to.equal(200);
+    expect(await metric(server, 'corl_serve_exchange_slots')).to.equal(1);
+  });
+
+  it('the serve config refuses a headers timeout longer than the body timeout', async () => {
+    try {
+      server = await startServer(ringServeConfig({ timeouts: { headers: 30, body: 10 } }), tmp.dir);
+      expect.fail('started');
+    } catch (e) {
+      expect((e as Error).message).to.contain('serve.timeouts.headers');
+    }
+  });
+});
+
+describe('serve: slow clients and nonsensical journal records', function () {
+  this.timeout(30000);
+  let tmp: ReturnType<typeof tempDir>;
+  let server: RewardServer | undefined;
+  beforeEach(() => { tmp = tempDir('corl-serve-slow-'); });
+  afterEach(async () => { await server?.close(); server = undefined; tmp.cleanup(); });
+
+  it('200 unfinished bodies do not starve GET /health, and the body timeout cuts them with 408', async () => {
+    server = await startServer(ringServeConfig({ timeouts: { headers: 1, body: 1.5, idle: 5 } }), tmp.dir);
+    const url = new URL(server.url);
+    const sockets: net.Socket[] = [];
+    const answers: Promise<string>[] = [];
+    for (let i = 0; i < 200; i++) {
+      const s = net.connect(Number(url.port), url.hostname);
+      sockets.push(s);
+      answers.push(new Promise((resolve) => { let t = ''; s.on('data', (d) => { t += d; }); s.on('close', () => resolve(t)); s.on('error', () => resolve(t)); }));
+      s.write('POST /v1/groups HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"agent":');
+    }
+    const health = await get(server.url, '/health');
+    expect(health.status).to.equal(200);
+    const texts = await Promise.all(answers);
+    expect(texts.filter((t) => t.startsWith('HTTP/1.1 408'))).to.have.length(200);
+    expect(await metric(server, 'corl_serve_client_errors_total{reason="timeout"}')).to.equal(200);
+    expect((await get(server.url, '/health')).status).to.equal(200);
+  });
+
+  it('a well-formed record that means nothing (unknown agent) is refused at restore naming the line, and the file is left as it was', async () => {
+    const config = ringServeConfig({ exchange: { wait: 0 } });
+    server = await startServer(config, tmp.dir);
+    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('g', ['1', '2'])] })).status).to.equal(200);
+    await server.close();
+    server = undefined;
+    const file = path.join(tmp.dir, 'journal.jsonl');
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const no = lines.findIndex((l) => l.includes('"t":"keys"'));
+    expect(no).to.equal(1);
+    const forged = JSON.parse(lines[no]!) as Record<string, unknown>;
+    delete forged.c;
+    lines[no] = encodeLine(JSON.parse(JSON.stringify(forged).replace('"a":"a"', '"a":"zed"'))).trimEnd();
+    fs.writeFileSync(file, lines.join('\n'));
+    const before = fs.readFileSync(file, 'utf8');
+    try {
+      server = await startServer(config, tmp.dir);
+      expect.fail('started');
+    } catch (e) {
+      expect((e as { code?: string }).code).to.equal('CORL_ERR_SERVE_JOURNAL_RECORD');
+      expect((e as Error).message).to.contain(`line ${no + 1}`);
+    }
+    expect(fs.readFileSync(file, 'utf8')).to.equal(before);
+  });
+});

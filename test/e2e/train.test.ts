@@ -221,4 +221,19 @@ describe('e2e: corl train with the categorical test policy', function () {
     expect(corl(['list', 'bogus']).stderr).to.contain('CORL_ERR_CLI_USAGE');
     expect(corl(['--help']).stdout).to.contain('train').and.contain('validate').and.contain('list');
   });
+
+  it('validate recognises the shipped serve configs and checks them with the serve schema', () => {
+    const root = path.resolve(__dirname, '../../..');
+    for (const [name, agents, topology] of [['co-rl', 2, 'corl:ring'], ['ttrl', 1, 'corl:self']] as const) {
+      const v = corl(['validate', path.join(root, 'configs/serve', `${name}.json`)]);
+      expect(v.code, v.stderr).to.equal(0);
+      expect(v.stdout).to.contain('serve config').and.contain(`${agents} agent(s)`).and.contain(topology).and.contain('label-free');
+    }
+    // a serve config with a bad field still fails, coded, naming the field
+    const bad = path.join(tmp.dir, 'bad-serve.json');
+    fs.writeFileSync(bad, JSON.stringify({ name: 'x', agents: [{ name: 'a' }], topology: 'corl:self', reward: 'corl:vote', serve: { port: 'eighty' } }));
+    const b = corl(['validate', bad]);
+    expect(b.code).to.not.equal(0);
+    expect(b.stderr).to.contain('CORL_ERR_').and.contain('port');
+  });
 });

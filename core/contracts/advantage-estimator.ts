@@ -10,5 +10,5 @@ export interface AdvantageEstimator {
   estimate(groups: readonly (readonly number[])[]): number[][];
 }
 
-/** Injection token of the run's {@link AdvantageEstimator}. */
+/** Injection token of the run's {@link AdvantageEstimator}, in the container of every plugin created after it. */
 export const ADVANTAGE_ESTIMATOR: InjectionToken<AdvantageEstimator> = 'corl.AdvantageEstimator';

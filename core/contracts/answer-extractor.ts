@@ -9,5 +9,5 @@ export interface AnswerExtractor {
   extract(text: string): string | null;
 }
 
-/** Injection token of the run's {@link AnswerExtractor}. */
+/** Injection token of the run's {@link AnswerExtractor}, in the container of every plugin created after it. */
 export const ANSWER_EXTRACTOR: InjectionToken<AnswerExtractor> = 'corl.AnswerExtractor';

@@ -15,5 +15,5 @@ export interface DiversityStrategy {
   view(problem: Problem, agent: number, agents: number): AgentView;
 }
 
-/** Injection token of the run's {@link DiversityStrategy}. */
+/** Injection token of the run's {@link DiversityStrategy}, in the container of every plugin created after it. */
 export const DIVERSITY_STRATEGY: InjectionToken<DiversityStrategy> = 'corl.DiversityStrategy';

@@ -14,5 +14,5 @@ export interface Equivalence {
   close?(): Promise<void>;
 }
 
-/** Injection token of the run's {@link Equivalence}. */
+/** Injection token of the run's {@link Equivalence}, in the container of every plugin created after it (`key` and `equal` only). */
 export const EQUIVALENCE: InjectionToken<Equivalence> = 'corl.Equivalence';

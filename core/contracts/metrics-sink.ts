@@ -1,5 +1,3 @@
-import type { InjectionToken } from 'tsyringe';
-
 /** One line of metrics: a step's values for one agent (or for the cohort when `agent` is null). */
 export interface MetricsRecord {
   /** Zero-based training step the values belong to (evaluation before training uses step 0). */
@@ -22,6 +20,3 @@ export interface MetricsSink {
   /** Flush and close. Optional. */
   close?(): void | Promise<void>;
 }
-
-/** Injection token of the run's extra {@link MetricsSink}s (registered with `registerMulti`-style arrays). */
-export const METRICS_SINK: InjectionToken<MetricsSink> = 'corl.MetricsSink';

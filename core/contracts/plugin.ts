@@ -70,8 +70,10 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
   /** JSON Schema of its options: an object schema with defaults and `additionalProperties: false`. */
   readonly options: JsonSchema;
   /**
-   * Whether it reads ground truth (reward sources). A function when it depends on the options
-   * (e.g. a weighted sum uses ground truth if any part does). A `labelFree` run refuses it.
+   * Whether it reads ground truth (reward sources; other kinds never receive it). A function when
+   * it depends on the options (e.g. a weighted sum uses ground truth if any part does). Only a
+   * source that declares it gets `RewardContext.reference` and `GROUND_TRUTH`/`TASK` in its
+   * container; a `labelFree` run refuses it, and a run using it is reported as supervised.
    */
   readonly usesGroundTruth?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
   /**
@@ -92,9 +94,21 @@ export interface ManifestQueryContext {
   tokenStats(selection: ResolvedSelection): boolean;
 }
 
-/** What a plugin's factory receives besides its options. */
-export interface PluginContext {
-  /** The run's child container (or an agent's). Plugins resolve shared services from it. */
+/**
+ * What a plugin's factory receives besides its options. Frozen. Everything reachable from it is
+ * what the plugin's manifest entitles it to: ground truth only when a reward source declares
+ * `usesGroundTruth`, never the task's data otherwise, never another agent's policy.
+ */
+export interface PluginContext extends ManifestQueryContext {
+  /**
+   * This instance's own child container: `PLUGIN_OPTIONS`, `PLUGIN_CONTEXT`, the run's label-free
+   * services created before it (`ANSWER_EXTRACTOR`, `EQUIVALENCE`, `TOPOLOGY`, `DIVERSITY_STRATEGY`,
+   * `ADVANTAGE_ESTIMATOR`, as facades of their contract's methods) and, for a reward source that
+   * declares `usesGroundTruth`, `GROUND_TRUTH` and `TASK`. Handed as a frozen view without a
+   * `parent`: resolving a token it does not hold (ground truth, the task, the registry, a policy),
+   * `reset()`, or an `@inject` of such a token throws `CORL_ERR_PLUGIN_CAPABILITY`. It is disposed
+   * when the run closes.
+   */
   readonly container: DependencyContainer;
   /** The seed of the run, plus the agent index for per-agent plugins. */
   readonly seed: number;
@@ -102,7 +116,11 @@ export interface PluginContext {
   readonly agent?: number;
   /** Folder that relative paths in options are resolved against (the config file's folder). */
   readonly baseDir: string;
-  /** Create a nested plugin from an already validated selection (for composite plugins). */
+  /**
+   * Create a nested plugin from an already validated selection (for composite plugins), in its own
+   * container. A plugin that does not declare `usesGroundTruth` cannot create a task or a reward
+   * source that does (`CORL_ERR_PLUGIN_CAPABILITY`). The creator closes what it creates.
+   */
   create<K extends PluginKind>(kind: K, selection: ResolvedSelection): Promise<PluginKindMap[K]>;
 }
 
@@ -123,7 +141,7 @@ export interface PluginModule {
   register(container: DependencyContainer): void | Promise<void>;
 }
 
-/** Injection token of the options object handed to class-based plugins (see `fromClass`). */
+/** Injection token of the instance's options (validated, defaulted, frozen), in every plugin's own container. */
 export const PLUGIN_OPTIONS: InjectionToken<Readonly<Record<string, unknown>>> = 'corl.PluginOptions';
-/** Injection token of the {@link PluginContext} handed to class-based plugins. */
+/** Injection token of the instance's {@link PluginContext}, in every plugin's own container. */
 export const PLUGIN_CONTEXT: InjectionToken<PluginContext> = 'corl.PluginContext';

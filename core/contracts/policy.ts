@@ -1,4 +1,3 @@
-import type { InjectionToken } from 'tsyringe';
 import type { Completion } from './completion';
 
 /** How to sample. The trainer fills every field; diversity strategies may override some per request. */
@@ -52,6 +51,11 @@ export interface LossOptions {
   readonly beta: number;
   /** L_max of dr_grpo's normaliser B·L_max: the sampling `maxTokens`. */
   readonly maxCompletionLength: number;
+  /**
+   * bnpo only: sequences per micro-batch in TRL's sense (each micro-batch's loss is its token sum
+   * over its own token count; micro-batches are averaged). 0 or absent: the whole (mini-)batch is one.
+   */
+  readonly microBatch?: number;
 }
 
 /** One completion with its advantage, ready for the policy gradient. */
@@ -141,6 +145,3 @@ export interface Policy {
   /** Release threads, sessions, sockets. Optional. */
   close?(): Promise<void>;
 }
-
-/** Injection token of an agent's {@link Policy} (registered in that agent's own child container). */
-export const POLICY: InjectionToken<Policy> = 'corl.Policy';

@@ -41,7 +41,7 @@ export interface Reference {
 
 /**
  * Read access to the references of a task, keyed by problem id. Handed only to reward sources whose
- * manifest declares `usesGroundTruth`, and to the evaluator.
+ * manifest declares `usesGroundTruth` (in their container), and to the trainer's evaluator.
  */
 export interface GroundTruth {
   /** The reference of a problem, or undefined if the task has none for it. */
@@ -50,7 +50,7 @@ export interface GroundTruth {
   readonly size: number;
 }
 
-/** Injection token under which a run registers its {@link GroundTruth} (monitoring code only). */
+/** Injection token of the run's {@link GroundTruth}: registered only in the container of a reward source that declares `usesGroundTruth`. */
 export const GROUND_TRUTH: InjectionToken<GroundTruth> = 'corl.GroundTruth';
 
 /** A {@link GroundTruth} over a map; the usual implementation. */

@@ -1,4 +1,3 @@
-import type { InjectionToken } from 'tsyringe';
 import type { Completion } from './completion';
 import type { Equivalence } from './equivalence';
 import type { Problem, Reference } from './problem';
@@ -89,6 +88,3 @@ export interface RewardSource {
   /** Release sandboxes, workers. Optional. */
   close?(): Promise<void>;
 }
-
-/** Injection token of the run's {@link RewardSource}. */
-export const REWARD_SOURCE: InjectionToken<RewardSource> = 'corl.RewardSource';

@@ -15,5 +15,5 @@ export interface Topology {
   validate(agents: number): void;
 }
 
-/** Injection token of the run's {@link Topology}. */
+/** Injection token of the run's {@link Topology}, in the container of every plugin created after it. */
 export const TOPOLOGY: InjectionToken<Topology> = 'corl.Topology';

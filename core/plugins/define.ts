@@ -1,6 +1,5 @@
 import type { DependencyContainer } from 'tsyringe';
 import type { PluginContext, PluginDefinition, PluginKind, PluginKindMap, PluginManifest } from '../contracts/plugin';
-import { PLUGIN_CONTEXT, PLUGIN_OPTIONS } from '../contracts/plugin';
 import { registryOf } from './registry';
 
 /** Type helper for a plugin definition: infers the kind and the options type. */
@@ -12,17 +11,22 @@ export function definePlugin<K extends PluginKind, O>(def: {
 }
 
 /**
- * Factory for a tsyringe-injectable class: the instance is resolved from a child of the run's
- * container in which `PLUGIN_OPTIONS` and `PLUGIN_CONTEXT` are registered, so the constructor can
- * `@inject(PLUGIN_OPTIONS)` its options and any shared service (equivalence, ground truth...).
+ * Factory for a tsyringe `@injectable()` class: the instance is resolved from the plugin's own
+ * container, so its constructor can `@inject(PLUGIN_OPTIONS)` its options, `@inject(PLUGIN_CONTEXT)`
+ * its context and `@inject(EQUIVALENCE)` (or any service its manifest entitles it to). A class with
+ * a `dispose()` method is disposed with the container when the run closes.
+ *
+ * ```ts
+ * @injectable()
+ * class MySink implements MetricsSink {
+ *   constructor(@inject(PLUGIN_OPTIONS) private readonly options: MyOptions) {}
+ *   write(record: MetricsRecord) { ... }
+ * }
+ * export const mySink = definePlugin({ manifest: { ... }, create: fromClass(MySink) });
+ * ```
  */
 export function fromClass<T>(cls: new (...args: any[]) => T): (options: unknown, ctx: PluginContext) => T {
-  return (options, ctx) => {
-    const child = ctx.container.createChildContainer();
-    child.register(PLUGIN_OPTIONS, { useValue: options as Record<string, unknown> });
-    child.register(PLUGIN_CONTEXT, { useValue: ctx });
-    return child.resolve(cls);
-  };
+  return (_options, ctx) => ctx.container.resolve(cls);
 }
 
 /** A module's synchronous `register(container)`, as {@link registerAll} builds it. */

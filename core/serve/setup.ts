@@ -1,18 +1,14 @@
 import * as path from 'node:path';
 import type { AnswerExtractor } from '../contracts/answer-extractor';
-import { ANSWER_EXTRACTOR } from '../contracts/answer-extractor';
 import type { Equivalence } from '../contracts/equivalence';
-import { EQUIVALENCE } from '../contracts/equivalence';
 import type { ResolvedSelection } from '../contracts/plugin';
 import type { RewardSource } from '../contracts/reward-source';
-import { REWARD_SOURCE } from '../contracts/reward-source';
 import type { Topology } from '../contracts/topology';
-import { TOPOLOGY } from '../contracts/topology';
 import { loadConfig, loadConfigValue, type LoadedConfig, type LoadOptions } from '../config/load';
 import { serveRootSchema } from '../config/serve-schema';
 import type { CorlConfig, ServeSettings } from '../config/types';
 import { CorlError } from '../errors';
-import { instantiate, type InstanceScope } from '../plugins/instantiate';
+import { createRunPlugins } from '../plugins/run-plugins';
 import { AnswerKeys } from '../trainer/answer-keys';
 
 /** A serve config: a training config whose task and policies are optional, with its `serve` section filled in. */
@@ -65,28 +61,13 @@ export interface ServeRuntime {
   close(): Promise<void>;
 }
 
-/** Instantiate a serve config's extractor, equivalence, topology and reward, registered under their tokens. */
+/** Instantiate a serve config's extractor, equivalence, topology and reward, through the trainer's own path (`createRunPlugins`). */
 export async function buildServeRuntime(served: LoadedServeConfig, options: { journal?: string } = {}): Promise<ServeRuntime> {
   const { loaded, config } = served;
-  const { container, registry, baseDir } = loaded;
-  const scope: InstanceScope = { container, registry, seed: config.seed, baseDir };
-  const created: { close?: () => Promise<void> | void }[] = [];
-  const close = async (): Promise<void> => {
-    for (const c of created.reverse()) {
-      try { await c.close?.(); } catch { /* best effort */ }
-    }
-  };
+  const { registry, baseDir } = loaded;
+  const plugins = await createRunPlugins(loaded, 'scoring');
   try {
-    const extractor = await instantiate('extractor', config.extractor, scope, 'extractor');
-    container.register(ANSWER_EXTRACTOR, { useValue: extractor });
-    const equivalence = await instantiate('equivalence', config.equivalence, scope, 'equivalence');
-    created.push(equivalence);
-    container.register(EQUIVALENCE, { useValue: equivalence });
-    const topology = await instantiate('topology', config.topology, scope, 'topology');
-    container.register(TOPOLOGY, { useValue: topology });
-    const reward = await instantiate('reward', config.reward, scope, 'reward');
-    created.push(reward);
-    container.register(REWARD_SOURCE, { useValue: reward });
+    const { extractor, equivalence, topology, reward } = plugins;
     const agents = config.agents.map((a) => a.name);
     const byName = new Map(agents.map((n, i) => [n, i]));
     const settings = config.serve;
@@ -109,10 +90,10 @@ export async function buildServeRuntime(served: LoadedServeConfig, options: { jo
       pointwise,
       journalFile,
       agentIndex: (name) => byName.get(name),
-      close,
+      close: plugins.close,
     };
   } catch (e) {
-    await close();
+    await plugins.close();
     throw e;
   }
 }

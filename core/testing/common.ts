@@ -41,7 +41,7 @@ export interface KitOptions extends SuiteOptions {
   readonly seed?: number;
   /** Folder relative paths in options are resolved against. */
   readonly baseDir?: string;
-  /** Services to register before an instance is created. */
+  /** Services to register (in the parent of the instance's own container) before an instance is created. */
   readonly setup?: (container: DependencyContainer) => void | Promise<void>;
 }
 
@@ -89,6 +89,9 @@ export async function kitCreate<K extends PluginKind>(plugin: PluginDefinition<K
       await extra.setup?.(c);
     },
     agent: extra.agent,
+    groundTruth: extra.groundTruth,
+    task: extra.task,
+    onRefusal: extra.onRefusal,
   });
 }
 

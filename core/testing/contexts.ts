@@ -96,30 +96,32 @@ export function rewardContext(spec: RewardContextSpec): RewardContext {
   };
 }
 
-/** A record of every attempt to reach ground truth through the run's container. */
+/** A record of every attempt to reach ground truth. */
 export interface GroundTruthTripwire {
-  /** A {@link GroundTruth} (for `GROUND_TRUTH`) that records each access and answers nothing. */
+  /** A {@link GroundTruth} that records each access and answers the canary references (none by default). */
   readonly groundTruth: GroundTruth;
-  /** A {@link Task} (for `TASK`) whose `load()` records the call: loading the task would expose its references. */
+  /** A {@link Task} whose `load()` records the call and returns the canary references as its data. */
   readonly task: Task;
   /** What was touched, e.g. `GroundTruth.get("p1")`, `Task.load()`. */
   readonly touches: string[];
 }
 
 /**
- * Tripwires for label-free sources: register `groundTruth` under `GROUND_TRUTH` and `task` under
- * `TASK` in the container the source is created in; a label-free source must leave `touches` empty.
+ * Tripwires for label-free sources: hand `groundTruth` and `task` to `createPlugin` (its
+ * `groundTruth` and `task` options) as a run would hold them; corl withholds both from a source that
+ * does not declare `usesGroundTruth`, so `touches` stays empty. `canary` maps problem ids to the
+ * references the wire answers with, so that rewards which followed them would show it.
  */
-export function groundTruthTripwire(): GroundTruthTripwire {
+export function groundTruthTripwire(canary: Readonly<Record<string, Reference>> = {}): GroundTruthTripwire {
   const touches: string[] = [];
   const groundTruth: GroundTruth = {
     get(problemId: string) {
       touches.push(`GroundTruth.get(${JSON.stringify(problemId)})`);
-      return undefined;
+      return Object.prototype.hasOwnProperty.call(canary, problemId) ? canary[problemId] : undefined;
     },
     get size() {
       touches.push('GroundTruth.size');
-      return 0;
+      return Object.keys(canary).length;
     },
   };
   const task: Task = {

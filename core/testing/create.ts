@@ -1,5 +1,7 @@
 import type { DependencyContainer } from 'tsyringe';
 import type { PluginDefinition, PluginKind, PluginKindMap } from '../contracts/plugin';
+import type { GroundTruth } from '../contracts/problem';
+import type { Task } from '../contracts/task';
 import { ConfigValidator, type ConfigIssue } from '../config/validator';
 import { CorlError } from '../errors';
 import { createRunContainer } from '../plugins/container';
@@ -17,8 +19,24 @@ export interface CreateOptions {
   readonly baseDir?: string;
   /** The plugin module's `register(container)`, run first so that plugins it builds on are registered. */
   readonly register?: (container: DependencyContainer) => void | Promise<void>;
-  /** Register services the plugin resolves from its container (e.g. `GROUND_TRUTH`) before it is created. */
+  /**
+   * Register services in the run-like container before the plugin is created. That container is the
+   * parent of the plugin's own one, so whatever is registered here is visible to every plugin
+   * (unlike a run, where the parent holds only the registry): for ground truth use `groundTruth`.
+   */
   readonly setup?: (container: DependencyContainer) => void | Promise<void>;
+  /**
+   * The references a run would hold. Handed as in a run: registered (with `task`) as `GROUND_TRUTH`
+   * only in the container of a reward source that declares `usesGroundTruth`; withheld from any other.
+   */
+  readonly groundTruth?: GroundTruth;
+  /** The task a run would hold (`TASK`), on the same terms as `groundTruth`. */
+  readonly task?: Task;
+  /**
+   * Called with each `CORL_ERR_PLUGIN_CAPABILITY` refusal the instance (or one it creates) meets,
+   * even one it catches and swallows; the reward suite fails a label-free source on any.
+   */
+  readonly onRefusal?: (refusal: CorlError) => void;
   /** Create inside this container instead of a fresh run container with every built-in registered. */
   readonly container?: DependencyContainer;
 }
@@ -84,5 +102,7 @@ export async function createPlugin<K extends PluginKind>(plugin: PluginDefinitio
     seed: scope.seed ?? 0,
     agent: scope.agent,
     baseDir: scope.baseDir ?? process.cwd(),
+    services: { groundTruth: scope.groundTruth, task: scope.task },
+    onRefusal: scope.onRefusal,
   }) as Promise<PluginKindMap[K]>;
 }

@@ -5,7 +5,7 @@ import type { DependencyContainer } from 'tsyringe';
 import { GROUND_TRUTH, type Problem, type Reference } from '../contracts/problem';
 import { TASK } from '../contracts/task';
 import type { RewardContext, RewardResult, RewardSource } from '../contracts/reward-source';
-import { isCorlError } from '../errors';
+import { isCorlError, type CorlError } from '../errors';
 import { manifestQueries } from '../plugins/instantiate';
 import { commonChecks, expectKind, finite, kitCreate, kitOptions, label, optionSetsOf, sameTranscript, suite, type Check, type KitOptions } from './common';
 import { groundTruthTripwire, rewardContext, type RewardContextSpec } from './contexts';
@@ -129,27 +129,43 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
             continue;
           }
           // Rewards must not depend on ground truth: the same contexts with a decoy reference (an answer
-          // some completion gave) must score exactly the same, and the container's routes to the task's
-          // references must stay untouched.
-          const wire = groundTruthTripwire();
+          // some completion gave) must score exactly the same. The tripwire's ground truth and task are
+          // handed over as a run holds them (withheld from this source) and registered in the parent
+          // container too, as a canary: any route to them, through the container or otherwise, is a
+          // refusal (CORL_ERR_PLUGIN_CAPABILITY) or a recorded touch, and fails the check.
+          const wire = groundTruthTripwire({ [problem.id]: kit.reference ?? { answer: '4' } });
           const trap = (c: DependencyContainer): void => {
             c.register(GROUND_TRUTH, { useValue: wire.groundTruth });
             c.register(TASK, { useValue: wire.task });
           };
-          const plain = await kitCreate(plugin, kit, options, { setup: trap });
-          const decoyed = await kitCreate(plugin, kit, options, { setup: trap });
-          for (const [i, ctx] of contextsFor(f).entries()) {
-            assert.equal('reference' in ctx, false);
-            const decoy = ctx.completions.find((c) => c.key !== null)?.key ?? '4';
-            const a = await plain.score(ctx);
-            checkResult(a, ctx, label(options));
-            const b = await decoyed.score({ ...ctx, reference: { answer: decoy, expectedOutputs: ctx.problem.testInputs?.map(() => decoy) } });
-            assert.deepEqual(b, a, `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)}, but its result for context ${i} changed when a reference was present`);
+          const refusals: CorlError[] = [];
+          const reached = (e: unknown): never => {
+            if (isCorlError(e) && e.code === 'CORL_ERR_PLUGIN_CAPABILITY') {
+              assert.fail(`${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth: ${e.message}`);
+            }
+            throw e;
+          };
+          try {
+            const armed = { setup: trap, groundTruth: wire.groundTruth, task: wire.task, onRefusal: (r: CorlError) => { refusals.push(r); } };
+            const plain = await kitCreate(plugin, kit, options, armed);
+            const decoyed = await kitCreate(plugin, kit, options, armed);
+            for (const [i, ctx] of contextsFor(f).entries()) {
+              assert.equal('reference' in ctx, false);
+              const decoy = ctx.completions.find((c) => c.key !== null)?.key ?? '4';
+              const a = await plain.score(ctx);
+              checkResult(a, ctx, label(options));
+              const b = await decoyed.score({ ...ctx, reference: { answer: decoy, expectedOutputs: ctx.problem.testInputs?.map(() => decoy) } });
+              assert.deepEqual(b, a, `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)}, but its result for context ${i} changed when a reference was present`);
+            }
+            if (plain.answerKeys) await plain.answerKeys({ problem, texts: kit.answerKeyTexts ?? DEFAULT_TEXTS });
+            await plain.close?.();
+            await decoyed.close?.();
+          } catch (e) {
+            reached(e);
           }
-          if (plain.answerKeys) await plain.answerKeys({ problem, texts: kit.answerKeyTexts ?? DEFAULT_TEXTS });
-          await plain.close?.();
-          await decoyed.close?.();
           assert.deepEqual(wire.touches, [], `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth: ${wire.touches.join(', ')}`);
+          // A refusal the source caught and swallowed still counts: it tried.
+          assert.deepEqual(refusals.map((r) => r.message), [], `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth (and caught the refusal): ${refusals.map((r) => r.message).join('; ')}`);
         }
       },
     },

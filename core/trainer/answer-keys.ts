@@ -50,7 +50,7 @@ export class AnswerKeys {
 
   /** The keys the reward source votes with: its own `answerKeys` when it has one, else the run's. */
   async forReward(problem: Problem, texts: readonly string[]): Promise<(string | null)[]> {
-    if (this.reward?.answerKeys) return this.reward.answerKeys({ problem, texts });
+    if (this.reward?.answerKeys) return this.reward.answerKeys(Object.freeze({ problem, texts: Object.freeze([...texts]) }));
     return this.forCompletions(problem, texts);
   }
 

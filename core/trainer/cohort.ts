@@ -1,36 +1,26 @@
-import type { DependencyContainer } from 'tsyringe';
 import type { AdvantageEstimator } from '../contracts/advantage-estimator';
-import { ADVANTAGE_ESTIMATOR } from '../contracts/advantage-estimator';
 import type { AnswerExtractor } from '../contracts/answer-extractor';
-import { ANSWER_EXTRACTOR } from '../contracts/answer-extractor';
 import type { Completion } from '../contracts/completion';
 import type { DiversityStrategy } from '../contracts/diversity-strategy';
-import { DIVERSITY_STRATEGY } from '../contracts/diversity-strategy';
 import type { Equivalence } from '../contracts/equivalence';
-import { EQUIVALENCE } from '../contracts/equivalence';
 import type { MetricsSink } from '../contracts/metrics-sink';
 import type { Policy, SampleRequest, SamplingOptions } from '../contracts/policy';
-import { POLICY } from '../contracts/policy';
-import { GROUND_TRUTH, type Problem } from '../contracts/problem';
+import type { Problem } from '../contracts/problem';
 import type { RewardSource } from '../contracts/reward-source';
-import { REWARD_SOURCE } from '../contracts/reward-source';
 import type { TaskData } from '../contracts/task';
-import { TASK } from '../contracts/task';
 import type { Topology } from '../contracts/topology';
-import { TOPOLOGY } from '../contracts/topology';
 import type { LoadedConfig } from '../config/load';
 import { CorlError, isCorlError } from '../errors';
-import { instantiate, type InstanceScope } from '../plugins/instantiate';
+import { createRunPlugins } from '../plugins/run-plugins';
 import { mixSeed, Rng } from '../util/rng';
 
-/** One member of the cohort: its own container, policy and seed. */
+/** One member of the cohort: its policy and seed. */
 export interface Agent {
   readonly index: number;
   readonly name: string;
   /** seed + index: initialization and sampling seeds derive from it. */
   readonly seed: number;
   readonly policy: Policy;
-  readonly container: DependencyContainer;
 }
 
 /** Everything a run needs, built from a loaded config. */
@@ -42,72 +32,38 @@ export interface Cohort {
   readonly reward: RewardSource;
   readonly diversity: DiversityStrategy;
   readonly extractor: AnswerExtractor;
+  /** The equivalence of rewards, votes and answer keys; it is never handed a reference. */
   readonly equivalence: Equivalence;
+  /** Another instance of the same equivalence, for grading against references (metrics, evaluation). */
+  readonly grading: Equivalence;
   readonly advantage: AdvantageEstimator;
   readonly sinks: readonly MetricsSink[];
-  /** Release every plugin that holds threads, sessions or processes. */
+  /** Release every plugin that holds threads, sessions or processes, and dispose their containers. */
   close(): Promise<void>;
 }
 
 /**
- * Instantiate the plugins of a config. Run-wide plugins are registered under their contract tokens
- * in the run's container (so class-based plugins can inject them); each agent gets a child container
- * holding its own policy. Ground truth is registered for monitoring code only; reward sources that
- * do not declare `usesGroundTruth` never receive it through the trainer.
+ * Instantiate the plugins of a config (see `createRunPlugins`: each in its own container, ground
+ * truth only for a reward source that declares it). The trainer keeps the ground truth for its
+ * monitoring; reward sources get `RewardContext.reference` only when they declare `usesGroundTruth`.
  */
 export async function buildCohort(loaded: LoadedConfig): Promise<Cohort> {
-  const { config, container, registry, baseDir } = loaded;
-  const scope: InstanceScope = { container, registry, seed: config.seed, baseDir };
-  const created: { close?: () => Promise<void> | void }[] = [];
-  const closeAll = async (): Promise<void> => {
-    for (const c of created.reverse()) {
-      try { await c.close?.(); } catch { /* closing is best effort */ }
-    }
+  const p = await createRunPlugins(loaded, 'training');
+  const agents: Agent[] = loaded.config.agents.map((a, i) => ({ index: i, name: a.name, seed: loaded.config.seed + i, policy: p.policies[i]! }));
+  return {
+    loaded,
+    data: p.data!,
+    agents,
+    topology: p.topology,
+    reward: p.reward,
+    diversity: p.diversity!,
+    extractor: p.extractor,
+    equivalence: p.equivalence,
+    grading: p.grading!,
+    advantage: p.advantage!,
+    sinks: p.sinks,
+    close: p.close,
   };
-  try {
-    const task = await instantiate('task', config.task, scope, 'task');
-    container.register(TASK, { useValue: task });
-    const data = await task.load();
-    if (data.train.length === 0 && config.trainer.steps > 0) {
-      throw new CorlError('CORL_ERR_TASK_DATA', 'expected at least one training problem, got an empty train split', { where: 'task' });
-    }
-    container.register(GROUND_TRUTH, { useValue: data.groundTruth });
-
-    const extractor = await instantiate('extractor', config.extractor, scope, 'extractor');
-    container.register(ANSWER_EXTRACTOR, { useValue: extractor });
-    const equivalence = await instantiate('equivalence', config.equivalence, scope, 'equivalence');
-    created.push(equivalence);
-    container.register(EQUIVALENCE, { useValue: equivalence });
-    const topology = await instantiate('topology', config.topology, scope, 'topology');
-    container.register(TOPOLOGY, { useValue: topology });
-    const diversity = await instantiate('diversity', config.diversity, scope, 'diversity');
-    container.register(DIVERSITY_STRATEGY, { useValue: diversity });
-    const advantage = await instantiate('advantage', config.advantage, scope, 'advantage');
-    container.register(ADVANTAGE_ESTIMATOR, { useValue: advantage });
-    const reward = await instantiate('reward', config.reward, scope, 'reward');
-    created.push(reward);
-    container.register(REWARD_SOURCE, { useValue: reward });
-    const sinks: MetricsSink[] = [];
-    for (const [i, sel] of config.metrics.entries()) {
-      const sink = await instantiate('metrics', sel, scope, `metrics[${i}]`);
-      created.push(sink);
-      sinks.push(sink);
-    }
-
-    const agents: Agent[] = [];
-    for (const [i, a] of config.agents.entries()) {
-      const agentContainer = container.createChildContainer();
-      const seed = config.seed + i;
-      const policy = await instantiate('policy', a.policy, { ...scope, container: agentContainer, seed, agent: i }, `agents[${i}].policy`);
-      created.push(policy);
-      agentContainer.register(POLICY, { useValue: policy });
-      agents.push({ index: i, name: a.name, seed, policy, container: agentContainer });
-    }
-    return { loaded, data, agents, topology, reward, diversity, extractor, equivalence, advantage, sinks, close: closeAll };
-  } catch (e) {
-    await closeAll();
-    throw e;
-  }
 }
 
 /** Sample from one agent and check the policy kept its contract (aligned, equal lengths, finite log-probabilities). */

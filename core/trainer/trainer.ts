@@ -1,4 +1,4 @@
-// The cohort loop of DESIGN.md "Data flow of one training step".
+// The cohort loop: sample, answer keys, rewards against the topology's supervisors, advantages, updates, metrics.
 import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
@@ -9,6 +9,7 @@ import type { Problem } from '../contracts/problem';
 import type { AgentAnswers, CompletionView, RewardContext, RewardResult } from '../contracts/reward-source';
 import type { LoadedConfig } from '../config/load';
 import { CorlError, isCorlError } from '../errors';
+import { deepFreeze } from '../util/fs';
 import { mixSeed } from '../util/rng';
 import { AnswerKeys } from './answer-keys';
 import { agentFailure, batchAt, buildCohort, sampleChecked, type Agent, type Cohort } from './cohort';
@@ -98,15 +99,19 @@ async function loop(cohort: Cohort, run: RunDirectory, state: RunState, options:
   const { config } = cohort.loaded;
   const T = config.trainer.steps;
   const keys = new AnswerKeys(cohort.extractor, cohort.equivalence, cohort.reward);
+  // Grading against references goes through a separate equivalence instance: the one whose keys
+  // and verdicts reach reward sources never sees a reference.
+  const grades = new AnswerKeys(cohort.extractor, cohort.grading);
   const timing = path.join(run.dir, 'timing.jsonl');
   const write = async (r: MetricsRecord): Promise<void> => {
+    deepFreeze(r);
     run.appendMetrics(r);
     for (const s of cohort.sinks) await s.write(r);
   };
   const lastEval: number[] = cohort.agents.map(() => NaN);
   const evaluate = async (stepsDone: number): Promise<void> => {
     const t = performance.now();
-    const result = await evaluateCohort(cohort, keys, stepsDone);
+    const result = await evaluateCohort(cohort, grades, stepsDone);
     for (const r of result.records) await write(r);
     await run.writeEval(`step-${String(stepsDone).padStart(6, '0')}.jsonl`, result.rows);
     result.accuracy.forEach((a, i) => { lastEval[i] = a; });
@@ -119,7 +124,7 @@ async function loop(cohort: Cohort, run: RunDirectory, state: RunState, options:
   let stopped = false;
   for (let step = state.nextStep; step < T; step++) {
     const t0 = performance.now();
-    const phase = await trainStep(cohort, keys, step, run, write);
+    const phase = await trainStep(cohort, keys, grades, step, run, write);
     const stepsDone = step + 1;
     const evalDue = stepsDone === T || (config.trainer.evalEvery > 0 && stepsDone % config.trainer.evalEvery === 0);
     const tEval = performance.now();
@@ -152,7 +157,7 @@ interface StepPhase {
   ms: { sampleMs: number; rewardMs: number; updateMs: number };
 }
 
-async function trainStep(cohort: Cohort, keys: AnswerKeys, step: number, run: RunDirectory, write: (r: MetricsRecord) => Promise<void>): Promise<StepPhase> {
+async function trainStep(cohort: Cohort, keys: AnswerKeys, grades: AnswerKeys, step: number, run: RunDirectory, write: (r: MetricsRecord) => Promise<void>): Promise<StepPhase> {
   const { config, supervised, tokenStats } = cohort.loaded;
   const tc = config.trainer;
   const N = cohort.agents.length;
@@ -193,8 +198,9 @@ async function trainStep(cohort: Cohort, keys: AnswerKeys, step: number, run: Ru
     const row: RewardResult[] = [];
     for (const [i, problem] of problems.entries()) {
       const group = completions[a.index]![i]!;
-      const own: AgentAnswers = { agent: a.index, keys: answerKeys[a.index]![i]! };
-      const ctx: RewardContext = {
+      const own: AgentAnswers = { agent: a.index, keys: [...answerKeys[a.index]![i]!] };
+      // Frozen, and built of copies: a reward source can change nothing the run (or the next source) uses.
+      const ctx: RewardContext = deepFreeze({
         problem,
         prompt: views[a.index]![i]!.prompt,
         agent: a.index,
@@ -202,10 +208,10 @@ async function trainStep(cohort: Cohort, keys: AnswerKeys, step: number, run: Ru
         step,
         completions: group.map((c, k) => view(c, keys.of(c.text).answer, own.keys[k] ?? null)),
         own,
-        supervisors: supervisors.map((m) => ({ agent: m, keys: answerKeys[m]![i]! })),
+        supervisors: supervisors.map((m) => ({ agent: m, keys: [...answerKeys[m]![i]!] })),
         equivalence: cohort.equivalence,
         ...(supervised ? { reference: cohort.data.groundTruth.get(problem.id) } : {}),
-      };
+      });
       let result: RewardResult;
       try {
         result = await cohort.reward.score(ctx);
@@ -248,7 +254,7 @@ async function trainStep(cohort: Cohort, keys: AnswerKeys, step: number, run: Ru
   let rewardSum = 0;
   const labelAccs: number[] = [];
   for (const a of cohort.agents) {
-    const m = await stepMetrics(cohort, keys, problems, completions[a.index]!, answerKeys[a.index]!, results[a.index]!, advantages[a.index]!, updates[a.index]!);
+    const m = await stepMetrics(cohort, grades, problems, completions[a.index]!, answerKeys[a.index]!, results[a.index]!, advantages[a.index]!, updates[a.index]!);
     rewardSum += m['reward/mean']!;
     if (m['label/accuracy'] !== undefined) labelAccs.push(m['label/accuracy']);
     await write({ step: step + 1, agent: a.index, phase: 'train', metrics: m });
@@ -268,7 +274,11 @@ async function trainStep(cohort: Cohort, keys: AnswerKeys, step: number, run: Ru
 }
 
 function view(c: Completion, answer: string | null, key: string | null): CompletionView {
-  return { text: c.text, answer, key, length: c.tokenIds.length, finishReason: c.finishReason, entropies: c.entropies, meanLogprobs: c.meanLogprobs };
+  return {
+    text: c.text, answer, key, length: c.tokenIds.length, finishReason: c.finishReason,
+    ...(c.entropies ? { entropies: Array.from(c.entropies) } : {}),
+    ...(c.meanLogprobs ? { meanLogprobs: Array.from(c.meanLogprobs) } : {}),
+  };
 }
 
 function checkRewards(result: RewardResult, k: number, agent: Agent, problem: Problem): void {
@@ -285,7 +295,7 @@ function checkRewards(result: RewardResult, k: number, agent: Agent, problem: Pr
 
 async function stepMetrics(
   cohort: Cohort,
-  keys: AnswerKeys,
+  grades: AnswerKeys,
   problems: readonly Problem[],
   completions: readonly Completion[][],
   answerKeys: readonly (readonly (string | null)[])[],
@@ -293,7 +303,7 @@ async function stepMetrics(
   advantages: readonly (readonly number[])[],
   update: UpdateResult,
 ): Promise<Record<string, number>> {
-  const eq = cohort.equivalence;
+  const eq = cohort.grading;
   const same = async (a: string | null | undefined, b: string | null | undefined): Promise<boolean> => a != null && b != null && (a === b || (await eq.equal(a, b)));
   const rewards = results.flatMap((r) => [...r.rewards]);
   const m: Record<string, number> = {};
@@ -309,16 +319,27 @@ async function stepMetrics(
     const accs: number[] = [];
     const agree: number[] = [];
     const rewardAcc: number[] = [];
+    const byCategory: Record<string, number[]> = {};
     for (const [i, r] of results.entries()) {
       if (r.label === undefined) continue;
-      const target = keys.referenceKey(problems[i]!.id, cohort.data.groundTruth);
-      if (r.label !== null && target !== null) accs.push((await same(r.label, target)) ? 1 : 0);
+      const target = grades.referenceKey(problems[i]!.id, cohort.data.groundTruth);
+      if (r.label !== null && target !== null) {
+        const right = (await same(r.label, target)) ? 1 : 0;
+        accs.push(right);
+        // Per problem category (tasks that tag metadata.category): where do pseudo-labels go wrong?
+        const category = problems[i]!.metadata?.category;
+        if (typeof category === 'string') (byCategory[category] ??= []).push(right);
+      }
       if (r.label !== null && r.ownLabel != null) agree.push((await same(r.label, r.ownLabel)) ? 1 : 0);
       if (target !== null && r.rewards.every((x) => x === 0 || x === 1)) {
         for (const [k, key] of answerKeys[i]!.entries()) rewardAcc.push(((await same(key, target)) ? 1 : 0) === r.rewards[k] ? 1 : 0);
       }
     }
     if (accs.length) m['label/accuracy'] = mean(accs);
+    for (const [category, v] of Object.entries(byCategory)) {
+      m[`label/accuracy/${category}`] = mean(v);
+      m[`label/count/${category}`] = v.length;
+    }
     if (agree.length) m['label/peer_agreement'] = mean(agree);
     if (rewardAcc.length) m['reward/accuracy'] = mean(rewardAcc);
   }
@@ -326,7 +347,7 @@ async function stepMetrics(
   // Accuracy of the training samples themselves (monitoring).
   const right: number[] = [];
   for (const [i, p] of problems.entries()) {
-    const target = keys.referenceKey(p.id, cohort.data.groundTruth);
+    const target = grades.referenceKey(p.id, cohort.data.groundTruth);
     if (target === null) continue;
     for (const key of answerKeys[i]!) right.push((await same(key, target)) ? 1 : 0);
   }

@@ -50,7 +50,8 @@ export function writeJsonAtomic(file: string, value: unknown): Promise<void> {
 
 /** Deep-freeze a JSON-like value in place and return it. */
 export function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+  // Typed arrays cannot be frozen (their elements stay writable); they are left as they are.
+  if (value && typeof value === 'object' && !Object.isFrozen(value) && !ArrayBuffer.isView(value)) {
     Object.freeze(value);
     for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
   }

@@ -172,7 +172,10 @@ export function scalarVerdict(a: string, b: string, options: FastCheckOptions, c
       if (inf(a) !== inf(b) && Number.isFinite(inf(a) ? y : x)) return false;
       return undefined;
     }
-    return closeRelative(x, y, tolerance);
+    if (closeRelative(x, y, tolerance)) return true;
+    // A computed value next to zero (\sin(\pi) evaluates to 1.2e-16) may be float noise or a real
+    // tiny number (6.626\times10^{-34}); only the symbolic engine can tell them apart.
+    return (x === 0 || y === 0) && Math.abs(x - y) < 1e-12 ? undefined : false;
   }
   const vars = [...new Set([...pa.vars, ...pb.vars])].sort();
   let conclusive = 0;
@@ -193,11 +196,13 @@ export function scalarVerdict(a: string, b: string, options: FastCheckOptions, c
 
 const EMPTY: ReadonlyMap<string, number> = new Map();
 
-/** |x − y| ≤ tol · max(|x|, |y|), with an absolute floor of 1e-12 for float noise around zero. */
+/**
+ * |x − y| ≤ tol · max(|x|, |y|): relative at every magnitude, with no absolute floor, so
+ * `1e-13` ≠ `2e-13` and `6.626\times10^{-34}` ≠ `0` (zero equals only zero).
+ */
 export function closeRelative(x: number, y: number, tolerance: number): boolean {
   if (x === y) return true;
-  const d = Math.abs(x - y);
-  return d <= tolerance * Math.max(Math.abs(x), Math.abs(y)) || d <= 1e-12;
+  return Math.abs(x - y) <= tolerance * Math.max(Math.abs(x), Math.abs(y));
 }
 
 /** Asks the symbolic engine about two scalar keys; resolves false when it cannot show them equal. */

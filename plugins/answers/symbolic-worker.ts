@@ -39,14 +39,16 @@ export function compareWithEngine(ce: EngineLike, a: string, b: string, toleranc
   const A = ce.parse(engineLatex(a));
   const B = ce.parse(engineLatex(b));
   if (!A.isValid || !B.isValid) return { equal: false, note: 'unreadable' };
-  if (A.isIdenticallyEqual(B) === true) return { equal: true };
   if (A.unknowns.length === 0 && B.unknowns.length === 0) {
+    // Constants compare by value, relatively at every magnitude (no absolute floor): the engine's own
+    // identity test has an absolute tolerance (1e-10), under which 6.626\times10^{-34} "is" 0.
     const x = numeric(A);
     const y = numeric(B);
     if (x !== undefined && y !== undefined && Number.isFinite(x) && Number.isFinite(y)) {
-      return { equal: Math.abs(x - y) <= tolerance * Math.max(Math.abs(x), Math.abs(y)) || Math.abs(x - y) <= 1e-12 };
+      return { equal: x === y || Math.abs(x - y) <= tolerance * Math.max(Math.abs(x), Math.abs(y)) };
     }
   }
+  if (A.isIdenticallyEqual(B) === true) return { equal: true };
   return { equal: false };
 }
 

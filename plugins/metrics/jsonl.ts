@@ -1,11 +1,28 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { inject, injectable } from 'tsyringe';
 import type { MetricsRecord, MetricsSink } from '../../core/contracts/metrics-sink';
-import { definePlugin } from '../../core/plugins/define';
+import { PLUGIN_CONTEXT, PLUGIN_OPTIONS, type PluginContext } from '../../core/contracts/plugin';
+import { definePlugin, fromClass } from '../../core/plugins/define';
 
 interface JsonlOptions {
   /** File to append to (relative to the config's folder). */
   path: string;
+}
+
+/** The sink: its options and context are injected from the plugin's own container. */
+@injectable()
+export class JsonlSink implements MetricsSink {
+  private readonly file: string;
+
+  constructor(@inject(PLUGIN_OPTIONS) options: JsonlOptions, @inject(PLUGIN_CONTEXT) ctx: PluginContext) {
+    this.file = path.resolve(ctx.baseDir, options.path);
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+  }
+
+  write(record: MetricsRecord): void {
+    fs.appendFileSync(this.file, JSON.stringify(record) + '\n');
+  }
 }
 
 /** Appends every metrics record to an extra JSONL file (the run's own metrics.jsonl is always written). */
@@ -22,13 +39,5 @@ export const jsonlSink = definePlugin({
       additionalProperties: false,
     },
   },
-  create(options: JsonlOptions, ctx): MetricsSink {
-    const file = path.resolve(ctx.baseDir, options.path);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    return {
-      write(record: MetricsRecord) {
-        fs.appendFileSync(file, JSON.stringify(record) + '\n');
-      },
-    };
-  },
+  create: fromClass(JsonlSink),
 });

@@ -2,8 +2,6 @@ import type { ManifestQueryContext, PluginContext, ResolvedSelection } from '../
 import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/plugins/define';
-import { manifestQueries } from '../../core/plugins/instantiate';
-import { PLUGIN_REGISTRY } from '../../core/plugins/registry';
 
 interface WeightedPart {
   /** The nested reward source (validated like any selection). */
@@ -57,11 +55,10 @@ export const weightedReward = definePlugin({
     if (options.sources.every((p) => p.weight === 0)) {
       throw new CorlError('CORL_ERR_REWARD_OPTIONS', 'expected at least one non-zero weight in reward.options.sources, got only zeros', { where: 'reward.options.sources' });
     }
-    const queries = manifestQueries(ctx.container.resolve(PLUGIN_REGISTRY));
     const parts: { source: RewardSource; weight: number; groundTruth: boolean }[] = [];
     try {
       for (const p of options.sources) {
-        parts.push({ source: await ctx.create('reward', p.source), weight: p.weight, groundTruth: queries.usesGroundTruth(p.source) });
+        parts.push({ source: await ctx.create('reward', p.source), weight: p.weight, groundTruth: ctx.usesGroundTruth(p.source) });
       }
     } catch (e) {
       for (const p of parts) await p.source.close?.();

@@ -3,7 +3,6 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { ResolvedSelection } from '../../contracts/plugin';
 import type { Policy } from '../../contracts/policy';
-import { TASK } from '../../contracts/task';
 import { loadConfig, type LoadedConfig } from '../../config/load';
 import { ConfigValidator } from '../../config/validator';
 import { CorlError } from '../../errors';
@@ -98,7 +97,6 @@ export function rephraseCommand(program: Command): void {
 
 async function configRows(loaded: LoadedConfig): Promise<RephraseRow[]> {
   const task = await instantiate('task', loaded.config.task, { container: loaded.container, registry: loaded.registry, seed: loaded.config.seed, baseDir: loaded.baseDir }, 'task');
-  loaded.container.register(TASK, { useValue: task });
   return taskRows(await task.load());
 }
 
@@ -109,7 +107,7 @@ async function agentPolicy(loaded: LoadedConfig, agent: string | undefined): Pro
     throw new CorlError('CORL_ERR_CLI_USAGE', `expected --agent to be an index below ${agents.length} or one of ${agents.map((a) => `"${a.name}"`).join(', ')}, got "${agent}"`, { where: '--agent' });
   }
   return instantiate('policy', agents[index]!.policy, {
-    container: loaded.container.createChildContainer(), registry: loaded.registry, seed: loaded.config.seed + index, agent: index, baseDir: loaded.baseDir,
+    container: loaded.container, registry: loaded.registry, seed: loaded.config.seed + index, agent: index, baseDir: loaded.baseDir,
   }, `agents[${index}].policy`);
 }
 
@@ -127,6 +125,6 @@ async function backendPolicy(loaded: LoadedConfig, file: string): Promise<Policy
     throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected a valid policy selection, got:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}\n`, { where: file });
   }
   return instantiate('policy', data.policy as unknown as ResolvedSelection, {
-    container: loaded.container.createChildContainer(), registry: loaded.registry, seed: loaded.config.seed, agent: 0, baseDir,
+    container: loaded.container, registry: loaded.registry, seed: loaded.config.seed, agent: 0, baseDir,
   }, '--backend');
 }

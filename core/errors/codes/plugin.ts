@@ -25,6 +25,10 @@ export const PLUGIN_CODES = defineCodes({
     cause: 'A plugin\'s factory threw while building an instance from its options.',
     fix: 'read the underlying error; it usually names an option or a missing file',
   },
+  CORL_ERR_PLUGIN_CAPABILITY: {
+    cause: 'A plugin reached for something its manifest does not entitle it to: ground truth or the task (`GROUND_TRUTH`, `TASK`) without declaring `usesGroundTruth`, a token its container does not hold (the plugin registry, a policy, the run\'s own objects), a `reset()` of its container, or, through `ctx.create`, a task or a reward source that reads ground truth.',
+    fix: 'resolve only the tokens docs/reference/contracts.md lists for a plugin\'s container; a reward source that needs labels declares `usesGroundTruth` in its manifest (a function of its options when only some parts need it, as `corl:weighted` does); a `labelFree` config then refuses it and its runs are reported as supervised',
+  },
   CORL_ERR_PLUGIN_OPTIONS: {
     cause: 'A plugin was given options its schema rejects (when created outside a validated config, e.g. by a test kit or `corl serve`).',
     fix: 'fix the listed option; `corl list` shows each plugin\'s options and defaults',

@@ -36,7 +36,7 @@ describe('core/testing/reward (the reward-source suite catches broken sources)',
         return { async score(c) { return { rewards: c.completions.map((v) => (gt.get(c.problem.id)?.answer === v.key ? 1 : 0)) }; } };
       },
     });
-    await fails(rewardChecks(injected), 'depends on it', /reached for ground truth: GroundTruth\.get\("p1"\)/);
+    await fails(rewardChecks(injected), 'depends on it', /reached for ground truth: .*"corl\.GroundTruth"/);
   });
 
   it('a source that loads the task (and so its references) from the container is caught', async () => {
@@ -46,7 +46,37 @@ describe('core/testing/reward (the reward-source suite catches broken sources)',
         return { async score(c) { await ctx.container.resolve<Task>(TASK).load(); return { rewards: c.completions.map(() => 0) }; } };
       },
     });
-    await fails(rewardChecks(loader), 'depends on it', /Task\.load\(\)/);
+    await fails(rewardChecks(loader), 'depends on it', /reached for ground truth: .*"corl\.Task"/);
+  });
+
+  it('a source that catches the refusal and carries on is still caught (the tripwire counts attempts)', async () => {
+    const quiet = definePlugin({
+      manifest: { name: 'test:quiet', kind: 'reward', description: 'test reward', corl: '^0.1.0', options: schema },
+      create(_o, ctx): RewardSource {
+        let gt: GroundTruth | undefined;
+        try { gt = ctx.container.resolve<GroundTruth>('corl.GroundTruth'); } catch { /* try later */ }
+        return { async score(c) { return { rewards: c.completions.map((v) => (gt?.get(c.problem.id)?.answer === v.key ? 1 : 0)) }; } };
+      },
+    });
+    await fails(rewardChecks(quiet), 'depends on it', /caught the refusal\).*"corl\.GroundTruth"/);
+  });
+
+  it('a source that reaches for the registry, a policy, or resets its container is caught', async () => {
+    const routes: ((ctx: import('../../../core/contracts/plugin').PluginContext) => unknown)[] = [
+      (ctx) => ctx.container.resolve('corl.PluginRegistry'),
+      (ctx) => ctx.container.resolve('corl.Policy'),
+      (ctx) => ctx.container.createChildContainer().resolve('corl.Task'),
+      (ctx) => ctx.container.reset(),
+    ];
+    for (const [i, route] of routes.entries()) {
+      const probing = definePlugin({
+        manifest: { name: `test:probe${i}`, kind: 'reward', description: 'test reward', corl: '^0.1.0', options: schema },
+        create(_o, ctx): RewardSource {
+          return { async score(c) { try { route(ctx); } catch { /* swallowed */ } return { rewards: c.completions.map(() => 0) }; } };
+        },
+      });
+      await fails(rewardChecks(probing), 'depends on it', /CORL_ERR_PLUGIN_CAPABILITY|caught the refusal/);
+    }
   });
 
   it('a label-free source that strips a reference before delegating passes', async () => {

@@ -98,7 +98,12 @@ describe('plugins/answers/compare', () => {
   it('closeRelative', () => {
     expect(closeRelative(1, 1 + 1e-5, 1e-4)).to.equal(true);
     expect(closeRelative(1, 1 + 1e-3, 1e-4)).to.equal(false);
-    expect(closeRelative(0, 1e-13, 1e-4)).to.equal(true);
     expect(closeRelative(0, 1e-6, 1e-4)).to.equal(false);
+    // Relative at every magnitude: no absolute floor makes tiny numbers equal to zero or to each other.
+    expect(closeRelative(0, 1e-13, 1e-4)).to.equal(false);
+    expect(closeRelative(1e-13, 2e-13, 1e-4)).to.equal(false);
+    expect(closeRelative(6.626e-34, 0, 1e-4)).to.equal(false);
+    expect(closeRelative(6.626e-34, 6.6260001e-34, 1e-4)).to.equal(true);
+    expect(closeRelative(1e-300, 1.00001e-300, 1e-4)).to.equal(true);
   });
 });

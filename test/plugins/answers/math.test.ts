@@ -41,6 +41,16 @@ describe('plugins/answers/math (corl:math extractor and equivalence)', () => {
       expect(await loose.equal('3.14', '3.15')).to.equal(true);
       await loose.close();
     });
+    it('tiny numbers compare relatively too: no absolute floor makes them equal to zero or to each other', async () => {
+      expect(await eq.equal('6.626\\times10^{-34}', '0')).to.equal(false);
+      expect(await eq.equal('1e-13', '2e-13')).to.equal(false);
+      expect(await eq.equal('1\\times10^{-13}', '2\\times10^{-13}')).to.equal(false);
+      expect(await eq.equal('6.626\\times10^{-34}', '6.626\\cdot10^{-34}')).to.equal(true);
+      expect(await eq.equal('6.626\\times10^{-34}', '6.6260001\\times10^{-34}')).to.equal(true);
+      // float noise next to zero is the symbolic engine's call, and it knows sin(pi) is 0
+      expect(await eq.equal('\\sin(\\pi)', '0')).to.equal(true);
+      expect(await eq.equal('0', '0.0')).to.equal(true);
+    });
     it('polynomials are settled in-process by default; what the fast reader cannot read goes to the worker', async () => {
       expect(await eq.equal('(x+1)^{2}', 'x^{2}+2x+1')).to.equal(true);
       expect(eq.symbolicStats.started).to.equal(0);

@@ -9,8 +9,10 @@ import { voteReward } from './vote';
 
 /** Options shared by the two code rewards. */
 interface ExecOptions extends Omit<SandboxOptions, 'isolation'> {
-  /** How generated code is contained (`auto`: namespaces when they work, else a plain process). */
+  /** How generated code is contained (`auto`/`bwrap`: the bubblewrap sandbox; `unsafe-process`: none, with a warning). */
   isolation: SandboxOptions['isolation'];
+  /** bubblewrap executable; empty: /usr/bin/bwrap, else bwrap on PATH. */
+  bwrap: string;
   /** Function to call with each test input; empty: `problem.metadata.entryPoint`, and without one the program reads each input on stdin. */
   entryPoint: string;
   /** Runs remembered (program + inputs → outputs). */
@@ -31,9 +33,10 @@ interface ExecTestsOptions extends ExecOptions {
 }
 
 const sandboxSchema = {
-  isolation: { enum: ['auto', 'namespace', 'process'], default: 'auto', description: 'namespace: mount/network/PID namespaces, nobody, no capabilities (Linux); process: a plain process with rlimits and audit hooks; auto: the first that works' },
-  timeoutMs: { type: 'integer', minimum: 10, default: 2000, description: 'wall-clock limit per test input in milliseconds (the reference uses 2 s)' },
-  memoryMb: { type: 'integer', minimum: 32, default: 256, description: 'address-space limit of the interpreter in MiB' },
+  isolation: { enum: ['auto', 'bwrap', 'unsafe-process'], default: 'auto', description: 'auto or bwrap: the bubblewrap sandbox (fresh namespaces, a read-only filesystem of the interpreter alone, no network, rlimits), refused with CORL_ERR_SANDBOX_BWRAP_MISSING where bwrap is missing; unsafe-process: no isolation, for trusted code only, with a warning on every run. The former namespace and process modes are removed (use auto)' },
+  bwrap: { type: 'string', default: '', description: 'bubblewrap executable (empty: /usr/bin/bwrap, else bwrap on PATH)' },
+  timeoutMs: { type: 'integer', minimum: 10, default: 2000, description: 'wall-clock limit per test input in milliseconds (the reference uses 2 s); enforced from outside, so a loop inside C stops too' },
+  memoryMb: { type: 'integer', minimum: 32, default: 256, description: 'address-space limit of each process of the program in MiB' },
   concurrency: { type: 'integer', minimum: 1, default: 2, description: 'programs run at the same time' },
   maxOutput: { type: 'integer', minimum: 1, default: 1000, description: 'characters of each output kept' },
   python: { type: 'string', default: '', description: 'python3 interpreter (empty: /usr/bin/python3, else python3 on PATH)' },
@@ -45,8 +48,8 @@ const sandboxSchema = {
 class CodeRunner {
   readonly sandbox: Sandbox;
   private readonly cache = new Map<string, Promise<readonly TestOutcome[]>>();
-  constructor(private readonly options: ExecOptions) {
-    this.sandbox = new Sandbox(options);
+  constructor(private readonly options: ExecOptions, owner: string) {
+    this.sandbox = new Sandbox({ ...options, owner });
   }
 
   /** The outcomes of a completion's program on the problem's inputs, or null when it has no code block. */
@@ -108,7 +111,7 @@ export const execVoteReward = definePlugin({
     },
   },
   create(options: ExecVoteOptions): RewardSource {
-    const runner = new CodeRunner(options);
+    const runner = new CodeRunner(options, 'corl:exec-vote');
     const vote = voteReward.create({ threshold: options.threshold, rule: options.rule }, {} as never) as RewardSource;
     return {
       async answerKeys(input: AnswerKeyInput): Promise<(string | null)[]> {
@@ -151,7 +154,7 @@ export const execTestsReward = definePlugin({
     },
   },
   create(options: ExecTestsOptions): RewardSource {
-    const runner = new CodeRunner(options);
+    const runner = new CodeRunner(options, 'corl:exec-tests');
     return {
       async score(ctx: RewardContext): Promise<RewardResult> {
         const expected = ctx.reference?.expectedOutputs;

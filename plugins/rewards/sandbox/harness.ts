@@ -1,8 +1,10 @@
 // The Python side of the sandbox: run inside the sandboxed interpreter with `python3 -I -S -c`. It
-// reads one JSON job from stdin, sets kernel resource limits, installs an audit hook (the second
-// line of defence: no sockets, no processes, no writes outside the working folder, no /proc, no
-// ctypes), then runs the program once per test input under a per-input timer and prints one JSON
-// line per input on the stdout it kept for itself. The program's own prints are captured.
+// closes every inherited descriptor but stdin/stdout/stderr, reads one JSON job from stdin, sets
+// kernel resource limits, installs an audit hook (defence in depth only: the program can switch it
+// off, so the OS sandbox around the interpreter is the boundary), then runs the program once per
+// test input. Before each input it prints `{"s": i}` so that the parent can time the input from the
+// outside and kill the whole sandbox when it overruns (a loop inside C never reaches the in-process
+// timer); after it, one JSON line with the outcome. The program's own prints are captured.
 
 /** The job the harness reads from stdin. */
 export interface HarnessJob {
@@ -14,7 +16,7 @@ export interface HarnessJob {
   readonly entryPoint: string;
   /** One entry per test: argument literals (call mode) or stdin lines (stdin mode). */
   readonly inputs: readonly (readonly string[])[];
-  /** Seconds each input may run. */
+  /** Seconds each input may run (the in-process timer; the parent enforces it from outside too). */
   readonly timeoutS: number;
   /** Address-space limit in bytes. */
   readonly memoryBytes: number;
@@ -22,15 +24,20 @@ export interface HarnessJob {
   readonly cpuS: number;
   /** Largest file the program may write, in bytes. */
   readonly fileBytes: number;
+  /** Processes and threads of the sandbox's user (RLIMIT_NPROC). */
+  readonly processes: number;
   /** Characters of each output kept. */
   readonly maxOutput: number;
   /** Install the audit hook (tests turn it off to check the OS-level containment alone). */
   readonly auditHook: boolean;
 }
 
-/** One line of the harness's output. */
+/** One line of the harness's output: an input starts (`s`), or its outcome (`i` with `out` or `err`). */
 export interface HarnessLine {
-  readonly i: number;
+  /** The input that starts now. */
+  readonly s?: number;
+  /** The input this outcome belongs to. */
+  readonly i?: number;
   /** The output: repr of the return value (call mode) or captured stdout (stdin mode). */
   readonly out?: string;
   /** The error marker when it failed: an exception class name, `timeout` or `memory`. */
@@ -38,19 +45,18 @@ export interface HarnessLine {
 }
 
 export const HARNESS = String.raw`
-import sys, json, ast, io, os, resource, signal
+import os
+os.closerange(3, 1 << 16)
+import sys, json, ast, io, resource, signal
 job = json.loads(sys.stdin.read())
 real_stdout = sys.stdout
 for lim, soft, hard in ((resource.RLIMIT_AS, job['memoryBytes'], job['memoryBytes']), (resource.RLIMIT_CPU, job['cpuS'], job['cpuS'] + 1),
-                        (resource.RLIMIT_FSIZE, job['fileBytes'], job['fileBytes']), (resource.RLIMIT_NOFILE, 64, 64), (resource.RLIMIT_CORE, 0, 0)):
+                        (resource.RLIMIT_FSIZE, job['fileBytes'], job['fileBytes']), (resource.RLIMIT_NOFILE, 64, 64), (resource.RLIMIT_CORE, 0, 0),
+                        (resource.RLIMIT_NPROC, job['processes'], job['processes'])):
     try:
         resource.setrlimit(lim, (soft, hard))
     except (ValueError, OSError):
         pass
-try:
-    resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
-except (ValueError, OSError):
-    pass
 WORK = os.path.realpath(os.getcwd())
 BLOCKED = ('socket.', 'subprocess.', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'os.fork', 'os.forkpty',
            'pty.', 'ctypes.', 'os.kill', 'os.killpg', 'signal.pthread_kill', 'sys.remote_exec', 'winreg.', 'mmap.')
@@ -87,17 +93,18 @@ def on_alarm(signum, frame):
     raise Timeout()
 signal.signal(signal.SIGALRM, on_alarm)
 done = set()
+current = [-1]
 def on_cpu(signum, frame):
-    # the CPU budget of the whole run is spent (a program that ignores the per-input timer): every
-    # input not reported yet timed out
-    for k in range(len(job['inputs'])):
-        if k not in done:
-            emit({'i': k, 'err': 'timeout'})
+    # the CPU budget of this process is spent (threads, or a program that ignores the per-input
+    # timer): the input running now timed out, and the parent runs the rest in a fresh process
+    if current[0] >= 0 and current[0] not in done:
+        emit({'i': current[0], 'err': 'timeout'})
     real_stdout.flush()
     os._exit(0)
 signal.signal(signal.SIGXCPU, on_cpu)
 def emit(obj):
-    done.add(obj['i'])
+    if 'i' in obj:
+        done.add(obj['i'])
     real_stdout.write(json.dumps(obj) + '\n')
     real_stdout.flush()
 if job.get('auditHook', True):
@@ -107,10 +114,13 @@ try:
     code = compile(job['program'], 'solution.py', 'exec')
 except BaseException as e:
     for i in range(len(job['inputs'])):
+        emit({'s': i})
         emit({'i': i, 'err': type(e).__name__})
     sys.exit(0)
 for i, inp in enumerate(job['inputs']):
     capture = io.StringIO()
+    current[0] = i
+    emit({'s': i})
     sys.stdout = capture
     sys.stdin = io.StringIO('\n'.join(inp) + '\n' if job['mode'] == 'stdin' else '')
     result = None

@@ -1,28 +1,33 @@
-// Runs untrusted generated Python in a separate process, with OS-level containment where the
-// machine allows it. `namespace` isolation (Linux, root or user namespaces): a new mount, network and
-// PID namespace (no network at all, a fresh /proc, a private tmpfs over /tmp, /var/tmp and /dev/shm),
-// the interpreter running as nobody with no capabilities and no new privileges, an empty
-// environment, and kernel rlimits on memory, CPU, file size and open files. `process` isolation
-// (the fallback): a fresh temporary folder, an empty environment and the same rlimits. Both add the
-// harness's audit hook (no sockets, no subprocesses, no writes outside the folder, no /proc) and both
-// are killed, process group and all, when the wall-clock limit passes.
-import { spawn, spawnSync } from 'node:child_process';
+// Runs untrusted generated Python. `bwrap` isolation (the default; see ./bwrap.ts) runs the harness
+// in a bubblewrap sandbox whose init is killed, and with it every process the program made, when
+// a limit passes or the run ends. `unsafe-process` isolation is for trusted code on machines
+// without bubblewrap: a plain process (as nobody when corl is root) with the same rlimits, an empty
+// environment, a fresh folder and the harness's audit hook, none of which the program cannot undo;
+// it warns on every instantiation.
+//
+// Time is enforced from outside, per input: the harness announces each input (`{"s": i}`), and an
+// input that has not reported its outcome `timeoutMs` + GRACE_MS later is killed with the whole
+// sandbox, marked `timeout`, and the remaining inputs run in a fresh sandbox. The in-process timer
+// stops ordinary Python loops without that restart; the outside timer stops everything else (a loop
+// inside C, a blocked signal, a program that kills the harness's timer).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CorlError } from '../../../core/errors';
+import { bwrapPlan, NOBODY, type BwrapPlan } from './bwrap';
 import { HARNESS, type HarnessJob, type HarnessLine } from './harness';
 
-/** How strongly generated code is contained. */
-export type Isolation = 'namespace' | 'process';
+/** How generated code is contained. */
+export type Isolation = 'bwrap' | 'unsafe-process';
 
 /** Options of a {@link Sandbox}. */
 export interface SandboxOptions {
-  /** `auto` picks `namespace` when it works on this machine, else `process`. */
+  /** `auto` and `bwrap`: the bubblewrap sandbox (refused where bwrap is missing); `unsafe-process`: no isolation, a warning per instantiation. */
   readonly isolation: Isolation | 'auto';
-  /** Seconds of wall-clock time per test input. */
+  /** Milliseconds of wall-clock time per test input. */
   readonly timeoutMs: number;
-  /** Address-space limit of the interpreter in MiB. */
+  /** Address-space limit of each process in MiB. */
   readonly memoryMb: number;
   /** Programs run at the same time. */
   readonly concurrency: number;
@@ -30,8 +35,14 @@ export interface SandboxOptions {
   readonly maxOutput: number;
   /** Python interpreter; empty finds one (`/usr/bin/python3` first, readable by an unprivileged user). */
   readonly python: string;
+  /** bubblewrap executable; empty: /usr/bin/bwrap, else bwrap on PATH. */
+  readonly bwrap?: string;
   /** The harness's audit hook (default on; tests turn it off to check the OS-level layer alone). */
   readonly auditHook?: boolean;
+  /** Where warnings go (default: a line on stderr). */
+  readonly warn?: (line: string) => void;
+  /** Who runs the sandbox, for warnings (a plugin name). */
+  readonly owner?: string;
 }
 
 /** What one test input gave: an output, or an error marker. */
@@ -41,25 +52,26 @@ export type TestOutcome = { readonly out: string } | { readonly err: string };
 export interface RunResult {
   /** One outcome per input, in order. */
   readonly outcomes: readonly TestOutcome[];
-  /** Whether the wall-clock limit killed the process. */
+  /** Whether a wall-clock limit killed the sandbox (at least once). */
   readonly killed: boolean;
+  /** Sandboxes started (1, plus one per input killed at its limit or ending the interpreter). */
+  readonly starts: number;
 }
 
-/** Environment of the sandboxed process: nothing of the parent's. */
+/** Environment of the unsafe process: nothing of the parent's. */
 const CLEAN_ENV: Readonly<Record<string, string>> = { PATH: '/usr/bin:/bin', LC_ALL: 'C.UTF-8' };
-/** Bytes of stdout read from one run before it is killed. */
+/** Bytes of stdout read from one sandbox before it is killed. */
 const MAX_STDOUT = 4 * 1024 * 1024;
-const NOBODY = 65534;
-
-const SETUP = [
-  'mount -t tmpfs -o size=64m,mode=0755 corl /tmp',
-  `mkdir -m 0700 /tmp/work && chown ${NOBODY}:${NOBODY} /tmp/work`,
-  '{ mount -t tmpfs -o size=1m,mode=0755 corl /var/tmp 2>/dev/null; mount -t tmpfs -o size=1m,mode=0755 corl /dev/shm 2>/dev/null; true; }',
-  'cd /tmp/work',
-  `exec setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all -- "$1" -I -S -c "$2"`,
-].join(' && ');
-
-const UNSHARE_ARGS = ['--mount', '--net', '--pid', '--fork', '--kill-child', '--mount-proc', '--propagation', 'private', '/bin/sh', '-c', SETUP, 'corl-sandbox'];
+/** How long after its own limit an input is killed from outside (the in-process timer usually answers first). */
+export const GRACE_MS = 500;
+/** Start-up allowance of one sandbox (interpreter start and compiling the program), loaded machines included. */
+const STARTUP_MS = 10_000;
+/** Processes and threads of one bwrap sandbox, its init and the harness included. */
+const SANDBOX_PROCESSES = 16;
+/** RLIMIT_NPROC of the unsafe mode (per uid on the host, shared by every run). */
+const UNSAFE_PROCESSES = 256;
+/** How long the pipe may stay open once the sandbox is dead or killed (an unsafe-mode orphan can hold it). */
+const DRAIN_MS = 1000;
 
 /** The interpreter to use: the option, else /usr/bin/python3, else python3 on PATH (resolved). */
 export function findPython(option: string): string {
@@ -71,43 +83,68 @@ export function findPython(option: string): string {
   return exe;
 }
 
-const namespaceSupport = new Map<string, boolean>();
-
-/** Whether namespace isolation works here (tried once per interpreter with a trivial program). */
-export function namespaceAvailable(python: string): boolean {
-  let ok = namespaceSupport.get(python);
-  if (ok === undefined) {
-    const r = spawnSync('unshare', [...UNSHARE_ARGS, python, 'import os; print(os.getuid())'], { encoding: 'utf8', env: CLEAN_ENV, timeout: 10_000 });
-    ok = r.status === 0 && r.stdout.trim() === String(NOBODY);
-    namespaceSupport.set(python, ok);
-  }
-  return ok;
+/** How one sandbox ended: every outcome in, an input killed at its limit, or the interpreter gone. */
+interface Attempt {
+  /** Outcomes by input index (relative to the attempt's first input). */
+  readonly results: Map<number, TestOutcome>;
+  /** The last input announced, -1 when none started. */
+  readonly started: number;
+  /** `timeout`: `started` overran; `startup`: no input started in time. */
+  readonly limit: 'timeout' | 'startup' | null;
+  /** stdout exceeded MAX_STDOUT. */
+  readonly flood: boolean;
 }
 
 /** A pool of sandboxed runs with a concurrency limit. */
 export class Sandbox {
   readonly isolation: Isolation;
   private readonly python: string;
+  private readonly plan: BwrapPlan | undefined;
   private running = 0;
   private readonly waiting: (() => void)[] = [];
-  private readonly children = new Set<number>();
+  private readonly live = new Set<() => void>();
 
   constructor(private readonly options: SandboxOptions) {
     this.python = findPython(options.python);
-    if (options.isolation === 'process') this.isolation = 'process';
-    else if (namespaceAvailable(this.python)) this.isolation = 'namespace';
-    else if (options.isolation === 'namespace') {
-      throw new CorlError('CORL_ERR_SANDBOX_UNAVAILABLE', 'expected namespace isolation (unshare with mount, network and PID namespaces, setpriv), got a machine where it does not work', {
-        hint: 'run as root or enable unprivileged user namespaces, or set the option `isolation` to "auto" or "process"',
-      });
-    } else this.isolation = 'process';
+    const warn = options.warn ?? ((l: string) => { process.stderr.write(l + '\n'); });
+    const who = options.owner ?? 'the code reward';
+    if (options.isolation === 'unsafe-process') {
+      this.isolation = 'unsafe-process';
+      warn(`corl: warning: ${who} runs generated code UNISOLATED (isolation "unsafe-process"): it can read your files, reach the network and signal your processes; only rlimits, an empty environment and an audit hook that the code can switch off stand in its way. Install bubblewrap (apt-get install -y bubblewrap) and use isolation "auto".`);
+    } else {
+      this.isolation = 'bwrap';
+      this.plan = bwrapPlan(options.bwrap ?? '', this.python);
+      if (!this.plan.processCap) {
+        warn(`corl: warning: ${who}: bubblewrap cannot run as nobody here (no unprivileged user namespaces, or ${this.plan.python} is not readable by nobody), so the sandbox's processes are uid 0 on the host and RLIMIT_NPROC does not apply; a fork bomb is bounded only by the per-input wall-clock kill.`);
+      }
+    }
   }
 
   /** Run `program` on each input; never throws for anything the program does. */
   async run(program: string, mode: HarnessJob['mode'], entryPoint: string, inputs: readonly (readonly string[])[]): Promise<RunResult> {
     await this.acquire();
     try {
-      return await this.runOne(program, mode, entryPoint, inputs);
+      const outcomes: (TestOutcome | undefined)[] = new Array(inputs.length).fill(undefined);
+      let from = 0;
+      let killed = false;
+      let starts = 0;
+      while (from < inputs.length) {
+        const slice = inputs.slice(from);
+        const a = await this.attempt(program, mode, entryPoint, slice);
+        starts++;
+        for (const [k, o] of a.results) outcomes[from + k] = o;
+        if (a.results.size === slice.length) break;
+        if (a.started < 0) {
+          // the interpreter did not reach the first input: the rest are lost either way
+          if (a.limit) killed = true;
+          break;
+        }
+        if (!a.results.has(a.started)) outcomes[from + a.started] = { err: a.limit === 'timeout' ? 'timeout' : a.flood ? 'output' : 'crash' };
+        if (a.limit === 'timeout') killed = true;
+        // the next inputs get a fresh sandbox
+        from += a.started + 1;
+      }
+      return { outcomes: outcomes.map((o) => o ?? { err: killed ? 'timeout' : 'crash' }), killed, starts };
     } finally {
       this.release();
     }
@@ -115,8 +152,8 @@ export class Sandbox {
 
   /** Kill whatever is still running. */
   close(): void {
-    for (const pid of this.children) killGroup(pid);
-    this.children.clear();
+    for (const kill of [...this.live]) kill();
+    this.live.clear();
   }
 
   private acquire(): Promise<void> {
@@ -132,81 +169,143 @@ export class Sandbox {
     this.waiting.shift()?.();
   }
 
-  private runOne(program: string, mode: HarnessJob['mode'], entryPoint: string, inputs: readonly (readonly string[])[]): Promise<RunResult> {
+  private spawnHarness(): { child: ChildProcess; workDir?: string } {
+    const opts = { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] as ('pipe')[] };
+    if (this.plan) {
+      const p = this.plan;
+      const child = spawn(p.bwrap, [...p.args, '--', p.python, '-I', '-S', '-c', HARNESS], {
+        ...opts, env: {}, cwd: '/', ...(p.runAs !== undefined ? { uid: p.runAs, gid: p.runAs } : {}),
+      });
+      return { child };
+    }
+    const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'corl-sandbox-'));
+    if (dropPrivileges()) {
+      // as root, still run the program as nobody: it then cannot read root's files or the parent's /proc entries
+      fs.chownSync(workDir, NOBODY, NOBODY);
+      return { child: spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--no-new-privs', '--', this.python, '-I', '-S', '-c', HARNESS], { ...opts, cwd: workDir, env: CLEAN_ENV, detached: true }), workDir };
+    }
+    return { child: spawn(this.python, ['-I', '-S', '-c', HARNESS], { ...opts, cwd: workDir, env: CLEAN_ENV, detached: true }), workDir };
+  }
+
+  /** One sandbox on `inputs`, until every outcome is in, an input overruns, or the interpreter ends. */
+  private attempt(program: string, mode: HarnessJob['mode'], entryPoint: string, inputs: readonly (readonly string[])[]): Promise<Attempt> {
     const timeoutS = this.options.timeoutMs / 1000;
     const job: HarnessJob = {
       program, mode, entryPoint, inputs, timeoutS,
       memoryBytes: this.options.memoryMb * 1024 * 1024,
       cpuS: Math.ceil(timeoutS * inputs.length + 1),
       fileBytes: 16 * 1024 * 1024,
+      processes: this.plan ? SANDBOX_PROCESSES : UNSAFE_PROCESSES,
       maxOutput: this.options.maxOutput,
       auditHook: this.options.auditHook !== false,
     };
-    // every input may use its whole limit, plus the interpreter's start
-    const wallMs = this.options.timeoutMs * inputs.length + 3000;
-    let workDir: string | undefined;
-    let command: string;
-    let args: string[];
-    if (this.isolation === 'namespace') {
-      command = 'unshare';
-      args = [...UNSHARE_ARGS, this.python, HARNESS];
-    } else {
-      workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'corl-sandbox-'));
-      if (dropPrivileges()) {
-        // as root, still run the program as nobody: it then cannot read root's files or the parent's /proc entries
-        fs.chownSync(workDir, NOBODY, NOBODY);
-        command = 'setpriv';
-        args = [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--no-new-privs', '--', this.python, '-I', '-S', '-c', HARNESS];
-      } else {
-        command = this.python;
-        args = ['-I', '-S', '-c', HARNESS];
-      }
-    }
-    return new Promise<RunResult>((resolve) => {
-      const lines: HarnessLine[] = [];
+    return new Promise<Attempt>((resolve) => {
+      const { child, workDir } = this.spawnHarness();
+      const results = new Map<number, TestOutcome>();
+      let started = -1;
+      let limit: Attempt['limit'] = null;
+      let flood = false;
       let buffered = '';
       let bytes = 0;
-      let killed = false;
+      let initPid: number | undefined;
+      let exited = false;
+      let killing = false;
       let settled = false;
-      const started = performance.now();
-      const child = spawn(command, args, { cwd: workDir ?? '/', env: CLEAN_ENV, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-      const pid = child.pid;
-      if (pid !== undefined) this.children.add(pid);
-      const timer = setTimeout(() => { killed = true; if (pid !== undefined) killGroup(pid); }, wallMs);
-      const finish = (_code?: number | null | Error, signal?: NodeJS.Signals | null): void => {
-        if (settled) return;
-        // killed by the CPU limit (SIGXCPU, then SIGKILL one second later): a time limit too. Through
-        // unshare the signal is not visible, so a run that used up its CPU budget in wall time counts.
-        if (signal === 'SIGXCPU' || performance.now() - started >= job.cpuS * 1000) killed = true;
-        settled = true;
-        clearTimeout(timer);
-        if (pid !== undefined) { killGroup(pid); this.children.delete(pid); }
-        if (buffered.trim()) parseLine(buffered, lines);
-        if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
-        const outcomes: TestOutcome[] = inputs.map((_, i) => {
-          const l = lines.find((x) => x.i === i);
-          if (l && typeof l.out === 'string') return { out: l.out };
-          if (l && typeof l.err === 'string') return { err: l.err };
-          return { err: killed ? 'timeout' : 'crash' };
-        });
-        resolve({ outcomes, killed });
+      let timer: NodeJS.Timeout | undefined;
+      let drain: NodeJS.Timeout | undefined;
+      let backstop: NodeJS.Timeout | undefined;
+
+      const arm = (ms: number, what: Attempt['limit']) => {
+        if (timer) clearTimeout(timer);
+        timer = setTimeout(() => { limit = what; kill(); }, ms);
       };
-      child.stdout.setEncoding('utf8');
-      child.stdout.on('data', (chunk: string) => {
+      // SIGKILL the sandbox's init: the kernel then kills every process of its PID namespace, and bwrap
+      // (still its parent) reaps it and exits. Without bwrap, the process group.
+      const kill = () => {
+        if (killing) return;
+        killing = true;
+        if (timer) clearTimeout(timer);
+        if (this.plan) {
+          if (initPid !== undefined && !exited) signal(initPid);
+          else if (!exited) child.kill('SIGKILL');
+          // bwrap not gone in time (or the init not known yet): bwrap itself, whose death kills the init (--die-with-parent)
+          backstop = setTimeout(() => { if (!exited) child.kill('SIGKILL'); }, DRAIN_MS);
+        } else if (child.pid !== undefined) signal(-child.pid);
+        drain ??= setTimeout(settle, DRAIN_MS);
+      };
+      const settle = () => {
+        if (settled) return;
+        settled = true;
+        this.live.delete(kill);
+        for (const t of [timer, drain, backstop]) if (t) clearTimeout(t);
+        if (!exited) {
+          // only an unsafe-mode orphan can still hold the pipe here; stop reading it
+          if (this.plan) child.kill('SIGKILL'); else if (child.pid !== undefined) signal(-child.pid);
+        }
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        child.stdio[3]?.destroy();
+        if (buffered.trim()) onLine(buffered);
+        if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
+        resolve({ results, started, limit, flood });
+      };
+      const onLine = (line: string) => {
+        let v: HarnessLine;
+        try { v = JSON.parse(line) as HarnessLine; } catch { return; }
+        if (!v || typeof v !== 'object') return;
+        // A program can write harness-shaped lines to the real stdout; it can only forge its own outcomes
+        // (which it could produce honestly anyway), and inputs only start in order, once each.
+        if (typeof v.s === 'number' && v.s === started + 1 && v.s < inputs.length && !killing) {
+          started = v.s;
+          arm(this.options.timeoutMs + GRACE_MS, 'timeout');
+        } else if (typeof v.i === 'number' && v.i === started && !results.has(v.i)) {
+          if (typeof v.out === 'string') results.set(v.i, { out: v.out });
+          else if (typeof v.err === 'string') results.set(v.i, { err: v.err });
+          else return;
+          if (timer) clearTimeout(timer);
+          // every outcome in: end the sandbox now, orphans included
+          if (results.size === inputs.length) kill();
+        }
+      };
+
+      this.live.add(kill);
+      arm(STARTUP_MS, 'startup');
+      child.stdout!.setEncoding('utf8');
+      child.stdout!.on('data', (chunk: string) => {
+        if (settled) return;
         bytes += chunk.length;
-        if (bytes > MAX_STDOUT) { killed = true; if (pid !== undefined) killGroup(pid); return; }
+        if (bytes > MAX_STDOUT) { flood = true; kill(); return; }
         buffered += chunk;
         let nl: number;
         while ((nl = buffered.indexOf('\n')) >= 0) {
-          parseLine(buffered.slice(0, nl), lines);
+          onLine(buffered.slice(0, nl));
           buffered = buffered.slice(nl + 1);
         }
       });
-      child.stderr.resume();
-      child.on('error', finish);
-      child.on('close', finish);
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(JSON.stringify(job));
+      child.stderr!.resume();
+      const info = child.stdio[3] as import('node:stream').Readable | null;
+      if (info && this.plan) {
+        let text = '';
+        info.setEncoding('utf8');
+        info.on('data', (c: string) => {
+          text += c;
+          const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
+          if (m && initPid === undefined) {
+            initPid = Number(m[1]);
+            // a kill asked for before the init was known went to bwrap; nothing more to do
+          }
+        });
+        info.on('error', () => undefined);
+      }
+      child.on('error', () => { exited = true; settle(); });
+      child.on('exit', () => {
+        exited = true;
+        // the sandbox is gone; its pipes close at once unless an unsafe-mode orphan holds them
+        drain ??= setTimeout(settle, DRAIN_MS);
+      });
+      child.on('close', settle);
+      child.stdin!.on('error', () => undefined);
+      child.stdin!.end(JSON.stringify(job));
     });
   }
 }
@@ -219,16 +318,6 @@ function dropPrivileges(): boolean {
   return setprivWorks;
 }
 
-function parseLine(line: string, into: HarnessLine[]): void {
-  try {
-    const v = JSON.parse(line) as HarnessLine;
-    if (v && typeof v.i === 'number' && !into.some((x) => x.i === v.i)) into.push(v);
-  } catch {
-    // not a harness line. A program that writes harness-shaped lines to the real stdout can only
-    // forge its own outcomes, which it could produce honestly anyway
-  }
-}
-
-function killGroup(pid: number): void {
-  try { process.kill(-pid, 'SIGKILL'); } catch { /* already gone */ }
+function signal(pid: number): void {
+  try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
 }

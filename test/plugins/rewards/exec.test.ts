@@ -7,12 +7,13 @@ import type { RewardContext, RewardSource } from '../../../core/contracts/reward
 import { isCorlError } from '../../../core/errors';
 import { execTestsReward, execVoteReward, outcomeKey } from '../../../plugins/rewards/exec';
 
-const sandbox = { isolation: 'auto', timeoutMs: 500, memoryMb: 256, concurrency: 2, maxOutput: 1000, python: '', entryPoint: '', cacheSize: 100 };
+const sandbox = { isolation: 'auto', bwrap: '', timeoutMs: 500, memoryMb: 256, concurrency: 2, maxOutput: 1000, python: '', entryPoint: '', cacheSize: 100 };
 const voteOptions = { ...sandbox, threshold: 0, rule: 'pool', errorKeys: false };
 const code = (body: string) => `Here is my solution.\n\`\`\`python\n${body}\n\`\`\`\n`;
 
 const problem: Problem = { id: 'add', prompt: 'Write add(a, b).', testInputs: [['1', '2'], ['[1]', '[2]'], ['"a"', '"b"']], metadata: { entryPoint: 'add' } };
-const escape = path.join(os.tmpdir(), `corl-exec-escape-${process.pid}`);
+// the project folder: not in the sandbox at all
+const escape = path.join(process.cwd(), `corl-exec-escape-${process.pid}`);
 
 const texts = [
   code('def add(a, b):\n    return a + b'),
@@ -102,6 +103,51 @@ describe('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', function () {
     }
     expect(execTestsReward.manifest.usesGroundTruth).to.equal(true);
     expect(execVoteReward.manifest.usesGroundTruth).to.equal(false);
+  });
+
+  it('orphans and loops inside C cannot hold the answer keys past the per-input limits', async () => {
+    const hold = [
+      code('import __main__\n__main__.hook.__code__ = (lambda e, a: None).__code__\nimport subprocess, sys\ndef add(a, b):\n    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1e9)"], start_new_session=True)\n    return sum(range(10 ** 12))'),
+      code('import __main__\n__main__.hook.__code__ = (lambda e, a: None).__code__\nimport os, time\ndef add(a, b):\n    if os.fork() == 0:\n        os.setsid()\n        time.sleep(1e9)\n    return a + b'),
+    ];
+    const t = performance.now();
+    const keys = await vote.answerKeys!({ problem, texts: hold });
+    const ms = performance.now() - t;
+    expect(keys[0]).to.equal(null); // every input timed out
+    expect(keys[1]).to.equal(JSON.stringify(['3', '[1, 2]', "'ab'"])); // the orphan is gone with its sandbox
+    // three inputs at 500 ms (+ the 500 ms outside grace) each, plus generous start-up slack
+    expect(ms).to.be.below(3 * 1000 + 3000);
+  });
+
+  it('without bubblewrap both code rewards refuse with CORL_ERR_SANDBOX_BWRAP_MISSING', () => {
+    for (const plugin of [execVoteReward, execTestsReward]) {
+      let err: unknown;
+      try { plugin.create({ ...voteOptions, partial: false, bwrap: '/nonexistent/bwrap' } as never, {} as never); } catch (e) { err = e; }
+      expect(isCorlError(err, 'CORL_ERR_SANDBOX_BWRAP_MISSING'), String(err)).to.equal(true);
+    }
+  });
+
+  it('isolation "unsafe-process" is an explicit choice that warns on every instantiation', async () => {
+    const lines: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => { lines.push(String(chunk)); return true; }) as typeof process.stderr.write;
+    let a: RewardSource, b: RewardSource;
+    try {
+      a = execVoteReward.create({ ...voteOptions, isolation: 'unsafe-process', bwrap: '/nonexistent/bwrap' } as never, {} as never) as RewardSource;
+      b = execTestsReward.create({ ...sandbox, partial: false, isolation: 'unsafe-process' } as never, {} as never) as RewardSource;
+    } finally {
+      process.stderr.write = write;
+    }
+    try {
+      expect(lines).to.have.length(2);
+      expect(lines[0]).to.match(/^corl: warning: corl:exec-vote runs generated code UNISOLATED/);
+      expect(lines[1]).to.match(/^corl: warning: corl:exec-tests runs generated code UNISOLATED/);
+      const [k] = await a.answerKeys!({ problem, texts: [texts[0]!] });
+      expect(k).to.equal(JSON.stringify(['3', '[1, 2]', "'ab'"]));
+    } finally {
+      await a.close?.();
+      await b.close?.();
+    }
   });
 
   it('a code problem without test inputs is CORL_ERR_TASK_DATA', async () => {

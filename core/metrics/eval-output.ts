@@ -1,6 +1,5 @@
 import type { Equivalence } from '../contracts/equivalence';
 // Reading `corl eval` per-agent outputs back, and κ/c/w/u between two of them (`corl agreement`).
-import * as fs from 'node:fs';
 import { readTextMaybeGz } from '../util/gz';
 import { CorlError } from '../errors';
 import { agreement, type Agreement } from './agreement';

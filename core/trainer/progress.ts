@@ -69,7 +69,6 @@ export class BarProgress implements ProgressReporter {
 
 /** Plain periodic lines (CI, pipes): one every `every` steps, with the rate and an ETA. */
 export class LineProgress implements ProgressReporter {
-  private total = 0;
   private from = 0;
   private started = 0;
   private label = '';
@@ -77,7 +76,6 @@ export class LineProgress implements ProgressReporter {
   constructor(private readonly every: number, private readonly write: (line: string) => void = (l) => process.stderr.write(l + '\n'), private readonly now: () => number = () => performance.now()) {}
 
   start(total: number, from: number, label: string): void {
-    this.total = total;
     this.from = from;
     this.label = label;
     this.started = this.now();

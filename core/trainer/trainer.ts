@@ -74,7 +74,7 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
         }
       }
     }
-    let state: RunState = run.state();
+    const state: RunState = run.state();
     if (options.resume) {
       run.truncateTo(state);
       if (state.checkpoint) {

@@ -61,7 +61,7 @@ function numeric(e: BoxedLike): number | undefined {
 
 if (parentPort) {
   const port = parentPort;
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
+   
   const { ComputeEngine } = require('@cortex-js/compute-engine') as { ComputeEngine: new () => EngineLike };
   const ce = new ComputeEngine();
   port.on('message', (req: SymbolicRequest) => {

@@ -73,12 +73,12 @@ export const weightedReward = definePlugin({
         let label: string | null | undefined;
         let ownLabel: string | null | undefined;
         for (const [i, p] of parts.entries()) {
-          const { reference, ...rest } = rc;
+          const { reference: _reference, ...rest } = rc;
           const r = await p.source.score(p.groundTruth ? rc : rest);
           if (!r || !Array.isArray(r.rewards) || r.rewards.length !== rewards.length) {
             throw new CorlError('CORL_ERR_REWARD_OUTPUT', `expected ${rewards.length} rewards from part ${i} of corl:weighted (${options.sources[i]!.source.use}), got ${Array.isArray(r?.rewards) ? r.rewards.length : typeof r?.rewards}`, { where: `reward.options.sources[${i}]` });
           }
-          r.rewards.forEach((x, k) => { rewards[k] += p.weight * x; });
+          r.rewards.forEach((x, k) => { rewards[k] = rewards[k]! + p.weight * x; });
           if (label === undefined && r.label !== undefined) { label = r.label; ownLabel = r.ownLabel; }
           metrics[`weighted/${i}/reward`] = r.rewards.reduce((a, b) => a + b, 0) / Math.max(1, r.rewards.length);
           for (const [k, v] of Object.entries(r.metrics ?? {})) metrics[`weighted/${i}/${k}`] = v;

@@ -12,7 +12,7 @@ const DOC = path.resolve(__dirname, '../../../docs/reference/metrics.md');
 
 /** The documented form of a name: agent pairs and sample counts become placeholders. */
 function documentedName(name: string): string {
-  return name.replace(/^pair\/\d+-\d+\//, 'pair/<a>-<b>/').replace(/maj@\d+$/, (m) => (name.startsWith('ensemble/') ? 'maj@<M>' : 'maj@<n>')).replace(/^weighted\/\d+\/reward$/, 'weighted/<i>/reward');
+  return name.replace(/^pair\/\d+-\d+\//, 'pair/<a>-<b>/').replace(/maj@\d+$/, () => (name.startsWith('ensemble/') ? 'maj@<M>' : 'maj@<n>')).replace(/^weighted\/\d+\/reward$/, 'weighted/<i>/reward');
 }
 
 describe('docs/reference/metrics.md', function () {

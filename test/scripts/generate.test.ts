@@ -28,7 +28,7 @@ describe('scripts/generate (generated files are committed and current)', () => {
 
 describe('schema/corl.schema.json (the published schema)', () => {
   it('compiles as draft 2020-12 and accepts a built-in config while rejecting a typo', async () => {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
+     
     const Ajv2020 = require('ajv/dist/2020').default;
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     const schema = JSON.parse((await generatedFiles())['schema/corl.schema.json']!);
@@ -47,7 +47,7 @@ describe('schema/corl.schema.json (the published schema)', () => {
 
 describe('schema/corl-serve.schema.json (the published serve schema)', () => {
   it('accepts every shipped serve config (no task, no policies) and rejects a bad serve field', async () => {
-    // eslint-disable-next-line @typescript-eslint/no-var-requires
+     
     const Ajv2020 = require('ajv/dist/2020').default;
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     const validate = ajv.compile(JSON.parse((await generatedFiles())['schema/corl-serve.schema.json']!));

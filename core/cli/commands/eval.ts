@@ -111,7 +111,7 @@ function numberFlag(name: string, value: string | undefined, min: number): numbe
 
 /** The answer format of a benchmark file from its first row: MATH rows have "problem", plain ones "prompt". */
 export function guessFormat(file: string): (typeof FORMATS)[number] {
-  let first = '';
+  let first: string;
   try {
     first = fs.readFileSync(file, 'utf8').split('\n').find((l) => l.trim() !== '') ?? '';
   } catch {

@@ -2,7 +2,7 @@
 // gathers (embedding lookup, token log-probabilities). ONNX semantics; symbolic dimensions kept.
 import { CorlError } from '../../errors';
 import { broadcastShapes, dimDiv, dimEq, formatShape, shapeEq, shapeSize, type Dim } from '../dim';
-import type { ConstantAttrs, Node, Tensor } from '../graph';
+import type { ConstantAttrs, Tensor } from '../graph';
 import { HostTensor, strides, type DType } from '../host';
 import { sameShape, unbroadcast } from './grad-util';
 import { alloc, broadcastIndex, normAxis, num } from './kernels';

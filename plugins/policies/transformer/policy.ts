@@ -17,7 +17,7 @@ import { adamwScalars, learningRate } from '../../../core/tensor/optim';
 import { leaseCores, type CoreLease } from '../../../core/tensor/threads';
 import { mixSeed } from '../../../core/util/rng';
 import { checkArchitecture, initParams, parameterCount, paramSpecs, type Architecture, type ParamSpec } from './architecture';
-import { microBatches, trainedLogprobs, type MicroBatch, type Sequence } from './batch';
+import { microBatches, trainedLogprobs, type Sequence } from './batch';
 import { loadCheckpoint, saveCheckpoint } from './checkpoint';
 import type { ApplyResult, EngineInit, Objective, ParamsUpdate, SampleJob, SampleRow, StepScalars } from './engine';
 import type { TransformerOptions } from './options';

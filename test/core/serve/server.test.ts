@@ -99,7 +99,7 @@ describe('serve/server: POST /v1/groups (the cross-agent exchange)', function ()
       step: 0,
       groups: [boxed('x', [String(i), String(i), '9']), boxed('y', ['5', String(i + 5)])],
     }));
-    const [a, b, c] = await Promise.all(posts);
+    const [a, b, c] = (await Promise.all(posts)) as [any, any, any];
     expect(a.body.groups.map((g: any) => g.label)).to.deep.equal(['2', '5']);
     expect(b.body.groups.map((g: any) => g.label)).to.deep.equal(['0', '5']);
     expect(c.body.groups.map((g: any) => g.label)).to.deep.equal(['1', '5']);

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
+import type { Completion } from '../../../core/contracts/completion';
 import type { UpdateBatch } from '../../../core/contracts/policy';
 import { isCorlError } from '../../../core/errors';
 import { grpoLoss } from '../../../core/grpo/loss';
@@ -23,7 +24,7 @@ describe('core/testing/categorical-policy (testing:categorical)', () => {
 
   it('samples with the formatted text, the tempered log-probability and token statistics', async () => {
     const pol = new CategoricalPolicy(opts({ answers: ['1', '2', '3', '4'] }), 3);
-    const [[c]] = await pol.sample([{ prompt: 'q' }], { n: 1, temperature: 1, topP: 1, maxTokens: 4, seed: 1, tokenStats: true });
+    const [[c]] = (await pol.sample([{ prompt: 'q' }], { n: 1, temperature: 1, topP: 1, maxTokens: 4, seed: 1, tokenStats: true })) as [[Completion]];
     expect(c!.text).to.match(/^ans [1-4]!$/);
     expect(c!.logprobs[0]).to.be.closeTo(Math.log(1 / 4), 1e-12); // initScale 0: uniform
     expect(c!.entropies![0]).to.be.closeTo(Math.log(4), 1e-12);
@@ -42,7 +43,7 @@ describe('core/testing/categorical-policy (testing:categorical)', () => {
 
   it('one on-policy update moves the logits by lr·A·(onehot − p)/T (hand-computed)', async () => {
     const pol = new CategoricalPolicy(opts(), 0);
-    const [[c]] = await pol.sample([{ prompt: 'q' }], { n: 1, temperature: 1, topP: 1, maxTokens: 1, seed: 2 });
+    const [[c]] = (await pol.sample([{ prompt: 'q' }], { n: 1, temperature: 1, topP: 1, maxTokens: 1, seed: 2 })) as [[Completion]];
     const idx = c!.tokenIds[0]!;
     const batch: UpdateBatch = { samples: [{ prompt: 'q', completion: c!, advantage: 1 }], loss: { type: 'bnpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, maxCompletionLength: 1 }, temperature: 1, step: 0, totalSteps: 1 };
     const r = await pol.update(batch);

@@ -92,7 +92,7 @@ describe('corl:onnx-lm policy', function () {
 
   it('greedy KV-cached decoding equals the argmax of a no-cache forward over the whole sequence, step by step, with the same logprobs and statistics', async () => {
     const prompt = 'abc 12+3=';
-    const [[c]] = await policy.sample([{ prompt }], opts({ maxTokens: 16, tokenStats: true }));
+    const [[c]] = (await policy.sample([{ prompt }], opts({ maxTokens: 16, tokenStats: true }))) as [[Completion]];
     expect(c!.tokenIds.length).to.be.greaterThan(3);
     const { maxDiff, argmaxOk } = await checkAgainstReference(file(), policy.encodePrompt(prompt), c!, 0);
     expect(argmaxOk).to.equal(true);
@@ -170,14 +170,14 @@ describe('corl:onnx-lm policy', function () {
 
   it('stops on an end token (kept in tokenIds, not in the text), on a stop string (cut from the text), on maxTokens and at the context limit', async () => {
     const prompt = 'abc 12+3=';
-    const [[greedy]] = await policy.sample([{ prompt }], opts({ maxTokens: 6 }));
+    const [[greedy]] = (await policy.sample([{ prompt }], opts({ maxTokens: 6 }))) as [[Completion]];
     expect(greedy!.finishReason).to.equal('length');
     expect(greedy!.tokenIds).to.have.length(6);
     // Declare the third greedy token an end token: the completion ends there.
     const eos = greedy!.tokenIds[2]!;
     const withEos = await openTinyLm(dir, { eosTokenIds: [eos] });
     try {
-      const [[c]] = await withEos.sample([{ prompt }], opts({ maxTokens: 6 }));
+      const [[c]] = (await withEos.sample([{ prompt }], opts({ maxTokens: 6 }))) as [[Completion]];
       expect(c!.tokenIds).to.deep.equal(greedy!.tokenIds.slice(0, c!.tokenIds.length));
       expect(c!.tokenIds.at(-1)).to.equal(eos);
       expect(c!.finishReason).to.equal('stop');
@@ -186,7 +186,7 @@ describe('corl:onnx-lm policy', function () {
       await withEos.close();
     }
     const piece = policy.decode([greedy!.tokenIds[3]!]);
-    const [[s]] = await policy.sample([{ prompt }], opts({ maxTokens: 6, stop: [piece] }));
+    const [[s]] = (await policy.sample([{ prompt }], opts({ maxTokens: 6, stop: [piece] }))) as [[Completion]];
     expect(s!.finishReason).to.equal('stop');
     expect(s!.text).to.not.contain(piece);
     expect(s!.text).to.equal(policy.decode(greedy!.tokenIds).split(piece)[0]);
@@ -194,7 +194,7 @@ describe('corl:onnx-lm policy', function () {
     expect(policy.encodePrompt(prompt)).to.have.length(7);
     const short = await openTinyLm(dir, { maxContext: 10 });
     try {
-      const [[c]] = await short.sample([{ prompt }], opts({ maxTokens: 10 }));
+      const [[c]] = (await short.sample([{ prompt }], opts({ maxTokens: 10 }))) as [[Completion]];
       expect(c!.tokenIds).to.deep.equal(greedy!.tokenIds.slice(0, 3));
       expect(c!.finishReason).to.equal('length');
       const e = await failure(short.sample([{ prompt: 'abcdefghijklmnop', id: 'long' }], opts()));

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Problem } from '../../../core/contracts/problem';
 import type { RewardContext, RewardSource } from '../../../core/contracts/reward-source';

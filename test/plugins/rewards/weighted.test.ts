@@ -3,7 +3,7 @@ import type { RewardContext, RewardSource } from '../../../core/contracts/reward
 import { loadConfigValue } from '../../../core/config/load';
 import { instantiate } from '../../../core/registry/instantiate';
 import { coRlConfig, fixture } from '../../fixtures/configs';
-// eslint-disable-next-line @typescript-eslint/no-var-requires
+ 
 const spy = require('../../fixtures/spy-reward') as typeof import('../../fixtures/spy-reward');
 
 const withReward = (reward: unknown, extra: Record<string, unknown> = {}) =>

@@ -72,7 +72,7 @@ describe('corl:openai policy', () => {
     });
 
     it('maps a token limit to finishReason "length" and keeps one logprob per token', async () => {
-      const [[c]] = await policy().sample([{ prompt: 'p' }], { ...SAMPLING, n: 1, maxTokens: 3 });
+      const [[c]] = (await policy().sample([{ prompt: 'p' }], { ...SAMPLING, n: 1, maxTokens: 3 })) as [[Completion]];
       expect(c!.finishReason).to.equal('length');
       expect(c!.logprobs).to.have.length(3);
       expect(c!.text).to.equal(tokensOf(c!.text).join('')).and.match(/^Reply 0 \(seed$/);
@@ -80,11 +80,11 @@ describe('corl:openai policy', () => {
 
     it('reads vLLM token ids from "token_id:N" tokens or from a token_ids field', async () => {
       await start({ tokenIds: 'prefix' });
-      const [[c]] = await policy({ vllmTokenIds: true }).sample([{ prompt: 'p' }], { ...SAMPLING, n: 1 });
+      const [[c]] = (await policy({ vllmTokenIds: true }).sample([{ prompt: 'p' }], { ...SAMPLING, n: 1 })) as [[Completion]];
       expect(server.received[0]!.body.return_tokens_as_token_ids).to.equal(true);
       expect(c!.tokenIds).to.deep.equal(tokensOf(c!.text).map((t, i) => tokenFacts(t, i).id));
       await start({ tokenIds: 'field' });
-      const [[d]] = await policy({ endpoint: 'chat' }).sample([{ prompt: 'p' }], { ...SAMPLING, n: 1 });
+      const [[d]] = (await policy({ endpoint: 'chat' }).sample([{ prompt: 'p' }], { ...SAMPLING, n: 1 })) as [[Completion]];
       expect(d!.tokenIds).to.deep.equal(tokensOf(d!.text).map((t, i) => tokenFacts(t, i).id));
       expect(tokenIds(undefined, ['token_id:7', 'x'])).to.deep.equal([7, UNKNOWN_TOKEN_ID]);
       expect(tokenIds([1, 2], ['a'])).to.deep.equal([UNKNOWN_TOKEN_ID]);
@@ -102,7 +102,7 @@ describe('corl:openai policy', () => {
     });
 
     it('returns text-only completions without logprobs when logprobs is off, and omits seed when sendSeed is off', async () => {
-      const [[c]] = await policy({ logprobs: false, sendSeed: false, extraBody: { top_k: 20 } }).sample([{ prompt: 'p' }], { ...SAMPLING, n: 1 });
+      const [[c]] = (await policy({ logprobs: false, sendSeed: false, extraBody: { top_k: 20 } }).sample([{ prompt: 'p' }], { ...SAMPLING, n: 1 })) as [[Completion]];
       expect(c!.tokenIds).to.deep.equal([]);
       expect(c!.logprobs).to.deep.equal([]);
       expect(c!.text).to.match(/^Reply 0 \(seed 0\)/);
@@ -302,7 +302,7 @@ describe('corl:openai policy', () => {
       try {
         await c.run();
       } catch (e) {
-        throw new Error(`${c.title}: ${(e as Error).message}`);
+        throw new Error(`${c.title}: ${(e as Error).message}`, { cause: e });
       }
     }
     expect(checks.length).to.be.greaterThan(4);

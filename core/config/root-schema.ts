@@ -92,6 +92,7 @@ export function rootSchema(): JsonSchema {
               clipLow: { type: 'number', minimum: 0, maximum: 1, default: 0.2, description: 'epsilon_low of the ratio clip' },
               clipHigh: { type: 'number', minimum: 0, default: 0.2, description: 'epsilon_high of the ratio clip' },
               beta: { type: 'number', minimum: 0, default: 0, description: 'weight of the k3 KL penalty to the initial policy' },
+              microBatch: { type: 'integer', minimum: 0, default: 0, description: 'bnpo only: sequences per micro-batch as TRL accumulates them (each micro-batch divided by its own token count, then averaged); 0: the whole batch, one token mean (docs/algorithms/grpo.md)' },
             },
             additionalProperties: false,
           },
@@ -109,6 +110,7 @@ export function rootSchema(): JsonSchema {
         description: 'held-out evaluation (ground truth used for monitoring only)',
         properties: {
           atStart: { type: 'boolean', default: true, description: 'evaluate the base policies before training' },
+          split: { enum: ['test', 'validation'], default: 'test', description: 'which problems to evaluate on: the held-out test split, or the task\'s validation split (for choosing settings without touching the test split)' },
           maxProblems: { type: 'integer', minimum: 0, default: 0, description: 'evaluate at most N held-out problems (0: all)' },
           samples: { type: 'integer', minimum: 1, default: 1, description: 'samples per problem; pass@1 is their mean accuracy, maj@n their majority\'s' },
           ensemble: { type: 'integer', minimum: 0, default: 0, description: 'budget-fair ensemble: pool this many samples of every agent into one majority vote (0: off; at most `samples`)' },

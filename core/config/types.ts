@@ -31,6 +31,8 @@ export interface TrainerConfig {
     readonly clipLow: number;
     readonly clipHigh: number;
     readonly beta: number;
+    /** bnpo only: sequences per micro-batch (TRL's per-device batch); 0: the whole batch. */
+    readonly microBatch: number;
   };
   /** Evaluate on the held-out split every this many steps (0: only before and after training). */
   readonly evalEvery: number;
@@ -48,6 +50,8 @@ export interface TrainerConfig {
 export interface EvalConfig {
   /** Evaluate before the first step (the base model). */
   readonly atStart: boolean;
+  /** Which problems are evaluated: the held-out test split, or the task's validation split. */
+  readonly split: 'test' | 'validation';
   /** Evaluate at most this many held-out problems (0: all). */
   readonly maxProblems: number;
   /** Samples per problem: pass@1 is their mean accuracy, maj@n their majority's. */

@@ -51,6 +51,11 @@ export interface LossOptions {
   readonly beta: number;
   /** L_max of dr_grpo's normaliser B·L_max: the sampling `maxTokens`. */
   readonly maxCompletionLength: number;
+  /**
+   * bnpo only: sequences per micro-batch in TRL's sense (each micro-batch's loss is its token sum
+   * over its own token count; micro-batches are averaged). 0 or absent: the whole (mini-)batch is one.
+   */
+  readonly microBatch?: number;
 }
 
 /** One completion with its advantage, ready for the policy gradient. */

@@ -7,6 +7,11 @@ export interface TaskData {
   readonly train: readonly Problem[];
   /** Held-out problems for evaluation; never trained on. */
   readonly heldOut: readonly Problem[];
+  /**
+   * Validation problems, disjoint from both splits: settings (sampling, budgets, corpus options)
+   * are chosen on these (`eval.split: "validation"`), so the held-out split stays unseen. Optional.
+   */
+  readonly validation?: readonly Problem[];
   /** References of train and held-out problems, keyed by problem id. */
   readonly groundTruth: GroundTruth;
   /**

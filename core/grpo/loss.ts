@@ -62,6 +62,12 @@ export interface LossAggregation extends ClipOptions {
   maxCompletionLength: number;
   /** dapo only: the token count of the whole accumulated batch, when this call sees one micro-batch of it. Defaults to this batch's tokens. */
   globalTokens?: number;
+  /**
+   * bnpo only: sequences per micro-batch, as TRL accumulates them (0 or absent: the whole batch is
+   * one micro-batch). Each micro-batch's token sum is divided by its own token count and the
+   * micro-batches are averaged (eq. 9b).
+   */
+  microBatch?: number;
 }
 
 /** The loss and the statistics a trainer logs. */
@@ -87,15 +93,25 @@ export interface LossResult {
 
 /**
  * Per-token weights w_t of the aggregation: loss = Σ_seq Σ_t w_{seq} · ℓ_t (eq. 9).
- * grpo: 1/(B·L_i); bnpo: 1/ΣL; dr_grpo: 1/(B·L_max); dapo: 1/(global token count).
+ * grpo: 1/(B·L_i); bnpo: 1/ΣL, or with micro-batches of m sequences 1/(M·T_mb) for a sequence of
+ * micro-batch mb (M micro-batches, T_mb its tokens; eq. 9b); dr_grpo: 1/(B·L_max); dapo: 1/(global token count).
  */
-export function aggregationWeights(lengths: readonly number[], type: LossType, maxCompletionLength: number, globalTokens?: number): number[] {
+export function aggregationWeights(lengths: readonly number[], type: LossType, maxCompletionLength: number, globalTokens?: number, microBatch?: number): number[] {
   const B = lengths.length;
   const total = lengths.reduce((a, b) => a + b, 0);
   switch (type) {
     case 'grpo':
       return lengths.map((L) => 1 / (B * Math.max(L, 1)));
     case 'bnpo':
+      if (microBatch && microBatch > 0 && microBatch < B) {
+        const m = microBatch;
+        const M = Math.ceil(B / m);
+        return lengths.map((_, i) => {
+          const from = Math.floor(i / m) * m;
+          const tokens = lengths.slice(from, from + m).reduce((a, b) => a + b, 0);
+          return 1 / (M * Math.max(tokens, 1));
+        });
+      }
       return lengths.map(() => 1 / Math.max(total, 1));
     case 'dr_grpo':
       return lengths.map(() => 1 / (B * Math.max(maxCompletionLength, 1)));
@@ -118,7 +134,7 @@ export function grpoLoss(inputs: LossInputs, o: LossAggregation): LossResult {
     throw new CorlError('CORL_ERR_GRPO_SHAPE', `expected reference log-probabilities because beta = ${o.beta} > 0, got none`);
   }
   const lengths = logprobs.map((l) => l.length);
-  const weights = aggregationWeights(lengths, o.type, o.maxCompletionLength, o.globalTokens);
+  const weights = aggregationWeights(lengths, o.type, o.maxCompletionLength, o.globalTokens, o.microBatch);
   let loss = 0;
   let policyLoss = 0;
   let klSum = 0;

@@ -1,5 +1,5 @@
 // Error decoupling between two models answering the same problems once each.
-// Definitions: docs/reference/metrics.md "Agreement between agents"; REFERENCE.md (κ, c, w, u).
+// Definitions (κ, c, w, u): docs/reference/metrics.md "Agreement between agents".
 
 /** Counts of the 2×2 table of right/wrong answers of models A and B. */
 export interface AgreementCounts {

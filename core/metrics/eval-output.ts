@@ -1,5 +1,7 @@
+import type { Equivalence } from '../contracts/equivalence';
 // Reading `corl eval` per-agent outputs back, and κ/c/w/u between two of them (`corl agreement`).
 import * as fs from 'node:fs';
+import { readTextMaybeGz } from '../util/gz';
 import { CorlError } from '../errors';
 import { agreement, type Agreement } from './agreement';
 
@@ -26,11 +28,11 @@ export interface EvalOutputRow {
 
 const isKeyList = (v: unknown): v is (string | null)[] => Array.isArray(v) && v.every((k) => k === null || typeof k === 'string');
 
-/** Read a `corl eval` output file. Every problem is reported as CORL_ERR_EVAL_INPUT naming the file and line. */
+/** Read a `corl eval` output file (gzip-compressed when its name ends in .gz). Every problem is reported as CORL_ERR_EVAL_INPUT naming the file and line. */
 export function readEvalOutput(file: string): EvalOutputRow[] {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readTextMaybeGz(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new CorlError('CORL_ERR_EVAL_INPUT', `expected a readable evaluation output, got ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a folder' : (e as Error).message}`, { where: file });
@@ -106,9 +108,10 @@ const preview = (ids: readonly string[]): string => `${ids.slice(0, 3).map((i) =
 
 /**
  * Join two outputs by problem id and compute κ, c, w and u. Correctness is the first sample's, the
- * plurality's, or every aligned sample pair's (`basis`); w counts items both get wrong with the same answer key (null keys never match).
+ * plurality's, or every aligned sample pair's (`basis`); w counts items both get wrong with the same answer
+ * (equal keys, or keys `equivalence` finds equal; null keys never match).
  */
-export function outputAgreement(a: readonly EvalOutputRow[], b: readonly EvalOutputRow[], options: { basis?: AgreementBasis; intersect?: boolean; fileA?: string; fileB?: string } = {}): OutputAgreement {
+export async function outputAgreement(a: readonly EvalOutputRow[], b: readonly EvalOutputRow[], options: { basis?: AgreementBasis; intersect?: boolean; fileA?: string; fileB?: string; equivalence?: Pick<Equivalence, 'equal'> } = {}): Promise<OutputAgreement> {
   const basis = options.basis ?? 'first';
   const mapA = byId(a, options.fileA ?? 'A');
   const mapB = byId(b, options.fileB ?? 'B');
@@ -123,20 +126,22 @@ export function outputAgreement(a: readonly EvalOutputRow[], b: readonly EvalOut
   const ca: boolean[] = [];
   const cb: boolean[] = [];
   const same: boolean[] = [];
-  const add = (kx: string | null, rx: boolean, ky: string | null, ry: boolean): void => {
+  const eq = options.equivalence;
+  const add = async (kx: string | null, rx: boolean, ky: string | null, ry: boolean): Promise<void> => {
     ca.push(rx);
     cb.push(ry);
-    same.push(kx !== null && kx === ky);
+    // Two wrong answers are "the same" when the run's equivalence says so (0.5 and \frac{1}{2}), as in the trainer's pair/* metrics.
+    same.push(kx !== null && ky !== null && (kx === ky || (eq !== undefined && await eq.equal(kx, ky))));
   };
   for (const id of ids) {
     const x = mapA.get(id)!;
     const y = mapB.get(id)!;
-    if (basis === 'first') add(x.keys[0] ?? null, x.correct[0]!, y.keys[0] ?? null, y.correct[0]!);
+    if (basis === 'first') await add(x.keys[0] ?? null, x.correct[0]!, y.keys[0] ?? null, y.correct[0]!);
     else if (basis === 'majority') {
       if (x.majority === undefined || y.majority === undefined) throw new CorlError('CORL_ERR_EVAL_INPUT', `expected a "majority" field on problem "${id}", got none`, { where: x.majority === undefined ? options.fileA ?? 'A' : options.fileB ?? 'B', hint: 'use --use first or all, or evaluate again with this version' });
-      add(x.majority, x.majCorrect, y.majority, y.majCorrect);
+      await add(x.majority, x.majCorrect, y.majority, y.majCorrect);
     }
-    else for (let j = 0; j < Math.min(x.keys.length, y.keys.length); j++) add(x.keys[j]!, x.correct[j]!, y.keys[j]!, y.correct[j]!);
+    else for (let j = 0; j < Math.min(x.keys.length, y.keys.length); j++) await add(x.keys[j]!, x.correct[j]!, y.keys[j]!, y.correct[j]!);
   }
   return { agreement: agreement(ca, cb, same), ids, onlyA, onlyB };
 }

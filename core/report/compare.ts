@@ -8,6 +8,9 @@ import { RunDirectory } from '../trainer/run-dir';
 import { train } from '../trainer/trainer';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
 import { renderReport, resultRow, resultTable, type ReportGroup, type ResultRow } from './html';
+import { evalStepFiles, markdownTables } from './markdown';
+import { verdictLine } from './verdict';
+import { readTextMaybeGz } from '../util/gz';
 import { readRun } from './runs';
 
 /** How to run {@link runCompare}. */
@@ -24,6 +27,8 @@ export interface CompareOptions {
   readonly progress?: 'auto' | 'lines' | 'none';
   /** Where status lines go. */
   readonly log?: (line: string) => void;
+  /** End with a one-line verdict: the last config against each of the others (see {@link verdictLine}). */
+  readonly verdict?: boolean;
 }
 
 /** What a comparison produced. */
@@ -31,6 +36,8 @@ export interface CompareResult {
   readonly rows: readonly ResultRow[];
   readonly table: string;
   readonly report: string;
+  /** The verdict line, when asked for. */
+  readonly verdict?: string;
 }
 
 /** Seed of run `i` of a config whose own seed is `base`: far apart, so agents' seeds (seed + index) never collide across runs. */
@@ -90,10 +97,22 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
     }
     groups.push({ name: l.config.name, runs });
   }
-  return writeCompareOutputs(o.out, groups, [
+  const verdict = o.verdict && groups.length > 1 ? compareVerdict(groups, loaded[loaded.length - 1]!.config.eval.split === 'validation' ? 'validation' : 'held-out') : undefined;
+  const written = await writeCompareOutputs(o.out, groups, [
     `Command: corl compare ${o.configs.join(' ')} --seeds ${o.seeds}${o.steps !== undefined ? ` --steps ${o.steps}` : ''} --out ${o.out}`,
     `Seeds: config seed + 1000·i for i = 0..${o.seeds - 1}.`,
   ]);
+  return verdict ? { ...written, verdict } : written;
+}
+
+/** The verdict of the last group against the others; problems counted from its first run's step-0 eval rows. */
+function compareVerdict(groups: readonly ReportGroup[], split: string): string {
+  const rows = groups.map(resultRow);
+  const method = rows[rows.length - 1]!;
+  const first = groups[groups.length - 1]!.runs[0];
+  const file = first ? evalStepFiles(first.dir).get(0) : undefined;
+  const problems = file ? readTextMaybeGz(file).split('\n').filter((l) => l.trim() && (JSON.parse(l) as { agent?: unknown }).agent === 0).length : 0;
+  return verdictLine({ method, baselines: rows.slice(0, -1), problems, split, seeAlso: 'docs/results.md' });
 }
 
 /** Write a comparison's table (results.txt, results.json) and report.html into its folder. */
@@ -104,6 +123,7 @@ async function writeCompareOutputs(out: string, groups: readonly ReportGroup[], 
   await writeFileAtomic(report, renderReport(`corl compare: ${groups.map((g) => g.name).join(', ')}`, groups, notes));
   await writeJsonAtomic(path.join(out, 'results.json'), rows);
   await writeFileAtomic(path.join(out, 'results.txt'), table + '\n');
+  await writeFileAtomic(path.join(out, 'results.md'), markdownTables(groups, rows));
   return { rows, table, report };
 }
 
@@ -121,7 +141,7 @@ export interface CompareReportResult extends CompareResult {
 export async function reportCompare(out: string): Promise<CompareReportResult> {
   const metaFile = path.join(out, 'compare.json');
   if (!fs.existsSync(metaFile)) throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected a comparison folder with compare.json, got none in ${out}`, { where: out, hint: 'pass the --out folder of corl compare, or a run directory' });
-  let meta: { configs?: unknown; seeds?: unknown };
+  let meta: { configs?: unknown; seeds?: unknown; order?: unknown };
   try {
     meta = JSON.parse(fs.readFileSync(metaFile, 'utf8'));
   } catch (e) {
@@ -145,7 +165,9 @@ export async function reportCompare(out: string): Promise<CompareReportResult> {
   }
   if (groups.length === 0) throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected at least one finished run in ${out}, got none${unfinished.length ? ` (${unfinished.length} unfinished)` : ''}`, { where: out });
   // The order corl compare was given: each listed config's folder is named by the config's "name".
-  const order = Array.isArray(meta.configs) ? (meta.configs as unknown[]).map((c) => (typeof c === 'string' ? configName(c) : undefined)) : [];
+  // (a packed copy records the names themselves: its config paths may have moved since).
+  const order = Array.isArray(meta.order) ? (meta.order as unknown[]).map((n) => (typeof n === 'string' ? n : undefined))
+    : Array.isArray(meta.configs) ? (meta.configs as unknown[]).map((c) => (typeof c === 'string' ? configName(c) : undefined)) : [];
   const rank = (n: string): number => { const i = order.indexOf(n); return i < 0 ? order.length : i; };
   groups.sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name));
   const result = await writeCompareOutputs(out, groups, [

@@ -3,6 +3,8 @@ import type { MetricsRecord } from '../contracts/metrics-sink';
 import type { GroundTruth, Problem } from '../contracts/problem';
 import type { Completion } from '../contracts/completion';
 import type { EvalConfig, SamplingConfig } from '../config/types';
+import type { TaskData } from '../contracts/task';
+import { CorlError } from '../errors';
 import { agreement, type Agreement } from '../metrics/agreement';
 import { pluralityVote } from '../voting/plurality';
 import { mixSeed } from '../util/rng';
@@ -27,6 +29,8 @@ export interface EvalRow {
   readonly reference: string | null;
   /** Mean completion length in tokens. */
   readonly meanLength: number;
+  /** The problem's category, when the task tags it (`metadata.category`, e.g. corl:arith's carry/borrow classes), so results can be split by it. */
+  readonly category?: string;
 }
 
 /** How one agent is evaluated. */
@@ -51,20 +55,33 @@ export interface EvalResult {
   readonly accuracy: readonly number[];
 }
 
-/** The held-out problems an evaluation uses: the first `maxProblems` (all when 0), in the task's order. */
-export function evalProblems(heldOut: readonly Problem[], config: EvalConfig): readonly Problem[] {
-  return config.maxProblems > 0 ? heldOut.slice(0, config.maxProblems) : heldOut;
+/**
+ * The problems an evaluation uses: those of `config.split` (held-out test problems, or the task's
+ * validation split), the first `maxProblems` of them (all when 0), in the task's order.
+ */
+export function evalProblems(data: Pick<TaskData, 'heldOut' | 'validation'>, config: Pick<EvalConfig, 'split' | 'maxProblems'>): readonly Problem[] {
+  let problems = data.heldOut;
+  if (config.split === 'validation') {
+    if (!data.validation || data.validation.length === 0) {
+      throw new CorlError('CORL_ERR_TASK_DATA', 'expected a validation split for eval.split "validation", got a task without one', {
+        where: 'eval.split',
+        hint: 'give the task validation problems (corl:arith: the option "validation"), or evaluate on "test"',
+      });
+    }
+    problems = data.validation;
+  }
+  return config.maxProblems > 0 ? problems.slice(0, config.maxProblems) : problems;
 }
 
 /**
  * Evaluate every agent on the held-out problems against ground truth (monitoring only: nothing
  * here feeds a reward). pass@1 is the mean accuracy of the samples, maj@n the accuracy of their
- * plurality answer; between every pair of agents, κ/c/w/u of their first samples.
+ * plurality answer; between every pair of agents, κ/c/w/u over all aligned sample pairs (and κ of first samples).
  */
 export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: number): Promise<EvalResult> {
   const { config } = cohort.loaded;
   const ev = config.eval;
-  const problems = evalProblems(cohort.data.heldOut, ev);
+  const problems = evalProblems(cohort.data, ev);
   const gt = cohort.data.groundTruth;
   if (problems.length === 0) return { rows: [], records: [], accuracy: cohort.agents.map(() => 0) };
   const perAgent = await Promise.all(cohort.agents.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.grading, ev)));
@@ -90,12 +107,14 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
   for (let a = 0; a < cohort.agents.length; a++) {
     for (let b = a + 1; b < cohort.agents.length; b++) {
       const s = await pairAgreement(perAgent[a]!, perAgent[b]!, cohort.grading);
+      const first = ev.samples > 1 ? await pairAgreement(perAgent[a]!, perAgent[b]!, cohort.grading, 'first') : s;
       records.push({
         step,
         agent: null,
         phase: 'eval',
         metrics: {
           [`pair/${a}-${b}/kappa`]: s.kappa,
+          [`pair/${a}-${b}/kappa_first`]: first.kappa,
           [`pair/${a}-${b}/complementarity`]: s.complementarity,
           [`pair/${a}-${b}/same_wrong`]: s.sameWrong,
           [`pair/${a}-${b}/coverage`]: s.coverage,
@@ -148,6 +167,7 @@ export async function evaluateAgent(agent: Agent, problems: readonly Problem[], 
       majCorrect: await sameKey(vote.label, target, equivalence),
       reference: gt.get(problem.id)?.answer ?? null,
       meanLength: mean(group.map((c) => c.tokenIds.length)),
+      ...(typeof problem.metadata?.category === 'string' ? { category: problem.metadata.category } : {}),
     });
   }
   return rows;
@@ -191,11 +211,26 @@ export async function ensembleCorrect(perAgent: readonly (readonly EvalRow[])[],
   return out;
 }
 
-/** κ, c, w, u between two agents' first samples (rows aligned by problem); w counts equivalent wrong answers as the same. */
-export async function pairAgreement(ra: readonly EvalRow[], rb: readonly EvalRow[], equivalence: Equivalence): Promise<Agreement> {
+/**
+ * κ, c, w, u between two agents (rows aligned by problem): over every aligned sample pair (sample j
+ * of A with sample j of B, as `corl agreement --use all`; the default), or over first samples only
+ * (`first`: the paper's "answer once", noisier). w counts equivalent wrong answers as the same.
+ */
+export async function pairAgreement(ra: readonly EvalRow[], rb: readonly EvalRow[], equivalence: Equivalence, basis: 'all' | 'first' = 'all'): Promise<Agreement> {
+  const ca: boolean[] = [];
+  const cb: boolean[] = [];
   const same: boolean[] = [];
-  for (let i = 0; i < ra.length; i++) same.push(await sameKey(ra[i]!.keys[0] ?? null, rb[i]!.keys[0] ?? null, equivalence));
-  return agreement(ra.map((r) => r.correct[0]!), rb.map((r) => r.correct[0]!), same);
+  for (let i = 0; i < ra.length; i++) {
+    const x = ra[i]!;
+    const y = rb[i]!;
+    const pairs = basis === 'first' ? 1 : Math.min(x.keys.length, y.keys.length);
+    for (let j = 0; j < pairs; j++) {
+      ca.push(x.correct[j]!);
+      cb.push(y.correct[j]!);
+      same.push(await sameKey(x.keys[j] ?? null, y.keys[j] ?? null, equivalence));
+    }
+  }
+  return agreement(ca, cb, same);
 }
 
 /** Whether two keys are the same answer (null never is). */

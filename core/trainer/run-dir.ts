@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { MetricsRecord } from '../contracts/metrics-sink';
+import { existingOrGz, readTextMaybeGz } from '../util/gz';
 import { CorlError } from '../errors';
 import { CORL_VERSION } from '../version';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
@@ -162,14 +163,15 @@ export class RunDirectory {
     }
   }
 
-  /** Every metrics record written so far. */
+  /** Every metrics record written so far (from metrics.jsonl, or metrics.jsonl.gz in a compacted copy). */
   readMetrics(): MetricsRecord[] {
-    const text = fs.existsSync(this.metricsFile) ? fs.readFileSync(this.metricsFile, 'utf8') : '';
+    const file = existingOrGz(this.metricsFile);
+    const text = fs.existsSync(file) ? readTextMaybeGz(file) : '';
     return text.split('\n').filter(Boolean).map((line, i) => {
       try {
         return JSON.parse(line) as MetricsRecord;
       } catch {
-        throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON line, got invalid JSON', { where: `${this.metricsFile}:${i + 1}` });
+        throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON line, got invalid JSON', { where: `${file}:${i + 1}` });
       }
     });
   }

@@ -319,16 +319,27 @@ async function stepMetrics(
     const accs: number[] = [];
     const agree: number[] = [];
     const rewardAcc: number[] = [];
+    const byCategory: Record<string, number[]> = {};
     for (const [i, r] of results.entries()) {
       if (r.label === undefined) continue;
       const target = grades.referenceKey(problems[i]!.id, cohort.data.groundTruth);
-      if (r.label !== null && target !== null) accs.push((await same(r.label, target)) ? 1 : 0);
+      if (r.label !== null && target !== null) {
+        const right = (await same(r.label, target)) ? 1 : 0;
+        accs.push(right);
+        // Per problem category (tasks that tag metadata.category): where do pseudo-labels go wrong?
+        const category = problems[i]!.metadata?.category;
+        if (typeof category === 'string') (byCategory[category] ??= []).push(right);
+      }
       if (r.label !== null && r.ownLabel != null) agree.push((await same(r.label, r.ownLabel)) ? 1 : 0);
       if (target !== null && r.rewards.every((x) => x === 0 || x === 1)) {
         for (const [k, key] of answerKeys[i]!.entries()) rewardAcc.push(((await same(key, target)) ? 1 : 0) === r.rewards[k] ? 1 : 0);
       }
     }
     if (accs.length) m['label/accuracy'] = mean(accs);
+    for (const [category, v] of Object.entries(byCategory)) {
+      m[`label/accuracy/${category}`] = mean(v);
+      m[`label/count/${category}`] = v.length;
+    }
     if (agree.length) m['label/peer_agreement'] = mean(agree);
     if (rewardAcc.length) m['reward/accuracy'] = mean(rewardAcc);
   }

@@ -4,6 +4,8 @@ import type { Task, TaskData } from '../../core/contracts/task';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/plugins/define';
 import { mixSeed, Rng } from '../../core/util/rng';
+import { arithDiscussionPrompt, discussionTurn, type DiscussionOptions } from './arith-discussion';
+import { hasSlips, writeChain, type SlipRates } from './arith-slips';
 
 /** One binary step of a chain: left op right = result. */
 export interface ArithStep {
@@ -45,6 +47,8 @@ export interface ArithOptions {
   train: number;
   /** Number of held-out problems. */
   heldOut: number;
+  /** Number of validation problems (disjoint from both splits and from every pretraining corpus): for choosing settings. */
+  validation: number;
   /** Operands per problem. */
   operands: Range;
   /** Digits per operand. */
@@ -63,6 +67,10 @@ export interface ArithOptions {
     weights: { carry: number; borrow: number; hundreds: number };
     /** Which phrasings the corpus uses (indices into the phrasing templates). */
     phrasings: number[];
+    /** Probability of a slip at each opportunity of each kind, in the corpus's worked solutions. */
+    slips: SlipRates;
+    /** Discussion turns: prompts that quote neighbours' answers. */
+    discussion: DiscussionOptions;
   };
 }
 
@@ -82,9 +90,18 @@ export function arithPrompt(p: ArithProblem, phrasing = 0): string {
   return TEMPLATES[phrasing]!(p);
 }
 
-/** The worked solution: one equation per step, then the boxed answer. */
-export function arithSolution(p: ArithProblem): string {
-  return `${p.steps.map((s) => `${s.left}${s.op}${s.right}=${s.result}`).join(';')};\\boxed{${p.answer}}`;
+/** The worked solution: one equation per step, then the boxed answer (of `written`, a chain with slips, when given). */
+export function arithSolution(p: ArithProblem, written?: { readonly steps: readonly ArithStep[]; readonly answer: number }): string {
+  const w = written ?? p;
+  return `${w.steps.map((s) => `${s.left}${s.op}${s.right}=${s.result}`).join(';')};\\boxed{${w.answer}}`;
+}
+
+/** Which systematic weakness a problem can expose: its carries and borrows (`plain` when neither). */
+export type ArithCategory = 'plain' | 'carry' | 'borrow' | 'carry+borrow';
+
+/** The category of a problem, from its features. */
+export function arithCategory(f: ArithFeatures): ArithCategory {
+  return f.carry ? (f.borrow ? 'carry+borrow' : 'carry') : f.borrow ? 'borrow' : 'plain';
 }
 
 function hasCarry(a: number, b: number): boolean {
@@ -171,16 +188,69 @@ export function drawProblems(seed: number, o: ArithOptions, count: number, exclu
   return out;
 }
 
-/** The problems of both splits and the pretraining corpus for the given options. */
-export function generateArith(o: ArithOptions): { train: ArithProblem[]; heldOut: ArithProblem[]; pretrain: ArithProblem[] } {
+/** The problems of the splits and the pretraining corpus's problems for the given options. */
+export function generateArith(o: ArithOptions): { train: ArithProblem[]; heldOut: ArithProblem[]; validation: ArithProblem[]; pretrain: ArithProblem[] } {
   // Held-out first, from its own stream, so that changing the training size never changes the test set.
   const heldOut = drawProblems(mixSeed(o.seed, 'held-out'), o, o.heldOut, new Set());
   const held = new Set(heldOut.map((p) => p.expression));
+  // Validation next, from its own stream; with none (the default) the other splits are as before.
+  const validation = o.validation > 0 ? drawProblems(mixSeed(o.seed, 'validation'), o, o.validation, held) : [];
+  for (const p of validation) held.add(p.expression);
   const train = drawProblems(mixSeed(o.seed, 'train'), o, o.train, held);
   const w = o.pretrain.weights;
   const accept = (p: ArithProblem): number => (p.features.carry ? w.carry : 1) * (p.features.borrow ? w.borrow : 1) * (p.features.hundreds ? w.hundreds : 1);
-  const pretrain = o.pretrain.size > 0 ? drawProblems(mixSeed(o.seed, 'pretrain', JSON.stringify(o.pretrain)), o, o.pretrain.size, held, accept, false) : [];
-  return { train, heldOut, pretrain };
+  // The corpus's problems depend on the sampling options only, not on slips or discussion turns.
+  const { slips: _s, discussion: _d, ...sampling } = o.pretrain;
+  const pretrain = o.pretrain.size > 0 ? drawProblems(mixSeed(o.seed, 'pretrain', JSON.stringify(sampling)), o, o.pretrain.size, held, accept, false) : [];
+  return { train, heldOut, validation, pretrain };
+}
+
+/** One text of the pretraining corpus: its prompt, its worked solution, and what it contains. */
+export interface CorpusText {
+  readonly prompt: string;
+  readonly solution: string;
+  /** Slips in the solution, by kind (all 0 for a correct solution). */
+  readonly slips: Readonly<Record<string, number>>;
+  /** Slip opportunities in the solution, by kind. */
+  readonly opportunities: Readonly<Record<string, number>>;
+  /** Whether the boxed answer is right. */
+  readonly right: boolean;
+  /** For a discussion turn: the neighbours' answers it quotes, and whether the writer adopted their plurality. */
+  readonly discussion?: { readonly answers: readonly number[]; readonly adopted: boolean };
+}
+
+/**
+ * The pretraining corpus's texts: each problem in its phrasing, worked with slips at the configured
+ * rates, a `discussion.fraction` share of them as discussion turns. Slips and discussion draw from
+ * their own seeded stream, so with none of either the corpus is exactly the slip-free one.
+ */
+export function arithCorpus(o: ArithOptions, problems: readonly ArithProblem[]): CorpusText[] {
+  const { slips, discussion, phrasings } = o.pretrain;
+  const rng = new Rng(mixSeed(o.seed, 'pretrain-slips', JSON.stringify({ slips, discussion })));
+  const slipping = hasSlips(slips);
+  return problems.map((p, i) => {
+    const prompt = arithPrompt(p, phrasings[i % phrasings.length]!);
+    if (discussion.fraction > 0 && rng.next() < discussion.fraction) {
+      const turn = discussionTurn(p, slips, discussion, rng);
+      return {
+        prompt: arithDiscussionPrompt(prompt, turn.answers.map(String)),
+        solution: arithSolution(p, turn.chain),
+        slips: turn.chain.slips,
+        opportunities: turn.chain.opportunities,
+        right: turn.chain.answer === p.answer,
+        discussion: { answers: turn.answers, adopted: turn.adopted },
+      };
+    }
+    const chain = slipping ? writeChain(p, slips, rng) : undefined;
+    const none = { column: 0, carry: 0, borrow: 0, copy: 0 };
+    return {
+      prompt,
+      solution: arithSolution(p, chain),
+      slips: chain?.slips ?? none,
+      opportunities: chain?.opportunities ?? none,
+      right: (chain?.answer ?? p.answer) === p.answer,
+    };
+  });
 }
 
 const range = (min: number, max: number, dmin: number, dmax: number) => ({
@@ -208,6 +278,7 @@ export const arithTask = definePlugin({
         seed: { type: 'integer', minimum: 0, default: 1234, description: 'seed of the problem generator (not the run seed)' },
         train: { type: 'integer', minimum: 1, default: 2000, description: 'training problems' },
         heldOut: { type: 'integer', minimum: 0, default: 200, description: 'held-out problems' },
+        validation: { type: 'integer', minimum: 0, default: 0, description: 'validation problems (disjoint from train, held-out and every pretraining corpus), evaluated with eval.split "validation": choose settings on them, never on held-out' },
         operands: range(2, 6, 2, 3),
         digits: range(1, 4, 1, 2),
         operations: { type: 'array', items: { enum: ['+', '-'] }, minItems: 1, uniqueItems: true, default: ['+', '-'] },
@@ -231,6 +302,30 @@ export const arithTask = definePlugin({
               additionalProperties: false,
             },
             phrasings: { type: 'array', items: { type: 'integer', minimum: 0, maximum: ARITH_PHRASINGS - 1 }, minItems: 1, default: [0, 1, 2, 3], description: 'phrasings used in the corpus' },
+            slips: {
+              type: 'object',
+              default: {},
+              description: 'probability of a slip at each opportunity in the worked solutions; a slipped digit propagates consistently to the boxed answer (scattered errors a majority can correct)',
+              properties: {
+                column: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'each written result digit: one higher or lower' },
+                carry: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'each carry into a column or a new leading digit: forgotten' },
+                borrow: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'each borrow from a column: forgotten' },
+                copy: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'each copy of a result into the next step or the box: a digit off by one or two digits swapped' },
+              },
+              additionalProperties: false,
+            },
+            discussion: {
+              type: 'object',
+              default: {},
+              description: 'discussion turns: prompts "Peers: <answers>. <problem>" quoting neighbours of an earlier round, so models can read interaction prompts',
+              properties: {
+                fraction: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'share of the corpus that is discussion turns' },
+                neighbours: range(1, 4, 1, 2),
+                neighbourRight: { type: 'number', minimum: 0, maximum: 1, default: 0.6, description: 'probability that a quoted answer is right (else a slipped wrong answer)' },
+                adopt: { type: 'number', minimum: 0, maximum: 1, default: 0.5, description: 'probability that a writer disagreeing with the neighbours\' plurality adopts it' },
+              },
+              additionalProperties: false,
+            },
           },
           additionalProperties: false,
         },
@@ -239,8 +334,9 @@ export const arithTask = definePlugin({
     },
   },
   create(options: ArithOptions): Task {
-    if (options.operands.min > options.operands.max || options.digits.min > options.digits.max) {
-      throw new CorlError('CORL_ERR_TASK_DATA', `expected min <= max in operands and digits, got operands ${options.operands.min}..${options.operands.max}, digits ${options.digits.min}..${options.digits.max}`, { where: 'task.options' });
+    const nb = options.pretrain.discussion.neighbours;
+    if (options.operands.min > options.operands.max || options.digits.min > options.digits.max || nb.min > nb.max) {
+      throw new CorlError('CORL_ERR_TASK_DATA', `expected min <= max in operands and digits, got operands ${options.operands.min}..${options.operands.max}, digits ${options.digits.min}..${options.digits.max}, discussion neighbours ${nb.min}..${nb.max}`, { where: 'task.options' });
     }
     return {
       async load(): Promise<TaskData> {
@@ -250,14 +346,20 @@ export const arithTask = definePlugin({
           const id = `${split}-${p.expression}`;
           refs.push([id, { answer: String(p.answer), solution: arithSolution(p) }]);
           const variants = Array.from({ length: options.phrasings - 1 }, (_, i) => arithPrompt(p, i + 1));
-          return { id, prompt: arithPrompt(p, 0), variants, metadata: { ...p.features, split } };
+          return { id, prompt: arithPrompt(p, 0), variants, metadata: { ...p.features, category: arithCategory(p.features), split } };
         };
         const train = g.train.map((p) => toProblem(p, 'train'));
         const heldOut = g.heldOut.map((p) => toProblem(p, 'test'));
-        const phr = options.pretrain.phrasings;
-        const prompts = g.pretrain.map((p, i) => arithPrompt(p, phr[i % phr.length]!));
-        const pretrainText = g.pretrain.map((p, i) => prompts[i]! + arithSolution(p));
-        return { train, heldOut, groundTruth: new MapGroundTruth(refs), pretrainText, pretrainPromptLengths: prompts.map((p) => p.length) };
+        const validation = g.validation.map((p) => toProblem(p, 'validation'));
+        const corpus = arithCorpus(options, g.pretrain);
+        return {
+          train,
+          heldOut,
+          ...(validation.length > 0 ? { validation } : {}),
+          groundTruth: new MapGroundTruth(refs),
+          pretrainText: corpus.map((t) => t.prompt + t.solution),
+          pretrainPromptLengths: corpus.map((t) => t.prompt.length),
+        };
       },
     };
   },

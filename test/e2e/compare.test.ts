@@ -44,6 +44,19 @@ describe('e2e: corl compare and the report', function () {
     expect(after.length).to.equal(before.length + 2);
   });
 
+  it('--verdict ends with one line: the last config against the others, in points, with the problem count and seeds', () => {
+    const ring = writeConfig(tmp.dir, 'co-rl.json', coRlConfig());
+    const base = writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 } }));
+    const out = path.join(tmp.dir, 'cmp');
+    const r = corl(['compare', base, ring, '--seeds', '1', '--steps', '2', '--out', out, '--progress', 'none', '--verdict']);
+    expect(r.status, r.stderr).to.equal(0);
+    const last = r.stdout.trim().split('\n').pop()!;
+    const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
+    const diff = 100 * (results[1].average.mean - results[0].average.mean);
+    const sign = diff >= 0 ? '+' : '−';
+    expect(last).to.equal(`fixture-co-rl: ${sign}${Math.abs(diff).toFixed(1)} points over fixture-base on 3 held-out problems; 1 seed, see docs/results.md for 3`);
+  });
+
   it('corl report rewrites a comparison from its finished runs without running anything, in the order compare was given', () => {
     const ring = writeConfig(tmp.dir, 'co-rl.json', coRlConfig());
     const base = writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 }, eval: { samples: 4, ensemble: 2 } }));

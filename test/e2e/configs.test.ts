@@ -1,6 +1,7 @@
-// The shipped baselines (configs/*.json), their pretraining recipes (configs/pretrain/*.json) and
-// the base checkpoints they load (models/): valid, label-free where they claim to be, differing from
-// the Co-RL config only where their baseline differs, and runnable end to end through the binary.
+// The shipped baselines of both regimes (configs/*.json: the slip regime; configs/systematic/*.json),
+// their pretraining recipes (configs/pretrain/<regime>/*.json) and the base checkpoints they load
+// (models/<regime>/): valid, label-free where they claim to be, differing from the Co-RL config of
+// their regime only where their baseline differs, and runnable end to end through the binary.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -16,8 +17,13 @@ const CONFIGS = path.join(ROOT, 'configs');
 const BIN = path.join(ROOT, 'bin/corl.js');
 
 const read = (file: string): any => JSON.parse(fs.readFileSync(file, 'utf8'));
-const shipped = fs.readdirSync(CONFIGS).filter((f) => f.endsWith('.json')).sort();
-const recipes = fs.readdirSync(path.join(CONFIGS, 'pretrain')).filter((f) => f.endsWith('.json')).sort();
+const jsonIn = (dir: string): string[] => fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+
+/** A regime: its configs folder, its checkpoints (relative to the configs) and its pretraining recipes. */
+const REGIMES = [
+  { name: 'slips', configs: CONFIGS, models: '../models/slips', recipes: path.join(CONFIGS, 'pretrain', 'slips') },
+  { name: 'systematic', configs: path.join(CONFIGS, 'systematic'), models: '../../models/systematic', recipes: path.join(CONFIGS, 'pretrain', 'systematic') },
+];
 
 /** A config without the fields a baseline is allowed to change. */
 function skeleton(c: any): unknown {
@@ -60,63 +66,66 @@ describe('e2e: shipped configs and base checkpoints', function () {
     }
   });
 
-  it('ships every baseline the benchmark names, each valid, named after its file and carrying $schema', async () => {
-    const names = shipped.map((f) => f.replace(/\.json$/, ''));
-    expect(names).to.include.members(['base', 'gt', 'ttrl', 'co-rl', 'co-rl-same', 'co-rl-diff', 'co-rl-diff-plus', 'rent', 'intuitor', 'n3-ring', 'families']);
-    for (const f of [...shipped.map((s) => path.join(CONFIGS, s)), ...recipes.map((s) => path.join(CONFIGS, 'pretrain', s))]) {
-      const raw = read(f);
-      expect(raw.$schema, f).to.be.a('string');
-      expect(fs.existsSync(path.resolve(path.dirname(f), raw.$schema)), `${f}: $schema resolves`).to.equal(true);
-      const loaded = await loadConfig(f);
-      if (!f.includes(`${path.sep}pretrain${path.sep}`)) expect(loaded.config.name, f).to.equal(path.basename(f, '.json'));
-    }
-  });
-
-  it('only the ground-truth baseline reads labels; the rest are provably label-free', async () => {
-    for (const f of shipped) {
-      const loaded = await loadConfig(path.join(CONFIGS, f));
-      expect(loaded.supervised, f).to.equal(f === 'gt.json');
-      expect(loaded.config.labelFree, f).to.equal(f !== 'gt.json');
-    }
-  });
-
-  it('baselines differ from co-rl only in the selections that define them', () => {
-    const co = read(path.join(CONFIGS, 'co-rl.json'));
-    for (const f of shipped) expect(skeleton(read(path.join(CONFIGS, f))), f).to.deep.equal(skeleton(co));
-    const diff = read(path.join(CONFIGS, 'co-rl-diff.json'));
-    expect({ ...diff, name: 'co-rl', description: co.description }).to.deep.equal(co);
-    expect(read(path.join(CONFIGS, 'ttrl.json')).topology).to.equal('corl:self');
-    expect(read(path.join(CONFIGS, 'gt.json')).reward).to.equal('corl:ground-truth');
-    expect(read(path.join(CONFIGS, 'rent.json')).reward).to.deep.equal({ use: 'corl:intrinsic', options: { method: 'rent' } });
-    expect(read(path.join(CONFIGS, 'intuitor.json')).reward).to.deep.equal({ use: 'corl:intrinsic', options: { method: 'intuitor' } });
-    expect(read(path.join(CONFIGS, 'co-rl-diff-plus.json')).diversity.use).to.equal('corl:rephrase');
-    expect(read(path.join(CONFIGS, 'base.json')).trainer.steps).to.equal(0);
-    // Families: co-rl-diff pairs alpha with beta, co-rl-same alpha with its second seed, n3-ring all three.
-    const families = (f: string) => read(path.join(CONFIGS, f)).agents.map((a: any) => a.policy.options.family + ':' + a.policy.options.checkpoint);
-    expect(families('co-rl-diff.json')).to.deep.equal(['alpha:../models/alpha', 'beta:../models/beta']);
-    expect(families('co-rl-same.json')).to.deep.equal(['alpha:../models/alpha', 'alpha:../models/alpha-s1']);
-    expect(families('n3-ring.json')).to.deep.equal(['alpha:../models/alpha', 'beta:../models/beta', 'alpha:../models/alpha-s1']);
-  });
-
-  it('each shipped checkpoint loads under the architecture its configs and its pretraining recipe give', async () => {
-    const n3 = await loadConfig(path.join(CONFIGS, 'n3-ring.json'));
-    for (const [i, agent] of n3.config.agents.entries()) {
-      const policy = await instantiate('policy', agent.policy, { container: n3.container.createChildContainer(), registry: n3.registry, seed: i, baseDir: n3.baseDir });
-      try {
-        const d = policy.describe();
-        expect(d.family).to.equal((agent.policy.options as any).family);
-        expect(d.details).to.include({ optimizerSteps: 0, pretrainSteps: 0 }); // checkpointOptimizer: false
-        const sidecar = read(path.join(ROOT, 'models', agent.name!, 'corl.json'));
-        expect(sidecar.training.pretrainSteps).to.equal(3000);
-      } finally {
-        await policy.close?.();
+  for (const R of REGIMES) {
+    const shipped = jsonIn(R.configs);
+    it(`${R.name}: ships every baseline the benchmark names, each valid, named after its file and carrying $schema`, async () => {
+      const names = shipped.map((f) => f.replace(/\.json$/, ''));
+      expect(names).to.include.members(['base', 'gt', 'ttrl', 'co-rl', 'co-rl-same', 'co-rl-diff', 'co-rl-diff-plus', 'rent', 'intuitor', 'n3-ring', 'families']);
+      for (const f of [...shipped.map((s) => path.join(R.configs, s)), ...jsonIn(R.recipes).map((s) => path.join(R.recipes, s))]) {
+        const raw = read(f);
+        expect(raw.$schema, f).to.be.a('string');
+        expect(fs.existsSync(path.resolve(path.dirname(f), raw.$schema)), `${f}: $schema resolves`).to.equal(true);
+        const loaded = await loadConfig(f);
+        if (!f.startsWith(R.recipes)) expect(loaded.config.name, f).to.equal(path.basename(f, '.json'));
       }
-      // The recipe that made the checkpoint builds the same architecture.
-      const recipe = (await loadConfig(path.join(CONFIGS, 'pretrain', `${agent.name}.json`))).config.agents[0]!.policy.options;
-      const arch = (o: any) => { const { checkpoint, checkpointOptimizer, threads, optimizer, ...rest } = o; void checkpoint; void checkpointOptimizer; void threads; void optimizer; return rest; };
-      expect(arch(recipe), agent.name).to.deep.equal(arch(agent.policy.options));
-    }
-  });
+    });
+
+    it(`${R.name}: only the ground-truth baseline reads labels; the rest are provably label-free`, async () => {
+      for (const f of shipped) {
+        const loaded = await loadConfig(path.join(R.configs, f));
+        expect(loaded.supervised, f).to.equal(f === 'gt.json');
+        expect(loaded.config.labelFree, f).to.equal(f !== 'gt.json');
+      }
+    });
+
+    it(`${R.name}: baselines differ from co-rl only in the selections that define them`, () => {
+      const co = read(path.join(R.configs, 'co-rl.json'));
+      for (const f of shipped) expect(skeleton(read(path.join(R.configs, f))), f).to.deep.equal(skeleton(co));
+      const diff = read(path.join(R.configs, 'co-rl-diff.json'));
+      expect({ ...diff, name: 'co-rl', description: co.description }).to.deep.equal(co);
+      expect(read(path.join(R.configs, 'ttrl.json')).topology).to.equal('corl:self');
+      expect(read(path.join(R.configs, 'gt.json')).reward).to.equal('corl:ground-truth');
+      expect(read(path.join(R.configs, 'rent.json')).reward).to.deep.equal({ use: 'corl:intrinsic', options: { method: 'rent' } });
+      expect(read(path.join(R.configs, 'intuitor.json')).reward).to.deep.equal({ use: 'corl:intrinsic', options: { method: 'intuitor' } });
+      expect(read(path.join(R.configs, 'co-rl-diff-plus.json')).diversity.use).to.equal('corl:rephrase');
+      expect(read(path.join(R.configs, 'base.json')).trainer.steps).to.equal(0);
+      // Families: co-rl-diff pairs alpha with beta, co-rl-same alpha with its second seed, n3-ring all three.
+      const families = (f: string) => read(path.join(R.configs, f)).agents.map((a: any) => a.policy.options.family + ':' + a.policy.options.checkpoint);
+      expect(families('co-rl-diff.json')).to.deep.equal([`alpha:${R.models}/alpha`, `beta:${R.models}/beta`]);
+      expect(families('co-rl-same.json')).to.deep.equal([`alpha:${R.models}/alpha`, `alpha:${R.models}/alpha-s1`]);
+      expect(families('n3-ring.json')).to.deep.equal([`alpha:${R.models}/alpha`, `beta:${R.models}/beta`, `alpha:${R.models}/alpha-s1`]);
+    });
+
+    it(`${R.name}: each shipped checkpoint loads under the architecture its configs and its pretraining recipe give`, async () => {
+      const n3 = await loadConfig(path.join(R.configs, 'n3-ring.json'));
+      for (const [i, agent] of n3.config.agents.entries()) {
+        const policy = await instantiate('policy', agent.policy, { container: n3.container.createChildContainer(), registry: n3.registry, seed: i, baseDir: n3.baseDir });
+        try {
+          const d = policy.describe();
+          expect(d.family).to.equal((agent.policy.options as any).family);
+          expect(d.details).to.include({ optimizerSteps: 0, pretrainSteps: 0 }); // checkpointOptimizer: false
+          const sidecar = read(path.resolve(R.configs, R.models, agent.name!, 'corl.json'));
+          expect(sidecar.training.pretrainSteps).to.equal(3000);
+        } finally {
+          await policy.close?.();
+        }
+        // The recipe that made the checkpoint builds the same architecture.
+        const recipe = (await loadConfig(path.join(R.recipes, `${agent.name}.json`))).config.agents[0]!.policy.options;
+        const arch = (o: any) => { const { checkpoint, checkpointOptimizer, threads, optimizer, ...rest } = o; void checkpoint; void checkpointOptimizer; void threads; void optimizer; return rest; };
+        expect(arch(recipe), agent.name).to.deep.equal(arch(agent.policy.options));
+      }
+    });
+  }
 
   it('the default job runs through the binary: co-rl.json on a small budget prints base and final accuracy and the report', () => {
     const tmp = tempDir('corl-default-');

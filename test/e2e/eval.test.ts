@@ -70,7 +70,8 @@ describe('e2e: corl eval and corl agreement', function () {
     expect(summary.ensembles).to.deep.equal([{ agents: ['a', 'b'], m: 1, k: 2, accuracy: 0.75 }]);
     // a = 2 (q1, q2), b = 1 (q3), c′ = 0, d = 1 (q4, both "5"). p_o = 3/4, p_A = 3/4, p_B = 1/2,
     // p_e = 3/4·1/2 + 1/4·1/2 = 1/2, κ = (3/4 − 1/2)/(1 − 1/2) = 1/2; c = 1/4, w = 1/4, u = 3/4.
-    expect(summary.pairs).to.deep.equal([{ agents: ['a', 'b'], kappa: 0.5, complementarity: 0.25, sameWrong: 0.25, coverage: 0.75, counts: { a: 2, b: 1, c: 0, d: 1, dSame: 1 } }]);
+    // Pooled over both aligned sample pairs (each agent's two samples agree here), every count doubles and the rates stay.
+    expect(summary.pairs).to.deep.equal([{ agents: ['a', 'b'], kappa: 0.5, complementarity: 0.25, sameWrong: 0.25, coverage: 0.75, counts: { a: 4, b: 2, c: 0, d: 2, dSame: 2 } }]);
 
     const g = corl(['agreement', path.join(out, 'a.jsonl'), path.join(out, 'b.jsonl'), '--json']);
     expect(g.code, g.stderr).to.equal(0);

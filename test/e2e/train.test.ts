@@ -69,6 +69,45 @@ describe('e2e: corl train with the categorical test policy', function () {
     expect(JSON.parse(fs.readFileSync(path.join(out, 'state.json'), 'utf8'))).to.include({ nextStep: 6, finished: true });
   });
 
+  it('records pseudo-label accuracy per problem category, matching the rollouts', () => {
+    const task = { use: 'corl:arith', options: { seed: 7, train: 24, heldOut: 4, operands: { min: 2, max: 2 }, digits: { min: 1, max: 2 } } };
+    const answers = Array.from({ length: 40 }, (_, i) => String(i));
+    const file = writeConfig(tmp.dir, 'arith.json', coRlConfig({
+      task,
+      agents: [
+        { name: 'a', policy: { use: 'test:categorical', options: { family: 'fam-a', answers } } },
+        { name: 'b', policy: { use: 'test:categorical', options: { family: 'fam-b', answers } } },
+      ],
+    }));
+    const out = path.join(tmp.dir, 'run');
+    const r = corl(['train', '-c', file, '--out', out, '--steps', '3', '-q']);
+    expect(r.code, r.stderr).to.equal(0);
+    const { generateArith, arithCategory } = require('../../plugins/tasks/arith') as typeof import('../../plugins/tasks/arith');
+    const resolved = JSON.parse(fs.readFileSync(path.join(out, 'config.json'), 'utf8'));
+    const problems = new Map(generateArith(resolved.task.options).train.map((p) => [`train-${p.expression}`, p]));
+    const train = fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((m) => m.phase === 'train');
+    const rows = rollouts(out);
+    let categorised = 0;
+    for (const m of train) {
+      const mine = rows.filter((x) => x.step === m.step && x.agent === m.agent && x.label !== null);
+      const byCat = new Map<string, number[]>();
+      for (const x of mine) {
+        const p = problems.get(x.id);
+        expect(p, x.id).to.not.equal(undefined);
+        const c = arithCategory(p!.features);
+        byCat.set(c, [...(byCat.get(c) ?? []), x.label === String(p!.answer) ? 1 : 0]);
+      }
+      for (const [c, v] of byCat) {
+        expect(m.metrics[`label/count/${c}`], `${m.step}/${m.agent} ${c}`).to.equal(v.length);
+        expect(m.metrics[`label/accuracy/${c}`]).to.be.closeTo(v.reduce((a, b) => a + b, 0) / v.length, 1e-12);
+        categorised += v.length;
+      }
+      const keys = Object.keys(m.metrics).filter((k) => k.startsWith('label/count/'));
+      expect(keys.length).to.equal(byCat.size);
+    }
+    expect(categorised).to.be.greaterThan(0);
+  });
+
   it('self (TTRL): each agent is rewarded by agreement with its own plurality', () => {
     const file = writeConfig(tmp.dir, 'self.json', coRlConfig({ topology: 'corl:self' }));
     const out = path.join(tmp.dir, 'run');

@@ -1,6 +1,12 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
+import type { Equivalence } from '../../contracts/equivalence';
+import { loadConfig } from '../../config/load';
 import { CorlError } from '../../errors';
+import { instantiate } from '../../plugins/instantiate';
+import { ConfigValidator } from '../../config/validator';
+import { createRunContainer } from '../../plugins/container';
+import { registryOf } from '../../plugins/registry';
 import { outputAgreement, readEvalOutput, selectAgent, type AgreementBasis } from '../../metrics/eval-output';
 import { pct, table } from '../output';
 
@@ -9,7 +15,21 @@ interface AgreementFlags {
   agentA?: string;
   agentB?: string;
   intersect?: boolean;
+  config?: string;
   json?: boolean;
+}
+
+/** The equivalence that decides whether two wrong answers are the same: the config's, else corl:math with its defaults. */
+async function openEquivalence(configFile: string | undefined): Promise<Equivalence> {
+  if (configFile) {
+    const loaded = await loadConfig(configFile);
+    return instantiate('equivalence', loaded.config.equivalence, { container: loaded.container, registry: loaded.registry, seed: loaded.config.seed, baseDir: loaded.baseDir }, 'equivalence');
+  }
+  const container = await createRunContainer();
+  const registry = registryOf(container);
+  const options = {};
+  new ConfigValidator(registry, container, process.cwd()).validateOptions('equivalence', 'corl:math', options);
+  return instantiate('equivalence', { use: 'corl:math', options }, { container, registry, seed: 0, baseDir: process.cwd() }, 'equivalence');
 }
 
 /** `corl agreement`: error decoupling (κ, c, w, u) between two models' `corl eval` outputs. */
@@ -23,12 +43,13 @@ export function agreementCommand(program: Command): void {
     .option('--agent-a <agent>', 'take model A\'s rows of this agent (index or name) from a file holding several, such as a run directory\'s eval/step-*.jsonl')
     .option('--agent-b <agent>', 'the same for model B')
     .option('--intersect', 'compare only the problems both files answer (default: differing ids are an error)')
+    .option('-c, --config <file>', 'decide "the same wrong answer" with this config\'s equivalence plugin (default: corl:math with its defaults, as the trainer)')
     .option('--json', 'print the figures as JSON')
     .addHelpText('after', [
       '',
       'a = both right, b = only A right, c\' = only B right, d = both wrong; N = a + b + c\' + d.',
       'kappa = (p_o - p_e) / (1 - p_e) with p_o = (a + d)/N, p_e = p_A p_B + (1 - p_A)(1 - p_B);',
-      'c = (b + c\')/N; w = share both wrong with the same answer key; u = 1 - d/N.',
+      'c = (b + c\')/N; w = share both wrong with the same answer (equal keys, or equal under the equivalence); u = 1 - d/N.',
       '',
       'Example:',
       '  corl agreement eval/qwen/a.jsonl eval/llama/b.jsonl --json',
@@ -42,7 +63,13 @@ export function agreementCommand(program: Command): void {
       const fileB = path.resolve(b);
       const rowsA = readEvalOutput(fileA);
       const rowsB = fileB === fileA ? rowsA : readEvalOutput(fileB);
-      const r = outputAgreement(flags.agentA !== undefined ? selectAgent(rowsA, flags.agentA, a) : rowsA, flags.agentB !== undefined ? selectAgent(rowsB, flags.agentB, b) : rowsB, { basis: basis as AgreementBasis, intersect: flags.intersect === true, fileA: a, fileB: b });
+      const equivalence = await openEquivalence(flags.config);
+      let r;
+      try {
+        r = await outputAgreement(flags.agentA !== undefined ? selectAgent(rowsA, flags.agentA, a) : rowsA, flags.agentB !== undefined ? selectAgent(rowsB, flags.agentB, b) : rowsB, { basis: basis as AgreementBasis, intersect: flags.intersect === true, fileA: a, fileB: b, equivalence });
+      } finally {
+        await equivalence.close?.();
+      }
       const s = r.agreement;
       const t = s.counts;
       if (flags.json) {

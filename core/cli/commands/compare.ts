@@ -14,8 +14,9 @@ export function compareCommand(program: Command): void {
     .option('--steps <n>', 'override trainer.steps of every training config (evaluation-only configs stay at 0)')
     .option('--out <dir>', 'comparison folder (default: runs/compare-<date>-<time>); run again with the same --out to continue an interrupted comparison')
     .option('--progress <mode>', 'auto | lines | none', 'auto')
-    .addHelpText('after', '\nExample:\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 3 --out runs/cmp\n')
-    .action(async (configs: string[], flags: { seeds: string; steps?: string; out?: string; progress: string }) => {
+    .option('--verdict', 'end with one plain line: the last config against each of the others, in points')
+    .addHelpText('after', '\nExamples:\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 3 --out runs/cmp\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 1 --verdict   # what npm start runs\n')
+    .action(async (configs: string[], flags: { seeds: string; steps?: string; out?: string; progress: string; verdict?: boolean }) => {
       const seeds = intFlag('--seeds', flags.seeds, 1)!;
       const steps = intFlag('--steps', flags.steps, 0);
       const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
@@ -24,7 +25,7 @@ export function compareCommand(program: Command): void {
         throw new CorlError('CORL_ERR_CLI_USAGE', `expected --progress auto, lines or none, got "${flags.progress}"`, { where: '--progress' });
       }
       const progress = flags.progress as 'auto' | 'lines' | 'none';
-      const result = await runCompare({ configs, seeds, out, steps, progress });
-      process.stdout.write(`\n${result.table}\n\nrows with GT = yes used ground truth in their reward (supervised)\nreport: ${result.report}\n`);
+      const result = await runCompare({ configs, seeds, out, steps, progress, verdict: flags.verdict === true });
+      process.stdout.write(`\n${result.table}\n\nrows with GT = yes used ground truth in their reward (supervised)\nreport: ${result.report}\n${result.verdict ? `\n${result.verdict}\n` : ''}`);
     });
 }

@@ -182,7 +182,7 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
     const selected = cohort.agents.filter((a) => chosen.includes(a.index));
     // Release the agents that are not evaluated before any session exists, so the others get their cores.
     for (const a of cohort.agents) if (!selected.includes(a)) await a.policy.close?.();
-    const problems = evalProblems(cohort.data.heldOut, { ...ev, maxProblems: limit ?? ev.maxProblems });
+    const problems = evalProblems(cohort.data, { ...ev, maxProblems: limit ?? ev.maxProblems });
     const gt = cohort.data.groundTruth;
     if (problems.length === 0) {
       throw new CorlError('CORL_ERR_TASK_DATA', `expected held-out problems to evaluate, got none from task "${loaded.config.task.use}"`, { where: data ?? 'task', hint: data ? 'check the file' : 'give the task a held-out split, or pass --data <file.jsonl>' });
@@ -258,5 +258,5 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
 
 /** The line written for one agent's answers to one problem. */
 function outputRow(r: EvalRow, agent: Agent): Record<string, unknown> {
-  return { id: r.id, agent: agent.index, agentName: agent.name, answers: r.answers, keys: r.keys, majority: r.majority, correct: r.correct, majCorrect: r.majCorrect, reference: r.reference };
+  return { id: r.id, agent: agent.index, agentName: agent.name, answers: r.answers, keys: r.keys, majority: r.majority, correct: r.correct, majCorrect: r.majCorrect, reference: r.reference, ...(r.category !== undefined ? { category: r.category } : {}) };
 }

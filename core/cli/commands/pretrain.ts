@@ -28,11 +28,12 @@ export function pretrainCommand(program: Command): void {
     .option('--out <dir>', 'where to write the checkpoint (several agents: one folder per agent name inside it)')
     .option('--steps <n>', 'override pretrain.steps')
     .option('-q, --quiet', 'no progress output')
-    .addHelpText('after', '\nExamples:\n  corl pretrain -c configs/co-rl.json --agent 0 --out models/family-a\n  corl pretrain -c configs/co-rl.json --out models/base --steps 200\n\nA config then starts from it with the policy option "checkpoint": "models/family-a".\n')
+    .addHelpText('after', '\nExamples:\n  corl pretrain -c configs/pretrain/slips/alpha.json --out models/my-alpha\n  corl pretrain -c configs/co-rl.json --agent 0 --out models/family-a --steps 200\n\nA config then starts from it with the policy option "checkpoint": "models/family-a".\n')
     .action(async (flags: PretrainFlags) => {
       const results = await runPretrain(flags);
+      const split = results[0]?.split === 'validation' ? 'validation' : 'held-out';
       process.stdout.write(table([
-        ['agent', 'family', 'steps', 'final loss', 'held-out pass@1', 'checkpoint'],
+        ['agent', 'family', 'steps', 'final loss', `${split} pass@1`, 'checkpoint'],
         ...results.map((r) => [r.name, r.family, String(r.steps), r.loss.toFixed(4), pct(r.accuracy), r.dir]),
       ]) + '\n');
     });
@@ -45,6 +46,8 @@ export interface PretrainResult {
   readonly steps: number;
   readonly loss: number;
   readonly accuracy: number | undefined;
+  /** The split `accuracy` was measured on (`eval.split`). */
+  readonly split: 'test' | 'validation';
   readonly dir: string;
 }
 
@@ -66,10 +69,10 @@ export function pretrainBatch(count: number, step: number, batchSize: number, da
   return out;
 }
 
-/** pass@1 of one agent on the held-out problems with the eval sampling settings (ground truth for monitoring only). */
+/** pass@1 of one agent on the eval split's problems (held-out or validation) with the eval sampling settings (ground truth for monitoring only). */
 async function heldOutAccuracy(cohort: Cohort, agent: Agent, keys: AnswerKeys, step: number): Promise<number | undefined> {
   const ev = cohort.loaded.config.eval;
-  const problems = evalProblems(cohort.data.heldOut, ev);
+  const problems = evalProblems(cohort.data, ev);
   if (problems.length === 0) return undefined;
   const out = await sampleChecked(agent, problems.map((p) => ({ prompt: p.prompt })), { n: ev.samples, ...ev.sampling, seed: mixSeed(agent.seed, 'pretrain-eval', step) }, 'pretraining evaluation');
   return mean(problems.map((p, i) => {
@@ -130,7 +133,7 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
         if (done % pc.logEvery === 0 || done === pc.steps || metrics['eval/accuracy'] !== undefined) {
           const secs = (Date.now() - t0) / 1000;
           record({ phase: 'pretrain', step: done, agent: a.index, metrics });
-          log(`pretrain ${a.name} step ${done}/${pc.steps} loss ${loss.toFixed(4)} lr ${(r.metrics['optim/lr'] ?? 0).toExponential(2)} ${(tokens / Math.max(secs, 1e-3)).toFixed(0)} tokens/s${metrics['eval/accuracy'] !== undefined ? ` held-out pass@1 ${pct(metrics['eval/accuracy'])}` : ''}`);
+          log(`pretrain ${a.name} step ${done}/${pc.steps} loss ${loss.toFixed(4)} lr ${(r.metrics['optim/lr'] ?? 0).toExponential(2)} ${(tokens / Math.max(secs, 1e-3)).toFixed(0)} tokens/s${metrics['eval/accuracy'] !== undefined ? ` ${cohort.loaded.config.eval.split === 'validation' ? 'validation' : 'held-out'} pass@1 ${pct(metrics['eval/accuracy'])}` : ''}`);
           tokens = 0;
           t0 = Date.now();
         }
@@ -139,7 +142,7 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
       record({ phase: 'pretrain-eval', step: pc.steps, agent: a.index, metrics: { 'loss/ce': loss, ...(accuracy !== undefined ? { 'eval/accuracy': accuracy } : {}) } });
       const dir = dirOf(a);
       await policy.save(dir);
-      return { name: a.name, family: policy.describe().family, steps: pc.steps, loss, accuracy, dir };
+      return { name: a.name, family: policy.describe().family, steps: pc.steps, loss, accuracy, split: cohort.loaded.config.eval.split, dir };
     }));
   } finally {
     await cohort.close();

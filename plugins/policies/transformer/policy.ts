@@ -304,14 +304,14 @@ export class TransformerPolicy implements Policy {
     for (let start = 0; start < seqs.length; start += mb) {
       const chunk = seqs.slice(start, start + mb);
       const lengths = chunk.map((s) => s.completion);
-      const w = aggregationWeights(lengths, lo.type, lo.maxCompletionLength, lo.type === 'dapo' ? globalTokens : undefined);
+      const w = aggregationWeights(lengths, lo.type, lo.maxCompletionLength, lo.type === 'dapo' ? globalTokens : undefined, lo.microBatch);
       const trained = chunk.map((s, i) => ({ ...s, weight: w[i]! })).filter((s) => s.completion > 0);
       if (trained.length === 0) continue;
       const r = await this.optimizerStep(objective, trained, scalars, lr);
       this.checkFinite(r, 'GRPO');
       const host = grpoLoss(
         { logprobs: r.logprobs, oldLogprobs: trained.map((s) => s.old!), ...(r.ref ? { refLogprobs: r.ref } : {}), advantages: trained.map((s) => s.advantage!) },
-        { type: lo.type, clipLow: lo.clipLow, clipHigh: lo.clipHigh, beta, maxCompletionLength: lo.maxCompletionLength, globalTokens: lo.type === 'dapo' ? globalTokens : undefined },
+        { type: lo.type, clipLow: lo.clipLow, clipHigh: lo.clipHigh, beta, maxCompletionLength: lo.maxCompletionLength, globalTokens: lo.type === 'dapo' ? globalTokens : undefined, microBatch: lo.microBatch },
       );
       // grpoLoss over the trained rows only: grpo and dr_grpo divide by the rows of the whole mini-batch.
       const rescale = lo.type === 'grpo' || lo.type === 'dr_grpo' ? trained.length / chunk.length : 1;

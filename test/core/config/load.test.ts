@@ -27,7 +27,7 @@ describe('core/config/load', () => {
     expect(config.reward).to.deep.equal({ use: 'corl:vote', options: { threshold: 0, rule: 'pool' } });
     expect(config.diversity.use).to.equal('corl:none');
     expect(config.advantage).to.deep.equal({ use: 'corl:grpo', options: { scale: 'group', epsilon: 1e-6, unbiased: true } });
-    expect(config.trainer.loss).to.deep.equal({ type: 'bnpo', clipLow: 0.2, clipHigh: 0.2, beta: 0 });
+    expect(config.trainer.loss).to.deep.equal({ type: 'bnpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, microBatch: 0 });
     expect(config.dataSeed).to.equal(11);
     expect(config.agents[1]!.policy.options.family).to.equal('fam-b');
     expect(supervised).to.equal(false);

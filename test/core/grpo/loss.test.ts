@@ -58,6 +58,37 @@ describe('core/grpo/loss', () => {
     });
   });
 
+  describe('bnpo with micro-batches (TRL: each micro-batch over its own tokens, then averaged)', () => {
+    // Four sequences of lengths 1, 3, 2, 2 with ρ = 1, so ℓ_t = −Â: Â = 1, −0.5, 2, 0.
+    const inputs = {
+      logprobs: [[-1], [-1, -1, -1], [-1, -1], [-1, -1]],
+      oldLogprobs: [[-1], [-1, -1, -1], [-1, -1], [-1, -1]],
+      advantages: [1, -0.5, 2, 0],
+    };
+    it('two micro-batches of two: ((−1 + 1.5)/4 + (−4 + 0)/4) / 2 = −0.4375', () => {
+      const r = grpoLoss(inputs, { ...clip, type: 'bnpo', maxCompletionLength: 4, microBatch: 2 });
+      expect(r.loss).to.be.closeTo(((-1 + 1.5) / 4 + (-4 + 0) / 4) / 2, 1e-12);
+      expect(aggregationWeights([1, 3, 2, 2], 'bnpo', 4, undefined, 2)).to.deep.equal([1 / 8, 1 / 8, 1 / 8, 1 / 8]);
+    });
+    it('micro-batches of unequal token counts weigh their tokens differently; a short last micro-batch still counts as one', () => {
+      // [1, 3] | [2]: M = 2; weights 1/(2·4) and 1/(2·2).
+      expect(aggregationWeights([1, 3, 2], 'bnpo', 4, undefined, 2)).to.deep.equal([1 / 8, 1 / 8, 1 / 4]);
+      // m = 1: each sequence over its own length, averaged = grpo's mean of sequence means.
+      expect(aggregationWeights([1, 3, 2], 'bnpo', 4, undefined, 1)).to.deep.equal(aggregationWeights([1, 3, 2], 'grpo', 4));
+    });
+    it('without micro-batches (0, or at least the batch) it is the whole batch\'s token mean, dapo\'s value on one micro-batch', () => {
+      const whole = grpoLoss(inputs, { ...clip, type: 'bnpo', maxCompletionLength: 4 }).loss;
+      expect(whole).to.be.closeTo((-1 + 1.5 - 4 + 0) / 8, 1e-12);
+      expect(grpoLoss(inputs, { ...clip, type: 'bnpo', maxCompletionLength: 4, microBatch: 0 }).loss).to.equal(whole);
+      expect(grpoLoss(inputs, { ...clip, type: 'bnpo', maxCompletionLength: 4, microBatch: 4 }).loss).to.equal(whole);
+      expect(grpoLoss(inputs, { ...clip, type: 'dapo', maxCompletionLength: 4 }).loss).to.equal(whole);
+    });
+    it('the gradient is the per-token weight times −Â', () => {
+      const r = grpoLoss(inputs, { ...clip, type: 'bnpo', maxCompletionLength: 4, microBatch: 2 });
+      expect(r.gradLogprobs).to.deep.equal([[-1 / 8], [0.5 / 8, 0.5 / 8, 0.5 / 8], [-2 / 8, -2 / 8], [-0, -0]]);
+    });
+  });
+
   it('adds β·KL per token with a reference', () => {
     const r = grpoLoss({ logprobs: [[-1]], oldLogprobs: [[-1]], refLogprobs: [[-1.5]], advantages: [0] }, { ...clip, beta: 0.1, type: 'bnpo', maxCompletionLength: 1 });
     expect(r.loss).to.be.closeTo(0.1 * 0.10653065971263342, 1e-15);

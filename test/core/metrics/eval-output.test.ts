@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isCorlError } from '../../../core/errors';
 import { outputAgreement, readEvalOutput, selectAgent, type EvalOutputRow } from '../../../core/metrics/eval-output';
+import { MathEquivalence } from '../../../plugins/answers/math';
 import { tempDir } from '../../fixtures/configs';
 
 /** A row whose first sample is `key` (right or wrong) and whose plurality is `majority`. */
@@ -10,9 +11,9 @@ function row(id: string, key: string | null, right: boolean, majority: string | 
   return { id, keys: [key, majority], correct: [right, majRight], majority, majCorrect: majRight };
 }
 
-function refusal(fn: () => unknown): Error & { code?: string } {
+async function refusal(fn: () => unknown): Promise<Error & { code?: string }> {
   try {
-    fn();
+    await fn();
   } catch (e) {
     expect(isCorlError(e), String((e as Error)?.stack)).to.equal(true);
     return e as Error & { code?: string };
@@ -42,8 +43,8 @@ describe('core/metrics/eval-output (corl agreement)', () => {
   const B = [row('p10', '6', false, '10', true), row('p9', '8', false, '9', true), row('p8', '9', false, '8', true), row('p7', '7', true),
     row('p6', '0', false, '6', true), row('p5', '0', false, '5', true), row('p4', '4', true), row('p3', '3', true), row('p2', '2', true), row('p1', '1', true, 'x', false)];
 
-  it('first samples: the worked example gives κ 0.4, c 0.3, w 0.2, u 0.7', () => {
-    const r = outputAgreement(A, B);
+  it('first samples: the worked example gives κ 0.4, c 0.3, w 0.2, u 0.7', async () => {
+    const r = await outputAgreement(A, B);
     expect(r.agreement.counts).to.deep.equal({ a: 4, b: 2, c: 1, d: 3, dSame: 2 });
     expect(r.agreement.n).to.equal(10);
     expect(r.agreement.kappa).to.be.closeTo(0.4, 1e-12);
@@ -53,22 +54,22 @@ describe('core/metrics/eval-output (corl agreement)', () => {
     expect(r.ids).to.deep.equal(A.map((x) => x.id));
   });
 
-  it('plurality answers: B\'s majority is right on p2–p10 only', () => {
+  it('plurality answers: B\'s majority is right on p2–p10 only', async () => {
     // A's pluralities equal its first samples: right on p1–p6. B: right on p2–p10.
     // a = 5 (p2–p6), b = 1 (p1), c′ = 4 (p7–p10), d = 0.  p_o = 0.5, p_A = 0.6, p_B = 0.9
     // p_e = 0.54 + 0.04 = 0.58;  κ = (0.5 − 0.58)/(0.42) = −0.08/0.42 = −4/21
-    const r = outputAgreement(A, B, { basis: 'majority' });
+    const r = await outputAgreement(A, B, { basis: 'majority' });
     expect(r.agreement.counts).to.deep.equal({ a: 5, b: 1, c: 4, d: 0, dSame: 0 });
     expect(r.agreement.kappa).to.be.closeTo(-4 / 21, 1e-12);
     expect(r.agreement.coverage).to.equal(1);
   });
 
-  it('every aligned sample pair: the two samples of each problem pooled into N·K = 20 items', () => {
+  it('every aligned sample pair: the two samples of each problem pooled into N·K = 20 items', async () => {
     // Sample 0 is the first-sample table (a 4, b 2, c′ 1, d 3, 2 same); sample 1 is the plurality
     // table (a 5, b 1, c′ 4, d 0). Pooled: a 9, b 3, c′ 5, d 3, N 20.
     // p_o = 12/20 = 0.6; p_A = 12/20 = 0.6; p_B = 14/20 = 0.7; p_e = 0.42 + 0.12 = 0.54
     // κ = 0.06/0.46 = 3/23; c = 8/20 = 0.4; w = 2/20 = 0.1; u = 1 − 3/20 = 0.85
-    const r = outputAgreement(A, B, { basis: 'all' });
+    const r = await outputAgreement(A, B, { basis: 'all' });
     expect(r.agreement.counts).to.deep.equal({ a: 9, b: 3, c: 5, d: 3, dSame: 2 });
     expect(r.agreement.n).to.equal(20);
     expect(r.agreement.kappa).to.be.closeTo(3 / 23, 1e-12);
@@ -78,50 +79,66 @@ describe('core/metrics/eval-output (corl agreement)', () => {
     expect(r.ids.length).to.equal(10);
     // Unequal sample counts: only the first min(K_A, K_B) samples pair up.
     const one = A.map((x) => ({ ...x, keys: x.keys.slice(0, 1), correct: x.correct.slice(0, 1) }));
-    expect(outputAgreement(one, B, { basis: 'all' }).agreement.counts).to.deep.equal({ a: 4, b: 2, c: 1, d: 3, dSame: 2 });
+    expect((await outputAgreement(one, B, { basis: 'all' })).agreement.counts).to.deep.equal({ a: 4, b: 2, c: 1, d: 3, dSame: 2 });
   });
 
-  it('picks one agent\'s rows from a file of several (a run directory\'s eval file) by index or name', () => {
+  it('picks one agent\'s rows from a file of several (a run directory\'s eval file) by index or name', async () => {
     const mixed = [...A.map((x) => ({ ...x, agent: 0, agentName: 'alpha' })), ...B.map((x) => ({ ...x, agent: 1, agentName: 'beta' }))];
-    const r = outputAgreement(selectAgent(mixed, '0', 'f'), selectAgent(mixed, 'beta', 'f'));
+    const r = await outputAgreement(selectAgent(mixed, '0', 'f'), selectAgent(mixed, 'beta', 'f'));
     expect(r.agreement.kappa).to.be.closeTo(0.4, 1e-12);
-    const e = refusal(() => selectAgent(mixed, 'gamma', 'run/eval/step-000000.jsonl'));
+    const e = await refusal(() => selectAgent(mixed, 'gamma', 'run/eval/step-000000.jsonl'));
     expect(e.code).to.equal('CORL_ERR_EVAL_MISMATCH');
     expect(e.message).to.contain('"gamma"').and.contain('0 (alpha), 1 (beta)');
     // Without a pick, a file of two agents repeats every id.
-    expect(refusal(() => outputAgreement(mixed, B)).message).to.contain('the file holds 2 agents');
+    expect((await refusal(() => outputAgreement(mixed, B))).message).to.contain('the file holds 2 agents');
   });
 
-  it('rows without "majority" (older run directories) serve --use first and all, not majority', () => {
+  it('rows without "majority" (older run directories) serve --use first and all, not majority', async () => {
     const old = A.map(({ majority: _m, ...rest }) => rest);
-    expect(outputAgreement(old, B).agreement.kappa).to.be.closeTo(0.4, 1e-12);
-    expect(outputAgreement(old, B, { basis: 'all' }).agreement.n).to.equal(20);
-    const e = refusal(() => outputAgreement(old, B, { basis: 'majority', fileA: 'old.jsonl' }));
+    expect((await outputAgreement(old, B)).agreement.kappa).to.be.closeTo(0.4, 1e-12);
+    expect((await outputAgreement(old, B, { basis: 'all' })).agreement.n).to.equal(20);
+    const e = await refusal(() => outputAgreement(old, B, { basis: 'majority', fileA: 'old.jsonl' }));
     expect(e.code).to.equal('CORL_ERR_EVAL_INPUT');
     expect(e.message).to.contain('"majority"');
   });
 
-  it('a null answer is never the same wrong answer as another null', () => {
-    const r = outputAgreement([row('q', null, false)], [row('q', null, false)]);
+  it('two wrong answers are the same when the equivalence says so (0.5 and \\frac{1}{2}), as in the trainer', async () => {
+    // Keys as corl:math writes them: B's wrong answers on p8 and p9 are other spellings of A's.
+    const A2 = A.map((r) => (r.id === 'p8' ? row('p8', '0.5', false) : r));
+    const B2 = B.map((r) => (r.id === 'p8' ? row('p8', '\\frac{1}{2}', false) : r.id === 'p9' ? row('p9', '8.0', false) : r));
+    // By string, only p10 differs from before... and p8, p9 now differ too: w = 0 of 10.
+    expect((await outputAgreement(A2, B2)).agreement.counts.dSame).to.equal(0);
+    const eq = new MathEquivalence({ symbolic: false } as any);
+    try {
+      const r = await outputAgreement(A2, B2, { equivalence: eq });
+      expect(r.agreement.counts).to.deep.equal({ a: 4, b: 2, c: 1, d: 3, dSame: 2 });
+      expect(r.agreement.sameWrong).to.be.closeTo(0.2, 1e-12);
+    } finally {
+      await eq.close?.();
+    }
+  });
+
+  it('a null answer is never the same wrong answer as another null', async () => {
+    const r = await outputAgreement([row('q', null, false)], [row('q', null, false)]);
     expect(r.agreement.counts).to.deep.equal({ a: 0, b: 0, c: 0, d: 1, dSame: 0 });
     expect(r.agreement.kappa).to.equal(1); // p_e = 1: both always wrong
   });
 
-  it('mismatched ids are CORL_ERR_EVAL_MISMATCH naming them, unless --intersect', () => {
-    const e = refusal(() => outputAgreement(A, B.slice(2), { fileA: 'a.jsonl', fileB: 'b.jsonl' }));
+  it('mismatched ids are CORL_ERR_EVAL_MISMATCH naming them, unless --intersect', async () => {
+    const e = await refusal(() => outputAgreement(A, B.slice(2), { fileA: 'a.jsonl', fileB: 'b.jsonl' }));
     expect(e.code).to.equal('CORL_ERR_EVAL_MISMATCH');
     expect(e.message).to.contain('2 only in a.jsonl ("p9", "p10")').and.contain('--intersect');
-    const r = outputAgreement(A, B.slice(2), { intersect: true });
+    const r = await outputAgreement(A, B.slice(2), { intersect: true });
     expect(r.ids.length).to.equal(8);
     expect(r.onlyA).to.deep.equal(['p9', 'p10']);
     expect(r.agreement.counts).to.deep.equal({ a: 4, b: 2, c: 1, d: 1, dSame: 1 });
-    expect(refusal(() => outputAgreement([row('x', '1', true)], [row('y', '1', true)], { intersect: true })).message).to.contain('share at least one problem id');
-    const twice = refusal(() => outputAgreement([{ ...row('x', '1', true), agentName: 'a' }, { ...row('x', '2', true), agentName: 'b' }], [row('x', '1', true)], { fileA: 'all.jsonl' }));
+    expect((await refusal(() => outputAgreement([row('x', '1', true)], [row('y', '1', true)], { intersect: true }))).message).to.contain('share at least one problem id');
+    const twice = await refusal(() => outputAgreement([{ ...row('x', '1', true), agentName: 'a' }, { ...row('x', '2', true), agentName: 'b' }], [row('x', '1', true)], { fileA: 'all.jsonl' }));
     expect(twice.code).to.equal('CORL_ERR_EVAL_MISMATCH');
     expect(twice.message).to.contain('all.jsonl: expected one row per problem, got id "x" twice (the file holds 2 agents)');
   });
 
-  it('reads eval output files back; bad lines, empty and missing files are CORL_ERR_EVAL_INPUT with file and line', () => {
+  it('reads eval output files back; bad lines, empty and missing files are CORL_ERR_EVAL_INPUT with file and line', async () => {
     const good = write('good.jsonl', [row('p1', '1', true), '', row('p2', null, false)]);
     expect(readEvalOutput(good).map((r) => r.id)).to.deep.equal(['p1', 'p2']);
     const cases: [(string | object)[], RegExp][] = [
@@ -135,11 +152,11 @@ describe('core/metrics/eval-output (corl agreement)', () => {
       [['', '  '], /bad\.jsonl: expected at least one row, got an empty file/],
     ];
     for (const [lines, re] of cases) {
-      const e = refusal(() => readEvalOutput(write('bad.jsonl', lines)));
+      const e = await refusal(() => readEvalOutput(write('bad.jsonl', lines)));
       expect(e.code).to.equal('CORL_ERR_EVAL_INPUT');
       expect(e.message).to.match(re);
     }
-    const missing = refusal(() => readEvalOutput(path.join(tmp.dir, 'nope.jsonl')));
+    const missing = await refusal(() => readEvalOutput(path.join(tmp.dir, 'nope.jsonl')));
     expect(missing.code).to.equal('CORL_ERR_EVAL_INPUT');
     expect(missing.message).to.contain('nope.jsonl: expected a readable evaluation output, got no such file');
   });

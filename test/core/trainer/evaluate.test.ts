@@ -78,9 +78,18 @@ describe('core/trainer/evaluate (shared by the trainer and corl eval)', () => {
     expect(await ensembleCorrect([ra, rb], 4, equivalence, (id) => keys.referenceKey(id, gt))).to.deep.equal([false, true, true]);
     // First samples: A right on p1, p2, wrong (null) on p3; B wrong on p1 ("3"), p2 ("5"), right on p3.
     // a = 0, b = 2, c′ = 1, d = 0: p_o = 0, p_A = 2/3, p_B = 1/3, p_e = 2/9 + 2/9 = 4/9, κ = −(4/9)/(5/9) = −0.8
-    const s = await pairAgreement(ra, rb, equivalence);
+    const s = await pairAgreement(ra, rb, equivalence, 'first');
     expect(s.counts).to.deep.equal({ a: 0, b: 2, c: 1, d: 0, dSame: 0 });
     expect(s.kappa).to.be.closeTo(-0.8, 1e-12);
     expect(s.coverage).to.equal(1);
+    // Every aligned pair (12): p1 A ✓✗✗✓ / B ✗✗✓✗, p2 A ✓✗✗✓ / B ✗✗✓✓, p3 A ✗✗✓✗ / B ✓✓✗✗.
+    // a = 1 (p2 j3), b = 4, c′ = 4, d = 3 (p1 j1 "3"/"3" and p3 j3 "8"/"8" the same; p2 j1 null/"5" not).
+    // p_o = 4/12, p_A = p_B = 5/12, p_e = 25/144 + 49/144 = 74/144, κ = (48 − 74)/(144 − 74) = −13/35.
+    const all = await pairAgreement(ra, rb, equivalence);
+    expect(all.counts).to.deep.equal({ a: 1, b: 4, c: 4, d: 3, dSame: 2 });
+    expect(all.kappa).to.be.closeTo(-13 / 35, 1e-12);
+    expect(all.complementarity).to.be.closeTo(8 / 12, 1e-12);
+    expect(all.sameWrong).to.be.closeTo(2 / 12, 1e-12);
+    expect(all.coverage).to.be.closeTo(0.75, 1e-12);
   });
 });

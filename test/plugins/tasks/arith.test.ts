@@ -1,10 +1,12 @@
 import { expect } from 'chai';
-import { arithProblem, arithSolution, arithTask, generateArith, type ArithOptions } from '../../../plugins/tasks/arith';
+import { arithCategory, arithCorpus, arithProblem, arithSolution, arithTask, generateArith, type ArithOptions } from '../../../plugins/tasks/arith';
 import { extractMath, mathKey } from '../../../plugins/answers/math';
 
+const noSlips = { column: 0, carry: 0, borrow: 0, copy: 0 };
+const noDiscussion = { fraction: 0, neighbours: { min: 1, max: 2 }, neighbourRight: 0.6, adopt: 0.5 };
 const base: ArithOptions = {
-  seed: 5, train: 300, heldOut: 60, operands: { min: 2, max: 3 }, digits: { min: 1, max: 2 }, operations: ['+', '-'],
-  nonNegative: true, phrasings: 4, pretrain: { size: 500, weights: { carry: 1, borrow: 1, hundreds: 1 }, phrasings: [0, 1, 2, 3] },
+  seed: 5, train: 300, heldOut: 60, validation: 0, operands: { min: 2, max: 3 }, digits: { min: 1, max: 2 }, operations: ['+', '-'],
+  nonNegative: true, phrasings: 4, pretrain: { size: 500, weights: { carry: 1, borrow: 1, hundreds: 1 }, phrasings: [0, 1, 2, 3], slips: noSlips, discussion: noDiscussion },
 };
 
 describe('plugins/tasks/arith (corl:arith)', () => {
@@ -52,6 +54,38 @@ describe('plugins/tasks/arith (corl:arith)', () => {
     expect(d.pretrainText.length).to.equal(500);
     expect(d.pretrainPromptLengths.length).to.equal(500);
     expect(d.pretrainText[0].slice(d.pretrainPromptLengths[0])).to.match(/\\boxed\{\d+\}$/);
+  });
+
+  it('a validation split is disjoint from train, held-out and the corpus, and leaves the held-out split as it was', () => {
+    const a = generateArith(base);
+    const v = generateArith({ ...base, validation: 40 });
+    expect(v.heldOut.map((p) => p.expression)).to.deep.equal(a.heldOut.map((p) => p.expression));
+    expect(a.validation).to.have.length(0);
+    const val = new Set(v.validation.map((p) => p.expression));
+    expect(val.size).to.equal(40);
+    for (const p of [...v.train, ...v.heldOut, ...v.pretrain]) expect(val.has(p.expression)).to.equal(false);
+  });
+
+  it('tags every problem with the category its carries and borrows put it in', async () => {
+    expect(arithCategory(arithProblem([47, 85, 19], ['+', '-']).features)).to.equal('carry+borrow');
+    expect(arithCategory(arithProblem([47, 85], ['+']).features)).to.equal('carry');
+    expect(arithCategory(arithProblem([40, 25], ['-']).features)).to.equal('borrow');
+    expect(arithCategory(arithProblem([12, 31], ['+']).features)).to.equal('plain');
+    const d = await (arithTask.create({ ...base, validation: 10 }, {} as any) as any).load();
+    for (const p of [...d.train, ...d.heldOut, ...d.validation]) expect(['plain', 'carry', 'borrow', 'carry+borrow']).to.include(p.metadata.category);
+    expect(d.validation[0].metadata.split).to.equal('validation');
+  });
+
+  it('without slips or discussion turns the corpus is the correct worked solutions', () => {
+    const g = generateArith(base);
+    const corpus = arithCorpus(base, g.pretrain);
+    corpus.forEach((t, i) => {
+      expect(t.solution).to.equal(arithSolution(g.pretrain[i]!));
+      expect(t.right).to.equal(true);
+    });
+    // Slip and discussion options never change which problems the corpus holds.
+    const slipped = generateArith({ ...base, pretrain: { ...base.pretrain, slips: { ...noSlips, column: 0.2 }, discussion: { ...noDiscussion, fraction: 0.3 } } });
+    expect(slipped.pretrain.map((p) => p.expression)).to.deep.equal(g.pretrain.map((p) => p.expression));
   });
 
   it('asking for more distinct problems than exist is a coded error', async () => {

@@ -43,15 +43,17 @@ describe('plugins/policies/transformer/loss (the step graph\'s GRPO term against
   const T = 5;
   const types: LossType[] = ['grpo', 'bnpo', 'dr_grpo', 'dapo'];
   const clips = [{ clipLow: 0.2, clipHigh: 0.2 }, { clipLow: 0.1, clipHigh: 0.28 }];
-  for (const type of types) {
+  // bnpo also with TRL's micro-batches of two sequences ([5, 2] | [3]).
+  const variants: [LossType, number | undefined][] = [...types.map((t) => [t, undefined] as [LossType, undefined]), ['bnpo', 2]];
+  for (const [type, microBatch] of variants) {
     for (const clip of clips) {
       for (const beta of [0, 0.1]) {
-        it(`${type}, clip ${clip.clipLow}/${clip.clipHigh}, beta ${beta}: same loss and ∂loss/∂logπθ (reference and onnxruntime)`, async () => {
-          const x = inputs(types.indexOf(type) * 10 + clips.indexOf(clip) * 2 + (beta ? 1 : 0));
+        it(`${type}${microBatch ? ` (micro-batches of ${microBatch})` : ''}, clip ${clip.clipLow}/${clip.clipHigh}, beta ${beta}: same loss and ∂loss/∂logπθ (reference and onnxruntime)`, async () => {
+          const x = inputs(types.indexOf(type) * 10 + clips.indexOf(clip) * 2 + (beta ? 1 : 0) + (microBatch ? 100 : 0));
           const globalTokens = type === 'dapo' ? 17 : undefined; // a larger accumulated batch
-          const o = { type, ...clip, beta, maxCompletionLength: 8, globalTokens };
+          const o = { type, ...clip, beta, maxCompletionLength: 8, globalTokens, microBatch };
           const want = grpoLoss({ logprobs: x.logprobs, oldLogprobs: x.oldLogprobs, refLogprobs: beta > 0 ? x.refLogprobs : undefined, advantages: x.advantages }, o);
-          const w = aggregationWeights(x.lengths, type, 8, globalTokens);
+          const w = aggregationWeights(x.lengths, type, 8, globalTokens, microBatch);
           const weights = x.lengths.map((L, i) => [...new Array(L).fill(w[i]), ...new Array(T - L).fill(0)]).flat();
           const { g, loss, grad } = objectiveGraph(beta > 0);
           const feeds: Record<string, HostTensor> = {

@@ -1,0 +1,326 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { existingOrGz, readTextMaybeGz } from '../util/gz';
+import { CorlError } from '../errors';
+import type { ReportGroup, ResultRow } from './html';
+import { agreement } from '../metrics/agreement';
+import { meanSd, metricSeries, valueAt, type RunSummary } from './runs';
+
+/** Mean and sample sd over seeds. */
+type Stat = { readonly mean: number; readonly sd: number; readonly n: number };
+
+/** What a category table needs of one evaluation row (a run's eval/step-N.jsonl). */
+interface CategoryEvalRow {
+  readonly agent: number;
+  readonly category: string;
+  /** pass@1 of the row: the fraction of its samples that were right. */
+  readonly pass: number;
+}
+
+/** The eval-row files of a run, by step (plain or gzip-compressed). */
+export function evalStepFiles(runDir: string): Map<number, string> {
+  const dir = path.join(runDir, 'eval');
+  const out = new Map<number, string>();
+  if (!fs.existsSync(dir)) return out;
+  for (const f of fs.readdirSync(dir)) {
+    const m = /^step-(\d+)\.jsonl(\.gz)?$/.exec(f);
+    if (m && (!out.has(Number(m[1])) || !m[2])) out.set(Number(m[1]), path.join(dir, f));
+  }
+  return out;
+}
+
+/** Read the evaluation rows of one step that carry a category (rows without one are skipped). */
+export function readCategoryRows(file: string): CategoryEvalRow[] {
+  const rows: CategoryEvalRow[] = [];
+  readTextMaybeGz(existingOrGz(file)).split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    let v: { agent?: unknown; category?: unknown; correct?: unknown };
+    try {
+      v = JSON.parse(line);
+    } catch {
+      throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON evaluation row, got invalid JSON', { where: `${file}:${i + 1}` });
+    }
+    if (typeof v.category !== 'string' || typeof v.agent !== 'number' || !Array.isArray(v.correct) || v.correct.length === 0) return;
+    rows.push({ agent: v.agent, category: v.category, pass: v.correct.filter((c) => c === true).length / v.correct.length });
+  });
+  return rows;
+}
+
+/** pass@1 by agent and category of one step's rows, with each category's problem count. */
+function byCategory(rows: readonly CategoryEvalRow[]): Map<number, Map<string, { sum: number; n: number }>> {
+  const out = new Map<number, Map<string, { sum: number; n: number }>>();
+  for (const r of rows) {
+    const a = out.get(r.agent) ?? new Map<string, { sum: number; n: number }>();
+    out.set(r.agent, a);
+    const c = a.get(r.category) ?? { sum: 0, n: 0 };
+    a.set(r.category, c);
+    c.sum += r.pass;
+    c.n++;
+  }
+  return out;
+}
+
+/** One (config, agent) line of the category table: pass@1 on each category at step 0 and at the last evaluation. */
+export interface CategoryLine {
+  readonly config: string;
+  readonly agent: string;
+  readonly cells: Readonly<Record<string, { readonly start: Stat; readonly end: Stat; readonly change: Stat }>>;
+}
+
+/** The category split of a comparison: problems per category, and a line per (config, agent). */
+export interface CategoryTable {
+  readonly categories: readonly string[];
+  readonly problems: Readonly<Record<string, number>>;
+  readonly lines: readonly CategoryLine[];
+}
+
+/**
+ * Held-out pass@1 by problem category (the task's `metadata.category`, carried into the eval rows)
+ * at step 0 and at each run's last evaluation, mean ± sd over seeds. Undefined when no run's rows
+ * carry a category.
+ */
+export function categoryTable(groups: readonly ReportGroup[]): CategoryTable | undefined {
+  const problems: Record<string, number> = {};
+  const lines: CategoryLine[] = [];
+  for (const g of groups) {
+    const agents = g.runs[0]?.agents ?? [];
+    const perRun = g.runs.map((run) => {
+      const files = evalStepFiles(run.dir);
+      const steps = [...files.keys()].sort((a, b) => a - b);
+      if (steps.length === 0 || steps[0] !== 0) return undefined;
+      const start = byCategory(readCategoryRows(files.get(0)!));
+      const end = byCategory(readCategoryRows(files.get(steps[steps.length - 1]!)!));
+      return { start, end };
+    });
+    agents.forEach((a, i) => {
+      const cells: Record<string, { start: Stat; end: Stat; change: Stat }> = {};
+      const cats = new Set<string>();
+      for (const r of perRun) for (const c of r?.start.get(i)?.keys() ?? []) cats.add(c);
+      for (const c of cats) {
+        const s: number[] = [];
+        const e: number[] = [];
+        for (const r of perRun) {
+          const cs = r?.start.get(i)?.get(c);
+          const ce = r?.end.get(i)?.get(c);
+          if (!cs || !ce) continue;
+          problems[c] = cs.n;
+          s.push(cs.sum / cs.n);
+          e.push(ce.sum / ce.n);
+        }
+        if (s.length) cells[c] = { start: meanSd(s), end: meanSd(e), change: meanSd(e.map((x, k) => x - s[k]!)) };
+      }
+      if (Object.keys(cells).length) lines.push({ config: g.name, agent: a.name, cells });
+    });
+  }
+  if (lines.length === 0) return undefined;
+  return { categories: Object.keys(problems).sort(categoryOrder), problems, lines };
+}
+
+/** plain first, then single features, then combinations, alphabetically within each. */
+function categoryOrder(a: string, b: string): number {
+  const rank = (c: string): number => (c === 'plain' ? 0 : c.includes('+') ? 2 : 1);
+  return rank(a) - rank(b) || a.localeCompare(b);
+}
+
+/** One (config, agent) line of the pseudo-label table: label accuracy by category early and late in training. */
+export interface LabelLine {
+  readonly config: string;
+  readonly agent: string;
+  readonly cells: Readonly<Record<string, { readonly first: Stat; readonly last: Stat }>>;
+}
+
+/**
+ * Pseudo-label accuracy by problem category (`label/accuracy/<c>` weighted by `label/count/<c>`)
+ * over the first and the last `window` training steps of each run, mean ± sd over seeds. Only
+ * configs whose reward gives labels (votes) have lines.
+ */
+export function labelCategoryLines(groups: readonly ReportGroup[], window = 10): LabelLine[] {
+  const lines: LabelLine[] = [];
+  for (const g of groups) {
+    const agents = g.runs[0]?.agents ?? [];
+    agents.forEach((a, i) => {
+      const cats = new Set<string>();
+      for (const run of g.runs) for (const r of run.records) if (r.agent === i && r.phase === 'train') for (const k of Object.keys(r.metrics)) if (k.startsWith('label/accuracy/')) cats.add(k.slice('label/accuracy/'.length));
+      const cells: Record<string, { first: Stat; last: Stat }> = {};
+      for (const c of cats) {
+        const first: number[] = [];
+        const last: number[] = [];
+        for (const run of g.runs) {
+          const acc = metricSeries(run.records, `label/accuracy/${c}`, i, 'train');
+          const cnt = new Map(metricSeries(run.records, `label/count/${c}`, i, 'train'));
+          const steps = run.steps;
+          const weighted = (from: number, to: number): number => {
+            let s = 0;
+            let n = 0;
+            for (const [step, v] of acc) if (step >= from && step <= to) { const w = cnt.get(step) ?? 1; s += v * w; n += w; }
+            return n ? s / n : NaN;
+          };
+          first.push(weighted(1, window));
+          last.push(weighted(steps - window + 1, steps));
+        }
+        cells[c] = { first: meanSd(first), last: meanSd(last) };
+      }
+      if (Object.keys(cells).length) lines.push({ config: g.name, agent: a.name, cells });
+    });
+  }
+  return lines;
+}
+
+/** κ and c of every agent pair at step 0 and at the last evaluation, mean ± sd over seeds. */
+export interface PairLine {
+  readonly config: string;
+  readonly pair: string;
+  readonly kappa: { readonly start: Stat; readonly end: Stat };
+  readonly complementarity: { readonly start: Stat; readonly end: Stat };
+}
+
+function lastEval(run: RunSummary): number {
+  return Math.max(0, ...run.records.filter((r) => r.phase === 'eval').map((r) => r.step));
+}
+
+/** Correctness flags of one step's eval rows: agent → problem id → flags of its samples. */
+function correctnessByAgent(file: string): Map<number, Map<string, boolean[]>> {
+  const out = new Map<number, Map<string, boolean[]>>();
+  readTextMaybeGz(existingOrGz(file)).split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    let v: { agent?: unknown; id?: unknown; correct?: unknown };
+    try {
+      v = JSON.parse(line);
+    } catch {
+      throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON evaluation row, got invalid JSON', { where: `${file}:${i + 1}` });
+    }
+    if (typeof v.agent !== 'number' || typeof v.id !== 'string' || !Array.isArray(v.correct)) return;
+    const m = out.get(v.agent) ?? new Map<string, boolean[]>();
+    out.set(v.agent, m);
+    m.set(v.id, v.correct.map((c) => c === true));
+  });
+  return out;
+}
+
+/** κ and c of two agents pooled over every aligned sample pair (sample k of A with sample k of B) of the problems both answered. */
+export function pooledAgreement(a: ReadonlyMap<string, readonly boolean[]>, b: ReadonlyMap<string, readonly boolean[]>): { kappa: number; complementarity: number } {
+  const ca: boolean[] = [];
+  const cb: boolean[] = [];
+  for (const [id, xs] of a) {
+    const ys = b.get(id);
+    if (!ys) continue;
+    for (let k = 0; k < Math.min(xs.length, ys.length); k++) { ca.push(xs[k]!); cb.push(ys[k]!); }
+  }
+  const r = agreement(ca, cb);
+  return { kappa: r.kappa, complementarity: r.complementarity };
+}
+
+/**
+ * Pooled κ and complementarity of each agent pair at step 0 and at the last evaluation, computed
+ * from the eval rows themselves (only correctness enters κ and c), so runs written by any corl
+ * version give the same statistic.
+ */
+export function pairLines(groups: readonly ReportGroup[]): PairLine[] {
+  const lines: PairLine[] = [];
+  for (const g of groups) {
+    const agents = g.runs[0]?.agents ?? [];
+    if (agents.length < 2) continue;
+    const perRun = g.runs.map((run) => {
+      const files = evalStepFiles(run.dir);
+      const steps = [...files.keys()].sort((x, y) => x - y);
+      if (steps.length === 0 || steps[0] !== 0) return undefined;
+      return { start: correctnessByAgent(files.get(0)!), end: correctnessByAgent(files.get(steps[steps.length - 1]!)!) };
+    });
+    for (let a = 0; a < agents.length; a++) {
+      for (let b = a + 1; b < agents.length; b++) {
+        const stat = (which: 'start' | 'end', key: 'kappa' | 'complementarity'): Stat => meanSd(perRun.map((r) => {
+          const x = r?.[which].get(a);
+          const y = r?.[which].get(b);
+          return x && y ? pooledAgreement(x, y)[key] : NaN;
+        }));
+        lines.push({
+          config: g.name,
+          pair: `${agents[a]!.name} × ${agents[b]!.name}`,
+          kappa: { start: stat('start', 'kappa'), end: stat('end', 'kappa') },
+          complementarity: { start: stat('start', 'complementarity'), end: stat('end', 'complementarity') },
+        });
+      }
+    }
+  }
+  return lines;
+}
+
+/** "Validation" when the runs evaluated on the task's validation split (`eval.split`), else "Held-out". */
+function evalSplit(groups: readonly ReportGroup[]): string {
+  const dir = groups[0]?.runs[0]?.dir;
+  if (!dir) return 'Held-out';
+  try {
+    const c = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as { eval?: { split?: unknown } };
+    return c.eval?.split === 'validation' ? 'Validation' : 'Held-out';
+  } catch {
+    return 'Held-out';
+  }
+}
+
+const pts = (s: Stat, sd: boolean): string => (Number.isFinite(s.mean) ? `${(100 * s.mean).toFixed(1)}${sd && s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}` : '–');
+const signed = (s: Stat, sd: boolean): string => (Number.isFinite(s.mean) ? `${s.mean >= 0 ? '+' : '−'}${Math.abs(100 * s.mean).toFixed(1)}${sd && s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}` : '–');
+const fixed3 = (s: Stat): string => (Number.isFinite(s.mean) ? `${s.mean.toFixed(3)}${s.n > 1 ? ` ± ${s.sd.toFixed(3)}` : ''}` : '–');
+const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
+
+/**
+ * The comparison's tables as Markdown, exactly as docs/results.md quotes them: the results table
+ * (pass@1 per agent and its change from step 0), the split of each agent's change by problem
+ * category, pseudo-label accuracy by category early and late in training, and error overlap.
+ */
+export function markdownTables(groups: readonly ReportGroup[], rows: readonly ResultRow[]): string {
+  const out: string[] = [];
+  const split = evalSplit(groups);
+  out.push(`${split} pass@1 (%) after training, mean ± sd over seeds; change = final − step-0 average over agents.`, '');
+  out.push(row(['config', 'GT used', 'seeds', 'steps', 'pass@1 per agent', 'avg', 'base avg', 'change', 'maj', 'ensemble maj']));
+  out.push(row(Array(10).fill('---')));
+  for (const [k, r] of rows.entries()) {
+    const g = groups[k]!;
+    const change = meanSd(g.runs.map((run) => {
+      const n = run.agents.length;
+      const last = lastEval(run);
+      let s = 0;
+      for (let i = 0; i < n; i++) s += (valueAt(run.records, 'eval/accuracy', i, last) ?? NaN) - (valueAt(run.records, 'eval/accuracy', i, 0) ?? NaN);
+      return s / n;
+    }));
+    out.push(row([
+      r.name,
+      r.supervised ? '**yes**' : 'no',
+      String(r.seeds),
+      String(r.steps),
+      r.perAgent.map((a) => `${a.name} ${pts({ ...a, n: r.seeds }, false)}`).join(' / '),
+      pts({ ...r.average, n: r.seeds }, true),
+      pts({ ...r.base, n: r.seeds }, false),
+      signed(change, true),
+      r.maj ? pts({ ...r.maj, n: r.seeds }, false) : '–',
+      r.ensemble ? pts({ ...r.ensemble, n: r.seeds }, true) : '–',
+    ]));
+  }
+  const cats = categoryTable(groups);
+  if (cats) {
+    out.push('', `${split} pass@1 (%) by problem category: step 0 → last evaluation (change), mean over seeds.`, '');
+    out.push(row(['config', 'agent', ...cats.categories.map((c) => `${c} (${cats.problems[c]})`)]));
+    out.push(row(Array(2 + cats.categories.length).fill('---')));
+    for (const l of cats.lines) {
+      out.push(row([l.config, l.agent, ...cats.categories.map((c) => {
+        const cell = l.cells[c];
+        return cell ? `${pts(cell.start, false)} → ${pts(cell.end, false)} (${signed(cell.change, false)})` : '–';
+      })]));
+    }
+  }
+  const labels = labelCategoryLines(groups);
+  if (labels.length) {
+    const lc = [...new Set(labels.flatMap((l) => Object.keys(l.cells)))].sort(categoryOrder);
+    out.push('', 'Pseudo-label accuracy (%) on training prompts by category: first 10 → last 10 steps, mean over seeds.', '');
+    out.push(row(['config', 'agent', ...lc]));
+    out.push(row(Array(2 + lc.length).fill('---')));
+    for (const l of labels) out.push(row([l.config, l.agent, ...lc.map((c) => (l.cells[c] ? `${pts(l.cells[c]!.first, false)} → ${pts(l.cells[c]!.last, false)}` : '–'))]));
+  }
+  const pairs = pairLines(groups);
+  if (pairs.length) {
+    out.push('', `Error overlap of each agent pair on the ${split.toLowerCase()} problems (pooled over all aligned sample pairs): step 0 → last evaluation, mean ± sd over seeds.`, '');
+    out.push(row(['config', 'pair', "Cohen's κ, start", 'κ, end', 'complementarity c, start', 'c, end']));
+    out.push(row(Array(6).fill('---')));
+    for (const p of pairs) out.push(row([p.config, p.pair, fixed3(p.kappa.start), fixed3(p.kappa.end), pts(p.complementarity.start, false), pts(p.complementarity.end, false)]));
+  }
+  return out.join('\n') + '\n';
+}

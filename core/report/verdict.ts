@@ -1,0 +1,33 @@
+import type { ResultRow } from './html';
+
+/** The rows a verdict compares: the method and the baselines it is read against. */
+export interface VerdictInput {
+  /** The method's row (e.g. the Co-RL config). */
+  readonly method: ResultRow;
+  /** Baseline rows, in the order they are named (e.g. base, then TTRL). */
+  readonly baselines: readonly ResultRow[];
+  /** Evaluation problems per agent. */
+  readonly problems: number;
+  /** Name of the evaluation split ("held-out" or "validation"). */
+  readonly split?: string;
+  /** Where the multi-seed comparison lives, named when the verdict rests on fewer than 3 seeds. */
+  readonly seeAlso?: string;
+}
+
+const points = (x: number): string => `${x >= 0 ? '+' : '−'}${Math.abs(100 * x).toFixed(1)}`;
+
+/**
+ * One plain sentence saying whether the method helped: its average final pass@1 against each
+ * baseline's, in points, with the problem count and the seeds, and a warning when the difference is
+ * within one standard deviation of the seeds (or rests on one seed). Example:
+ * "co-rl: +6.2 points over base, +3.1 over ttrl on 200 held-out problems; 1 seed, see docs/results.md for 3".
+ */
+export function verdictLine(v: VerdictInput): string {
+  const m = v.method.average.mean;
+  const parts = v.baselines.map((b, i) => `${points(m - b.average.mean)}${i === 0 ? ' points' : ''} over ${b.name}`);
+  const seeds = Math.min(v.method.seeds, ...v.baselines.map((b) => b.seeds));
+  const spread = Math.max(v.method.average.sd, ...v.baselines.map((b) => b.average.sd));
+  const noisy = seeds > 1 && v.baselines.some((b) => Math.abs(m - b.average.mean) <= spread);
+  const seedText = seeds === 1 ? `1 seed${v.seeAlso ? `, see ${v.seeAlso} for 3` : ''}` : `${seeds} seeds${noisy ? ', some differences within one sd of the seeds' : ''}`;
+  return `${v.method.name}: ${parts.join(', ')} on ${v.problems} ${v.split ?? 'held-out'} problems; ${seedText}`;
+}

@@ -25,7 +25,7 @@ export function cliReference(): string {
     '',
     'Two binaries ship with corl: `corl` (train, validate, list, compare, ...) and `create-corl-plugin`',
     '(generate a plugin package). Exit status: 0 on success, 1 on a coded error (`CORL_ERR_*`, see',
-    '[errors.md](errors.md)), 2 on a usage error, 70 on an internal error.',
+    '[errors.md](errors.md)), 2 on a usage error, 70 on an internal error, 141 when the reader of its output goes away (`corl train | head`: it ends quietly, as a Unix tool killed by SIGPIPE does; a training run cut this way resumes with `--resume`).',
     '',
     '## corl',
     '',

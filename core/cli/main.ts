@@ -13,7 +13,7 @@ import { reportCommand } from './commands/report';
 import { serveCommand } from './commands/serve';
 import { trainCommand } from './commands/train';
 import { validateCommand } from './commands/validate';
-import { reportError } from './output';
+import { exitQuietlyOnBrokenPipe, reportError } from './output';
 
 /** Every command of `corl`, in help order. Each file adds one command to the program. */
 const COMMANDS: ((program: Command) => void)[] = [trainCommand, pretrainCommand, evalCommand, agreementCommand, validateCommand, listCommand, compareCommand, reportCommand, answersCommand, serveCommand, rephraseCommand];
@@ -33,6 +33,7 @@ export function buildProgram(): Command {
 
 /** Run the CLI; resolves to the exit code. */
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
+  exitQuietlyOnBrokenPipe();
   const program = buildProgram();
   try {
     await program.parseAsync(argv as string[]);

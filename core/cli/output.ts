@@ -32,3 +32,23 @@ export function table(rows: readonly (readonly string[])[]): string {
   for (const r of rows) r.forEach((c, i) => { widths[i] = Math.max(widths[i] ?? 0, c.length); });
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
 }
+
+/** Exit status of a Unix tool killed by SIGPIPE (128 + 13), as a shell reports it. */
+export const BROKEN_PIPE_EXIT = 141;
+let pipesWatched = false;
+
+/**
+ * When the reader of stdout or stderr goes away (`corl train | head`), end at once, quietly, with
+ * the status a Unix tool gives (141): no EPIPE stack. A run cut off this way is like one killed:
+ * `corl train --resume` continues it from its last checkpoint.
+ */
+export function exitQuietlyOnBrokenPipe(): void {
+  if (pipesWatched) return;
+  pipesWatched = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(BROKEN_PIPE_EXIT);
+      throw e;
+    });
+  }
+}

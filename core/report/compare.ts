@@ -76,7 +76,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       const label = `[${k}/${total}] ${l.config.name} seed ${seed}`;
       const progress: ProgressReporter = o.progress === 'none' ? new NoProgress() : o.progress === 'lines' ? new LineProgress(l.config.trainer.logEvery) : defaultProgress(l.config.trainer.logEvery);
       if (fs.existsSync(path.join(dir, 'state.json'))) {
-        const run = RunDirectory.open(dir);
+        const { run } = RunDirectory.resume(dir);
         const state = run.state();
         if (state.finished && state.nextStep >= l.config.trainer.steps) {
           log(`${label}: done earlier, skipped`);

@@ -5,7 +5,7 @@ import type { MetricsRecord } from '../contracts/metrics-sink';
 import { existingOrGz, readTextMaybeGz } from '../util/gz';
 import { CorlError } from '../errors';
 import { CORL_VERSION } from '../version';
-import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
+import { writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from '../util/fs';
 
 /** What a run directory remembers about where training stands (state.json). */
 export interface RunState {
@@ -36,6 +36,9 @@ export interface RunMeta {
   readonly supervised: boolean;
 }
 
+/** The state of a run before its first step. */
+const INITIAL_STATE: RunState = { version: 1, nextStep: 0, metricsBytes: 0, rolloutsBytes: 0, checkpoint: null, finished: false };
+
 const STATE = 'state.json';
 const META = 'run.json';
 const CONFIG = 'config.json';
@@ -55,7 +58,9 @@ export class RunDirectory {
   /** Create a new run directory; refuses one that already holds a run. */
   static async create(dir: string, config: unknown, source: unknown, meta: Omit<RunMeta, 'corl' | 'startedAt'>): Promise<RunDirectory> {
     const abs = path.resolve(dir);
-    if (fs.existsSync(path.join(abs, STATE)) || fs.existsSync(path.join(abs, CONFIG))) {
+    // A folder with config files but no state.json is a start killed before its first state: nothing
+    // was trained, so starting again over it loses nothing.
+    if (fs.existsSync(path.join(abs, STATE))) {
       throw new CorlError('CORL_ERR_RUN_EXISTS', `expected an empty or new folder for the run, got ${abs}, which already holds a run`, { where: '--out' });
     }
     if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory()) {
@@ -66,7 +71,7 @@ export class RunDirectory {
     await writeJsonAtomic(path.join(abs, CONFIG), config);
     await writeJsonAtomic(path.join(abs, SOURCE), source);
     await writeJsonAtomic(path.join(abs, META), { corl: CORL_VERSION, ...meta, startedAt: new Date().toISOString() } satisfies RunMeta);
-    await run.writeState({ version: 1, nextStep: 0, metricsBytes: 0, rolloutsBytes: 0, checkpoint: null, finished: false });
+    await run.writeState(INITIAL_STATE);
     await writeFileAtomic(path.join(abs, METRICS), '');
     return run;
   }
@@ -74,10 +79,39 @@ export class RunDirectory {
   /** Open an existing run for resuming. */
   static open(dir: string): RunDirectory {
     const abs = path.resolve(dir);
-    if (!fs.existsSync(path.join(abs, STATE)) || !fs.existsSync(path.join(abs, SOURCE))) {
-      throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected a run directory with state.json and config.source.json, got ${abs}`, { where: '--resume' });
+    if (!fs.existsSync(path.join(abs, SOURCE)) || (!fs.existsSync(path.join(abs, STATE)) && !fs.existsSync(path.join(abs, META)))) {
+      throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected a run directory with state.json and config.source.json, got ${abs}`, {
+        where: '--resume',
+        hint: 'a run killed before it wrote its config can be started again with the same --out',
+      });
     }
     return new RunDirectory(abs);
+  }
+
+  /**
+   * Open a run to continue training it: removes the temporary files that atomic writes of a killed
+   * process left, and gives a run killed after run.json but before its first state.json the state of
+   * step 0. Returns a note to show in that case (null otherwise).
+   */
+  static resume(dir: string): { run: RunDirectory; note: string | null } {
+    const run = RunDirectory.open(dir);
+    run.removeStaleTemporaries();
+    if (fs.existsSync(path.join(run.dir, STATE))) return { run, note: null };
+    writeFileAtomicSync(path.join(run.dir, STATE), JSON.stringify(INITIAL_STATE, null, 2) + '\n');
+    writeFileAtomicSync(path.join(run.dir, METRICS), '');
+    return { run, note: `run ${run.dir} was stopped before its first step (no state.json); training starts at step 0` };
+  }
+
+  /** Remove the `*.tmp-*` files that atomic writes of a killed process left behind. */
+  private removeStaleTemporaries(): void {
+    const sweep = (dir: string): void => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) sweep(file);
+        else if (/\.tmp-\d+-\d+$/.test(entry.name)) fs.rmSync(file, { force: true });
+      }
+    };
+    sweep(this.dir);
   }
 
   /** The config as given at the start (with CLI overrides), for re-validation on resume. */

@@ -48,7 +48,9 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
   let run: RunDirectory;
   if (flags.resume) {
     if (flags.out) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected either --out or --resume, got both', { where: '--out' });
-    run = RunDirectory.open(flags.resume);
+    const resumed = RunDirectory.resume(flags.resume);
+    run = resumed.run;
+    if (resumed.note) process.stderr.write(`${resumed.note}\n`);
     const meta = run.meta();
     const source = run.source() as Record<string, unknown>;
     if (flags.config) {

@@ -4,7 +4,17 @@ const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
 
 module.exports = tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'templates/**', 'packages/**', 'docs/**', 'models/**', 'test/fixtures/**/*.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'templates/**',
+      'packages/**',
+      'docs/**',
+      'models/**',
+      'test/fixtures/**/*.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -12,7 +22,10 @@ module.exports = tseslint.config(
     rules: {
       // Options and plugin contexts are untyped JSON at the edges; `any` is kept out of exported types by review.
       '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       '@typescript-eslint/no-require-imports': 'off',
       'no-constant-condition': ['error', { checkLoops: false }],
       'no-control-regex': 'off',
@@ -29,18 +42,40 @@ module.exports = tseslint.config(
     // The house rule: no unseeded randomness in the framework (use Rng / mixSeed from core/util/rng.ts).
     files: ['core/**/*.ts', 'plugins/**/*.ts', 'entry/**/*.ts'],
     rules: {
-      'no-restricted-properties': ['error',
-        { object: 'Math', property: 'random', message: 'unseeded randomness: use Rng or mixSeed from core/util/rng.ts' },
-        { object: 'crypto', property: 'getRandomValues', message: 'unseeded randomness: use Rng or mixSeed from core/util/rng.ts' },
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'Math',
+          property: 'random',
+          message: 'unseeded randomness: use Rng or mixSeed from core/util/rng.ts',
+        },
+        {
+          object: 'crypto',
+          property: 'getRandomValues',
+          message: 'unseeded randomness: use Rng or mixSeed from core/util/rng.ts',
+        },
       ],
-      'no-restricted-syntax': ['error',
-        { selector: "CallExpression[callee.property.name='random'][callee.object.name='Math']", message: 'unseeded randomness: use Rng or mixSeed from core/util/rng.ts' },
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='random'][callee.object.name='Math']",
+          message: 'unseeded randomness: use Rng or mixSeed from core/util/rng.ts',
+        },
       ],
     },
   },
   {
     files: ['**/*.js'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        process: 'readonly',
+        __dirname: 'readonly',
+        console: 'readonly',
+      },
+    },
   },
 );

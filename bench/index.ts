@@ -13,25 +13,41 @@ export interface Bench {
 }
 
 /** Loaded lazily so that one benchmark's dependencies never slow down another's start. */
- 
+
 const BENCHES: Record<string, { description: string; load: () => Bench }> = {
   trainer: { description: 'trainer overhead per step with the test policy', load: () => require('./trainer').bench },
-  transformer: { description: 'embedded transformer training and sampling tokens/s against a 512³ MatMul', load: () => require('./transformer').bench },
-  'onnx-lm': { description: 'corl:onnx-lm decode tokens/s on generated optimum-layout models', load: () => require('./onnx-lm').bench },
-  answers: { description: 'answer extraction, keys, labels and rewards at paper scale', load: () => require('./answers').bench },
-  serve: { description: 'corl serve throughput and latency: 8 agents posting 12-completion groups (ring and self)', load: () => require('./serve').bench },
+  transformer: {
+    description: 'embedded transformer training and sampling tokens/s against a 512³ MatMul',
+    load: () => require('./transformer').bench,
+  },
+  'onnx-lm': {
+    description: 'corl:onnx-lm decode tokens/s on generated optimum-layout models',
+    load: () => require('./onnx-lm').bench,
+  },
+  answers: {
+    description: 'answer extraction, keys, labels and rewards at paper scale',
+    load: () => require('./answers').bench,
+  },
+  serve: {
+    description: 'corl serve throughput and latency: 8 agents posting 12-completion groups (ring and self)',
+    load: () => require('./serve').bench,
+  },
 };
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((w) => !(w in BENCHES));
   if (unknown.length) {
-    process.stderr.write(`CORL_ERR_CLI_USAGE: expected benchmark names among ${Object.keys(BENCHES).join(', ')}, got ${unknown.join(', ')}\n`);
+    process.stderr.write(
+      `CORL_ERR_CLI_USAGE: expected benchmark names among ${Object.keys(BENCHES).join(', ')}, got ${unknown.join(', ')}\n`,
+    );
     process.exitCode = 2;
     return;
   }
   const names = wanted.length ? wanted : Object.keys(BENCHES);
-  process.stdout.write(`corl bench — ${new Date().toISOString()} — node ${process.version}, ${require('node:os').cpus().length} cores\n`);
+  process.stdout.write(
+    `corl bench — ${new Date().toISOString()} — node ${process.version}, ${require('node:os').cpus().length} cores\n`,
+  );
   for (const name of names) {
     const b = BENCHES[name]!.load();
     process.stdout.write(`\n## ${b.name}: ${b.description}\n`);
@@ -40,5 +56,8 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  main().catch((e) => { process.stderr.write(String(e?.stack ?? e) + '\n'); process.exitCode = 1; });
+  main().catch((e) => {
+    process.stderr.write(String(e?.stack ?? e) + '\n');
+    process.exitCode = 1;
+  });
 }

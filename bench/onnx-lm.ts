@@ -51,7 +51,9 @@ export const bench: Bench = {
         const dir = writeTinyLm(path.join(tmp, label.split(' ')[0]!), spec);
         for (const rows of [1, 16]) {
           const r = await measure(dir, rows);
-          process.stdout.write(`${label}, batch ${rows}: ${r.tokensPerSecond.toFixed(0)} tokens/s, ${r.msPerCall.toFixed(2)} ms per decode step (${NEW} new tokens)\n`);
+          process.stdout.write(
+            `${label}, batch ${rows}: ${r.tokensPerSecond.toFixed(0)} tokens/s, ${r.msPerCall.toFixed(2)} ms per decode step (${NEW} new tokens)\n`,
+          );
         }
       }
     } finally {

@@ -23,12 +23,24 @@ const WARMUP_STEPS = 5;
 const STEPS = 60;
 
 const FILLER = [
-  'Let us set up the problem carefully. ', 'We have $x = 3$ and $y^2 = 9$, so $y = \\pm 3$. ', 'Adding the two equations gives 12 + 7 = 19. ',
-  'Now substitute back into \\(2a + b = 11\\). ', 'The area is $\\frac{1}{2} b h = 24$. ', 'Checking: $5 \\cdot 4 = 20$, which matches. ',
-  'Wait, that is not right; let me recompute the sum. ', 'By the quadratic formula, $x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}$. ',
-  'Hence the total is 3 + 4 + 5 = 12 items. ', 'Therefore, simplifying further, ',
+  'Let us set up the problem carefully. ',
+  'We have $x = 3$ and $y^2 = 9$, so $y = \\pm 3$. ',
+  'Adding the two equations gives 12 + 7 = 19. ',
+  'Now substitute back into \\(2a + b = 11\\). ',
+  'The area is $\\frac{1}{2} b h = 24$. ',
+  'Checking: $5 \\cdot 4 = 20$, which matches. ',
+  'Wait, that is not right; let me recompute the sum. ',
+  'By the quadratic formula, $x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}$. ',
+  'Hence the total is 3 + 4 + 5 = 12 items. ',
+  'Therefore, simplifying further, ',
 ];
-const FORMS = [(n: number) => `${n}`, (n: number) => `\\frac{${n}}{2}`, (n: number) => `${n}\\sqrt{2}`, (n: number) => `(${n}, ${n + 1})`, (n: number) => `${n}.0`];
+const FORMS = [
+  (n: number) => `${n}`,
+  (n: number) => `\\frac{${n}}{2}`,
+  (n: number) => `${n}\\sqrt{2}`,
+  (n: number) => `(${n}, ${n + 1})`,
+  (n: number) => `${n}.0`,
+];
 
 function completionText(rng: Rng, group: number): string {
   let text = '';
@@ -42,21 +54,38 @@ function completionText(rng: Rng, group: number): string {
 /** Every request body of one agent, built before timing starts (distinct texts: no cache hits across agents). */
 function bodies(agent: number, steps: number, groups: number): string[] {
   const rng = new Rng(1000 + agent);
-  return Array.from({ length: steps }, (_, step) => JSON.stringify({
-    agent: `agent${agent}`,
-    step,
-    groups: Array.from({ length: groups }, (_, g) => ({ id: `s${step}-g${g}`, prompt: `Problem ${g} of step ${step}`, completions: Array.from({ length: K }, () => completionText(rng, step * groups + g)) })),
-  }));
+  return Array.from({ length: steps }, (_, step) =>
+    JSON.stringify({
+      agent: `agent${agent}`,
+      step,
+      groups: Array.from({ length: groups }, (_, g) => ({
+        id: `s${step}-g${g}`,
+        prompt: `Problem ${g} of step ${step}`,
+        completions: Array.from({ length: K }, () => completionText(rng, step * groups + g)),
+      })),
+    }),
+  );
 }
 
 function startService(config: string, journal: string | undefined): Promise<{ url: string; proc: ChildProcess }> {
   const prof = process.env.BENCH_SERVE_PROF;
-  const args = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), path.join(ROOT, 'bin', 'corl.js'), 'serve', '-c', config, '--port', '0', ...(journal === undefined ? [] : ['--journal', journal])];
+  const args = [
+    ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
+    path.join(ROOT, 'bin', 'corl.js'),
+    'serve',
+    '-c',
+    config,
+    '--port',
+    '0',
+    ...(journal === undefined ? [] : ['--journal', journal]),
+  ];
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   return new Promise((resolve, reject) => {
-    proc.stderr!.on('data', (d) => { err += d; });
+    proc.stderr!.on('data', (d) => {
+      err += d;
+    });
     proc.stdout!.on('data', (d) => {
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);
@@ -68,12 +97,22 @@ function startService(config: string, journal: string | undefined): Promise<{ ur
 
 function postJson(agent: http.Agent, url: URL, body: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ agent, host: url.hostname, port: url.port, path: '/v1/groups', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path: '/v1/groups',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -83,7 +122,12 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 }
 
-async function measure(label: string, config: Record<string, unknown>, groups: number, journalDir = os.tmpdir()): Promise<void> {
+async function measure(
+  label: string,
+  config: Record<string, unknown>,
+  groups: number,
+  journalDir = os.tmpdir(),
+): Promise<void> {
   const dir = fs.mkdtempSync(path.join(journalDir, 'corl-bench-serve-'));
   const file = path.join(dir, 'serve.json');
   fs.writeFileSync(file, JSON.stringify(config));
@@ -101,7 +145,10 @@ async function measure(label: string, config: Record<string, unknown>, groups: n
         const t0 = performance.now();
         const r = await postJson(agent, url, all[a]![s]!);
         const ms = performance.now() - t0;
-        if (r.status !== 200) { failures++; if (failures === 1) process.stderr.write(`first failure: HTTP ${r.status} ${r.text.slice(0, 200)}\n`); }
+        if (r.status !== 200) {
+          failures++;
+          if (failures === 1) process.stderr.write(`first failure: HTTP ${r.status} ${r.text.slice(0, 200)}\n`);
+        }
         if (record) latencies.push(ms);
       }
     };
@@ -111,16 +158,40 @@ async function measure(label: string, config: Record<string, unknown>, groups: n
     const seconds = (performance.now() - t0) / 1000;
     latencies.sort((x, y) => x - y);
     const completions = AGENTS * steps * groups * K;
-    process.stdout.write(`${label}, ${groups} group(s) per request: ${AGENTS} agents x ${steps} requests of ${groups} x ${K} completions (${(all[0]![0]!.length / 1024).toFixed(1)} KiB each; ${WARMUP_STEPS} warm-up requests per agent not counted)\n`);
-    process.stdout.write(`  requests ${latencies.length} (${failures} failed), completions ${completions}, ${seconds.toFixed(2)} s\n`);
+    process.stdout.write(
+      `${label}, ${groups} group(s) per request: ${AGENTS} agents x ${steps} requests of ${groups} x ${K} completions (${(all[0]![0]!.length / 1024).toFixed(1)} KiB each; ${WARMUP_STEPS} warm-up requests per agent not counted)\n`,
+    );
+    process.stdout.write(
+      `  requests ${latencies.length} (${failures} failed), completions ${completions}, ${seconds.toFixed(2)} s\n`,
+    );
     process.stdout.write(`  completions scored per second: ${(completions / seconds).toFixed(0)}\n`);
-    process.stdout.write(`  latency ms: p50 ${quantile(latencies, 0.5).toFixed(2)}, p99 ${quantile(latencies, 0.99).toFixed(2)}, max ${latencies[latencies.length - 1]!.toFixed(2)}\n`);
-    const prom = await new Promise<string>((resolve, reject) => http.get(`${service.url}/metrics`, { agent }, (res) => { let t = ''; res.on('data', (c) => { t += c; }); res.on('end', () => resolve(t)); }).on('error', reject));
-    const value = (series: string): number => Number(prom.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1] ?? NaN);
+    process.stdout.write(
+      `  latency ms: p50 ${quantile(latencies, 0.5).toFixed(2)}, p99 ${quantile(latencies, 0.99).toFixed(2)}, max ${latencies[latencies.length - 1]!.toFixed(2)}\n`,
+    );
+    const prom = await new Promise<string>((resolve, reject) =>
+      http
+        .get(`${service.url}/metrics`, { agent }, (res) => {
+          let t = '';
+          res.on('data', (c) => {
+            t += c;
+          });
+          res.on('end', () => resolve(t));
+        })
+        .on('error', reject),
+    );
+    const value = (series: string): number =>
+      Number(
+        prom
+          .split('\n')
+          .find((l) => l.startsWith(`${series} `))
+          ?.split(' ')[1] ?? NaN,
+      );
     if (journalOff) return;
     const syncs = value('corl_serve_journal_sync_seconds_count');
     const records = value('corl_serve_journal_records_total');
-    process.stdout.write(`  journal (warm-up included): ${syncs} fdatasyncs, mean ${((value('corl_serve_journal_sync_seconds_sum') / syncs) * 1000).toFixed(2)} ms, ${(records / syncs).toFixed(1)} records per sync\n`);
+    process.stdout.write(
+      `  journal (warm-up included): ${syncs} fdatasyncs, mean ${((value('corl_serve_journal_sync_seconds_sum') / syncs) * 1000).toFixed(2)} ms, ${(records / syncs).toFixed(1)} records per sync\n`,
+    );
   } finally {
     agent.destroy();
     const exited = new Promise((r) => service.proc.once('exit', r));
@@ -137,13 +208,47 @@ export const bench: Bench = {
     const agents = Array.from({ length: AGENTS }, (_, i) => ({ name: `agent${i}` }));
     const serve = { port: 0, groupSize: K, exchange: { wait: 60, keepSteps: 64 } };
     for (const groups of REQUEST_SIZES) {
-      await measure('ring (Co-RL exchange, each agent waits for its peer)', { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve }, groups);
-      await measure('ring, journal off (serve.journal: false)', { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve: { ...serve, journal: false } }, groups);
-      await measure('self (TTRL, no waiting)', { name: 'bench-serve-self', agents, topology: 'corl:self', reward: 'corl:vote', serve }, groups);
-      await measure('self, journal off (serve.journal: false)', { name: 'bench-serve-self', agents, topology: 'corl:self', reward: 'corl:vote', serve: { ...serve, journal: false } }, groups);
+      await measure(
+        'ring (Co-RL exchange, each agent waits for its peer)',
+        { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve },
+        groups,
+      );
+      await measure(
+        'ring, journal off (serve.journal: false)',
+        {
+          name: 'bench-serve-ring',
+          agents,
+          topology: 'corl:ring',
+          reward: 'corl:vote',
+          serve: { ...serve, journal: false },
+        },
+        groups,
+      );
+      await measure(
+        'self (TTRL, no waiting)',
+        { name: 'bench-serve-self', agents, topology: 'corl:self', reward: 'corl:vote', serve },
+        groups,
+      );
+      await measure(
+        'self, journal off (serve.journal: false)',
+        {
+          name: 'bench-serve-self',
+          agents,
+          topology: 'corl:self',
+          reward: 'corl:vote',
+          serve: { ...serve, journal: false },
+        },
+        groups,
+      );
       // The journal's fdatasync sets the latency floor; on tmpfs it costs next to nothing, which
       // shows what the service's own work costs.
-      if (fs.existsSync('/dev/shm')) await measure('ring, journal on tmpfs (/dev/shm)', { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve }, groups, '/dev/shm');
+      if (fs.existsSync('/dev/shm'))
+        await measure(
+          'ring, journal on tmpfs (/dev/shm)',
+          { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve },
+          groups,
+          '/dev/shm',
+        );
     }
   },
 };

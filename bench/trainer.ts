@@ -14,26 +14,45 @@ export const bench: Bench = {
   async run() {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corl-bench-trainer-'));
     try {
-      const train64 = Array.from({ length: 64 }, (_, i) => ({ id: `p${i}`, prompt: `What is ${i} + 1?`, answer: String(i + 1) }));
+      const train64 = Array.from({ length: 64 }, (_, i) => ({
+        id: `p${i}`,
+        prompt: `What is ${i} + 1?`,
+        answer: String(i + 1),
+      }));
       const answers = Array.from({ length: 12 }, (_, i) => String(i));
       const config = {
         name: 'bench-trainer',
         plugins: [path.join(__dirname, '../test/fixtures/categorical-policy.js')],
         task: { use: 'corl:inline', options: { train: train64 } },
-        agents: [{ policy: { use: 'test:categorical', options: { answers } } }, { policy: { use: 'test:categorical', options: { answers } } }],
+        agents: [
+          { policy: { use: 'test:categorical', options: { answers } } },
+          { policy: { use: 'test:categorical', options: { answers } } },
+        ],
         topology: 'corl:ring',
         reward: 'corl:vote',
         trainer: { steps: 40, batchSize: 32, groupSize: 8, evalEvery: 0, checkpointEvery: 0 },
         eval: { atStart: false },
       };
       const loaded = await loadConfigValue(config, { baseDir: dir });
-      const run = await RunDirectory.create(path.join(dir, 'run'), loaded.config, loaded.source, { baseDir: dir, supervised: false });
+      const run = await RunDirectory.create(path.join(dir, 'run'), loaded.config, loaded.source, {
+        baseDir: dir,
+        supervised: false,
+      });
       await train(loaded, { run });
-      const rows = fs.readFileSync(path.join(run.dir, 'timing.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).slice(5);
+      const rows = fs
+        .readFileSync(path.join(run.dir, 'timing.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .slice(5);
       const mean = (k: string): number => rows.reduce((a, r) => a + r[k], 0) / rows.length;
       process.stdout.write(`steps measured: ${rows.length} (first 5 skipped as warm-up)\n`);
-      process.stdout.write(`ms per step: total ${mean('totalMs').toFixed(2)}, sampling ${mean('sampleMs').toFixed(2)}, keys+rewards ${mean('rewardMs').toFixed(2)}, updates ${mean('updateMs').toFixed(2)}\n`);
-      process.stdout.write(`completions handled per second by the loop: ${((2 * 32 * 8) / (mean('totalMs') / 1000)).toFixed(0)}\n`);
+      process.stdout.write(
+        `ms per step: total ${mean('totalMs').toFixed(2)}, sampling ${mean('sampleMs').toFixed(2)}, keys+rewards ${mean('rewardMs').toFixed(2)}, updates ${mean('updateMs').toFixed(2)}\n`,
+      );
+      process.stdout.write(
+        `completions handled per second by the loop: ${((2 * 32 * 8) / (mean('totalMs') / 1000)).toFixed(0)}\n`,
+      );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -27,7 +27,16 @@ const WARMUP = 2;
 const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
 
 function options(threads: number, worker: boolean, extra: Record<string, unknown> = {}): TransformerOptions {
-  const o: Record<string, unknown> = { tokenizer: { alphabet: ALPHABET }, dModel: 128, layers: 4, heads: 4, context: 64, threads, worker, ...extra };
+  const o: Record<string, unknown> = {
+    tokenizer: { alphabet: ALPHABET },
+    dModel: 128,
+    layers: 4,
+    heads: 4,
+    context: 64,
+    threads,
+    worker,
+    ...extra,
+  };
   const validate = new Ajv({ useDefaults: true, strict: false }).compile(TRANSFORMER_OPTIONS_SCHEMA);
   if (!validate(o)) throw new Error(`bench options invalid: ${JSON.stringify(validate.errors)}`);
   return o as unknown as TransformerOptions;
@@ -89,17 +98,23 @@ function trainFlops(o: TransformerOptions, vocab: number, rows: number, T: numbe
 function printProfile(ps: readonly ShardProfile[], steps: number, wallMs: number): void {
   const per = (ms: number) => fmt(ms / steps, 1);
   ps.forEach((p, i) => {
-    const jobs = Object.entries(p.jobs).map(([k, v]) => `${k} ${per(v.ms)} ms (${fmt(v.calls / steps, 1)} calls)`).join(', ');
+    const jobs = Object.entries(p.jobs)
+      .map(([k, v]) => `${k} ${per(v.ms)} ms (${fmt(v.calls / steps, 1)} calls)`)
+      .join(', ');
     out(`    shard ${i}: jobs ${jobs || 'none'}`);
     let ort = 0;
     let total = 0;
     for (const [k, v] of Object.entries(p.sessions)) {
       ort += v.ortMs;
       total += v.totalMs;
-      out(`      graph ${k}: ${fmt(v.calls / steps, 1)} runs, onnxruntime ${per(v.ortMs)} ms, feed/fetch wrapping ${per(v.totalMs - v.ortMs)} ms`);
+      out(
+        `      graph ${k}: ${fmt(v.calls / steps, 1)} runs, onnxruntime ${per(v.ortMs)} ms, feed/fetch wrapping ${per(v.totalMs - v.ortMs)} ms`,
+      );
     }
     const jobMs = Object.values(p.jobs).reduce((a, v) => a + v.ms, 0);
-    out(`      shard JS outside sessions ${per(jobMs - total)} ms; onnxruntime ${fmt((100 * ort) / Math.max(jobMs, 1e-9), 0)}% of the shard's job time`);
+    out(
+      `      shard JS outside sessions ${per(jobMs - total)} ms; onnxruntime ${fmt((100 * ort) / Math.max(jobMs, 1e-9), 0)}% of the shard's job time`,
+    );
   });
   const busiest = Math.max(...ps.map((p) => Object.values(p.jobs).reduce((a, v) => a + v.ms, 0)));
   out(`    outside the shards (policy thread: batching, gradient sums, messages): ${per(wallMs - busiest)} ms`);
@@ -119,7 +134,11 @@ interface Yardstick {
 }
 
 async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, mm: Yardstick): Promise<void> {
-  const o = options(c.threads, c.worker, process.env.CORL_BENCH_MICRO ? { microBatchTokens: Number(process.env.CORL_BENCH_MICRO) } : {});
+  const o = options(
+    c.threads,
+    c.worker,
+    process.env.CORL_BENCH_MICRO ? { microBatchTokens: Number(process.env.CORL_BENCH_MICRO) } : {},
+  );
   const p = new TransformerPolicy(o, 1);
   const rng = new Rng(11);
   try {
@@ -132,9 +151,24 @@ async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, mm
         // END + 15 prompt characters, then 33 completion tokens: 48 input positions, 33 trained.
         const samples = Array.from({ length: ROWS }, (_, i) => {
           const tokenIds = Array.from({ length: TRAIN_T + 1 - PROMPT }, () => 2 + Math.floor(rng.next() * 30));
-          return { prompt: randomText(rng, PROMPT - 1), completion: { text: '', tokenIds, logprobs: tokenIds.map(() => -3.4 + 0.1 * rng.next()), finishReason: 'length' as const }, advantage: i % 2 ? 1 : -1 };
+          return {
+            prompt: randomText(rng, PROMPT - 1),
+            completion: {
+              text: '',
+              tokenIds,
+              logprobs: tokenIds.map(() => -3.4 + 0.1 * rng.next()),
+              finishReason: 'length' as const,
+            },
+            advantage: i % 2 ? 1 : -1,
+          };
         });
-        await p.update({ samples, loss: { type: 'grpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, maxCompletionLength: NEW }, temperature: 1, step, totalSteps: 1000 });
+        await p.update({
+          samples,
+          loss: { type: 'grpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, maxCompletionLength: NEW },
+          temperature: 1,
+          step,
+          totalSteps: 1000,
+        });
       }
     };
     for (let i = 0; i < WARMUP; i++) await run(i);
@@ -152,11 +186,21 @@ async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, mm
     const flops = trainFlops(o, p.arch.vocab, ROWS, TRAIN_T);
     const best = Math.min(...times);
     const med = median(times);
-    out(`  training (${objective === 'ce' ? 'pretrainStep, cross-entropy' : 'update, GRPO β=0'}) ${c.label}: ${fmt(tokens / (best / 1000))} tokens/s best, ${fmt(tokens / (med / 1000))} median over ${steps} steps; ms/step best ${fmt(best, 1)}, median ${fmt(med, 1)}`);
+    out(
+      `  training (${objective === 'ce' ? 'pretrainStep, cross-entropy' : 'update, GRPO β=0'}) ${c.label}: ${fmt(tokens / (best / 1000))} tokens/s best, ${fmt(tokens / (med / 1000))} median over ${steps} steps; ms/step best ${fmt(best, 1)}, median ${fmt(med, 1)}`,
+    );
     const perCpu = (flops * steps) / cpu / 1e9;
-    out(`    model FLOPs/step ${fmt(flops / 1e9, 1)} G → ${fmt(flops / (best / 1000) / 1e9, 1)} GFLOP/s best = ${fmt((100 * flops) / (best / 1000) / 1e9 / mm.best, 0)}% of the MatMul's ${fmt(mm.best, 1)} GFLOP/s (wall, best vs best); per CPU-second ${fmt(perCpu, 1)} vs the MatMul's ${fmt(mm.perCpu, 1)} = ${fmt((100 * perCpu) / mm.perCpu, 0)}%`);
-    out(`    CPU time ${fmt((cpu * 1000) / steps, 0)} ms/step over all threads = ${fmt((tokens * steps) / cpu)} tokens per CPU-second (×${c.threads} = ${fmt((tokens * steps * c.threads) / cpu)} tokens/s if the ${c.threads} core(s) were not shared)`);
-    printProfile(prof, steps, times.reduce((a, b) => a + b, 0));
+    out(
+      `    model FLOPs/step ${fmt(flops / 1e9, 1)} G → ${fmt(flops / (best / 1000) / 1e9, 1)} GFLOP/s best = ${fmt((100 * flops) / (best / 1000) / 1e9 / mm.best, 0)}% of the MatMul's ${fmt(mm.best, 1)} GFLOP/s (wall, best vs best); per CPU-second ${fmt(perCpu, 1)} vs the MatMul's ${fmt(mm.perCpu, 1)} = ${fmt((100 * perCpu) / mm.perCpu, 0)}%`,
+    );
+    out(
+      `    CPU time ${fmt((cpu * 1000) / steps, 0)} ms/step over all threads = ${fmt((tokens * steps) / cpu)} tokens per CPU-second (×${c.threads} = ${fmt((tokens * steps * c.threads) / cpu)} tokens/s if the ${c.threads} core(s) were not shared)`,
+    );
+    printProfile(
+      prof,
+      steps,
+      times.reduce((a, b) => a + b, 0),
+    );
   } finally {
     await p.close();
   }
@@ -169,7 +213,11 @@ async function sampleBench(c: Config, reps: number, mm: Yardstick): Promise<void
     const run = async (seed: number, fixed: boolean) => {
       // END + 15 characters = a 16-token prompt; 256 distinct prompts, one row each.
       const requests = Array.from({ length: ROWS }, () => ({ prompt: randomText(rng, PROMPT - 1) }));
-      const r = await p.sample(requests, { n: 1, temperature: 1, topP: 1, maxTokens: NEW, seed }, fixed ? { minTokens: NEW } : undefined);
+      const r = await p.sample(
+        requests,
+        { n: 1, temperature: 1, topP: 1, maxTokens: NEW, seed },
+        fixed ? { minTokens: NEW } : undefined,
+      );
       return r.reduce((a, g) => a + g[0]!.tokenIds.length, 0);
     };
     for (let i = 0; i < WARMUP; i++) await run(i, true);
@@ -187,7 +235,9 @@ async function sampleBench(c: Config, reps: number, mm: Yardstick): Promise<void
     const best = Math.min(...times);
     const med = median(times);
     const tokens = ROWS * NEW;
-    out(`  sampling ${c.label}: ${fmt(tokens / (best / 1000))} tokens/s best, ${fmt(tokens / (med / 1000))} median over ${reps} calls; ms per call best ${fmt(best, 1)} (${fmt(best / NEW, 2)} ms per decoding step of ${ROWS} rows)`);
+    out(
+      `  sampling ${c.label}: ${fmt(tokens / (best / 1000))} tokens/s best, ${fmt(tokens / (med / 1000))} median over ${reps} calls; ms per call best ${fmt(best, 1)} (${fmt(best / NEW, 2)} ms per decoding step of ${ROWS} rows)`,
+    );
     // Model FLOPs of a call: the prompt's forward (2·params per token) and each new token's, plus attention.
     const o = p.options;
     const d = o.dModel;
@@ -195,13 +245,23 @@ async function sampleBench(c: Config, reps: number, mm: Yardstick): Promise<void
     let flops = 2 * matmulParams * ROWS * (PROMPT + NEW - 1);
     for (let t = 1; t < PROMPT + NEW; t++) flops += o.layers * 2 * 2 * ROWS * t * d;
     const perCpu = (flops * reps) / cpu / 1e9;
-    out(`    model FLOPs/call ${fmt(flops / 1e9, 2)} G → ${fmt(flops / (best / 1000) / 1e9, 1)} GFLOP/s best = ${fmt((100 * flops) / (best / 1000) / 1e9 / mm.best, 0)}% of the MatMul (wall); per CPU-second ${fmt(perCpu, 1)} = ${fmt((100 * perCpu) / mm.perCpu, 0)}% of the MatMul's`);
-    out(`    CPU time ${fmt((cpu * 1000) / reps, 0)} ms/call over all threads = ${fmt((tokens * reps) / cpu)} tokens per CPU-second (×${c.threads} = ${fmt((tokens * reps * c.threads) / cpu)} tokens/s if the ${c.threads} core(s) were not shared)`);
-    printProfile(prof, reps, times.reduce((a, b) => a + b, 0));
+    out(
+      `    model FLOPs/call ${fmt(flops / 1e9, 2)} G → ${fmt(flops / (best / 1000) / 1e9, 1)} GFLOP/s best = ${fmt((100 * flops) / (best / 1000) / 1e9 / mm.best, 0)}% of the MatMul (wall); per CPU-second ${fmt(perCpu, 1)} = ${fmt((100 * perCpu) / mm.perCpu, 0)}% of the MatMul's`,
+    );
+    out(
+      `    CPU time ${fmt((cpu * 1000) / reps, 0)} ms/call over all threads = ${fmt((tokens * reps) / cpu)} tokens per CPU-second (×${c.threads} = ${fmt((tokens * reps * c.threads) / cpu)} tokens/s if the ${c.threads} core(s) were not shared)`,
+    );
+    printProfile(
+      prof,
+      reps,
+      times.reduce((a, b) => a + b, 0),
+    );
     // The same call without a minimum length: rows stop at the end token as in training runs.
     const t0 = performance.now();
     const n = await run(999, false);
-    out(`    free-running (rows stop on the end token): ${n} tokens in ${fmt(performance.now() - t0, 1)} ms = ${fmt(n / ((performance.now() - t0) / 1000))} tokens/s`);
+    out(
+      `    free-running (rows stop on the end token): ${n} tokens in ${fmt(performance.now() - t0, 1)} ms = ${fmt(n / ((performance.now() - t0) / 1000))} tokens/s`,
+    );
   } finally {
     await p.close();
   }
@@ -209,7 +269,8 @@ async function sampleBench(c: Config, reps: number, mm: Yardstick): Promise<void
 
 export const bench: Bench = {
   name: 'transformer',
-  description: 'embedded transformer (d 128, 4 layers, 4 heads, V 32, ctx 64): training and sampling tokens/s vs a 512³ MatMul',
+  description:
+    'embedded transformer (d 128, 4 layers, 4 heads, V 32, ctx 64): training and sampling tokens/s vs a 512³ MatMul',
   async run() {
     const steps = env('CORL_BENCH_STEPS', 5);
     const reps = env('CORL_BENCH_REPS', 5);
@@ -221,17 +282,29 @@ export const bench: Bench = {
     const only = process.env.CORL_BENCH_CONFIGS?.split(',').map(Number);
     const configs = only ? all.filter((_, i) => only.includes(i)) : all;
     const arch = new TransformerPolicy(options(1, false), 1);
-    out(`model: ${fmt(parameterCount(arch.arch))} parameters, vocabulary ${arch.arch.vocab}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} on ${os.cpus().length} cores`);
+    out(
+      `model: ${fmt(parameterCount(arch.arch))} parameters, vocabulary ${arch.arch.vocab}; load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')} on ${os.cpus().length} cores`,
+    );
     await arch.close();
     const what = (process.env.CORL_BENCH_WHAT ?? 'ce,grpo,sample').split(',');
     for (const c of configs) {
       // Measured again before every configuration: on a shared machine the load changes within minutes.
       const ref = await matmulGflops(c.threads);
-      out(`MatMul 512³ float32 (onnxruntime-node, ${c.threads} thread${c.threads > 1 ? 's' : ''}): ${fmt(ref.best, 1)} GFLOP/s best, ${fmt(ref.median, 1)} median, ${fmt(ref.perCpu, 1)} per CPU-second; load average ${os.loadavg()[0]!.toFixed(2)}`);
+      out(
+        `MatMul 512³ float32 (onnxruntime-node, ${c.threads} thread${c.threads > 1 ? 's' : ''}): ${fmt(ref.best, 1)} GFLOP/s best, ${fmt(ref.median, 1)} median, ${fmt(ref.perCpu, 1)} per CPU-second; load average ${os.loadavg()[0]!.toFixed(2)}`,
+      );
       if (what.includes('ce')) await trainBench(c, 'ce', steps, ref);
       if (what.includes('grpo')) await trainBench(c, 'grpo', steps, ref);
       if (what.includes('sample')) await sampleBench(c, reps, ref);
     }
-    out(`load average after: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    out(
+      `load average after: ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    );
   },
 };

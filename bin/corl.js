@@ -1,3 +1,7 @@
 #!/usr/bin/env node
 'use strict';
-require('../dist/entry/cli.js').main().then((code) => { process.exitCode = code; });
+require('../dist/entry/cli.js')
+  .main()
+  .then((code) => {
+    process.exitCode = code;
+  });

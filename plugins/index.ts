@@ -13,5 +13,6 @@ import * as topologies from './topologies';
  * third-party plugin module takes.
  */
 export async function register(container: DependencyContainer): Promise<void> {
-  for (const m of [tasks, answers, policies, rewards, topologies, diversity, advantages, metrics]) await m.register(container);
+  for (const m of [tasks, answers, policies, rewards, topologies, diversity, advantages, metrics])
+    await m.register(container);
 }

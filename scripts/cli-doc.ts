@@ -10,7 +10,16 @@ const WIDTH = 100;
 export function helpText(cmd: Command): string {
   let text = '';
   cmd.configureHelp({ helpWidth: WIDTH });
-  cmd.configureOutput({ writeOut: (s) => { text += s; }, writeErr: (s) => { text += s; }, getOutHelpWidth: () => WIDTH, getErrHelpWidth: () => WIDTH });
+  cmd.configureOutput({
+    writeOut: (s) => {
+      text += s;
+    },
+    writeErr: (s) => {
+      text += s;
+    },
+    getOutHelpWidth: () => WIDTH,
+    getErrHelpWidth: () => WIDTH,
+  });
   cmd.outputHelp();
   return text.replace(/[ \t]+$/gm, '').trimEnd();
 }

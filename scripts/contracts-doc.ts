@@ -29,7 +29,10 @@ interface Declaration {
 
 function jsDoc(node: ts.Node): string {
   const docs = (node as { jsDoc?: ts.JSDoc[] }).jsDoc ?? [];
-  const text = docs.map((d) => (typeof d.comment === 'string' ? d.comment : ts.getTextOfJSDocComment(d.comment) ?? '')).join('\n').trim();
+  const text = docs
+    .map((d) => (typeof d.comment === 'string' ? d.comment : (ts.getTextOfJSDocComment(d.comment) ?? '')))
+    .join('\n')
+    .trim();
   return text.replace(/\{@link\s+([^}\s]+)\s*\}/g, '`$1`');
 }
 
@@ -57,27 +60,68 @@ function declarations(file: string, text: string, missing: string[]): Declaratio
   for (const st of sf.statements) {
     if (!isExported(st)) continue;
     if (ts.isInterfaceDeclaration(st)) {
-      const members = st.members.map((m) => ({ signature: signature(m, sf), doc: needDoc(jsDoc(m), `${st.name.text}.${m.name?.getText(sf) ?? '(call signature)'}`) }));
+      const members = st.members.map((m) => ({
+        signature: signature(m, sf),
+        doc: needDoc(jsDoc(m), `${st.name.text}.${m.name?.getText(sf) ?? '(call signature)'}`),
+      }));
       const heritage = st.heritageClauses?.map((h) => h.getText(sf)).join(' ') ?? '';
       const generics = st.typeParameters ? `<${st.typeParameters.map((p) => p.getText(sf)).join(', ')}>` : '';
-      out.push({ name: st.name.text, kind: 'interface', doc: needDoc(jsDoc(st), st.name.text), head: oneLine(`interface ${st.name.text}${generics} ${heritage}`), members });
+      out.push({
+        name: st.name.text,
+        kind: 'interface',
+        doc: needDoc(jsDoc(st), st.name.text),
+        head: oneLine(`interface ${st.name.text}${generics} ${heritage}`),
+        members,
+      });
     } else if (ts.isTypeAliasDeclaration(st)) {
-      out.push({ name: st.name.text, kind: 'type', doc: needDoc(jsDoc(st), st.name.text), head: oneLine(st.getText(sf).replace(/^export\s+/, '')), members: [] });
+      out.push({
+        name: st.name.text,
+        kind: 'type',
+        doc: needDoc(jsDoc(st), st.name.text),
+        head: oneLine(st.getText(sf).replace(/^export\s+/, '')),
+        members: [],
+      });
     } else if (ts.isClassDeclaration(st) && st.name) {
       const members = st.members
-        .filter((m) => !(ts.canHaveModifiers(m) ? ts.getModifiers(m) ?? [] : []).some((x) => x.kind === ts.SyntaxKind.PrivateKeyword) && !ts.isConstructorDeclaration(m))
+        .filter(
+          (m) =>
+            !(ts.canHaveModifiers(m) ? (ts.getModifiers(m) ?? []) : []).some(
+              (x) => x.kind === ts.SyntaxKind.PrivateKeyword,
+            ) && !ts.isConstructorDeclaration(m),
+        )
         .map((m) => ({ signature: signature(m, sf).replace(/\s*\{.*$/, ''), doc: jsDoc(m) }));
       const heritage = st.heritageClauses?.map((h) => h.getText(sf)).join(' ') ?? '';
-      out.push({ name: st.name.text, kind: 'class', doc: needDoc(jsDoc(st), st.name.text), head: oneLine(`class ${st.name.text} ${heritage}`), members });
+      out.push({
+        name: st.name.text,
+        kind: 'class',
+        doc: needDoc(jsDoc(st), st.name.text),
+        head: oneLine(`class ${st.name.text} ${heritage}`),
+        members,
+      });
     } else if (ts.isVariableStatement(st)) {
       for (const d of st.declarationList.declarations) {
         const name = d.name.getText(sf);
         const type = d.type ? `: ${d.type.getText(sf)}` : '';
-        const value = d.initializer && d.initializer.getText(sf).length <= 60 ? ` = ${oneLine(d.initializer.getText(sf))}` : '';
-        out.push({ name, kind: 'const', doc: needDoc(jsDoc(st), name), head: oneLine(`const ${name}${type}${value}`), members: [] });
+        const value =
+          d.initializer && d.initializer.getText(sf).length <= 60 ? ` = ${oneLine(d.initializer.getText(sf))}` : '';
+        out.push({
+          name,
+          kind: 'const',
+          doc: needDoc(jsDoc(st), name),
+          head: oneLine(`const ${name}${type}${value}`),
+          members: [],
+        });
       }
     } else if (ts.isFunctionDeclaration(st) && st.name) {
-      out.push({ name: st.name.text, kind: 'function', doc: needDoc(jsDoc(st), st.name.text), head: signature(st, sf).replace(/^export\s+/, '').replace(/\s*\{.*$/, ''), members: [] });
+      out.push({
+        name: st.name.text,
+        kind: 'function',
+        doc: needDoc(jsDoc(st), st.name.text),
+        head: signature(st, sf)
+          .replace(/^export\s+/, '')
+          .replace(/\s*\{.*$/, ''),
+        members: [],
+      });
     }
   }
   // Class members without their own JSDoc take the doc of the interface member they implement.
@@ -86,7 +130,9 @@ function declarations(file: string, text: string, missing: string[]): Declaratio
     c.members = c.members.map((m) => {
       if (m.doc) return m;
       const name = m.signature.replace(/^(get |set |readonly |static )*/, '').match(/^[\w$]+/)?.[0];
-      const from = implemented.flatMap((i) => i.members).find((im) => im.signature.replace(/^readonly /, '').startsWith(`${name}`));
+      const from = implemented
+        .flatMap((i) => i.members)
+        .find((im) => im.signature.replace(/^readonly /, '').startsWith(`${name}`));
       if (!from) missing.push(`${c.name}.${name}`);
       return { ...m, doc: from?.doc ?? '' };
     });
@@ -101,8 +147,12 @@ function escapeCode(s: string): string {
 /** The whole page. Throws when a contract declaration or member has no JSDoc. */
 export function contractsReference(root: string): string {
   const missing: string[] = [];
-  const files = contractFiles(root).map((rel) => ({ rel, decls: declarations(rel, fs.readFileSync(path.join(root, rel), 'utf8'), missing) }));
-  if (missing.length) throw new Error(`every contract declaration and member needs JSDoc; missing for:\n  ${missing.join('\n  ')}`);
+  const files = contractFiles(root).map((rel) => ({
+    rel,
+    decls: declarations(rel, fs.readFileSync(path.join(root, rel), 'utf8'), missing),
+  }));
+  if (missing.length)
+    throw new Error(`every contract declaration and member needs JSDoc; missing for:\n  ${missing.join('\n  ')}`);
   const out = [
     '# Contracts',
     '',
@@ -115,8 +165,15 @@ export function contractsReference(root: string): string {
     '| kind | interface | contract suite (`corl/testing`) |',
     '| --- | --- | --- |',
     ...[
-      ['task', 'Task'], ['policy', 'Policy'], ['reward', 'RewardSource'], ['topology', 'Topology'], ['diversity', 'DiversityStrategy'],
-      ['extractor', 'AnswerExtractor'], ['equivalence', 'Equivalence'], ['advantage', 'AdvantageEstimator'], ['metrics', 'MetricsSink'],
+      ['task', 'Task'],
+      ['policy', 'Policy'],
+      ['reward', 'RewardSource'],
+      ['topology', 'Topology'],
+      ['diversity', 'DiversityStrategy'],
+      ['extractor', 'AnswerExtractor'],
+      ['equivalence', 'Equivalence'],
+      ['advantage', 'AdvantageEstimator'],
+      ['metrics', 'MetricsSink'],
     ].map(([kind, iface]) => `| \`${kind}\` | [\`${iface}\`](#${iface!.toLowerCase()}) | \`${kind}Contract\` |`),
     '',
     '## Files',
@@ -127,7 +184,16 @@ export function contractsReference(root: string): string {
   for (const f of files) {
     out.push(`## ${f.rel}`, '');
     for (const d of f.decls) {
-      out.push(`### ${d.name}`, '', '```ts', d.kind === 'interface' || d.kind === 'class' ? `${d.head} { … }` : d.head, '```', '', d.doc, '');
+      out.push(
+        `### ${d.name}`,
+        '',
+        '```ts',
+        d.kind === 'interface' || d.kind === 'class' ? `${d.head} { … }` : d.head,
+        '```',
+        '',
+        d.doc,
+        '',
+      );
       if (d.members.length) {
         for (const m of d.members) out.push(`- ${escapeCode(m.signature)} — ${m.doc.replace(/\s*\n\s*/g, ' ')}`);
         out.push('');
@@ -138,5 +204,8 @@ export function contractsReference(root: string): string {
 }
 
 function anchor(heading: string): string {
-  return heading.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
+  return heading
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .replace(/ /g, '-');
 }

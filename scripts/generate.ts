@@ -60,7 +60,15 @@ function errorsReference(): string {
   return out.join('\n');
 }
 
-function configReference(manifests: readonly { name: string; kind: string; description: string; options: JsonSchema; usesGroundTruth?: unknown }[]): string {
+function configReference(
+  manifests: readonly {
+    name: string;
+    kind: string;
+    description: string;
+    options: JsonSchema;
+    usesGroundTruth?: unknown;
+  }[],
+): string {
   const out = [
     '# Config reference',
     '',
@@ -80,7 +88,12 @@ function configReference(manifests: readonly { name: string; kind: string; descr
     if (!mine.length) continue;
     out.push(`### ${kind}`, '');
     for (const m of mine) {
-      const gt = m.usesGroundTruth === true ? ' *Uses ground truth.*' : typeof m.usesGroundTruth === 'function' ? ' *Uses ground truth when a part does.*' : '';
+      const gt =
+        m.usesGroundTruth === true
+          ? ' *Uses ground truth.*'
+          : typeof m.usesGroundTruth === 'function'
+            ? ' *Uses ground truth when a part does.*'
+            : '';
       out.push(`#### \`${m.name}\``, '', `${m.description}.${gt}`, '');
       const rows = fieldsTable(m.options, '');
       out.push(...(rows.length > 2 ? rows : ['No options.']), '');
@@ -97,10 +110,18 @@ function fieldsTable(schema: JsonSchema, prefix: string): string[] {
     for (const [k, v] of Object.entries(props)) {
       if (k === '$schema') continue;
       const name = p ? `${p}.${k}` : k;
-      const def = v.default !== undefined && typeof v.default !== 'object' ? `\`${JSON.stringify(v.default)}\`` : Array.isArray(v.default) ? `\`${JSON.stringify(v.default)}\`` : required.has(k) ? 'required' : '';
+      const def =
+        v.default !== undefined && typeof v.default !== 'object'
+          ? `\`${JSON.stringify(v.default)}\``
+          : Array.isArray(v.default)
+            ? `\`${JSON.stringify(v.default)}\``
+            : required.has(k)
+              ? 'required'
+              : '';
       rows.push(`| \`${name}\` | ${typeName(v)} | ${def} | ${String(v.description ?? '').replace(/\|/g, '\\|')} |`);
       if (v.type === 'object' && v.properties) walk(v, name);
-      if (v.type === 'array' && (v.items as JsonSchema | undefined)?.properties) walk(v.items as JsonSchema, `${name}[]`);
+      if (v.type === 'array' && (v.items as JsonSchema | undefined)?.properties)
+        walk(v.items as JsonSchema, `${name}[]`);
     }
   };
   walk(schema, prefix);
@@ -133,5 +154,8 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  main().catch((e) => { process.stderr.write(String(e?.stack ?? e) + '\n'); process.exitCode = 1; });
+  main().catch((e) => {
+    process.stderr.write(String(e?.stack ?? e) + '\n');
+    process.exitCode = 1;
+  });
 }

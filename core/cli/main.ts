@@ -16,7 +16,19 @@ import { validateCommand } from './commands/validate';
 import { exitQuietlyOnBrokenPipe, reportError } from './output';
 
 /** Every command of `corl`, in help order. Each file adds one command to the program. */
-const COMMANDS: ((program: Command) => void)[] = [trainCommand, pretrainCommand, evalCommand, agreementCommand, validateCommand, listCommand, compareCommand, reportCommand, answersCommand, serveCommand, rephraseCommand];
+const COMMANDS: ((program: Command) => void)[] = [
+  trainCommand,
+  pretrainCommand,
+  evalCommand,
+  agreementCommand,
+  validateCommand,
+  listCommand,
+  compareCommand,
+  reportCommand,
+  answersCommand,
+  serveCommand,
+  rephraseCommand,
+];
 
 /** Build the `corl` program. */
 export function buildProgram(): Command {
@@ -27,7 +39,10 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(`CORL_ERR_CLI_USAGE: ${str.replace(/^error: /, '')}`) });
   for (const add of COMMANDS) add(program);
-  for (const c of program.commands) c.exitOverride().configureOutput({ outputError: (str, write) => write(`CORL_ERR_CLI_USAGE: ${str.replace(/^error: /, '')}`) });
+  for (const c of program.commands)
+    c.exitOverride().configureOutput({
+      outputError: (str, write) => write(`CORL_ERR_CLI_USAGE: ${str.replace(/^error: /, '')}`),
+    });
   return program;
 }
 
@@ -48,5 +63,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
 }
 
 if (require.main === module) {
-  main().then((code) => { process.exitCode = code; });
+  main().then((code) => {
+    process.exitCode = code;
+  });
 }

@@ -16,7 +16,9 @@ export function intFlag(name: string, value: string | undefined, min = 0): numbe
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) {
-    throw new CorlError('CORL_ERR_CLI_USAGE', `expected ${name} to be an integer >= ${min}, got "${value}"`, { where: name });
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected ${name} to be an integer >= ${min}, got "${value}"`, {
+      where: name,
+    });
   }
   return n;
 }
@@ -29,7 +31,10 @@ export function pct(v: number | undefined): string {
 /** Left-aligned text table. */
 export function table(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => { widths[i] = Math.max(widths[i] ?? 0, c.length); });
+  for (const r of rows)
+    r.forEach((c, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, c.length);
+    });
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
 }
 

@@ -56,13 +56,20 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
     text = fs.readFileSync(abs, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new CorlError('CORL_ERR_CONFIG_NOT_FOUND', `expected a readable config file, got ${code === 'ENOENT' ? 'no file' : code === 'EISDIR' ? 'a folder' : (e as Error).message} at ${abs}`, { where: file });
+    throw new CorlError(
+      'CORL_ERR_CONFIG_NOT_FOUND',
+      `expected a readable config file, got ${code === 'ENOENT' ? 'no file' : code === 'EISDIR' ? 'a folder' : (e as Error).message} at ${abs}`,
+      { where: file },
+    );
   }
   return loadConfigText(text, { ...options, file: abs, name: path.basename(abs).replace(/\.jsonc?$/i, '') });
 }
 
 /** Validate a config given as text (with positions for errors). */
-export async function loadConfigText(text: string, options: LoadOptions & { file?: string; name?: string; baseDir?: string } = {}): Promise<LoadedConfig> {
+export async function loadConfigText(
+  text: string,
+  options: LoadOptions & { file?: string; name?: string; baseDir?: string } = {},
+): Promise<LoadedConfig> {
   const where = options.file ?? '<config>';
   const parseErrors: ParseError[] = [];
   const tree = parseTree(text, parseErrors, { allowTrailingComma: true, disallowComments: false });
@@ -70,10 +77,14 @@ export async function loadConfigText(text: string, options: LoadOptions & { file
   if (parseErrors.length || !tree) {
     const first = parseErrors[0];
     const pos = first ? lineColumn(starts, first.offset) : { line: 1, column: 1 };
-    throw new CorlError('CORL_ERR_CONFIG_PARSE', `expected JSON, got ${first ? printParseErrorCode(first.error) : 'an empty file'} at line ${pos.line}, column ${pos.column}`, {
-      where: `${where}:${pos.line}:${pos.column}`,
-      data: { line: pos.line, column: pos.column },
-    });
+    throw new CorlError(
+      'CORL_ERR_CONFIG_PARSE',
+      `expected JSON, got ${first ? printParseErrorCode(first.error) : 'an empty file'} at line ${pos.line}, column ${pos.column}`,
+      {
+        where: `${where}:${pos.line}:${pos.column}`,
+        data: { line: pos.line, column: pos.column },
+      },
+    );
   }
   const raw = JSON.parse(stripComments(text, tree)) as unknown;
   const locate = (issue: ConfigIssue): LocatedIssue => {
@@ -81,20 +92,35 @@ export async function loadConfigText(text: string, options: LoadOptions & { file
     if (!node) return issue;
     return { ...issue, ...lineColumn(starts, node.offset) };
   };
-  return loadConfigValue(raw, { ...options, locate, baseDir: options.baseDir ?? (options.file ? path.dirname(options.file) : process.cwd()) });
+  return loadConfigValue(raw, {
+    ...options,
+    locate,
+    baseDir: options.baseDir ?? (options.file ? path.dirname(options.file) : process.cwd()),
+  });
 }
 
 /** Validate an in-memory config object (a deep copy is validated; the argument is not modified). */
 export async function loadConfigValue(
   value: unknown,
-  options: LoadOptions & { file?: string; name?: string; baseDir?: string; locate?: (i: ConfigIssue) => LocatedIssue } = {},
+  options: LoadOptions & {
+    file?: string;
+    name?: string;
+    baseDir?: string;
+    locate?: (i: ConfigIssue) => LocatedIssue;
+  } = {},
 ): Promise<LoadedConfig> {
   const where = options.file ?? '<config>';
   const baseDir = options.baseDir ?? process.cwd();
   const locate = options.locate ?? ((i: ConfigIssue) => i);
   const data = structuredClone(value) as Record<string, unknown>;
   if (!data || typeof data !== 'object' || Array.isArray(data)) {
-    throw invalid(where, [{ pointer: '', path: '(root)', message: `expected an object, got ${Array.isArray(data) ? 'an array' : typeof data}` }]);
+    throw invalid(where, [
+      {
+        pointer: '',
+        path: '(root)',
+        message: `expected an object, got ${Array.isArray(data) ? 'an array' : typeof data}`,
+      },
+    ]);
   }
   for (const [dotted, v] of Object.entries(options.overrides ?? {})) setPath(data, dotted, v);
   const source = structuredClone(data);
@@ -107,7 +133,11 @@ export async function loadConfigValue(
     } catch (e) {
       if (!isCorlError(e)) throw e;
       const index = (data.plugins as string[]).findIndex((p) => e.detail.includes(`"${p}"`));
-      const issue = locate({ pointer: `/plugins${index >= 0 ? `/${index}` : ''}`, path: `plugins${index >= 0 ? `[${index}]` : ''}`, message: e.detail });
+      const issue = locate({
+        pointer: `/plugins${index >= 0 ? `/${index}` : ''}`,
+        path: `plugins${index >= 0 ? `[${index}]` : ''}`,
+        message: e.detail,
+      });
       throw e.at(formatWhere(where, issue));
     }
   }
@@ -120,17 +150,28 @@ export async function loadConfigValue(
   if (data.name === undefined) data.name = options.name ?? 'run';
   if (data.dataSeed === undefined) data.dataSeed = data.seed;
   const agents = data.agents as { name?: string }[];
-  agents.forEach((a, i) => { if (a.name === undefined) a.name = `agent-${i}`; });
+  agents.forEach((a, i) => {
+    if (a.name === undefined) a.name = `agent-${i}`;
+  });
   const semantic: ConfigIssue[] = [];
   const seenNames = new Map<string, number>();
   agents.forEach((a, i) => {
     const j = seenNames.get(a.name!);
-    if (j !== undefined) semantic.push({ pointer: `/agents/${i}/name`, path: `agents[${i}].name`, message: `expected a unique agent name, got "${a.name}" (also agents[${j}])` });
+    if (j !== undefined)
+      semantic.push({
+        pointer: `/agents/${i}/name`,
+        path: `agents[${i}].name`,
+        message: `expected a unique agent name, got "${a.name}" (also agents[${j}])`,
+      });
     seenNames.set(a.name!, i);
   });
   const ev = data.eval as { samples: number; ensemble: number };
   if (ev.ensemble > ev.samples) {
-    semantic.push({ pointer: '/eval/ensemble', path: 'eval.ensemble', message: `expected at most eval.samples (${ev.samples}) samples per agent in the ensemble, got ${ev.ensemble}` });
+    semantic.push({
+      pointer: '/eval/ensemble',
+      path: 'eval.ensemble',
+      message: `expected at most eval.samples (${ev.samples}) samples per agent in the ensemble, got ${ev.ensemble}`,
+    });
   }
   if (semantic.length) throw invalid(where, semantic.map(locate));
 
@@ -139,11 +180,20 @@ export async function loadConfigValue(
   const supervised = queries.usesGroundTruth(config.reward);
   if (config.labelFree && supervised) {
     const issue = locate({ pointer: '/reward', path: 'reward', message: '' });
-    throw new CorlError('CORL_ERR_CONFIG_LABEL_FREE', `expected only label-free reward sources because "labelFree" is true, got "${config.reward.use}", which reads ground truth`, {
-      where: formatWhere(where, issue),
-    });
+    throw new CorlError(
+      'CORL_ERR_CONFIG_LABEL_FREE',
+      `expected only label-free reward sources because "labelFree" is true, got "${config.reward.use}", which reads ground truth`,
+      {
+        where: formatWhere(where, issue),
+      },
+    );
   }
-  const topology = await instantiate('topology', config.topology, { container, registry, seed: config.seed, baseDir }, 'topology');
+  const topology = await instantiate(
+    'topology',
+    config.topology,
+    { container, registry, seed: config.seed, baseDir },
+    'topology',
+  );
   try {
     topology.validate(config.agents.length);
   } catch (e) {
@@ -151,7 +201,16 @@ export async function loadConfigValue(
     const issue = locate({ pointer: '/topology', path: 'topology', message: '' });
     throw e.at(formatWhere(where, issue));
   }
-  return { config, file: options.file, baseDir, container, registry, supervised, tokenStats: queries.tokenStats(config.reward), source };
+  return {
+    config,
+    file: options.file,
+    baseDir,
+    container,
+    registry,
+    supervised,
+    tokenStats: queries.tokenStats(config.reward),
+    source,
+  };
 }
 
 function formatWhere(file: string, issue: LocatedIssue): string {
@@ -159,22 +218,31 @@ function formatWhere(file: string, issue: LocatedIssue): string {
 }
 
 function invalid(file: string, issues: LocatedIssue[]): CorlError {
-  const lines = issues.map((i) => `  ${file}${i.line ? `:${i.line}:${i.column}` : ''}  ${i.path}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`);
-  return new CorlError('CORL_ERR_CONFIG_INVALID', `expected a valid config, got ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n${lines.join('\n')}\n`, {
-    hint: 'fix each field listed; `corl list` shows every plugin and its options',
-    data: { issues },
-  });
+  const lines = issues.map(
+    (i) => `  ${file}${i.line ? `:${i.line}:${i.column}` : ''}  ${i.path}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`,
+  );
+  return new CorlError(
+    'CORL_ERR_CONFIG_INVALID',
+    `expected a valid config, got ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n${lines.join('\n')}\n`,
+    {
+      hint: 'fix each field listed; `corl list` shows every plugin and its options',
+      data: { issues },
+    },
+  );
 }
 
 /** The node at a JSON pointer, or its nearest existing ancestor (for values filled in by defaults). */
 function nearestNode(tree: Node, pointer: string): Node | undefined {
-  const segs = pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segs = pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   for (let n = segs.length; n >= 0; n--) {
     const loc = segs.slice(0, n).map((s) => (/^\d+$/.test(s) ? Number(s) : s));
     const node = findNodeAtLocation(tree, loc);
     if (node) {
       // For a property, point at its key, where editors put the cursor.
-      return n === segs.length && node.parent?.type === 'property' ? node.parent.children?.[0] ?? node : node;
+      return n === segs.length && node.parent?.type === 'property' ? (node.parent.children?.[0] ?? node) : node;
     }
   }
   return undefined;

@@ -14,9 +14,15 @@ export function publishedSchema(registry: PluginRegistry, root: JsonSchema = roo
   for (const kind of PLUGIN_KINDS) {
     const plugins = registry.all().filter((d) => d.manifest.kind === kind);
     const names = plugins.map((d) => d.manifest.name);
-    for (const d of plugins) defs[`options:${d.manifest.name}`] = expand({ description: d.manifest.description, ...d.manifest.options });
+    for (const d of plugins)
+      defs[`options:${d.manifest.name}`] = expand({ description: d.manifest.description, ...d.manifest.options });
     const nameSchema = names.length
-      ? { anyOf: [{ enum: names, description: 'a registered plugin' }, { type: 'string', description: 'a plugin from a module in "plugins", or a module path' }] }
+      ? {
+          anyOf: [
+            { enum: names, description: 'a registered plugin' },
+            { type: 'string', description: 'a plugin from a module in "plugins", or a module path' },
+          ],
+        }
       : { type: 'string' };
     defs[`selection:${kind}`] = {
       anyOf: [
@@ -26,12 +32,14 @@ export function publishedSchema(registry: PluginRegistry, root: JsonSchema = roo
           required: ['use'],
           properties: { use: nameSchema, options: { type: 'object' } },
           additionalProperties: false,
-          ...(plugins.length ? {
-            allOf: plugins.map((d) => ({
-              if: { properties: { use: { const: d.manifest.name } } },
-              then: { properties: { options: { $ref: `#/$defs/options:${d.manifest.name}` } } },
-            })),
-          } : {}),
+          ...(plugins.length
+            ? {
+                allOf: plugins.map((d) => ({
+                  if: { properties: { use: { const: d.manifest.name } } },
+                  then: { properties: { options: { $ref: `#/$defs/options:${d.manifest.name}` } } },
+                })),
+              }
+            : {}),
         },
       ],
     };

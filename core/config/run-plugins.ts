@@ -53,8 +53,18 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
   const { config, container, registry, baseDir } = loaded;
   const scopes = new PluginScopes();
   let services: RunServices = {};
-  const make = <K extends PluginKind>(kind: K, selection: ResolvedSelection, where: string, extra: Partial<InstanceScope> = {}): Promise<PluginKindMap[K]> =>
-    instantiate(kind, selection, { container, registry, seed: config.seed, baseDir, services, scopes, ...extra }, where);
+  const make = <K extends PluginKind>(
+    kind: K,
+    selection: ResolvedSelection,
+    where: string,
+    extra: Partial<InstanceScope> = {},
+  ): Promise<PluginKindMap[K]> =>
+    instantiate(
+      kind,
+      selection,
+      { container, registry, seed: config.seed, baseDir, services, scopes, ...extra },
+      where,
+    );
   try {
     let task: Task | undefined;
     let data: TaskData | undefined;
@@ -62,7 +72,9 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
       task = await make('task', config.task, 'task');
       data = await task.load();
       if (data.train.length === 0 && config.trainer.steps > 0) {
-        throw new CorlError('CORL_ERR_TASK_DATA', 'expected at least one training problem, got an empty train split', { where: 'task' });
+        throw new CorlError('CORL_ERR_TASK_DATA', 'expected at least one training problem, got an empty train split', {
+          where: 'task',
+        });
       }
       // Problems travel to every plugin (diversity, rewards, policies' requests): none may change them.
       deepFreeze(data.train);
@@ -73,7 +85,8 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
     services = { ...services, extractor };
     const equivalence = await make('equivalence', config.equivalence, 'equivalence');
     services = { ...services, equivalence };
-    const grading = set === 'training' ? equivalenceFacade(await make('equivalence', config.equivalence, 'equivalence')) : undefined;
+    const grading =
+      set === 'training' ? equivalenceFacade(await make('equivalence', config.equivalence, 'equivalence')) : undefined;
     const topology = await make('topology', config.topology, 'topology');
     services = { ...services, topology };
     let diversity: DiversityStrategy | undefined;
@@ -94,7 +107,17 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
       }
     }
     return {
-      task, data, extractor, equivalence: equivalenceFacade(equivalence), grading, topology, reward, diversity, advantage, sinks, policies,
+      task,
+      data,
+      extractor,
+      equivalence: equivalenceFacade(equivalence),
+      grading,
+      topology,
+      reward,
+      diversity,
+      advantage,
+      sinks,
+      policies,
       close: () => scopes.close(),
     };
   } catch (e) {

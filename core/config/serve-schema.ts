@@ -2,7 +2,15 @@ import type { JsonSchema } from '../contracts/plugin';
 import { rootSchema } from './root-schema';
 
 /** Tokens that trainers leave at the end of a decoded completion; removed before answer extraction on /get_reward. */
-export const DEFAULT_STRIP_TOKENS: readonly string[] = ['<|im_end|>', '<|endoftext|>', '<|eot_id|>', '<|end_of_text|>', '</s>', '<eos>', '<end_of_turn>'];
+export const DEFAULT_STRIP_TOKENS: readonly string[] = [
+  '<|im_end|>',
+  '<|endoftext|>',
+  '<|eot_id|>',
+  '<|end_of_text|>',
+  '</s>',
+  '<eos>',
+  '<end_of_turn>',
+];
 
 /** The `serve` section of a config: `corl serve`'s settings (docs/guide/serve.md). */
 export function serveSection(): JsonSchema {
@@ -10,35 +18,121 @@ export function serveSection(): JsonSchema {
     type: 'object',
     description: '`corl serve`: the reward service and the cross-agent label exchange (docs/guide/serve.md)',
     properties: {
-      host: { type: 'string', minLength: 1, default: '127.0.0.1', description: 'address to bind; anything but loopback needs a bearer token' },
-      port: { type: 'integer', minimum: 0, maximum: 65535, default: 8470, description: 'TCP port (0: any free port, printed at start)' },
-      maxBodyBytes: { type: 'integer', minimum: 1024, default: 16777216, description: 'largest accepted request body in bytes (larger: HTTP 413)' },
-      groupSize: { type: 'integer', minimum: 0, default: 0, description: 'completions every group of POST /v1/groups must have (the GRPO K); 0 accepts any size' },
-      maxCompletions: { type: 'integer', minimum: 1, default: 256, description: 'most completions in one group of POST /v1/groups (more: HTTP 413)' },
-      maxConnections: { type: 'integer', minimum: 1, default: 1000, description: 'most open client connections; keep it below the process\'s open-file limit (ulimit -n)' },
+      host: {
+        type: 'string',
+        minLength: 1,
+        default: '127.0.0.1',
+        description: 'address to bind; anything but loopback needs a bearer token',
+      },
+      port: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 65535,
+        default: 8470,
+        description: 'TCP port (0: any free port, printed at start)',
+      },
+      maxBodyBytes: {
+        type: 'integer',
+        minimum: 1024,
+        default: 16777216,
+        description: 'largest accepted request body in bytes (larger: HTTP 413)',
+      },
+      groupSize: {
+        type: 'integer',
+        minimum: 0,
+        default: 0,
+        description: 'completions every group of POST /v1/groups must have (the GRPO K); 0 accepts any size',
+      },
+      maxCompletions: {
+        type: 'integer',
+        minimum: 1,
+        default: 256,
+        description: 'most completions in one group of POST /v1/groups (more: HTTP 413)',
+      },
+      maxConnections: {
+        type: 'integer',
+        minimum: 1,
+        default: 1000,
+        description: "most open client connections; keep it below the process's open-file limit (ulimit -n)",
+      },
       timeouts: {
         type: 'object',
         default: {},
-        description: 'how long a client may take to send a request, and how long an idle connection stays open (slow or stuck clients are cut)',
+        description:
+          'how long a client may take to send a request, and how long an idle connection stays open (slow or stuck clients are cut)',
         properties: {
-          headers: { type: 'number', exclusiveMinimum: 0, default: 10, description: 'seconds to receive a request\'s headers (else HTTP 408 and the connection is closed)' },
-          body: { type: 'number', exclusiveMinimum: 0, default: 60, description: 'seconds to receive a whole request, headers and body (else HTTP 408 and the connection is closed); the wait for supervisors comes after and is not counted; at least `headers`' },
-          idle: { type: 'number', exclusiveMinimum: 0, default: 65, description: 'seconds a keep-alive connection may stay idle between requests before it is closed' },
+          headers: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            default: 10,
+            description: "seconds to receive a request's headers (else HTTP 408 and the connection is closed)",
+          },
+          body: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            default: 60,
+            description:
+              'seconds to receive a whole request, headers and body (else HTTP 408 and the connection is closed); the wait for supervisors comes after and is not counted; at least `headers`',
+          },
+          idle: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            default: 65,
+            description: 'seconds a keep-alive connection may stay idle between requests before it is closed',
+          },
         },
         additionalProperties: false,
       },
-      journal: { anyOf: [{ type: 'string', minLength: 1 }, { enum: [false] }], description: 'label journal (append-only JSONL with checksums, replayed at start), relative to the config file; default <name>.journal.jsonl; false keeps labels in memory only (lost at restart: benchmarks and throwaway runs)' },
+      journal: {
+        anyOf: [{ type: 'string', minLength: 1 }, { enum: [false] }],
+        description:
+          'label journal (append-only JSONL with checksums, replayed at start), relative to the config file; default <name>.journal.jsonl; false keeps labels in memory only (lost at restart: benchmarks and throwaway runs)',
+      },
       exchange: {
         type: 'object',
         default: {},
-        description: 'POST /v1/groups under a peer topology: waiting for the supervisors\' answers',
+        description: "POST /v1/groups under a peer topology: waiting for the supervisors' answers",
         properties: {
-          wait: { type: 'number', minimum: 0, default: 600, description: 'longest wait in seconds for the supervisors\' answers of a group (a request may ask for less)' },
-          fallback: { enum: ['self', 'zero', 'error'], default: 'self', description: 'when the wait runs out: self = reward against the agent\'s own vote (TTRL), zero = every reward 0, error = HTTP 504 (retry later)' },
-          keepSteps: { type: 'integer', minimum: 1, default: 64, description: 'steps kept in memory and in the compacted journal, counted back from the newest step' },
-          startStep: { type: 'integer', minimum: 0, maximum: 1e15, default: 0, description: 'the newest step of an empty exchange: the first step posted may be at most maxStepsAhead beyond it (set it when trainers resume at a later step against a fresh journal)' },
-          maxStepsAhead: { type: 'integer', minimum: 1, default: 8, description: 'how far beyond the newest step a post may be (further: HTTP 422, nothing changes); each accepted post moves the newest step by at most this much' },
-          maxGroupsPerStep: { type: 'integer', minimum: 1, default: 4096, description: 'most distinct group ids of one step, all agents together (more: HTTP 422 for the new ids); with keepSteps it bounds the slots held' },
+          wait: {
+            type: 'number',
+            minimum: 0,
+            default: 600,
+            description: "longest wait in seconds for the supervisors' answers of a group (a request may ask for less)",
+          },
+          fallback: {
+            enum: ['self', 'zero', 'error'],
+            default: 'self',
+            description:
+              "when the wait runs out: self = reward against the agent's own vote (TTRL), zero = every reward 0, error = HTTP 504 (retry later)",
+          },
+          keepSteps: {
+            type: 'integer',
+            minimum: 1,
+            default: 64,
+            description: 'steps kept in memory and in the compacted journal, counted back from the newest step',
+          },
+          startStep: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 1e15,
+            default: 0,
+            description:
+              'the newest step of an empty exchange: the first step posted may be at most maxStepsAhead beyond it (set it when trainers resume at a later step against a fresh journal)',
+          },
+          maxStepsAhead: {
+            type: 'integer',
+            minimum: 1,
+            default: 8,
+            description:
+              'how far beyond the newest step a post may be (further: HTTP 422, nothing changes); each accepted post moves the newest step by at most this much',
+          },
+          maxGroupsPerStep: {
+            type: 'integer',
+            minimum: 1,
+            default: 4096,
+            description:
+              'most distinct group ids of one step, all agents together (more: HTTP 422 for the new ids); with keepSteps it bounds the slots held',
+          },
         },
         additionalProperties: false,
       },
@@ -47,12 +141,43 @@ export function serveSection(): JsonSchema {
         default: {},
         description: 'POST /get_reward (OpenRLHF remote reward URL)',
         properties: {
-          agent: { type: 'string', minLength: 1, description: 'agent scored when the URL names none (`?agent=`); default: the first agent' },
-          groupSize: { type: 'integer', minimum: 1, default: 8, description: 'samples per prompt (n_samples_per_prompt) collected before a group reward source votes; pointwise sources ignore it' },
-          wait: { type: 'number', minimum: 0, default: 120, description: 'seconds a partial group waits for its remaining samples before it is scored as it is' },
-          keepRounds: { type: 'integer', minimum: 1, default: 4, description: 'rounds (epochs) of each prompt kept in memory and in the compacted journal, counted back from its newest; older ones are dropped so a long run stays bounded' },
-          groupBy: { enum: ['prompt', 'label'], default: 'prompt', description: 'what identifies a group: the prompt text, or the label field (set OpenRLHF --label_key to a problem id column for cross-agent exchange)' },
-          stripTokens: { type: 'array', items: { type: 'string', minLength: 1 }, default: [...DEFAULT_STRIP_TOKENS], description: 'special tokens removed from the end of each response before extraction' },
+          agent: {
+            type: 'string',
+            minLength: 1,
+            description: 'agent scored when the URL names none (`?agent=`); default: the first agent',
+          },
+          groupSize: {
+            type: 'integer',
+            minimum: 1,
+            default: 8,
+            description:
+              'samples per prompt (n_samples_per_prompt) collected before a group reward source votes; pointwise sources ignore it',
+          },
+          wait: {
+            type: 'number',
+            minimum: 0,
+            default: 120,
+            description: 'seconds a partial group waits for its remaining samples before it is scored as it is',
+          },
+          keepRounds: {
+            type: 'integer',
+            minimum: 1,
+            default: 4,
+            description:
+              'rounds (epochs) of each prompt kept in memory and in the compacted journal, counted back from its newest; older ones are dropped so a long run stays bounded',
+          },
+          groupBy: {
+            enum: ['prompt', 'label'],
+            default: 'prompt',
+            description:
+              'what identifies a group: the prompt text, or the label field (set OpenRLHF --label_key to a problem id column for cross-agent exchange)',
+          },
+          stripTokens: {
+            type: 'array',
+            items: { type: 'string', minLength: 1 },
+            default: [...DEFAULT_STRIP_TOKENS],
+            description: 'special tokens removed from the end of each response before extraction',
+          },
         },
         additionalProperties: false,
       },
@@ -72,7 +197,8 @@ export function serveRootSchema(): JsonSchema {
   root.title = 'corl serve config';
   root.required = ['agents', 'topology', 'reward'];
   root.properties.agents.items.required = [];
-  root.properties.agents.description = 'the cohort: one entry per agent; an agent is named in requests by its name (policies are optional here: the models train elsewhere)';
+  root.properties.agents.description =
+    'the cohort: one entry per agent; an agent is named in requests by its name (policies are optional here: the models train elsewhere)';
   root.properties.serve = { ...serveSection(), default: {} };
   return root;
 }

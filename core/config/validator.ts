@@ -29,7 +29,11 @@ export class ConfigValidator {
   private readonly ajv: Ajv2020;
   private readonly compiled = new Map<string, ValidateFunction>();
 
-  constructor(private readonly registry: PluginRegistry, private readonly container: DependencyContainer, private readonly baseDir: string) {
+  constructor(
+    private readonly registry: PluginRegistry,
+    private readonly container: DependencyContainer,
+    private readonly baseDir: string,
+  ) {
     this.ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true, verbose: true });
     addFormats(this.ajv);
     const self = this;
@@ -38,7 +42,12 @@ export class ConfigValidator {
       schemaType: 'string',
       modifying: true,
       errors: true,
-      validate: function corlPlugin(kind: PluginKind, data: unknown, _schema: unknown, cxt?: { instancePath: string; parentData: any; parentDataProperty: string | number }) {
+      validate: function corlPlugin(
+        kind: PluginKind,
+        data: unknown,
+        _schema: unknown,
+        cxt?: { instancePath: string; parentData: any; parentDataProperty: string | number },
+      ) {
         const errors = self.validateSelection(kind, data, cxt!);
         (corlPlugin as any).errors = errors;
         return errors.length === 0;
@@ -72,17 +81,31 @@ export class ConfigValidator {
       try {
         fn = this.ajv.compile(schema);
       } catch (e) {
-        throw new CorlError('CORL_ERR_PLUGIN_INVALID', `plugin "${name}": expected a valid JSON Schema for its options, got ${(e as Error).message}`, { cause: e });
+        throw new CorlError(
+          'CORL_ERR_PLUGIN_INVALID',
+          `plugin "${name}": expected a valid JSON Schema for its options, got ${(e as Error).message}`,
+          { cause: e },
+        );
       }
       this.compiled.set(cacheKey, fn);
     }
     return fn;
   }
 
-  private validateSelection(kind: PluginKind, data: unknown, cxt: { instancePath: string; parentData: any; parentDataProperty: string | number }): ErrorObject[] {
+  private validateSelection(
+    kind: PluginKind,
+    data: unknown,
+    cxt: { instancePath: string; parentData: any; parentDataProperty: string | number },
+  ): ErrorObject[] {
     const at = cxt.instancePath;
     const fail = (pointer: string, message: string, params: Record<string, unknown> = {}): ErrorObject[] => [
-      { instancePath: pointer, schemaPath: '#/corlPlugin', keyword: 'corlPlugin', params: { ...params, message }, message },
+      {
+        instancePath: pointer,
+        schemaPath: '#/corlPlugin',
+        keyword: 'corlPlugin',
+        params: { ...params, message },
+        message,
+      },
     ];
     let sel: { use: string; options: Record<string, unknown> };
     if (typeof data === 'string') {
@@ -90,14 +113,27 @@ export class ConfigValidator {
     } else if (data && typeof data === 'object' && !Array.isArray(data)) {
       const o = data as Record<string, unknown>;
       const extra = Object.keys(o).filter((k) => k !== 'use' && k !== 'options');
-      if (extra.length) return fail(`${at}/${escape(extra[0]!)}`, `expected only "use" and "options" in ${article(kind)} selection, got "${extra[0]}"`, { hint: `put plugin settings inside "options"` });
-      if (typeof o.use !== 'string' || !o.use) return fail(`${at}/use`, `expected "use" to name ${article(kind)} plugin, got ${show(o.use)}`, { names: this.registry.names(kind) });
-      if (o.options !== undefined && (typeof o.options !== 'object' || o.options === null || Array.isArray(o.options))) {
+      if (extra.length)
+        return fail(
+          `${at}/${escape(extra[0]!)}`,
+          `expected only "use" and "options" in ${article(kind)} selection, got "${extra[0]}"`,
+          { hint: `put plugin settings inside "options"` },
+        );
+      if (typeof o.use !== 'string' || !o.use)
+        return fail(`${at}/use`, `expected "use" to name ${article(kind)} plugin, got ${show(o.use)}`, {
+          names: this.registry.names(kind),
+        });
+      if (
+        o.options !== undefined &&
+        (typeof o.options !== 'object' || o.options === null || Array.isArray(o.options))
+      ) {
         return fail(`${at}/options`, `expected "options" to be an object, got ${show(o.options)}`);
       }
       sel = { use: o.use, options: (o.options as Record<string, unknown>) ?? {} };
     } else {
-      return fail(at, `expected ${article(kind)} plugin name or {"use": name, "options": {...}}, got ${show(data)}`, { names: this.registry.names(kind) });
+      return fail(at, `expected ${article(kind)} plugin name or {"use": name, "options": {...}}, got ${show(data)}`, {
+        names: this.registry.names(kind),
+      });
     }
     if (isModulePath(sel.use)) {
       try {
@@ -110,17 +146,41 @@ export class ConfigValidator {
     if (!this.registry.has(kind, sel.use)) {
       const names = this.registry.names(kind);
       const guess = closest(sel.use, names);
-      const other = (['task', 'policy', 'reward', 'topology', 'diversity', 'extractor', 'equivalence', 'advantage', 'metrics'] as PluginKind[]).find((k) => this.registry.has(k, sel.use));
-      return fail(`${at}${typeof data === 'string' ? '' : '/use'}`, `expected ${article(kind)} plugin, one of ${names.map((n) => `"${n}"`).join(', ') || '(none registered)'}; got "${sel.use}"`, {
-        names,
-        hint: other ? `"${sel.use}" is ${article(other)} plugin` : guess ? `did you mean "${guess}"?` : 'run `corl list` for every plugin, or add the module that provides it to "plugins"',
-      });
+      const other = (
+        [
+          'task',
+          'policy',
+          'reward',
+          'topology',
+          'diversity',
+          'extractor',
+          'equivalence',
+          'advantage',
+          'metrics',
+        ] as PluginKind[]
+      ).find((k) => this.registry.has(k, sel.use));
+      return fail(
+        `${at}${typeof data === 'string' ? '' : '/use'}`,
+        `expected ${article(kind)} plugin, one of ${names.map((n) => `"${n}"`).join(', ') || '(none registered)'}; got "${sel.use}"`,
+        {
+          names,
+          hint: other
+            ? `"${sel.use}" is ${article(other)} plugin`
+            : guess
+              ? `did you mean "${guess}"?`
+              : 'run `corl list` for every plugin, or add the module that provides it to "plugins"',
+        },
+      );
     }
     const def = this.registry.get(kind, sel.use);
     cxt.parentData[cxt.parentDataProperty] = sel;
     const fn = this.pluginValidator(def.manifest.kind, def.manifest.name, def.manifest.options);
     if (fn(sel.options)) return [];
-    return (fn.errors ?? []).map((e) => ({ ...e, instancePath: `${at}/options${e.instancePath}`, params: { ...e.params, plugin: sel.use } }));
+    return (fn.errors ?? []).map((e) => ({
+      ...e,
+      instancePath: `${at}/options${e.instancePath}`,
+      params: { ...e.params, plugin: sel.use },
+    }));
   }
 }
 
@@ -135,7 +195,10 @@ function escape(key: string): string {
 /** JSON pointer → `a.b[0].c`. */
 export function pointerToPath(pointer: string): string {
   if (!pointer) return '(root)';
-  return pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
     .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
 }
 
@@ -188,13 +251,18 @@ function toIssue(e: ErrorObject, data: unknown): ConfigIssue {
     case 'const':
       message = `expected ${JSON.stringify(p.allowedValue)}, got ${show(actual)}`;
       break;
-    case 'minimum': case 'maximum': case 'exclusiveMinimum': case 'exclusiveMaximum':
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
       message = `expected a number ${p.comparison} ${p.limit}, got ${show(actual)}`;
       break;
-    case 'minItems': case 'maxItems':
+    case 'minItems':
+    case 'maxItems':
       message = `expected ${e.keyword === 'minItems' ? 'at least' : 'at most'} ${p.limit} item(s), got ${Array.isArray(actual) ? actual.length : show(actual)}`;
       break;
-    case 'minLength': case 'maxLength':
+    case 'minLength':
+    case 'maxLength':
       message = `expected a string of ${e.keyword === 'minLength' ? 'at least' : 'at most'} ${p.limit} character(s), got ${show(actual)}`;
       break;
     case 'pattern':

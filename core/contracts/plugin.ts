@@ -36,7 +36,15 @@ export type PluginKind = keyof PluginKindMap;
 
 /** Every plugin kind, in the order `corl list` shows them. */
 export const PLUGIN_KINDS: readonly PluginKind[] = [
-  'task', 'policy', 'reward', 'topology', 'diversity', 'extractor', 'equivalence', 'advantage', 'metrics',
+  'task',
+  'policy',
+  'reward',
+  'topology',
+  'diversity',
+  'extractor',
+  'equivalence',
+  'advantage',
+  'metrics',
 ];
 
 /** A JSON Schema (draft 2020-12) object. */

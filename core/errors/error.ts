@@ -27,7 +27,10 @@ export class CorlError extends Error {
   constructor(code: ErrorCode, message: string, details: CorlErrorDetails = {}) {
     const hint = details.hint ?? ERROR_CODES[code].fix;
     const where = details.where ? `${details.where}: ` : '';
-    super(`${code}: ${where}${message}${hint ? `${message.endsWith('\n') ? '' : '. '}${hint}` : ''}`, details.cause === undefined ? undefined : { cause: details.cause });
+    super(
+      `${code}: ${where}${message}${hint ? `${message.endsWith('\n') ? '' : '. '}${hint}` : ''}`,
+      details.cause === undefined ? undefined : { cause: details.cause },
+    );
     this.name = 'CorlError';
     this.code = code;
     this.hint = hint;

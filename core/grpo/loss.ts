@@ -96,7 +96,13 @@ export interface LossResult {
  * grpo: 1/(B·L_i); bnpo: 1/ΣL, or with micro-batches of m sequences 1/(M·T_mb) for a sequence of
  * micro-batch mb (M micro-batches, T_mb its tokens; eq. 9b); dr_grpo: 1/(B·L_max); dapo: 1/(global token count).
  */
-export function aggregationWeights(lengths: readonly number[], type: LossType, maxCompletionLength: number, globalTokens?: number, microBatch?: number): number[] {
+export function aggregationWeights(
+  lengths: readonly number[],
+  type: LossType,
+  maxCompletionLength: number,
+  globalTokens?: number,
+  microBatch?: number,
+): number[] {
   const B = lengths.length;
   const total = lengths.reduce((a, b) => a + b, 0);
   switch (type) {
@@ -128,10 +134,16 @@ export function grpoLoss(inputs: LossInputs, o: LossAggregation): LossResult {
   const { logprobs, oldLogprobs, refLogprobs, advantages } = inputs;
   const B = logprobs.length;
   if (oldLogprobs.length !== B || advantages.length !== B || (refLogprobs && refLogprobs.length !== B)) {
-    throw new CorlError('CORL_ERR_GRPO_SHAPE', `expected ${B} sequences in every input, got old ${oldLogprobs.length}, advantages ${advantages.length}${refLogprobs ? `, ref ${refLogprobs.length}` : ''}`);
+    throw new CorlError(
+      'CORL_ERR_GRPO_SHAPE',
+      `expected ${B} sequences in every input, got old ${oldLogprobs.length}, advantages ${advantages.length}${refLogprobs ? `, ref ${refLogprobs.length}` : ''}`,
+    );
   }
   if (o.beta > 0 && !refLogprobs) {
-    throw new CorlError('CORL_ERR_GRPO_SHAPE', `expected reference log-probabilities because beta = ${o.beta} > 0, got none`);
+    throw new CorlError(
+      'CORL_ERR_GRPO_SHAPE',
+      `expected reference log-probabilities because beta = ${o.beta} > 0, got none`,
+    );
   }
   const lengths = logprobs.map((l) => l.length);
   const weights = aggregationWeights(lengths, o.type, o.maxCompletionLength, o.globalTokens, o.microBatch);
@@ -149,7 +161,10 @@ export function grpoLoss(inputs: LossInputs, o: LossAggregation): LossResult {
     const A = advantages[i]!;
     assertFinite(A, `advantage (sequence ${i})`);
     if (old.length !== lp.length || (ref && ref.length !== lp.length)) {
-      throw new CorlError('CORL_ERR_GRPO_SHAPE', `expected ${lp.length} tokens in every array of sequence ${i}, got old ${old.length}${ref ? `, ref ${ref.length}` : ''}`);
+      throw new CorlError(
+        'CORL_ERR_GRPO_SHAPE',
+        `expected ${lp.length} tokens in every array of sequence ${i}, got old ${old.length}${ref ? `, ref ${ref.length}` : ''}`,
+      );
     }
     assertAllFinite(lp, (t) => `log-probability (sequence ${i}, token ${t})`);
     assertAllFinite(old, (t) => `old log-probability (sequence ${i}, token ${t})`);
@@ -180,5 +195,13 @@ export function grpoLoss(inputs: LossInputs, o: LossAggregation): LossResult {
     grad.push(g);
   }
   const n = Math.max(tokens, 1);
-  return { loss, policyLoss, kl: klSum / n, clipFraction: clipped / n, meanRatio: tokens ? ratioSum / n : 1, tokens, gradLogprobs: grad };
+  return {
+    loss,
+    policyLoss,
+    kl: klSum / n,
+    clipFraction: clipped / n,
+    meanRatio: tokens ? ratioSum / n : 1,
+    tokens,
+    gradLogprobs: grad,
+  };
 }

@@ -35,13 +35,24 @@ export interface Agreement {
 }
 
 /** Count the table. `sameAnswer[i]` says whether the two answered problem i identically (for w). */
-export function agreementCounts(correctA: readonly boolean[], correctB: readonly boolean[], sameAnswer?: readonly boolean[]): AgreementCounts {
+export function agreementCounts(
+  correctA: readonly boolean[],
+  correctB: readonly boolean[],
+  sameAnswer?: readonly boolean[],
+): AgreementCounts {
   if (correctA.length !== correctB.length || (sameAnswer && sameAnswer.length !== correctA.length)) {
-    throw new RangeError(`expected equally long inputs, got ${correctA.length}, ${correctB.length}${sameAnswer ? `, ${sameAnswer.length}` : ''}`);
+    throw new RangeError(
+      `expected equally long inputs, got ${correctA.length}, ${correctB.length}${sameAnswer ? `, ${sameAnswer.length}` : ''}`,
+    );
   }
-  let a = 0, b = 0, c = 0, d = 0, dSame = 0;
+  let a = 0,
+    b = 0,
+    c = 0,
+    d = 0,
+    dSame = 0;
   for (let i = 0; i < correctA.length; i++) {
-    const x = correctA[i]!, y = correctB[i]!;
+    const x = correctA[i]!,
+      y = correctB[i]!;
     if (x && y) a++;
     else if (x) b++;
     else if (y) c++;
@@ -56,7 +67,8 @@ export function agreementCounts(correctA: readonly boolean[], correctB: readonly
 /** κ, c, w and u from a table. An empty table gives zeros (κ = 0). */
 export function agreementFromCounts(t: AgreementCounts): Agreement {
   const n = t.a + t.b + t.c + t.d;
-  if (n === 0) return { n, kappa: 0, complementarity: 0, sameWrong: 0, coverage: 0, accuracyA: 0, accuracyB: 0, counts: t };
+  if (n === 0)
+    return { n, kappa: 0, complementarity: 0, sameWrong: 0, coverage: 0, accuracyA: 0, accuracyB: 0, counts: t };
   const po = (t.a + t.d) / n;
   const pA = (t.a + t.b) / n;
   const pB = (t.a + t.c) / n;
@@ -75,6 +87,10 @@ export function agreementFromCounts(t: AgreementCounts): Agreement {
 }
 
 /** κ, c, w, u between two models' per-problem correctness (and, for w, whether they gave the same answer). */
-export function agreement(correctA: readonly boolean[], correctB: readonly boolean[], sameAnswer?: readonly boolean[]): Agreement {
+export function agreement(
+  correctA: readonly boolean[],
+  correctB: readonly boolean[],
+  sameAnswer?: readonly boolean[],
+): Agreement {
   return agreementFromCounts(agreementCounts(correctA, correctB, sameAnswer));
 }

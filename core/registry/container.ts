@@ -21,9 +21,13 @@ export function provideBuiltins(plugins: BuiltinRegistrar, parent: DependencyCon
  * (when an entry point provided them) registered through the same `register(container)` path
  * outside modules take. Nothing is shared with other runs; throw it away when done.
  */
-export async function createRunContainer(parent: DependencyContainer = rootContainer, options: { builtins?: boolean } = {}): Promise<DependencyContainer> {
+export async function createRunContainer(
+  parent: DependencyContainer = rootContainer,
+  options: { builtins?: boolean } = {},
+): Promise<DependencyContainer> {
   const child = parent.createChildContainer();
   child.register(PLUGIN_REGISTRY, { useValue: new PluginRegistry() });
-  if (options.builtins !== false && parent.isRegistered(BUILTIN_PLUGINS, true)) await parent.resolve(BUILTIN_PLUGINS)(child);
+  if (options.builtins !== false && parent.isRegistered(BUILTIN_PLUGINS, true))
+    await parent.resolve(BUILTIN_PLUGINS)(child);
   return child;
 }

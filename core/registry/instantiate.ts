@@ -1,9 +1,22 @@
 import type { DependencyContainer } from 'tsyringe';
-import type { ManifestQueryContext, PluginContext, PluginKind, PluginKindMap, ResolvedSelection } from '../contracts/plugin';
+import type {
+  ManifestQueryContext,
+  PluginContext,
+  PluginKind,
+  PluginKindMap,
+  ResolvedSelection,
+} from '../contracts/plugin';
 import { PLUGIN_CONTEXT, PLUGIN_OPTIONS } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
 import type { PluginRegistry } from './registry';
-import { CapabilityGate, guardContainer, registerServices, type Entitlement, type PluginScopes, type RunServices } from './scope';
+import {
+  CapabilityGate,
+  guardContainer,
+  registerServices,
+  type Entitlement,
+  type PluginScopes,
+  type RunServices,
+} from './scope';
 
 /** Where plugin instances are created: the parent of their containers, the seed, the agent, the base folder, the run's services. */
 export interface InstanceScope {
@@ -40,15 +53,25 @@ export function entitlementOf(registry: PluginRegistry, kind: PluginKind, select
  * `scope.container`) holding its options, its context and the services its manifest entitles it to.
  * A factory that throws gives CORL_ERR_PLUGIN_CREATE (coded errors pass through).
  */
-export async function instantiate<K extends PluginKind>(kind: K, selection: ResolvedSelection, scope: InstanceScope, where?: string, creator?: Creator): Promise<PluginKindMap[K]> {
+export async function instantiate<K extends PluginKind>(
+  kind: K,
+  selection: ResolvedSelection,
+  scope: InstanceScope,
+  where?: string,
+  creator?: Creator,
+): Promise<PluginKindMap[K]> {
   const def = scope.registry.get(kind, selection.use);
   const queries = manifestQueries(scope.registry);
   const entitlement = entitlementOf(scope.registry, kind, selection);
   if (creator && !creator.entitlement.groundTruth && (entitlement.groundTruth || kind === 'task')) {
-    const refusal = new CorlError('CORL_ERR_PLUGIN_CAPABILITY', `expected "${creator.use}", which does not declare usesGroundTruth, to create only plugins without ground truth, got a request for ${kind === 'task' ? `the task "${selection.use}"` : `"${selection.use}", which reads ground truth`}`, {
-      where,
-      hint: `declare usesGroundTruth in the manifest of "${creator.use}" (a function of its options when only some parts need it)`,
-    });
+    const refusal = new CorlError(
+      'CORL_ERR_PLUGIN_CAPABILITY',
+      `expected "${creator.use}", which does not declare usesGroundTruth, to create only plugins without ground truth, got a request for ${kind === 'task' ? `the task "${selection.use}"` : `"${selection.use}", which reads ground truth`}`,
+      {
+        where,
+        hint: `declare usesGroundTruth in the manifest of "${creator.use}" (a function of its options when only some parts need it)`,
+      },
+    );
     scope.onRefusal?.(refusal);
     throw refusal;
   }
@@ -62,7 +85,8 @@ export async function instantiate<K extends PluginKind>(kind: K, selection: Reso
     baseDir: scope.baseDir,
     usesGroundTruth: (sel: ResolvedSelection) => queries.usesGroundTruth(sel),
     tokenStats: (sel: ResolvedSelection) => queries.tokenStats(sel),
-    create: <N extends PluginKind>(k: N, sel: ResolvedSelection) => instantiate(k, sel, scope, where, { use: selection.use, entitlement }),
+    create: <N extends PluginKind>(k: N, sel: ResolvedSelection) =>
+      instantiate(k, sel, scope, where, { use: selection.use, entitlement }),
   });
   raw.register(PLUGIN_OPTIONS, { useValue: selection.options });
   raw.register(PLUGIN_CONTEXT, { useValue: ctx });
@@ -74,7 +98,11 @@ export async function instantiate<K extends PluginKind>(kind: K, selection: Reso
     if (isCorlError(e)) throw e;
     // A refusal tsyringe wrapped (a constructor's @inject of a withheld token) is reported as itself.
     if (gate.denied) throw gate.denied;
-    throw new CorlError('CORL_ERR_PLUGIN_CREATE', `expected plugin "${selection.use}" to start, got ${(e as Error)?.message ?? String(e)}`, { where, cause: e });
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_CREATE',
+      `expected plugin "${selection.use}" to start, got ${(e as Error)?.message ?? String(e)}`,
+      { where, cause: e },
+    );
   }
   // Nested instances belong to the plugin that created them, which closes them.
   if (!creator) scope.scopes?.own(instance);

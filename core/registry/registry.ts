@@ -23,30 +23,52 @@ export class PluginRegistry {
   add(definition: PluginDefinition): void {
     const m = definition?.manifest;
     if (!m || typeof definition.create !== 'function') {
-      throw new CorlError('CORL_ERR_PLUGIN_INVALID', 'expected a plugin definition {manifest, create}, got ' + describe(definition));
+      throw new CorlError(
+        'CORL_ERR_PLUGIN_INVALID',
+        'expected a plugin definition {manifest, create}, got ' + describe(definition),
+      );
     }
     if (typeof m.name !== 'string' || !NAME.test(m.name)) {
-      throw new CorlError('CORL_ERR_PLUGIN_INVALID', `expected a plugin name like "scope:name" (lowercase), got ${JSON.stringify(m.name)}`);
+      throw new CorlError(
+        'CORL_ERR_PLUGIN_INVALID',
+        `expected a plugin name like "scope:name" (lowercase), got ${JSON.stringify(m.name)}`,
+      );
     }
     if (!PLUGIN_KINDS.includes(m.kind)) {
-      throw new CorlError('CORL_ERR_PLUGIN_INVALID', `plugin "${m.name}": expected kind one of ${PLUGIN_KINDS.join(', ')}, got ${JSON.stringify(m.kind)}`);
+      throw new CorlError(
+        'CORL_ERR_PLUGIN_INVALID',
+        `plugin "${m.name}": expected kind one of ${PLUGIN_KINDS.join(', ')}, got ${JSON.stringify(m.kind)}`,
+      );
     }
     if (!m.options || typeof m.options !== 'object' || m.options.type !== 'object') {
-      throw new CorlError('CORL_ERR_PLUGIN_INVALID', `plugin "${m.name}": expected an options JSON Schema of type "object", got ${describe(m.options)}`);
+      throw new CorlError(
+        'CORL_ERR_PLUGIN_INVALID',
+        `plugin "${m.name}": expected an options JSON Schema of type "object", got ${describe(m.options)}`,
+      );
     }
     if (typeof m.corl !== 'string' || !semver.validRange(m.corl)) {
-      throw new CorlError('CORL_ERR_PLUGIN_INVALID', `plugin "${m.name}": expected a semver range in manifest.corl, got ${JSON.stringify(m.corl)}`);
+      throw new CorlError(
+        'CORL_ERR_PLUGIN_INVALID',
+        `plugin "${m.name}": expected a semver range in manifest.corl, got ${JSON.stringify(m.corl)}`,
+      );
     }
     if (!semver.satisfies(CORL_VERSION, m.corl, { includePrerelease: true })) {
-      throw new CorlError('CORL_ERR_PLUGIN_VERSION', `plugin "${m.name}" supports corl ${m.corl}, got corl ${CORL_VERSION}`, {
-        hint: 'install a version of the plugin built for this corl, or widen its manifest.corl range',
-      });
+      throw new CorlError(
+        'CORL_ERR_PLUGIN_VERSION',
+        `plugin "${m.name}" supports corl ${m.corl}, got corl ${CORL_VERSION}`,
+        {
+          hint: 'install a version of the plugin built for this corl, or widen its manifest.corl range',
+        },
+      );
     }
     const key = PluginRegistry.key(m.kind, m.name);
     const existing = this.byName.get(key);
     if (existing) {
       if (existing === definition) return; // registering the same module twice is harmless
-      throw new CorlError('CORL_ERR_PLUGIN_DUPLICATE', `expected a unique ${m.kind} plugin name, got a second "${m.name}"`);
+      throw new CorlError(
+        'CORL_ERR_PLUGIN_DUPLICATE',
+        `expected a unique ${m.kind} plugin name, got a second "${m.name}"`,
+      );
     }
     this.byName.set(key, definition);
   }
@@ -58,9 +80,13 @@ export class PluginRegistry {
       const names = this.names(kind);
       const elsewhere = PLUGIN_KINDS.find((k) => this.byName.has(PluginRegistry.key(k, name)));
       const other = elsewhere ? ` ("${name}" is a ${elsewhere} plugin)` : '';
-      throw new CorlError('CORL_ERR_PLUGIN_UNKNOWN', `expected ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} plugin, one of ${names.map((n) => `"${n}"`).join(', ') || '(none registered)'}; got "${name}"${other}`, {
-        data: { kind, names },
-      });
+      throw new CorlError(
+        'CORL_ERR_PLUGIN_UNKNOWN',
+        `expected ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} plugin, one of ${names.map((n) => `"${n}"`).join(', ') || '(none registered)'}; got "${name}"${other}`,
+        {
+          data: { kind, names },
+        },
+      );
     }
     return d as PluginDefinition<K>;
   }
@@ -72,13 +98,19 @@ export class PluginRegistry {
 
   /** Names of every plugin of a kind, sorted. */
   names(kind: PluginKind): string[] {
-    return [...this.byName.values()].filter((d) => d.manifest.kind === kind).map((d) => d.manifest.name).sort();
+    return [...this.byName.values()]
+      .filter((d) => d.manifest.kind === kind)
+      .map((d) => d.manifest.name)
+      .sort();
   }
 
   /** Every registered plugin, sorted by kind then name. */
   all(): PluginDefinition[] {
-    return [...this.byName.values()].sort((a, b) =>
-      PLUGIN_KINDS.indexOf(a.manifest.kind) - PLUGIN_KINDS.indexOf(b.manifest.kind) || a.manifest.name.localeCompare(b.manifest.name));
+    return [...this.byName.values()].sort(
+      (a, b) =>
+        PLUGIN_KINDS.indexOf(a.manifest.kind) - PLUGIN_KINDS.indexOf(b.manifest.kind) ||
+        a.manifest.name.localeCompare(b.manifest.name),
+    );
   }
 }
 

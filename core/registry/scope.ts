@@ -72,7 +72,8 @@ const LABELLED: readonly InjectionToken<unknown>[] = [GROUND_TRUTH, TASK];
 /** Tokens of the run's container no plugin resolves: the registry would let it build a task of its own. */
 const RUN_ONLY: readonly InjectionToken<unknown>[] = [PLUGIN_REGISTRY];
 
-const tokenName = (token: InjectionToken<unknown>): string => (typeof token === 'function' ? token.name || 'a class' : String(token));
+const tokenName = (token: InjectionToken<unknown>): string =>
+  typeof token === 'function' ? token.name || 'a class' : String(token);
 
 /**
  * The refusals of one plugin's container. A refused resolution throws `CORL_ERR_PLUGIN_CAPABILITY`
@@ -85,7 +86,11 @@ export class CapabilityGate {
   /** The tokens this plugin may not resolve, whatever its containers hold. */
   readonly withheld: ReadonlySet<InjectionToken<unknown>>;
 
-  constructor(private readonly owner: string, entitlement: Entitlement, private readonly listener?: (refusal: CorlError) => void) {
+  constructor(
+    private readonly owner: string,
+    entitlement: Entitlement,
+    private readonly listener?: (refusal: CorlError) => void,
+  ) {
     this.withheld = new Set(entitlement.groundTruth ? RUN_ONLY : [...LABELLED, ...RUN_ONLY]);
   }
 
@@ -100,14 +105,18 @@ export class CapabilityGate {
   refuse(token: InjectionToken<unknown>, held: readonly string[]): CorlError {
     const name = tokenName(token);
     const labelled = LABELLED.includes(token);
-    const e = new CorlError('CORL_ERR_PLUGIN_CAPABILITY', labelled
-      ? `expected "${this.owner}", which does not declare usesGroundTruth, to resolve only label-free services, got a request for "${name}"`
-      : `expected "${this.owner}" to resolve a token its container holds (${held.join(', ') || 'none'}), got "${name}"`, {
-      where: this.owner,
-      hint: labelled
-        ? 'a label-free plugin never receives ground truth or the task; a reward source that needs them declares usesGroundTruth in its manifest (a labelFree run then refuses it, and its runs are reported as supervised)'
-        : 'resolve only the tokens PluginContext.container lists in docs/reference/contracts.md; the registry, other agents\' policies and the run\'s own objects are never there',
-    });
+    const e = new CorlError(
+      'CORL_ERR_PLUGIN_CAPABILITY',
+      labelled
+        ? `expected "${this.owner}", which does not declare usesGroundTruth, to resolve only label-free services, got a request for "${name}"`
+        : `expected "${this.owner}" to resolve a token its container holds (${held.join(', ') || 'none'}), got "${name}"`,
+      {
+        where: this.owner,
+        hint: labelled
+          ? 'a label-free plugin never receives ground truth or the task; a reward source that needs them declares usesGroundTruth in its manifest (a labelFree run then refuses it, and its runs are reported as supervised)'
+          : "resolve only the tokens PluginContext.container lists in docs/reference/contracts.md; the registry, other agents' policies and the run's own objects are never there",
+      },
+    );
     return this.note(e);
   }
 }
@@ -118,14 +127,23 @@ export class CapabilityGate {
  * plugin is not entitled to are registered as refusals, so that nothing in a parent container (a
  * test's `setup`, the run's registry) shows through.
  */
-export function registerServices(container: DependencyContainer, services: RunServices, entitlement: Entitlement, gate: CapabilityGate): void {
+export function registerServices(
+  container: DependencyContainer,
+  services: RunServices,
+  entitlement: Entitlement,
+  gate: CapabilityGate,
+): void {
   if (services.extractor) container.register(ANSWER_EXTRACTOR, { useValue: extractorFacade(services.extractor) });
   if (services.equivalence) container.register(EQUIVALENCE, { useValue: equivalenceFacade(services.equivalence) });
   if (services.topology) container.register(TOPOLOGY, { useValue: topologyFacade(services.topology) });
   if (services.diversity) container.register(DIVERSITY_STRATEGY, { useValue: diversityFacade(services.diversity) });
   if (services.advantage) container.register(ADVANTAGE_ESTIMATOR, { useValue: advantageFacade(services.advantage) });
   const refuse = (token: InjectionToken<unknown>): void => {
-    container.register(token, { useFactory: () => { throw gate.refuse(token, heldTokens(container, gate)); } });
+    container.register(token, {
+      useFactory: () => {
+        throw gate.refuse(token, heldTokens(container, gate));
+      },
+    });
   };
   if (entitlement.groundTruth) {
     if (services.groundTruth) container.register(GROUND_TRUTH, { useValue: services.groundTruth });
@@ -136,7 +154,17 @@ export function registerServices(container: DependencyContainer, services: RunSe
 
 /** The corl tokens a container can resolve, for messages. */
 function heldTokens(raw: DependencyContainer, gate: CapabilityGate): string[] {
-  const known: InjectionToken<unknown>[] = ['corl.PluginOptions', 'corl.PluginContext', ANSWER_EXTRACTOR, EQUIVALENCE, TOPOLOGY, DIVERSITY_STRATEGY, ADVANTAGE_ESTIMATOR, GROUND_TRUTH, TASK];
+  const known: InjectionToken<unknown>[] = [
+    'corl.PluginOptions',
+    'corl.PluginContext',
+    ANSWER_EXTRACTOR,
+    EQUIVALENCE,
+    TOPOLOGY,
+    DIVERSITY_STRATEGY,
+    ADVANTAGE_ESTIMATOR,
+    GROUND_TRUTH,
+    TASK,
+  ];
   return known.filter((t) => !gate.withheld.has(t) && raw.isRegistered(t, true)).map(tokenName);
 }
 
@@ -175,16 +203,30 @@ export function guardContainer(raw: DependencyContainer, gate: CapabilityGate): 
     },
     resolve<T>(token: InjectionToken<T>): T {
       check(token);
-      try { return raw.resolve(token); } catch (e) { return rethrow(e); }
+      try {
+        return raw.resolve(token);
+      } catch (e) {
+        return rethrow(e);
+      }
     },
     resolveAll<T>(token: InjectionToken<T>): T[] {
       check(token);
-      try { return raw.resolveAll(token); } catch (e) { return rethrow(e); }
+      try {
+        return raw.resolveAll(token);
+      } catch (e) {
+        return rethrow(e);
+      }
     },
     isRegistered: (token: InjectionToken<unknown>, recursive?: boolean) => raw.isRegistered(token, recursive),
     reset() {
       // Clearing the container would drop its refusals and let a parent's registrations show through.
-      throw gate.note(new CorlError('CORL_ERR_PLUGIN_CAPABILITY', 'expected a plugin to leave its container\'s registrations in place, got reset()', { hint: 'register what you need on top of them, or in a child container (createChildContainer())' }));
+      throw gate.note(
+        new CorlError(
+          'CORL_ERR_PLUGIN_CAPABILITY',
+          "expected a plugin to leave its container's registrations in place, got reset()",
+          { hint: 'register what you need on top of them, or in a child container (createChildContainer())' },
+        ),
+      );
     },
     clearInstances: () => raw.clearInstances(),
     createChildContainer: () => guardContainer(raw.createChildContainer(), gate),
@@ -220,10 +262,18 @@ export class PluginScopes {
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const i of this.instances.splice(0).reverse()) {
-        try { await i.close?.(); } catch { /* closing is best effort */ }
+        try {
+          await i.close?.();
+        } catch {
+          /* closing is best effort */
+        }
       }
       for (const c of this.containers.splice(0).reverse()) {
-        try { await c.dispose(); } catch { /* best effort */ }
+        try {
+          await c.dispose();
+        } catch {
+          /* best effort */
+        }
       }
     })();
     return this.closing;

@@ -37,7 +37,8 @@ export function checkVariant(original: string, variant: string, answer?: string)
   const a = numbersOf(original);
   const b = numbersOf(variant);
   if (a.length !== b.length || a.some((x, i) => x !== b[i])) return { reason: 'numbers', original: a, variant: b };
-  if (answer !== undefined && mentions(variant, answer) && !mentions(original, answer)) return { reason: 'answer', answer };
+  if (answer !== undefined && mentions(variant, answer) && !mentions(original, answer))
+    return { reason: 'answer', answer };
   return null;
 }
 

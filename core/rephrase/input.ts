@@ -26,7 +26,11 @@ export function readProblemsJsonl(file: string): RephraseRow[] {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    throw new CorlError('CORL_ERR_CLI_USAGE', `expected a readable problems file for --in, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { where: file });
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      `expected a readable problems file for --in, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      { where: file },
+    );
   }
   const rows: RephraseRow[] = [];
   const seen = new Set<string>();
@@ -40,19 +44,35 @@ export function readProblemsJsonl(file: string): RephraseRow[] {
     } catch {
       throw new CorlError('CORL_ERR_TASK_DATA', 'expected a JSON object, got invalid JSON', { where });
     }
-    if (!v || typeof v !== 'object' || Array.isArray(v)) throw new CorlError('CORL_ERR_TASK_DATA', `expected a JSON object, got ${JSON.stringify(v)}`, { where });
+    if (!v || typeof v !== 'object' || Array.isArray(v))
+      throw new CorlError('CORL_ERR_TASK_DATA', `expected a JSON object, got ${JSON.stringify(v)}`, { where });
     const id = typeof v.id === 'number' ? String(v.id) : v.id;
-    if (typeof id !== 'string' || id === '') throw new CorlError('CORL_ERR_TASK_DATA', `expected an "id" (string or number), got ${JSON.stringify(v.id)}`, { where, hint: 'give every row an id: variants are matched to problems by id' });
+    if (typeof id !== 'string' || id === '')
+      throw new CorlError('CORL_ERR_TASK_DATA', `expected an "id" (string or number), got ${JSON.stringify(v.id)}`, {
+        where,
+        hint: 'give every row an id: variants are matched to problems by id',
+      });
     if (seen.has(id)) throw new CorlError('CORL_ERR_TASK_DATA', `expected unique ids, got "${id}" twice`, { where });
     seen.add(id);
     const prompt = [v.prompt, v.question, v.problem].find((x) => typeof x === 'string');
-    if (typeof prompt !== 'string') throw new CorlError('CORL_ERR_TASK_DATA', 'expected the problem text in "prompt", "question" or "problem", got none', { where });
+    if (typeof prompt !== 'string')
+      throw new CorlError(
+        'CORL_ERR_TASK_DATA',
+        'expected the problem text in "prompt", "question" or "problem", got none',
+        { where },
+      );
     let answer: string | undefined;
     if (typeof v.answer === 'number') answer = String(v.answer);
-    else if (typeof v.answer === 'string') answer = v.answer.includes('####') ? v.answer.slice(v.answer.lastIndexOf('####') + 4).trim() : v.answer;
+    else if (typeof v.answer === 'string')
+      answer = v.answer.includes('####') ? v.answer.slice(v.answer.lastIndexOf('####') + 4).trim() : v.answer;
     let images: string[] | undefined;
     if (v.images !== undefined) {
-      if (!Array.isArray(v.images) || !v.images.every((f) => typeof f === 'string')) throw new CorlError('CORL_ERR_TASK_DATA', `expected "images" to be a list of file paths, got ${JSON.stringify(v.images)}`, { where });
+      if (!Array.isArray(v.images) || !v.images.every((f) => typeof f === 'string'))
+        throw new CorlError(
+          'CORL_ERR_TASK_DATA',
+          `expected "images" to be a list of file paths, got ${JSON.stringify(v.images)}`,
+          { where },
+        );
       images = v.images.map((f: string) => path.resolve(dir, f));
     }
     rows.push({ id, prompt, line: i + 1, ...(answer !== undefined ? { answer } : {}), ...(images ? { images } : {}) });
@@ -64,6 +84,12 @@ export function readProblemsJsonl(file: string): RephraseRow[] {
 export function taskRows(data: TaskData): RephraseRow[] {
   return [...data.train, ...data.heldOut].map((p, i) => {
     const answer = data.groundTruth.get(p.id)?.answer;
-    return { id: p.id, prompt: p.prompt, line: i + 1, ...(answer !== undefined ? { answer } : {}), ...(p.images ? { images: p.images } : {}) };
+    return {
+      id: p.id,
+      prompt: p.prompt,
+      line: i + 1,
+      ...(answer !== undefined ? { answer } : {}),
+      ...(p.images ? { images: p.images } : {}),
+    };
   });
 }

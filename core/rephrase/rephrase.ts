@@ -8,7 +8,8 @@ import { checkVariant, describeFailure } from './check';
 import type { RephraseRow } from './input';
 
 /** The instruction sent for each problem; `{prompt}` is replaced by the problem text. */
-export const DEFAULT_INSTRUCTION = 'Rewrite the following problem in different words. Keep its meaning, every number and the question it asks exactly; do not solve it and do not add hints. Reply with the rewritten problem only.\n\nProblem:\n{prompt}';
+export const DEFAULT_INSTRUCTION =
+  'Rewrite the following problem in different words. Keep its meaning, every number and the question it asks exactly; do not solve it and do not add hints. Reply with the rewritten problem only.\n\nProblem:\n{prompt}';
 
 /** One row of the variants file, as `corl:rephrase` (option `file`) reads it. */
 export interface VariantRow {
@@ -50,8 +51,12 @@ export interface RephraseSummary {
 
 /** The reply with surrounding whitespace, one pair of wrapping quotes and a leading "Rewritten problem:" label removed. */
 export function cleanReply(text: string): string {
-  let s = text.trim().replace(/^(?:rewritten|rephrased)?\s*problem\s*:\s*/i, '').trim();
-  if (s.length >= 2 && ((s.startsWith('"') && s.endsWith('"')) || (s.startsWith('\u201c') && s.endsWith('\u201d')))) s = s.slice(1, -1).trim();
+  let s = text
+    .trim()
+    .replace(/^(?:rewritten|rephrased)?\s*problem\s*:\s*/i, '')
+    .trim();
+  if (s.length >= 2 && ((s.startsWith('"') && s.endsWith('"')) || (s.startsWith('\u201c') && s.endsWith('\u201d'))))
+    s = s.slice(1, -1).trim();
   return s;
 }
 
@@ -69,11 +74,19 @@ function resumeFrom(partial: string, rows: readonly RephraseRow[]): number {
     try {
       v = JSON.parse(line);
     } catch {
-      throw new CorlError('CORL_ERR_CLI_USAGE', `expected ${partial} to hold variant rows, got invalid JSON on line ${i + 1}`, { where: '--resume', hint: 'delete the partial file and start again' });
+      throw new CorlError(
+        'CORL_ERR_CLI_USAGE',
+        `expected ${partial} to hold variant rows, got invalid JSON on line ${i + 1}`,
+        { where: '--resume', hint: 'delete the partial file and start again' },
+      );
     }
     const row = rows[good];
     if (!row || v.id !== row.id || !Array.isArray(v.variants)) {
-      throw new CorlError('CORL_ERR_CLI_USAGE', `expected line ${i + 1} of ${partial} to be problem "${row?.id ?? '(none)'}" of the input, got ${JSON.stringify(v.id)}`, { where: '--resume', hint: 'resume with the same --in and config, or delete the partial file' });
+      throw new CorlError(
+        'CORL_ERR_CLI_USAGE',
+        `expected line ${i + 1} of ${partial} to be problem "${row?.id ?? '(none)'}" of the input, got ${JSON.stringify(v.id)}`,
+        { where: '--resume', hint: 'resume with the same --in and config, or delete the partial file' },
+      );
     }
     good++;
     bytes += Buffer.byteLength(line) + 1;
@@ -98,14 +111,25 @@ function appendDurably(file: string, text: string): void {
  * empty list, so the file stays row-aligned).
  */
 export async function rephrase(o: RephraseOptions): Promise<RephraseSummary> {
-  if (!o.instruction.includes('{prompt}')) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected the instruction to contain {prompt}, got none', { where: '--instruction' });
+  if (!o.instruction.includes('{prompt}'))
+    throw new CorlError('CORL_ERR_CLI_USAGE', 'expected the instruction to contain {prompt}, got none', {
+      where: '--instruction',
+    });
   if (fs.existsSync(o.out) && !o.force) {
-    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --out to name a new file, got an existing one: ${o.out}`, { where: '--out', hint: 'pass --force to replace it (the old file stays intact until the new one is complete)' });
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --out to name a new file, got an existing one: ${o.out}`, {
+      where: '--out',
+      hint: 'pass --force to replace it (the old file stays intact until the new one is complete)',
+    });
   }
   const partial = `${o.out}.partial`;
   let start = 0;
   if (fs.existsSync(partial)) {
-    if (!o.resume) throw new CorlError('CORL_ERR_CLI_USAGE', `expected no unfinished output, got ${partial} from an interrupted run`, { where: '--out', hint: 'pass --resume to continue it, or delete it to start again' });
+    if (!o.resume)
+      throw new CorlError(
+        'CORL_ERR_CLI_USAGE',
+        `expected no unfinished output, got ${partial} from an interrupted run`,
+        { where: '--out', hint: 'pass --resume to continue it, or delete it to start again' },
+      );
     start = resumeFrom(partial, o.rows);
     o.log(`rephrase: resuming after ${start} problem(s) already in ${partial}`);
   } else {
@@ -115,8 +139,18 @@ export async function rephrase(o: RephraseOptions): Promise<RephraseSummary> {
   let dropped = 0;
   for (let b = start; b < o.rows.length; b += o.batch) {
     const rows = o.rows.slice(b, b + o.batch);
-    const requests = rows.map((r) => ({ id: r.id, prompt: o.instruction.split('{prompt}').join(r.prompt), ...(r.images ? { images: r.images } : {}) }));
-    const groups = await o.policy.sample(requests, { n: o.variants, temperature: o.temperature, topP: o.topP, maxTokens: o.maxTokens, seed: mixSeed(o.seed, 'rephrase', b) });
+    const requests = rows.map((r) => ({
+      id: r.id,
+      prompt: o.instruction.split('{prompt}').join(r.prompt),
+      ...(r.images ? { images: r.images } : {}),
+    }));
+    const groups = await o.policy.sample(requests, {
+      n: o.variants,
+      temperature: o.temperature,
+      topP: o.topP,
+      maxTokens: o.maxTokens,
+      seed: mixSeed(o.seed, 'rephrase', b),
+    });
     let out = '';
     rows.forEach((r, i) => {
       const variants: string[] = [];
@@ -135,7 +169,9 @@ export async function rephrase(o: RephraseOptions): Promise<RephraseSummary> {
       out += JSON.stringify(row) + '\n';
     });
     appendDurably(partial, out);
-    o.log(`rephrase: ${Math.min(b + o.batch, o.rows.length)}/${o.rows.length} problems, ${kept} variant(s) kept, ${dropped} dropped`);
+    o.log(
+      `rephrase: ${Math.min(b + o.batch, o.rows.length)}/${o.rows.length} problems, ${kept} variant(s) kept, ${dropped} dropped`,
+    );
   }
   fs.renameSync(partial, o.out);
   return { problems: o.rows.length, resumed: start, kept, dropped };

@@ -51,18 +51,30 @@ export function seedOf(base: number, i: number): number {
  */
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
-  if (o.configs.length === 0) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected at least one config to compare, got none');
+  if (o.configs.length === 0)
+    throw new CorlError('CORL_ERR_CLI_USAGE', 'expected at least one config to compare, got none');
   // Validate every config before running anything.
   const loaded: LoadedConfig[] = [];
   for (const file of o.configs) {
     const plain = await loadConfig(file);
-    loaded.push(o.steps === undefined || plain.config.trainer.steps === 0 ? plain : await loadConfig(file, { overrides: { 'trainer.steps': o.steps } }));
+    loaded.push(
+      o.steps === undefined || plain.config.trainer.steps === 0
+        ? plain
+        : await loadConfig(file, { overrides: { 'trainer.steps': o.steps } }),
+    );
   }
   const names = loaded.map((l) => l.config.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
-  if (dup) throw new CorlError('CORL_ERR_CLI_USAGE', `expected configs with distinct names, got "${dup}" twice`, { hint: 'set a different "name" in one of them' });
+  if (dup)
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected configs with distinct names, got "${dup}" twice`, {
+      hint: 'set a different "name" in one of them',
+    });
   fs.mkdirSync(o.out, { recursive: true });
-  await writeJsonAtomic(path.join(o.out, 'compare.json'), { configs: o.configs.map((c) => path.resolve(c)), seeds: o.seeds, steps: o.steps ?? null });
+  await writeJsonAtomic(path.join(o.out, 'compare.json'), {
+    configs: o.configs.map((c) => path.resolve(c)),
+    seeds: o.seeds,
+    steps: o.steps ?? null,
+  });
 
   const total = loaded.length * o.seeds;
   let k = 0;
@@ -74,7 +86,12 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       const dir = path.join(o.out, l.config.name, `seed-${i}`);
       const seed = seedOf(l.config.seed, i);
       const label = `[${k}/${total}] ${l.config.name} seed ${seed}`;
-      const progress: ProgressReporter = o.progress === 'none' ? new NoProgress() : o.progress === 'lines' ? new LineProgress(l.config.trainer.logEvery) : defaultProgress(l.config.trainer.logEvery);
+      const progress: ProgressReporter =
+        o.progress === 'none'
+          ? new NoProgress()
+          : o.progress === 'lines'
+            ? new LineProgress(l.config.trainer.logEvery)
+            : defaultProgress(l.config.trainer.logEvery);
       if (fs.existsSync(path.join(dir, 'state.json'))) {
         const { run } = RunDirectory.resume(dir);
         const state = run.state();
@@ -82,22 +99,41 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
           log(`${label}: done earlier, skipped`);
         } else {
           log(`${label}: resuming at step ${state.nextStep}`);
-          const again = await loadConfigValue(run.source(), { baseDir: run.meta().baseDir, overrides: { 'trainer.steps': l.config.trainer.steps }, name: l.config.name });
+          const again = await loadConfigValue(run.source(), {
+            baseDir: run.meta().baseDir,
+            overrides: { 'trainer.steps': l.config.trainer.steps },
+            name: l.config.name,
+          });
           await run.writeConfig(again.config, again.source);
           if (state.finished) await run.writeState({ ...state, finished: false });
           await train(again, { run, resume: true, progress });
         }
       } else {
         log(`${label}: starting`);
-        const fresh = await loadConfigValue(l.source, { baseDir: l.baseDir, file: l.file, name: l.config.name, overrides: { seed } });
-        const run = await RunDirectory.create(dir, fresh.config, fresh.source, { configFile: l.file, baseDir: l.baseDir, supervised: fresh.supervised });
+        const fresh = await loadConfigValue(l.source, {
+          baseDir: l.baseDir,
+          file: l.file,
+          name: l.config.name,
+          overrides: { seed },
+        });
+        const run = await RunDirectory.create(dir, fresh.config, fresh.source, {
+          configFile: l.file,
+          baseDir: l.baseDir,
+          supervised: fresh.supervised,
+        });
         await train(fresh, { run, progress });
       }
       runs.push(readRun(dir));
     }
     groups.push({ name: l.config.name, runs });
   }
-  const verdict = o.verdict && groups.length > 1 ? compareVerdict(groups, loaded[loaded.length - 1]!.config.eval.split === 'validation' ? 'validation' : 'held-out') : undefined;
+  const verdict =
+    o.verdict && groups.length > 1
+      ? compareVerdict(
+          groups,
+          loaded[loaded.length - 1]!.config.eval.split === 'validation' ? 'validation' : 'held-out',
+        )
+      : undefined;
   const written = await writeCompareOutputs(o.out, groups, [
     `Command: corl compare ${o.configs.join(' ')} --seeds ${o.seeds}${o.steps !== undefined ? ` --steps ${o.steps}` : ''} --out ${o.out}`,
     `Seeds: config seed + 1000·i for i = 0..${o.seeds - 1}.`,
@@ -111,12 +147,20 @@ function compareVerdict(groups: readonly ReportGroup[], split: string): string {
   const method = rows[rows.length - 1]!;
   const first = groups[groups.length - 1]!.runs[0];
   const file = first ? evalStepFiles(first.dir).get(0) : undefined;
-  const problems = file ? readTextMaybeGz(file).split('\n').filter((l) => l.trim() && (JSON.parse(l) as { agent?: unknown }).agent === 0).length : 0;
+  const problems = file
+    ? readTextMaybeGz(file)
+        .split('\n')
+        .filter((l) => l.trim() && (JSON.parse(l) as { agent?: unknown }).agent === 0).length
+    : 0;
   return verdictLine({ method, baselines: rows.slice(0, -1), problems, split, seeAlso: 'docs/results.md' });
 }
 
 /** Write a comparison's table (results.txt, results.json) and report.html into its folder. */
-async function writeCompareOutputs(out: string, groups: readonly ReportGroup[], notes: readonly string[]): Promise<CompareResult> {
+async function writeCompareOutputs(
+  out: string,
+  groups: readonly ReportGroup[],
+  notes: readonly string[],
+): Promise<CompareResult> {
   const rows = groups.map(resultRow);
   const table = resultTable(rows);
   const report = path.join(out, 'report.html');
@@ -140,35 +184,62 @@ export interface CompareReportResult extends CompareResult {
  */
 export async function reportCompare(out: string): Promise<CompareReportResult> {
   const metaFile = path.join(out, 'compare.json');
-  if (!fs.existsSync(metaFile)) throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected a comparison folder with compare.json, got none in ${out}`, { where: out, hint: 'pass the --out folder of corl compare, or a run directory' });
+  if (!fs.existsSync(metaFile))
+    throw new CorlError(
+      'CORL_ERR_RUN_NOT_FOUND',
+      `expected a comparison folder with compare.json, got none in ${out}`,
+      { where: out, hint: 'pass the --out folder of corl compare, or a run directory' },
+    );
   let meta: { configs?: unknown; seeds?: unknown; order?: unknown };
   try {
     meta = JSON.parse(fs.readFileSync(metaFile, 'utf8'));
   } catch (e) {
-    throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in compare.json, got ${(e as Error).message}`, { where: metaFile });
+    throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in compare.json, got ${(e as Error).message}`, {
+      where: metaFile,
+    });
   }
   const groups: ReportGroup[] = [];
   const unfinished: string[] = [];
-  const folders = fs.readdirSync(out, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+  const folders = fs
+    .readdirSync(out, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
   for (const name of folders) {
-    const seeds = fs.readdirSync(path.join(out, name)).filter((s) => /^seed-\d+$/.test(s)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
+    const seeds = fs
+      .readdirSync(path.join(out, name))
+      .filter((s) => /^seed-\d+$/.test(s))
+      .sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
     const runs = [];
     for (const s of seeds) {
       const dir = path.join(out, name, s);
       if (!fs.existsSync(path.join(dir, 'state.json'))) continue;
       const run = RunDirectory.open(dir);
       const state = run.state();
-      if (!state.finished) { unfinished.push(`${name}/${s}`); continue; }
+      if (!state.finished) {
+        unfinished.push(`${name}/${s}`);
+        continue;
+      }
       runs.push(readRun(dir));
     }
     if (runs.length) groups.push({ name, runs });
   }
-  if (groups.length === 0) throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected at least one finished run in ${out}, got none${unfinished.length ? ` (${unfinished.length} unfinished)` : ''}`, { where: out });
+  if (groups.length === 0)
+    throw new CorlError(
+      'CORL_ERR_RUN_NOT_FOUND',
+      `expected at least one finished run in ${out}, got none${unfinished.length ? ` (${unfinished.length} unfinished)` : ''}`,
+      { where: out },
+    );
   // The order corl compare was given: each listed config's folder is named by the config's "name".
   // (a packed copy records the names themselves: its config paths may have moved since).
-  const order = Array.isArray(meta.order) ? (meta.order as unknown[]).map((n) => (typeof n === 'string' ? n : undefined))
-    : Array.isArray(meta.configs) ? (meta.configs as unknown[]).map((c) => (typeof c === 'string' ? configName(c) : undefined)) : [];
-  const rank = (n: string): number => { const i = order.indexOf(n); return i < 0 ? order.length : i; };
+  const order = Array.isArray(meta.order)
+    ? (meta.order as unknown[]).map((n) => (typeof n === 'string' ? n : undefined))
+    : Array.isArray(meta.configs)
+      ? (meta.configs as unknown[]).map((c) => (typeof c === 'string' ? configName(c) : undefined))
+      : [];
+  const rank = (n: string): number => {
+    const i = order.indexOf(n);
+    return i < 0 ? order.length : i;
+  };
   groups.sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name));
   const result = await writeCompareOutputs(out, groups, [
     `Rendered by corl report ${out} from ${groups.reduce((n, g) => n + g.runs.length, 0)} finished run(s)${unfinished.length ? `; left out, unfinished: ${unfinished.join(', ')}` : ''}.`,

@@ -33,7 +33,9 @@ const avg = (xs: readonly (number | undefined)[]): number => {
 };
 
 function lastEvalStep(run: RunSummary): number | undefined {
-  const steps = run.records.filter((r) => r.phase === 'eval' && r.metrics['eval/accuracy'] !== undefined).map((r) => r.step);
+  const steps = run.records
+    .filter((r) => r.phase === 'eval' && r.metrics['eval/accuracy'] !== undefined)
+    .map((r) => r.step);
   return steps.length ? Math.max(...steps) : undefined;
 }
 
@@ -47,11 +49,25 @@ export function resultRow(g: ReportGroup): ResultRow {
   const perAgent = agents.map((a, i) => ({ name: a.name, ...meanSd(g.runs.map((r) => finalOf(r, i) ?? NaN)) }));
   const average = meanSd(g.runs.map((r) => avg(agents.map((_, i) => finalOf(r, i)))));
   const base = meanSd(g.runs.map((r) => avg(agents.map((_, i) => valueAt(r.records, 'eval/accuracy', i, 0)))));
-  const majMetric = Object.keys(g.runs[0]?.records.find((r) => r.phase === 'eval' && r.agent !== null)?.metrics ?? {}).find((k) => k.startsWith('eval/maj@'));
-  const maj = majMetric ? { metric: majMetric.slice(5), ...meanSd(g.runs.map((r) => avg(agents.map((_, i) => lastValue(r.records, majMetric, i, 'eval'))))) } : undefined;
-  const ensMetric = Object.keys(g.runs[0]?.records.find((r) => r.agent === null && Object.keys(r.metrics).some((k) => k.startsWith('ensemble/')))?.metrics ?? {}).find((k) => k.startsWith('ensemble/'));
-  const ensemble = ensMetric ? { metric: ensMetric, ...meanSd(g.runs.map((r) => lastValue(r.records, ensMetric, null, 'eval') ?? NaN)) } : undefined;
-  const labelAccuracy = meanSd(g.runs.map((r) => avg(agents.map((_, i) => lastValue(r.records, 'label/accuracy', i, 'train')))));
+  const majMetric = Object.keys(
+    g.runs[0]?.records.find((r) => r.phase === 'eval' && r.agent !== null)?.metrics ?? {},
+  ).find((k) => k.startsWith('eval/maj@'));
+  const maj = majMetric
+    ? {
+        metric: majMetric.slice(5),
+        ...meanSd(g.runs.map((r) => avg(agents.map((_, i) => lastValue(r.records, majMetric, i, 'eval'))))),
+      }
+    : undefined;
+  const ensMetric = Object.keys(
+    g.runs[0]?.records.find((r) => r.agent === null && Object.keys(r.metrics).some((k) => k.startsWith('ensemble/')))
+      ?.metrics ?? {},
+  ).find((k) => k.startsWith('ensemble/'));
+  const ensemble = ensMetric
+    ? { metric: ensMetric, ...meanSd(g.runs.map((r) => lastValue(r.records, ensMetric, null, 'eval') ?? NaN)) }
+    : undefined;
+  const labelAccuracy = meanSd(
+    g.runs.map((r) => avg(agents.map((_, i) => lastValue(r.records, 'label/accuracy', i, 'train')))),
+  );
   return {
     name: g.name,
     supervised: g.runs.some((r) => r.supervised),
@@ -72,7 +88,18 @@ const pct = (m: { mean: number; sd: number }, withSd: boolean): string =>
 /** The results table as plain text (for the terminal) — rows marked (GT) used ground truth. */
 export function resultTable(rows: readonly ResultRow[]): string {
   const maxAgents = Math.max(0, ...rows.map((r) => r.perAgent.length));
-  const header = ['config', 'GT', 'seeds', 'steps', ...Array.from({ length: maxAgents }, (_, i) => `agent ${i} pass@1`), 'avg pass@1', 'base avg', 'maj', 'ensemble', 'label acc'];
+  const header = [
+    'config',
+    'GT',
+    'seeds',
+    'steps',
+    ...Array.from({ length: maxAgents }, (_, i) => `agent ${i} pass@1`),
+    'avg pass@1',
+    'base avg',
+    'maj',
+    'ensemble',
+    'label acc',
+  ];
   const body = rows.map((r) => {
     const sd = r.seeds > 1;
     return [
@@ -90,18 +117,34 @@ export function resultTable(rows: readonly ResultRow[]): string {
   });
   const all = [header, ...body];
   const widths = header.map((_, c) => Math.max(...all.map((row) => (row[c] ?? '').length)));
-  return all.map((row) => row.map((cell, c) => (cell ?? '').padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');
+  return all
+    .map((row) =>
+      row
+        .map((cell, c) => (cell ?? '').padEnd(widths[c]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /**
  * Mean over seeds (and over agents when `agent` is 'mean') of a metric by step, with a ± sd band.
  * `smooth` > 1 replaces each seed's curve by its trailing moving average over that many logged steps.
  */
-function seriesOf(g: ReportGroup, metric: string, phase: 'train' | 'eval', agent: number | 'mean' | null, color: string, smooth = 1): Series {
+function seriesOf(
+  g: ReportGroup,
+  metric: string,
+  phase: 'train' | 'eval',
+  agent: number | 'mean' | null,
+  color: string,
+  smooth = 1,
+): Series {
   const bySeed = g.runs.map((run) => {
     const agents = agent === 'mean' ? run.agents.map((_, i) => i) : [agent];
     const steps = new Map<number, number[]>();
-    for (const a of agents) for (const [s, v] of metricSeries(run.records, metric, a, phase)) (steps.get(s) ?? steps.set(s, []).get(s)!).push(v);
+    for (const a of agents)
+      for (const [s, v] of metricSeries(run.records, metric, a, phase))
+        (steps.get(s) ?? steps.set(s, []).get(s)!).push(v);
     const curve: [number, number][] = [...steps].sort((x, y) => x[0] - y[0]).map(([s, vs]) => [s, avg(vs)]);
     return new Map(smooth > 1 ? movingAverage(curve, smooth) : curve);
   });
@@ -114,7 +157,13 @@ function seriesOf(g: ReportGroup, metric: string, phase: 'train' | 'eval', agent
     band.push([s, ms.mean - ms.sd, ms.mean + ms.sd]);
   }
   const label = agent === 'mean' || agent === null ? g.name : `${g.name} ${g.runs[0]!.agents[agent]!.name}`;
-  return { name: label, points, band: g.runs.length > 1 ? band : undefined, dashed: g.runs.some((r) => r.supervised), color };
+  return {
+    name: label,
+    points,
+    band: g.runs.length > 1 ? band : undefined,
+    dashed: g.runs.some((r) => r.supervised),
+    color,
+  };
 }
 
 /** Smoothing window for per-step training curves: 10 logged steps, fewer for short runs (1 = none). */
@@ -128,10 +177,12 @@ function agreementTable(groups: readonly ReportGroup[]): string {
   const rows: string[] = [];
   for (const g of groups) {
     const pairs = new Set<string>();
-    for (const r of g.runs) for (const rec of r.records) for (const k of Object.keys(rec.metrics)) {
-      const m = /^pair\/(\d+-\d+)\/kappa$/.exec(k);
-      if (m) pairs.add(m[1]!);
-    }
+    for (const r of g.runs)
+      for (const rec of r.records)
+        for (const k of Object.keys(rec.metrics)) {
+          const m = /^pair\/(\d+-\d+)\/kappa$/.exec(k);
+          if (m) pairs.add(m[1]!);
+        }
     for (const pair of [...pairs].sort()) {
       const at = (which: 'first' | 'last', stat: string): string => {
         const vals = g.runs.map((r) => {
@@ -143,7 +194,9 @@ function agreementTable(groups: readonly ReportGroup[]): string {
       };
       const [a, b] = pair.split('-').map(Number);
       const names = `${g.runs[0]!.agents[a!]?.name ?? a} × ${g.runs[0]!.agents[b!]?.name ?? b}`;
-      rows.push(`<tr><td>${escapeXml(g.name)}</td><td>${escapeXml(names)}</td>${['kappa', 'complementarity', 'same_wrong', 'coverage'].map((s) => `<td>${at('first', s)}</td><td>${at('last', s)}</td>`).join('')}</tr>`);
+      rows.push(
+        `<tr><td>${escapeXml(g.name)}</td><td>${escapeXml(names)}</td>${['kappa', 'complementarity', 'same_wrong', 'coverage'].map((s) => `<td>${at('first', s)}</td><td>${at('last', s)}</td>`).join('')}</tr>`,
+      );
     }
   }
   if (!rows.length) return '<p>Only one agent per run: no pairwise agreement to show.</p>';
@@ -156,7 +209,13 @@ export function renderReport(title: string, groups: readonly ReportGroup[], note
   const single = groups.length === 1;
   const window = smoothingWindow(groups);
   // Colours follow the config (or, for one config, the agent), so a line keeps its colour in every chart.
-  const plot = (metric: string, phase: 'train' | 'eval', chartTitle: string, yLabel: string, yRange?: [number, number]): string => {
+  const plot = (
+    metric: string,
+    phase: 'train' | 'eval',
+    chartTitle: string,
+    yLabel: string,
+    yRange?: [number, number],
+  ): string => {
     const smooth = phase === 'train' ? window : 1;
     const series = single
       ? groups[0]!.runs[0]!.agents.map((_, i) => seriesOf(groups[0]!, metric, phase, i, paletteColor(i), smooth))
@@ -172,7 +231,7 @@ export function renderReport(title: string, groups: readonly ReportGroup[], note
     plot('eval/accuracy', 'eval', 'Held-out accuracy (pass@1)', 'accuracy', [0, 1]),
     plot('label/accuracy', 'train', 'Pseudo-label accuracy', 'accuracy', [0, 1]),
     plot('reward/std', 'train', 'Reward std', 'std'),
-    plot('label/peer_agreement', 'train', 'Agreement with the supervisor\'s label', 'fraction', [0, 1]),
+    plot('label/peer_agreement', 'train', "Agreement with the supervisor's label", 'fraction', [0, 1]),
     plot('completion/mean_length', 'train', 'Completion length', 'tokens'),
     plot('reward/mean', 'train', 'Mean reward', 'reward'),
   ];

@@ -32,17 +32,31 @@ export function evalStepFiles(runDir: string): Map<number, string> {
 /** Read the evaluation rows of one step that carry a category (rows without one are skipped). */
 export function readCategoryRows(file: string): CategoryEvalRow[] {
   const rows: CategoryEvalRow[] = [];
-  readTextMaybeGz(existingOrGz(file)).split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    let v: { agent?: unknown; category?: unknown; correct?: unknown };
-    try {
-      v = JSON.parse(line);
-    } catch {
-      throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON evaluation row, got invalid JSON', { where: `${file}:${i + 1}` });
-    }
-    if (typeof v.category !== 'string' || typeof v.agent !== 'number' || !Array.isArray(v.correct) || v.correct.length === 0) return;
-    rows.push({ agent: v.agent, category: v.category, pass: v.correct.filter((c) => c === true).length / v.correct.length });
-  });
+  readTextMaybeGz(existingOrGz(file))
+    .split('\n')
+    .forEach((line, i) => {
+      if (!line.trim()) return;
+      let v: { agent?: unknown; category?: unknown; correct?: unknown };
+      try {
+        v = JSON.parse(line);
+      } catch {
+        throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON evaluation row, got invalid JSON', {
+          where: `${file}:${i + 1}`,
+        });
+      }
+      if (
+        typeof v.category !== 'string' ||
+        typeof v.agent !== 'number' ||
+        !Array.isArray(v.correct) ||
+        v.correct.length === 0
+      )
+        return;
+      rows.push({
+        agent: v.agent,
+        category: v.category,
+        pass: v.correct.filter((c) => c === true).length / v.correct.length,
+      });
+    });
   return rows;
 }
 
@@ -140,7 +154,11 @@ export function labelCategoryLines(groups: readonly ReportGroup[], window = 10):
     const agents = g.runs[0]?.agents ?? [];
     agents.forEach((a, i) => {
       const cats = new Set<string>();
-      for (const run of g.runs) for (const r of run.records) if (r.agent === i && r.phase === 'train') for (const k of Object.keys(r.metrics)) if (k.startsWith('label/accuracy/')) cats.add(k.slice('label/accuracy/'.length));
+      for (const run of g.runs)
+        for (const r of run.records)
+          if (r.agent === i && r.phase === 'train')
+            for (const k of Object.keys(r.metrics))
+              if (k.startsWith('label/accuracy/')) cats.add(k.slice('label/accuracy/'.length));
       const cells: Record<string, { first: Stat; last: Stat }> = {};
       for (const c of cats) {
         const first: number[] = [];
@@ -152,7 +170,12 @@ export function labelCategoryLines(groups: readonly ReportGroup[], window = 10):
           const weighted = (from: number, to: number): number => {
             let s = 0;
             let n = 0;
-            for (const [step, v] of acc) if (step >= from && step <= to) { const w = cnt.get(step) ?? 1; s += v * w; n += w; }
+            for (const [step, v] of acc)
+              if (step >= from && step <= to) {
+                const w = cnt.get(step) ?? 1;
+                s += v * w;
+                n += w;
+              }
             return n ? s / n : NaN;
           };
           first.push(weighted(1, window));
@@ -181,30 +204,43 @@ function lastEval(run: RunSummary): number {
 /** Correctness flags of one step's eval rows: agent → problem id → flags of its samples. */
 function correctnessByAgent(file: string): Map<number, Map<string, boolean[]>> {
   const out = new Map<number, Map<string, boolean[]>>();
-  readTextMaybeGz(existingOrGz(file)).split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    let v: { agent?: unknown; id?: unknown; correct?: unknown };
-    try {
-      v = JSON.parse(line);
-    } catch {
-      throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON evaluation row, got invalid JSON', { where: `${file}:${i + 1}` });
-    }
-    if (typeof v.agent !== 'number' || typeof v.id !== 'string' || !Array.isArray(v.correct)) return;
-    const m = out.get(v.agent) ?? new Map<string, boolean[]>();
-    out.set(v.agent, m);
-    m.set(v.id, v.correct.map((c) => c === true));
-  });
+  readTextMaybeGz(existingOrGz(file))
+    .split('\n')
+    .forEach((line, i) => {
+      if (!line.trim()) return;
+      let v: { agent?: unknown; id?: unknown; correct?: unknown };
+      try {
+        v = JSON.parse(line);
+      } catch {
+        throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON evaluation row, got invalid JSON', {
+          where: `${file}:${i + 1}`,
+        });
+      }
+      if (typeof v.agent !== 'number' || typeof v.id !== 'string' || !Array.isArray(v.correct)) return;
+      const m = out.get(v.agent) ?? new Map<string, boolean[]>();
+      out.set(v.agent, m);
+      m.set(
+        v.id,
+        v.correct.map((c) => c === true),
+      );
+    });
   return out;
 }
 
 /** κ and c of two agents pooled over every aligned sample pair (sample k of A with sample k of B) of the problems both answered. */
-export function pooledAgreement(a: ReadonlyMap<string, readonly boolean[]>, b: ReadonlyMap<string, readonly boolean[]>): { kappa: number; complementarity: number } {
+export function pooledAgreement(
+  a: ReadonlyMap<string, readonly boolean[]>,
+  b: ReadonlyMap<string, readonly boolean[]>,
+): { kappa: number; complementarity: number } {
   const ca: boolean[] = [];
   const cb: boolean[] = [];
   for (const [id, xs] of a) {
     const ys = b.get(id);
     if (!ys) continue;
-    for (let k = 0; k < Math.min(xs.length, ys.length); k++) { ca.push(xs[k]!); cb.push(ys[k]!); }
+    for (let k = 0; k < Math.min(xs.length, ys.length); k++) {
+      ca.push(xs[k]!);
+      cb.push(ys[k]!);
+    }
   }
   const r = agreement(ca, cb);
   return { kappa: r.kappa, complementarity: r.complementarity };
@@ -224,15 +260,21 @@ export function pairLines(groups: readonly ReportGroup[]): PairLine[] {
       const files = evalStepFiles(run.dir);
       const steps = [...files.keys()].sort((x, y) => x - y);
       if (steps.length === 0 || steps[0] !== 0) return undefined;
-      return { start: correctnessByAgent(files.get(0)!), end: correctnessByAgent(files.get(steps[steps.length - 1]!)!) };
+      return {
+        start: correctnessByAgent(files.get(0)!),
+        end: correctnessByAgent(files.get(steps[steps.length - 1]!)!),
+      };
     });
     for (let a = 0; a < agents.length; a++) {
       for (let b = a + 1; b < agents.length; b++) {
-        const stat = (which: 'start' | 'end', key: 'kappa' | 'complementarity'): Stat => meanSd(perRun.map((r) => {
-          const x = r?.[which].get(a);
-          const y = r?.[which].get(b);
-          return x && y ? pooledAgreement(x, y)[key] : NaN;
-        }));
+        const stat = (which: 'start' | 'end', key: 'kappa' | 'complementarity'): Stat =>
+          meanSd(
+            perRun.map((r) => {
+              const x = r?.[which].get(a);
+              const y = r?.[which].get(b);
+              return x && y ? pooledAgreement(x, y)[key] : NaN;
+            }),
+          );
         lines.push({
           config: g.name,
           pair: `${agents[a]!.name} × ${agents[b]!.name}`,
@@ -257,9 +299,14 @@ function evalSplit(groups: readonly ReportGroup[]): string {
   }
 }
 
-const pts = (s: Stat, sd: boolean): string => (Number.isFinite(s.mean) ? `${(100 * s.mean).toFixed(1)}${sd && s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}` : '–');
-const signed = (s: Stat, sd: boolean): string => (Number.isFinite(s.mean) ? `${s.mean >= 0 ? '+' : '−'}${Math.abs(100 * s.mean).toFixed(1)}${sd && s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}` : '–');
-const fixed3 = (s: Stat): string => (Number.isFinite(s.mean) ? `${s.mean.toFixed(3)}${s.n > 1 ? ` ± ${s.sd.toFixed(3)}` : ''}` : '–');
+const pts = (s: Stat, sd: boolean): string =>
+  Number.isFinite(s.mean) ? `${(100 * s.mean).toFixed(1)}${sd && s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}` : '–';
+const signed = (s: Stat, sd: boolean): string =>
+  Number.isFinite(s.mean)
+    ? `${s.mean >= 0 ? '+' : '−'}${Math.abs(100 * s.mean).toFixed(1)}${sd && s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}`
+    : '–';
+const fixed3 = (s: Stat): string =>
+  Number.isFinite(s.mean) ? `${s.mean.toFixed(3)}${s.n > 1 ? ` ± ${s.sd.toFixed(3)}` : ''}` : '–';
 const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
 
 /**
@@ -270,30 +317,53 @@ const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
 export function markdownTables(groups: readonly ReportGroup[], rows: readonly ResultRow[]): string {
   const out: string[] = [];
   const split = evalSplit(groups);
-  out.push(`${split} pass@1 (%) after training, mean ± sd over seeds; change = final − step-0 average over agents.`, '');
-  out.push(row(['config', 'GT used', 'seeds', 'steps', 'pass@1 per agent', 'avg', 'base avg', 'change', 'maj', 'ensemble maj']));
+  out.push(
+    `${split} pass@1 (%) after training, mean ± sd over seeds; change = final − step-0 average over agents.`,
+    '',
+  );
+  out.push(
+    row([
+      'config',
+      'GT used',
+      'seeds',
+      'steps',
+      'pass@1 per agent',
+      'avg',
+      'base avg',
+      'change',
+      'maj',
+      'ensemble maj',
+    ]),
+  );
   out.push(row(Array(10).fill('---')));
   for (const [k, r] of rows.entries()) {
     const g = groups[k]!;
-    const change = meanSd(g.runs.map((run) => {
-      const n = run.agents.length;
-      const last = lastEval(run);
-      let s = 0;
-      for (let i = 0; i < n; i++) s += (valueAt(run.records, 'eval/accuracy', i, last) ?? NaN) - (valueAt(run.records, 'eval/accuracy', i, 0) ?? NaN);
-      return s / n;
-    }));
-    out.push(row([
-      r.name,
-      r.supervised ? '**yes**' : 'no',
-      String(r.seeds),
-      String(r.steps),
-      r.perAgent.map((a) => `${a.name} ${pts({ ...a, n: r.seeds }, false)}`).join(' / '),
-      pts({ ...r.average, n: r.seeds }, true),
-      pts({ ...r.base, n: r.seeds }, false),
-      signed(change, true),
-      r.maj ? pts({ ...r.maj, n: r.seeds }, false) : '–',
-      r.ensemble ? pts({ ...r.ensemble, n: r.seeds }, true) : '–',
-    ]));
+    const change = meanSd(
+      g.runs.map((run) => {
+        const n = run.agents.length;
+        const last = lastEval(run);
+        let s = 0;
+        for (let i = 0; i < n; i++)
+          s +=
+            (valueAt(run.records, 'eval/accuracy', i, last) ?? NaN) -
+            (valueAt(run.records, 'eval/accuracy', i, 0) ?? NaN);
+        return s / n;
+      }),
+    );
+    out.push(
+      row([
+        r.name,
+        r.supervised ? '**yes**' : 'no',
+        String(r.seeds),
+        String(r.steps),
+        r.perAgent.map((a) => `${a.name} ${pts({ ...a, n: r.seeds }, false)}`).join(' / '),
+        pts({ ...r.average, n: r.seeds }, true),
+        pts({ ...r.base, n: r.seeds }, false),
+        signed(change, true),
+        r.maj ? pts({ ...r.maj, n: r.seeds }, false) : '–',
+        r.ensemble ? pts({ ...r.ensemble, n: r.seeds }, true) : '–',
+      ]),
+    );
   }
   const cats = categoryTable(groups);
   if (cats) {
@@ -301,26 +371,57 @@ export function markdownTables(groups: readonly ReportGroup[], rows: readonly Re
     out.push(row(['config', 'agent', ...cats.categories.map((c) => `${c} (${cats.problems[c]})`)]));
     out.push(row(Array(2 + cats.categories.length).fill('---')));
     for (const l of cats.lines) {
-      out.push(row([l.config, l.agent, ...cats.categories.map((c) => {
-        const cell = l.cells[c];
-        return cell ? `${pts(cell.start, false)} → ${pts(cell.end, false)} (${signed(cell.change, false)})` : '–';
-      })]));
+      out.push(
+        row([
+          l.config,
+          l.agent,
+          ...cats.categories.map((c) => {
+            const cell = l.cells[c];
+            return cell ? `${pts(cell.start, false)} → ${pts(cell.end, false)} (${signed(cell.change, false)})` : '–';
+          }),
+        ]),
+      );
     }
   }
   const labels = labelCategoryLines(groups);
   if (labels.length) {
     const lc = [...new Set(labels.flatMap((l) => Object.keys(l.cells)))].sort(categoryOrder);
-    out.push('', 'Pseudo-label accuracy (%) on training prompts by category: first 10 → last 10 steps, mean over seeds.', '');
+    out.push(
+      '',
+      'Pseudo-label accuracy (%) on training prompts by category: first 10 → last 10 steps, mean over seeds.',
+      '',
+    );
     out.push(row(['config', 'agent', ...lc]));
     out.push(row(Array(2 + lc.length).fill('---')));
-    for (const l of labels) out.push(row([l.config, l.agent, ...lc.map((c) => (l.cells[c] ? `${pts(l.cells[c]!.first, false)} → ${pts(l.cells[c]!.last, false)}` : '–'))]));
+    for (const l of labels)
+      out.push(
+        row([
+          l.config,
+          l.agent,
+          ...lc.map((c) => (l.cells[c] ? `${pts(l.cells[c]!.first, false)} → ${pts(l.cells[c]!.last, false)}` : '–')),
+        ]),
+      );
   }
   const pairs = pairLines(groups);
   if (pairs.length) {
-    out.push('', `Error overlap of each agent pair on the ${split.toLowerCase()} problems (pooled over all aligned sample pairs): step 0 → last evaluation, mean ± sd over seeds.`, '');
+    out.push(
+      '',
+      `Error overlap of each agent pair on the ${split.toLowerCase()} problems (pooled over all aligned sample pairs): step 0 → last evaluation, mean ± sd over seeds.`,
+      '',
+    );
     out.push(row(['config', 'pair', "Cohen's κ, start", 'κ, end', 'complementarity c, start', 'c, end']));
     out.push(row(Array(6).fill('---')));
-    for (const p of pairs) out.push(row([p.config, p.pair, fixed3(p.kappa.start), fixed3(p.kappa.end), pts(p.complementarity.start, false), pts(p.complementarity.end, false)]));
+    for (const p of pairs)
+      out.push(
+        row([
+          p.config,
+          p.pair,
+          fixed3(p.kappa.start),
+          fixed3(p.kappa.end),
+          pts(p.complementarity.start, false),
+          pts(p.complementarity.end, false),
+        ]),
+      );
   }
   return out.join('\n') + '\n';
 }

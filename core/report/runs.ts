@@ -32,20 +32,35 @@ export function readRun(dir: string): RunSummary {
 }
 
 /** The series of one metric for one agent (null = cohort records), by step. */
-export function metricSeries(records: readonly MetricsRecord[], metric: string, agent: number | null, phase?: 'train' | 'eval'): [number, number][] {
+export function metricSeries(
+  records: readonly MetricsRecord[],
+  metric: string,
+  agent: number | null,
+  phase?: 'train' | 'eval',
+): [number, number][] {
   return records
     .filter((r) => r.agent === agent && (phase === undefined || r.phase === phase) && r.metrics[metric] !== undefined)
     .map((r) => [r.step, r.metrics[metric]!] as [number, number]);
 }
 
 /** The last value of a metric for an agent, or undefined. */
-export function lastValue(records: readonly MetricsRecord[], metric: string, agent: number | null, phase?: 'train' | 'eval'): number | undefined {
+export function lastValue(
+  records: readonly MetricsRecord[],
+  metric: string,
+  agent: number | null,
+  phase?: 'train' | 'eval',
+): number | undefined {
   const s = metricSeries(records, metric, agent, phase);
   return s.length ? s[s.length - 1]![1] : undefined;
 }
 
 /** The value at a given step, or undefined. */
-export function valueAt(records: readonly MetricsRecord[], metric: string, agent: number | null, step: number): number | undefined {
+export function valueAt(
+  records: readonly MetricsRecord[],
+  metric: string,
+  agent: number | null,
+  step: number,
+): number | undefined {
   return metricSeries(records, metric, agent).find(([s]) => s === step)?.[1];
 }
 
@@ -64,14 +79,18 @@ export function meanSd(values: readonly number[]): { mean: number; sd: number; n
  * metrics of small batches are noisy; the report smooths them and says by how much.
  */
 export function movingAverage(points: readonly (readonly [number, number])[], window: number): [number, number][] {
-  if (!Number.isInteger(window) || window < 1) throw new RangeError(`expected a window of at least 1 point, got ${window}`);
+  if (!Number.isInteger(window) || window < 1)
+    throw new RangeError(`expected a window of at least 1 point, got ${window}`);
   const out: [number, number][] = [];
   for (let i = 0; i < points.length; i++) {
     let sum = 0;
     let n = 0;
     for (let j = Math.max(0, i - window + 1); j <= i; j++) {
       const v = points[j]![1];
-      if (Number.isFinite(v)) { sum += v; n++; }
+      if (Number.isFinite(v)) {
+        sum += v;
+        n++;
+      }
     }
     out.push([points[i]![0], n ? sum / n : NaN]);
   }

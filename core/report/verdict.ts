@@ -28,6 +28,9 @@ export function verdictLine(v: VerdictInput): string {
   const seeds = Math.min(v.method.seeds, ...v.baselines.map((b) => b.seeds));
   const spread = Math.max(v.method.average.sd, ...v.baselines.map((b) => b.average.sd));
   const noisy = seeds > 1 && v.baselines.some((b) => Math.abs(m - b.average.mean) <= spread);
-  const seedText = seeds === 1 ? `1 seed${v.seeAlso ? `, see ${v.seeAlso} for 3` : ''}` : `${seeds} seeds${noisy ? ', some differences within one sd of the seeds' : ''}`;
+  const seedText =
+    seeds === 1
+      ? `1 seed${v.seeAlso ? `, see ${v.seeAlso} for 3` : ''}`
+      : `${seeds} seeds${noisy ? ', some differences within one sd of the seeds' : ''}`;
   return `${v.method.name}: ${parts.join(', ')} on ${v.problems} ${v.split ?? 'held-out'} problems; ${seedText}`;
 }

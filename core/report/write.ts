@@ -7,6 +7,13 @@ import { readRun } from './runs';
 export async function writeRunReport(runDir: string): Promise<string> {
   const run = readRun(runDir);
   const file = path.join(run.dir, 'report.html');
-  await writeFileAtomic(file, renderReport(`corl run: ${run.name} (seed ${run.seed})`, [{ name: run.name, runs: [run] }], [`Run directory: ${run.dir}`]));
+  await writeFileAtomic(
+    file,
+    renderReport(
+      `corl run: ${run.name} (seed ${run.seed})`,
+      [{ name: run.name, runs: [run] }],
+      [`Run directory: ${run.dir}`],
+    ),
+  );
   return file;
 }

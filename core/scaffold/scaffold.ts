@@ -2,7 +2,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CorlError } from '../errors';
 import { CORL_VERSION } from '../version';
-import { checkKind, checkPackageName, checkPluginName, identifierFor, templateTokens, type TemplateKind } from './names';
+import {
+  checkKind,
+  checkPackageName,
+  checkPluginName,
+  identifierFor,
+  templateTokens,
+  type TemplateKind,
+} from './names';
 
 /** The corl installation a plugin is generated against. */
 export interface CorlInstall {
@@ -82,7 +89,10 @@ function listFiles(dir: string, rel = ''): string[] {
 }
 
 /** The devDependency spec of each tool in link mode: a `file:` link to the copy corl resolves. */
-export function linkedTools(install: CorlInstall, tools: readonly string[]): { specs: Record<string, string>; missing: string[] } {
+export function linkedTools(
+  install: CorlInstall,
+  tools: readonly string[],
+): { specs: Record<string, string>; missing: string[] } {
   const specs: Record<string, string> = {};
   const missing: string[] = [];
   for (const tool of tools) {
@@ -99,16 +109,30 @@ export function linkedTools(install: CorlInstall, tools: readonly string[]): { s
 /** Replace every occurrence of the template's names by the plugin's. */
 export function rewriteNames(text: string, kind: TemplateKind, o: { name: string; packageName: string }): string {
   const t = templateTokens(kind);
-  return text.split(t.packageName).join(o.packageName).split(t.pluginName).join(o.name).split(t.identifier).join(identifierFor(o.name, kind));
+  return text
+    .split(t.packageName)
+    .join(o.packageName)
+    .split(t.pluginName)
+    .join(o.name)
+    .split(t.identifier)
+    .join(identifierFor(o.name, kind));
 }
 
 function checkTarget(dir: string, force: boolean): void {
   if (!fs.existsSync(dir)) return;
   const stat = fs.statSync(dir);
-  if (!stat.isDirectory()) throw new CorlError('CORL_ERR_SCAFFOLD_TARGET', `expected a folder to create the plugin in, got a file at ${dir}`, { where: dir, hint: 'pick another path' });
+  if (!stat.isDirectory())
+    throw new CorlError('CORL_ERR_SCAFFOLD_TARGET', `expected a folder to create the plugin in, got a file at ${dir}`, {
+      where: dir,
+      hint: 'pick another path',
+    });
   const entries = fs.readdirSync(dir);
   if (entries.length > 0 && !force) {
-    throw new CorlError('CORL_ERR_SCAFFOLD_TARGET', `expected an empty or new folder, got ${dir} with ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} (${entries.slice(0, 3).join(', ')}${entries.length > 3 ? ', ...' : ''})`, { where: dir });
+    throw new CorlError(
+      'CORL_ERR_SCAFFOLD_TARGET',
+      `expected an empty or new folder, got ${dir} with ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} (${entries.slice(0, 3).join(', ')}${entries.length > 3 ? ', ...' : ''})`,
+      { where: dir },
+    );
   }
 }
 
@@ -126,7 +150,11 @@ export function scaffold(o: ScaffoldOptions): ScaffoldResult {
   checkTarget(dir, o.force === true);
   const from = templateDir(install, kind);
   if (!fs.existsSync(path.join(from, 'package.json'))) {
-    throw new CorlError('CORL_ERR_SCAFFOLD_TEMPLATE', `expected the ${kind} template at ${from}, got ${fs.existsSync(from) ? 'a folder without package.json' : 'nothing'}`, { where: from });
+    throw new CorlError(
+      'CORL_ERR_SCAFFOLD_TEMPLATE',
+      `expected the ${kind} template at ${from}, got ${fs.existsSync(from) ? 'a folder without package.json' : 'nothing'}`,
+      { where: from },
+    );
   }
   const sources = listFiles(from);
   const pkg = JSON.parse(fs.readFileSync(path.join(from, 'package.json'), 'utf8')) as Record<string, any>;
@@ -145,7 +173,10 @@ export function scaffold(o: ScaffoldOptions): ScaffoldResult {
     if (rel === 'package.json') {
       pkg.name = o.packageName;
       if (o.description) pkg.description = o.description;
-      pkg.devDependencies = { ...pkg.devDependencies, corl: o.corlSpec ?? (install.checkout ? `file:${fs.realpathSync(install.root)}` : `^${install.version}`) };
+      pkg.devDependencies = {
+        ...pkg.devDependencies,
+        corl: o.corlSpec ?? (install.checkout ? `file:${fs.realpathSync(install.root)}` : `^${install.version}`),
+      };
       if (toolchain === 'link') Object.assign(pkg.devDependencies, linked.specs);
       if (pkg.peerDependencies?.corl !== undefined) pkg.peerDependencies.corl = `^${install.version}`;
       fs.writeFileSync(target, JSON.stringify(pkg, null, 2) + '\n');

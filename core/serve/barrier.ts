@@ -23,7 +23,12 @@ interface OpenGroup {
   readonly agent: number;
   readonly key: string;
   readonly prompt: string;
-  readonly members: { sample: Sample; response: string; resolve: (r: SampleResult) => void; reject: (e: unknown) => void }[];
+  readonly members: {
+    sample: Sample;
+    response: string;
+    resolve: (r: SampleResult) => void;
+    reject: (e: unknown) => void;
+  }[];
   timer?: NodeJS.Timeout;
 }
 
@@ -34,7 +39,10 @@ export function responseOf(query: string, prompt: string | undefined, strip: rea
     changed = false;
     r = r.trimEnd();
     for (const t of strip) {
-      if (r.endsWith(t)) { r = r.slice(0, -t.length); changed = true; }
+      if (r.endsWith(t)) {
+        r = r.slice(0, -t.length);
+        changed = true;
+      }
     }
   }
   return r;
@@ -45,7 +53,12 @@ export class GetRewardScorer {
   private readonly open = new Map<string, OpenGroup>();
   private closing = false;
 
-  constructor(private readonly rt: ServeRuntime, private readonly scorer: Scorer, private readonly exchange: Exchange, private readonly metrics: ServeMetrics) {}
+  constructor(
+    private readonly rt: ServeRuntime,
+    private readonly scorer: Scorer,
+    private readonly exchange: Exchange,
+    private readonly metrics: ServeMetrics,
+  ) {}
 
   /** Samples waiting at the barrier. */
   get pending(): number {
@@ -56,28 +69,49 @@ export class GetRewardScorer {
 
   /** Rewards of a request's samples, aligned with them. */
   score(agent: number, samples: readonly Sample[]): Promise<SampleResult[]> {
-    if (this.closing) return Promise.reject(new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'));
+    if (this.closing)
+      return Promise.reject(
+        new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'),
+      );
     const strip = this.rt.settings.getReward.stripTokens;
     if (this.rt.supervised) {
       samples.forEach((s, i) => {
         if (typeof s.label !== 'string') {
-          throw new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected labels[${i}] to carry the reference answer because "${this.rt.config.reward.use}" reads ground truth, got ${s.label === undefined ? 'no labels field' : 'null'}`, { where: `labels[${i}]`, hint: 'start OpenRLHF with --label_key naming the answer column' });
+          throw new CorlError(
+            'CORL_ERR_SERVE_BAD_REQUEST',
+            `expected labels[${i}] to carry the reference answer because "${this.rt.config.reward.use}" reads ground truth, got ${s.label === undefined ? 'no labels field' : 'null'}`,
+            { where: `labels[${i}]`, hint: 'start OpenRLHF with --label_key naming the answer column' },
+          );
         }
       });
     }
-    if (this.rt.pointwise) return Promise.all(samples.map((s) => this.pointwise(agent, s, responseOf(s.query, s.prompt, strip))));
+    if (this.rt.pointwise)
+      return Promise.all(samples.map((s) => this.pointwise(agent, s, responseOf(s.query, s.prompt, strip))));
     const by = this.rt.settings.getReward.groupBy;
     samples.forEach((s, i) => {
       const key = by === 'prompt' ? s.prompt : s.label;
       if (typeof key !== 'string') {
-        throw new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected ${by === 'prompt' ? 'prompts' : 'labels'}[${i}] (samples are grouped by ${by}), got ${key === undefined ? 'no such field' : 'null'}`, { where: `${by === 'prompt' ? 'prompts' : 'labels'}[${i}]` });
+        throw new CorlError(
+          'CORL_ERR_SERVE_BAD_REQUEST',
+          `expected ${by === 'prompt' ? 'prompts' : 'labels'}[${i}] (samples are grouped by ${by}), got ${key === undefined ? 'no such field' : 'null'}`,
+          { where: `${by === 'prompt' ? 'prompts' : 'labels'}[${i}]` },
+        );
       }
     });
-    return Promise.all(samples.map((s) => this.join(agent, by === 'prompt' ? s.prompt! : s.label!, s, responseOf(s.query, s.prompt, strip))));
+    return Promise.all(
+      samples.map((s) =>
+        this.join(agent, by === 'prompt' ? s.prompt! : s.label!, s, responseOf(s.query, s.prompt, strip)),
+      ),
+    );
   }
 
   private async pointwise(agent: number, s: Sample, response: string): Promise<SampleResult> {
-    const group: PostedGroup = { id: 'sample', prompt: s.prompt ?? '', completions: [{ text: response }], ...(typeof s.label === 'string' ? { reference: s.label } : {}) };
+    const group: PostedGroup = {
+      id: 'sample',
+      prompt: s.prompt ?? '',
+      completions: [{ text: response }],
+      ...(typeof s.label === 'string' ? { reference: s.label } : {}),
+    };
     const keys = await this.scorer.keys(group);
     const a = await this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors');
     return resultOf(a, 0);
@@ -94,7 +128,9 @@ export class GetRewardScorer {
       const group = g;
       g.timer = setTimeout(() => this.close(gk, group, true), this.rt.settings.getReward.wait * 1000);
     }
-    const done = new Promise<SampleResult>((resolve, reject) => g!.members.push({ sample: s, response, resolve, reject }));
+    const done = new Promise<SampleResult>((resolve, reject) =>
+      g!.members.push({ sample: s, response, resolve, reject }),
+    );
     if (g.members.length >= this.rt.settings.getReward.groupSize) this.close(gk, g, false);
     return done;
   }
@@ -105,12 +141,24 @@ export class GetRewardScorer {
     clearTimeout(g.timer);
     if (partial) this.metrics.barrierPartial.inc();
     // Arrival order is meaningless (concurrent requests); order by text so retries vote alike.
-    const members = [...g.members].sort((a, b) => (a.sample.query < b.sample.query ? -1 : a.sample.query > b.sample.query ? 1 : 0));
+    const members = [...g.members].sort((a, b) =>
+      a.sample.query < b.sample.query ? -1 : a.sample.query > b.sample.query ? 1 : 0,
+    );
     const reference = members.map((m) => m.sample.label).find((l): l is string => typeof l === 'string');
-    const group: PostedGroup = { id: g.key, prompt: g.prompt, completions: members.map((m) => ({ text: m.response })), ...(this.rt.supervised && reference !== undefined ? { reference } : {}) };
-    this.scoreGroup(g.agent, group).then((a) => {
-      members.forEach((m, i) => m.resolve(resultOf(a, i)));
-    }, (e) => { for (const m of members) m.reject(e); });
+    const group: PostedGroup = {
+      id: g.key,
+      prompt: g.prompt,
+      completions: members.map((m) => ({ text: m.response })),
+      ...(this.rt.supervised && reference !== undefined ? { reference } : {}),
+    };
+    this.scoreGroup(g.agent, group).then(
+      (a) => {
+        members.forEach((m, i) => m.resolve(resultOf(a, i)));
+      },
+      (e) => {
+        for (const m of members) m.reject(e);
+      },
+    );
   }
 
   private async scoreGroup(agent: number, group: PostedGroup): Promise<GroupAnswer> {
@@ -133,7 +181,8 @@ export class GetRewardScorer {
     for (const [gk, g] of this.open) {
       this.open.delete(gk);
       clearTimeout(g.timer);
-      for (const m of g.members) m.reject(new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'));
+      for (const m of g.members)
+        m.reject(new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'));
     }
   }
 }
@@ -145,4 +194,3 @@ function resultOf(a: GroupAnswer, i: number): SampleResult {
   logs['exchange/fallback'] = a.source === 'self' || a.source === 'zero' ? 1 : 0;
   return { reward: a.rewards[i]!, logs };
 }
-

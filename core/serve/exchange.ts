@@ -111,8 +111,10 @@ export class Exchange {
       const agent = this.rt.agentIndex(r.a);
       if (agent === undefined) continue;
       const slot = this.slot(r.s, r.g);
-      if (r.t === 'keys') { slot.keys.set(agent, { keys: r.k, hash: r.h }); this.noteRound(agent, r.g, r.s); }
-      else slot.answers.set(agent, { answer: r.r as GroupAnswer, hash: r.h });
+      if (r.t === 'keys') {
+        slot.keys.set(agent, { keys: r.k, hash: r.h });
+        this.noteRound(agent, r.g, r.s);
+      } else slot.answers.set(agent, { answer: r.r as GroupAnswer, hash: r.h });
       this.maxStep = Math.max(this.maxStep, r.s);
     }
   }
@@ -171,7 +173,12 @@ export class Exchange {
    * Post an agent's groups for a step and wait for their answers (at most `waitMs`, capped by the
    * configured limit). Answers are aligned with `groups`.
    */
-  async post(agent: number, step: number, groups: readonly PostedGroup[], waitMs = this.options.waitMs): Promise<GroupAnswer[]> {
+  async post(
+    agent: number,
+    step: number,
+    groups: readonly PostedGroup[],
+    waitMs = this.options.waitMs,
+  ): Promise<GroupAnswer[]> {
     if (this.closing) throw unavailable();
     this.admit(step, groups);
     const deadline = performance.now() + Math.min(Math.max(0, waitMs), this.options.waitMs);
@@ -180,12 +187,18 @@ export class Exchange {
       groups.forEach((g, i) => {
         const posted = this.postedHash(agent, step, g.id);
         if (posted !== undefined && posted !== hashes[i]) {
-          throw new CorlError('CORL_ERR_SERVE_CONFLICT', `expected the same completions as the first post of group "${g.id}" at step ${step} by agent "${this.rt.agents[agent]}", got different ones`, { where: `groups[${i}]` });
+          throw new CorlError(
+            'CORL_ERR_SERVE_CONFLICT',
+            `expected the same completions as the first post of group "${g.id}" at step ${step} by agent "${this.rt.agents[agent]}", got different ones`,
+            { where: `groups[${i}]` },
+          );
         }
       });
     };
     check();
-    const fresh = groups.map((g, i) => (this.postedHash(agent, step, g.id) === undefined ? i : -1)).filter((i) => i >= 0);
+    const fresh = groups
+      .map((g, i) => (this.postedHash(agent, step, g.id) === undefined ? i : -1))
+      .filter((i) => i >= 0);
     const computed = await Promise.all(fresh.map((i) => this.scorer.keys(groups[i]!)));
     check(); // a concurrent post may have stored keys meanwhile
     this.admit(step, groups); // or moved the newest step, or filled the step
@@ -197,7 +210,15 @@ export class Exchange {
       if (slot.keys.has(agent)) return;
       slot.keys.set(agent, { keys: computed[j]!, hash: hashes[i]! });
       this.noteRound(agent, g.id, step);
-      records.push({ t: 'keys', n: this.options.namespace, a: this.rt.agents[agent]!, s: step, g: g.id, h: hashes[i]!, k: computed[j]! });
+      records.push({
+        t: 'keys',
+        n: this.options.namespace,
+        a: this.rt.agents[agent]!,
+        s: step,
+        g: g.id,
+        h: hashes[i]!,
+        k: computed[j]!,
+      });
       touched.push(slot);
     });
     // Peers may be woken before these keys are durable: any answer built on them is journaled
@@ -208,7 +229,10 @@ export class Exchange {
     // Answers are computed while the keys are being written: an answer record is appended after
     // these keys, so when both are ready together they share one write and one fdatasync. The
     // request is answered only once both are durable (an error answer, too, waits for the keys).
-    const [keysDone, answersDone] = await Promise.allSettled([durable, Promise.all(groups.map((g, i) => this.answer(agent, step, g, hashes[i]!, deadline)))]);
+    const [keysDone, answersDone] = await Promise.allSettled([
+      durable,
+      Promise.all(groups.map((g, i) => this.answer(agent, step, g, hashes[i]!, deadline))),
+    ]);
     if (keysDone.status === 'rejected') throw keysDone.reason;
     if (answersDone.status === 'rejected') throw answersDone.reason;
     return answersDone.value;
@@ -222,23 +246,44 @@ export class Exchange {
   private admit(step: number, groups: readonly PostedGroup[]): void {
     const oldest = this.maxStep - this.options.keepSteps + 1;
     if (step < oldest) {
-      throw new CorlError('CORL_ERR_SERVE_STEP_EXPIRED', `expected a step of at least ${oldest} (the newest is ${this.maxStep}, ${this.options.keepSteps} are kept), got ${step}`, { where: 'step' });
+      throw new CorlError(
+        'CORL_ERR_SERVE_STEP_EXPIRED',
+        `expected a step of at least ${oldest} (the newest is ${this.maxStep}, ${this.options.keepSteps} are kept), got ${step}`,
+        { where: 'step' },
+      );
     }
     const ahead = this.options.maxStepsAhead;
     if (ahead !== undefined && step > this.maxStep + ahead) {
-      throw new CorlError('CORL_ERR_SERVE_STEP_AHEAD', `expected a step of at most ${this.maxStep + ahead} (the newest step is ${this.maxStep}; a post may run serve.exchange.maxStepsAhead = ${ahead} beyond it), got ${step}`, { where: 'step', hint: 'post the trainer\'s real step; a cohort resuming at a later step against a fresh journal sets serve.exchange.startStep' });
+      throw new CorlError(
+        'CORL_ERR_SERVE_STEP_AHEAD',
+        `expected a step of at most ${this.maxStep + ahead} (the newest step is ${this.maxStep}; a post may run serve.exchange.maxStepsAhead = ${ahead} beyond it), got ${step}`,
+        {
+          where: 'step',
+          hint: "post the trainer's real step; a cohort resuming at a later step against a fresh journal sets serve.exchange.startStep",
+        },
+      );
     }
     const cap = this.options.maxGroupsPerStep;
     if (cap !== undefined) {
       const held = this.bySteps.get(step)?.size ?? 0;
       const added = groups.reduce((n, g) => n + (this.slots.has(slotKey(step, g.id)) ? 0 : 1), 0);
       if (added > 0 && held + added > cap) {
-        throw new CorlError('CORL_ERR_SERVE_STEP_FULL', `expected at most ${cap} distinct group ids at step ${step} (serve.exchange.maxGroupsPerStep), got ${held} held and ${added} new`, { where: 'groups' });
+        throw new CorlError(
+          'CORL_ERR_SERVE_STEP_FULL',
+          `expected at most ${cap} distinct group ids at step ${step} (serve.exchange.maxGroupsPerStep), got ${held} held and ${added} new`,
+          { where: 'groups' },
+        );
       }
     }
   }
 
-  private answer(agent: number, step: number, group: PostedGroup, hash: string, deadline: number): Promise<GroupAnswer> {
+  private answer(
+    agent: number,
+    step: number,
+    group: PostedGroup,
+    hash: string,
+    deadline: number,
+  ): Promise<GroupAnswer> {
     const slot = this.slot(step, group.id);
     const stored = slot.answers.get(agent);
     if (stored) {
@@ -253,7 +298,13 @@ export class Exchange {
     return p;
   }
 
-  private async resolve(slot: Slot, agent: number, group: PostedGroup, hash: string, deadline: number): Promise<GroupAnswer> {
+  private async resolve(
+    slot: Slot,
+    agent: number,
+    group: PostedGroup,
+    hash: string,
+    deadline: number,
+  ): Promise<GroupAnswer> {
     const N = this.rt.agents.length;
     const sup = this.rt.topology.supervisors(agent, N);
     const others = sup.filter((m) => m !== agent);
@@ -261,8 +312,16 @@ export class Exchange {
     // A pointwise source (a verifier) never looks at supervisors: nothing to wait for.
     if (this.rt.pointwise) {
       const own = slot.keys.get(agent)!.keys;
-      const present = sup.filter((m) => m === agent || slot.keys.has(m)).map((m) => ({ agent: m, keys: m === agent ? own : slot.keys.get(m)!.keys }));
-      return this.store(slot, agent, group, hash, await this.scorer.score(agent, slot.step, group, own, present, 'supervisors'));
+      const present = sup
+        .filter((m) => m === agent || slot.keys.has(m))
+        .map((m) => ({ agent: m, keys: m === agent ? own : slot.keys.get(m)!.keys }));
+      return this.store(
+        slot,
+        agent,
+        group,
+        hash,
+        await this.scorer.score(agent, slot.step, group, own, present, 'supervisors'),
+      );
     }
     if (missing().length) {
       const t = performance.now();
@@ -278,7 +337,14 @@ export class Exchange {
       answer = await this.scorer.score(agent, slot.step, group, own, sup.map(answersOf), 'supervisors');
     } else if (absent.length < others.length) {
       this.events.fallback?.('partial');
-      answer = await this.scorer.score(agent, slot.step, group, own, sup.filter((m) => m === agent || slot.keys.has(m)).map(answersOf), 'partial');
+      answer = await this.scorer.score(
+        agent,
+        slot.step,
+        group,
+        own,
+        sup.filter((m) => m === agent || slot.keys.has(m)).map(answersOf),
+        'partial',
+      );
     } else if (this.options.fallback === 'self') {
       this.events.fallback?.('self');
       answer = await this.scorer.score(agent, slot.step, group, own, [answersOf(agent)], 'self');
@@ -287,16 +353,36 @@ export class Exchange {
       answer = this.scorer.zero(group, own);
     } else {
       this.events.fallback?.('error');
-      throw new CorlError('CORL_ERR_SERVE_PEER_TIMEOUT', `expected the answers of ${absent.map((m) => `"${this.rt.agents[m]}"`).join(', ')} for group "${group.id}" at step ${slot.step}, got none before the wait ran out`, { where: `agent "${this.rt.agents[agent]}"` });
+      throw new CorlError(
+        'CORL_ERR_SERVE_PEER_TIMEOUT',
+        `expected the answers of ${absent.map((m) => `"${this.rt.agents[m]}"`).join(', ')} for group "${group.id}" at step ${slot.step}, got none before the wait ran out`,
+        { where: `agent "${this.rt.agents[agent]}"` },
+      );
     }
     return this.store(slot, agent, group, hash, answer);
   }
 
-  private async store(slot: Slot, agent: number, group: PostedGroup, hash: string, answer: GroupAnswer): Promise<GroupAnswer> {
+  private async store(
+    slot: Slot,
+    agent: number,
+    group: PostedGroup,
+    hash: string,
+    answer: GroupAnswer,
+  ): Promise<GroupAnswer> {
     const existing = slot.answers.get(agent);
     if (existing) return existing.answer;
     slot.answers.set(agent, { answer, hash });
-    await this.journal.append([{ t: 'answer', n: this.options.namespace, a: this.rt.agents[agent]!, s: slot.step, g: group.id, h: hash, r: answer }]);
+    await this.journal.append([
+      {
+        t: 'answer',
+        n: this.options.namespace,
+        a: this.rt.agents[agent]!,
+        s: slot.step,
+        g: group.id,
+        h: hash,
+        r: answer,
+      },
+    ]);
     return answer;
   }
 
@@ -309,7 +395,9 @@ export class Exchange {
         slot.waiters.delete(check);
         resolve();
       };
-      const check = (): void => { if (ready() || this.closing) done(); };
+      const check = (): void => {
+        if (ready() || this.closing) done();
+      };
       const timer = setTimeout(done, remaining);
       slot.waiters.add(check);
     });
@@ -379,5 +467,7 @@ function slotKey(step: number, id: string): string {
 }
 
 function unavailable(): CorlError {
-  return new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down', { hint: 'retry against the restarted service; the request is idempotent' });
+  return new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down', {
+    hint: 'retry against the restarted service; the request is idempotent',
+  });
 }

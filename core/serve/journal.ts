@@ -37,8 +37,24 @@ export interface JournalHeader extends JournalCohort {
 
 /** One journaled fact. `n` is the exchange's namespace (`groups` or `get_reward`). */
 export type JournalRecord =
-  | { readonly t: 'keys'; readonly n: string; readonly a: string; readonly s: number; readonly g: string; readonly h: string; readonly k: readonly (string | null)[] }
-  | { readonly t: 'answer'; readonly n: string; readonly a: string; readonly s: number; readonly g: string; readonly h: string; readonly r: unknown };
+  | {
+      readonly t: 'keys';
+      readonly n: string;
+      readonly a: string;
+      readonly s: number;
+      readonly g: string;
+      readonly h: string;
+      readonly k: readonly (string | null)[];
+    }
+  | {
+      readonly t: 'answer';
+      readonly n: string;
+      readonly a: string;
+      readonly s: number;
+      readonly g: string;
+      readonly h: string;
+      readonly r: unknown;
+    };
 
 /** What replaying a journal found. */
 export interface Replay {
@@ -86,7 +102,17 @@ function verifyLine(line: string): string | undefined {
   return hex(line.slice(0, -SUFFIX_LENGTH)) === m[1] ? m[1] : undefined;
 }
 
-function journalError(code: 'CORL_ERR_SERVE_JOURNAL' | 'CORL_ERR_SERVE_JOURNAL_VERSION' | 'CORL_ERR_SERVE_JOURNAL_CORRUPT' | 'CORL_ERR_SERVE_JOURNAL_ORDER' | 'CORL_ERR_SERVE_JOURNAL_TRUNCATED', message: string, file: string, line?: number): CorlError {
+function journalError(
+  code:
+    | 'CORL_ERR_SERVE_JOURNAL'
+    | 'CORL_ERR_SERVE_JOURNAL_VERSION'
+    | 'CORL_ERR_SERVE_JOURNAL_CORRUPT'
+    | 'CORL_ERR_SERVE_JOURNAL_ORDER'
+    | 'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+  message: string,
+  file: string,
+  line?: number,
+): CorlError {
   return new CorlError(code, message, { where: line === undefined ? file : `${file}:${line}` });
 }
 
@@ -117,11 +143,16 @@ function readSeal(file: string): Seal | undefined | 'unreadable' {
     buf = fs.readFileSync(file);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new CorlError('CORL_ERR_IO', `expected a readable journal seal at ${file}, got ${(e as Error).message}`, { cause: e });
+    throw new CorlError('CORL_ERR_IO', `expected a readable journal seal at ${file}, got ${(e as Error).message}`, {
+      cause: e,
+    });
   }
   let best: Seal | undefined;
   for (let off = 0; off + SLOT <= buf.length; off += SLOT) {
-    const line = buf.subarray(off, off + SLOT).toString('utf8').trimEnd();
+    const line = buf
+      .subarray(off, off + SLOT)
+      .toString('utf8')
+      .trimEnd();
     if (verifyLine(line) === undefined) continue;
     const s = JSON.parse(line) as Partial<Seal>;
     if (!Number.isSafeInteger(s.gen) || !Number.isSafeInteger(s.records) || typeof s.id !== 'string') continue;
@@ -178,15 +209,30 @@ export class Journal {
    * let `prepare` check the records' meaning and choose what a compaction keeps, then rewrite the
    * file atomically as a new generation with those records, seal it, and open it for appends.
    */
-  static async open(file: string, cohort: JournalCohort, prepare: (replay: Replay) => { keep: JournalRecord[]; exchange: JournalExchangeState }): Promise<{ journal: Journal; replay: Replay }> {
+  static async open(
+    file: string,
+    cohort: JournalCohort,
+    prepare: (replay: Replay) => { keep: JournalRecord[]; exchange: JournalExchangeState },
+  ): Promise<{ journal: Journal; replay: Replay }> {
     const replay = Journal.read(file, cohort);
     const { keep, exchange } = prepare(replay);
     const journal = new Journal(file);
     journal.gen = (replay.header?.gen ?? 0) + 1;
-    const headerLine = encodeLine({ t: 'open', v: JOURNAL_VERSION, gen: journal.gen, records: keep.length, agents: cohort.agents, topology: cohort.topology, reward: cohort.reward, exchange });
+    const headerLine = encodeLine({
+      t: 'open',
+      v: JOURNAL_VERSION,
+      gen: journal.gen,
+      records: keep.length,
+      agents: cohort.agents,
+      topology: cohort.topology,
+      reward: cohort.reward,
+      exchange,
+    });
     journal.id = SUFFIX.exec(headerLine.trimEnd())![1]!;
     let text = headerLine;
-    keep.forEach((r, i) => { text += encodeLine({ q: i + 1, ...r }); });
+    keep.forEach((r, i) => {
+      text += encodeLine({ q: i + 1, ...r });
+    });
     journal.seq = keep.length;
     // The new generation first, then its seal: a crash between the two leaves a seal of the
     // previous generation, which the next start accepts only while nothing was appended.
@@ -200,7 +246,11 @@ export class Journal {
       journal.sealFd = fs.openSync(Journal.sealFile(file), 'r+');
     } catch (e) {
       await journal.fd?.close();
-      throw new CorlError('CORL_ERR_IO', `expected to open the journal ${file} for appending, got ${(e as Error).message}`, { cause: e });
+      throw new CorlError(
+        'CORL_ERR_IO',
+        `expected to open the journal ${file} for appending, got ${(e as Error).message}`,
+        { cause: e },
+      );
     }
     return { journal, replay: { ...replay, records: keep, lines: keep.map((_, i) => i + 2) } };
   }
@@ -211,7 +261,10 @@ export class Journal {
     try {
       text = fs.readFileSync(file, 'utf8');
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new CorlError('CORL_ERR_IO', `expected a readable journal at ${file}, got ${(e as Error).message}`, { cause: e });
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw new CorlError('CORL_ERR_IO', `expected a readable journal at ${file}, got ${(e as Error).message}`, {
+          cause: e,
+        });
       text = '';
     }
     const seal = readSeal(Journal.sealFile(file));
@@ -220,7 +273,11 @@ export class Journal {
     let torn = lines.pop() !== '';
     if (lines.length === 0) {
       if (seal !== undefined && (seal === 'unreadable' || seal.records > 0)) {
-        throw journalError('CORL_ERR_SERVE_JOURNAL_TRUNCATED', `expected the journal ${file} that its seal describes, got ${text.length ? 'no complete header line' : 'an empty or missing file'}`, file);
+        throw journalError(
+          'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+          `expected the journal ${file} that its seal describes, got ${text.length ? 'no complete header line' : 'an empty or missing file'}`,
+          file,
+        );
       }
       return { records: [], lines: [], tornTail: torn && text.length > 0, notes: [] };
     }
@@ -231,20 +288,51 @@ export class Journal {
       head = undefined;
     }
     if (!head || typeof head !== 'object' || head.t !== 'open') {
-      throw journalError('CORL_ERR_SERVE_JOURNAL', `expected a journal header ({"t":"open",…}) at line 1 of ${file}, got ${JSON.stringify(lines[0]!.slice(0, 60))}`, file, 1);
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL',
+        `expected a journal header ({"t":"open",…}) at line 1 of ${file}, got ${JSON.stringify(lines[0]!.slice(0, 60))}`,
+        file,
+        1,
+      );
     }
     if (head.v !== 1 && head.v !== JOURNAL_VERSION) {
-      throw journalError('CORL_ERR_SERVE_JOURNAL_VERSION', `expected a journal of format version 1 or ${JOURNAL_VERSION}, got version ${JSON.stringify(head.v)} in ${file}`, file, 1);
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL_VERSION',
+        `expected a journal of format version 1 or ${JOURNAL_VERSION}, got version ${JSON.stringify(head.v)} in ${file}`,
+        file,
+        1,
+      );
     }
-    const same = JSON.stringify(head.agents) === JSON.stringify(cohort.agents) && head.topology === cohort.topology && head.reward === cohort.reward;
+    const same =
+      JSON.stringify(head.agents) === JSON.stringify(cohort.agents) &&
+      head.topology === cohort.topology &&
+      head.reward === cohort.reward;
     if (!same) {
-      throw journalError('CORL_ERR_SERVE_JOURNAL', `expected a journal of agents [${cohort.agents.join(', ')}] with ${cohort.topology} and ${cohort.reward}, got one of agents [${(Array.isArray(head.agents) ? head.agents : []).join(', ')}] with ${head.topology} and ${head.reward}`, file, 1);
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL',
+        `expected a journal of agents [${cohort.agents.join(', ')}] with ${cohort.topology} and ${cohort.reward}, got one of agents [${(Array.isArray(head.agents) ? head.agents : []).join(', ')}] with ${head.topology} and ${head.reward}`,
+        file,
+        1,
+      );
     }
     if (head.v === 1) return Journal.readLegacy(file, lines, torn);
 
-    if (verifyLine(lines[0]!) === undefined || !Number.isSafeInteger(head.gen) || head.gen < 1 || !Number.isSafeInteger(head.records) || head.records < 0
-      || !head.exchange || !Number.isSafeInteger(head.exchange.newest) || !Number.isSafeInteger(head.exchange.maxStepsAhead)) {
-      throw journalError('CORL_ERR_SERVE_JOURNAL_CORRUPT', `expected the header of ${file} to pass its checksum and carry gen, records and exchange, got ${JSON.stringify(lines[0]!.slice(0, 80))}`, file, 1);
+    if (
+      verifyLine(lines[0]!) === undefined ||
+      !Number.isSafeInteger(head.gen) ||
+      head.gen < 1 ||
+      !Number.isSafeInteger(head.records) ||
+      head.records < 0 ||
+      !head.exchange ||
+      !Number.isSafeInteger(head.exchange.newest) ||
+      !Number.isSafeInteger(head.exchange.maxStepsAhead)
+    ) {
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL_CORRUPT',
+        `expected the header of ${file} to pass its checksum and carry gen, records and exchange, got ${JSON.stringify(lines[0]!.slice(0, 80))}`,
+        file,
+        1,
+      );
     }
     const header = head as JournalHeader;
     const id = SUFFIX.exec(lines[0]!)![1]!;
@@ -256,19 +344,40 @@ export class Journal {
       if (verifyLine(line) === undefined) {
         // The final line may be damaged by a crash during its write even with its newline present
         // (an unflushed page): it is a torn tail like a line without newline. Earlier ones are not.
-        if (i === lines.length - 1 && !torn) { torn = true; break; }
-        throw journalError('CORL_ERR_SERVE_JOURNAL_CORRUPT', `expected the record at line ${no} of ${file} to pass its checksum, got ${JSON.stringify(line.slice(0, 60))}: the file was changed or damaged in the middle`, file, no);
+        if (i === lines.length - 1 && !torn) {
+          torn = true;
+          break;
+        }
+        throw journalError(
+          'CORL_ERR_SERVE_JOURNAL_CORRUPT',
+          `expected the record at line ${no} of ${file} to pass its checksum, got ${JSON.stringify(line.slice(0, 60))}: the file was changed or damaged in the middle`,
+          file,
+          no,
+        );
       }
       let r: any;
       try {
         r = JSON.parse(line);
       } catch {
-        throw journalError('CORL_ERR_SERVE_JOURNAL_CORRUPT', `expected a JSON record at line ${no} of ${file}, got ${JSON.stringify(line.slice(0, 60))}`, file, no);
+        throw journalError(
+          'CORL_ERR_SERVE_JOURNAL_CORRUPT',
+          `expected a JSON record at line ${no} of ${file}, got ${JSON.stringify(line.slice(0, 60))}`,
+          file,
+          no,
+        );
       }
       const expected = records.length + 1;
       if (r?.q !== expected) {
-        const what = typeof r?.q === 'number' && r.q > expected ? `record ${r.q}: records ${expected}${r.q - 1 > expected ? `–${r.q - 1}` : ''} are missing` : `record ${JSON.stringify(r?.q)}: lines are out of order or repeated`;
-        throw journalError('CORL_ERR_SERVE_JOURNAL_ORDER', `expected record ${expected} at line ${no} of ${file}, got ${what}`, file, no);
+        const what =
+          typeof r?.q === 'number' && r.q > expected
+            ? `record ${r.q}: records ${expected}${r.q - 1 > expected ? `–${r.q - 1}` : ''} are missing`
+            : `record ${JSON.stringify(r?.q)}: lines are out of order or repeated`;
+        throw journalError(
+          'CORL_ERR_SERVE_JOURNAL_ORDER',
+          `expected record ${expected} at line ${no} of ${file}, got ${what}`,
+          file,
+          no,
+        );
       }
       delete r.q;
       delete r.c;
@@ -277,21 +386,44 @@ export class Journal {
     }
     const tornNote = torn ? ' (after dropping a torn last line)' : '';
     if (records.length < header.records) {
-      throw journalError('CORL_ERR_SERVE_JOURNAL_TRUNCATED', `expected at least ${header.records} records in ${file} (its header, written by the last compaction, says so), got ${records.length}${tornNote}: the file was cut short`, file);
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+        `expected at least ${header.records} records in ${file} (its header, written by the last compaction, says so), got ${records.length}${tornNote}: the file was cut short`,
+        file,
+      );
     }
     const notes: string[] = [];
     if (seal === 'unreadable') {
-      throw journalError('CORL_ERR_SERVE_JOURNAL_TRUNCATED', `expected a readable seal ${Journal.sealFile(file)} beside the journal, got one whose slots all fail their checksum`, Journal.sealFile(file));
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+        `expected a readable seal ${Journal.sealFile(file)} beside the journal, got one whose slots all fail their checksum`,
+        Journal.sealFile(file),
+      );
     }
     if (seal === undefined || seal.gen < header.gen) {
       // A crash between writing a new generation and its seal leaves this state with nothing appended.
-      if (records.length > header.records) notes.push(`journal: ${seal === undefined ? 'no seal' : 'a seal of an older generation'} beside ${file}; a cut at a line boundary among the ${records.length - header.records} record(s) appended since the last compaction could not be ruled out`);
+      if (records.length > header.records)
+        notes.push(
+          `journal: ${seal === undefined ? 'no seal' : 'a seal of an older generation'} beside ${file}; a cut at a line boundary among the ${records.length - header.records} record(s) appended since the last compaction could not be ruled out`,
+        );
     } else if (seal.gen > header.gen) {
-      throw journalError('CORL_ERR_SERVE_JOURNAL_TRUNCATED', `expected the journal generation ${seal.gen} its seal names, got generation ${header.gen} in ${file}: the file was replaced by an older copy`, file);
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+        `expected the journal generation ${seal.gen} its seal names, got generation ${header.gen} in ${file}: the file was replaced by an older copy`,
+        file,
+      );
     } else if (seal.id !== id) {
-      throw journalError('CORL_ERR_SERVE_JOURNAL_TRUNCATED', `expected the journal its seal was written for (header checksum ${seal.id}), got another one (${id}) in ${file}`, file);
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+        `expected the journal its seal was written for (header checksum ${seal.id}), got another one (${id}) in ${file}`,
+        file,
+      );
     } else if (records.length < seal.records) {
-      throw journalError('CORL_ERR_SERVE_JOURNAL_TRUNCATED', `expected at least ${seal.records} records in ${file} (its seal says they were durable), got ${records.length}${tornNote}: the file was cut short`, file);
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+        `expected at least ${seal.records} records in ${file} (its seal says they were durable), got ${records.length}${tornNote}: the file was cut short`,
+        file,
+      );
     }
     return { records, lines: numbers, header, tornTail: torn, notes };
   }
@@ -306,26 +438,50 @@ export class Journal {
       try {
         r = JSON.parse(line);
       } catch {
-        throw journalError('CORL_ERR_SERVE_JOURNAL_CORRUPT', `expected a JSON record at line ${i + 1} of ${file}, got ${JSON.stringify(line.slice(0, 60))}`, file, i + 1);
+        throw journalError(
+          'CORL_ERR_SERVE_JOURNAL_CORRUPT',
+          `expected a JSON record at line ${i + 1} of ${file}, got ${JSON.stringify(line.slice(0, 60))}`,
+          file,
+          i + 1,
+        );
       }
       records.push(r as JournalRecord);
       numbers.push(i + 1);
     });
-    return { records, lines: numbers, tornTail: torn, notes: [`journal: ${file} is in format version 1 (no sequence numbers or checksums, so truncation could not be checked); it is rewritten as version ${JOURNAL_VERSION}`] };
+    return {
+      records,
+      lines: numbers,
+      tornTail: torn,
+      notes: [
+        `journal: ${file} is in format version 1 (no sequence numbers or checksums, so truncation could not be checked); it is rewritten as version ${JOURNAL_VERSION}`,
+      ],
+    };
   }
 
   /** Append records; resolves once they are durable. */
   append(records: readonly JournalRecord[]): Promise<void> {
-    if (records.length === 0 || this.file === undefined) { this.written += records.length; return Promise.resolve(); }
+    if (records.length === 0 || this.file === undefined) {
+      this.written += records.length;
+      return Promise.resolve();
+    }
     if (this.broken) return Promise.reject(this.broken);
-    if (this.closed) return Promise.reject(new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down (the journal is closed)'));
+    if (this.closed)
+      return Promise.reject(
+        new CorlError(
+          'CORL_ERR_SERVE_UNAVAILABLE',
+          'expected a running service, got one shutting down (the journal is closed)',
+        ),
+      );
     for (const r of records) this.queue.push(r);
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
     // Start the write once this turn of the event loop is over: the answers computed from these
     // records in the same turn (and other requests read meanwhile) join the same write.
     if (!this.flushing && !this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => { this.scheduled = false; void this.flush(); });
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.flush();
+      });
     }
     return done;
   }
@@ -351,7 +507,11 @@ export class Journal {
       } catch (e) {
         // A failed write may have left part of the batch in the file: nothing more is appended
         // after it (the next start drops the partial last line as a torn tail).
-        this.broken = new CorlError('CORL_ERR_IO', `expected to append to the journal ${this.file}, got ${(e as Error).message}`, { cause: e });
+        this.broken = new CorlError(
+          'CORL_ERR_IO',
+          `expected to append to the journal ${this.file}, got ${(e as Error).message}`,
+          { cause: e },
+        );
         for (const w of [...waiters, ...this.waiters]) w.reject(this.broken);
         this.queue = [];
         this.waiters = [];
@@ -363,7 +523,13 @@ export class Journal {
   /** Record in the seal that `seq` records are durable. Not synced: after a power loss the seal may be older, never ahead. */
   private sealAfterCommit(): void {
     try {
-      fs.writeSync(this.sealFd!, sealSlot({ gen: this.gen, id: this.id, records: this.seq }), 0, SLOT, (this.batches++ % 2) * SLOT);
+      fs.writeSync(
+        this.sealFd!,
+        sealSlot({ gen: this.gen, id: this.id, records: this.seq }),
+        0,
+        SLOT,
+        (this.batches++ % 2) * SLOT,
+      );
     } catch {
       // The records are durable; a stale seal only means less truncation is detected.
     }
@@ -374,7 +540,11 @@ export class Journal {
     while (this.flushing || this.scheduled || this.queue.length) await new Promise((r) => setImmediate(r));
     this.closed = true;
     if (this.sealFd !== undefined) {
-      try { fs.fsyncSync(this.sealFd); } catch { /* best effort */ }
+      try {
+        fs.fsyncSync(this.sealFd);
+      } catch {
+        /* best effort */
+      }
       fs.closeSync(this.sealFd);
       this.sealFd = undefined;
     }

@@ -3,7 +3,9 @@
 type Labels = Readonly<Record<string, string>>;
 
 function labelText(labels: Labels): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  const parts = Object.entries(labels).map(
+    ([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
+  );
   return parts.length ? `{${parts.join(',')}}` : '';
 }
 
@@ -18,7 +20,10 @@ interface Metric {
 /** A monotonically increasing count, per label set. */
 export class Counter implements Metric {
   private readonly values = new Map<string, { labels: Labels; value: number }>();
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
   inc(labels: Labels = {}, by = 1): void {
     const k = labelText(labels);
     const e = this.values.get(k);
@@ -37,16 +42,26 @@ export class Counter implements Metric {
 
 /** A value read when scraped. */
 export class Gauge implements Metric {
-  constructor(readonly name: string, readonly help: string, private readonly read: () => number) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly read: () => number,
+  ) {}
   render(): string {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`, `${this.name} ${num(this.read())}`].join('\n');
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`, `${this.name} ${num(this.read())}`].join(
+      '\n',
+    );
   }
 }
 
 /** Cumulative buckets, sum and count, per label set. */
 export class Histogram implements Metric {
   private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-  constructor(readonly name: string, readonly help: string, readonly buckets: readonly number[]) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[],
+  ) {}
   observe(value: number, labels: Labels = {}): void {
     const k = labelText(labels);
     let s = this.series.get(k);
@@ -61,7 +76,9 @@ export class Histogram implements Metric {
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const s of this.series.values()) {
-      this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: num(b) })} ${s.counts[i]}`));
+      this.buckets.forEach((b, i) =>
+        lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: num(b) })} ${s.counts[i]}`),
+      );
       lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`);
       lines.push(`${this.name}_sum${labelText(s.labels)} ${num(s.sum)}`);
       lines.push(`${this.name}_count${labelText(s.labels)} ${s.count}`);
@@ -75,16 +92,40 @@ const LATENCY = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5,
 /** Every metric `corl serve` exports on GET /metrics. */
 export class ServeMetrics {
   readonly requests = new Counter('corl_serve_requests_total', 'HTTP requests by route and status code');
-  readonly latency = new Histogram('corl_serve_request_duration_seconds', 'time from request start to the end of the answer, by route', LATENCY);
+  readonly latency = new Histogram(
+    'corl_serve_request_duration_seconds',
+    'time from request start to the end of the answer, by route',
+    LATENCY,
+  );
   readonly completions = new Counter('corl_serve_completions_scored_total', 'completions given a reward, by route');
-  readonly waits = new Counter('corl_serve_exchange_waits_total', 'groups that waited for supervisors\' answers, by outcome (arrived or timeout)');
-  readonly waitSeconds = new Histogram('corl_serve_exchange_wait_seconds', 'time groups waited for supervisors\' answers', LATENCY);
-  readonly fallbacks = new Counter('corl_serve_exchange_fallbacks_total', 'groups answered without every supervisor, by kind (partial, self, zero, error)');
+  readonly waits = new Counter(
+    'corl_serve_exchange_waits_total',
+    "groups that waited for supervisors' answers, by outcome (arrived or timeout)",
+  );
+  readonly waitSeconds = new Histogram(
+    'corl_serve_exchange_wait_seconds',
+    "time groups waited for supervisors' answers",
+    LATENCY,
+  );
+  readonly fallbacks = new Counter(
+    'corl_serve_exchange_fallbacks_total',
+    'groups answered without every supervisor, by kind (partial, self, zero, error)',
+  );
   readonly replays = new Counter('corl_serve_idempotent_replays_total', 'retries answered from a stored answer');
-  readonly barrierPartial = new Counter('corl_serve_barrier_partial_groups_total', 'POST /get_reward groups scored with fewer than groupSize samples after the wait');
+  readonly barrierPartial = new Counter(
+    'corl_serve_barrier_partial_groups_total',
+    'POST /get_reward groups scored with fewer than groupSize samples after the wait',
+  );
   readonly journalRecords = new Counter('corl_serve_journal_records_total', 'records appended to the label journal');
-  readonly journalSync = new Histogram('corl_serve_journal_sync_seconds', 'duration of each journal fdatasync (one per group commit)', LATENCY);
-  readonly clientErrors = new Counter('corl_serve_client_errors_total', 'connections closed before a request could be handled, by reason (malformed HTTP, or a timeout: headers or body too slow)');
+  readonly journalSync = new Histogram(
+    'corl_serve_journal_sync_seconds',
+    'duration of each journal fdatasync (one per group commit)',
+    LATENCY,
+  );
+  readonly clientErrors = new Counter(
+    'corl_serve_client_errors_total',
+    'connections closed before a request could be handled, by reason (malformed HTTP, or a timeout: headers or body too slow)',
+  );
   private readonly extra: Metric[] = [];
 
   /** Add a gauge read at scrape time. */
@@ -94,7 +135,20 @@ export class ServeMetrics {
 
   /** The exposition text. */
   render(): string {
-    const all: Metric[] = [this.requests, this.latency, this.completions, this.waits, this.waitSeconds, this.fallbacks, this.replays, this.barrierPartial, this.journalRecords, this.journalSync, this.clientErrors, ...this.extra];
+    const all: Metric[] = [
+      this.requests,
+      this.latency,
+      this.completions,
+      this.waits,
+      this.waitSeconds,
+      this.fallbacks,
+      this.replays,
+      this.barrierPartial,
+      this.journalRecords,
+      this.journalSync,
+      this.clientErrors,
+      ...this.extra,
+    ];
     return all.map((m) => m.render()).join('\n') + '\n';
   }
 }

@@ -26,7 +26,9 @@ export interface GetRewardRequest {
 }
 
 function bad(where: string, expected: string, got: unknown): CorlError {
-  return new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected ${where} to be ${expected}, got ${show(got)}`, { where });
+  return new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected ${where} to be ${expected}, got ${show(got)}`, {
+    where,
+  });
 }
 
 function show(v: unknown): string {
@@ -46,7 +48,8 @@ function object(v: unknown, where: string): Record<string, unknown> {
 function stringArray(v: unknown, where: string, nullable = false): (string | null)[] {
   if (!Array.isArray(v)) throw bad(where, 'an array of strings', v);
   v.forEach((s, i) => {
-    if (typeof s !== 'string' && !(nullable && (s === null || s === undefined))) throw bad(`${where}[${i}]`, nullable ? 'a string or null' : 'a string', s);
+    if (typeof s !== 'string' && !(nullable && (s === null || s === undefined)))
+      throw bad(`${where}[${i}]`, nullable ? 'a string or null' : 'a string', s);
   });
   return v as (string | null)[];
 }
@@ -57,9 +60,15 @@ function completion(v: unknown, where: string): PostedCompletion {
   if (typeof v === 'string') return { text: v };
   const o = object(v, where);
   if (typeof o.text !== 'string') throw bad(`${where}.text`, 'a string', o.text);
-  if (o.length !== undefined && (!Number.isInteger(o.length) || (o.length as number) < 0)) throw bad(`${where}.length`, 'a token count (integer >= 0)', o.length);
-  if (o.finishReason !== undefined && !FINISH.includes(o.finishReason as FinishReason)) throw bad(`${where}.finishReason`, '"stop", "length" or "error"', o.finishReason);
-  return { text: o.text, ...(o.length !== undefined ? { length: o.length as number } : {}), ...(o.finishReason !== undefined ? { finishReason: o.finishReason as FinishReason } : {}) };
+  if (o.length !== undefined && (!Number.isInteger(o.length) || (o.length as number) < 0))
+    throw bad(`${where}.length`, 'a token count (integer >= 0)', o.length);
+  if (o.finishReason !== undefined && !FINISH.includes(o.finishReason as FinishReason))
+    throw bad(`${where}.finishReason`, '"stop", "length" or "error"', o.finishReason);
+  return {
+    text: o.text,
+    ...(o.length !== undefined ? { length: o.length as number } : {}),
+    ...(o.finishReason !== undefined ? { finishReason: o.finishReason as FinishReason } : {}),
+  };
 }
 
 /** Count limits of one POST /v1/groups request. */
@@ -75,14 +84,26 @@ function limit(where: string, expected: string, got: string): CorlError {
 }
 
 /** Parse and check a POST /v1/groups body. */
-export function parseGroupsRequest(body: unknown, limits: GroupsLimits = { maxGroups: Infinity, maxCompletions: Infinity }): GroupsRequest {
+export function parseGroupsRequest(
+  body: unknown,
+  limits: GroupsLimits = { maxGroups: Infinity, maxCompletions: Infinity },
+): GroupsRequest {
   const o = object(body, 'the request body');
-  if (!(typeof o.agent === 'string' && o.agent.length > 0) && !(Number.isInteger(o.agent) && (o.agent as number) >= 0)) throw bad('agent', 'an agent name (or index)', o.agent);
+  if (!(typeof o.agent === 'string' && o.agent.length > 0) && !(Number.isInteger(o.agent) && (o.agent as number) >= 0))
+    throw bad('agent', 'an agent name (or index)', o.agent);
   // Safe integers only: 1e21 is an "integer" to JavaScript, but steps past 2^53 stop being exact.
-  if (!Number.isSafeInteger(o.step) || (o.step as number) < 0) throw bad('step', 'a training step (a safe integer >= 0)', o.step);
-  if (o.wait !== undefined && (typeof o.wait !== 'number' || !Number.isFinite(o.wait) || o.wait < 0)) throw bad('wait', 'a number of seconds >= 0', o.wait);
-  if (!Array.isArray(o.groups) || o.groups.length === 0) throw bad('groups', 'a non-empty array of {id, prompt, completions}', o.groups);
-  if (o.groups.length > limits.maxGroups) throw limit('groups', `at most ${limits.maxGroups} entries (serve.exchange.maxGroupsPerStep)`, String(o.groups.length));
+  if (!Number.isSafeInteger(o.step) || (o.step as number) < 0)
+    throw bad('step', 'a training step (a safe integer >= 0)', o.step);
+  if (o.wait !== undefined && (typeof o.wait !== 'number' || !Number.isFinite(o.wait) || o.wait < 0))
+    throw bad('wait', 'a number of seconds >= 0', o.wait);
+  if (!Array.isArray(o.groups) || o.groups.length === 0)
+    throw bad('groups', 'a non-empty array of {id, prompt, completions}', o.groups);
+  if (o.groups.length > limits.maxGroups)
+    throw limit(
+      'groups',
+      `at most ${limits.maxGroups} entries (serve.exchange.maxGroupsPerStep)`,
+      String(o.groups.length),
+    );
   const seen = new Map<string, number>();
   const groups = o.groups.map((g, i): PostedGroup => {
     const w = `groups[${i}]`;
@@ -93,13 +114,25 @@ export function parseGroupsRequest(body: unknown, limits: GroupsLimits = { maxGr
     else throw bad(`${w}.id`, 'a group id (non-empty string or integer)', go.id);
     if (id.length > MAX_GROUP_ID) throw limit(`${w}.id`, `at most ${MAX_GROUP_ID} characters`, String(id.length));
     const j = seen.get(id);
-    if (j !== undefined) throw new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected unique group ids in one request, got "${id}" at groups[${j}] and ${w}`, { where: `${w}.id` });
+    if (j !== undefined)
+      throw new CorlError(
+        'CORL_ERR_SERVE_BAD_REQUEST',
+        `expected unique group ids in one request, got "${id}" at groups[${j}] and ${w}`,
+        { where: `${w}.id` },
+      );
     seen.set(id, i);
     if (go.prompt !== undefined && typeof go.prompt !== 'string') throw bad(`${w}.prompt`, 'a string', go.prompt);
-    if (!Array.isArray(go.completions) || go.completions.length === 0) throw bad(`${w}.completions`, 'a non-empty array of completion texts', go.completions);
-    if (go.completions.length > limits.maxCompletions) throw limit(`${w}.completions`, `at most ${limits.maxCompletions} entries (serve.maxCompletions)`, String(go.completions.length));
+    if (!Array.isArray(go.completions) || go.completions.length === 0)
+      throw bad(`${w}.completions`, 'a non-empty array of completion texts', go.completions);
+    if (go.completions.length > limits.maxCompletions)
+      throw limit(
+        `${w}.completions`,
+        `at most ${limits.maxCompletions} entries (serve.maxCompletions)`,
+        String(go.completions.length),
+      );
     const completions = go.completions.map((c, k) => completion(c, `${w}.completions[${k}]`));
-    if (go.reference !== undefined && go.reference !== null && typeof go.reference !== 'string') throw bad(`${w}.reference`, 'a string', go.reference);
+    if (go.reference !== undefined && go.reference !== null && typeof go.reference !== 'string')
+      throw bad(`${w}.reference`, 'a string', go.reference);
     let testInputs: string[][] | undefined;
     if (go.testInputs !== undefined) {
       if (!Array.isArray(go.testInputs)) throw bad(`${w}.testInputs`, 'an array of argument lists', go.testInputs);
@@ -113,7 +146,12 @@ export function parseGroupsRequest(body: unknown, limits: GroupsLimits = { maxGr
       ...(testInputs ? { testInputs } : {}),
     };
   });
-  return { agent: o.agent as string | number, step: o.step as number, groups, ...(o.wait !== undefined ? { wait: o.wait as number } : {}) };
+  return {
+    agent: o.agent as string | number,
+    step: o.step as number,
+    groups,
+    ...(o.wait !== undefined ? { wait: o.wait as number } : {}),
+  };
 }
 
 /** Parse and check a POST /get_reward body (OpenRLHF's fields; others are ignored). */
@@ -125,9 +163,16 @@ export function parseGetRewardRequest(body: unknown): GetRewardRequest {
   let labels: (string | null)[] | undefined;
   if (o.prompts !== undefined && o.prompts !== null) prompts = stringArray(o.prompts, 'prompts') as string[];
   if (o.labels !== undefined && o.labels !== null) labels = stringArray(o.labels, 'labels', true).map((l) => l ?? null);
-  for (const [name, list] of [['prompts', prompts], ['labels', labels]] as const) {
+  for (const [name, list] of [
+    ['prompts', prompts],
+    ['labels', labels],
+  ] as const) {
     if (list && list.length !== query.length) {
-      throw new CorlError('CORL_ERR_SERVE_GROUP_SIZE', `expected ${name} to have one entry per query (${query.length}), got ${list.length}`, { where: name });
+      throw new CorlError(
+        'CORL_ERR_SERVE_GROUP_SIZE',
+        `expected ${name} to have one entry per query (${query.length}), got ${list.length}`,
+        { where: name },
+      );
     }
   }
   return { query, ...(prompts ? { prompts } : {}), ...(labels ? { labels } : {}) };

@@ -50,52 +50,107 @@ export function checkReplay(replay: Replay, file: string, ctx: RestoreContext): 
   const window = replay.header?.exchange.maxStepsAhead ?? ctx.maxStepsAhead;
   let newest = replay.header?.exchange.newest;
   if (newest === undefined) {
-    for (const r of replay.records) if (r?.n === 'groups' && Number.isSafeInteger(r.s) && (newest === undefined || r.s < newest)) newest = r.s;
+    for (const r of replay.records)
+      if (r?.n === 'groups' && Number.isSafeInteger(r.s) && (newest === undefined || r.s < newest)) newest = r.s;
   }
   let reached: number | undefined;
   replay.records.forEach((rec, i) => {
     const line = replay.lines[i]!;
     const r = rec as unknown as Record<string, any>;
-    const bad = (field: string, expected: string, got: unknown): CorlError => new CorlError('CORL_ERR_SERVE_JOURNAL_RECORD', `expected ${field} of the record at line ${line} of ${file} to be ${expected}, got ${JSON.stringify(got)?.slice(0, 80) ?? 'nothing'}`, { where: `${file}:${line}` });
+    const bad = (field: string, expected: string, got: unknown): CorlError =>
+      new CorlError(
+        'CORL_ERR_SERVE_JOURNAL_RECORD',
+        `expected ${field} of the record at line ${line} of ${file} to be ${expected}, got ${JSON.stringify(got)?.slice(0, 80) ?? 'nothing'}`,
+        { where: `${file}:${line}` },
+      );
     if (!r || typeof r !== 'object' || Array.isArray(r)) throw bad('the record', 'an object', r);
     if (r.t !== 'keys' && r.t !== 'answer') throw bad('"t"', '"keys" or "answer"', r.t);
-    if (!(NAMESPACES as readonly string[]).includes(r.n)) throw bad('"n"', `one of ${NAMESPACES.map((n) => `"${n}"`).join(', ')}`, r.n);
-    if (typeof r.a !== 'string' || !agents.has(r.a)) throw bad('"a"', `an agent of the config (${ctx.agents.map((n) => `"${n}"`).join(', ')})`, r.a);
+    if (!(NAMESPACES as readonly string[]).includes(r.n))
+      throw bad('"n"', `one of ${NAMESPACES.map((n) => `"${n}"`).join(', ')}`, r.n);
+    if (typeof r.a !== 'string' || !agents.has(r.a))
+      throw bad('"a"', `an agent of the config (${ctx.agents.map((n) => `"${n}"`).join(', ')})`, r.a);
     if (!Number.isSafeInteger(r.s) || r.s < 0) throw bad('"s"', 'a step (a safe integer >= 0)', r.s);
-    if (typeof r.g !== 'string' || r.g.length === 0 || (r.n === 'groups' && r.g.length > MAX_GROUP_ID)) throw bad('"g"', `a group id (1 to ${MAX_GROUP_ID} characters)`, r.g);
-    if (typeof r.h !== 'string' || !HASH.test(r.h)) throw bad('"h"', 'a group fingerprint (27 base64url characters)', r.h);
+    if (typeof r.g !== 'string' || r.g.length === 0 || (r.n === 'groups' && r.g.length > MAX_GROUP_ID))
+      throw bad('"g"', `a group id (1 to ${MAX_GROUP_ID} characters)`, r.g);
+    if (typeof r.h !== 'string' || !HASH.test(r.h))
+      throw bad('"h"', 'a group fingerprint (27 base64url characters)', r.h);
     const slot = `${r.n}\u0000${r.a}\u0000${r.s}\u0000${r.g}`;
     if (r.t === 'keys') {
-      if (!Array.isArray(r.k) || r.k.length === 0 || !r.k.every((x: unknown) => x === null || (typeof x === 'string' && x !== ''))) throw bad('"k"', 'a non-empty array of answer keys (non-empty strings or null)', r.k);
-      if (keys.has(slot)) throw bad('the record', `the first keys of agent "${r.a}" for group "${r.g}" at step ${r.s} (keys are journaled once)`, 'a second keys record');
+      if (
+        !Array.isArray(r.k) ||
+        r.k.length === 0 ||
+        !r.k.every((x: unknown) => x === null || (typeof x === 'string' && x !== ''))
+      )
+        throw bad('"k"', 'a non-empty array of answer keys (non-empty strings or null)', r.k);
+      if (keys.has(slot))
+        throw bad(
+          'the record',
+          `the first keys of agent "${r.a}" for group "${r.g}" at step ${r.s} (keys are journaled once)`,
+          'a second keys record',
+        );
       if (r.n === 'groups') {
-        if (newest !== undefined && r.s > newest + window) throw bad('"s"', `a step at most ${window} beyond the newest step so far (${newest}), as the service that wrote it enforced`, r.s);
+        if (newest !== undefined && r.s > newest + window)
+          throw bad(
+            '"s"',
+            `a step at most ${window} beyond the newest step so far (${newest}), as the service that wrote it enforced`,
+            r.s,
+          );
         newest = newest === undefined ? r.s : Math.max(newest, r.s);
         reached = reached === undefined ? r.s : Math.max(reached, r.s);
       } else {
         const round = `${r.a}\u0000${r.g}`;
         const prev = rounds.get(round);
-        if (prev !== undefined && r.s > prev + 1) throw bad('"s"', `round ${prev + 1} at most (the round after agent "${r.a}"'s previous one of this group)`, r.s);
+        if (prev !== undefined && r.s > prev + 1)
+          throw bad(
+            '"s"',
+            `round ${prev + 1} at most (the round after agent "${r.a}"'s previous one of this group)`,
+            r.s,
+          );
         if (prev === undefined || r.s > prev) rounds.set(round, r.s);
       }
       keys.set(slot, { h: r.h, k: r.k });
       return;
     }
     const posted = keys.get(slot);
-    if (!posted) throw bad('the record', `an answer after the keys of agent "${r.a}" for group "${r.g}" at step ${r.s}`, 'an answer without keys');
+    if (!posted)
+      throw bad(
+        'the record',
+        `an answer after the keys of agent "${r.a}" for group "${r.g}" at step ${r.s}`,
+        'an answer without keys',
+      );
     if (posted.h !== r.h) throw bad('"h"', `the fingerprint of the keys it answers (${posted.h})`, r.h);
-    if (answered.has(slot)) throw bad('the record', `the first answer of agent "${r.a}" for group "${r.g}" at step ${r.s} (answers are journaled once)`, 'a second answer');
+    if (answered.has(slot))
+      throw bad(
+        'the record',
+        `the first answer of agent "${r.a}" for group "${r.g}" at step ${r.s} (answers are journaled once)`,
+        'a second answer',
+      );
     const a = r.r as Record<string, any>;
     if (!a || typeof a !== 'object' || Array.isArray(a)) throw bad('"r"', 'an answer object', a);
     if (a.id !== r.g) throw bad('"r.id"', `the group id "${r.g}"`, a.id);
-    if (!Array.isArray(a.rewards) || a.rewards.length !== posted.k.length || !a.rewards.every((x: unknown) => typeof x === 'number' && Number.isFinite(x))) throw bad('"r.rewards"', `${posted.k.length} finite numbers (one per completion)`, a.rewards);
-    if (!Array.isArray(a.keys) || !sameKeys(a.keys, posted.k)) throw bad('"r.keys"', 'the answer keys of the keys record it answers', a.keys);
+    if (
+      !Array.isArray(a.rewards) ||
+      a.rewards.length !== posted.k.length ||
+      !a.rewards.every((x: unknown) => typeof x === 'number' && Number.isFinite(x))
+    )
+      throw bad('"r.rewards"', `${posted.k.length} finite numbers (one per completion)`, a.rewards);
+    if (!Array.isArray(a.keys) || !sameKeys(a.keys, posted.k))
+      throw bad('"r.keys"', 'the answer keys of the keys record it answers', a.keys);
     if (!SOURCES.includes(a.source)) throw bad('"r.source"', SOURCES.map((s) => `"${s}"`).join(', '), a.source);
     if (a.label !== undefined && !isStringOrNull(a.label)) throw bad('"r.label"', 'a string or null', a.label);
-    if (a.ownLabel !== undefined && !isStringOrNull(a.ownLabel)) throw bad('"r.ownLabel"', 'a string or null', a.ownLabel);
+    if (a.ownLabel !== undefined && !isStringOrNull(a.ownLabel))
+      throw bad('"r.ownLabel"', 'a string or null', a.ownLabel);
     if (a.agree !== undefined && a.agree !== 0 && a.agree !== 1) throw bad('"r.agree"', '0 or 1', a.agree);
-    if (!a.metrics || typeof a.metrics !== 'object' || Array.isArray(a.metrics) || !Object.values(a.metrics).every((x) => typeof x === 'number' && Number.isFinite(x))) throw bad('"r.metrics"', 'an object of finite numbers', a.metrics);
+    if (
+      !a.metrics ||
+      typeof a.metrics !== 'object' ||
+      Array.isArray(a.metrics) ||
+      !Object.values(a.metrics).every((x) => typeof x === 'number' && Number.isFinite(x))
+    )
+      throw bad('"r.metrics"', 'an object of finite numbers', a.metrics);
     answered.add(slot);
   });
-  return reached === undefined && replay.header === undefined ? {} : { newest: replay.header ? Math.max(replay.header.exchange.newest, reached ?? -1) : reached };
+  return reached === undefined && replay.header === undefined
+    ? {}
+    : { newest: replay.header ? Math.max(replay.header.exchange.newest, reached ?? -1) : reached };
 }

@@ -59,9 +59,15 @@ export class Scorer {
   /** The answer keys a group's completions vote with. */
   async keys(group: PostedGroup): Promise<(string | null)[]> {
     try {
-      const keys = await this.rt.keys.forReward(this.problem(group), group.completions.map((c) => c.text));
+      const keys = await this.rt.keys.forReward(
+        this.problem(group),
+        group.completions.map((c) => c.text),
+      );
       if (!Array.isArray(keys) || keys.length !== group.completions.length) {
-        throw new CorlError('CORL_ERR_REWARD_OUTPUT', `expected ${group.completions.length} answer keys from "${this.rt.config.reward.use}", got ${Array.isArray(keys) ? keys.length : typeof keys}`);
+        throw new CorlError(
+          'CORL_ERR_REWARD_OUTPUT',
+          `expected ${group.completions.length} answer keys from "${this.rt.config.reward.use}", got ${Array.isArray(keys) ? keys.length : typeof keys}`,
+        );
       }
       return keys.map((k) => (typeof k === 'string' && k !== '' ? k : null));
     } catch (e) {
@@ -70,12 +76,19 @@ export class Scorer {
   }
 
   /** Score one agent's group against the given supervisors' answers. */
-  async score(agent: number, step: number, group: PostedGroup, keys: readonly (string | null)[], supervisors: readonly AgentAnswers[], source: LabelSource): Promise<GroupAnswer> {
+  async score(
+    agent: number,
+    step: number,
+    group: PostedGroup,
+    keys: readonly (string | null)[],
+    supervisors: readonly AgentAnswers[],
+    source: LabelSource,
+  ): Promise<GroupAnswer> {
     const rt = this.rt;
     const own: AgentAnswers = { agent, keys };
     const completions: CompletionView[] = group.completions.map((c, k) => ({
       text: c.text,
-      answer: rt.reward.answerKeys ? keys[k] ?? null : rt.keys.of(c.text).answer,
+      answer: rt.reward.answerKeys ? (keys[k] ?? null) : rt.keys.of(c.text).answer,
       key: keys[k] ?? null,
       length: c.length ?? c.text.length,
       finishReason: c.finishReason ?? 'stop',
@@ -98,13 +111,23 @@ export class Scorer {
     } catch (e) {
       throw failure(e, `the reward of group "${group.id}"`);
     }
-    if (!result || !Array.isArray(result.rewards) || result.rewards.length !== keys.length || result.rewards.some((r) => typeof r !== 'number' || !Number.isFinite(r))) {
-      throw new CorlError('CORL_ERR_SERVE_REWARD_FAILED', `expected ${keys.length} finite rewards from "${rt.config.reward.use}" for group "${group.id}", got ${JSON.stringify(result?.rewards)?.slice(0, 80)}`);
+    if (
+      !result ||
+      !Array.isArray(result.rewards) ||
+      result.rewards.length !== keys.length ||
+      result.rewards.some((r) => typeof r !== 'number' || !Number.isFinite(r))
+    ) {
+      throw new CorlError(
+        'CORL_ERR_SERVE_REWARD_FAILED',
+        `expected ${keys.length} finite rewards from "${rt.config.reward.use}" for group "${group.id}", got ${JSON.stringify(result?.rewards)?.slice(0, 80)}`,
+      );
     }
     let agree: number | undefined;
-    if (result.label != null && result.ownLabel != null) agree = (await matches(result.label, result.ownLabel, rt.equivalence)) ? 1 : 0;
+    if (result.label != null && result.ownLabel != null)
+      agree = (await matches(result.label, result.ownLabel, rt.equivalence)) ? 1 : 0;
     const metrics: Record<string, number> = {};
-    for (const [k, v] of Object.entries(result.metrics ?? {})) if (typeof v === 'number' && Number.isFinite(v)) metrics[k] = v;
+    for (const [k, v] of Object.entries(result.metrics ?? {}))
+      if (typeof v === 'number' && Number.isFinite(v)) metrics[k] = v;
     return {
       id: group.id,
       rewards: [...result.rewards],
@@ -125,7 +148,7 @@ export class Scorer {
 
 function failure(e: unknown, what: string): CorlError {
   if (isCorlError(e, 'CORL_ERR_SERVE_REWARD_FAILED')) return e;
-  const msg = isCorlError(e) ? e.message : (e as Error)?.message ?? String(e);
+  const msg = isCorlError(e) ? e.message : ((e as Error)?.message ?? String(e));
   return new CorlError('CORL_ERR_SERVE_REWARD_FAILED', `expected ${what} to succeed, got ${msg}`, { cause: e });
 }
 
@@ -136,7 +159,8 @@ export function summarize(answers: readonly GroupAnswer[]): Record<string, numbe
   const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
   m['reward/mean'] = mean(rewards);
   const mu = m['reward/mean'];
-  m['reward/std'] = rewards.length > 1 ? Math.sqrt(rewards.reduce((s, r) => s + (r - mu) * (r - mu), 0) / (rewards.length - 1)) : 0;
+  m['reward/std'] =
+    rewards.length > 1 ? Math.sqrt(rewards.reduce((s, r) => s + (r - mu) * (r - mu), 0) / (rewards.length - 1)) : 0;
   m['reward/frac_zero_std'] = mean(answers.map((a) => (a.rewards.every((r) => r === a.rewards[0]) ? 1 : 0)));
   const labeled = answers.filter((a) => a.label !== undefined);
   if (labeled.length) m['label/labeled_fraction'] = mean(labeled.map((a) => (a.label !== null ? 1 : 0)));

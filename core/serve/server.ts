@@ -92,31 +92,83 @@ export class RewardServer {
     const s = runtime.settings;
     this.scorer = new Scorer(runtime);
     const events = {
-      wait: (seconds: number, arrived: boolean) => { this.metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' }); this.metrics.waitSeconds.observe(seconds); },
+      wait: (seconds: number, arrived: boolean) => {
+        this.metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' });
+        this.metrics.waitSeconds.observe(seconds);
+      },
       fallback: (kind: string) => this.metrics.fallbacks.inc({ kind }),
       replay: () => this.metrics.replays.inc(),
     };
-    this.groups = new Exchange(runtime, this.scorer, journal, {
-      namespace: 'groups', waitMs: s.exchange.wait * 1000, fallback: s.exchange.fallback, keepSteps: s.exchange.keepSteps,
-      startStep: s.exchange.startStep, maxStepsAhead: s.exchange.maxStepsAhead, maxGroupsPerStep: s.exchange.maxGroupsPerStep,
-    }, events);
-    const getRewardExchange = new Exchange(runtime, this.scorer, journal, { namespace: 'get_reward', waitMs: s.exchange.wait * 1000, fallback: s.exchange.fallback, keepSteps: Infinity, keepRounds: s.getReward.keepRounds }, events);
+    this.groups = new Exchange(
+      runtime,
+      this.scorer,
+      journal,
+      {
+        namespace: 'groups',
+        waitMs: s.exchange.wait * 1000,
+        fallback: s.exchange.fallback,
+        keepSteps: s.exchange.keepSteps,
+        startStep: s.exchange.startStep,
+        maxStepsAhead: s.exchange.maxStepsAhead,
+        maxGroupsPerStep: s.exchange.maxGroupsPerStep,
+      },
+      events,
+    );
+    const getRewardExchange = new Exchange(
+      runtime,
+      this.scorer,
+      journal,
+      {
+        namespace: 'get_reward',
+        waitMs: s.exchange.wait * 1000,
+        fallback: s.exchange.fallback,
+        keepSteps: Infinity,
+        keepRounds: s.getReward.keepRounds,
+      },
+      events,
+    );
     this.groups.restore(records);
     getRewardExchange.restore(records);
     this.getReward = new GetRewardScorer(runtime, this.scorer, getRewardExchange, this.metrics);
-    journal.onSync = (seconds, n) => { this.metrics.journalSync.observe(seconds); this.metrics.journalRecords.inc({}, n); };
+    journal.onSync = (seconds, n) => {
+      this.metrics.journalSync.observe(seconds);
+      this.metrics.journalRecords.inc({}, n);
+    };
     this.metrics.gauge('corl_serve_inflight_requests', 'requests being handled now', () => this.inflight);
-    this.metrics.gauge('corl_serve_exchange_slots', '(step, group) slots held by POST /v1/groups', () => this.groups.size);
-    this.metrics.gauge('corl_serve_exchange_newest_step', 'the newest step of POST /v1/groups (posts may run serve.exchange.maxStepsAhead beyond it)', () => this.groups.newest);
-    this.metrics.gauge('corl_serve_get_reward_slots', '(round, group) slots held by POST /get_reward', () => getRewardExchange.size);
-    this.metrics.gauge('corl_serve_barrier_pending_samples', 'POST /get_reward samples waiting for the rest of their group', () => this.getReward.pending);
-    this.metrics.gauge('corl_serve_uptime_seconds', 'seconds since the service started', () => (Date.now() - this.started) / 1000);
-    server.on('request', (req, res) => { void this.handle(req, res); });
+    this.metrics.gauge(
+      'corl_serve_exchange_slots',
+      '(step, group) slots held by POST /v1/groups',
+      () => this.groups.size,
+    );
+    this.metrics.gauge(
+      'corl_serve_exchange_newest_step',
+      'the newest step of POST /v1/groups (posts may run serve.exchange.maxStepsAhead beyond it)',
+      () => this.groups.newest,
+    );
+    this.metrics.gauge(
+      'corl_serve_get_reward_slots',
+      '(round, group) slots held by POST /get_reward',
+      () => getRewardExchange.size,
+    );
+    this.metrics.gauge(
+      'corl_serve_barrier_pending_samples',
+      'POST /get_reward samples waiting for the rest of their group',
+      () => this.getReward.pending,
+    );
+    this.metrics.gauge(
+      'corl_serve_uptime_seconds',
+      'seconds since the service started',
+      () => (Date.now() - this.started) / 1000,
+    );
+    server.on('request', (req, res) => {
+      void this.handle(req, res);
+    });
     // Malformed HTTP gets a bare 400; a client too slow with its headers or body (timeouts) a 408.
     server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
       const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
       this.metrics.clientErrors.inc({ reason: timeout ? 'timeout' : 'malformed' });
-      if (socket.writable) socket.end(`HTTP/1.1 ${timeout ? '408 Request Timeout' : '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
+      if (socket.writable)
+        socket.end(`HTTP/1.1 ${timeout ? '408 Request Timeout' : '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
       else socket.destroy();
     });
   }
@@ -127,27 +179,58 @@ export class RewardServer {
     const host = options.host ?? settings.host;
     const port = options.port ?? settings.port;
     if (!isLoopback(host) && !options.token && !options.allowNoToken) {
-      throw new CorlError('CORL_ERR_SERVE_BIND', `expected a bearer token to bind ${host} (beyond loopback), got none`, { where: '--host' });
+      throw new CorlError(
+        'CORL_ERR_SERVE_BIND',
+        `expected a bearer token to bind ${host} (beyond loopback), got none`,
+        { where: '--host' },
+      );
     }
     const t = settings.timeouts;
     if (t.headers > t.body) {
-      throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected serve.timeouts.headers (${t.headers} s) to be at most serve.timeouts.body (${t.body} s): the body timeout counts the headers too`, { where: 'serve.timeouts.headers' });
+      throw new CorlError(
+        'CORL_ERR_CONFIG_INVALID',
+        `expected serve.timeouts.headers (${t.headers} s) to be at most serve.timeouts.body (${t.body} s): the body timeout counts the headers too`,
+        { where: 'serve.timeouts.headers' },
+      );
     }
     const runtime = await buildServeRuntime(served, { journal: options.journal });
     let journal: Journal | undefined;
     try {
-      const cohort: JournalCohort = { agents: runtime.agents, topology: served.config.topology.use, reward: served.config.reward.use };
-      let opened: { journal: Journal; replay: { records: Parameters<Exchange['restore']>[0]; tornTail: boolean; notes: readonly string[] } };
+      const cohort: JournalCohort = {
+        agents: runtime.agents,
+        topology: served.config.topology.use,
+        reward: served.config.reward.use,
+      };
+      let opened: {
+        journal: Journal;
+        replay: { records: Parameters<Exchange['restore']>[0]; tornTail: boolean; notes: readonly string[] };
+      };
       if (runtime.journalFile === undefined) {
-        opened = { journal: Journal.disabled(), replay: { records: [], tornTail: false, notes: ['journal: none (serve.journal is false): labels live in memory only and are lost at restart'] } };
+        opened = {
+          journal: Journal.disabled(),
+          replay: {
+            records: [],
+            tornTail: false,
+            notes: ['journal: none (serve.journal is false): labels live in memory only and are lost at restart'],
+          },
+        };
       } else {
         const file = runtime.journalFile;
         opened = await Journal.open(file, cohort, (replay) => {
           // Nothing is rewritten before every record has been checked: a refusal leaves the file as it was.
-          const { newest: reached } = checkReplay(replay, file, { agents: runtime.agents, maxStepsAhead: settings.exchange.maxStepsAhead });
+          const { newest: reached } = checkReplay(replay, file, {
+            agents: runtime.agents,
+            maxStepsAhead: settings.exchange.maxStepsAhead,
+          });
           const newest = Math.max(settings.exchange.startStep, reached ?? -1);
-          const keep = (n: string): RetainRule => (n === 'groups' ? { steps: settings.exchange.keepSteps, newest } : { steps: Infinity, rounds: settings.getReward.keepRounds });
-          return { keep: Exchange.retain(replay.records, keep), exchange: { newest, maxStepsAhead: settings.exchange.maxStepsAhead } };
+          const keep = (n: string): RetainRule =>
+            n === 'groups'
+              ? { steps: settings.exchange.keepSteps, newest }
+              : { steps: Infinity, rounds: settings.getReward.keepRounds };
+          return {
+            keep: Exchange.retain(replay.records, keep),
+            exchange: { newest, maxStepsAhead: settings.exchange.maxStepsAhead },
+          };
         });
       }
       journal = opened.journal;
@@ -164,19 +247,41 @@ export class RewardServer {
       server.maxConnections = settings.maxConnections;
       const files = openFileLimit();
       if (files !== undefined && settings.maxConnections + 64 > files) {
-        options.log?.(`serve: serve.maxConnections is ${settings.maxConnections} but this process may open only ${files} files (ulimit -n); raise the limit or lower maxConnections, or connections beyond the limit are dropped`);
+        options.log?.(
+          `serve: serve.maxConnections is ${settings.maxConnections} but this process may open only ${files} files (ulimit -n); raise the limit or lower maxConnections, or connections beyond the limit are dropped`,
+        );
       }
       await new Promise<void>((resolve, reject) => {
         const fail = (e: NodeJS.ErrnoException): void => {
-          reject(new CorlError('CORL_ERR_SERVE_BIND', `expected to listen on ${host}:${port}, got ${e.code === 'EADDRINUSE' ? 'a port already in use' : e.code === 'EADDRNOTAVAIL' ? 'an address that is not on this machine' : e.message}`, { where: `${host}:${port}`, cause: e }));
+          reject(
+            new CorlError(
+              'CORL_ERR_SERVE_BIND',
+              `expected to listen on ${host}:${port}, got ${e.code === 'EADDRINUSE' ? 'a port already in use' : e.code === 'EADDRNOTAVAIL' ? 'an address that is not on this machine' : e.message}`,
+              { where: `${host}:${port}`, cause: e },
+            ),
+          );
         };
         server.once('error', fail);
-        server.listen(port, host, () => { server.off('error', fail); resolve(); });
+        server.listen(port, host, () => {
+          server.off('error', fail);
+          resolve();
+        });
       });
-      const rs = new RewardServer(runtime, journal, server, options.token ? Buffer.from(options.token) : undefined, opened.replay.tornTail, opened.replay.records);
+      const rs = new RewardServer(
+        runtime,
+        journal,
+        server,
+        options.token ? Buffer.from(options.token) : undefined,
+        opened.replay.tornTail,
+        opened.replay.records,
+      );
       for (const note of opened.replay.notes) options.log?.(note);
-      if (opened.replay.tornTail) options.log?.(`journal: dropped a torn last line of ${runtime.journalFile} (the previous service stopped mid-write; that write was never acknowledged)`);
-      if (runtime.journalFile !== undefined) options.log?.(`journal: ${runtime.journalFile} (${opened.replay.records.length} record(s) restored)`);
+      if (opened.replay.tornTail)
+        options.log?.(
+          `journal: dropped a torn last line of ${runtime.journalFile} (the previous service stopped mid-write; that write was never acknowledged)`,
+        );
+      if (runtime.journalFile !== undefined)
+        options.log?.(`journal: ${runtime.journalFile} (${opened.replay.records.length} record(s) restored)`);
       return rs;
     } catch (e) {
       await journal?.close();
@@ -222,25 +327,45 @@ export class RewardServer {
     this.inflight++;
     let status = 200;
     try {
-      if (this.stopping) throw new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down');
+      if (this.stopping)
+        throw new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down');
       const method = route === '/health' || route === '/metrics' ? 'GET' : 'POST';
-      if (route === 'other') throw new CorlError('CORL_ERR_SERVE_NOT_FOUND', `expected one of POST /get_reward, POST /v1/groups, GET /health, GET /metrics; got ${req.method} ${pathname}`, { where: pathname });
-      if (req.method !== method) throw new CorlError('CORL_ERR_SERVE_NOT_FOUND', `expected ${method} ${pathname}, got ${req.method}`, { where: pathname, data: { method } });
+      if (route === 'other')
+        throw new CorlError(
+          'CORL_ERR_SERVE_NOT_FOUND',
+          `expected one of POST /get_reward, POST /v1/groups, GET /health, GET /metrics; got ${req.method} ${pathname}`,
+          { where: pathname },
+        );
+      if (req.method !== method)
+        throw new CorlError('CORL_ERR_SERVE_NOT_FOUND', `expected ${method} ${pathname}, got ${req.method}`, {
+          where: pathname,
+          data: { method },
+        });
       if (route !== '/health') this.authorize(req);
       if (route === '/health') return send(res, 200, this.health());
-      if (route === '/metrics') return sendText(res, 200, this.metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
+      if (route === '/metrics')
+        return sendText(res, 200, this.metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
       const body = await readJson(req, this.runtime.settings.maxBodyBytes);
       if (route === '/v1/groups') return send(res, 200, await this.postGroups(body));
       return send(res, 200, await this.postGetReward(body, new URLSearchParams(search)));
     } catch (e) {
-      const err = isCorlError(e) ? e : new CorlError('CORL_ERR_SERVE_INTERNAL', `expected to handle ${req.method} ${pathname}, got ${(e as Error)?.message ?? String(e)}`, { cause: e });
+      const err = isCorlError(e)
+        ? e
+        : new CorlError(
+            'CORL_ERR_SERVE_INTERNAL',
+            `expected to handle ${req.method} ${pathname}, got ${(e as Error)?.message ?? String(e)}`,
+            { cause: e },
+          );
       status = statusOf(err);
       const tooLarge = err.code === 'CORL_ERR_SERVE_TOO_LARGE';
       if (tooLarge) res.setHeader('connection', 'close');
       if (status === 401) res.setHeader('www-authenticate', 'Bearer');
-      if (!res.headersSent) send(res, status, { error: { code: err.code, message: err.message, where: err.where, hint: err.hint } });
+      if (!res.headersSent)
+        send(res, status, { error: { code: err.code, message: err.message, where: err.where, hint: err.hint } });
       else res.destroy();
-      if (tooLarge) { res.once('finish', () => req.socket.destroy()); }
+      if (tooLarge) {
+        res.once('finish', () => req.socket.destroy());
+      }
     } finally {
       this.inflight--;
       if (this.stopping) this.server.closeIdleConnections();
@@ -255,7 +380,11 @@ export class RewardServer {
     const h = req.headers.authorization ?? '';
     const given = Buffer.from(h.startsWith('Bearer ') ? h.slice(7) : '');
     if (given.length !== this.token.length || !timingSafeEqual(given, this.token)) {
-      throw new CorlError('CORL_ERR_SERVE_UNAUTHORIZED', `expected "Authorization: Bearer <token>" with the service's token, got ${h ? 'a different token' : 'no Authorization header'}`, { where: 'Authorization' });
+      throw new CorlError(
+        'CORL_ERR_SERVE_UNAUTHORIZED',
+        `expected "Authorization: Bearer <token>" with the service's token, got ${h ? 'a different token' : 'no Authorization header'}`,
+        { where: 'Authorization' },
+      );
     }
   }
 
@@ -263,26 +392,49 @@ export class RewardServer {
     const rt = this.runtime;
     const i = typeof value === 'number' ? (value < rt.agents.length ? value : undefined) : rt.agentIndex(value);
     if (i === undefined) {
-      throw new CorlError('CORL_ERR_SERVE_UNKNOWN_AGENT', `expected an agent among ${rt.agents.map((n) => `"${n}"`).join(', ')}, got ${JSON.stringify(value)}`, { where });
+      throw new CorlError(
+        'CORL_ERR_SERVE_UNKNOWN_AGENT',
+        `expected an agent among ${rt.agents.map((n) => `"${n}"`).join(', ')}, got ${JSON.stringify(value)}`,
+        { where },
+      );
     }
     return i;
   }
 
   private async postGroups(body: unknown): Promise<unknown> {
     const rt = this.runtime;
-    const req = parseGroupsRequest(body, { maxGroups: rt.settings.exchange.maxGroupsPerStep, maxCompletions: rt.settings.maxCompletions });
+    const req = parseGroupsRequest(body, {
+      maxGroups: rt.settings.exchange.maxGroupsPerStep,
+      maxCompletions: rt.settings.maxCompletions,
+    });
     const agent = this.agent(req.agent, 'agent');
     const K = rt.settings.groupSize;
     req.groups.forEach((g, i) => {
       if (K > 0 && g.completions.length !== K) {
-        throw new CorlError('CORL_ERR_SERVE_GROUP_SIZE', `expected ${K} completions in group "${g.id}" (serve.groupSize), got ${g.completions.length}`, { where: `groups[${i}].completions` });
+        throw new CorlError(
+          'CORL_ERR_SERVE_GROUP_SIZE',
+          `expected ${K} completions in group "${g.id}" (serve.groupSize), got ${g.completions.length}`,
+          { where: `groups[${i}].completions` },
+        );
       }
       if (rt.supervised && g.reference === undefined) {
-        throw new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected groups[${i}].reference because "${rt.config.reward.use}" reads ground truth, got nothing`, { where: `groups[${i}].reference` });
+        throw new CorlError(
+          'CORL_ERR_SERVE_BAD_REQUEST',
+          `expected groups[${i}].reference because "${rt.config.reward.use}" reads ground truth, got nothing`,
+          { where: `groups[${i}].reference` },
+        );
       }
     });
-    const answers = await this.groups.post(agent, req.step, req.groups, req.wait === undefined ? undefined : req.wait * 1000);
-    this.metrics.completions.inc({ route: '/v1/groups' }, answers.reduce((s, a) => s + a.rewards.length, 0));
+    const answers = await this.groups.post(
+      agent,
+      req.step,
+      req.groups,
+      req.wait === undefined ? undefined : req.wait * 1000,
+    );
+    this.metrics.completions.inc(
+      { route: '/v1/groups' },
+      answers.reduce((s, a) => s + a.rewards.length, 0),
+    );
     return { agent: rt.agents[agent], step: req.step, groups: answers.map(publicAnswer), metrics: summarize(answers) };
   }
 
@@ -290,7 +442,10 @@ export class RewardServer {
     const rt = this.runtime;
     const req = parseGetRewardRequest(body);
     const name = params.get('agent') ?? rt.settings.getReward.agent ?? rt.agents[0]!;
-    const agent = this.agent(/^\d+$/.test(name) && rt.agentIndex(name) === undefined ? Number(name) : name, 'agent (query parameter)');
+    const agent = this.agent(
+      /^\d+$/.test(name) && rt.agentIndex(name) === undefined ? Number(name) : name,
+      'agent (query parameter)',
+    );
     const samples = req.query.map((query, i) => ({ query, prompt: req.prompts?.[i], label: req.labels?.[i] }));
     const results = await this.getReward.score(agent, samples);
     this.metrics.completions.inc({ route: '/get_reward' }, results.length);
@@ -313,7 +468,9 @@ export class RewardServer {
       name: rt.config.name,
       agents: rt.agents,
       topology: rt.config.topology.use,
-      supervisors: Object.fromEntries(rt.agents.map((n, i) => [n, rt.topology.supervisors(i, rt.agents.length).map((m) => rt.agents[m])])),
+      supervisors: Object.fromEntries(
+        rt.agents.map((n, i) => [n, rt.topology.supervisors(i, rt.agents.length).map((m) => rt.agents[m])]),
+      ),
       reward: rt.config.reward.use,
       extractor: rt.config.extractor.use,
       equivalence: rt.config.equivalence.use,
@@ -322,7 +479,12 @@ export class RewardServer {
       groupSize: s.groupSize,
       maxCompletions: s.maxCompletions,
       exchange: { ...s.exchange, slots: this.groups.size, newestStep: this.groups.newest },
-      getReward: { groupSize: s.getReward.groupSize, wait: s.getReward.wait, groupBy: s.getReward.groupBy, agent: s.getReward.agent ?? rt.agents[0] },
+      getReward: {
+        groupSize: s.getReward.groupSize,
+        wait: s.getReward.wait,
+        groupBy: s.getReward.groupBy,
+        agent: s.getReward.agent ?? rt.agents[0],
+      },
       journal: { file: rt.journalFile ?? null, written: this.journal.written },
       auth: this.token !== undefined,
       uptimeSeconds: (Date.now() - this.started) / 1000,
@@ -341,15 +503,22 @@ function send(res: http.ServerResponse, status: number, value: unknown): void {
 
 function sendText(res: http.ServerResponse, status: number, text: string, type: string): void {
   const body = Buffer.from(text);
-  const closing = ((res.req.socket as unknown as { server?: Record<symbol, unknown> }).server)?.[STOPPING] === true;
-  res.writeHead(status, { 'content-type': type, 'content-length': body.length, ...(closing ? { connection: 'close' } : {}) });
+  const closing = (res.req.socket as unknown as { server?: Record<symbol, unknown> }).server?.[STOPPING] === true;
+  res.writeHead(status, {
+    'content-type': type,
+    'content-length': body.length,
+    ...(closing ? { connection: 'close' } : {}),
+  });
   res.end(body);
 }
 
 function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
-    const tooLarge = (n: number | string): CorlError => new CorlError('CORL_ERR_SERVE_TOO_LARGE', `expected a body of at most ${limit} bytes, got ${n}`, { where: 'body' });
+    const tooLarge = (n: number | string): CorlError =>
+      new CorlError('CORL_ERR_SERVE_TOO_LARGE', `expected a body of at most ${limit} bytes, got ${n}`, {
+        where: 'body',
+      });
     if (Number.isFinite(declared) && declared > limit) {
       req.resume();
       return reject(tooLarge(declared));
@@ -360,17 +529,36 @@ function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
     req.on('data', (c: Buffer) => {
       if (failed) return;
       size += c.length;
-      if (size > limit) { failed = true; reject(tooLarge(`more than ${limit}`)); return; }
+      if (size > limit) {
+        failed = true;
+        reject(tooLarge(`more than ${limit}`));
+        return;
+      }
       chunks.push(c);
     });
-    req.on('error', (e) => { if (!failed) { failed = true; reject(new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected a complete request body, got ${e.message}`, { where: 'body' })); } });
+    req.on('error', (e) => {
+      if (!failed) {
+        failed = true;
+        reject(
+          new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected a complete request body, got ${e.message}`, {
+            where: 'body',
+          }),
+        );
+      }
+    });
     req.on('end', () => {
       if (failed) return;
       const text = Buffer.concat(chunks).toString('utf8');
       try {
         resolve(JSON.parse(text));
       } catch (e) {
-        reject(new CorlError('CORL_ERR_SERVE_BAD_JSON', `expected a JSON body, got ${text.length === 0 ? 'an empty body' : (e as Error).message}`, { where: 'body' }));
+        reject(
+          new CorlError(
+            'CORL_ERR_SERVE_BAD_JSON',
+            `expected a JSON body, got ${text.length === 0 ? 'an empty body' : (e as Error).message}`,
+            { where: 'body' },
+          ),
+        );
       }
     });
   });

@@ -31,7 +31,10 @@ export async function loadServeConfig(file: string, options: LoadOptions = {}): 
 }
 
 /** Validate an in-memory serve config (tests, benchmarks). */
-export async function loadServeConfigValue(value: unknown, options: LoadOptions & { baseDir?: string; name?: string } = {}): Promise<LoadedServeConfig> {
+export async function loadServeConfigValue(
+  value: unknown,
+  options: LoadOptions & { baseDir?: string; name?: string } = {},
+): Promise<LoadedServeConfig> {
   const loaded = await loadConfigValue(value, { ...options, schema: serveRootSchema() });
   return { loaded, config: loaded.config as unknown as ServeConfig };
 }
@@ -62,7 +65,10 @@ export interface ServeRuntime {
 }
 
 /** Instantiate a serve config's extractor, equivalence, topology and reward, through the trainer's own path (`createRunPlugins`). */
-export async function buildServeRuntime(served: LoadedServeConfig, options: { journal?: string } = {}): Promise<ServeRuntime> {
+export async function buildServeRuntime(
+  served: LoadedServeConfig,
+  options: { journal?: string } = {},
+): Promise<ServeRuntime> {
   const { loaded, config } = served;
   const { registry, baseDir } = loaded;
   const plugins = await createRunPlugins(loaded, 'scoring');
@@ -72,9 +78,16 @@ export async function buildServeRuntime(served: LoadedServeConfig, options: { jo
     const byName = new Map(agents.map((n, i) => [n, i]));
     const settings = config.serve;
     if (settings.getReward.agent !== undefined && !byName.has(settings.getReward.agent)) {
-      throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected serve.getReward.agent to name an agent (${agents.map((n) => `"${n}"`).join(', ')}), got "${settings.getReward.agent}"`, { where: 'serve.getReward.agent' });
+      throw new CorlError(
+        'CORL_ERR_CONFIG_INVALID',
+        `expected serve.getReward.agent to name an agent (${agents.map((n) => `"${n}"`).join(', ')}), got "${settings.getReward.agent}"`,
+        { where: 'serve.getReward.agent' },
+      );
     }
-    const journalFile = options.journal === undefined && settings.journal === false ? undefined : path.resolve(options.journal ?? path.resolve(baseDir, settings.journal || `${config.name}.journal.jsonl`));
+    const journalFile =
+      options.journal === undefined && settings.journal === false
+        ? undefined
+        : path.resolve(options.journal ?? path.resolve(baseDir, settings.journal || `${config.name}.journal.jsonl`));
     const pointwise = registry.get('reward', config.reward.use).manifest.pointwise === true;
     return {
       loaded,

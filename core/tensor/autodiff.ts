@@ -16,14 +16,19 @@ import { getOp } from './ops/registry';
  */
 export function gradients(loss: Tensor, wrt: readonly Tensor[], seed?: Tensor): Tensor[] {
   const g: Graph = loss.graph;
-  if (!seed && loss.rank !== 0) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a scalar loss to differentiate, got ${loss}`, { where: g.name });
-  if (loss.dtype !== 'float32') throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a float32 loss, got ${loss.dtype}`, { where: g.name });
+  if (!seed && loss.rank !== 0)
+    throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a scalar loss to differentiate, got ${loss}`, {
+      where: g.name,
+    });
+  if (loss.dtype !== 'float32')
+    throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a float32 loss, got ${loss.dtype}`, { where: g.name });
   const nodes = g.nodes.slice();
 
   // Tensors that depend on some w (forward), and tensors the loss depends on (backward).
   const fromWrt = new Set(wrt.map((t) => t.id));
   for (const n of nodes) {
-    if (n.inputs.some((t) => fromWrt.has(t.id))) for (const o of n.outputs) if (o.dtype === 'float32') fromWrt.add(o.id);
+    if (n.inputs.some((t) => fromWrt.has(t.id)))
+      for (const o of n.outputs) if (o.dtype === 'float32') fromWrt.add(o.id);
   }
   const toLoss = new Set([loss.id]);
   for (let i = nodes.length - 1; i >= 0; i--) {
@@ -35,7 +40,11 @@ export function gradients(loss: Tensor, wrt: readonly Tensor[], seed?: Tensor): 
   const contributions = new Map<number, Tensor[]>();
   const add = (t: Tensor, d: Tensor) => {
     if (!sameShape(t, d)) {
-      throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a gradient of shape ${formatShape(t.shape)}, got ${formatShape(d.shape)}`, { where: `${g.name}: ${t.node?.op ?? 'input'} gradient` });
+      throw new CorlError(
+        'CORL_ERR_TENSOR_SHAPE',
+        `expected a gradient of shape ${formatShape(t.shape)}, got ${formatShape(d.shape)}`,
+        { where: `${g.name}: ${t.node?.op ?? 'input'} gradient` },
+      );
     }
     const list = contributions.get(t.id);
     if (list) list.push(d);
@@ -60,7 +69,12 @@ export function gradients(loss: Tensor, wrt: readonly Tensor[], seed?: Tensor): 
     const needs = node.inputs.map(active);
     if (!needs.some(Boolean)) continue;
     const def = getOp(node.op);
-    if (!def.grad) throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected a differentiable path from the parameters to the loss, got operator ${node.op} (no gradient rule) on it`, { where: g.name });
+    if (!def.grad)
+      throw new CorlError(
+        'CORL_ERR_TENSOR_GRAPH',
+        `expected a differentiable path from the parameters to the loss, got operator ${node.op} (no gradient rule) on it`,
+        { where: g.name },
+      );
     const inGrads = def.grad({ g, node, grads: outGrads, needs });
     node.inputs.forEach((t, k) => {
       const d = inGrads[k];

@@ -22,7 +22,11 @@ function parse(d: Dim): Monomial {
   for (const part of d.split('*')) {
     if (/^\d+$/.test(part)) c *= Number(part);
     else if (SYMBOL.test(part)) syms.push(part);
-    else throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a dimension symbol (letters, digits, _) or a product of them, got "${d}"`);
+    else
+      throw new CorlError(
+        'CORL_ERR_TENSOR_SHAPE',
+        `expected a dimension symbol (letters, digits, _) or a product of them, got "${d}"`,
+      );
   }
   return { c, syms: syms.sort() };
 }
@@ -35,7 +39,8 @@ function make(m: Monomial): Dim {
 /** Canonical form of a dimension (validates symbols). */
 export function dim(d: Dim): Dim {
   if (typeof d === 'number') {
-    if (!Number.isInteger(d) || d < 0) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a non-negative integer dimension, got ${d}`);
+    if (!Number.isInteger(d) || d < 0)
+      throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a non-negative integer dimension, got ${d}`);
     return d;
   }
   return make(parse(d));
@@ -93,7 +98,11 @@ export function resolveDim(d: Dim, bindings: ReadonlyMap<string, number>): numbe
   let v = m.c;
   for (const s of m.syms) {
     const b = bindings.get(s);
-    if (b === undefined) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected dimension symbol ${s} to be bound by an input, got no input with it`);
+    if (b === undefined)
+      throw new CorlError(
+        'CORL_ERR_TENSOR_SHAPE',
+        `expected dimension symbol ${s} to be bound by an input, got no input with it`,
+      );
     v *= b;
   }
   return v;
@@ -105,18 +114,26 @@ export function resolveDim(d: Dim, bindings: ReadonlyMap<string, number>): numbe
  */
 export function bindShape(shape: Shape, actual: readonly number[], bindings: Map<string, number>, what: string): void {
   if (shape.length !== actual.length) {
-    throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected ${what} of rank ${shape.length} ${formatShape(shape)}, got rank ${actual.length} [${actual.join(', ')}]`);
+    throw new CorlError(
+      'CORL_ERR_TENSOR_SHAPE',
+      `expected ${what} of rank ${shape.length} ${formatShape(shape)}, got rank ${actual.length} [${actual.join(', ')}]`,
+    );
   }
   shape.forEach((d, i) => {
     const n = actual[i]!;
     if (typeof d === 'string' && SYMBOL.test(d)) {
       const prev = bindings.get(d);
       if (prev === undefined) bindings.set(d, n);
-      else if (prev !== n) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected ${what} dimension ${i} (${d}) to be ${prev} like the other inputs, got ${n}`);
+      else if (prev !== n)
+        throw new CorlError(
+          'CORL_ERR_TENSOR_SHAPE',
+          `expected ${what} dimension ${i} (${d}) to be ${prev} like the other inputs, got ${n}`,
+        );
       return;
     }
     const want = resolveDim(d, bindings);
-    if (want !== n) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected ${what} dimension ${i} to be ${d} = ${want}, got ${n}`);
+    if (want !== n)
+      throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected ${what} dimension ${i} to be ${d} = ${want}, got ${n}`);
   });
 }
 
@@ -130,7 +147,11 @@ export function broadcastShapes(a: Shape, b: Shape, what: string): Dim[] {
     if (dimEq(x, y)) out.push(x);
     else if (x === 1) out.push(y);
     else if (y === 1) out.push(x);
-    else throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected broadcastable shapes in ${what}, got ${formatShape(a)} and ${formatShape(b)} (dimension ${i}: ${x} vs ${y})`);
+    else
+      throw new CorlError(
+        'CORL_ERR_TENSOR_SHAPE',
+        `expected broadcastable shapes in ${what}, got ${formatShape(a)} and ${formatShape(b)} (dimension ${i}: ${x} vs ${y})`,
+      );
   }
   return out;
 }

@@ -66,7 +66,10 @@ export class Graph {
 
   /** Declare a graph input. Symbolic dimensions (strings) are bound when the graph runs. */
   input(name: string, dtype: DType, shape: readonly Dim[]): Tensor {
-    if (this.inputs.some((t) => t.name === name)) throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected a new input name, got "${name}" twice`, { where: this.name });
+    if (this.inputs.some((t) => t.name === name))
+      throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected a new input name, got "${name}" twice`, {
+        where: this.name,
+      });
     const t = new Tensor(this, this.nextId++, dtype, shape.map(dim), undefined, 0, name);
     this.inputs.push(t);
     return t;
@@ -76,14 +79,21 @@ export class Graph {
   apply(op: string, inputs: readonly Tensor[], attrs: Attrs = {}): Tensor[] {
     const def = getOp(op);
     for (const t of inputs) {
-      if (t.graph !== this) throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected inputs of ${op} from graph "${this.name}", got one from "${t.graph.name}"`);
+      if (t.graph !== this)
+        throw new CorlError(
+          'CORL_ERR_TENSOR_GRAPH',
+          `expected inputs of ${op} from graph "${this.name}", got one from "${t.graph.name}"`,
+        );
     }
     let types;
     try {
       types = def.infer(inputs, attrs);
     } catch (e) {
       if (e instanceof CorlError && e.code === 'CORL_ERR_TENSOR_SHAPE') {
-        throw new CorlError('CORL_ERR_TENSOR_SHAPE', `${op}(${inputs.map(String).join(', ')}): ${e.detail}`, { where: this.name, cause: e });
+        throw new CorlError('CORL_ERR_TENSOR_SHAPE', `${op}(${inputs.map(String).join(', ')}): ${e.detail}`, {
+          where: this.name,
+          cause: e,
+        });
       }
       throw e;
     }
@@ -104,7 +114,12 @@ export class Graph {
   /** A constant tensor (emitted as an initializer). */
   constant(values: ArrayLike<number> | TensorArray, shape: readonly number[], dtype: DType = 'float32'): Tensor {
     const n = shape.reduce((a, b) => a * b, 1);
-    if (values.length !== n) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected ${n} values for constant ${formatShape(shape)}, got ${values.length}`, { where: this.name });
+    if (values.length !== n)
+      throw new CorlError(
+        'CORL_ERR_TENSOR_SHAPE',
+        `expected ${n} values for constant ${formatShape(shape)}, got ${values.length}`,
+        { where: this.name },
+      );
     let data: TensorArray;
     if (dtype === 'float32') data = Float32Array.from(values as ArrayLike<number>);
     else if (dtype === 'int32') data = Int32Array.from(values as ArrayLike<number>);
@@ -127,41 +142,97 @@ export class Graph {
 
   // ---- elementwise (numpy broadcasting) ----
 
-  add(a: Tensor, b: Tensor): Tensor { return this.op('Add', [a, b]); }
-  sub(a: Tensor, b: Tensor): Tensor { return this.op('Sub', [a, b]); }
-  mul(a: Tensor, b: Tensor): Tensor { return this.op('Mul', [a, b]); }
-  div(a: Tensor, b: Tensor): Tensor { return this.op('Div', [a, b]); }
+  add(a: Tensor, b: Tensor): Tensor {
+    return this.op('Add', [a, b]);
+  }
+  sub(a: Tensor, b: Tensor): Tensor {
+    return this.op('Sub', [a, b]);
+  }
+  mul(a: Tensor, b: Tensor): Tensor {
+    return this.op('Mul', [a, b]);
+  }
+  div(a: Tensor, b: Tensor): Tensor {
+    return this.op('Div', [a, b]);
+  }
   /** Elementwise minimum; its gradient goes to `a` on ties. */
-  min(a: Tensor, b: Tensor): Tensor { return this.op('Min', [a, b]); }
+  min(a: Tensor, b: Tensor): Tensor {
+    return this.op('Min', [a, b]);
+  }
   /** Elementwise maximum; its gradient goes to `a` on ties. */
-  max(a: Tensor, b: Tensor): Tensor { return this.op('Max', [a, b]); }
+  max(a: Tensor, b: Tensor): Tensor {
+    return this.op('Max', [a, b]);
+  }
   /** Sum of any number of same-typed tensors (broadcasting). */
-  sum(xs: readonly Tensor[]): Tensor { return xs.length === 1 ? xs[0]! : this.op('Sum', xs); }
+  sum(xs: readonly Tensor[]): Tensor {
+    return xs.length === 1 ? xs[0]! : this.op('Sum', xs);
+  }
   /** a · s for a float constant s. */
-  scale(a: Tensor, s: number): Tensor { return s === 1 ? a : this.mul(a, this.scalar(s)); }
+  scale(a: Tensor, s: number): Tensor {
+    return s === 1 ? a : this.mul(a, this.scalar(s));
+  }
   /** a + s for a float constant s. */
-  shift(a: Tensor, s: number): Tensor { return s === 0 ? a : this.add(a, this.scalar(s)); }
-  neg(a: Tensor): Tensor { return this.op('Neg', [a]); }
-  exp(a: Tensor): Tensor { return this.op('Exp', [a]); }
-  log(a: Tensor): Tensor { return this.op('Log', [a]); }
-  sqrt(a: Tensor): Tensor { return this.op('Sqrt', [a]); }
-  tanh(a: Tensor): Tensor { return this.op('Tanh', [a]); }
-  sigmoid(a: Tensor): Tensor { return this.op('Sigmoid', [a]); }
-  relu(a: Tensor): Tensor { return this.op('Relu', [a]); }
-  erf(a: Tensor): Tensor { return this.op('Erf', [a]); }
-  reciprocal(a: Tensor): Tensor { return this.op('Reciprocal', [a]); }
-  identity(a: Tensor): Tensor { return this.op('Identity', [a]); }
+  shift(a: Tensor, s: number): Tensor {
+    return s === 0 ? a : this.add(a, this.scalar(s));
+  }
+  neg(a: Tensor): Tensor {
+    return this.op('Neg', [a]);
+  }
+  exp(a: Tensor): Tensor {
+    return this.op('Exp', [a]);
+  }
+  log(a: Tensor): Tensor {
+    return this.op('Log', [a]);
+  }
+  sqrt(a: Tensor): Tensor {
+    return this.op('Sqrt', [a]);
+  }
+  tanh(a: Tensor): Tensor {
+    return this.op('Tanh', [a]);
+  }
+  sigmoid(a: Tensor): Tensor {
+    return this.op('Sigmoid', [a]);
+  }
+  relu(a: Tensor): Tensor {
+    return this.op('Relu', [a]);
+  }
+  erf(a: Tensor): Tensor {
+    return this.op('Erf', [a]);
+  }
+  reciprocal(a: Tensor): Tensor {
+    return this.op('Reciprocal', [a]);
+  }
+  identity(a: Tensor): Tensor {
+    return this.op('Identity', [a]);
+  }
   /** clip(x, lo, hi) with scalar tensor bounds; gradient 1 inside [lo, hi], 0 outside. */
-  clip(x: Tensor, lo: Tensor, hi: Tensor): Tensor { return this.op('Clip', [x, lo, hi]); }
-  cast(a: Tensor, to: DType): Tensor { return a.dtype === to ? a : this.op('Cast', [a], { to }); }
-  equal(a: Tensor, b: Tensor): Tensor { return this.op('Equal', [a, b]); }
-  less(a: Tensor, b: Tensor): Tensor { return this.op('Less', [a, b]); }
-  lessOrEqual(a: Tensor, b: Tensor): Tensor { return this.op('LessOrEqual', [a, b]); }
-  greater(a: Tensor, b: Tensor): Tensor { return this.op('Greater', [a, b]); }
-  greaterOrEqual(a: Tensor, b: Tensor): Tensor { return this.op('GreaterOrEqual', [a, b]); }
-  and(a: Tensor, b: Tensor): Tensor { return this.op('And', [a, b]); }
+  clip(x: Tensor, lo: Tensor, hi: Tensor): Tensor {
+    return this.op('Clip', [x, lo, hi]);
+  }
+  cast(a: Tensor, to: DType): Tensor {
+    return a.dtype === to ? a : this.op('Cast', [a], { to });
+  }
+  equal(a: Tensor, b: Tensor): Tensor {
+    return this.op('Equal', [a, b]);
+  }
+  less(a: Tensor, b: Tensor): Tensor {
+    return this.op('Less', [a, b]);
+  }
+  lessOrEqual(a: Tensor, b: Tensor): Tensor {
+    return this.op('LessOrEqual', [a, b]);
+  }
+  greater(a: Tensor, b: Tensor): Tensor {
+    return this.op('Greater', [a, b]);
+  }
+  greaterOrEqual(a: Tensor, b: Tensor): Tensor {
+    return this.op('GreaterOrEqual', [a, b]);
+  }
+  and(a: Tensor, b: Tensor): Tensor {
+    return this.op('And', [a, b]);
+  }
   /** cond ? a : b, broadcasting. */
-  where(cond: Tensor, a: Tensor, b: Tensor): Tensor { return this.op('Where', [cond, a, b]); }
+  where(cond: Tensor, a: Tensor, b: Tensor): Tensor {
+    return this.op('Where', [cond, a, b]);
+  }
 
   // ---- linear algebra and shapes ----
 
@@ -170,47 +241,87 @@ export class Graph {
     return this.op('MatMul', [a, b], { transA: !!t.transA, transB: !!t.transB, alpha: t.alpha ?? 1 });
   }
   /** Reshape; 0 copies the input dimension at the same index, one -1 is inferred (ONNX semantics). */
-  reshape(x: Tensor, shape: readonly number[]): Tensor { return this.op('Reshape', [x], { shape: [...shape] }); }
+  reshape(x: Tensor, shape: readonly number[]): Tensor {
+    return this.op('Reshape', [x], { shape: [...shape] });
+  }
   /** Reshape to the run-time shape of `like` (same number of elements). */
-  reshapeLike(x: Tensor, like: Tensor): Tensor { return this.op('ReshapeLike', [x, like]); }
+  reshapeLike(x: Tensor, like: Tensor): Tensor {
+    return this.op('ReshapeLike', [x, like]);
+  }
   /** Broadcast to the run-time shape of `like`. */
-  expandLike(x: Tensor, like: Tensor): Tensor { return this.op('ExpandLike', [x, like]); }
-  transpose(x: Tensor, perm: readonly number[]): Tensor { return this.op('Transpose', [x], { perm: [...perm] }); }
-  unsqueeze(x: Tensor, axes: readonly number[]): Tensor { return this.op('Unsqueeze', [x], { axes: [...axes] }); }
-  squeeze(x: Tensor, axes: readonly number[]): Tensor { return this.op('Squeeze', [x], { axes: [...axes] }); }
+  expandLike(x: Tensor, like: Tensor): Tensor {
+    return this.op('ExpandLike', [x, like]);
+  }
+  transpose(x: Tensor, perm: readonly number[]): Tensor {
+    return this.op('Transpose', [x], { perm: [...perm] });
+  }
+  unsqueeze(x: Tensor, axes: readonly number[]): Tensor {
+    return this.op('Unsqueeze', [x], { axes: [...axes] });
+  }
+  squeeze(x: Tensor, axes: readonly number[]): Tensor {
+    return this.op('Squeeze', [x], { axes: [...axes] });
+  }
   /**
    * Concatenate along `axis`. When an operand's size along it is symbolic, `size` names the result's
    * size there (a symbol another input binds, e.g. the total length of a KV cache); such a Concat
    * cannot be differentiated.
    */
-  concat(xs: readonly Tensor[], axis: number, size?: string): Tensor { return this.op('Concat', xs, size === undefined ? { axis } : { axis, size }); }
+  concat(xs: readonly Tensor[], axis: number, size?: string): Tensor {
+    return this.op('Concat', xs, size === undefined ? { axis } : { axis, size });
+  }
   /** Split along `axis` into pieces of the given (fixed) sizes. */
-  split(x: Tensor, axis: number, sizes: readonly number[]): Tensor[] { return this.apply('Split', [x], { axis, sizes: [...sizes] }); }
+  split(x: Tensor, axis: number, sizes: readonly number[]): Tensor[] {
+    return this.apply('Split', [x], { axis, sizes: [...sizes] });
+  }
   /** Static slice [start, end) along fixed-size axes. */
   slice(x: Tensor, axes: readonly number[], starts: readonly number[], ends: readonly number[]): Tensor {
     return this.op('Slice', [x], { axes: [...axes], starts: [...starts], ends: [...ends] });
   }
   /** Rows of `data` (axis 0) selected by integer `indices` (embedding lookup). */
-  gather(data: Tensor, indices: Tensor, axis = 0): Tensor { return this.op('Gather', [data, indices], { axis }); }
+  gather(data: Tensor, indices: Tensor, axis = 0): Tensor {
+    return this.op('Gather', [data, indices], { axis });
+  }
   /** ONNX GatherElements (token log-probabilities: indices of size 1 along `axis`). */
-  gatherElements(data: Tensor, indices: Tensor, axis: number): Tensor { return this.op('GatherElements', [data, indices], { axis }); }
+  gatherElements(data: Tensor, indices: Tensor, axis: number): Tensor {
+    return this.op('GatherElements', [data, indices], { axis });
+  }
 
   // ---- reductions ----
 
-  reduceSum(x: Tensor, axes: readonly number[], keepdims = false): Tensor { return this.op('ReduceSum', [x], { axes: [...axes], keepdims }); }
-  reduceMean(x: Tensor, axes: readonly number[], keepdims = false): Tensor { return this.op('ReduceMean', [x], { axes: [...axes], keepdims }); }
-  reduceMax(x: Tensor, axes: readonly number[], keepdims = false): Tensor { return this.op('ReduceMax', [x], { axes: [...axes], keepdims }); }
+  reduceSum(x: Tensor, axes: readonly number[], keepdims = false): Tensor {
+    return this.op('ReduceSum', [x], { axes: [...axes], keepdims });
+  }
+  reduceMean(x: Tensor, axes: readonly number[], keepdims = false): Tensor {
+    return this.op('ReduceMean', [x], { axes: [...axes], keepdims });
+  }
+  reduceMax(x: Tensor, axes: readonly number[], keepdims = false): Tensor {
+    return this.op('ReduceMax', [x], { axes: [...axes], keepdims });
+  }
   /** Sum of all elements, a scalar. */
-  sumAll(x: Tensor): Tensor { return this.reduceSum(x, x.shape.map((_, i) => i), false); }
+  sumAll(x: Tensor): Tensor {
+    return this.reduceSum(
+      x,
+      x.shape.map((_, i) => i),
+      false,
+    );
+  }
 
   // ---- neural-network operators ----
 
-  softmax(x: Tensor, axis = -1): Tensor { return this.op('Softmax', [x], { axis }); }
-  logSoftmax(x: Tensor, axis = -1): Tensor { return this.op('LogSoftmax', [x], { axis }); }
+  softmax(x: Tensor, axis = -1): Tensor {
+    return this.op('Softmax', [x], { axis });
+  }
+  logSoftmax(x: Tensor, axis = -1): Tensor {
+    return this.op('LogSoftmax', [x], { axis });
+  }
   /** GELU, tanh approximation: 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))) (GPT-2's). */
-  gelu(x: Tensor): Tensor { return this.op('Gelu', [x]); }
+  gelu(x: Tensor): Tensor {
+    return this.op('Gelu', [x]);
+  }
   /** 0, 1, …, n−1 (int32) where n is the run-time size of `like` along `axis`. */
-  rangeLike(like: Tensor, axis: number): Tensor { return this.op('RangeLike', [like], { axis }); }
+  rangeLike(like: Tensor, axis: number): Tensor {
+    return this.op('RangeLike', [like], { axis });
+  }
   /** Layer normalization over the last axis: returns [y, mean, invStdDev] (the last two feed the gradient). */
   layerNorm(x: Tensor, scale: Tensor, bias: Tensor, epsilon = 1e-5): Tensor[] {
     return this.apply('LayerNormalization', [x, scale, bias], { axis: -1, epsilon });

@@ -15,7 +15,11 @@ export class HostTensor {
     readonly data: TensorArray,
   ) {
     const n = shape.reduce((a, b) => a * b, 1);
-    if (data.length !== n) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected ${n} elements for shape [${shape.join(', ')}], got ${data.length}`);
+    if (data.length !== n)
+      throw new CorlError(
+        'CORL_ERR_TENSOR_SHAPE',
+        `expected ${n} elements for shape [${shape.join(', ')}], got ${data.length}`,
+      );
   }
 
   /** Number of elements. */

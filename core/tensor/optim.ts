@@ -58,7 +58,11 @@ export function globalNorm(g: Graph, grads: readonly Tensor[]): Tensor {
  * torch.nn.utils.clip_grad_norm_). Returns the clipped gradients and the norm before clipping.
  * `maxNorm` ≤ 0 disables clipping (the norm is still computed, for logging).
  */
-export function clipByGlobalNorm(g: Graph, grads: readonly Tensor[], maxNorm: number): { grads: Tensor[]; norm: Tensor } {
+export function clipByGlobalNorm(
+  g: Graph,
+  grads: readonly Tensor[],
+  maxNorm: number,
+): { grads: Tensor[]; norm: Tensor } {
   const norm = globalNorm(g, grads);
   if (!(maxNorm > 0)) return { grads: [...grads], norm };
   const factor = g.min(g.scalar(1), g.div(g.scalar(maxNorm), g.shift(norm, 1e-6)));

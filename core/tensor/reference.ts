@@ -29,15 +29,27 @@ function toFloat64(t: HostTensor): HostTensor {
 }
 
 /** Evaluate `outputs` of `graph` for the given feeds (by input name). */
-export function evaluate(graph: Graph, feeds: Readonly<Record<string, HostTensor>>, outputs: readonly Tensor[]): HostTensor[] {
+export function evaluate(
+  graph: Graph,
+  feeds: Readonly<Record<string, HostTensor>>,
+  outputs: readonly Tensor[],
+): HostTensor[] {
   const { nodes, tensors } = neededNodes(graph, outputs);
   const values = new Map<number, HostTensor>();
   const bindings = new Map<string, number>();
   for (const input of graph.inputs) {
     if (!tensors.has(input.id)) continue;
     const v = feeds[input.name!];
-    if (!v) throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected a feed for input "${input.name}" ${input}, got none`, { where: graph.name });
-    if (v.dtype !== input.dtype) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected input "${input.name}" of dtype ${input.dtype}, got ${v.dtype}`, { where: graph.name });
+    if (!v)
+      throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected a feed for input "${input.name}" ${input}, got none`, {
+        where: graph.name,
+      });
+    if (v.dtype !== input.dtype)
+      throw new CorlError(
+        'CORL_ERR_TENSOR_SHAPE',
+        `expected input "${input.name}" of dtype ${input.dtype}, got ${v.dtype}`,
+        { where: graph.name },
+      );
     bindShape(input.shape, v.shape, bindings, `input "${input.name}"`);
     values.set(input.id, toFloat64(v));
   }
@@ -48,7 +60,11 @@ export function evaluate(graph: Graph, feeds: Readonly<Record<string, HostTensor
       const r = res[i]!;
       const want = t.shape.map((d) => resolveDim(d, bindings));
       if (want.length !== r.shape.length || want.some((d, k) => d !== r.shape[k])) {
-        throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected ${node.op} to produce ${formatShape(t.shape)} = [${want.join(', ')}], got [${r.shape.join(', ')}]`, { where: graph.name });
+        throw new CorlError(
+          'CORL_ERR_TENSOR_SHAPE',
+          `expected ${node.op} to produce ${formatShape(t.shape)} = [${want.join(', ')}], got [${r.shape.join(', ')}]`,
+          { where: graph.name },
+        );
       }
       values.set(t.id, r.dtype === t.dtype ? r : castHost(r, t.dtype));
     });

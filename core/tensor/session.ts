@@ -52,15 +52,36 @@ function toOrt(name: string, dtype: DType, f: Feed): ort.Tensor {
   const dims = f instanceof HostTensor ? f.shape : f.dims;
   switch (dtype) {
     case 'float32':
-      return new ort.Tensor('float32', data instanceof Float32Array ? data : Float32Array.from(data as ArrayLike<number>), dims);
+      return new ort.Tensor(
+        'float32',
+        data instanceof Float32Array ? data : Float32Array.from(data as ArrayLike<number>),
+        dims,
+      );
     case 'int32':
-      return new ort.Tensor('int32', data instanceof Int32Array ? data : Int32Array.from(data as ArrayLike<number>), dims);
+      return new ort.Tensor(
+        'int32',
+        data instanceof Int32Array ? data : Int32Array.from(data as ArrayLike<number>),
+        dims,
+      );
     case 'int64':
-      return new ort.Tensor('int64', data instanceof BigInt64Array ? data : BigInt64Array.from(Array.from(data as ArrayLike<number>, (v) => BigInt(v))), dims);
+      return new ort.Tensor(
+        'int64',
+        data instanceof BigInt64Array
+          ? data
+          : BigInt64Array.from(Array.from(data as ArrayLike<number>, (v) => BigInt(v))),
+        dims,
+      );
     case 'bool':
-      return new ort.Tensor('bool', data instanceof Uint8Array ? data : Uint8Array.from(data as ArrayLike<number>), dims);
+      return new ort.Tensor(
+        'bool',
+        data instanceof Uint8Array ? data : Uint8Array.from(data as ArrayLike<number>),
+        dims,
+      );
     default:
-      throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a supported dtype for input "${name}", got ${dtype as string}`);
+      throw new CorlError(
+        'CORL_ERR_TENSOR_SHAPE',
+        `expected a supported dtype for input "${name}", got ${dtype as string}`,
+      );
   }
 }
 
@@ -89,7 +110,10 @@ export function sessionTimings(reset = false): Record<string, SessionTiming> {
 export class GraphSession {
   private closed = false;
 
-  private constructor(readonly graph: CompiledGraph, private readonly session: ort.InferenceSession) {}
+  private constructor(
+    readonly graph: CompiledGraph,
+    private readonly session: ort.InferenceSession,
+  ) {}
 
   /** Load a compiled graph. */
   static async create(graph: CompiledGraph, o: SessionOptions = {}): Promise<GraphSession> {
@@ -104,19 +128,30 @@ export class GraphSession {
       });
       return new GraphSession(graph, session);
     } catch (e) {
-      throw new CorlError('CORL_ERR_TENSOR_RUNTIME', `expected onnxruntime to load model "${graph.name}" (${graph.nodeCount} nodes), got ${(e as Error).message}`, { cause: e });
+      throw new CorlError(
+        'CORL_ERR_TENSOR_RUNTIME',
+        `expected onnxruntime to load model "${graph.name}" (${graph.nodeCount} nodes), got ${(e as Error).message}`,
+        { cause: e },
+      );
     }
   }
 
   /** Run with feeds by input name; returns the requested outputs (default all) as float32/int host tensors. */
   async run(feeds: Readonly<Record<string, Feed>>, fetch?: readonly string[]): Promise<Record<string, HostTensor>> {
-    if (this.closed) throw new CorlError('CORL_ERR_TENSOR_RUNTIME', `expected an open session for "${this.graph.name}", got a closed one`);
+    if (this.closed)
+      throw new CorlError(
+        'CORL_ERR_TENSOR_RUNTIME',
+        `expected an open session for "${this.graph.name}", got a closed one`,
+      );
     const t0 = performance.now();
     const ortFeeds: Record<string, ort.Tensor> = {};
     const bindings = new Map<string, number>();
     for (const input of this.graph.inputs) {
       const f = feeds[input.name];
-      if (!f) throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected a feed for input "${input.name}", got none`, { where: this.graph.name });
+      if (!f)
+        throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected a feed for input "${input.name}", got none`, {
+          where: this.graph.name,
+        });
       bindShape(input.shape, f instanceof HostTensor ? f.shape : f.dims, bindings, `input "${input.name}"`);
       ortFeeds[input.name] = toOrt(input.name, input.dtype, f);
     }
@@ -125,7 +160,11 @@ export class GraphSession {
     try {
       result = fetch ? await this.session.run(ortFeeds, [...fetch]) : await this.session.run(ortFeeds);
     } catch (e) {
-      throw new CorlError('CORL_ERR_TENSOR_RUNTIME', `expected model "${this.graph.name}" to run, got ${(e as Error).message}`, { cause: e });
+      throw new CorlError(
+        'CORL_ERR_TENSOR_RUNTIME',
+        `expected model "${this.graph.name}" to run, got ${(e as Error).message}`,
+        { cause: e },
+      );
     }
     const t2 = performance.now();
     const out: Record<string, HostTensor> = {};

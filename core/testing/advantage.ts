@@ -2,12 +2,25 @@ import assert from 'node:assert/strict';
 import type { AdvantageEstimator } from '../contracts/advantage-estimator';
 import type { PluginDefinition } from '../contracts/plugin';
 import { Rng } from '../util/rng';
-import { commonChecks, expectKind, finite, kitCreate, label, optionSetsOf, sameTranscript, suite, type Check, type KitOptions } from './common';
+import {
+  commonChecks,
+  expectKind,
+  finite,
+  kitCreate,
+  label,
+  optionSetsOf,
+  sameTranscript,
+  suite,
+  type Check,
+  type KitOptions,
+} from './common';
 
 /** Batches of reward groups every estimator is given: empty batches and groups, single samples, ties, random rewards. */
 export function rewardBatches(seed = 5): number[][][] {
   const rng = new Rng(seed);
-  const random = Array.from({ length: 6 }, (_, i) => Array.from({ length: 2 + (i % 4) }, () => Math.round(rng.next() * 4) / 4));
+  const random = Array.from({ length: 6 }, (_, i) =>
+    Array.from({ length: 2 + (i % 4) }, () => Math.round(rng.next() * 4) / 4),
+  );
   return [
     [],
     [[]],
@@ -54,7 +67,10 @@ export function advantageChecks(plugin: PluginDefinition<'advantage'>, kit: KitO
           const e = await kitCreate(plugin, kit, options);
           for (const group of [[1], [0, 0, 0, 0], [1, 1, 1], [0.5, 0.5]]) {
             const [out] = e.estimate([group]);
-            assert.ok(out!.every((v) => Math.abs(v) < 1e-12), `${label(options)}: advantages of ${JSON.stringify(group)} should be 0, got ${JSON.stringify(out)}`);
+            assert.ok(
+              out!.every((v) => Math.abs(v) < 1e-12),
+              `${label(options)}: advantages of ${JSON.stringify(group)} should be 0, got ${JSON.stringify(out)}`,
+            );
           }
         }
       },
@@ -67,7 +83,11 @@ export function advantageChecks(plugin: PluginDefinition<'advantage'>, kit: KitO
           const b = await kitCreate(plugin, kit, options);
           const first = estimate(a, batches); // groups are frozen: writing into one throws
           sameTranscript(first, estimate(b, batches), `advantages for ${label(options)}`);
-          assert.deepEqual(estimate(a, batches), first, `${label(options)}: the same rewards should give the same advantages again`);
+          assert.deepEqual(
+            estimate(a, batches),
+            first,
+            `${label(options)}: the same rewards should give the same advantages again`,
+          );
         }
       },
     },

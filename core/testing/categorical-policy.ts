@@ -6,7 +6,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Completion } from '../contracts/completion';
-import type { Policy, PolicyDescription, SampleRequest, SamplingOptions, UpdateBatch, UpdateResult } from '../contracts/policy';
+import type {
+  Policy,
+  PolicyDescription,
+  SampleRequest,
+  SamplingOptions,
+  UpdateBatch,
+  UpdateResult,
+} from '../contracts/policy';
 import { CorlError } from '../errors';
 import { grpoLoss } from '../grpo/loss';
 import { definePlugin } from '../registry/define';
@@ -59,20 +66,37 @@ export class CategoricalPolicy implements Policy {
   private readonly logits = new Map<string, number[]>();
   private updates = 0;
 
-  constructor(private readonly options: CategoricalPolicyOptions, private readonly seed: number) {
+  constructor(
+    private readonly options: CategoricalPolicyOptions,
+    private readonly seed: number,
+  ) {
     const index = new Set(options.answers);
     if (index.size !== options.answers.length) {
-      throw new CorlError('CORL_ERR_PLUGIN_OPTIONS', `expected distinct answers, got ${JSON.stringify(options.answers)}`, { where: 'options.answers' });
+      throw new CorlError(
+        'CORL_ERR_PLUGIN_OPTIONS',
+        `expected distinct answers, got ${JSON.stringify(options.answers)}`,
+        { where: 'options.answers' },
+      );
     }
     for (const [prompt, answer] of Object.entries(options.prefer)) {
       if (!index.has(answer)) {
-        throw new CorlError('CORL_ERR_PLUGIN_OPTIONS', `expected prefer[${JSON.stringify(prompt)}] to be one of the answers ${JSON.stringify(options.answers)}, got ${JSON.stringify(answer)}`, { where: 'options.prefer' });
+        throw new CorlError(
+          'CORL_ERR_PLUGIN_OPTIONS',
+          `expected prefer[${JSON.stringify(prompt)}] to be one of the answers ${JSON.stringify(options.answers)}, got ${JSON.stringify(answer)}`,
+          { where: 'options.prefer' },
+        );
       }
     }
   }
 
   describe(): PolicyDescription {
-    return { kind: 'testing:categorical', family: this.options.family, parameters: this.logits.size * this.options.answers.length, canTrain: true, details: { answers: this.options.answers.length } };
+    return {
+      kind: 'testing:categorical',
+      family: this.options.family,
+      parameters: this.logits.size * this.options.answers.length,
+      canTrain: true,
+      details: { answers: this.options.answers.length },
+    };
   }
 
   /** The initial logits of a prompt: a pure function of the seed and the prompt (also the KL reference). */
@@ -110,7 +134,13 @@ export class CategoricalPolicy implements Policy {
         } else {
           const u = rng.next() * mass;
           let acc = 0;
-          for (const i of keep) { acc += p[i]!; if (u < acc) { idx = i; break; } }
+          for (const i of keep) {
+            acc += p[i]!;
+            if (u < acc) {
+              idx = i;
+              break;
+            }
+          }
         }
         return {
           text: this.options.format.split('{answer}').join(this.options.answers[idx]!),
@@ -138,31 +168,49 @@ export class CategoricalPolicy implements Policy {
     const T = batch.temperature > 0 ? batch.temperature : 1;
     const usable = batch.samples.filter((s) => s.completion.tokenIds.length === 1);
     const probs = usable.map((s) => temperedSoftmax(this.logitsOf(s.prompt), T));
-    const refProbs = batch.loss.beta > 0 ? usable.map((s) => temperedSoftmax(this.initialLogits(s.prompt), T)) : undefined;
+    const refProbs =
+      batch.loss.beta > 0 ? usable.map((s) => temperedSoftmax(this.initialLogits(s.prompt), T)) : undefined;
     const idx = usable.map((s) => s.completion.tokenIds[0]!);
     for (const [i, k] of idx.entries()) {
       if (!Number.isInteger(k) || k < 0 || k >= this.options.answers.length) {
-        throw new CorlError('CORL_ERR_POLICY_OUTPUT', `expected token ids in [0, ${this.options.answers.length}), got ${k}`, { where: `update sample ${i}` });
+        throw new CorlError(
+          'CORL_ERR_POLICY_OUTPUT',
+          `expected token ids in [0, ${this.options.answers.length}), got ${k}`,
+          { where: `update sample ${i}` },
+        );
       }
     }
-    const loss = grpoLoss({
-      logprobs: usable.map((_, i) => [Math.log(probs[i]![idx[i]!]!)]),
-      oldLogprobs: usable.map((s) => [s.completion.logprobs[0]!]),
-      refLogprobs: refProbs?.map((p, i) => [Math.log(p[idx[i]!]!)]),
-      advantages: usable.map((s) => s.advantage),
-    }, { ...batch.loss, maxCompletionLength: batch.loss.maxCompletionLength });
+    const loss = grpoLoss(
+      {
+        logprobs: usable.map((_, i) => [Math.log(probs[i]![idx[i]!]!)]),
+        oldLogprobs: usable.map((s) => [s.completion.logprobs[0]!]),
+        refLogprobs: refProbs?.map((p, i) => [Math.log(p[idx[i]!]!)]),
+        advantages: usable.map((s) => s.advantage),
+      },
+      { ...batch.loss, maxCompletionLength: batch.loss.maxCompletionLength },
+    );
     // Gradients for the whole batch before any change (one optimizer step).
     const grads = new Map<string, number[]>();
     usable.forEach((s, i) => {
-      const g = grads.get(s.prompt) ?? grads.set(s.prompt, this.options.answers.map(() => 0)).get(s.prompt)!;
+      const g =
+        grads.get(s.prompt) ??
+        grads
+          .set(
+            s.prompt,
+            this.options.answers.map(() => 0),
+          )
+          .get(s.prompt)!;
       const dl = loss.gradLogprobs[i]![0]!;
       const p = probs[i]!;
-      for (let j = 0; j < p.length; j++) g[j]! += dl * ((j === idx[i] ? 1 : 0) - p[j]!) / T;
+      for (let j = 0; j < p.length; j++) g[j]! += (dl * ((j === idx[i] ? 1 : 0) - p[j]!)) / T;
     });
     let norm2 = 0;
     for (const [prompt, g] of grads) {
       const l = this.logitsOf(prompt);
-      g.forEach((v, j) => { l[j]! -= this.options.learningRate * v; norm2 += v * v; });
+      g.forEach((v, j) => {
+        l[j]! -= this.options.learningRate * v;
+        norm2 += v * v;
+      });
     }
     this.updates++;
     return {
@@ -178,7 +226,13 @@ export class CategoricalPolicy implements Policy {
   }
 
   async save(dir: string): Promise<void> {
-    await writeJsonAtomic(path.join(dir, 'categorical.json'), { format: 'corl-testing-categorical', version: 1, answers: this.options.answers, updates: this.updates, logits: [...this.logits.entries()] });
+    await writeJsonAtomic(path.join(dir, 'categorical.json'), {
+      format: 'corl-testing-categorical',
+      version: 1,
+      answers: this.options.answers,
+      updates: this.updates,
+      logits: [...this.logits.entries()],
+    });
   }
 
   async load(dir: string): Promise<void> {
@@ -187,14 +241,39 @@ export class CategoricalPolicy implements Policy {
     try {
       data = JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch (e) {
-      throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected a readable categorical checkpoint, got ${(e as Error).message}`, { where: file });
+      throw new CorlError(
+        'CORL_ERR_POLICY_CHECKPOINT',
+        `expected a readable categorical checkpoint, got ${(e as Error).message}`,
+        { where: file },
+      );
     }
-    if (data.format !== 'corl-testing-categorical' || JSON.stringify(data.answers) !== JSON.stringify(this.options.answers)) {
-      throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected a categorical checkpoint over ${JSON.stringify(this.options.answers)}, got ${JSON.stringify(data.answers)}`, { where: file });
+    if (
+      data.format !== 'corl-testing-categorical' ||
+      JSON.stringify(data.answers) !== JSON.stringify(this.options.answers)
+    ) {
+      throw new CorlError(
+        'CORL_ERR_POLICY_CHECKPOINT',
+        `expected a categorical checkpoint over ${JSON.stringify(this.options.answers)}, got ${JSON.stringify(data.answers)}`,
+        { where: file },
+      );
     }
     const entries = data.logits as [string, number[]][];
-    if (!Array.isArray(entries) || !entries.every((e) => Array.isArray(e) && typeof e[0] === 'string' && Array.isArray(e[1]) && e[1].length === this.options.answers.length && e[1].every(Number.isFinite))) {
-      throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', 'expected [prompt, logits] entries with one finite logit per answer, got something else', { where: file });
+    if (
+      !Array.isArray(entries) ||
+      !entries.every(
+        (e) =>
+          Array.isArray(e) &&
+          typeof e[0] === 'string' &&
+          Array.isArray(e[1]) &&
+          e[1].length === this.options.answers.length &&
+          e[1].every(Number.isFinite),
+      )
+    ) {
+      throw new CorlError(
+        'CORL_ERR_POLICY_CHECKPOINT',
+        'expected [prompt, logits] entries with one finite logit per answer, got something else',
+        { where: file },
+      );
     }
     this.logits.clear();
     for (const [k, v] of entries) this.logits.set(k, [...v]);
@@ -211,17 +290,43 @@ export const categoricalPolicy = definePlugin({
   manifest: {
     name: 'testing:categorical',
     kind: 'policy',
-    description: 'Test policy: per prompt, a softmax over candidate answers trained with the GRPO objective (seconds per run)',
+    description:
+      'Test policy: per prompt, a softmax over candidate answers trained with the GRPO objective (seconds per run)',
     corl: '^0.1.0',
     options: {
       type: 'object',
       properties: {
-        answers: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, default: ['1', '2', '3', '4'], description: 'candidate answers (the whole vocabulary)' },
-        format: { type: 'string', default: 'The answer is \\boxed{{answer}}.', description: 'completion text; {answer} is replaced by the sampled answer' },
-        learningRate: { type: 'number', exclusiveMinimum: 0, default: 0.5, description: 'gradient-descent step on the logits' },
-        initScale: { type: 'number', minimum: 0, default: 1, description: 'standard deviation of the seeded initial logits' },
-        prefer: { type: 'object', additionalProperties: { type: 'string' }, default: {}, description: 'prompt -> answer whose initial logit is raised' },
-        preferStrength: { type: 'number', default: 2, description: 'how much a preferred answer\'s logit is raised' },
+        answers: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          minItems: 1,
+          default: ['1', '2', '3', '4'],
+          description: 'candidate answers (the whole vocabulary)',
+        },
+        format: {
+          type: 'string',
+          default: 'The answer is \\boxed{{answer}}.',
+          description: 'completion text; {answer} is replaced by the sampled answer',
+        },
+        learningRate: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          default: 0.5,
+          description: 'gradient-descent step on the logits',
+        },
+        initScale: {
+          type: 'number',
+          minimum: 0,
+          default: 1,
+          description: 'standard deviation of the seeded initial logits',
+        },
+        prefer: {
+          type: 'object',
+          additionalProperties: { type: 'string' },
+          default: {},
+          description: 'prompt -> answer whose initial logit is raised',
+        },
+        preferStrength: { type: 'number', default: 2, description: "how much a preferred answer's logit is raised" },
         family: { type: 'string', minLength: 1, default: 'categorical', description: 'model family label' },
       },
       additionalProperties: false,

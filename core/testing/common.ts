@@ -72,13 +72,25 @@ function baseContainer(plugin: PluginDefinition, register: KitOptions['register'
 }
 
 /** Validate options for a kit as a config would (defaults applied, frozen); CORL_ERR_PLUGIN_OPTIONS when invalid. */
-export async function kitOptions(plugin: PluginDefinition, kit: KitOptions, options: Readonly<Record<string, unknown>>): Promise<{ options: Readonly<Record<string, unknown>>; registry: PluginRegistry }> {
+export async function kitOptions(
+  plugin: PluginDefinition,
+  kit: KitOptions,
+  options: Readonly<Record<string, unknown>>,
+): Promise<{ options: Readonly<Record<string, unknown>>; registry: PluginRegistry }> {
   const container = (await baseContainer(plugin, kit.register)).createChildContainer();
-  return { options: await pluginOptions(plugin, options, { container, baseDir: kit.baseDir }), registry: registryOf(container) };
+  return {
+    options: await pluginOptions(plugin, options, { container, baseDir: kit.baseDir }),
+    registry: registryOf(container),
+  };
 }
 
 /** Create an instance for a kit, with its seed, base folder, module and services. */
-export async function kitCreate<K extends PluginKind>(plugin: PluginDefinition<K>, kit: KitOptions, options: Readonly<Record<string, unknown>>, extra: CreateOptions = {}): Promise<PluginKindMap[K]> {
+export async function kitCreate<K extends PluginKind>(
+  plugin: PluginDefinition<K>,
+  kit: KitOptions,
+  options: Readonly<Record<string, unknown>>,
+  extra: CreateOptions = {},
+): Promise<PluginKindMap[K]> {
   const container = (await baseContainer(plugin, kit.register)).createChildContainer();
   return createPlugin(plugin, options, {
     seed: kit.seed ?? 11,
@@ -98,7 +110,10 @@ export async function kitCreate<K extends PluginKind>(plugin: PluginDefinition<K
 /** Throw a coded setup error when a suite is handed a plugin of another kind. */
 export function expectKind(plugin: PluginDefinition, kind: PluginKind): void {
   if (!plugin?.manifest || plugin.manifest.kind !== kind) {
-    throw new CorlError('CORL_ERR_TESTING_SETUP', `expected a ${kind} plugin definition, got ${plugin?.manifest ? `the ${plugin.manifest.kind} plugin "${plugin.manifest.name}"` : String(plugin)}`);
+    throw new CorlError(
+      'CORL_ERR_TESTING_SETUP',
+      `expected a ${kind} plugin definition, got ${plugin?.manifest ? `the ${plugin.manifest.kind} plugin "${plugin.manifest.name}"` : String(plugin)}`,
+    );
   }
 }
 
@@ -115,7 +130,11 @@ export function wrongValue(schema: JsonSchema): unknown {
   if (schema.corlPlugin) return 42;
   if (Array.isArray(schema.enum)) return '\u0000not-one-of-the-allowed-values';
   if (schema.const !== undefined) return typeof schema.const === 'string' ? 12345 : '\u0000not-the-constant';
-  const types = Array.isArray(schema.type) ? schema.type as string[] : typeof schema.type === 'string' ? [schema.type] : [];
+  const types = Array.isArray(schema.type)
+    ? (schema.type as string[])
+    : typeof schema.type === 'string'
+      ? [schema.type]
+      : [];
   if (types.length === 0) return undefined;
   if (!types.includes('string')) return 'not-a-' + types.join('-or-');
   if (!types.includes('number') && !types.includes('integer')) return 12345;
@@ -124,10 +143,15 @@ export function wrongValue(schema: JsonSchema): unknown {
 }
 
 /** Every object schema inside `schema` that declares properties, with its path (arrays' item schemas excluded). */
-function objectSchemas(schema: JsonSchema, path: string, out: { path: string; schema: JsonSchema }[] = []): { path: string; schema: JsonSchema }[] {
+function objectSchemas(
+  schema: JsonSchema,
+  path: string,
+  out: { path: string; schema: JsonSchema }[] = [],
+): { path: string; schema: JsonSchema }[] {
   if (schema.properties && typeof schema.properties === 'object') {
     out.push({ path, schema });
-    for (const [k, v] of Object.entries(schema.properties as Record<string, JsonSchema>)) objectSchemas(v, path ? `${path}.${k}` : k, out);
+    for (const [k, v] of Object.entries(schema.properties as Record<string, JsonSchema>))
+      objectSchemas(v, path ? `${path}.${k}` : k, out);
   }
   return out;
 }
@@ -144,14 +168,23 @@ export function commonChecks(kind: PluginKind, plugin: PluginDefinition, kit: Ki
         new PluginRegistry().add(plugin); // name pattern, schema type, semver range and version, as corl checks them
         assert.equal(typeof m.description, 'string', 'manifest.description should be a string');
         assert.ok(m.description.trim().length > 0, 'manifest.description should not be empty');
-        assert.ok(!m.description.includes('\n'), 'manifest.description should be one line (it is shown by `corl list`)');
+        assert.ok(
+          !m.description.includes('\n'),
+          'manifest.description should be one line (it is shown by `corl list`)',
+        );
         for (const key of ['usesGroundTruth', 'tokenStats'] as const) {
           const v = m[key];
-          assert.ok(v === undefined || typeof v === 'boolean' || typeof v === 'function', `manifest.${key} should be a boolean or a function of the options`);
+          assert.ok(
+            v === undefined || typeof v === 'boolean' || typeof v === 'function',
+            `manifest.${key} should be a boolean or a function of the options`,
+          );
         }
         if (m.name.startsWith('corl:')) {
           const builtins = registryOf(await createRunContainer());
-          assert.ok(builtins.has(kind, m.name) && builtins.get(kind, m.name) === plugin, `the "corl:" scope is reserved for corl's built-in plugins; rename "${m.name}" (e.g. "lab:${m.name.slice(5)}")`);
+          assert.ok(
+            builtins.has(kind, m.name) && builtins.get(kind, m.name) === plugin,
+            `the "corl:" scope is reserved for corl's built-in plugins; rename "${m.name}" (e.g. "lab:${m.name.slice(5)}")`,
+          );
         }
       },
     },
@@ -162,14 +195,21 @@ export function commonChecks(kind: PluginKind, plugin: PluginDefinition, kit: Ki
         assert.equal(schema.type, 'object', 'manifest.options.type should be "object"');
         const optional = new Set(kit.optionalWithoutDefault ?? []);
         for (const { path, schema: s } of objectSchemas(schema, '')) {
-          assert.equal(s.additionalProperties, false, `${path ? `options.${path}` : 'manifest.options'} should set additionalProperties: false, so that typos are errors`);
+          assert.equal(
+            s.additionalProperties,
+            false,
+            `${path ? `options.${path}` : 'manifest.options'} should set additionalProperties: false, so that typos are errors`,
+          );
           const required = new Set((s.required as string[] | undefined) ?? []);
           // Fields of an object without a default are only filled in when the user gives the object.
           if (path && s.default === undefined) continue;
           for (const [k, p] of Object.entries(s.properties as Record<string, JsonSchema>)) {
             const full = path ? `${path}.${k}` : k;
             if (required.has(k) || optional.has(full)) continue;
-            assert.ok(p.default !== undefined, `option "${full}" should have a default (or be required, or be listed in optionalWithoutDefault when its absence means something)`);
+            assert.ok(
+              p.default !== undefined,
+              `option "${full}" should have a default (or be required, or be listed in optionalWithoutDefault when its absence means something)`,
+            );
           }
         }
         // Compiles under ajv's strict draft 2020-12 mode (unknown keywords and bad defaults are errors).
@@ -190,10 +230,13 @@ export function commonChecks(kind: PluginKind, plugin: PluginDefinition, kit: Ki
             resolved = (await kitOptions(plugin, kit, options)).options;
           } catch (e) {
             const required = (m.options.required as string[] | undefined) ?? [];
-            assert.fail(`options ${label(options)} should be valid${required.length && !kit.options ? ` (the schema requires ${required.join(', ')}: pass them as the suite's \`options\`)` : ''}: ${(e as Error).message}`);
+            assert.fail(
+              `options ${label(options)} should be valid${required.length && !kit.options ? ` (the schema requires ${required.join(', ')}: pass them as the suite's \`options\`)` : ''}: ${(e as Error).message}`,
+            );
           }
           for (const [k, p] of Object.entries((m.options.properties ?? {}) as Record<string, JsonSchema>)) {
-            if (p.default !== undefined && options[k] === undefined) assert.ok(k in resolved, `default of option "${k}" should be applied`);
+            if (p.default !== undefined && options[k] === undefined)
+              assert.ok(k in resolved, `default of option "${k}" should be applied`);
           }
           assert.ok(Object.isFrozen(resolved), 'resolved options are frozen');
         }
@@ -203,7 +246,9 @@ export function commonChecks(kind: PluginKind, plugin: PluginDefinition, kit: Ki
       title: 'refuses bad options with a coded error naming the field',
       run: async () => {
         const base = kit.options ?? {};
-        const cases: InvalidOptions[] = [{ options: { ...base, corlKitUnknownOption: true }, field: 'corlKitUnknownOption' }];
+        const cases: InvalidOptions[] = [
+          { options: { ...base, corlKitUnknownOption: true }, field: 'corlKitUnknownOption' },
+        ];
         for (const [k, p] of Object.entries((m.options.properties ?? {}) as Record<string, JsonSchema>)) {
           const bad = wrongValue(p);
           if (bad !== undefined) cases.push({ options: { ...base, [k]: bad }, field: k });
@@ -217,14 +262,27 @@ export function commonChecks(kind: PluginKind, plugin: PluginDefinition, kit: Ki
             error = e;
           }
           assert.ok(error !== undefined, `options ${label(c.options)} should be refused`);
-          assert.ok(isCorlError(error), `options ${label(c.options)} should be refused with a coded CorlError, got ${String((error as Error)?.stack ?? error)}`);
-          assert.ok((error as CorlError).code !== 'CORL_ERR_PLUGIN_CREATE', `options ${label(c.options)} should be refused with a coded error of the plugin's own (e.g. CORL_ERR_PLUGIN_OPTIONS naming the option); the factory threw a plain Error, which corl wrapped: ${(error as CorlError).message}`);
+          assert.ok(
+            isCorlError(error),
+            `options ${label(c.options)} should be refused with a coded CorlError, got ${String((error as Error)?.stack ?? error)}`,
+          );
+          assert.ok(
+            (error as CorlError).code !== 'CORL_ERR_PLUGIN_CREATE',
+            `options ${label(c.options)} should be refused with a coded error of the plugin's own (e.g. CORL_ERR_PLUGIN_OPTIONS naming the option); the factory threw a plain Error, which corl wrapped: ${(error as CorlError).message}`,
+          );
           if (c.field && Array.isArray(error.data?.issues)) {
             const issues = (error.data?.issues ?? []) as { path: string }[];
-            assert.ok(issues.some((i) => i.path === c.field || i.path.startsWith(`${c.field}.`) || i.path.startsWith(`${c.field}[`)),
-              `the error for ${label(c.options)} should name "${c.field}", got: ${error.detail}`);
+            assert.ok(
+              issues.some(
+                (i) => i.path === c.field || i.path.startsWith(`${c.field}.`) || i.path.startsWith(`${c.field}[`),
+              ),
+              `the error for ${label(c.options)} should name "${c.field}", got: ${error.detail}`,
+            );
           } else if (c.field) {
-            assert.ok(error.message.includes(c.field), `the error (its place or message) for ${label(c.options)} should name "${c.field}", got: ${error.message}`);
+            assert.ok(
+              error.message.includes(c.field),
+              `the error (its place or message) for ${label(c.options)} should name "${c.field}", got: ${error.message}`,
+            );
           }
         }
       },
@@ -233,15 +291,27 @@ export function commonChecks(kind: PluginKind, plugin: PluginDefinition, kit: Ki
   if (kit.register) {
     const register = kit.register;
     checks.push({
-      title: 'is registered by the module\'s register(container), into that container only',
+      title: "is registered by the module's register(container), into that container only",
       run: async () => {
         const a = await createRunContainer(undefined, { builtins: false });
         await register(a);
         const registry = registryOf(a);
-        assert.ok(registry.has(kind, m.name), `register(container) should register the ${kind} plugin "${m.name}"; it registered ${registry.all().map((d) => d.manifest.name).join(', ') || 'nothing'}`);
+        assert.ok(
+          registry.has(kind, m.name),
+          `register(container) should register the ${kind} plugin "${m.name}"; it registered ${
+            registry
+              .all()
+              .map((d) => d.manifest.name)
+              .join(', ') || 'nothing'
+          }`,
+        );
         assert.ok(registry.get(kind, m.name) === plugin, 'the registered definition should be the exported one');
         const b = await createRunContainer(undefined, { builtins: false });
-        assert.equal(registryOf(b).has(kind, m.name), false, 'registering into one container must not leak into another');
+        assert.equal(
+          registryOf(b).has(kind, m.name),
+          false,
+          'registering into one container must not leak into another',
+        );
       },
     });
   }

@@ -22,7 +22,9 @@ export interface RewardContextSpec {
    * The supervisors' keys, teacher first. Default: one peer (agent `agent + 1`) with the same keys as
    * this agent. Give `[{ agent, keys }]` to choose the agent indices (e.g. self-supervision).
    */
-  readonly supervisors?: readonly (readonly (string | null)[] | { readonly agent: number; readonly keys: readonly (string | null)[] })[];
+  readonly supervisors?: readonly (
+    readonly (string | null)[] | { readonly agent: number; readonly keys: readonly (string | null)[] }
+  )[];
   /** The problem; default `{ id: 'p1', prompt: 'What is 2 + 2?' }`. */
   readonly problem?: Problem;
   /** This agent's index (default 0) and the cohort size (default: enough for the supervisors). */
@@ -44,7 +46,9 @@ export interface RewardContextSpec {
   readonly seed?: number;
 }
 
-function isKeyList(s: readonly (string | null)[] | { readonly agent: number; readonly keys: readonly (string | null)[] }): s is readonly (string | null)[] {
+function isKeyList(
+  s: readonly (string | null)[] | { readonly agent: number; readonly keys: readonly (string | null)[] },
+): s is readonly (string | null)[] {
   return Array.isArray(s);
 }
 
@@ -60,9 +64,9 @@ export function completionText(key: string | null): string {
 export function rewardContext(spec: RewardContextSpec): RewardContext {
   const agent = spec.agent ?? 0;
   const rawSups = spec.supervisors ?? [spec.keys];
-  const supervisors = rawSups.map((s, i) => (isKeyList(s)
-    ? { agent: agent + 1 + i, keys: [...s] }
-    : { agent: s.agent, keys: [...s.keys] }));
+  const supervisors = rawSups.map((s, i) =>
+    isKeyList(s) ? { agent: agent + 1 + i, keys: [...s] } : { agent: s.agent, keys: [...s.keys] },
+  );
   const agents = spec.agents ?? Math.max(agent + 1, ...supervisors.map((s) => s.agent + 1));
   const rng = new Rng(spec.seed ?? 1);
   const completions: CompletionView[] = spec.keys.map((key, k) => {
@@ -74,10 +78,12 @@ export function rewardContext(spec: RewardContextSpec): RewardContext {
       key,
       length,
       finishReason: spec.finishReasons?.[k] ?? 'stop',
-      ...(spec.tokenStats ? {
-        entropies: Array.from({ length }, () => rng.next() * 2),
-        meanLogprobs: Array.from({ length }, () => -3 - rng.next() * 2),
-      } : {}),
+      ...(spec.tokenStats
+        ? {
+            entropies: Array.from({ length }, () => rng.next() * 2),
+            meanLogprobs: Array.from({ length }, () => -3 - rng.next() * 2),
+          }
+        : {}),
     };
     return view;
   });

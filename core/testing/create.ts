@@ -42,8 +42,11 @@ export interface CreateOptions {
 }
 
 /** A run-like container holding the built-ins, the module's plugins and `plugin` itself. */
-export async function pluginContainer(plugin: PluginDefinition, options: CreateOptions = {}): Promise<{ container: DependencyContainer; registry: PluginRegistry }> {
-  const container = options.container ?? await createRunContainer();
+export async function pluginContainer(
+  plugin: PluginDefinition,
+  options: CreateOptions = {},
+): Promise<{ container: DependencyContainer; registry: PluginRegistry }> {
+  const container = options.container ?? (await createRunContainer());
   if (options.register) await options.register(container);
   const registry = registryOf(container);
   registry.add(plugin); // the same definition twice is harmless; a different one with its name is CORL_ERR_PLUGIN_DUPLICATE
@@ -55,9 +58,16 @@ export async function pluginContainer(plugin: PluginDefinition, options: CreateO
 const validators = new WeakMap<PluginRegistry, Map<string, ConfigValidator>>();
 
 /** The problems `options` has against the plugin's schema (empty when valid); `options` is completed with defaults in place. */
-export function optionIssues(registry: PluginRegistry, container: DependencyContainer, plugin: PluginDefinition, options: Record<string, unknown>, baseDir = process.cwd()): ConfigIssue[] {
+export function optionIssues(
+  registry: PluginRegistry,
+  container: DependencyContainer,
+  plugin: PluginDefinition,
+  options: Record<string, unknown>,
+  baseDir = process.cwd(),
+): ConfigIssue[] {
   const byDir = validators.get(registry) ?? validators.set(registry, new Map()).get(registry)!;
-  const validator = byDir.get(baseDir) ?? byDir.set(baseDir, new ConfigValidator(registry, container, baseDir)).get(baseDir)!;
+  const validator =
+    byDir.get(baseDir) ?? byDir.set(baseDir, new ConfigValidator(registry, container, baseDir)).get(baseDir)!;
   return validator.validateOptions(plugin.manifest.kind, plugin.manifest.name, options);
 }
 
@@ -66,20 +76,36 @@ export function optionIssues(registry: PluginRegistry, container: DependencyCont
  * the result frozen. Invalid options throw CORL_ERR_PLUGIN_OPTIONS listing every problem (its
  * `data.issues` holds them with their paths).
  */
-export async function pluginOptions(plugin: PluginDefinition, options: Readonly<Record<string, unknown>> = {}, scope: CreateOptions = {}): Promise<Readonly<Record<string, unknown>>> {
+export async function pluginOptions(
+  plugin: PluginDefinition,
+  options: Readonly<Record<string, unknown>> = {},
+  scope: CreateOptions = {},
+): Promise<Readonly<Record<string, unknown>>> {
   const { container, registry } = await pluginContainer(plugin, scope);
   return validated(registry, container, plugin, options, scope.baseDir);
 }
 
-function validated(registry: PluginRegistry, container: DependencyContainer, plugin: PluginDefinition, options: Readonly<Record<string, unknown>>, baseDir?: string): Readonly<Record<string, unknown>> {
+function validated(
+  registry: PluginRegistry,
+  container: DependencyContainer,
+  plugin: PluginDefinition,
+  options: Readonly<Record<string, unknown>>,
+  baseDir?: string,
+): Readonly<Record<string, unknown>> {
   const data = structuredClone(options) as Record<string, unknown>;
   const issues = optionIssues(registry, container, plugin, data, baseDir);
   if (issues.length) {
-    const lines = issues.map((i) => `  options.${i.path === '(root)' ? '' : i.path}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`);
-    throw new CorlError('CORL_ERR_PLUGIN_OPTIONS', `expected valid options for "${plugin.manifest.name}", got ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n${lines.join('\n')}\n`, {
-      where: issues[0]!.path === '(root)' ? 'options' : `options.${issues[0]!.path}`,
-      data: { issues },
-    });
+    const lines = issues.map(
+      (i) => `  options.${i.path === '(root)' ? '' : i.path}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`,
+    );
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_OPTIONS',
+      `expected valid options for "${plugin.manifest.name}", got ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n${lines.join('\n')}\n`,
+      {
+        where: issues[0]!.path === '(root)' ? 'options' : `options.${issues[0]!.path}`,
+        data: { issues },
+      },
+    );
   }
   return deepFreeze(data);
 }
@@ -93,16 +119,24 @@ function validated(registry: PluginRegistry, container: DependencyContainer, plu
  * const result = await reward.score(rewardContext({ keys: ['4', '5'], supervisors: [['4', '4']] }));
  * ```
  */
-export async function createPlugin<K extends PluginKind>(plugin: PluginDefinition<K>, options: Readonly<Record<string, unknown>> = {}, scope: CreateOptions = {}): Promise<PluginKindMap[K]> {
+export async function createPlugin<K extends PluginKind>(
+  plugin: PluginDefinition<K>,
+  options: Readonly<Record<string, unknown>> = {},
+  scope: CreateOptions = {},
+): Promise<PluginKindMap[K]> {
   const { container, registry } = await pluginContainer(plugin, scope);
   const resolved = validated(registry, container, plugin, options, scope.baseDir);
-  return instantiate(plugin.manifest.kind, { use: plugin.manifest.name, options: resolved }, {
-    container,
-    registry,
-    seed: scope.seed ?? 0,
-    agent: scope.agent,
-    baseDir: scope.baseDir ?? process.cwd(),
-    services: { groundTruth: scope.groundTruth, task: scope.task },
-    onRefusal: scope.onRefusal,
-  }) as Promise<PluginKindMap[K]>;
+  return instantiate(
+    plugin.manifest.kind,
+    { use: plugin.manifest.name, options: resolved },
+    {
+      container,
+      registry,
+      seed: scope.seed ?? 0,
+      agent: scope.agent,
+      baseDir: scope.baseDir ?? process.cwd(),
+      services: { groundTruth: scope.groundTruth, task: scope.task },
+      onRefusal: scope.onRefusal,
+    },
+  ) as Promise<PluginKindMap[K]>;
 }

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import type { Equivalence } from '../contracts/equivalence';
 import type { PluginDefinition } from '../contracts/plugin';
-import { commonChecks, expectKind, kitCreate, label, optionSetsOf, sameTranscript, suite, type Check, type KitOptions } from './common';
+import {
+  commonChecks,
+  expectKind,
+  kitCreate,
+  label,
+  optionSetsOf,
+  sameTranscript,
+  suite,
+  type Check,
+  type KitOptions,
+} from './common';
 
 /** Inputs of the equivalence suite. */
 export interface EquivalenceKitOptions extends KitOptions {
@@ -15,7 +25,27 @@ export interface EquivalenceKitOptions extends KitOptions {
 
 /** Raw answers every equivalence keys. */
 export function sampleAnswers(): string[] {
-  return ['4', ' 4 ', '4.0', '-4', '\\frac{1}{2}', '0.5', '1/2', 'x = 3', '(1, 2)', '[1, 2)', '\\sqrt{2}', 'C', 'Paris', '七', '{', '}}', '\\boxed{5}', '1,000', '1e3'];
+  return [
+    '4',
+    ' 4 ',
+    '4.0',
+    '-4',
+    '\\frac{1}{2}',
+    '0.5',
+    '1/2',
+    'x = 3',
+    '(1, 2)',
+    '[1, 2)',
+    '\\sqrt{2}',
+    'C',
+    'Paris',
+    '七',
+    '{',
+    '}}',
+    '\\boxed{5}',
+    '1,000',
+    '1e3',
+  ];
 }
 
 async function same(e: Equivalence, a: string, b: string): Promise<boolean> {
@@ -29,7 +59,8 @@ async function transcript(e: Equivalence, answers: readonly string[]): Promise<u
   const keys = answers.map((a) => e.key(a));
   const present = [...new Set(keys.filter((k): k is string => k !== null))];
   const eq: boolean[] = [];
-  for (let i = 0; i < present.length; i++) for (let j = i + 1; j < present.length; j++) eq.push(await e.equal(present[i]!, present[j]!));
+  for (let i = 0; i < present.length; i++)
+    for (let j = i + 1; j < present.length; j++) eq.push(await e.equal(present[i]!, present[j]!));
   return { keys, eq };
 }
 
@@ -46,7 +77,10 @@ export function equivalenceChecks(plugin: PluginDefinition<'equivalence'>, kit: 
           const e = await kitCreate(plugin, kit, options);
           for (const a of answers) {
             const k = e.key(a);
-            assert.ok(k === null || (typeof k === 'string' && k !== ''), `${label(options)}: key(${JSON.stringify(a)}) should be a non-empty string or null, got ${JSON.stringify(k)}`);
+            assert.ok(
+              k === null || (typeof k === 'string' && k !== ''),
+              `${label(options)}: key(${JSON.stringify(a)}) should be a non-empty string or null, got ${JSON.stringify(k)}`,
+            );
           }
           assert.equal(e.key(''), null, `${label(options)}: key("") should be null`);
           assert.equal(e.key('   '), null, `${label(options)}: key("   ") should be null`);
@@ -65,7 +99,11 @@ export function equivalenceChecks(plugin: PluginDefinition<'equivalence'>, kit: 
             for (const b of keys.slice(i + 1)) {
               const ab = await e.equal(a, b);
               assert.equal(typeof ab, 'boolean', `${label(options)}: equal should resolve to a boolean`);
-              assert.equal(ab, await e.equal(b, a), `${label(options)}: equal(${JSON.stringify(a)}, ${JSON.stringify(b)}) should be symmetric`);
+              assert.equal(
+                ab,
+                await e.equal(b, a),
+                `${label(options)}: equal(${JSON.stringify(a)}, ${JSON.stringify(b)}) should be symmetric`,
+              );
             }
           }
           await e.close?.();
@@ -76,8 +114,10 @@ export function equivalenceChecks(plugin: PluginDefinition<'equivalence'>, kit: 
       title: 'groups the answers it should and separates the others',
       run: async () => {
         const e = await kitCreate(plugin, kit, kit.options ?? {});
-        for (const [a, b] of kit.equalPairs ?? []) assert.equal(await same(e, a, b), true, `${JSON.stringify(a)} and ${JSON.stringify(b)} should be equivalent`);
-        for (const [a, b] of kit.differentPairs ?? []) assert.equal(await same(e, a, b), false, `${JSON.stringify(a)} and ${JSON.stringify(b)} should differ`);
+        for (const [a, b] of kit.equalPairs ?? [])
+          assert.equal(await same(e, a, b), true, `${JSON.stringify(a)} and ${JSON.stringify(b)} should be equivalent`);
+        for (const [a, b] of kit.differentPairs ?? [])
+          assert.equal(await same(e, a, b), false, `${JSON.stringify(a)} and ${JSON.stringify(b)} should differ`);
         await e.close?.();
       },
     },
@@ -87,7 +127,11 @@ export function equivalenceChecks(plugin: PluginDefinition<'equivalence'>, kit: 
         for (const options of optionSetsOf(kit)) {
           const a = await kitCreate(plugin, kit, options);
           const b = await kitCreate(plugin, kit, options);
-          sameTranscript(await transcript(a, answers), await transcript(b, answers), `keys and equalities for ${label(options)}`);
+          sameTranscript(
+            await transcript(a, answers),
+            await transcript(b, answers),
+            `keys and equalities for ${label(options)}`,
+          );
           await a.close?.();
           await b.close?.();
         }

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import type { AnswerExtractor } from '../contracts/answer-extractor';
 import type { PluginDefinition } from '../contracts/plugin';
-import { commonChecks, expectKind, kitCreate, label, optionSetsOf, sameTranscript, suite, type Check, type KitOptions } from './common';
+import {
+  commonChecks,
+  expectKind,
+  kitCreate,
+  label,
+  optionSetsOf,
+  sameTranscript,
+  suite,
+  type Check,
+  type KitOptions,
+} from './common';
 
 /** Inputs of the answer-extractor suite. */
 export interface ExtractorKitOptions extends KitOptions {
@@ -43,9 +53,14 @@ function run(e: AnswerExtractor, texts: readonly string[]): (string | null)[] {
     try {
       out = e.extract(t);
     } catch (err) {
-      assert.fail(`extract() must never throw, but threw on text ${i} (${JSON.stringify(t.slice(0, 40))}...): ${String((err as Error)?.message ?? err)}`);
+      assert.fail(
+        `extract() must never throw, but threw on text ${i} (${JSON.stringify(t.slice(0, 40))}...): ${String((err as Error)?.message ?? err)}`,
+      );
     }
-    assert.ok(out === null || typeof out === 'string', `extract() should return a string or null, got ${typeof out} on text ${i}`);
+    assert.ok(
+      out === null || typeof out === 'string',
+      `extract() should return a string or null, got ${typeof out} on text ${i}`,
+    );
     return out as string | null;
   });
 }
@@ -72,7 +87,8 @@ export function extractorChecks(plugin: PluginDefinition<'extractor'>, kit: Extr
       run: async () => {
         if (!kit.examples?.length) return;
         const e = await kitCreate(plugin, kit, kit.options ?? {});
-        for (const ex of kit.examples) assert.equal(e.extract(ex.text), ex.answer, `extract(${JSON.stringify(ex.text)})`);
+        for (const ex of kit.examples)
+          assert.equal(e.extract(ex.text), ex.answer, `extract(${JSON.stringify(ex.text)})`);
       },
     },
     {

@@ -19,7 +19,14 @@ import { topologyContract, type TopologyKitOptions } from './topology';
 
 export { resolveRunner, type SuiteOptions, type TestBody, type TestRunner } from './runner';
 export { createPlugin, pluginOptions, pluginContainer, type CreateOptions } from './create';
-export { completionText, exactEquivalence, groundTruthTripwire, rewardContext, type GroundTruthTripwire, type RewardContextSpec } from './contexts';
+export {
+  completionText,
+  exactEquivalence,
+  groundTruthTripwire,
+  rewardContext,
+  type GroundTruthTripwire,
+  type RewardContextSpec,
+} from './contexts';
 export { commonChecks, wrongValue, type Check, type InvalidOptions, type KitOptions } from './common';
 export { rewardChecks, rewardContract, rewardScenarios, type RewardKitOptions } from './reward';
 export { topologyChecks, topologyContract, type TopologyKitOptions } from './topology';
@@ -30,26 +37,51 @@ export { advantageChecks, advantageContract, rewardBatches } from './advantage';
 export { policyChecks, policyContract, updateBatch, type PolicyKitOptions } from './policy';
 export { taskChecks, taskContract } from './task';
 export { metricsChecks, metricsContract, sampleRecords, type MetricsKitOptions } from './metrics';
-export { CategoricalPolicy, categoricalPolicy, nucleus, temperedSoftmax, type CategoricalPolicyOptions } from './categorical-policy';
+export {
+  CategoricalPolicy,
+  categoricalPolicy,
+  nucleus,
+  temperedSoftmax,
+  type CategoricalPolicyOptions,
+} from './categorical-policy';
 
 /** Options of {@link contractSuite}: those of the plugin's kind. */
-export type AnyKitOptions = KitOptions & RewardKitOptions & TopologyKitOptions & DiversityKitOptions & ExtractorKitOptions & EquivalenceKitOptions & PolicyKitOptions & MetricsKitOptions;
+export type AnyKitOptions = KitOptions &
+  RewardKitOptions &
+  TopologyKitOptions &
+  DiversityKitOptions &
+  ExtractorKitOptions &
+  EquivalenceKitOptions &
+  PolicyKitOptions &
+  MetricsKitOptions;
 
 /** The contract suite of whatever kind `plugin` is. */
 export function contractSuite(plugin: PluginDefinition<PluginKind>, kit: AnyKitOptions = {}): void {
   const kind = plugin?.manifest?.kind;
   switch (kind) {
-    case 'reward': return rewardContract(plugin as PluginDefinition<'reward'>, kit);
-    case 'topology': return topologyContract(plugin as PluginDefinition<'topology'>, kit);
-    case 'diversity': return diversityContract(plugin as PluginDefinition<'diversity'>, kit);
-    case 'extractor': return extractorContract(plugin as PluginDefinition<'extractor'>, kit);
-    case 'equivalence': return equivalenceContract(plugin as PluginDefinition<'equivalence'>, kit);
-    case 'advantage': return advantageContract(plugin as PluginDefinition<'advantage'>, kit);
-    case 'policy': return policyContract(plugin as PluginDefinition<'policy'>, kit);
-    case 'task': return taskContract(plugin as PluginDefinition<'task'>, kit);
-    case 'metrics': return metricsContract(plugin as PluginDefinition<'metrics'>, kit);
+    case 'reward':
+      return rewardContract(plugin as PluginDefinition<'reward'>, kit);
+    case 'topology':
+      return topologyContract(plugin as PluginDefinition<'topology'>, kit);
+    case 'diversity':
+      return diversityContract(plugin as PluginDefinition<'diversity'>, kit);
+    case 'extractor':
+      return extractorContract(plugin as PluginDefinition<'extractor'>, kit);
+    case 'equivalence':
+      return equivalenceContract(plugin as PluginDefinition<'equivalence'>, kit);
+    case 'advantage':
+      return advantageContract(plugin as PluginDefinition<'advantage'>, kit);
+    case 'policy':
+      return policyContract(plugin as PluginDefinition<'policy'>, kit);
+    case 'task':
+      return taskContract(plugin as PluginDefinition<'task'>, kit);
+    case 'metrics':
+      return metricsContract(plugin as PluginDefinition<'metrics'>, kit);
     default:
-      throw new CorlError('CORL_ERR_TESTING_SETUP', `expected a plugin definition with a known manifest.kind, got ${JSON.stringify(kind)}`);
+      throw new CorlError(
+        'CORL_ERR_TESTING_SETUP',
+        `expected a plugin definition with a known manifest.kind, got ${JSON.stringify(kind)}`,
+      );
   }
 }
 

@@ -20,7 +20,10 @@ export function sampleRecords(): MetricsRecord[] {
 /** Inputs of the metrics-sink suite. */
 export interface MetricsKitOptions extends KitOptions {
   /** Read back what a sink built with `options` wrote under `baseDir`; the suite compares it with what it sent. */
-  readonly readBack?: (baseDir: string, options: Readonly<Record<string, unknown>>) => MetricsRecord[] | Promise<MetricsRecord[]>;
+  readonly readBack?: (
+    baseDir: string,
+    options: Readonly<Record<string, unknown>>,
+  ) => MetricsRecord[] | Promise<MetricsRecord[]>;
 }
 
 /** The metrics-sink checks. `baseDir` defaults to a fresh temporary folder per check, removed afterwards. */
@@ -29,7 +32,11 @@ export function metricsChecks(plugin: PluginDefinition<'metrics'>, kit: MetricsK
   const inTemp = async (f: (dir: string) => Promise<void>): Promise<void> => {
     if (kit.baseDir) return f(kit.baseDir);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corl-kit-metrics-'));
-    try { await f(dir); } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+    try {
+      await f(dir);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   };
   return [
     ...commonChecks('metrics', plugin, { ...kit, baseDir: kit.baseDir ?? os.tmpdir() }),
@@ -45,7 +52,12 @@ export function metricsChecks(plugin: PluginDefinition<'metrics'>, kit: MetricsK
               assert.equal(out, undefined, `${label(options)}: write() resolves to nothing`);
             }
             await sink.close?.();
-            if (kit.readBack) assert.deepEqual(await kit.readBack(dir, options), sampleRecords(), `${label(options)}: the records read back should be the ones written, in order`);
+            if (kit.readBack)
+              assert.deepEqual(
+                await kit.readBack(dir, options),
+                sampleRecords(),
+                `${label(options)}: the records read back should be the ones written, in order`,
+              );
           });
         }
       },

@@ -6,7 +6,19 @@ import type { Completion } from '../contracts/completion';
 import type { PluginDefinition } from '../contracts/plugin';
 import type { Policy, SampleRequest, SamplingOptions, UpdateBatch } from '../contracts/policy';
 import { isCorlError } from '../errors';
-import { commonChecks, expectKind, finite, kitCreate, label, optionSetsOf, sameTranscript, suite, thrown, type Check, type KitOptions } from './common';
+import {
+  commonChecks,
+  expectKind,
+  finite,
+  kitCreate,
+  label,
+  optionSetsOf,
+  sameTranscript,
+  suite,
+  thrown,
+  type Check,
+  type KitOptions,
+} from './common';
 
 /** Inputs of the policy suite. */
 export interface PolicyKitOptions extends KitOptions {
@@ -38,30 +50,59 @@ function checkCompletions(out: Completion[][], reqs: readonly SampleRequest[], o
     group.forEach((c, k) => {
       const at = `${what}: request ${i} completion ${k}`;
       assert.equal(typeof c.text, 'string', `${at}: text`);
-      assert.ok(c.tokenIds.length <= o.maxTokens, `${at}: at most maxTokens = ${o.maxTokens} tokens, got ${c.tokenIds.length}`);
+      assert.ok(
+        c.tokenIds.length <= o.maxTokens,
+        `${at}: at most maxTokens = ${o.maxTokens} tokens, got ${c.tokenIds.length}`,
+      );
       assert.equal(c.logprobs.length, c.tokenIds.length, `${at}: one logprob per token`);
-      for (const id of c.tokenIds) assert.ok(Number.isInteger(id) && id >= 0, `${at}: token ids are non-negative integers`);
-      c.logprobs.forEach((l, t) => { finite(l, `${at}: logprob ${t}`); assert.ok(l <= 1e-9, `${at}: logprob ${t} should be <= 0, got ${l}`); });
+      for (const id of c.tokenIds)
+        assert.ok(Number.isInteger(id) && id >= 0, `${at}: token ids are non-negative integers`);
+      c.logprobs.forEach((l, t) => {
+        finite(l, `${at}: logprob ${t}`);
+        assert.ok(l <= 1e-9, `${at}: logprob ${t} should be <= 0, got ${l}`);
+      });
       assert.ok(FINISH.has(c.finishReason), `${at}: finishReason should be stop, length or error`);
       if (o.tokenStats) {
-        assert.ok(c.entropies && c.meanLogprobs, `${at}: tokenStats was asked for, so entropies and meanLogprobs should be present`);
+        assert.ok(
+          c.entropies && c.meanLogprobs,
+          `${at}: tokenStats was asked for, so entropies and meanLogprobs should be present`,
+        );
         assert.equal(c.entropies.length, c.tokenIds.length, `${at}: one entropy per token`);
         assert.equal(c.meanLogprobs.length, c.tokenIds.length, `${at}: one mean log-probability per token`);
-        c.entropies.forEach((h, t) => { finite(h, `${at}: entropy ${t}`); assert.ok(h >= -1e-9, `${at}: entropy ${t} should be >= 0`); });
-        c.meanLogprobs.forEach((m, t) => { finite(m, `${at}: meanLogprob ${t}`); assert.ok(m <= 1e-9, `${at}: meanLogprob ${t} should be <= 0`); });
+        c.entropies.forEach((h, t) => {
+          finite(h, `${at}: entropy ${t}`);
+          assert.ok(h >= -1e-9, `${at}: entropy ${t} should be >= 0`);
+        });
+        c.meanLogprobs.forEach((m, t) => {
+          finite(m, `${at}: meanLogprob ${t}`);
+          assert.ok(m <= 1e-9, `${at}: meanLogprob ${t} should be <= 0`);
+        });
       }
     });
   });
 }
 
 /** A batch from sampled completions: the first completion of each prompt rewarded, the rest not (GRPO-style advantages). */
-export function updateBatch(reqs: readonly SampleRequest[], out: Completion[][], maxTokens: number, step = 0): UpdateBatch {
-  const samples = out.flatMap((group, i) => group.map((completion, k) => {
-    const n = group.length;
-    const advantage = n < 2 ? 0 : k === 0 ? 1 : -1 / (n - 1);
-    return { prompt: reqs[i]!.prompt, completion, advantage };
-  }));
-  return { samples, loss: { type: 'bnpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, maxCompletionLength: maxTokens }, temperature: 1, step, totalSteps: 4 };
+export function updateBatch(
+  reqs: readonly SampleRequest[],
+  out: Completion[][],
+  maxTokens: number,
+  step = 0,
+): UpdateBatch {
+  const samples = out.flatMap((group, i) =>
+    group.map((completion, k) => {
+      const n = group.length;
+      const advantage = n < 2 ? 0 : k === 0 ? 1 : -1 / (n - 1);
+      return { prompt: reqs[i]!.prompt, completion, advantage };
+    }),
+  );
+  return {
+    samples,
+    loss: { type: 'bnpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, maxCompletionLength: maxTokens },
+    temperature: 1,
+    step,
+    totalSteps: 4,
+  };
 }
 
 async function withTemp<T>(f: (dir: string) => Promise<T>): Promise<T> {
@@ -80,7 +121,8 @@ async function closeAll(...policies: Policy[]): Promise<void> {
 /** The policy checks. */
 export function policyChecks(plugin: PluginDefinition<'policy'>, kit: PolicyKitOptions = {}): Check[] {
   expectKind(plugin, 'policy');
-  const create = (options: Readonly<Record<string, unknown>>): Promise<Policy> => kitCreate(plugin, kit, options, { agent: 0 });
+  const create = (options: Readonly<Record<string, unknown>>): Promise<Policy> =>
+    kitCreate(plugin, kit, options, { agent: 0 });
   return [
     ...commonChecks('policy', plugin, kit),
     {
@@ -91,9 +133,13 @@ export function policyChecks(plugin: PluginDefinition<'policy'>, kit: PolicyKitO
           const d = p.describe();
           assert.equal(typeof d.kind, 'string', 'describe().kind');
           assert.equal(typeof d.family, 'string', 'describe().family');
-          assert.ok(d.family.length > 0, 'describe().family should not be empty (it tells cross-family pairs from same-family ones)');
+          assert.ok(
+            d.family.length > 0,
+            'describe().family should not be empty (it tells cross-family pairs from same-family ones)',
+          );
           assert.equal(typeof d.canTrain, 'boolean', 'describe().canTrain');
-          if (d.parameters !== undefined) assert.ok(Number.isInteger(d.parameters) && d.parameters >= 0, 'describe().parameters');
+          if (d.parameters !== undefined)
+            assert.ok(Number.isInteger(d.parameters) && d.parameters >= 0, 'describe().parameters');
           await closeAll(p);
         }
       },
@@ -104,12 +150,27 @@ export function policyChecks(plugin: PluginDefinition<'policy'>, kit: PolicyKitO
         for (const options of optionSetsOf(kit)) {
           const p = await create(options);
           const reqs = requests(kit);
-          for (const o of [sampling(kit, 3), sampling(kit, 4, { temperature: 0 }), sampling(kit, 5, { topP: 0.5, maxTokens: 1 }), sampling(kit, 6, { n: 1 })]) {
-            checkCompletions(await p.sample(reqs, o), reqs, o, `${label(options)}, ${JSON.stringify({ ...o, n: undefined })}`);
+          for (const o of [
+            sampling(kit, 3),
+            sampling(kit, 4, { temperature: 0 }),
+            sampling(kit, 5, { topP: 0.5, maxTokens: 1 }),
+            sampling(kit, 6, { n: 1 }),
+          ]) {
+            checkCompletions(
+              await p.sample(reqs, o),
+              reqs,
+              o,
+              `${label(options)}, ${JSON.stringify({ ...o, n: undefined })}`,
+            );
           }
           const overridden = [{ prompt: reqs[0]!.prompt, overrides: { temperature: 0.5, maxTokens: 2 } }];
           const o = sampling(kit, 7);
-          checkCompletions(await p.sample(overridden, o), overridden, { ...o, maxTokens: 2 }, `${label(options)}, per-request overrides`);
+          checkCompletions(
+            await p.sample(overridden, o),
+            overridden,
+            { ...o, maxTokens: 2 },
+            `${label(options)}, per-request overrides`,
+          );
           assert.deepEqual(await p.sample([], o), [], 'no requests, no completions');
           if (kit.tokenStats) {
             const s = sampling(kit, 8, { tokenStats: true });
@@ -128,7 +189,11 @@ export function policyChecks(plugin: PluginDefinition<'policy'>, kit: PolicyKitO
           const reqs = requests(kit);
           const o = sampling(kit, 21);
           const first = await a.sample(reqs, o);
-          assert.deepEqual(await a.sample(reqs, o), first, `${label(options)}: sampling again with the same seed should give the same completions`);
+          assert.deepEqual(
+            await a.sample(reqs, o),
+            first,
+            `${label(options)}: sampling again with the same seed should give the same completions`,
+          );
           sameTranscript(first, await b.sample(reqs, o), `completions for ${label(options)}`);
           await closeAll(a, b);
         }
@@ -144,7 +209,10 @@ export function policyChecks(plugin: PluginDefinition<'policy'>, kit: PolicyKitO
           const batch = updateBatch(reqs, await p.sample(reqs, o), o.maxTokens);
           if (!p.describe().canTrain) {
             const e = await thrown(() => p.update(batch), `${label(options)}: update() of a policy that cannot train`);
-            assert.ok(isCorlError(e, 'CORL_ERR_POLICY_CANNOT_TRAIN'), `${label(options)}: update() should throw CORL_ERR_POLICY_CANNOT_TRAIN, got ${String((e as Error)?.message ?? e)}`);
+            assert.ok(
+              isCorlError(e, 'CORL_ERR_POLICY_CANNOT_TRAIN'),
+              `${label(options)}: update() should throw CORL_ERR_POLICY_CANNOT_TRAIN, got ${String((e as Error)?.message ?? e)}`,
+            );
           } else {
             const result = await p.update(batch);
             for (const [name, v] of Object.entries(result.metrics)) {
@@ -171,12 +239,19 @@ export function policyChecks(plugin: PluginDefinition<'policy'>, kit: PolicyKitO
             const b = await create(options);
             await b.load(ckpt);
             const probe = sampling(kit, 42);
-            assert.deepEqual(await b.sample(reqs, probe), await a.sample(reqs, probe), `${label(options)}: a loaded policy should sample exactly as the saved one`);
+            assert.deepEqual(
+              await b.sample(reqs, probe),
+              await a.sample(reqs, probe),
+              `${label(options)}: a loaded policy should sample exactly as the saved one`,
+            );
             const empty = path.join(dir, 'empty');
             fs.mkdirSync(empty);
             const c = await create(options);
             const e = await thrown(() => c.load(empty), `${label(options)}: load() of an empty folder`);
-            assert.ok(isCorlError(e), `${label(options)}: load() of an empty folder should throw a coded error (e.g. CORL_ERR_POLICY_CHECKPOINT), got ${String((e as Error)?.message ?? e)}`);
+            assert.ok(
+              isCorlError(e),
+              `${label(options)}: load() of an empty folder should throw a coded error (e.g. CORL_ERR_POLICY_CHECKPOINT), got ${String((e as Error)?.message ?? e)}`,
+            );
             await closeAll(a, b, c);
           });
         }

@@ -7,7 +7,19 @@ import { TASK } from '../contracts/task';
 import type { RewardContext, RewardResult, RewardSource } from '../contracts/reward-source';
 import { isCorlError, type CorlError } from '../errors';
 import { manifestQueries } from '../registry/instantiate';
-import { commonChecks, expectKind, finite, kitCreate, kitOptions, label, optionSetsOf, sameTranscript, suite, type Check, type KitOptions } from './common';
+import {
+  commonChecks,
+  expectKind,
+  finite,
+  kitCreate,
+  kitOptions,
+  label,
+  optionSetsOf,
+  sameTranscript,
+  suite,
+  type Check,
+  type KitOptions,
+} from './common';
 import { groundTruthTripwire, rewardContext, type RewardContextSpec } from './contexts';
 
 /** Inputs of the reward-source suite. */
@@ -25,20 +37,57 @@ export interface RewardKitOptions extends KitOptions {
 }
 
 /** The scenarios every reward source is scored on. `K` completions per group. */
-export function rewardScenarios(tokenStats: boolean, reference: Reference | undefined, equivalence?: Equivalence, problem?: Problem): { title: string; spec: RewardContextSpec }[] {
+export function rewardScenarios(
+  tokenStats: boolean,
+  reference: Reference | undefined,
+  equivalence?: Equivalence,
+  problem?: Problem,
+): { title: string; spec: RewardContextSpec }[] {
   const base = { tokenStats, equivalence, ...(reference ? { reference } : {}), ...(problem ? { problem } : {}) };
   return [
     { title: 'agreeing peer', spec: { ...base, keys: ['4', '4', '4', '5'], supervisors: [['4', '4', '5', '4']] } },
-    { title: 'split votes', spec: { ...base, keys: ['1', '2', '3', '4'], supervisors: [['4', '3', '2', '1']], step: 3 } },
-    { title: 'some null answers', spec: { ...base, keys: [null, '4', null, '6'], supervisors: [['6', null, null, '6']] } },
-    { title: 'only null answers', spec: { ...base, keys: [null, null, null, null], supervisors: [[null, null, null, null]] } },
+    {
+      title: 'split votes',
+      spec: { ...base, keys: ['1', '2', '3', '4'], supervisors: [['4', '3', '2', '1']], step: 3 },
+    },
+    {
+      title: 'some null answers',
+      spec: { ...base, keys: [null, '4', null, '6'], supervisors: [['6', null, null, '6']] },
+    },
+    {
+      title: 'only null answers',
+      spec: { ...base, keys: [null, null, null, null], supervisors: [[null, null, null, null]] },
+    },
     { title: 'a supervisor with an empty group', spec: { ...base, keys: ['4', '5', '4', '4'], supervisors: [[]] } },
     { title: 'no supervisors', spec: { ...base, keys: ['4', '5', '4', '4'], supervisors: [] } },
     { title: 'an empty group (no completions)', spec: { ...base, keys: [], supervisors: [['4', '4']] } },
     { title: 'a single completion', spec: { ...base, keys: ['4'], supervisors: [['4']] } },
-    { title: 'self-supervision (TTRL)', spec: { ...base, keys: ['7', '7', '8', null], supervisors: [{ agent: 0, keys: ['7', '7', '8', null] }] } },
-    { title: 'two peers, agent 1 of 3', spec: { ...base, agent: 1, agents: 3, keys: ['4', '9', '9', '4'], supervisors: [{ agent: 0, keys: ['9', '9', '4', null] }, { agent: 2, keys: ['4', '4', '4', '9'] }] } },
-    { title: 'truncated completions', spec: { ...base, keys: ['4', null, '4', '3'], supervisors: [['4', '4', '3', '3']], finishReasons: ['stop', 'length', 'length', 'stop'] } },
+    {
+      title: 'self-supervision (TTRL)',
+      spec: { ...base, keys: ['7', '7', '8', null], supervisors: [{ agent: 0, keys: ['7', '7', '8', null] }] },
+    },
+    {
+      title: 'two peers, agent 1 of 3',
+      spec: {
+        ...base,
+        agent: 1,
+        agents: 3,
+        keys: ['4', '9', '9', '4'],
+        supervisors: [
+          { agent: 0, keys: ['9', '9', '4', null] },
+          { agent: 2, keys: ['4', '4', '4', '9'] },
+        ],
+      },
+    },
+    {
+      title: 'truncated completions',
+      spec: {
+        ...base,
+        keys: ['4', null, '4', '3'],
+        supervisors: [['4', '4', '3', '3']],
+        finishReasons: ['stop', 'length', 'length', 'stop'],
+      },
+    },
   ];
 }
 
@@ -48,15 +97,27 @@ function checkResult(result: RewardResult, ctx: RewardContext, what: string): vo
   result.rewards.forEach((r, k) => finite(r, `${what}: reward ${k}`));
   for (const key of ['label', 'ownLabel'] as const) {
     const v = result[key];
-    assert.ok(v === undefined || v === null || typeof v === 'string', `${what}: ${key} should be a key, null or absent`);
+    assert.ok(
+      v === undefined || v === null || typeof v === 'string',
+      `${what}: ${key} should be a key, null or absent`,
+    );
   }
   for (const [name, v] of Object.entries(result.metrics ?? {})) {
-    assert.match(name, /^[a-z0-9_]+\/[a-z0-9_./-]+$/, `${what}: metric names are namespaced, e.g. "vote/majority_ratio"`);
+    assert.match(
+      name,
+      /^[a-z0-9_]+\/[a-z0-9_./-]+$/,
+      `${what}: metric names are namespaced, e.g. "vote/majority_ratio"`,
+    );
     finite(v, `${what}: metric "${name}"`);
   }
 }
 
-async function transcript(source: RewardSource, contexts: readonly RewardContext[], texts: readonly string[], problem: Problem): Promise<unknown[]> {
+async function transcript(
+  source: RewardSource,
+  contexts: readonly RewardContext[],
+  texts: readonly string[],
+  problem: Problem,
+): Promise<unknown[]> {
   const out: unknown[] = [];
   for (const ctx of contexts) out.push(await source.score(ctx));
   if (source.answerKeys) out.push(await source.answerKeys({ problem, texts }));
@@ -68,17 +129,28 @@ const DEFAULT_TEXTS = ['The answer is \\boxed{4}.', 'I think it is 5', '', 'no i
 /** The reward-source checks. */
 export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitOptions = {}): Check[] {
   expectKind(plugin, 'reward');
-  const facts = async (options: Readonly<Record<string, unknown>>): Promise<{ usesGroundTruth: boolean; tokenStats: boolean }> => {
+  const facts = async (
+    options: Readonly<Record<string, unknown>>,
+  ): Promise<{ usesGroundTruth: boolean; tokenStats: boolean }> => {
     const { registry, options: resolved } = await kitOptions(plugin, kit, options);
     const q = manifestQueries(registry);
     const sel: ResolvedSelection = { use: plugin.manifest.name, options: resolved };
     return { usesGroundTruth: q.usesGroundTruth(sel), tokenStats: q.tokenStats(sel) };
   };
-  const reference = (f: { usesGroundTruth: boolean }): Reference | undefined => (f.usesGroundTruth ? kit.reference ?? { answer: '4' } : undefined);
+  const reference = (f: { usesGroundTruth: boolean }): Reference | undefined =>
+    f.usesGroundTruth ? (kit.reference ?? { answer: '4' }) : undefined;
   const problem = kit.problem ?? { id: 'p1', prompt: 'What is 2 + 2?' };
   const contextsFor = (f: { usesGroundTruth: boolean; tokenStats: boolean }): RewardContext[] => [
     ...rewardScenarios(f.tokenStats, reference(f), kit.equivalence, kit.problem).map((s) => rewardContext(s.spec)),
-    ...(kit.contexts ?? []).map((s) => rewardContext({ tokenStats: f.tokenStats, equivalence: kit.equivalence, problem: kit.problem, reference: reference(f), ...s })),
+    ...(kit.contexts ?? []).map((s) =>
+      rewardContext({
+        tokenStats: f.tokenStats,
+        equivalence: kit.equivalence,
+        problem: kit.problem,
+        reference: reference(f),
+        ...s,
+      }),
+    ),
   ];
   return [
     ...commonChecks('reward', plugin, kit),
@@ -105,25 +177,39 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
           const f = await facts(options);
           const a = await kitCreate(plugin, kit, options);
           const b = await kitCreate(plugin, kit, options);
-          sameTranscript(await transcript(a, contextsFor(f), kit.answerKeyTexts ?? DEFAULT_TEXTS, problem), await transcript(b, contextsFor(f), kit.answerKeyTexts ?? DEFAULT_TEXTS, problem), `rewards for ${label(options)}`);
+          sameTranscript(
+            await transcript(a, contextsFor(f), kit.answerKeyTexts ?? DEFAULT_TEXTS, problem),
+            await transcript(b, contextsFor(f), kit.answerKeyTexts ?? DEFAULT_TEXTS, problem),
+            `rewards for ${label(options)}`,
+          );
           await a.close?.();
           await b.close?.();
         }
       },
     },
     {
-      title: 'a label-free source neither reaches for ground truth nor depends on it; a supervised one declares usesGroundTruth',
+      title:
+        'a label-free source neither reaches for ground truth nor depends on it; a supervised one declares usesGroundTruth',
       run: async () => {
         for (const options of optionSetsOf(kit)) {
           const f = await facts(options);
           if (f.usesGroundTruth) {
             // A supervised source gets the reference; a problem without one is a coded error or a finite reward, never a crash.
             const source = await kitCreate(plugin, kit, options);
-            const ctx = rewardContext({ keys: ['4', '5'], supervisors: [['4', '4']], tokenStats: f.tokenStats, equivalence: kit.equivalence, problem: kit.problem });
+            const ctx = rewardContext({
+              keys: ['4', '5'],
+              supervisors: [['4', '4']],
+              tokenStats: f.tokenStats,
+              equivalence: kit.equivalence,
+              problem: kit.problem,
+            });
             try {
               checkResult(await source.score(ctx), ctx, `${label(options)}, no reference`);
             } catch (e) {
-              assert.ok(isCorlError(e), `${label(options)}: a problem without a reference should give a coded error, got ${String((e as Error)?.stack ?? e)}`);
+              assert.ok(
+                isCorlError(e),
+                `${label(options)}: a problem without a reference should give a coded error, got ${String((e as Error)?.stack ?? e)}`,
+              );
             }
             await source.close?.();
             continue;
@@ -141,12 +227,21 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
           const refusals: CorlError[] = [];
           const reached = (e: unknown): never => {
             if (isCorlError(e) && e.code === 'CORL_ERR_PLUGIN_CAPABILITY') {
-              assert.fail(`${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth: ${e.message}`);
+              assert.fail(
+                `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth: ${e.message}`,
+              );
             }
             throw e;
           };
           try {
-            const armed = { setup: trap, groundTruth: wire.groundTruth, task: wire.task, onRefusal: (r: CorlError) => { refusals.push(r); } };
+            const armed = {
+              setup: trap,
+              groundTruth: wire.groundTruth,
+              task: wire.task,
+              onRefusal: (r: CorlError) => {
+                refusals.push(r);
+              },
+            };
             const plain = await kitCreate(plugin, kit, options, armed);
             const decoyed = await kitCreate(plugin, kit, options, armed);
             for (const [i, ctx] of contextsFor(f).entries()) {
@@ -154,8 +249,15 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
               const decoy = ctx.completions.find((c) => c.key !== null)?.key ?? '4';
               const a = await plain.score(ctx);
               checkResult(a, ctx, label(options));
-              const b = await decoyed.score({ ...ctx, reference: { answer: decoy, expectedOutputs: ctx.problem.testInputs?.map(() => decoy) } });
-              assert.deepEqual(b, a, `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)}, but its result for context ${i} changed when a reference was present`);
+              const b = await decoyed.score({
+                ...ctx,
+                reference: { answer: decoy, expectedOutputs: ctx.problem.testInputs?.map(() => decoy) },
+              });
+              assert.deepEqual(
+                b,
+                a,
+                `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)}, but its result for context ${i} changed when a reference was present`,
+              );
             }
             if (plain.answerKeys) await plain.answerKeys({ problem, texts: kit.answerKeyTexts ?? DEFAULT_TEXTS });
             await plain.close?.();
@@ -163,9 +265,17 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
           } catch (e) {
             reached(e);
           }
-          assert.deepEqual(wire.touches, [], `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth: ${wire.touches.join(', ')}`);
+          assert.deepEqual(
+            wire.touches,
+            [],
+            `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth: ${wire.touches.join(', ')}`,
+          );
           // A refusal the source caught and swallowed still counts: it tried.
-          assert.deepEqual(refusals.map((r) => r.message), [], `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth (and caught the refusal): ${refusals.map((r) => r.message).join('; ')}`);
+          assert.deepEqual(
+            refusals.map((r) => r.message),
+            [],
+            `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth (and caught the refusal): ${refusals.map((r) => r.message).join('; ')}`,
+          );
         }
       },
     },
@@ -178,7 +288,12 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
           const texts = kit.answerKeyTexts ?? DEFAULT_TEXTS;
           const keys = await source.answerKeys({ problem, texts });
           assert.equal(keys.length, texts.length, 'one key per text');
-          keys.forEach((k, i) => assert.ok(k === null || (typeof k === 'string' && k !== ''), `key ${i} should be a non-empty string or null`));
+          keys.forEach((k, i) =>
+            assert.ok(
+              k === null || (typeof k === 'string' && k !== ''),
+              `key ${i} should be a non-empty string or null`,
+            ),
+          );
           assert.deepEqual(await source.answerKeys({ problem, texts: [] }), []);
           await source.close?.();
         }

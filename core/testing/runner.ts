@@ -27,7 +27,10 @@ export function resolveRunner(runner: TestRunner | undefined): TestRunner {
   if (runner) return runner;
   const g = globalThis as { describe?: TestRunner['describe']; it?: TestRunner['it'] };
   if (typeof g.describe !== 'function' || typeof g.it !== 'function') {
-    throw new CorlError('CORL_ERR_TESTING_RUNNER', 'expected mocha\'s global describe() and it(), got none (the suite was not loaded by a test runner)');
+    throw new CorlError(
+      'CORL_ERR_TESTING_RUNNER',
+      "expected mocha's global describe() and it(), got none (the suite was not loaded by a test runner)",
+    );
   }
   return { describe: g.describe, it: g.it };
 }

@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import type { PluginDefinition } from '../contracts/plugin';
 import type { Topology } from '../contracts/topology';
 import { isCorlError } from '../errors';
-import { commonChecks, expectKind, kitCreate, label, optionSetsOf, sameTranscript, suite, type Check, type KitOptions } from './common';
+import {
+  commonChecks,
+  expectKind,
+  kitCreate,
+  label,
+  optionSetsOf,
+  sameTranscript,
+  suite,
+  type Check,
+  type KitOptions,
+} from './common';
 
 /** Inputs of the topology suite. */
 export interface TopologyKitOptions extends KitOptions {
@@ -19,7 +29,10 @@ function probe(t: Topology, sizes: readonly number[]): Probe[] {
     try {
       t.validate(agents);
     } catch (e) {
-      assert.ok(isCorlError(e), `validate(${agents}) should refuse a cohort with a coded CorlError, got ${String((e as Error)?.stack ?? e)}`);
+      assert.ok(
+        isCorlError(e),
+        `validate(${agents}) should refuse a cohort with a coded CorlError, got ${String((e as Error)?.stack ?? e)}`,
+      );
       return { agents, refused: e.code };
     }
     return { agents, supervisors: Array.from({ length: agents }, (_, n) => [...t.supervisors(n, agents)]) };
@@ -39,16 +52,27 @@ export function topologyChecks(plugin: PluginDefinition<'topology'>, kit: Topolo
           const t = await kitCreate(plugin, kit, options);
           assert.equal(typeof t.selfSupervised, 'boolean', 'selfSupervised should be a boolean');
           const probes = probe(t, sizes);
-          assert.ok(probes.some((p) => p.supervisors && p.agents >= 2), `${label(options)}: should accept some cohort of 2 or more agents among ${sizes.join(', ')}`);
+          assert.ok(
+            probes.some((p) => p.supervisors && p.agents >= 2),
+            `${label(options)}: should accept some cohort of 2 or more agents among ${sizes.join(', ')}`,
+          );
           for (const p of probes) {
             if (!p.supervisors) continue;
             p.supervisors.forEach((s, n) => {
               const what = `${label(options)}: supervisors(${n}, ${p.agents})`;
               assert.ok(Array.isArray(s), `${what} should be an array`);
               if (!kit.allowUnsupervised) assert.ok(s.length > 0, `${what} should not be empty`);
-              for (const m of s) assert.ok(Number.isInteger(m) && m >= 0 && m < p.agents, `${what} should hold agent indices in [0, ${p.agents}), got ${m}`);
+              for (const m of s)
+                assert.ok(
+                  Number.isInteger(m) && m >= 0 && m < p.agents,
+                  `${what} should hold agent indices in [0, ${p.agents}), got ${m}`,
+                );
               assert.equal(new Set(s).size, s.length, `${what} should not repeat an agent`);
-              if (!t.selfSupervised) assert.ok(!s.includes(n), `${what} includes agent ${n} itself, but selfSupervised is false: under a peer topology an agent never contributes to its own target`);
+              if (!t.selfSupervised)
+                assert.ok(
+                  !s.includes(n),
+                  `${what} includes agent ${n} itself, but selfSupervised is false: under a peer topology an agent never contributes to its own target`,
+                );
             });
           }
         }

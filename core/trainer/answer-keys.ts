@@ -17,7 +17,11 @@ export class AnswerKeys {
   private cachedChars = 0;
   private readonly refKeys = new Map<string, string | null>();
 
-  constructor(private readonly extractor: AnswerExtractor, private readonly equivalence: Equivalence, private readonly reward?: RewardSource) {}
+  constructor(
+    private readonly extractor: AnswerExtractor,
+    private readonly equivalence: Equivalence,
+    private readonly reward?: RewardSource,
+  ) {}
 
   /** Raw answer and key of one text, through the run's extractor and equivalence. */
   of(text: string): { answer: string | null; key: string | null } {
@@ -27,7 +31,10 @@ export class AnswerKeys {
       const key = answer === null ? null : this.equivalence.key(answer);
       hit = { answer, key: key === '' ? null : key };
       if (text.length <= ANSWER_CACHE_LIMITS.longestText) {
-        if (this.cache.size >= ANSWER_CACHE_LIMITS.texts || this.cachedChars + text.length > ANSWER_CACHE_LIMITS.chars) {
+        if (
+          this.cache.size >= ANSWER_CACHE_LIMITS.texts ||
+          this.cachedChars + text.length > ANSWER_CACHE_LIMITS.chars
+        ) {
           this.cache.clear();
           this.cachedChars = 0;
         }
@@ -50,7 +57,8 @@ export class AnswerKeys {
 
   /** The keys the reward source votes with: its own `answerKeys` when it has one, else the run's. */
   async forReward(problem: Problem, texts: readonly string[]): Promise<(string | null)[]> {
-    if (this.reward?.answerKeys) return this.reward.answerKeys(Object.freeze({ problem, texts: Object.freeze([...texts]) }));
+    if (this.reward?.answerKeys)
+      return this.reward.answerKeys(Object.freeze({ problem, texts: Object.freeze([...texts]) }));
     return this.forCompletions(problem, texts);
   }
 

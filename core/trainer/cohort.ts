@@ -49,7 +49,12 @@ export interface Cohort {
  */
 export async function buildCohort(loaded: LoadedConfig): Promise<Cohort> {
   const p = await createRunPlugins(loaded, 'training');
-  const agents: Agent[] = loaded.config.agents.map((a, i) => ({ index: i, name: a.name, seed: loaded.config.seed + i, policy: p.policies[i]! }));
+  const agents: Agent[] = loaded.config.agents.map((a, i) => ({
+    index: i,
+    name: a.name,
+    seed: loaded.config.seed + i,
+    policy: p.policies[i]!,
+  }));
   return {
     loaded,
     data: p.data!,
@@ -67,22 +72,37 @@ export async function buildCohort(loaded: LoadedConfig): Promise<Cohort> {
 }
 
 /** Sample from one agent and check the policy kept its contract (aligned, equal lengths, finite log-probabilities). */
-export async function sampleChecked(agent: Agent, requests: readonly SampleRequest[], options: SamplingOptions, what: string): Promise<Completion[][]> {
+export async function sampleChecked(
+  agent: Agent,
+  requests: readonly SampleRequest[],
+  options: SamplingOptions,
+  what: string,
+): Promise<Completion[][]> {
   let out: Completion[][];
   try {
     out = await agent.policy.sample(requests, options);
   } catch (e) {
     throw agentFailure(agent, what, e);
   }
-  const bad = (msg: string): CorlError => new CorlError('CORL_ERR_POLICY_OUTPUT', msg, { where: `agents[${agent.index}] (${agent.name}) ${what}` });
-  if (!Array.isArray(out) || out.length !== requests.length) throw bad(`expected ${requests.length} completion groups, got ${Array.isArray(out) ? out.length : typeof out}`);
+  const bad = (msg: string): CorlError =>
+    new CorlError('CORL_ERR_POLICY_OUTPUT', msg, { where: `agents[${agent.index}] (${agent.name}) ${what}` });
+  if (!Array.isArray(out) || out.length !== requests.length)
+    throw bad(`expected ${requests.length} completion groups, got ${Array.isArray(out) ? out.length : typeof out}`);
   out.forEach((group, i) => {
-    if (!Array.isArray(group) || group.length !== options.n) throw bad(`expected ${options.n} completions for request ${i}, got ${Array.isArray(group) ? group.length : typeof group}`);
+    if (!Array.isArray(group) || group.length !== options.n)
+      throw bad(
+        `expected ${options.n} completions for request ${i}, got ${Array.isArray(group) ? group.length : typeof group}`,
+      );
     group.forEach((c, k) => {
-      if (typeof c?.text !== 'string' || !Array.isArray(c.tokenIds) && !ArrayBuffer.isView(c.tokenIds)) throw bad(`expected {text, tokenIds, logprobs} for request ${i} completion ${k}, got ${JSON.stringify(c)?.slice(0, 80)}`);
-      if (c.logprobs.length !== c.tokenIds.length) throw bad(`expected ${c.tokenIds.length} logprobs for request ${i} completion ${k}, got ${c.logprobs.length}`);
+      if (typeof c?.text !== 'string' || (!Array.isArray(c.tokenIds) && !ArrayBuffer.isView(c.tokenIds)))
+        throw bad(
+          `expected {text, tokenIds, logprobs} for request ${i} completion ${k}, got ${JSON.stringify(c)?.slice(0, 80)}`,
+        );
+      if (c.logprobs.length !== c.tokenIds.length)
+        throw bad(`expected ${c.tokenIds.length} logprobs for request ${i} completion ${k}, got ${c.logprobs.length}`);
       for (let t = 0; t < c.logprobs.length; t++) {
-        if (!Number.isFinite(c.logprobs[t])) throw bad(`expected finite logprobs, got ${c.logprobs[t]} at request ${i} completion ${k} token ${t}`);
+        if (!Number.isFinite(c.logprobs[t]))
+          throw bad(`expected finite logprobs, got ${c.logprobs[t]} at request ${i} completion ${k} token ${t}`);
       }
     });
   });
@@ -93,7 +113,11 @@ export async function sampleChecked(agent: Agent, requests: readonly SampleReque
 export function agentFailure(agent: Agent | undefined, what: string, e: unknown): CorlError {
   if (isCorlError(e)) return e;
   const who = agent ? `agent ${agent.index} (${agent.name})` : 'the run';
-  return new CorlError('CORL_ERR_RUN_AGENT_FAILED', `expected ${what} of ${who} to succeed, got ${(e as Error)?.message ?? String(e)}`, { cause: e });
+  return new CorlError(
+    'CORL_ERR_RUN_AGENT_FAILED',
+    `expected ${what} of ${who} to succeed, got ${(e as Error)?.message ?? String(e)}`,
+    { cause: e },
+  );
 }
 
 /**
@@ -109,7 +133,10 @@ export function batchAt(train: readonly Problem[], step: number, batchSize: numb
   let order: Problem[] = [];
   while (out.length < batchSize) {
     const e = Math.floor(pos / n);
-    if (e !== epoch) { epoch = e; order = new Rng(mixSeed(dataSeed, 'data', e)).shuffle(train); }
+    if (e !== epoch) {
+      epoch = e;
+      order = new Rng(mixSeed(dataSeed, 'data', e)).shuffle(train);
+    }
     out.push(order[pos % n]!);
     pos++;
   }

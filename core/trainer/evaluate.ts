@@ -59,14 +59,21 @@ export interface EvalResult {
  * The problems an evaluation uses: those of `config.split` (held-out test problems, or the task's
  * validation split), the first `maxProblems` of them (all when 0), in the task's order.
  */
-export function evalProblems(data: Pick<TaskData, 'heldOut' | 'validation'>, config: Pick<EvalConfig, 'split' | 'maxProblems'>): readonly Problem[] {
+export function evalProblems(
+  data: Pick<TaskData, 'heldOut' | 'validation'>,
+  config: Pick<EvalConfig, 'split' | 'maxProblems'>,
+): readonly Problem[] {
   let problems = data.heldOut;
   if (config.split === 'validation') {
     if (!data.validation || data.validation.length === 0) {
-      throw new CorlError('CORL_ERR_TASK_DATA', 'expected a validation split for eval.split "validation", got a task without one', {
-        where: 'eval.split',
-        hint: 'give the task validation problems (corl:arith: the option "validation"), or evaluate on "test"',
-      });
+      throw new CorlError(
+        'CORL_ERR_TASK_DATA',
+        'expected a validation split for eval.split "validation", got a task without one',
+        {
+          where: 'eval.split',
+          hint: 'give the task validation problems (corl:arith: the option "validation"), or evaluate on "test"',
+        },
+      );
     }
     problems = data.validation;
   }
@@ -84,7 +91,9 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
   const problems = evalProblems(cohort.data, ev);
   const gt = cohort.data.groundTruth;
   if (problems.length === 0) return { rows: [], records: [], accuracy: cohort.agents.map(() => 0) };
-  const perAgent = await Promise.all(cohort.agents.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.grading, ev)));
+  const perAgent = await Promise.all(
+    cohort.agents.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.grading, ev)),
+  );
   const rows = perAgent.flat();
   const records: MetricsRecord[] = [];
   const accuracy: number[] = [];
@@ -102,7 +111,12 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
   if (ev.ensemble > 0) {
     // Budget-fair ensemble: the first `ensemble` samples of every agent, pooled into one plurality.
     const right = await ensembleCorrect(perAgent, ev.ensemble, cohort.grading, (id) => keys.referenceKey(id, gt));
-    records.push({ step, agent: null, phase: 'eval', metrics: { [`ensemble/maj@${ev.ensemble * cohort.agents.length}`]: mean(right.map(Number)) } });
+    records.push({
+      step,
+      agent: null,
+      phase: 'eval',
+      metrics: { [`ensemble/maj@${ev.ensemble * cohort.agents.length}`]: mean(right.map(Number)) },
+    });
   }
   for (let a = 0; a < cohort.agents.length; a++) {
     for (let b = a + 1; b < cohort.agents.length; b++) {
@@ -130,21 +144,33 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
  * their keys, which are right, and their equivalence-clustered plurality. Shared by the trainer's
  * evaluation and `corl eval`.
  */
-export async function evaluateAgent(agent: Agent, problems: readonly Problem[], keys: AnswerKeys, gt: GroundTruth, equivalence: Equivalence, settings: AgentEvalSettings): Promise<EvalRow[]> {
+export async function evaluateAgent(
+  agent: Agent,
+  problems: readonly Problem[],
+  keys: AnswerKeys,
+  gt: GroundTruth,
+  equivalence: Equivalence,
+  settings: AgentEvalSettings,
+): Promise<EvalRow[]> {
   // Every agent answers the canonical prompt: diversity strategies shape training inputs only, so
   // that all configs (and all agents of one) are scored on identical held-out questions.
   const requests = problems.map((p) => ({ id: p.id, prompt: p.prompt, images: p.images }));
   const batch = settings.batch && settings.batch > 0 ? settings.batch : Math.max(requests.length, 1);
   const completions: Completion[][] = [];
   for (let from = 0; from < requests.length; from += batch) {
-    const part = await sampleChecked(agent, requests.slice(from, from + batch), {
-      n: settings.samples,
-      temperature: settings.sampling.temperature,
-      topP: settings.sampling.topP,
-      maxTokens: settings.sampling.maxTokens,
-      stop: settings.sampling.stop,
-      seed: from === 0 ? mixSeed(agent.seed, 'eval') : mixSeed(agent.seed, 'eval', from),
-    }, 'evaluation sampling');
+    const part = await sampleChecked(
+      agent,
+      requests.slice(from, from + batch),
+      {
+        n: settings.samples,
+        temperature: settings.sampling.temperature,
+        topP: settings.sampling.topP,
+        maxTokens: settings.sampling.maxTokens,
+        stop: settings.sampling.stop,
+        seed: from === 0 ? mixSeed(agent.seed, 'eval') : mixSeed(agent.seed, 'eval', from),
+      },
+      'evaluation sampling',
+    );
     completions.push(...part);
     settings.onBatch?.(completions.length, requests.length);
   }
@@ -200,7 +226,12 @@ export function agentScores(rows: readonly EvalRow[]): AgentScores {
  * into one equivalence-clustered plurality (ties to the first seen), compared with the reference key.
  * `perAgent[a][i]` must be agent a's row for problem i.
  */
-export async function ensembleCorrect(perAgent: readonly (readonly EvalRow[])[], m: number, equivalence: Equivalence, referenceKey: (id: string) => string | null): Promise<boolean[]> {
+export async function ensembleCorrect(
+  perAgent: readonly (readonly EvalRow[])[],
+  m: number,
+  equivalence: Equivalence,
+  referenceKey: (id: string) => string | null,
+): Promise<boolean[]> {
   const out: boolean[] = [];
   const n = perAgent[0]?.length ?? 0;
   for (let i = 0; i < n; i++) {
@@ -216,7 +247,12 @@ export async function ensembleCorrect(perAgent: readonly (readonly EvalRow[])[],
  * of A with sample j of B, as `corl agreement --use all`; the default), or over first samples only
  * (`first`: the paper's "answer once", noisier). w counts equivalent wrong answers as the same.
  */
-export async function pairAgreement(ra: readonly EvalRow[], rb: readonly EvalRow[], equivalence: Equivalence, basis: 'all' | 'first' = 'all'): Promise<Agreement> {
+export async function pairAgreement(
+  ra: readonly EvalRow[],
+  rb: readonly EvalRow[],
+  equivalence: Equivalence,
+  basis: 'all' | 'first' = 'all',
+): Promise<Agreement> {
   const ca: boolean[] = [];
   const cb: boolean[] = [];
   const same: boolean[] = [];
@@ -243,6 +279,10 @@ export async function sameKey(a: string | null, b: string | null, eq: Equivalenc
 export function mean(values: readonly number[]): number {
   let s = 0;
   let n = 0;
-  for (const v of values) if (Number.isFinite(v)) { s += v; n++; }
+  for (const v of values)
+    if (Number.isFinite(v)) {
+      s += v;
+      n++;
+    }
   return n ? s / n : 0;
 }

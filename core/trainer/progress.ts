@@ -54,7 +54,11 @@ export class BarProgress implements ProgressReporter {
   }
 
   step(s: StepSummary): void {
-    this.bar?.update(s.step, { reward: fmt(s.reward), label: fmt(s.labelAccuracy), eval: s.evalAccuracy.map((a) => fmt(a)).join('/') || '-' });
+    this.bar?.update(s.step, {
+      reward: fmt(s.reward),
+      label: fmt(s.labelAccuracy),
+      eval: s.evalAccuracy.map((a) => fmt(a)).join('/') || '-',
+    });
   }
 
   note(line: string): void {
@@ -73,7 +77,11 @@ export class LineProgress implements ProgressReporter {
   private started = 0;
   private label = '';
 
-  constructor(private readonly every: number, private readonly write: (line: string) => void = (l) => process.stderr.write(l + '\n'), private readonly now: () => number = () => performance.now()) {}
+  constructor(
+    private readonly every: number,
+    private readonly write: (line: string) => void = (l) => process.stderr.write(l + '\n'),
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   start(total: number, from: number, label: string): void {
     this.from = from;
@@ -87,7 +95,9 @@ export class LineProgress implements ProgressReporter {
     const done = s.step - this.from;
     const elapsed = (this.now() - this.started) / 1000;
     const eta = done > 0 ? (elapsed / done) * (s.total - s.step) : NaN;
-    this.write(`${this.label}: step ${s.step}/${s.total} reward ${fmt(s.reward)} label_acc ${fmt(s.labelAccuracy)} eval_acc ${s.evalAccuracy.map((a) => fmt(a)).join('/') || '-'} (${(s.stepMs / 1000).toFixed(2)} s/step, ETA ${Number.isFinite(eta) ? `${Math.round(eta)} s` : '-'})`);
+    this.write(
+      `${this.label}: step ${s.step}/${s.total} reward ${fmt(s.reward)} label_acc ${fmt(s.labelAccuracy)} eval_acc ${s.evalAccuracy.map((a) => fmt(a)).join('/') || '-'} (${(s.stepMs / 1000).toFixed(2)} s/step, ETA ${Number.isFinite(eta) ? `${Math.round(eta)} s` : '-'})`,
+    );
   }
 
   note(line: string): void {
@@ -126,7 +136,14 @@ export class CountBar implements CountProgress {
   constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
 
   start(total: number, label: string): void {
-    this.bar = new SingleBar({ format: `${label} [{bar}] {value}/{total} | ETA {eta_formatted} | {detail}`, stream: this.stream, hideCursor: true, clearOnComplete: false, etaBuffer: 20, barsize: 24 });
+    this.bar = new SingleBar({
+      format: `${label} [{bar}] {value}/{total} | ETA {eta_formatted} | {detail}`,
+      stream: this.stream,
+      hideCursor: true,
+      clearOnComplete: false,
+      etaBuffer: 20,
+      barsize: 24,
+    });
     this.bar.start(total, 0, { detail: '' });
   }
 

@@ -37,7 +37,14 @@ export interface RunMeta {
 }
 
 /** The state of a run before its first step. */
-const INITIAL_STATE: RunState = { version: 1, nextStep: 0, metricsBytes: 0, rolloutsBytes: 0, checkpoint: null, finished: false };
+const INITIAL_STATE: RunState = {
+  version: 1,
+  nextStep: 0,
+  metricsBytes: 0,
+  rolloutsBytes: 0,
+  checkpoint: null,
+  finished: false,
+};
 
 const STATE = 'state.json';
 const META = 'run.json';
@@ -56,12 +63,21 @@ export class RunDirectory {
   private constructor(readonly dir: string) {}
 
   /** Create a new run directory; refuses one that already holds a run. */
-  static async create(dir: string, config: unknown, source: unknown, meta: Omit<RunMeta, 'corl' | 'startedAt'>): Promise<RunDirectory> {
+  static async create(
+    dir: string,
+    config: unknown,
+    source: unknown,
+    meta: Omit<RunMeta, 'corl' | 'startedAt'>,
+  ): Promise<RunDirectory> {
     const abs = path.resolve(dir);
     // A folder with config files but no state.json is a start killed before its first state: nothing
     // was trained, so starting again over it loses nothing.
     if (fs.existsSync(path.join(abs, STATE))) {
-      throw new CorlError('CORL_ERR_RUN_EXISTS', `expected an empty or new folder for the run, got ${abs}, which already holds a run`, { where: '--out' });
+      throw new CorlError(
+        'CORL_ERR_RUN_EXISTS',
+        `expected an empty or new folder for the run, got ${abs}, which already holds a run`,
+        { where: '--out' },
+      );
     }
     if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory()) {
       throw new CorlError('CORL_ERR_IO', `expected a folder for the run, got a file at ${abs}`, { where: '--out' });
@@ -70,7 +86,11 @@ export class RunDirectory {
     await fsp.mkdir(abs, { recursive: true });
     await writeJsonAtomic(path.join(abs, CONFIG), config);
     await writeJsonAtomic(path.join(abs, SOURCE), source);
-    await writeJsonAtomic(path.join(abs, META), { corl: CORL_VERSION, ...meta, startedAt: new Date().toISOString() } satisfies RunMeta);
+    await writeJsonAtomic(path.join(abs, META), {
+      corl: CORL_VERSION,
+      ...meta,
+      startedAt: new Date().toISOString(),
+    } satisfies RunMeta);
     await run.writeState(INITIAL_STATE);
     await writeFileAtomic(path.join(abs, METRICS), '');
     return run;
@@ -79,11 +99,18 @@ export class RunDirectory {
   /** Open an existing run for resuming. */
   static open(dir: string): RunDirectory {
     const abs = path.resolve(dir);
-    if (!fs.existsSync(path.join(abs, SOURCE)) || (!fs.existsSync(path.join(abs, STATE)) && !fs.existsSync(path.join(abs, META)))) {
-      throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected a run directory with state.json and config.source.json, got ${abs}`, {
-        where: '--resume',
-        hint: 'a run killed before it wrote its config can be started again with the same --out',
-      });
+    if (
+      !fs.existsSync(path.join(abs, SOURCE)) ||
+      (!fs.existsSync(path.join(abs, STATE)) && !fs.existsSync(path.join(abs, META)))
+    ) {
+      throw new CorlError(
+        'CORL_ERR_RUN_NOT_FOUND',
+        `expected a run directory with state.json and config.source.json, got ${abs}`,
+        {
+          where: '--resume',
+          hint: 'a run killed before it wrote its config can be started again with the same --out',
+        },
+      );
     }
     return new RunDirectory(abs);
   }
@@ -131,7 +158,11 @@ export class RunDirectory {
   state(): RunState {
     const s = this.readJson(STATE) as RunState;
     if (s.version !== 1 || !Number.isInteger(s.nextStep) || !Number.isInteger(s.metricsBytes)) {
-      throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected a state.json of version 1, got ${JSON.stringify(s).slice(0, 100)}`, { where: path.join(this.dir, STATE) });
+      throw new CorlError(
+        'CORL_ERR_RUN_CORRUPT',
+        `expected a state.json of version 1, got ${JSON.stringify(s).slice(0, 100)}`,
+        { where: path.join(this.dir, STATE) },
+      );
     }
     return s;
   }
@@ -169,7 +200,11 @@ export class RunDirectory {
     const size = (f: string): number => {
       if (!fs.existsSync(f)) return 0;
       const fd = fs.openSync(f, 'r+');
-      try { fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
+      try {
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
       return fs.statSync(f).size;
     };
     return { metricsBytes: size(this.metricsFile), rolloutsBytes: size(this.rolloutsFile) };
@@ -181,16 +216,27 @@ export class RunDirectory {
    * so nothing written is lost.
    */
   truncateTo(state: RunState): void {
-    for (const [file, bytes] of [[this.metricsFile, state.metricsBytes], [this.rolloutsFile, state.rolloutsBytes]] as const) {
+    for (const [file, bytes] of [
+      [this.metricsFile, state.metricsBytes],
+      [this.rolloutsFile, state.rolloutsBytes],
+    ] as const) {
       if (!fs.existsSync(file)) continue;
       const size = fs.statSync(file).size;
       if (size < bytes) {
-        throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected ${path.basename(file)} to hold at least ${bytes} bytes, got ${size}`, { where: file });
+        throw new CorlError(
+          'CORL_ERR_RUN_CORRUPT',
+          `expected ${path.basename(file)} to hold at least ${bytes} bytes, got ${size}`,
+          { where: file },
+        );
       }
       if (size > bytes) {
         const fd = fs.openSync(file, 'r');
         const tail = Buffer.alloc(size - bytes);
-        try { fs.readSync(fd, tail, 0, tail.length, bytes); } finally { fs.closeSync(fd); }
+        try {
+          fs.readSync(fd, tail, 0, tail.length, bytes);
+        } finally {
+          fs.closeSync(fd);
+        }
         fs.appendFileSync(`${file}.after-checkpoint`, tail);
         fs.truncateSync(file, bytes);
       }
@@ -201,13 +247,18 @@ export class RunDirectory {
   readMetrics(): MetricsRecord[] {
     const file = existingOrGz(this.metricsFile);
     const text = fs.existsSync(file) ? readTextMaybeGz(file) : '';
-    return text.split('\n').filter(Boolean).map((line, i) => {
-      try {
-        return JSON.parse(line) as MetricsRecord;
-      } catch {
-        throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON line, got invalid JSON', { where: `${file}:${i + 1}` });
-      }
-    });
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((line, i) => {
+        try {
+          return JSON.parse(line) as MetricsRecord;
+        } catch {
+          throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON line, got invalid JSON', {
+            where: `${file}:${i + 1}`,
+          });
+        }
+      });
   }
 
   /** Folder of the checkpoint written after `step` steps. */
@@ -222,7 +273,10 @@ export class RunDirectory {
 
   /** Write a file of the eval folder atomically. */
   async writeEval(name: string, lines: readonly unknown[]): Promise<void> {
-    await writeFileAtomic(path.join(this.dir, 'eval', name), lines.map((l) => JSON.stringify(l)).join('\n') + (lines.length ? '\n' : ''));
+    await writeFileAtomic(
+      path.join(this.dir, 'eval', name),
+      lines.map((l) => JSON.stringify(l)).join('\n') + (lines.length ? '\n' : ''),
+    );
   }
 
   private readJson(name: string): unknown {
@@ -230,7 +284,9 @@ export class RunDirectory {
     try {
       return JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch (e) {
-      throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected readable JSON, got ${(e as Error).message}`, { where: file });
+      throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected readable JSON, got ${(e as Error).message}`, {
+        where: file,
+      });
     }
   }
 }

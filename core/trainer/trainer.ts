@@ -68,9 +68,13 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
     if (loaded.config.trainer.steps > 0) {
       for (const a of cohort.agents) {
         if (!a.policy.describe().canTrain) {
-          throw new CorlError('CORL_ERR_POLICY_CANNOT_TRAIN', `expected a trainable policy for agent ${a.index} (${a.name}) because trainer.steps = ${loaded.config.trainer.steps}, got "${loaded.config.agents[a.index]!.policy.use}", which only samples`, {
-            where: `agents[${a.index}].policy`,
-          });
+          throw new CorlError(
+            'CORL_ERR_POLICY_CANNOT_TRAIN',
+            `expected a trainable policy for agent ${a.index} (${a.name}) because trainer.steps = ${loaded.config.trainer.steps}, got "${loaded.config.agents[a.index]!.policy.use}", which only samples`,
+            {
+              where: `agents[${a.index}].policy`,
+            },
+          );
         }
       }
     }
@@ -87,7 +91,9 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
         }
       }
     } else if (state.nextStep !== 0) {
-      throw new CorlError('CORL_ERR_RUN_EXISTS', `expected a fresh run directory, got one at step ${state.nextStep}`, { where: run.dir });
+      throw new CorlError('CORL_ERR_RUN_EXISTS', `expected a fresh run directory, got one at step ${state.nextStep}`, {
+        where: run.dir,
+      });
     }
     return await loop(cohort, run, state, options, progress);
   } finally {
@@ -96,7 +102,13 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
   }
 }
 
-async function loop(cohort: Cohort, run: RunDirectory, state: RunState, options: TrainOptions, progress: ProgressReporter): Promise<TrainResult> {
+async function loop(
+  cohort: Cohort,
+  run: RunDirectory,
+  state: RunState,
+  options: TrainOptions,
+  progress: ProgressReporter,
+): Promise<TrainResult> {
   const { config } = cohort.loaded;
   const T = config.trainer.steps;
   const keys = new AnswerKeys(cohort.extractor, cohort.equivalence, cohort.reward);
@@ -115,8 +127,12 @@ async function loop(cohort: Cohort, run: RunDirectory, state: RunState, options:
     const result = await evaluateCohort(cohort, grades, stepsDone);
     for (const r of result.records) await write(r);
     await run.writeEval(`step-${String(stepsDone).padStart(6, '0')}.jsonl`, result.rows);
-    result.accuracy.forEach((a, i) => { lastEval[i] = a; });
-    progress.note(`eval @ step ${stepsDone}: ${cohort.agents.map((a) => `${a.name} ${(result.accuracy[a.index]! * 100).toFixed(1)}%`).join(', ')} (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+    result.accuracy.forEach((a, i) => {
+      lastEval[i] = a;
+    });
+    progress.note(
+      `eval @ step ${stepsDone}: ${cohort.agents.map((a) => `${a.name} ${(result.accuracy[a.index]! * 100).toFixed(1)}%`).join(', ')} (${((performance.now() - t) / 1000).toFixed(1)} s)`,
+    );
   };
 
   if (state.nextStep === 0 && config.eval.atStart && cohort.data.heldOut.length > 0) await evaluate(0);
@@ -132,11 +148,30 @@ async function loop(cohort: Cohort, run: RunDirectory, state: RunState, options:
     if (evalDue && cohort.data.heldOut.length > 0) await evaluate(stepsDone);
     const tCkpt = performance.now();
     stopped = stepsDone < T && options.shouldStop?.() === true;
-    const ckptDue = stopped || stepsDone === T || (config.trainer.checkpointEvery > 0 && stepsDone % config.trainer.checkpointEvery === 0);
+    const ckptDue =
+      stopped ||
+      stepsDone === T ||
+      (config.trainer.checkpointEvery > 0 && stepsDone % config.trainer.checkpointEvery === 0);
     if (ckptDue) state = await checkpoint(cohort, run, stepsDone, stepsDone === T, config.trainer.keepCheckpoints);
     const tEnd = performance.now();
-    fs.appendFileSync(timing, JSON.stringify({ step: stepsDone, ...phase.ms, evalMs: tCkpt - tEval, checkpointMs: tEnd - tCkpt, totalMs: tEnd - t0 }) + '\n');
-    progress.step({ step: stepsDone, total: T, reward: phase.reward, labelAccuracy: phase.labelAccuracy, evalAccuracy: lastEval, stepMs: tEnd - t0 });
+    fs.appendFileSync(
+      timing,
+      JSON.stringify({
+        step: stepsDone,
+        ...phase.ms,
+        evalMs: tCkpt - tEval,
+        checkpointMs: tEnd - tCkpt,
+        totalMs: tEnd - t0,
+      }) + '\n',
+    );
+    progress.step({
+      step: stepsDone,
+      total: T,
+      reward: phase.reward,
+      labelAccuracy: phase.labelAccuracy,
+      evalAccuracy: lastEval,
+      stepMs: tEnd - t0,
+    });
     if (stopped) {
       progress.note(`stopped after step ${stepsDone}; continue with: corl train --resume ${run.dir}`);
       break;
@@ -149,7 +184,13 @@ async function loop(cohort: Cohort, run: RunDirectory, state: RunState, options:
       await run.writeState(state);
     }
   }
-  return { runDir: run.dir, steps: stopped ? state.nextStep : Math.max(state.nextStep, T), stopped, supervised: cohort.loaded.supervised, agents: outcomes(cohort, run) };
+  return {
+    runDir: run.dir,
+    steps: stopped ? state.nextStep : Math.max(state.nextStep, T),
+    stopped,
+    supervised: cohort.loaded.supervised,
+    agents: outcomes(cohort, run),
+  };
 }
 
 interface StepPhase {
@@ -158,7 +199,14 @@ interface StepPhase {
   ms: { sampleMs: number; rewardMs: number; updateMs: number };
 }
 
-async function trainStep(cohort: Cohort, keys: AnswerKeys, grades: AnswerKeys, step: number, run: RunDirectory, write: (r: MetricsRecord) => Promise<void>): Promise<StepPhase> {
+async function trainStep(
+  cohort: Cohort,
+  keys: AnswerKeys,
+  grades: AnswerKeys,
+  step: number,
+  run: RunDirectory,
+  write: (r: MetricsRecord) => Promise<void>,
+): Promise<StepPhase> {
   const { config, supervised, tokenStats } = cohort.loaded;
   const tc = config.trainer;
   const N = cohort.agents.length;
@@ -167,15 +215,24 @@ async function trainStep(cohort: Cohort, keys: AnswerKeys, grades: AnswerKeys, s
 
   // 1. Every agent samples K completions per problem, in its own phrasing and with its own seed.
   const views = cohort.agents.map((a) => problems.map((p) => ({ ...cohort.diversity.view(p, a.index, N), id: p.id })));
-  const completions = await Promise.all(cohort.agents.map((a) => sampleChecked(a, views[a.index]!, {
-    n: tc.groupSize,
-    temperature: tc.sampling.temperature,
-    topP: tc.sampling.topP,
-    maxTokens: tc.sampling.maxTokens,
-    stop: tc.sampling.stop,
-    seed: mixSeed(a.seed, 'train', step),
-    tokenStats,
-  }, `sampling at step ${step + 1}`)));
+  const completions = await Promise.all(
+    cohort.agents.map((a) =>
+      sampleChecked(
+        a,
+        views[a.index]!,
+        {
+          n: tc.groupSize,
+          temperature: tc.sampling.temperature,
+          topP: tc.sampling.topP,
+          maxTokens: tc.sampling.maxTokens,
+          stop: tc.sampling.stop,
+          seed: mixSeed(a.seed, 'train', step),
+          tokenStats,
+        },
+        `sampling at step ${step + 1}`,
+      ),
+    ),
+  );
   const t1 = performance.now();
 
   // 2. Answer keys, once per completion; they are all that agents share.
@@ -184,7 +241,12 @@ async function trainStep(cohort: Cohort, keys: AnswerKeys, grades: AnswerKeys, s
     const perProblem: (string | null)[][] = [];
     for (const [i, p] of problems.entries()) {
       try {
-        perProblem.push(await keys.forReward(p, completions[a.index]![i]!.map((c) => c.text)));
+        perProblem.push(
+          await keys.forReward(
+            p,
+            completions[a.index]![i]!.map((c) => c.text),
+          ),
+        );
       } catch (e) {
         throw agentFailure(a, `answer keys at step ${step + 1}`, e);
       }
@@ -231,52 +293,94 @@ async function trainStep(cohort: Cohort, keys: AnswerKeys, grades: AnswerKeys, s
   const advantages = cohort.agents.map((a) => {
     const groups = results[a.index]!.map((r) => r.rewards);
     const adv = cohort.advantage.estimate(groups);
-    if (adv.length !== groups.length || adv.some((g, i) => g.length !== groups[i]!.length || g.some((v) => !Number.isFinite(v)))) {
-      throw new CorlError('CORL_ERR_GRPO_SHAPE', `expected one finite advantage per reward from "${config.advantage.use}", got a different shape or a non-finite value`, { where: 'advantage' });
+    if (
+      adv.length !== groups.length ||
+      adv.some((g, i) => g.length !== groups[i]!.length || g.some((v) => !Number.isFinite(v)))
+    ) {
+      throw new CorlError(
+        'CORL_ERR_GRPO_SHAPE',
+        `expected one finite advantage per reward from "${config.advantage.use}", got a different shape or a non-finite value`,
+        { where: 'advantage' },
+      );
     }
     return adv;
   });
-  const updates = await Promise.all(cohort.agents.map(async (a) => {
-    const samples: TrainingSample[] = [];
-    problems.forEach((_, i) => completions[a.index]![i]!.forEach((c, k) => {
-      samples.push({ prompt: views[a.index]![i]!.prompt, completion: c, advantage: advantages[a.index]![i]![k]! });
-    }));
-    let last: UpdateResult = { metrics: {} };
-    try {
-      for (let e = 0; e < tc.epochs; e++) last = await a.policy.update({ samples, loss, temperature: tc.sampling.temperature, step, totalSteps: tc.steps });
-    } catch (e) {
-      throw agentFailure(a, `the update at step ${step + 1}`, e);
-    }
-    return last;
-  }));
+  const updates = await Promise.all(
+    cohort.agents.map(async (a) => {
+      const samples: TrainingSample[] = [];
+      problems.forEach((_, i) =>
+        completions[a.index]![i]!.forEach((c, k) => {
+          samples.push({ prompt: views[a.index]![i]!.prompt, completion: c, advantage: advantages[a.index]![i]![k]! });
+        }),
+      );
+      let last: UpdateResult = { metrics: {} };
+      try {
+        for (let e = 0; e < tc.epochs; e++)
+          last = await a.policy.update({
+            samples,
+            loss,
+            temperature: tc.sampling.temperature,
+            step,
+            totalSteps: tc.steps,
+          });
+      } catch (e) {
+        throw agentFailure(a, `the update at step ${step + 1}`, e);
+      }
+      return last;
+    }),
+  );
   const t3 = performance.now();
 
   // 6. Metrics (ground truth is used here for monitoring only).
   let rewardSum = 0;
   const labelAccs: number[] = [];
   for (const a of cohort.agents) {
-    const m = await stepMetrics(cohort, grades, problems, completions[a.index]!, answerKeys[a.index]!, results[a.index]!, advantages[a.index]!, updates[a.index]!);
+    const m = await stepMetrics(
+      cohort,
+      grades,
+      problems,
+      completions[a.index]!,
+      answerKeys[a.index]!,
+      results[a.index]!,
+      advantages[a.index]!,
+      updates[a.index]!,
+    );
     rewardSum += m['reward/mean']!;
     if (m['label/accuracy'] !== undefined) labelAccs.push(m['label/accuracy']);
     await write({ step: step + 1, agent: a.index, phase: 'train', metrics: m });
     if (config.trainer.saveRollouts) {
-      problems.forEach((p, i) => run.appendRollout({
-        step: step + 1,
-        agent: a.index,
-        index: i,
-        id: p.id,
-        prompt: views[a.index]![i]!.prompt,
-        label: results[a.index]![i]!.label ?? null,
-        completions: completions[a.index]![i]!.map((c, k) => ({ text: c.text, key: answerKeys[a.index]![i]![k], reward: results[a.index]![i]!.rewards[k], advantage: advantages[a.index]![i]![k] })),
-      }));
+      problems.forEach((p, i) =>
+        run.appendRollout({
+          step: step + 1,
+          agent: a.index,
+          index: i,
+          id: p.id,
+          prompt: views[a.index]![i]!.prompt,
+          label: results[a.index]![i]!.label ?? null,
+          completions: completions[a.index]![i]!.map((c, k) => ({
+            text: c.text,
+            key: answerKeys[a.index]![i]![k],
+            reward: results[a.index]![i]!.rewards[k],
+            advantage: advantages[a.index]![i]![k],
+          })),
+        }),
+      );
     }
   }
-  return { reward: rewardSum / N, labelAccuracy: labelAccs.length ? mean(labelAccs) : NaN, ms: { sampleMs: t1 - t0, rewardMs: t2 - t1, updateMs: t3 - t2 } };
+  return {
+    reward: rewardSum / N,
+    labelAccuracy: labelAccs.length ? mean(labelAccs) : NaN,
+    ms: { sampleMs: t1 - t0, rewardMs: t2 - t1, updateMs: t3 - t2 },
+  };
 }
 
 function view(c: Completion, answer: string | null, key: string | null): CompletionView {
   return {
-    text: c.text, answer, key, length: c.tokenIds.length, finishReason: c.finishReason,
+    text: c.text,
+    answer,
+    key,
+    length: c.tokenIds.length,
+    finishReason: c.finishReason,
     ...(c.entropies ? { entropies: Array.from(c.entropies) } : {}),
     ...(c.meanLogprobs ? { meanLogprobs: Array.from(c.meanLogprobs) } : {}),
   };
@@ -285,11 +389,19 @@ function view(c: Completion, answer: string | null, key: string | null): Complet
 function checkRewards(result: RewardResult, k: number, agent: Agent, problem: Problem): void {
   const bad = !result || !Array.isArray(result.rewards) || result.rewards.length !== k;
   if (bad) {
-    throw new CorlError('CORL_ERR_REWARD_OUTPUT', `expected ${k} rewards for problem "${problem.id}", got ${Array.isArray(result?.rewards) ? result.rewards.length : typeof result?.rewards}`, { where: `agents[${agent.index}]` });
+    throw new CorlError(
+      'CORL_ERR_REWARD_OUTPUT',
+      `expected ${k} rewards for problem "${problem.id}", got ${Array.isArray(result?.rewards) ? result.rewards.length : typeof result?.rewards}`,
+      { where: `agents[${agent.index}]` },
+    );
   }
   result.rewards.forEach((r, i) => {
     if (typeof r !== 'number' || !Number.isFinite(r)) {
-      throw new CorlError('CORL_ERR_REWARD_OUTPUT', `expected a finite reward for completion ${i} of problem "${problem.id}", got ${r}`, { where: `agents[${agent.index}]` });
+      throw new CorlError(
+        'CORL_ERR_REWARD_OUTPUT',
+        `expected a finite reward for completion ${i} of problem "${problem.id}", got ${r}`,
+        { where: `agents[${agent.index}]` },
+      );
     }
   });
 }
@@ -305,12 +417,14 @@ async function stepMetrics(
   update: UpdateResult,
 ): Promise<Record<string, number>> {
   const eq = cohort.grading;
-  const same = async (a: string | null | undefined, b: string | null | undefined): Promise<boolean> => a != null && b != null && (a === b || (await eq.equal(a, b)));
+  const same = async (a: string | null | undefined, b: string | null | undefined): Promise<boolean> =>
+    a != null && b != null && (a === b || (await eq.equal(a, b)));
   const rewards = results.flatMap((r) => [...r.rewards]);
   const m: Record<string, number> = {};
   m['reward/mean'] = mean(rewards);
   const mu = m['reward/mean'];
-  m['reward/std'] = rewards.length > 1 ? Math.sqrt(rewards.reduce((s, r) => s + (r - mu) * (r - mu), 0) / (rewards.length - 1)) : 0;
+  m['reward/std'] =
+    rewards.length > 1 ? Math.sqrt(rewards.reduce((s, r) => s + (r - mu) * (r - mu), 0) / (rewards.length - 1)) : 0;
   m['reward/frac_zero_std'] = mean(results.map((r) => (r.rewards.every((x) => x === r.rewards[0]) ? 1 : 0)));
   m['advantage/abs_mean'] = mean(advantages.flatMap((g) => g.map(Math.abs)));
 
@@ -333,7 +447,8 @@ async function stepMetrics(
       }
       if (r.label !== null && r.ownLabel != null) agree.push((await same(r.label, r.ownLabel)) ? 1 : 0);
       if (target !== null && r.rewards.every((x) => x === 0 || x === 1)) {
-        for (const [k, key] of answerKeys[i]!.entries()) rewardAcc.push(((await same(key, target)) ? 1 : 0) === r.rewards[k] ? 1 : 0);
+        for (const [k, key] of answerKeys[i]!.entries())
+          rewardAcc.push(((await same(key, target)) ? 1 : 0) === r.rewards[k] ? 1 : 0);
       }
     }
     if (accs.length) m['label/accuracy'] = mean(accs);
@@ -361,25 +476,35 @@ async function stepMetrics(
 
   // Extra metrics of the reward source: mean over the problems that report them.
   const extra = new Map<string, number[]>();
-  for (const r of results) for (const [k, v] of Object.entries(r.metrics ?? {})) if (Number.isFinite(v)) (extra.get(k) ?? extra.set(k, []).get(k)!).push(v);
+  for (const r of results)
+    for (const [k, v] of Object.entries(r.metrics ?? {}))
+      if (Number.isFinite(v)) (extra.get(k) ?? extra.set(k, []).get(k)!).push(v);
   for (const [k, vs] of extra) m[k] = mean(vs);
   for (const [k, v] of Object.entries(update.metrics)) if (Number.isFinite(v)) m[k] = v;
   return m;
 }
 
-async function checkpoint(cohort: Cohort, run: RunDirectory, stepsDone: number, finished: boolean, keep: number): Promise<RunState> {
+async function checkpoint(
+  cohort: Cohort,
+  run: RunDirectory,
+  stepsDone: number,
+  finished: boolean,
+  keep: number,
+): Promise<RunState> {
   const rel = run.checkpointDir(stepsDone);
   const final = run.resolve(rel);
   const tmp = `${final}.tmp`;
   await fsp.rm(tmp, { recursive: true, force: true });
   await fsp.mkdir(tmp, { recursive: true });
-  await Promise.all(cohort.agents.map(async (a) => {
-    try {
-      await a.policy.save(path.join(tmp, `agent-${a.index}`));
-    } catch (e) {
-      throw isCorlError(e) ? e : agentFailure(a, `saving the checkpoint after step ${stepsDone}`, e);
-    }
-  }));
+  await Promise.all(
+    cohort.agents.map(async (a) => {
+      try {
+        await a.policy.save(path.join(tmp, `agent-${a.index}`));
+      } catch (e) {
+        throw isCorlError(e) ? e : agentFailure(a, `saving the checkpoint after step ${stepsDone}`, e);
+      }
+    }),
+  );
   await fsp.rm(final, { recursive: true, force: true });
   await fsp.rename(tmp, final);
   const sizes = run.syncedSizes();
@@ -395,11 +520,19 @@ async function checkpoint(cohort: Cohort, run: RunDirectory, stepsDone: number, 
 }
 
 function outcomes(cohort: Cohort, run: RunDirectory): AgentOutcome[] {
-  const evals = run.readMetrics().filter((r) => r.phase === 'eval' && r.agent !== null && r.metrics['eval/accuracy'] !== undefined);
+  const evals = run
+    .readMetrics()
+    .filter((r) => r.phase === 'eval' && r.agent !== null && r.metrics['eval/accuracy'] !== undefined);
   return cohort.agents.map((a) => {
     const mine = evals.filter((r) => r.agent === a.index);
     const base = mine.find((r) => r.step === 0)?.metrics['eval/accuracy'];
     const last = mine[mine.length - 1];
-    return { name: a.name, family: a.policy.describe().family, base, final: last?.metrics['eval/accuracy'], finalStep: last?.step };
+    return {
+      name: a.name,
+      family: a.policy.describe().family,
+      base,
+      final: last?.metrics['eval/accuracy'],
+      finalStep: last?.step,
+    };
   });
 }

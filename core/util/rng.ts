@@ -33,10 +33,14 @@ export class Rng {
 
   constructor(seed: number) {
     let x = seed | 0;
-    x = splitmix32(x); this.s0 = x;
-    x = splitmix32(x); this.s1 = x;
-    x = splitmix32(x); this.s2 = x;
-    x = splitmix32(x); this.s3 = x;
+    x = splitmix32(x);
+    this.s0 = x;
+    x = splitmix32(x);
+    this.s1 = x;
+    x = splitmix32(x);
+    this.s2 = x;
+    x = splitmix32(x);
+    this.s3 = x;
     if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1;
   }
 
@@ -78,7 +82,9 @@ export class Rng {
     const a = items.slice();
     for (let i = a.length - 1; i > 0; i--) {
       const j = this.int(i + 1);
-      const t = a[i]!; a[i] = a[j]!; a[j] = t;
+      const t = a[i]!;
+      a[i] = a[j]!;
+      a[j] = t;
     }
     return a;
   }
@@ -90,7 +96,8 @@ export class Rng {
 
   /** Restore a state from {@link getState}. */
   setState(state: readonly number[]): void {
-    if (state.length !== 4 || state.some((w) => !Number.isInteger(w))) throw new TypeError('Rng state must be four integers');
+    if (state.length !== 4 || state.some((w) => !Number.isInteger(w)))
+      throw new TypeError('Rng state must be four integers');
     [this.s0, this.s1, this.s2, this.s3] = state.map((w) => w | 0) as [number, number, number, number];
   }
 }

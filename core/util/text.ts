@@ -19,7 +19,10 @@ export function closest(word: string, candidates: readonly string[]): string | u
   let bestD = Infinity;
   for (const c of candidates) {
     const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestD) { best = c; bestD = d; }
+    if (d < bestD) {
+      best = c;
+      bestD = d;
+    }
   }
   return best !== undefined && bestD > 0 && bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
 }
@@ -37,7 +40,8 @@ export function lineColumn(starts: readonly number[], offset: number): { line: n
   let hi = starts.length - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= offset) lo = mid; else hi = mid - 1;
+    if (starts[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
   }
   return { line: lo + 1, column: offset - starts[lo]! + 1 };
 }

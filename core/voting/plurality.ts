@@ -29,7 +29,11 @@ export interface VoteOutcome {
  * `0.5` vote together when the equivalence says they are equal). Equal keys never call `equal`.
  * Ties go to the cluster seen first; a winning share under `threshold` is no label.
  */
-export async function pluralityVote(keys: readonly (string | null)[], equivalence: Equivalence, threshold: number): Promise<VoteOutcome> {
+export async function pluralityVote(
+  keys: readonly (string | null)[],
+  equivalence: Equivalence,
+  threshold: number,
+): Promise<VoteOutcome> {
   const clusters: VoteCluster[] = [];
   let voters = 0;
   for (let i = 0; i < keys.length; i++) {
@@ -39,7 +43,10 @@ export async function pluralityVote(keys: readonly (string | null)[], equivalenc
     let home = clusters.find((c) => c.key === k);
     if (!home) {
       for (const c of clusters) {
-        if (await equivalence.equal(c.key, k)) { home = c; break; }
+        if (await equivalence.equal(c.key, k)) {
+          home = c;
+          break;
+        }
       }
     }
     if (home) home.count++;

@@ -20,7 +20,11 @@ export const grpoAdvantage = definePlugin({
       properties: {
         scale: { enum: ['group', 'batch', 'none'], default: 'group', description: 'std used to scale centred rewards' },
         epsilon: { type: 'number', minimum: 0, default: 1e-6, description: 'added to the std (verl 1e-6, TRL 1e-4)' },
-        unbiased: { type: 'boolean', default: true, description: 'n-1 standard deviation (torch.std), as TRL and verl' },
+        unbiased: {
+          type: 'boolean',
+          default: true,
+          description: 'n-1 standard deviation (torch.std), as TRL and verl',
+        },
       },
       additionalProperties: false,
     },

@@ -28,7 +28,10 @@ export function letterOf(candidate: string, letters: string): string | null {
     }
   }
   let open = '';
-  if (s[i] === '(' || s[i] === '[') { open = s[i]!; i++; }
+  if (s[i] === '(' || s[i] === '[') {
+    open = s[i]!;
+    i++;
+  }
   while (i < s.length && isSpace(s.charCodeAt(i))) i++;
   const letter = s[i];
   if (letter === undefined || !letters.includes(letter)) return null;
@@ -40,7 +43,8 @@ export function letterOf(candidate: string, letters: string): string | null {
   }
   // a bare letter must stand alone: end, or followed by punctuation / a space
   const next = s[i];
-  if (next === undefined || next === '.' || next === ')' || next === ':' || next === ',' || isSpace(s.charCodeAt(i))) return letter;
+  if (next === undefined || next === '.' || next === ')' || next === ':' || next === ',' || isSpace(s.charCodeAt(i)))
+    return letter;
   return null;
 }
 
@@ -70,7 +74,8 @@ export const choiceExtractor = definePlugin({
   manifest: {
     name: 'corl:choice',
     kind: 'extractor',
-    description: 'Multiple-choice letter: "C", "(C)", "C. text", "answer is C", from the last <answer> tag or \\boxed{} first',
+    description:
+      'Multiple-choice letter: "C", "(C)", "C. text", "answer is C", from the last <answer> tag or \\boxed{} first',
     corl: '^0.1.0',
     options: {
       type: 'object',

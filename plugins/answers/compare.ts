@@ -83,7 +83,8 @@ export function structureOf(key: string, depth = 0): Structure {
     return { kind: 'scalar', key };
   }
   const union = splitTop(key, '\\cup');
-  if (union && union.length > 1 && union.every((p) => p.length > 0)) return { kind: 'set', items: union.map((p) => structureOf(p, depth + 1)) };
+  if (union && union.length > 1 && union.every((p) => p.length > 0))
+    return { kind: 'set', items: union.map((p) => structureOf(p, depth + 1)) };
   if (key.startsWith('\\{') && key.endsWith('\\}') && closerOfSet(key) === key.length - 2) {
     const items = splitTop(key.slice(2, -2), ',');
     if (items) return { kind: 'set', items: items.filter((x) => x.length > 0).map((x) => structureOf(x, depth + 1)) };
@@ -92,21 +93,31 @@ export function structureOf(key: string, depth = 0): Structure {
   const last = key[key.length - 1]!;
   if ((first === '(' || first === '[') && (last === ')' || last === ']') && closerOf(key) === key.length - 1) {
     const items = splitTop(key.slice(1, -1), ',');
-    if (items && items.length > 1) return { kind: 'tuple', open: first, close: last, items: items.map((x) => structureOf(x, depth + 1)) };
+    if (items && items.length > 1)
+      return { kind: 'tuple', open: first, close: last, items: items.map((x) => structureOf(x, depth + 1)) };
     // "(5)" is 5 in parentheses; "[5]" stays a one-element list
     if (items && first === '(' && last === ')') return structureOf(key.slice(1, -1), depth + 1);
     if (items) return { kind: 'tuple', open: first, close: last, items: items.map((x) => structureOf(x, depth + 1)) };
   }
   const bare = splitTop(key, ',');
-  if (bare && bare.length > 1 && bare.every((p) => p.length > 0)) return { kind: 'set', items: bare.map((p) => structureOf(p, depth + 1)) };
+  if (bare && bare.length > 1 && bare.every((p) => p.length > 0))
+    return { kind: 'set', items: bare.map((p) => structureOf(p, depth + 1)) };
   return { kind: 'scalar', key };
 }
 
 function closerOfSet(s: string): number {
   let depth = 0;
   for (let i = 0; i < s.length; i++) {
-    if (s.startsWith('\\{', i)) { depth++; i++; continue; }
-    if (s.startsWith('\\}', i)) { if (--depth === 0) return i; i++; continue; }
+    if (s.startsWith('\\{', i)) {
+      depth++;
+      i++;
+      continue;
+    }
+    if (s.startsWith('\\}', i)) {
+      if (--depth === 0) return i;
+      i++;
+      continue;
+    }
     if (s[i] === '\\') i++;
   }
   return -1;
@@ -213,12 +224,24 @@ export type SymbolicCheck = (a: string, b: string) => Promise<boolean>;
  * tuples and intervals must match, sets and unions in any order), scalars by {@link scalarVerdict}
  * and then `symbolic`.
  */
-export async function keysEqual(a: string, b: string, options: FastCheckOptions, cache: ParseCache, symbolic: SymbolicCheck | undefined): Promise<boolean> {
+export async function keysEqual(
+  a: string,
+  b: string,
+  options: FastCheckOptions,
+  cache: ParseCache,
+  symbolic: SymbolicCheck | undefined,
+): Promise<boolean> {
   if (a === b) return true;
   return structuresEqual(structureOf(a), structureOf(b), options, cache, symbolic);
 }
 
-async function structuresEqual(x: Structure, y: Structure, tol: FastCheckOptions, cache: ParseCache, symbolic: SymbolicCheck | undefined): Promise<boolean> {
+async function structuresEqual(
+  x: Structure,
+  y: Structure,
+  tol: FastCheckOptions,
+  cache: ParseCache,
+  symbolic: SymbolicCheck | undefined,
+): Promise<boolean> {
   if (x.kind !== y.kind) return false;
   switch (x.kind) {
     case 'scalar': {
@@ -230,14 +253,16 @@ async function structuresEqual(x: Structure, y: Structure, tol: FastCheckOptions
     case 'tuple': {
       const t = y as typeof x;
       if (x.open !== t.open || x.close !== t.close || x.items.length !== t.items.length) return false;
-      for (let i = 0; i < x.items.length; i++) if (!(await structuresEqual(x.items[i]!, t.items[i]!, tol, cache, symbolic))) return false;
+      for (let i = 0; i < x.items.length; i++)
+        if (!(await structuresEqual(x.items[i]!, t.items[i]!, tol, cache, symbolic))) return false;
       return true;
     }
     case 'matrix': {
       const m = y as typeof x;
       if (x.rows.length !== m.rows.length || x.rows.some((r, i) => r.length !== m.rows[i]!.length)) return false;
       for (let i = 0; i < x.rows.length; i++) {
-        for (let j = 0; j < x.rows[i]!.length; j++) if (!(await structuresEqual(x.rows[i]![j]!, m.rows[i]![j]!, tol, cache, symbolic))) return false;
+        for (let j = 0; j < x.rows[i]!.length; j++)
+          if (!(await structuresEqual(x.rows[i]![j]!, m.rows[i]![j]!, tol, cache, symbolic))) return false;
       }
       return true;
     }
@@ -250,7 +275,10 @@ async function structuresEqual(x: Structure, y: Structure, tol: FastCheckOptions
         let found = false;
         for (let j = 0; j < s.items.length && !found; j++) {
           if (used[j]) continue;
-          if (await structuresEqual(item, s.items[j]!, tol, cache, symbolic)) { used[j] = 1; found = true; }
+          if (await structuresEqual(item, s.items[j]!, tol, cache, symbolic)) {
+            used[j] = 1;
+            found = true;
+          }
         }
         if (!found) return false;
       }

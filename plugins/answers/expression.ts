@@ -35,25 +35,76 @@ const MAX_DEPTH = 48;
 /** Longest key the reader looks at. */
 const MAX_LENGTH = 2000;
 
-const FUNCTIONS = new Set(['sin', 'cos', 'tan', 'sec', 'csc', 'cot', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh', 'tanh', 'ln', 'log', 'exp']);
-const GREEK = new Set(['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'varepsilon', 'zeta', 'eta', 'theta', 'vartheta', 'iota', 'kappa', 'lambda', 'mu', 'nu',
-  'xi', 'rho', 'sigma', 'tau', 'upsilon', 'phi', 'varphi', 'chi', 'psi', 'omega', 'Gamma', 'Delta', 'Theta', 'Lambda', 'Xi', 'Sigma', 'Phi', 'Psi', 'Omega']);
+const FUNCTIONS = new Set([
+  'sin',
+  'cos',
+  'tan',
+  'sec',
+  'csc',
+  'cot',
+  'arcsin',
+  'arccos',
+  'arctan',
+  'sinh',
+  'cosh',
+  'tanh',
+  'ln',
+  'log',
+  'exp',
+]);
+const GREEK = new Set([
+  'alpha',
+  'beta',
+  'gamma',
+  'delta',
+  'epsilon',
+  'varepsilon',
+  'zeta',
+  'eta',
+  'theta',
+  'vartheta',
+  'iota',
+  'kappa',
+  'lambda',
+  'mu',
+  'nu',
+  'xi',
+  'rho',
+  'sigma',
+  'tau',
+  'upsilon',
+  'phi',
+  'varphi',
+  'chi',
+  'psi',
+  'omega',
+  'Gamma',
+  'Delta',
+  'Theta',
+  'Lambda',
+  'Xi',
+  'Sigma',
+  'Phi',
+  'Psi',
+  'Omega',
+]);
 
-type Tok =
-  | { k: 'num'; v: number }
-  | { k: 'id'; name: string }
-  | { k: 'mac'; name: string }
-  | { k: 'op'; c: string };
+type Tok = { k: 'num'; v: number } | { k: 'id'; name: string } | { k: 'mac'; name: string } | { k: 'op'; c: string };
 
 class Refused extends Error {}
-const refuse = (): never => { throw new Refused(); };
+const refuse = (): never => {
+  throw new Refused();
+};
 
 function tokenize(s: string): Tok[] | TextKey {
   const toks: Tok[] = [];
   let i = 0;
   while (i < s.length) {
     const c = s.charCodeAt(i);
-    if (c === 32) { i++; continue; }
+    if (c === 32) {
+      i++;
+      continue;
+    }
     if (isDigit(c) || (c === 46 && isDigit(s.charCodeAt(i + 1)))) {
       let j = i;
       while (j < s.length && isDigit(s.charCodeAt(j))) j++;
@@ -62,7 +113,11 @@ function tokenize(s: string): Tok[] | TextKey {
         while (j < s.length && isDigit(s.charCodeAt(j))) j++;
       }
       // scientific notation inside a larger key (1.5e+24 from the normalizer)
-      if ((s.charCodeAt(j) === 101) && (s.charCodeAt(j + 1) === 43 || s.charCodeAt(j + 1) === 45) && isDigit(s.charCodeAt(j + 2))) {
+      if (
+        s.charCodeAt(j) === 101 &&
+        (s.charCodeAt(j + 1) === 43 || s.charCodeAt(j + 1) === 45) &&
+        isDigit(s.charCodeAt(j + 2))
+      ) {
         j += 2;
         while (j < s.length && isDigit(s.charCodeAt(j))) j++;
       }
@@ -109,21 +164,40 @@ class Reader {
     return e;
   }
 
-  private peek(): Tok | undefined { return this.toks[this.i]; }
-  private isOp(c: string): boolean { const t = this.toks[this.i]; return t?.k === 'op' && t.c === c; }
-  private isMac(name: string): boolean { const t = this.toks[this.i]; return t?.k === 'mac' && t.name === name; }
-  private expect(c: string): void { if (!this.isOp(c)) refuse(); this.i++; }
+  private peek(): Tok | undefined {
+    return this.toks[this.i];
+  }
+  private isOp(c: string): boolean {
+    const t = this.toks[this.i];
+    return t?.k === 'op' && t.c === c;
+  }
+  private isMac(name: string): boolean {
+    const t = this.toks[this.i];
+    return t?.k === 'mac' && t.name === name;
+  }
+  private expect(c: string): void {
+    if (!this.isOp(c)) refuse();
+    this.i++;
+  }
 
-  private enter(): void { if (++this.depth > MAX_DEPTH) refuse(); }
-  private leave(): void { this.depth--; }
+  private enter(): void {
+    if (++this.depth > MAX_DEPTH) refuse();
+  }
+  private leave(): void {
+    this.depth--;
+  }
 
   private expr(): Expr {
     this.enter();
     let left = this.term();
     for (;;) {
-      if (this.isOp('+')) { this.i++; left = { t: 'bin', op: '+', a: left, b: this.term() }; }
-      else if (this.isOp('-')) { this.i++; left = { t: 'bin', op: '-', a: left, b: this.term() }; }
-      else break;
+      if (this.isOp('+')) {
+        this.i++;
+        left = { t: 'bin', op: '+', a: left, b: this.term() };
+      } else if (this.isOp('-')) {
+        this.i++;
+        left = { t: 'bin', op: '-', a: left, b: this.term() };
+      } else break;
     }
     this.leave();
     return left;
@@ -133,9 +207,14 @@ class Reader {
     let left = this.unary();
     let sawDivide = false;
     for (;;) {
-      if (this.isOp('*') || this.isMac('cdot') || this.isMac('times')) { this.i++; left = { t: 'bin', op: '*', a: left, b: this.unary() }; }
-      else if (this.isOp('/') || this.isMac('div')) { this.i++; sawDivide = true; left = { t: 'bin', op: '/', a: left, b: this.unary() }; }
-      else if (this.startsPrimary()) {
+      if (this.isOp('*') || this.isMac('cdot') || this.isMac('times')) {
+        this.i++;
+        left = { t: 'bin', op: '*', a: left, b: this.unary() };
+      } else if (this.isOp('/') || this.isMac('div')) {
+        this.i++;
+        sawDivide = true;
+        left = { t: 'bin', op: '/', a: left, b: this.unary() };
+      } else if (this.startsPrimary()) {
         // "1/2x" reads differently to different people: leave it to the symbolic engine
         if (sawDivide) refuse();
         left = { t: 'bin', op: '*', a: left, b: this.power() };
@@ -145,8 +224,17 @@ class Reader {
   }
 
   private unary(): Expr {
-    if (this.isOp('-')) { this.i++; this.enter(); const a = this.unary(); this.leave(); return { t: 'neg', a }; }
-    if (this.isOp('+')) { this.i++; return this.unary(); }
+    if (this.isOp('-')) {
+      this.i++;
+      this.enter();
+      const a = this.unary();
+      this.leave();
+      return { t: 'neg', a };
+    }
+    if (this.isOp('+')) {
+      this.i++;
+      return this.unary();
+    }
     return this.power();
   }
 
@@ -169,7 +257,10 @@ class Reader {
 
   private postfix(): Expr {
     let e = this.primary();
-    while (this.isOp('!')) { this.i++; e = { t: 'fact', a: e }; }
+    while (this.isOp('!')) {
+      this.i++;
+      e = { t: 'fact', a: e };
+    }
     return e;
   }
 
@@ -191,7 +282,10 @@ class Reader {
   private primary(): Expr {
     const t = this.peek();
     if (!t) return refuse();
-    if (t.k === 'num') { this.i++; return { t: 'num', v: t.v }; }
+    if (t.k === 'num') {
+      this.i++;
+      return { t: 'num', v: t.v };
+    }
     if (t.k === 'id') {
       this.i++;
       if (t.name === 'i') refuse(); // complex numbers are the symbolic engine's job
@@ -216,8 +310,16 @@ class Reader {
     if (name === 'pi') return { t: 'num', v: Math.PI };
     if (name === 'infty') return { t: 'num', v: Infinity };
     if (GREEK.has(name)) return this.variable(`\\${name}`);
-    if (name === 'frac') { const a = this.group('{', '}'); const b = this.group('{', '}'); return { t: 'bin', op: '/', a, b }; }
-    if (name === 'binom') { const a = this.group('{', '}'); const b = this.group('{', '}'); return { t: 'binom', a, b }; }
+    if (name === 'frac') {
+      const a = this.group('{', '}');
+      const b = this.group('{', '}');
+      return { t: 'bin', op: '/', a, b };
+    }
+    if (name === 'binom') {
+      const a = this.group('{', '}');
+      const b = this.group('{', '}');
+      return { t: 'binom', a, b };
+    }
     if (name === 'sqrt') {
       // \sqrt[3]{x} keeps its "[", which is not a token here: nth roots go to the symbolic engine
       const a = this.group('{', '}');
@@ -232,9 +334,13 @@ class Reader {
     if (this.isOp('_')) {
       this.i++;
       const s = this.peek();
-      if (s?.k === 'num' && Number.isInteger(s.v)) { this.i++; full += `_${s.v}`; }
-      else if (s?.k === 'id') { this.i++; full += `_${s.name}`; }
-      else if (this.isOp('{')) {
+      if (s?.k === 'num' && Number.isInteger(s.v)) {
+        this.i++;
+        full += `_${s.v}`;
+      } else if (s?.k === 'id') {
+        this.i++;
+        full += `_${s.name}`;
+      } else if (this.isOp('{')) {
         this.i++;
         let sub = '';
         while (!this.isOp('}')) {
@@ -254,7 +360,10 @@ class Reader {
   private func(name: string): Expr {
     let power: Expr | undefined;
     let base: Expr | undefined;
-    if (name === 'log' && this.isOp('_')) { this.i++; base = this.isOp('{') ? this.group('{', '}') : this.postfix(); }
+    if (name === 'log' && this.isOp('_')) {
+      this.i++;
+      base = this.isOp('{') ? this.group('{', '}') : this.postfix();
+    }
     if (this.isOp('^')) {
       this.i++;
       power = this.exponent();
@@ -297,25 +406,37 @@ export function parseExpression(key: string): ParsedExpr | TextKey | null {
 /** Evaluate a tree with variable values (NaN outside the real domain). */
 export function evaluate(e: Expr, env: ReadonlyMap<string, number>): number {
   switch (e.t) {
-    case 'num': return e.v;
-    case 'var': return env.get(e.name) ?? NaN;
-    case 'neg': return -evaluate(e.a, env);
+    case 'num':
+      return e.v;
+    case 'var':
+      return env.get(e.name) ?? NaN;
+    case 'neg':
+      return -evaluate(e.a, env);
     case 'bin': {
       const a = evaluate(e.a, env);
       const b = evaluate(e.b, env);
       switch (e.op) {
-        case '+': return a + b;
-        case '-': return a - b;
-        case '*': return a * b;
-        case '/': return a / b;
-        case '^': return power(a, b);
+        case '+':
+          return a + b;
+        case '-':
+          return a - b;
+        case '*':
+          return a * b;
+        case '/':
+          return a / b;
+        case '^':
+          return power(a, b);
       }
     }
     // eslint-disable-next-line no-fallthrough
-    case 'fn': return fn(e.name, evaluate(e.a, env), e.base ? evaluate(e.base, env) : undefined);
-    case 'root': return root(evaluate(e.a, env), evaluate(e.n, env));
-    case 'fact': return factorial(evaluate(e.a, env));
-    case 'binom': return binomial(evaluate(e.a, env), evaluate(e.b, env));
+    case 'fn':
+      return fn(e.name, evaluate(e.a, env), e.base ? evaluate(e.base, env) : undefined);
+    case 'root':
+      return root(evaluate(e.a, env), evaluate(e.n, env));
+    case 'fact':
+      return factorial(evaluate(e.a, env));
+    case 'binom':
+      return binomial(evaluate(e.a, env), evaluate(e.b, env));
   }
 }
 
@@ -350,23 +471,40 @@ function binomial(n: number, k: number): number {
 
 function fn(name: string, x: number, base?: number): number {
   switch (name) {
-    case 'sin': return Math.sin(x);
-    case 'cos': return Math.cos(x);
-    case 'tan': return Math.tan(x);
-    case 'sec': return 1 / Math.cos(x);
-    case 'csc': return 1 / Math.sin(x);
-    case 'cot': return 1 / Math.tan(x);
-    case 'arcsin': return Math.asin(x);
-    case 'arccos': return Math.acos(x);
-    case 'arctan': return Math.atan(x);
-    case 'sinh': return Math.sinh(x);
-    case 'cosh': return Math.cosh(x);
-    case 'tanh': return Math.tanh(x);
-    case 'ln': return x <= 0 ? NaN : Math.log(x);
-    case 'log': return x <= 0 ? NaN : base === undefined ? Math.log10(x) : Math.log(x) / Math.log(base);
-    case 'exp': return Math.exp(x);
-    case 'abs': return Math.abs(x);
-    default: return NaN;
+    case 'sin':
+      return Math.sin(x);
+    case 'cos':
+      return Math.cos(x);
+    case 'tan':
+      return Math.tan(x);
+    case 'sec':
+      return 1 / Math.cos(x);
+    case 'csc':
+      return 1 / Math.sin(x);
+    case 'cot':
+      return 1 / Math.tan(x);
+    case 'arcsin':
+      return Math.asin(x);
+    case 'arccos':
+      return Math.acos(x);
+    case 'arctan':
+      return Math.atan(x);
+    case 'sinh':
+      return Math.sinh(x);
+    case 'cosh':
+      return Math.cosh(x);
+    case 'tanh':
+      return Math.tanh(x);
+    case 'ln':
+      return x <= 0 ? NaN : Math.log(x);
+    case 'log':
+      return x <= 0 ? NaN : base === undefined ? Math.log10(x) : Math.log(x) / Math.log(base);
+    case 'exp':
+      return Math.exp(x);
+    case 'abs':
+      return Math.abs(x);
+    default:
+      return NaN;
   }
 }
 

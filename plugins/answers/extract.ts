@@ -17,7 +17,13 @@ export interface MathExtractRules {
 }
 
 /** Every rule on: the released reference's behaviour plus answer tags. */
-export const ALL_RULES: MathExtractRules = { minerva: true, answerTags: true, boxed: true, answerIs: true, lastNumber: true };
+export const ALL_RULES: MathExtractRules = {
+  minerva: true,
+  answerTags: true,
+  boxed: true,
+  answerIs: true,
+  lastNumber: true,
+};
 
 /** Longest stretch taken after "answer is" when no delimiter ends it sooner. */
 const ANSWER_IS_SPAN = 300;
@@ -130,7 +136,10 @@ function closingBrace(text: string, open: number): number {
   let depth = 0;
   for (let j = open; j < text.length; j++) {
     const c = text.charCodeAt(j);
-    if (c === 92) { j++; continue; }
+    if (c === 92) {
+      j++;
+      continue;
+    }
     if (c === 123) depth++;
     else if (c === 125 && --depth === 0) return j;
   }
@@ -146,7 +155,10 @@ export function afterAnswerIs(text: string): string | null {
   let len = 0;
   for (const marker of ['answer is', 'answer:']) {
     const i = lastIndexOfTail(text, marker, true);
-    if (i > at) { at = i; len = marker.length; }
+    if (i > at) {
+      at = i;
+      len = marker.length;
+    }
   }
   if (at < 0) return null;
   let i = at + len;
@@ -239,5 +251,7 @@ export function isThousands(digits: string): boolean {
 }
 
 function sign(text: string, start: number, num: string): string {
-  return start > 0 && text.charCodeAt(start - 1) === 45 /* - */ && !isDigit(text.charCodeAt(start - 2)) ? `-${num}` : num;
+  return start > 0 && text.charCodeAt(start - 1) === 45 /* - */ && !isDigit(text.charCodeAt(start - 2))
+    ? `-${num}`
+    : num;
 }

@@ -12,7 +12,10 @@ export function braceMatches(text: string): Int32Array {
   let top = 0;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    if (c === 92 /* \ */) { i++; continue; } // an escaped character is never a group brace
+    if (c === 92 /* \ */) {
+      i++;
+      continue;
+    } // an escaped character is never a group brace
     if (c === 123 /* { */) stack[top++] = i;
     else if (c === 125 /* } */ && top > 0) match[stack[--top]!] = i;
   }
@@ -81,7 +84,15 @@ export function isDigit(c: number): boolean {
 
 /** Whether a UTF-16 code is whitespace (ASCII or the common Unicode spaces). */
 export function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x2009 || c === 0x202f || c === 0x3000 || (c >= 0x2000 && c <= 0x200a);
+  return (
+    c === 32 ||
+    (c >= 9 && c <= 13) ||
+    c === 0xa0 ||
+    c === 0x2009 ||
+    c === 0x202f ||
+    c === 0x3000 ||
+    (c >= 0x2000 && c <= 0x200a)
+  );
 }
 
 /** `text` without leading and trailing whitespace and `$` math delimiters. */

@@ -25,16 +25,29 @@ export const mathExtractor = definePlugin({
   manifest: {
     name: 'corl:math',
     kind: 'extractor',
-    description: 'Final math answer: Minerva "final answer is $X$. I hope", the last <answer> tag, the last balanced \\boxed{}/\\fbox{}, "the answer is", then the last number',
+    description:
+      'Final math answer: Minerva "final answer is $X$. I hope", the last <answer> tag, the last balanced \\boxed{}/\\fbox{}, "the answer is", then the last number',
     corl: '^0.1.0',
     options: {
       type: 'object',
       properties: {
-        minerva: { type: 'boolean', default: true, description: 'Minerva format "final answer is $X$. I hope it is correct."' },
-        answerTags: { type: 'boolean', default: true, description: 'the last <answer>...</answer> tag (its content is searched again with the other rules)' },
+        minerva: {
+          type: 'boolean',
+          default: true,
+          description: 'Minerva format "final answer is $X$. I hope it is correct."',
+        },
+        answerTags: {
+          type: 'boolean',
+          default: true,
+          description: 'the last <answer>...</answer> tag (its content is searched again with the other rules)',
+        },
         boxed: { type: 'boolean', default: true, description: 'the last \\boxed{} or \\fbox{} with balanced braces' },
         answerIs: { type: 'boolean', default: true, description: 'the text after the last "answer is" / "answer:"' },
-        lastNumber: { type: 'boolean', default: true, description: 'fall back to the last number in the text (the released reference votes with it)' },
+        lastNumber: {
+          type: 'boolean',
+          default: true,
+          description: 'fall back to the last number in the text (the released reference votes with it)',
+        },
       },
       additionalProperties: false,
     },
@@ -68,7 +81,15 @@ export interface MathEquivalenceOptions {
 }
 
 const EQUIVALENCE_DEFAULTS: MathEquivalenceOptions = {
-  tolerance: 1e-4, percent: 'strip', units: DEFAULT_UNITS, symbolic: true, probeIdentity: true, timeoutMs: 2000, workers: 1, heapMb: 256, cacheSize: 100_000,
+  tolerance: 1e-4,
+  percent: 'strip',
+  units: DEFAULT_UNITS,
+  symbolic: true,
+  probeIdentity: true,
+  timeoutMs: 2000,
+  workers: 1,
+  heapMb: 256,
+  cacheSize: 100_000,
 };
 
 /**
@@ -115,15 +136,24 @@ export class MathEquivalence implements Equivalence {
     let p = this.inflight.get(pair);
     if (!p) {
       const [x, y] = a < b ? [a, b] : [b, a]; // the same order whichever way round it was asked
-      p = keysEqual(x, y, this.options, this.parsed, this.options.symbolic ? (u, v) => this.symbolic(u, v) : undefined).then((v) => {
-        this.inflight.delete(pair);
-        if (this.verdicts.size >= this.options.cacheSize) this.verdicts.clear();
-        this.verdicts.set(pair, v);
-        return v;
-      }, (e) => {
-        this.inflight.delete(pair);
-        throw e;
-      });
+      p = keysEqual(
+        x,
+        y,
+        this.options,
+        this.parsed,
+        this.options.symbolic ? (u, v) => this.symbolic(u, v) : undefined,
+      ).then(
+        (v) => {
+          this.inflight.delete(pair);
+          if (this.verdicts.size >= this.options.cacheSize) this.verdicts.clear();
+          this.verdicts.set(pair, v);
+          return v;
+        },
+        (e) => {
+          this.inflight.delete(pair);
+          throw e;
+        },
+      );
       this.inflight.set(pair, p);
     }
     return p;
@@ -139,7 +169,12 @@ export class MathEquivalence implements Equivalence {
   }
 
   private symbolic(a: string, b: string): Promise<boolean> {
-    this.pool ??= new SymbolicPool({ workers: this.options.workers, timeoutMs: this.options.timeoutMs, tolerance: this.options.tolerance, heapMb: this.options.heapMb });
+    this.pool ??= new SymbolicPool({
+      workers: this.options.workers,
+      timeoutMs: this.options.timeoutMs,
+      tolerance: this.options.tolerance,
+      heapMb: this.options.heapMb,
+    });
     return this.pool.compare(a, b);
   }
 }
@@ -148,20 +183,66 @@ export const mathEquivalence = definePlugin({
   manifest: {
     name: 'corl:math',
     kind: 'equivalence',
-    description: 'Math answers: canonical keys, then tuples/intervals/sets element-wise, numbers within a relative tolerance, and symbolic equality (compute-engine, worker pool, hard time limit, cached)',
+    description:
+      'Math answers: canonical keys, then tuples/intervals/sets element-wise, numbers within a relative tolerance, and symbolic equality (compute-engine, worker pool, hard time limit, cached)',
     corl: '^0.1.0',
     options: {
       type: 'object',
       properties: {
-        tolerance: { type: 'number', minimum: 0, default: EQUIVALENCE_DEFAULTS.tolerance, description: 'relative tolerance of numeric equality' },
-        percent: { enum: ['strip', 'fraction', 'keep'], default: EQUIVALENCE_DEFAULTS.percent, description: 'strip: 50% = 50 (the reference); fraction: 50% = 0.5; keep: 50% only equals 50%' },
-        units: { type: 'array', items: { type: 'string', minLength: 1 }, default: [...DEFAULT_UNITS], description: 'unit words dropped after a number or inside \\text{} (plurals included)' },
-        symbolic: { type: 'boolean', default: EQUIVALENCE_DEFAULTS.symbolic, description: 'ask the symbolic engine when the fast checks cannot decide' },
-        probeIdentity: { type: 'boolean', default: EQUIVALENCE_DEFAULTS.probeIdentity, description: 'accept agreement to 1e-10 at six fixed points (half negative) as identity of expressions with variables, as the engine\'s own identity test does first; false asks the engine' },
-        timeoutMs: { type: 'integer', minimum: 1, default: EQUIVALENCE_DEFAULTS.timeoutMs, description: 'hard time limit of one symbolic comparison (the worker is terminated); over it counts as not equal' },
-        workers: { type: 'integer', minimum: 1, maximum: 64, default: EQUIVALENCE_DEFAULTS.workers, description: 'symbolic worker threads' },
-        heapMb: { type: 'integer', minimum: 16, default: EQUIVALENCE_DEFAULTS.heapMb, description: 'heap limit of each symbolic worker in MiB' },
-        cacheSize: { type: 'integer', minimum: 1, default: EQUIVALENCE_DEFAULTS.cacheSize, description: 'comparisons remembered (and parsed keys)' },
+        tolerance: {
+          type: 'number',
+          minimum: 0,
+          default: EQUIVALENCE_DEFAULTS.tolerance,
+          description: 'relative tolerance of numeric equality',
+        },
+        percent: {
+          enum: ['strip', 'fraction', 'keep'],
+          default: EQUIVALENCE_DEFAULTS.percent,
+          description: 'strip: 50% = 50 (the reference); fraction: 50% = 0.5; keep: 50% only equals 50%',
+        },
+        units: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          default: [...DEFAULT_UNITS],
+          description: 'unit words dropped after a number or inside \\text{} (plurals included)',
+        },
+        symbolic: {
+          type: 'boolean',
+          default: EQUIVALENCE_DEFAULTS.symbolic,
+          description: 'ask the symbolic engine when the fast checks cannot decide',
+        },
+        probeIdentity: {
+          type: 'boolean',
+          default: EQUIVALENCE_DEFAULTS.probeIdentity,
+          description:
+            "accept agreement to 1e-10 at six fixed points (half negative) as identity of expressions with variables, as the engine's own identity test does first; false asks the engine",
+        },
+        timeoutMs: {
+          type: 'integer',
+          minimum: 1,
+          default: EQUIVALENCE_DEFAULTS.timeoutMs,
+          description:
+            'hard time limit of one symbolic comparison (the worker is terminated); over it counts as not equal',
+        },
+        workers: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 64,
+          default: EQUIVALENCE_DEFAULTS.workers,
+          description: 'symbolic worker threads',
+        },
+        heapMb: {
+          type: 'integer',
+          minimum: 16,
+          default: EQUIVALENCE_DEFAULTS.heapMb,
+          description: 'heap limit of each symbolic worker in MiB',
+        },
+        cacheSize: {
+          type: 'integer',
+          minimum: 1,
+          default: EQUIVALENCE_DEFAULTS.cacheSize,
+          description: 'comparisons remembered (and parsed keys)',
+        },
       },
       additionalProperties: false,
     },

@@ -17,44 +17,240 @@ export interface NormalizeOptions {
 
 /** Units the normalizer drops by default. Single letters are only dropped inside `\text{}`/`\mathrm{}`. */
 export const DEFAULT_UNITS: readonly string[] = [
-  'unit', 'units', 'sq', 'square', 'cubic', 'per',
-  'mm', 'cm', 'm', 'km', 'meter', 'metre', 'centimeter', 'centimetre', 'millimeter', 'kilometer', 'kilometre',
-  'in', 'inch', 'inches', 'ft', 'foot', 'feet', 'yd', 'yard', 'mi', 'mile',
-  'g', 'gram', 'kg', 'kilogram', 'mg', 'lb', 'lbs', 'pound', 'ounce', 'oz', 'ton', 'tonne',
-  'l', 'liter', 'litre', 'ml', 'milliliter', 'gallon', 'gal', 'quart', 'pint', 'cup',
-  's', 'sec', 'second', 'min', 'minute', 'h', 'hr', 'hour', 'day', 'week', 'month', 'year', 'yr',
-  'dollar', 'cent', 'euro', 'yuan', 'rupee', 'mph', 'kph', 'km/h', 'm/s',
-  'degree', 'deg', 'radian', 'rad', 'percent', 'point',
+  'unit',
+  'units',
+  'sq',
+  'square',
+  'cubic',
+  'per',
+  'mm',
+  'cm',
+  'm',
+  'km',
+  'meter',
+  'metre',
+  'centimeter',
+  'centimetre',
+  'millimeter',
+  'kilometer',
+  'kilometre',
+  'in',
+  'inch',
+  'inches',
+  'ft',
+  'foot',
+  'feet',
+  'yd',
+  'yard',
+  'mi',
+  'mile',
+  'g',
+  'gram',
+  'kg',
+  'kilogram',
+  'mg',
+  'lb',
+  'lbs',
+  'pound',
+  'ounce',
+  'oz',
+  'ton',
+  'tonne',
+  'l',
+  'liter',
+  'litre',
+  'ml',
+  'milliliter',
+  'gallon',
+  'gal',
+  'quart',
+  'pint',
+  'cup',
+  's',
+  'sec',
+  'second',
+  'min',
+  'minute',
+  'h',
+  'hr',
+  'hour',
+  'day',
+  'week',
+  'month',
+  'year',
+  'yr',
+  'dollar',
+  'cent',
+  'euro',
+  'yuan',
+  'rupee',
+  'mph',
+  'kph',
+  'km/h',
+  'm/s',
+  'degree',
+  'deg',
+  'radian',
+  'rad',
+  'percent',
+  'point',
 ];
 
 /** Default normalizer options. */
 export const DEFAULT_NORMALIZE: NormalizeOptions = { percent: 'strip', units: DEFAULT_UNITS };
 
 /** Macros dropped with nothing in their place. */
-const DROP = new Set(['left', 'right', 'bigl', 'bigr', 'Bigl', 'Bigr', 'biggl', 'biggr', 'Biggl', 'Biggr', 'big', 'Big', 'bigg', 'Bigg',
-  'displaystyle', 'textstyle', 'scriptstyle', 'scriptscriptstyle', 'limits', 'nolimits', 'middle', '$', 'degree', 'displaylimits']);
+const DROP = new Set([
+  'left',
+  'right',
+  'bigl',
+  'bigr',
+  'Bigl',
+  'Bigr',
+  'biggl',
+  'biggr',
+  'Biggl',
+  'Biggr',
+  'big',
+  'Big',
+  'bigg',
+  'Bigg',
+  'displaystyle',
+  'textstyle',
+  'scriptstyle',
+  'scriptscriptstyle',
+  'limits',
+  'nolimits',
+  'middle',
+  '$',
+  'degree',
+  'displaylimits',
+]);
 /** Spacing macros: a space in their place (spaces are removed at the end). */
-const SPACE = new Set([',', ';', ':', '!', ' ', 'quad', 'qquad', 'enspace', 'thinspace', 'medspace', 'thickspace', 'negthinspace', 'space', 'nobreakspace']);
+const SPACE = new Set([
+  ',',
+  ';',
+  ':',
+  '!',
+  ' ',
+  'quad',
+  'qquad',
+  'enspace',
+  'thinspace',
+  'medspace',
+  'thickspace',
+  'negthinspace',
+  'space',
+  'nobreakspace',
+]);
 /** Macros whose argument is unwrapped (its braces and the macro dropped). */
-const UNWRAP = new Set(['text', 'textbf', 'textit', 'textrm', 'textsf', 'texttt', 'textnormal', 'mathrm', 'mathbf', 'mathit', 'mathsf', 'mathtt',
-  'mathnormal', 'mbox', 'hbox', 'boldsymbol', 'bm', 'boxed', 'fbox', 'emph', 'operatorname', 'pmb', 'mathup', 'up']);
+const UNWRAP = new Set([
+  'text',
+  'textbf',
+  'textit',
+  'textrm',
+  'textsf',
+  'texttt',
+  'textnormal',
+  'mathrm',
+  'mathbf',
+  'mathit',
+  'mathsf',
+  'mathtt',
+  'mathnormal',
+  'mbox',
+  'hbox',
+  'boldsymbol',
+  'bm',
+  'boxed',
+  'fbox',
+  'emph',
+  'operatorname',
+  'pmb',
+  'mathup',
+  'up',
+]);
 /** Macros whose argument is a unit text (dropped if it is a unit). */
-const TEXTLIKE = new Set(['text', 'textrm', 'textnormal', 'mathrm', 'mbox', 'hbox', 'textit', 'textbf', 'mathit', 'textsf', 'texttt']);
+const TEXTLIKE = new Set([
+  'text',
+  'textrm',
+  'textnormal',
+  'mathrm',
+  'mbox',
+  'hbox',
+  'textit',
+  'textbf',
+  'mathit',
+  'textsf',
+  'texttt',
+]);
 /** Macros that take one argument which is dropped along with them. */
-const DROP_WITH_ARG = new Set(['hspace', 'vspace', 'hspace*', 'kern', 'label', 'tag', 'phantom', 'hphantom', 'vphantom']);
+const DROP_WITH_ARG = new Set([
+  'hspace',
+  'vspace',
+  'hspace*',
+  'kern',
+  'label',
+  'tag',
+  'phantom',
+  'hphantom',
+  'vphantom',
+]);
 /** Renamed macros. */
 const RENAME: Readonly<Record<string, string>> = {
-  dfrac: 'frac', tfrac: 'frac', cfrac: 'frac',
-  le: 'leq', ge: 'geq', ne: 'neq', leqslant: 'leq', geqslant: 'geq',
-  varnothing: 'emptyset', lbrace: '{', rbrace: '}', dots: 'ldots', cdots: 'ldots',
-  to: 'rightarrow', gets: 'leftarrow', varpi: 'pi', vert: '|', lvert: '|', rvert: '|', mid: '|',
+  dfrac: 'frac',
+  tfrac: 'frac',
+  cfrac: 'frac',
+  le: 'leq',
+  ge: 'geq',
+  ne: 'neq',
+  leqslant: 'leq',
+  geqslant: 'geq',
+  varnothing: 'emptyset',
+  lbrace: '{',
+  rbrace: '}',
+  dots: 'ldots',
+  cdots: 'ldots',
+  to: 'rightarrow',
+  gets: 'leftarrow',
+  varpi: 'pi',
+  vert: '|',
+  lvert: '|',
+  rvert: '|',
+  mid: '|',
 };
 /** Unicode characters with a LaTeX meaning. */
 const UNICODE: Readonly<Record<string, string>> = {
-  '\u2212': '-', '\u2013': '-', '\u2014': '-', '\u00d7': '\\times ', '\u22c5': '\\cdot ', '\u00b7': '\\cdot ', '\u00f7': '\\div ',
-  '\u03c0': '\\pi ', '\u221e': '\\infty ', '\u2264': '\\leq ', '\u2265': '\\geq ', '\u2260': '\\neq ', '\u221a': '\\sqrt',
-  '\u00b0': '', '\u00bd': '\\frac{1}{2}', '\u00bc': '\\frac{1}{4}', '\u00be': '\\frac{3}{4}', '\u2205': '\\emptyset ', '\u222a': '\\cup ', '\u2229': '\\cap ',
-  '\u00b2': '^{2}', '\u00b3': '^{3}', '\u2032': "'", '\uff0c': ',', '\u3002': '.', '\u00a0': ' ', '\u200b': '', '\ufeff': '', '\u2009': ' ', '\u202f': ' ',
+  '\u2212': '-',
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u00d7': '\\times ',
+  '\u22c5': '\\cdot ',
+  '\u00b7': '\\cdot ',
+  '\u00f7': '\\div ',
+  '\u03c0': '\\pi ',
+  '\u221e': '\\infty ',
+  '\u2264': '\\leq ',
+  '\u2265': '\\geq ',
+  '\u2260': '\\neq ',
+  '\u221a': '\\sqrt',
+  '\u00b0': '',
+  '\u00bd': '\\frac{1}{2}',
+  '\u00bc': '\\frac{1}{4}',
+  '\u00be': '\\frac{3}{4}',
+  '\u2205': '\\emptyset ',
+  '\u222a': '\\cup ',
+  '\u2229': '\\cap ',
+  '\u00b2': '^{2}',
+  '\u00b3': '^{3}',
+  '\u2032': "'",
+  '\uff0c': ',',
+  '\u3002': '.',
+  '\u00a0': ' ',
+  '\u200b': '',
+  '\ufeff': '',
+  '\u2009': ' ',
+  '\u202f': ' ',
 };
 /** Environments written the same way in keys (a matrix is a matrix whatever its brackets). */
 const MATRIX_ENVS = new Set(['bmatrix', 'Bmatrix', 'matrix', 'smallmatrix', 'pmatrix']);
@@ -137,9 +333,18 @@ function rewriteMacros(src: string, units: ReadonlySet<string>): string {
         if ((name === 'left' || name === 'right' || name === 'middle') && src.charCodeAt(i) === 46) i++;
         continue;
       }
-      if (SPACE.has(name)) { out.push(' '); continue; }
-      if (name === '%') { out.push('%'); continue; }
-      if (name === '{' || name === '}') { out.push('\\', name); continue; }
+      if (SPACE.has(name)) {
+        out.push(' ');
+        continue;
+      }
+      if (name === '%') {
+        out.push('%');
+        continue;
+      }
+      if (name === '{' || name === '}') {
+        out.push('\\', name);
+        continue;
+      }
       if (DROP_WITH_ARG.has(name)) {
         let j = i;
         while (j < n && isSpace(src.charCodeAt(j))) j++;
@@ -185,8 +390,14 @@ function rewriteMacros(src: string, units: ReadonlySet<string>): string {
         continue;
       }
       const renamed = RENAME[name] ?? name;
-      if (renamed === '{' || renamed === '}') { out.push('\\', renamed); continue; }
-      if (renamed === '|' || renamed === '$') { out.push(renamed); continue; }
+      if (renamed === '{' || renamed === '}') {
+        out.push('\\', renamed);
+        continue;
+      }
+      if (renamed === '|' || renamed === '$') {
+        out.push(renamed);
+        continue;
+      }
       out.push('\\', renamed);
       if (renamed === 'frac' || renamed === 'binom') {
         const first = argument(i);
@@ -222,13 +433,32 @@ function rewriteMacros(src: string, units: ReadonlySet<string>): string {
       i++;
       continue;
     }
-    if (c === 36 /* $ */) { i++; continue; }
-    if (c === 126 /* ~ */) { out.push(' '); i++; continue; }
-    if (c < 32 || c === 127) { out.push(' '); i++; continue; }
+    if (c === 36 /* $ */) {
+      i++;
+      continue;
+    }
+    if (c === 126 /* ~ */) {
+      out.push(' ');
+      i++;
+      continue;
+    }
+    if (c < 32 || c === 127) {
+      out.push(' ');
+      i++;
+      continue;
+    }
     if (c >= 128) {
       const u = UNICODE[src[i]!];
-      if (u !== undefined) { out.push(u); i++; continue; }
-      if (isSpace(c)) { out.push(' '); i++; continue; }
+      if (u !== undefined) {
+        out.push(u);
+        i++;
+        continue;
+      }
+      if (isSpace(c)) {
+        out.push(' ');
+        i++;
+        continue;
+      }
       // lone surrogates and other invisible characters are kept as they are: keys stay injective
     }
     out.push(src[i]!);
@@ -240,7 +470,13 @@ function rewriteMacros(src: string, units: ReadonlySet<string>): string {
 function renameMacro(m: string): string {
   const name = m.slice(1);
   const r = RENAME[name];
-  return r === undefined ? m : r.length === 1 && !isLetter(r.charCodeAt(0)) ? (r === '{' || r === '}' ? `\\${r}` : r) : `\\${r}`;
+  return r === undefined
+    ? m
+    : r.length === 1 && !isLetter(r.charCodeAt(0))
+      ? r === '{' || r === '}'
+        ? `\\${r}`
+        : r
+      : `\\${r}`;
 }
 
 function isUnitPhrase(inner: string, units: ReadonlySet<string>): boolean {
@@ -265,7 +501,8 @@ function stringRules(s: string, options: NormalizeOptions, units: ReadonlySet<st
   s = s.replace(/\{,\}/g, ',');
   // trailing sentence punctuation
   let end = s.length;
-  while (end > 0 && (s.charCodeAt(end - 1) === 46 || s.charCodeAt(end - 1) === 44 || s.charCodeAt(end - 1) === 59)) end--;
+  while (end > 0 && (s.charCodeAt(end - 1) === 46 || s.charCodeAt(end - 1) === 44 || s.charCodeAt(end - 1) === 59))
+    end--;
   s = s.slice(0, end);
   // a short left-hand side: "x = 5" → 5, "f(x) = x^2" → x^2, "x \in [0, 1]" → [0, 1]
   const lhs = LHS.exec(s);
@@ -273,7 +510,8 @@ function stringRules(s: string, options: NormalizeOptions, units: ReadonlySet<st
   if (s.startsWith('+') && s.length > 1) s = s.slice(1);
   // "\$5" was dropped in pass 1; a lone "$" or "\%" may remain at the ends
   s = percent(s, options.percent);
-  if (s.includes(',') && /^-?[\d,]+(?:\.\d+)?$/.test(s) && isThousands(s.replace(/^-/, '').split('.')[0]!)) s = s.replace(/,/g, '');
+  if (s.includes(',') && /^-?[\d,]+(?:\.\d+)?$/.test(s) && isThousands(s.replace(/^-/, '').split('.')[0]!))
+    s = s.replace(/,/g, '');
   // exponents written as digit runs: 2^10 means 2^{10}
   if (s.includes('^')) s = s.replace(/\^(\d{2,})/g, '^{$1}');
   let m: RegExpExecArray | null;
@@ -292,7 +530,7 @@ function stringRules(s: string, options: NormalizeOptions, units: ReadonlySet<st
   }
   if ((m = SIMPLE_FRACTION.exec(s))) {
     const den = BigInt(m[5]!);
-    if (den !== 0n) return fraction((m[1] === '-') !== (m[2] === '-') !== (m[4] === '-'), BigInt(m[3]!), den);
+    if (den !== 0n) return fraction(((m[1] === '-') !== (m[2] === '-')) !== (m[4] === '-'), BigInt(m[3]!), den);
   }
   return canonicalNumbersIn(s);
 }
@@ -311,7 +549,14 @@ function stripTrailingUnits(s: string, units: ReadonlySet<string>): string {
     // optional ^2 / ^{3}
     let p = e;
     if (p >= 2 && isDigit(s.charCodeAt(p - 1)) && s.charCodeAt(p - 2) === 94) p -= 2;
-    else if (p >= 4 && s.charCodeAt(p - 1) === 125 && isDigit(s.charCodeAt(p - 2)) && s.charCodeAt(p - 3) === 123 && s.charCodeAt(p - 4) === 94) p -= 4;
+    else if (
+      p >= 4 &&
+      s.charCodeAt(p - 1) === 125 &&
+      isDigit(s.charCodeAt(p - 2)) &&
+      s.charCodeAt(p - 3) === 123 &&
+      s.charCodeAt(p - 4) === 94
+    )
+      p -= 4;
     let w = p;
     while (w > 0 && (isLetter(s.charCodeAt(w - 1)) || s.charCodeAt(w - 1) === 47)) w--;
     const word = s.slice(w, p);
@@ -336,7 +581,10 @@ function removeSpaces(s: string): string {
       const keep = isLetter(s.charCodeAt(i + 1)) && endsWithMacro(s, i);
       out += s.slice(from, i) + (keep ? ' ' : '');
       from = i + 1;
-      while (i + 1 < s.length && isSpace(s.charCodeAt(i + 1))) { i++; from = i + 1; }
+      while (i + 1 < s.length && isSpace(s.charCodeAt(i + 1))) {
+        i++;
+        from = i + 1;
+      }
     }
   }
   return from === 0 ? s : out + s.slice(from);

@@ -83,13 +83,15 @@ export class SymbolicPool {
     this.closed = true;
     const slots = this.slots.splice(0);
     for (const p of this.queue.splice(0)) p.resolve(false);
-    await Promise.all(slots.map(async (s) => {
-      s.dead = true;
-      if (s.timer) clearTimeout(s.timer);
-      s.busy?.resolve(false);
-      s.busy = undefined;
-      await s.worker.terminate().catch(() => undefined);
-    }));
+    await Promise.all(
+      slots.map(async (s) => {
+        s.dead = true;
+        if (s.timer) clearTimeout(s.timer);
+        s.busy?.resolve(false);
+        s.busy = undefined;
+        await s.worker.terminate().catch(() => undefined);
+      }),
+    );
   }
 
   private dispatch(): void {
@@ -105,7 +107,11 @@ export class SymbolicPool {
 
   private spawn(): void {
     const script = this.options.script ?? path.join(__dirname, 'symbolic-worker.js');
-    const worker = new Worker(script, { resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb }, stdout: true, stderr: true });
+    const worker = new Worker(script, {
+      resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb },
+      stdout: true,
+      stderr: true,
+    });
     this.stats.started++;
     // the engine may print warnings; they must not reach the CLI's JSON output
     worker.stdout.resume();
@@ -140,7 +146,11 @@ export class SymbolicPool {
       } else if (!slot.ready) {
         // died before it could load the engine: an installation problem, not a hard expression
         if (++this.startFailures >= MAX_START_FAILURES) {
-          this.broken = new CorlError('CORL_ERR_ANSWERS_SYMBOLIC', `expected the symbolic worker to start, got ${describe(err)}`, { cause: err });
+          this.broken = new CorlError(
+            'CORL_ERR_ANSWERS_SYMBOLIC',
+            `expected the symbolic worker to start, got ${describe(err)}`,
+            { cause: err },
+          );
           for (const p of this.queue.splice(0)) p.reject(this.broken);
           return;
         }

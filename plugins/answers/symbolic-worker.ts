@@ -35,7 +35,12 @@ export function engineLatex(key: string): string {
 }
 
 /** Compare two keys with the engine: identity in the free variables, or equal values within the tolerance. */
-export function compareWithEngine(ce: EngineLike, a: string, b: string, tolerance: number): { equal: boolean; note?: string } {
+export function compareWithEngine(
+  ce: EngineLike,
+  a: string,
+  b: string,
+  tolerance: number,
+): { equal: boolean; note?: string } {
   const A = ce.parse(engineLatex(a));
   const B = ce.parse(engineLatex(b));
   if (!A.isValid || !B.isValid) return { equal: false, note: 'unreadable' };
@@ -61,7 +66,7 @@ function numeric(e: BoxedLike): number | undefined {
 
 if (parentPort) {
   const port = parentPort;
-   
+
   const { ComputeEngine } = require('@cortex-js/compute-engine') as { ComputeEngine: new () => EngineLike };
   const ce = new ComputeEngine();
   port.on('message', (req: SymbolicRequest) => {

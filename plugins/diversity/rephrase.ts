@@ -31,10 +31,19 @@ export const rephraseDiversity = definePlugin({
           type: 'array',
           items: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'null' }] },
           default: [null, 0],
-          description: 'variant index per agent (null = canonical prompt); default: agent 0 canonical, agent 1 variant 0',
+          description:
+            'variant index per agent (null = canonical prompt); default: agent 0 canonical, agent 1 variant 0',
         },
-        file: { type: 'string', description: 'JSONL with {"id", "variants"} rows, e.g. written by `corl rephrase`; overrides the task\'s variants' },
-        missing: { enum: ['error', 'original'], default: 'error', description: 'a problem without the assigned variant: fail, or fall back to the canonical prompt' },
+        file: {
+          type: 'string',
+          description:
+            'JSONL with {"id", "variants"} rows, e.g. written by `corl rephrase`; overrides the task\'s variants',
+        },
+        missing: {
+          enum: ['error', 'original'],
+          default: 'error',
+          description: 'a problem without the assigned variant: fail, or fall back to the canonical prompt',
+        },
       },
       additionalProperties: false,
     },
@@ -49,10 +58,14 @@ export const rephraseDiversity = definePlugin({
         const text = variants?.[index];
         if (text === undefined) {
           if (options.missing === 'original') return { prompt: problem.prompt, images: problem.images };
-          throw new CorlError('CORL_ERR_TASK_DATA', `expected variant ${index} of problem "${problem.id}" for agent ${agent}, got ${variants ? `${variants.length} variant(s)` : 'no variants'}`, {
-            where: 'diversity.options.assign',
-            hint: 'generate variants with `corl rephrase`, pick a task that ships them, or set diversity.options.missing to "original"',
-          });
+          throw new CorlError(
+            'CORL_ERR_TASK_DATA',
+            `expected variant ${index} of problem "${problem.id}" for agent ${agent}, got ${variants ? `${variants.length} variant(s)` : 'no variants'}`,
+            {
+              where: 'diversity.options.assign',
+              hint: 'generate variants with `corl rephrase`, pick a task that ships them, or set diversity.options.missing to "original"',
+            },
+          );
         }
         return { prompt: text, images: problem.images };
       },
@@ -65,7 +78,9 @@ function readVariants(file: string): Map<string, string[]> {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    throw new CorlError('CORL_ERR_TASK_DATA', `expected a readable variants file, got ${(e as Error).message}`, { where: file });
+    throw new CorlError('CORL_ERR_TASK_DATA', `expected a readable variants file, got ${(e as Error).message}`, {
+      where: file,
+    });
   }
   const out = new Map<string, string[]>();
   text.split('\n').forEach((line, i) => {
@@ -74,11 +89,17 @@ function readVariants(file: string): Map<string, string[]> {
     try {
       row = JSON.parse(line);
     } catch {
-      throw new CorlError('CORL_ERR_TASK_DATA', 'expected a JSON object, got invalid JSON', { where: `${file}:${i + 1}` });
+      throw new CorlError('CORL_ERR_TASK_DATA', 'expected a JSON object, got invalid JSON', {
+        where: `${file}:${i + 1}`,
+      });
     }
     const r = row as { id?: unknown; variants?: unknown };
     if (typeof r.id !== 'string' || !Array.isArray(r.variants) || !r.variants.every((v) => typeof v === 'string')) {
-      throw new CorlError('CORL_ERR_TASK_DATA', 'expected {"id": string, "variants": string[]}, got ' + JSON.stringify(row).slice(0, 80), { where: `${file}:${i + 1}` });
+      throw new CorlError(
+        'CORL_ERR_TASK_DATA',
+        'expected {"id": string, "variants": string[]}, got ' + JSON.stringify(row).slice(0, 80),
+        { where: `${file}:${i + 1}` },
+      );
     }
     out.set(r.id, r.variants as string[]);
   });

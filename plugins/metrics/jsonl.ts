@@ -35,7 +35,9 @@ export const jsonlSink = definePlugin({
     options: {
       type: 'object',
       required: ['path'],
-      properties: { path: { type: 'string', minLength: 1, description: 'file to append to, relative to the config file' } },
+      properties: {
+        path: { type: 'string', minLength: 1, description: 'file to append to, relative to the config file' },
+      },
       additionalProperties: false,
     },
   },

@@ -12,7 +12,8 @@ export const onnxLmPolicy = definePlugin({
   manifest: {
     name: 'corl:onnx-lm',
     kind: 'policy',
-    description: 'Hugging Face/optimum ONNX export of a causal LM (KV cache, tokenizer.json) on onnxruntime-node; samples only',
+    description:
+      'Hugging Face/optimum ONNX export of a causal LM (KV cache, tokenizer.json) on onnxruntime-node; samples only',
     corl: '^0.1.0',
     options: ONNX_LM_OPTIONS_SCHEMA,
   },

@@ -11,7 +11,8 @@ export const openaiPolicy = definePlugin({
   manifest: {
     name: 'corl:openai',
     kind: 'policy',
-    description: 'OpenAI-compatible server (vLLM, SGLang, llama.cpp): chat or completions, images, logprobs, retries; samples only',
+    description:
+      'OpenAI-compatible server (vLLM, SGLang, llama.cpp): chat or completions, images, logprobs, retries; samples only',
     corl: '^0.1.0',
     options: OPENAI_OPTIONS_SCHEMA,
   },

@@ -33,14 +33,43 @@ interface ExecTestsOptions extends ExecOptions {
 }
 
 const sandboxSchema = {
-  isolation: { enum: ['auto', 'bwrap', 'unsafe-process'], default: 'auto', description: 'auto or bwrap: the bubblewrap sandbox (fresh namespaces, a read-only filesystem of the interpreter alone, no network, rlimits), refused with CORL_ERR_SANDBOX_BWRAP_MISSING where bwrap is missing; unsafe-process: no isolation, for trusted code only, with a warning on every run. The former namespace and process modes are removed (use auto)' },
-  bwrap: { type: 'string', default: '', description: 'bubblewrap executable (empty: /usr/bin/bwrap, else bwrap on PATH)' },
-  timeoutMs: { type: 'integer', minimum: 10, default: 2000, description: 'wall-clock limit per test input in milliseconds (the reference uses 2 s); enforced from outside, so a loop inside C stops too' },
-  memoryMb: { type: 'integer', minimum: 32, default: 256, description: 'address-space limit of each process of the program in MiB' },
+  isolation: {
+    enum: ['auto', 'bwrap', 'unsafe-process'],
+    default: 'auto',
+    description:
+      'auto or bwrap: the bubblewrap sandbox (fresh namespaces, a read-only filesystem of the interpreter alone, no network, rlimits), refused with CORL_ERR_SANDBOX_BWRAP_MISSING where bwrap is missing; unsafe-process: no isolation, for trusted code only, with a warning on every run. The former namespace and process modes are removed (use auto)',
+  },
+  bwrap: {
+    type: 'string',
+    default: '',
+    description: 'bubblewrap executable (empty: /usr/bin/bwrap, else bwrap on PATH)',
+  },
+  timeoutMs: {
+    type: 'integer',
+    minimum: 10,
+    default: 2000,
+    description:
+      'wall-clock limit per test input in milliseconds (the reference uses 2 s); enforced from outside, so a loop inside C stops too',
+  },
+  memoryMb: {
+    type: 'integer',
+    minimum: 32,
+    default: 256,
+    description: 'address-space limit of each process of the program in MiB',
+  },
   concurrency: { type: 'integer', minimum: 1, default: 2, description: 'programs run at the same time' },
   maxOutput: { type: 'integer', minimum: 1, default: 1000, description: 'characters of each output kept' },
-  python: { type: 'string', default: '', description: 'python3 interpreter (empty: /usr/bin/python3, else python3 on PATH)' },
-  entryPoint: { type: 'string', default: '', description: 'function called with each test input\'s arguments; empty: problem.metadata.entryPoint, and without one each input is the program\'s stdin' },
+  python: {
+    type: 'string',
+    default: '',
+    description: 'python3 interpreter (empty: /usr/bin/python3, else python3 on PATH)',
+  },
+  entryPoint: {
+    type: 'string',
+    default: '',
+    description:
+      "function called with each test input's arguments; empty: problem.metadata.entryPoint, and without one each input is the program's stdin",
+  },
   cacheSize: { type: 'integer', minimum: 1, default: 10_000, description: 'runs remembered (program + inputs)' },
 } as const;
 
@@ -48,7 +77,10 @@ const sandboxSchema = {
 class CodeRunner {
   readonly sandbox: Sandbox;
   private readonly cache = new Map<string, Promise<readonly TestOutcome[]>>();
-  constructor(private readonly options: ExecOptions, owner: string) {
+  constructor(
+    private readonly options: ExecOptions,
+    owner: string,
+  ) {
     this.sandbox = new Sandbox({ ...options, owner });
   }
 
@@ -58,7 +90,11 @@ class CodeRunner {
     if (program === null) return null;
     const inputs = problem.testInputs;
     if (!inputs || inputs.length === 0) {
-      throw new CorlError('CORL_ERR_TASK_DATA', `expected testInputs on problem "${problem.id}" for a code reward, got none`, { hint: 'give each code problem its test inputs (argument literals, never the expected outputs)' });
+      throw new CorlError(
+        'CORL_ERR_TASK_DATA',
+        `expected testInputs on problem "${problem.id}" for a code reward, got none`,
+        { hint: 'give each code problem its test inputs (argument literals, never the expected outputs)' },
+      );
     }
     const metaEntry = typeof problem.metadata?.entryPoint === 'string' ? (problem.metadata.entryPoint as string) : '';
     const entry = this.options.entryPoint || metaEntry;
@@ -96,16 +132,32 @@ export const execVoteReward = definePlugin({
   manifest: {
     name: 'corl:exec-vote',
     kind: 'reward',
-    description: 'Label-free code reward: run the last fenced code block on the test inputs (outputs hidden) in a sandbox, vote on the tuple of outputs',
+    description:
+      'Label-free code reward: run the last fenced code block on the test inputs (outputs hidden) in a sandbox, vote on the tuple of outputs',
     corl: '^0.1.0',
     usesGroundTruth: false,
     options: {
       type: 'object',
       properties: {
         ...sandboxSchema,
-        threshold: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'minimum vote share of the winning output tuple' },
-        rule: { enum: ['pool', 'teacher', 'majority'], default: 'pool', description: 'how several supervisors combine (as in corl:vote)' },
-        errorKeys: { type: 'boolean', default: false, description: 'give a program that fails on every input an answer key of error markers (the reference does); false: no answer' },
+        threshold: {
+          type: 'number',
+          minimum: 0,
+          maximum: 1,
+          default: 0,
+          description: 'minimum vote share of the winning output tuple',
+        },
+        rule: {
+          enum: ['pool', 'teacher', 'majority'],
+          default: 'pool',
+          description: 'how several supervisors combine (as in corl:vote)',
+        },
+        errorKeys: {
+          type: 'boolean',
+          default: false,
+          description:
+            'give a program that fails on every input an answer key of error markers (the reference does); false: no answer',
+        },
       },
       additionalProperties: false,
     },
@@ -141,14 +193,19 @@ export const execTestsReward = definePlugin({
   manifest: {
     name: 'corl:exec-tests',
     kind: 'reward',
-    description: 'Supervised code reward: run the last fenced code block on the test inputs in a sandbox and compare with the expected outputs',
+    description:
+      'Supervised code reward: run the last fenced code block on the test inputs in a sandbox and compare with the expected outputs',
     corl: '^0.1.0',
     usesGroundTruth: true,
     options: {
       type: 'object',
       properties: {
         ...sandboxSchema,
-        partial: { type: 'boolean', default: false, description: 'reward the fraction of tests passed; false: 1 only when every test passes' },
+        partial: {
+          type: 'boolean',
+          default: false,
+          description: 'reward the fraction of tests passed; false: 1 only when every test passes',
+        },
       },
       additionalProperties: false,
     },
@@ -159,7 +216,11 @@ export const execTestsReward = definePlugin({
       async score(ctx: RewardContext): Promise<RewardResult> {
         const expected = ctx.reference?.expectedOutputs;
         if (!expected) {
-          throw new CorlError('CORL_ERR_TASK_DATA', `expected reference.expectedOutputs for problem "${ctx.problem.id}", got none`, { hint: 'corl:exec-tests needs a code task whose references list the expected output of every test input' });
+          throw new CorlError(
+            'CORL_ERR_TASK_DATA',
+            `expected reference.expectedOutputs for problem "${ctx.problem.id}", got none`,
+            { hint: 'corl:exec-tests needs a code task whose references list the expected output of every test input' },
+          );
         }
         const rewards: number[] = [];
         let passed = 0;

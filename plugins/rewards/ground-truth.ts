@@ -32,13 +32,18 @@ export const groundTruthReward = definePlugin({
     return {
       async score(ctx): Promise<RewardResult> {
         if (!ctx.reference) {
-          throw new CorlError('CORL_ERR_TASK_DATA', `expected a reference answer for problem "${ctx.problem.id}", got none`, {
-            hint: 'corl:ground-truth needs a task whose problems all have references',
-          });
+          throw new CorlError(
+            'CORL_ERR_TASK_DATA',
+            `expected a reference answer for problem "${ctx.problem.id}", got none`,
+            {
+              hint: 'corl:ground-truth needs a task whose problems all have references',
+            },
+          );
         }
         const target = ctx.equivalence.key(ctx.reference.answer);
         const rewards: number[] = [];
-        for (const c of ctx.completions) rewards.push((await matches(c.key, target, ctx.equivalence)) ? options.correct : options.wrong);
+        for (const c of ctx.completions)
+          rewards.push((await matches(c.key, target, ctx.equivalence)) ? options.correct : options.wrong);
         return { rewards };
       },
     };

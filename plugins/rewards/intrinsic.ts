@@ -13,16 +13,27 @@ interface IntrinsicOptions {
 function tokenMean(c: CompletionView, field: 'entropies' | 'meanLogprobs', index: number): number {
   const values = c[field];
   if (!values) {
-    throw new CorlError('CORL_ERR_REWARD_TOKEN_STATS', `expected per-token ${field} on completion ${index}, got none`, { where: 'reward' });
+    throw new CorlError('CORL_ERR_REWARD_TOKEN_STATS', `expected per-token ${field} on completion ${index}, got none`, {
+      where: 'reward',
+    });
   }
   if (values.length !== c.length) {
-    throw new CorlError('CORL_ERR_REWARD_TOKEN_STATS', `expected ${c.length} ${field} on completion ${index} (one per generated token), got ${values.length}`, { where: 'reward' });
+    throw new CorlError(
+      'CORL_ERR_REWARD_TOKEN_STATS',
+      `expected ${c.length} ${field} on completion ${index} (one per generated token), got ${values.length}`,
+      { where: 'reward' },
+    );
   }
   if (values.length === 0) return 0;
   let s = 0;
   for (let t = 0; t < values.length; t++) {
     const v = values[t]!;
-    if (!Number.isFinite(v)) throw new CorlError('CORL_ERR_REWARD_TOKEN_STATS', `expected finite ${field}, got ${v} at token ${t} of completion ${index}`, { where: 'reward' });
+    if (!Number.isFinite(v))
+      throw new CorlError(
+        'CORL_ERR_REWARD_TOKEN_STATS',
+        `expected finite ${field}, got ${v} at token ${t} of completion ${index}`,
+        { where: 'reward' },
+      );
     s += v;
   }
   return s / values.length;
@@ -37,15 +48,26 @@ export const intrinsicReward = definePlugin({
   manifest: {
     name: 'corl:intrinsic',
     kind: 'reward',
-    description: 'Intrinsic rewards from the policy\'s token distributions: RENT (-mean token entropy) or Intuitor self-certainty (mean KL(U||p))',
+    description:
+      "Intrinsic rewards from the policy's token distributions: RENT (-mean token entropy) or Intuitor self-certainty (mean KL(U||p))",
     corl: '^0.1.0',
     usesGroundTruth: false,
     tokenStats: true,
     options: {
       type: 'object',
       properties: {
-        method: { enum: ['rent', 'intuitor'], default: 'rent', description: 'rent: reward = -mean token entropy; intuitor: reward = mean KL(U || p_t) (self-certainty)' },
-        vocabSize: { type: 'integer', minimum: 0, default: 0, description: 'vocabulary size V for the -log V term of self-certainty; 0 leaves out that constant (group-normalized advantages ignore it)' },
+        method: {
+          enum: ['rent', 'intuitor'],
+          default: 'rent',
+          description: 'rent: reward = -mean token entropy; intuitor: reward = mean KL(U || p_t) (self-certainty)',
+        },
+        vocabSize: {
+          type: 'integer',
+          minimum: 0,
+          default: 0,
+          description:
+            'vocabulary size V for the -log V term of self-certainty; 0 leaves out that constant (group-normalized advantages ignore it)',
+        },
       },
       additionalProperties: false,
     },
@@ -66,9 +88,10 @@ export const intrinsicReward = definePlugin({
           }
         }
         const n = Math.max(1, ctx.completions.length);
-        const metrics: Record<string, number> = options.method === 'rent'
-          ? { 'intrinsic/entropy': entropy / n }
-          : { 'intrinsic/self_certainty': rewards.reduce((a, b) => a + b, 0) / n };
+        const metrics: Record<string, number> =
+          options.method === 'rent'
+            ? { 'intrinsic/entropy': entropy / n }
+            : { 'intrinsic/self_certainty': rewards.reduce((a, b) => a + b, 0) / n };
         return { rewards, metrics };
       },
     };

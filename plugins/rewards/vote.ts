@@ -24,14 +24,26 @@ export const voteReward = definePlugin({
   manifest: {
     name: 'corl:vote',
     kind: 'reward',
-    description: 'Majority-vote pseudo-label from the topology\'s supervisors; reward 1 for agreeing with it (Co-RL, TTRL)',
+    description:
+      "Majority-vote pseudo-label from the topology's supervisors; reward 1 for agreeing with it (Co-RL, TTRL)",
     corl: '^0.1.0',
     usesGroundTruth: false,
     options: {
       type: 'object',
       properties: {
-        threshold: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'minimum vote share of the winning answer; below it the prompt has no label' },
-        rule: { enum: ['pool', 'teacher', 'majority'], default: 'pool', description: 'pool: one plurality over all supervisors\' answers (with corl:complete: union of peers, or self + peers); teacher: the first supervisor only (the reference ring); majority: the label a strict majority of supervisors\' own labels share, ties give no label' },
+        threshold: {
+          type: 'number',
+          minimum: 0,
+          maximum: 1,
+          default: 0,
+          description: 'minimum vote share of the winning answer; below it the prompt has no label',
+        },
+        rule: {
+          enum: ['pool', 'teacher', 'majority'],
+          default: 'pool',
+          description:
+            "pool: one plurality over all supervisors' answers (with corl:complete: union of peers, or self + peers); teacher: the first supervisor only (the reference ring); majority: the label a strict majority of supervisors' own labels share, ties give no label",
+        },
       },
       additionalProperties: false,
     },
@@ -39,12 +51,22 @@ export const voteReward = definePlugin({
   create(options: VoteOptions): RewardSource {
     return {
       async score(ctx): Promise<RewardResult> {
-        const vote = options.rule === 'majority'
-          ? await majorityOfLabels(ctx.supervisors.map((sup) => sup.keys), ctx.equivalence, options.threshold)
-          : await pluralityVote((options.rule === 'teacher' ? ctx.supervisors.slice(0, 1) : ctx.supervisors).flatMap((sup) => sup.keys), ctx.equivalence, options.threshold);
-        const own = ctx.supervisors.length === 1 && ctx.supervisors[0]!.agent === ctx.agent
-          ? vote
-          : await pluralityVote(ctx.own.keys, ctx.equivalence, options.threshold);
+        const vote =
+          options.rule === 'majority'
+            ? await majorityOfLabels(
+                ctx.supervisors.map((sup) => sup.keys),
+                ctx.equivalence,
+                options.threshold,
+              )
+            : await pluralityVote(
+                (options.rule === 'teacher' ? ctx.supervisors.slice(0, 1) : ctx.supervisors).flatMap((sup) => sup.keys),
+                ctx.equivalence,
+                options.threshold,
+              );
+        const own =
+          ctx.supervisors.length === 1 && ctx.supervisors[0]!.agent === ctx.agent
+            ? vote
+            : await pluralityVote(ctx.own.keys, ctx.equivalence, options.threshold);
         const rewards: number[] = [];
         for (const c of ctx.completions) rewards.push((await matches(c.key, vote.label, ctx.equivalence)) ? 1 : 0);
         const metrics: Record<string, number> = { 'vote/answered_fraction': vote.total ? vote.voters / vote.total : 0 };
@@ -71,7 +93,11 @@ interface LabelVote {
  * one vote; the label wins when more than half of all supervisors (labelled or not) share it, else
  * there is no label (a tie of two against two is no label).
  */
-export async function majorityOfLabels(groups: readonly (readonly (string | null)[])[], equivalence: Equivalence, threshold: number): Promise<LabelVote> {
+export async function majorityOfLabels(
+  groups: readonly (readonly (string | null)[])[],
+  equivalence: Equivalence,
+  threshold: number,
+): Promise<LabelVote> {
   const labels: (string | null)[] = [];
   let answered = 0;
   let total = 0;
@@ -84,5 +110,10 @@ export async function majorityOfLabels(groups: readonly (readonly (string | null
   const among = await pluralityVote(labels, equivalence, 0);
   const best = among.clusters.reduce((m, c) => Math.max(m, c.count), 0);
   const strict = groups.length > 0 && best * 2 > groups.length;
-  return { label: strict ? among.label : null, share: groups.length ? best / groups.length : 0, voters: answered, total };
+  return {
+    label: strict ? among.label : null,
+    share: groups.length ? best / groups.length : 0,
+    voters: answered,
+    total,
+  };
 }

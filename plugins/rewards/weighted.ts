@@ -27,8 +27,10 @@ export const weightedReward = definePlugin({
     kind: 'reward',
     description: 'Weighted sum of several reward sources, each with its own options (e.g. vote + 0.1 x format)',
     corl: '^0.1.0',
-    usesGroundTruth: (options: WeightedOptions, q: ManifestQueryContext) => options.sources.some((p) => q.usesGroundTruth(p.source)),
-    tokenStats: (options: WeightedOptions, q: ManifestQueryContext) => options.sources.some((p) => q.tokenStats(p.source)),
+    usesGroundTruth: (options: WeightedOptions, q: ManifestQueryContext) =>
+      options.sources.some((p) => q.usesGroundTruth(p.source)),
+    tokenStats: (options: WeightedOptions, q: ManifestQueryContext) =>
+      options.sources.some((p) => q.tokenStats(p.source)),
     options: {
       type: 'object',
       required: ['sources'],
@@ -53,12 +55,20 @@ export const weightedReward = definePlugin({
   },
   async create(options: WeightedOptions, ctx: PluginContext): Promise<RewardSource> {
     if (options.sources.every((p) => p.weight === 0)) {
-      throw new CorlError('CORL_ERR_REWARD_OPTIONS', 'expected at least one non-zero weight in reward.options.sources, got only zeros', { where: 'reward.options.sources' });
+      throw new CorlError(
+        'CORL_ERR_REWARD_OPTIONS',
+        'expected at least one non-zero weight in reward.options.sources, got only zeros',
+        { where: 'reward.options.sources' },
+      );
     }
     const parts: { source: RewardSource; weight: number; groundTruth: boolean }[] = [];
     try {
       for (const p of options.sources) {
-        parts.push({ source: await ctx.create('reward', p.source), weight: p.weight, groundTruth: ctx.usesGroundTruth(p.source) });
+        parts.push({
+          source: await ctx.create('reward', p.source),
+          weight: p.weight,
+          groundTruth: ctx.usesGroundTruth(p.source),
+        });
       }
     } catch (e) {
       for (const p of parts) await p.source.close?.();
@@ -76,10 +86,19 @@ export const weightedReward = definePlugin({
           const { reference: _reference, ...rest } = rc;
           const r = await p.source.score(p.groundTruth ? rc : rest);
           if (!r || !Array.isArray(r.rewards) || r.rewards.length !== rewards.length) {
-            throw new CorlError('CORL_ERR_REWARD_OUTPUT', `expected ${rewards.length} rewards from part ${i} of corl:weighted (${options.sources[i]!.source.use}), got ${Array.isArray(r?.rewards) ? r.rewards.length : typeof r?.rewards}`, { where: `reward.options.sources[${i}]` });
+            throw new CorlError(
+              'CORL_ERR_REWARD_OUTPUT',
+              `expected ${rewards.length} rewards from part ${i} of corl:weighted (${options.sources[i]!.source.use}), got ${Array.isArray(r?.rewards) ? r.rewards.length : typeof r?.rewards}`,
+              { where: `reward.options.sources[${i}]` },
+            );
           }
-          r.rewards.forEach((x, k) => { rewards[k] = rewards[k]! + p.weight * x; });
-          if (label === undefined && r.label !== undefined) { label = r.label; ownLabel = r.ownLabel; }
+          r.rewards.forEach((x, k) => {
+            rewards[k] = rewards[k]! + p.weight * x;
+          });
+          if (label === undefined && r.label !== undefined) {
+            label = r.label;
+            ownLabel = r.ownLabel;
+          }
           metrics[`weighted/${i}/reward`] = r.rewards.reduce((a, b) => a + b, 0) / Math.max(1, r.rewards.length);
           for (const [k, v] of Object.entries(r.metrics ?? {})) metrics[`weighted/${i}/${k}`] = v;
         }

@@ -70,7 +70,10 @@ function offByOne(d: number, rng: Rng): number {
 class Slipper {
   readonly slips = zero();
   readonly opportunities = zero();
-  constructor(private readonly rates: SlipRates, private readonly rng: Rng) {}
+  constructor(
+    private readonly rates: SlipRates,
+    private readonly rng: Rng,
+  ) {}
 
   /** One opportunity of `kind`: whether it slips. */
   chance(kind: SlipKind): boolean {

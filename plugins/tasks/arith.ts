@@ -38,7 +38,10 @@ export interface ArithProblem {
   readonly features: ArithFeatures;
 }
 
-interface Range { min: number; max: number }
+interface Range {
+  min: number;
+  max: number;
+}
 
 export interface ArithOptions {
   /** Seed of the problem generator (independent of the run seed, so every run sees the same task). */
@@ -78,8 +81,13 @@ export interface ArithOptions {
 const TEMPLATES: ((p: ArithProblem) => string)[] = [
   (p) => `${p.expression}=`,
   (p) => `What is ${p.expression}?`,
-  (p) => `Compute ${p.operands.map((o, i) => (i === 0 ? `${o}` : `${p.ops[i - 1] === '+' ? 'plus' : 'minus'} ${o}`)).join(' ')}.`,
-  (p) => `Start at ${p.operands[0]}, ${p.operands.slice(1).map((o, i) => `${p.ops[i] === '+' ? 'add' : 'take away'} ${o}`).join(', then ')}.`,
+  (p) =>
+    `Compute ${p.operands.map((o, i) => (i === 0 ? `${o}` : `${p.ops[i - 1] === '+' ? 'plus' : 'minus'} ${o}`)).join(' ')}.`,
+  (p) =>
+    `Start at ${p.operands[0]}, ${p.operands
+      .slice(1)
+      .map((o, i) => `${p.ops[i] === '+' ? 'add' : 'take away'} ${o}`)
+      .join(', then ')}.`,
 ];
 
 /** Number of prompt phrasings available. */
@@ -91,7 +99,10 @@ export function arithPrompt(p: ArithProblem, phrasing = 0): string {
 }
 
 /** The worked solution: one equation per step, then the boxed answer (of `written`, a chain with slips, when given). */
-export function arithSolution(p: ArithProblem, written?: { readonly steps: readonly ArithStep[]; readonly answer: number }): string {
+export function arithSolution(
+  p: ArithProblem,
+  written?: { readonly steps: readonly ArithStep[]; readonly answer: number },
+): string {
   const w = written ?? p;
   return `${w.steps.map((s) => `${s.left}${s.op}${s.right}=${s.result}`).join(';')};\\boxed{${w.answer}}`;
 }
@@ -143,7 +154,14 @@ export function arithProblem(operands: readonly number[], ops: readonly ('+' | '
     acc = result;
   }
   const expression = operands.map((o, i) => (i === 0 ? `${o}` : `${ops[i - 1]}${o}`)).join('');
-  return { expression, operands, ops, steps, answer: acc, features: { carry, borrow, hundreds, operands: operands.length } };
+  return {
+    expression,
+    operands,
+    ops,
+    steps,
+    answer: acc,
+    features: { carry, borrow, hundreds, operands: operands.length },
+  };
 }
 
 function draw(rng: Rng, o: ArithOptions): ArithProblem {
@@ -166,7 +184,14 @@ function draw(rng: Rng, o: ArithOptions): ArithProblem {
  * Draw `count` distinct problems. `accept` (a probability) thins the stream, which is how a model
  * family's pretraining corpus under-samples its blind spots. Excluded expressions are never drawn.
  */
-export function drawProblems(seed: number, o: ArithOptions, count: number, exclude: ReadonlySet<string>, accept?: (p: ArithProblem) => number, unique = true): ArithProblem[] {
+export function drawProblems(
+  seed: number,
+  o: ArithOptions,
+  count: number,
+  exclude: ReadonlySet<string>,
+  accept?: (p: ArithProblem) => number,
+  unique = true,
+): ArithProblem[] {
   const rng = new Rng(seed);
   const out: ArithProblem[] = [];
   const seen = new Set<string>();
@@ -174,10 +199,14 @@ export function drawProblems(seed: number, o: ArithOptions, count: number, exclu
   const budget = Math.max(10000, count * 200);
   while (out.length < count) {
     if (++tries > budget) {
-      throw new CorlError('CORL_ERR_TASK_DATA', `expected ${count} distinct problems from these options, got only ${out.length} after ${budget} draws`, {
-        where: 'task.options',
-        hint: 'allow more digits or operands, or ask for fewer problems',
-      });
+      throw new CorlError(
+        'CORL_ERR_TASK_DATA',
+        `expected ${count} distinct problems from these options, got only ${out.length} after ${budget} draws`,
+        {
+          where: 'task.options',
+          hint: 'allow more digits or operands, or ask for fewer problems',
+        },
+      );
     }
     const p = draw(rng, o);
     if (exclude.has(p.expression) || (unique && seen.has(p.expression))) continue;
@@ -189,7 +218,12 @@ export function drawProblems(seed: number, o: ArithOptions, count: number, exclu
 }
 
 /** The problems of the splits and the pretraining corpus's problems for the given options. */
-export function generateArith(o: ArithOptions): { train: ArithProblem[]; heldOut: ArithProblem[]; validation: ArithProblem[]; pretrain: ArithProblem[] } {
+export function generateArith(o: ArithOptions): {
+  train: ArithProblem[];
+  heldOut: ArithProblem[];
+  validation: ArithProblem[];
+  pretrain: ArithProblem[];
+} {
   // Held-out first, from its own stream, so that changing the training size never changes the test set.
   const heldOut = drawProblems(mixSeed(o.seed, 'held-out'), o, o.heldOut, new Set());
   const held = new Set(heldOut.map((p) => p.expression));
@@ -198,10 +232,14 @@ export function generateArith(o: ArithOptions): { train: ArithProblem[]; heldOut
   for (const p of validation) held.add(p.expression);
   const train = drawProblems(mixSeed(o.seed, 'train'), o, o.train, held);
   const w = o.pretrain.weights;
-  const accept = (p: ArithProblem): number => (p.features.carry ? w.carry : 1) * (p.features.borrow ? w.borrow : 1) * (p.features.hundreds ? w.hundreds : 1);
+  const accept = (p: ArithProblem): number =>
+    (p.features.carry ? w.carry : 1) * (p.features.borrow ? w.borrow : 1) * (p.features.hundreds ? w.hundreds : 1);
   // The corpus's problems depend on the sampling options only, not on slips or discussion turns.
   const { slips: _s, discussion: _d, ...sampling } = o.pretrain;
-  const pretrain = o.pretrain.size > 0 ? drawProblems(mixSeed(o.seed, 'pretrain', JSON.stringify(sampling)), o, o.pretrain.size, held, accept, false) : [];
+  const pretrain =
+    o.pretrain.size > 0
+      ? drawProblems(mixSeed(o.seed, 'pretrain', JSON.stringify(sampling)), o, o.pretrain.size, held, accept, false)
+      : [];
   return { train, heldOut, validation, pretrain };
 }
 
@@ -255,7 +293,10 @@ export function arithCorpus(o: ArithOptions, problems: readonly ArithProblem[]):
 
 const range = (min: number, max: number, dmin: number, dmax: number) => ({
   type: 'object',
-  properties: { min: { type: 'integer', minimum: min, maximum: max, default: dmin }, max: { type: 'integer', minimum: min, maximum: max, default: dmax } },
+  properties: {
+    min: { type: 'integer', minimum: min, maximum: max, default: dmin },
+    max: { type: 'integer', minimum: min, maximum: max, default: dmax },
+  },
   additionalProperties: false,
   default: {},
 });
@@ -270,20 +311,38 @@ export const arithTask = definePlugin({
   manifest: {
     name: 'corl:arith',
     kind: 'task',
-    description: 'Synthetic multi-step arithmetic with worked \\boxed{} solutions, a fixed held-out split, phrasings and a family-specific pretraining corpus',
+    description:
+      'Synthetic multi-step arithmetic with worked \\boxed{} solutions, a fixed held-out split, phrasings and a family-specific pretraining corpus',
     corl: '^0.1.0',
     options: {
       type: 'object',
       properties: {
-        seed: { type: 'integer', minimum: 0, default: 1234, description: 'seed of the problem generator (not the run seed)' },
+        seed: {
+          type: 'integer',
+          minimum: 0,
+          default: 1234,
+          description: 'seed of the problem generator (not the run seed)',
+        },
         train: { type: 'integer', minimum: 1, default: 2000, description: 'training problems' },
         heldOut: { type: 'integer', minimum: 0, default: 200, description: 'held-out problems' },
-        validation: { type: 'integer', minimum: 0, default: 0, description: 'validation problems (disjoint from train, held-out and every pretraining corpus), evaluated with eval.split "validation": choose settings on them, never on held-out' },
+        validation: {
+          type: 'integer',
+          minimum: 0,
+          default: 0,
+          description:
+            'validation problems (disjoint from train, held-out and every pretraining corpus), evaluated with eval.split "validation": choose settings on them, never on held-out',
+        },
         operands: range(2, 6, 2, 3),
         digits: range(1, 4, 1, 2),
         operations: { type: 'array', items: { enum: ['+', '-'] }, minItems: 1, uniqueItems: true, default: ['+', '-'] },
         nonNegative: { type: 'boolean', default: true, description: 'every intermediate result is >= 0' },
-        phrasings: { type: 'integer', minimum: 1, maximum: ARITH_PHRASINGS, default: ARITH_PHRASINGS, description: 'prompt phrasings: the canonical one plus variants for corl:rephrase' },
+        phrasings: {
+          type: 'integer',
+          minimum: 1,
+          maximum: ARITH_PHRASINGS,
+          default: ARITH_PHRASINGS,
+          description: 'prompt phrasings: the canonical one plus variants for corl:rephrase',
+        },
         pretrain: {
           type: 'object',
           default: {},
@@ -293,7 +352,8 @@ export const arithTask = definePlugin({
             weights: {
               type: 'object',
               default: {},
-              description: 'acceptance weight of problems with each feature (1 = as generated, 0 = never): a family\'s blind spots',
+              description:
+                "acceptance weight of problems with each feature (1 = as generated, 0 = never): a family's blind spots",
               properties: {
                 carry: { type: 'number', minimum: 0, maximum: 1, default: 1 },
                 borrow: { type: 'number', minimum: 0, maximum: 1, default: 1 },
@@ -301,28 +361,79 @@ export const arithTask = definePlugin({
               },
               additionalProperties: false,
             },
-            phrasings: { type: 'array', items: { type: 'integer', minimum: 0, maximum: ARITH_PHRASINGS - 1 }, minItems: 1, default: [0, 1, 2, 3], description: 'phrasings used in the corpus' },
+            phrasings: {
+              type: 'array',
+              items: { type: 'integer', minimum: 0, maximum: ARITH_PHRASINGS - 1 },
+              minItems: 1,
+              default: [0, 1, 2, 3],
+              description: 'phrasings used in the corpus',
+            },
             slips: {
               type: 'object',
               default: {},
-              description: 'probability of a slip at each opportunity in the worked solutions; a slipped digit propagates consistently to the boxed answer (scattered errors a majority can correct)',
+              description:
+                'probability of a slip at each opportunity in the worked solutions; a slipped digit propagates consistently to the boxed answer (scattered errors a majority can correct)',
               properties: {
-                column: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'each written result digit: one higher or lower' },
-                carry: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'each carry into a column or a new leading digit: forgotten' },
-                borrow: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'each borrow from a column: forgotten' },
-                copy: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'each copy of a result into the next step or the box: a digit off by one or two digits swapped' },
+                column: {
+                  type: 'number',
+                  minimum: 0,
+                  maximum: 1,
+                  default: 0,
+                  description: 'each written result digit: one higher or lower',
+                },
+                carry: {
+                  type: 'number',
+                  minimum: 0,
+                  maximum: 1,
+                  default: 0,
+                  description: 'each carry into a column or a new leading digit: forgotten',
+                },
+                borrow: {
+                  type: 'number',
+                  minimum: 0,
+                  maximum: 1,
+                  default: 0,
+                  description: 'each borrow from a column: forgotten',
+                },
+                copy: {
+                  type: 'number',
+                  minimum: 0,
+                  maximum: 1,
+                  default: 0,
+                  description:
+                    'each copy of a result into the next step or the box: a digit off by one or two digits swapped',
+                },
               },
               additionalProperties: false,
             },
             discussion: {
               type: 'object',
               default: {},
-              description: 'discussion turns: prompts "Peers: <answers>. <problem>" quoting neighbours of an earlier round, so models can read interaction prompts',
+              description:
+                'discussion turns: prompts "Peers: <answers>. <problem>" quoting neighbours of an earlier round, so models can read interaction prompts',
               properties: {
-                fraction: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'share of the corpus that is discussion turns' },
+                fraction: {
+                  type: 'number',
+                  minimum: 0,
+                  maximum: 1,
+                  default: 0,
+                  description: 'share of the corpus that is discussion turns',
+                },
                 neighbours: range(1, 4, 1, 2),
-                neighbourRight: { type: 'number', minimum: 0, maximum: 1, default: 0.6, description: 'probability that a quoted answer is right (else a slipped wrong answer)' },
-                adopt: { type: 'number', minimum: 0, maximum: 1, default: 0.5, description: 'probability that a writer disagreeing with the neighbours\' plurality adopts it' },
+                neighbourRight: {
+                  type: 'number',
+                  minimum: 0,
+                  maximum: 1,
+                  default: 0.6,
+                  description: 'probability that a quoted answer is right (else a slipped wrong answer)',
+                },
+                adopt: {
+                  type: 'number',
+                  minimum: 0,
+                  maximum: 1,
+                  default: 0.5,
+                  description: "probability that a writer disagreeing with the neighbours' plurality adopts it",
+                },
               },
               additionalProperties: false,
             },
@@ -336,7 +447,11 @@ export const arithTask = definePlugin({
   create(options: ArithOptions): Task {
     const nb = options.pretrain.discussion.neighbours;
     if (options.operands.min > options.operands.max || options.digits.min > options.digits.max || nb.min > nb.max) {
-      throw new CorlError('CORL_ERR_TASK_DATA', `expected min <= max in operands and digits, got operands ${options.operands.min}..${options.operands.max}, digits ${options.digits.min}..${options.digits.max}, discussion neighbours ${nb.min}..${nb.max}`, { where: 'task.options' });
+      throw new CorlError(
+        'CORL_ERR_TASK_DATA',
+        `expected min <= max in operands and digits, got operands ${options.operands.min}..${options.operands.max}, digits ${options.digits.min}..${options.digits.max}, discussion neighbours ${nb.min}..${nb.max}`,
+        { where: 'task.options' },
+      );
     }
     return {
       async load(): Promise<TaskData> {
@@ -346,7 +461,12 @@ export const arithTask = definePlugin({
           const id = `${split}-${p.expression}`;
           refs.push([id, { answer: String(p.answer), solution: arithSolution(p) }]);
           const variants = Array.from({ length: options.phrasings - 1 }, (_, i) => arithPrompt(p, i + 1));
-          return { id, prompt: arithPrompt(p, 0), variants, metadata: { ...p.features, category: arithCategory(p.features), split } };
+          return {
+            id,
+            prompt: arithPrompt(p, 0),
+            variants,
+            metadata: { ...p.features, category: arithCategory(p.features), split },
+          };
         };
         const train = g.train.map((p) => toProblem(p, 'train'));
         const heldOut = g.heldOut.map((p) => toProblem(p, 'test'));

@@ -27,7 +27,11 @@ const row = {
     prompt: { type: 'string' },
     answer: { type: 'string', description: 'reference answer (ground truth; never shown to label-free plugins)' },
     variants: { type: 'array', items: { type: 'string' } },
-    images: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'local image files (PNG, JPEG, GIF, WebP) for multimodal backends, relative to the config' },
+    images: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      description: 'local image files (PNG, JPEG, GIF, WebP) for multimodal backends, relative to the config',
+    },
     solution: { type: 'string', description: 'worked solution, used as pretraining text' },
   },
   additionalProperties: false,
@@ -38,7 +42,8 @@ export const inlineTask = definePlugin({
   manifest: {
     name: 'corl:inline',
     kind: 'task',
-    description: 'Problems listed in the config itself (train and held-out rows with optional answers, variants and images)',
+    description:
+      'Problems listed in the config itself (train and held-out rows with optional answers, variants and images)',
     corl: '^0.1.0',
     options: {
       type: 'object',
@@ -55,18 +60,23 @@ export const inlineTask = definePlugin({
       async load(): Promise<TaskData> {
         const refs: [string, Reference][] = [];
         const seen = new Set<string>();
-        const toProblems = (rows: InlineRow[], split: string): Problem[] => rows.map((r, i) => {
-          if (seen.has(r.id)) {
-            throw new CorlError('CORL_ERR_TASK_DATA', `expected unique problem ids, got "${r.id}" twice`, { where: `task.options.${split}[${i}].id` });
-          }
-          seen.add(r.id);
-          if (r.answer !== undefined) refs.push([r.id, { answer: r.answer, solution: r.solution }]);
-          const images = r.images?.map((f) => path.resolve(ctx.baseDir, f));
-          return { id: r.id, prompt: r.prompt, variants: r.variants, ...(images ? { images } : {}) };
-        });
+        const toProblems = (rows: InlineRow[], split: string): Problem[] =>
+          rows.map((r, i) => {
+            if (seen.has(r.id)) {
+              throw new CorlError('CORL_ERR_TASK_DATA', `expected unique problem ids, got "${r.id}" twice`, {
+                where: `task.options.${split}[${i}].id`,
+              });
+            }
+            seen.add(r.id);
+            if (r.answer !== undefined) refs.push([r.id, { answer: r.answer, solution: r.solution }]);
+            const images = r.images?.map((f) => path.resolve(ctx.baseDir, f));
+            return { id: r.id, prompt: r.prompt, variants: r.variants, ...(images ? { images } : {}) };
+          });
         const train = toProblems(options.train, 'train');
         const heldOut = toProblems(options.heldOut, 'heldOut');
-        const pretrainText = [...options.train].filter((r) => r.solution !== undefined).map((r) => r.prompt + r.solution);
+        const pretrainText = [...options.train]
+          .filter((r) => r.solution !== undefined)
+          .map((r) => r.prompt + r.solution);
         return { train, heldOut, groundTruth: new MapGroundTruth(refs), pretrainText };
       },
     };

@@ -24,32 +24,55 @@ export function readMatrix(options: AdjacencyOptions, baseDir: string): { matrix
   let matrix: unknown = options.matrix;
   let where = 'topology.options.matrix';
   if (options.file) {
-    if (options.matrix.length > 0) throw topologyError('expected either topology.options.matrix or topology.options.file, got both', 'topology.options');
+    if (options.matrix.length > 0)
+      throw topologyError(
+        'expected either topology.options.matrix or topology.options.file, got both',
+        'topology.options',
+      );
     const file = path.resolve(baseDir, options.file);
     where = file;
     let text: string;
     try {
       text = fs.readFileSync(file, 'utf8');
     } catch (e) {
-      throw topologyError(`expected a readable JSON file with the adjacency matrix, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message} at ${file}`, 'topology.options.file');
+      throw topologyError(
+        `expected a readable JSON file with the adjacency matrix, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message} at ${file}`,
+        'topology.options.file',
+      );
     }
     try {
       matrix = JSON.parse(text);
     } catch (e) {
       throw topologyError(`expected JSON in ${file}, got ${(e as Error).message}`, 'topology.options.file');
     }
-    if (matrix && typeof matrix === 'object' && !Array.isArray(matrix) && Array.isArray((matrix as { matrix?: unknown }).matrix)) matrix = (matrix as { matrix: unknown }).matrix;
+    if (
+      matrix &&
+      typeof matrix === 'object' &&
+      !Array.isArray(matrix) &&
+      Array.isArray((matrix as { matrix?: unknown }).matrix)
+    )
+      matrix = (matrix as { matrix: unknown }).matrix;
   }
-  if (!Array.isArray(matrix) || matrix.length === 0) throw topologyError(`expected a non-empty N×N matrix (a list of rows), got ${Array.isArray(matrix) ? 'an empty list' : typeof matrix}`, where);
+  if (!Array.isArray(matrix) || matrix.length === 0)
+    throw topologyError(
+      `expected a non-empty N×N matrix (a list of rows), got ${Array.isArray(matrix) ? 'an empty list' : typeof matrix}`,
+      where,
+    );
   const n = matrix.length;
   matrix.forEach((row, i) => {
     if (!Array.isArray(row) || row.length !== n) {
-      throw topologyError(`expected row ${i} to have ${n} entries (the matrix must be square), got ${Array.isArray(row) ? row.length : typeof row}`, `${where}[${i}]`);
+      throw topologyError(
+        `expected row ${i} to have ${n} entries (the matrix must be square), got ${Array.isArray(row) ? row.length : typeof row}`,
+        `${where}[${i}]`,
+      );
     }
     row.forEach((v, j) => {
       const x = typeof v === 'boolean' ? Number(v) : v;
       if (typeof x !== 'number' || !Number.isInteger(x) || x < 0) {
-        throw topologyError(`expected a non-negative integer (0 = no edge, k = supervises with priority k), got ${JSON.stringify(v)}`, `${where}[${i}][${j}]`);
+        throw topologyError(
+          `expected a non-negative integer (0 = no edge, k = supervises with priority k), got ${JSON.stringify(v)}`,
+          `${where}[${i}][${j}]`,
+        );
       }
       row[j] = x;
     });
@@ -66,7 +89,8 @@ export const adjacencyTopology = definePlugin({
   manifest: {
     name: 'corl:adjacency',
     kind: 'topology',
-    description: 'Custom supervision graph from an N x N matrix (inline or a JSON file): entry [n][m] > 0 means m supervises n, with that priority',
+    description:
+      'Custom supervision graph from an N x N matrix (inline or a JSON file): entry [n][m] > 0 means m supervises n, with that priority',
     corl: '^0.1.0',
     options: {
       type: 'object',
@@ -75,11 +99,24 @@ export const adjacencyTopology = definePlugin({
           type: 'array',
           items: { type: 'array', items: { type: ['integer', 'boolean'] } },
           default: [],
-          description: 'rows = supervised agent, columns = supervisor; 0 = none, k > 0 = supervisor with priority k (1 = teacher)',
+          description:
+            'rows = supervised agent, columns = supervisor; 0 = none, k > 0 = supervisor with priority k (1 = teacher)',
         },
-        file: { type: 'string', default: '', description: 'JSON file with the matrix (a list of rows, or {"matrix": rows}), relative to the config' },
-        allowUnsupervised: { type: 'boolean', default: false, description: 'allow agents without supervisors (they get no label, so zero rewards)' },
-        allowSelf: { type: 'boolean', default: false, description: 'allow a non-zero diagonal (an agent supervising itself)' },
+        file: {
+          type: 'string',
+          default: '',
+          description: 'JSON file with the matrix (a list of rows, or {"matrix": rows}), relative to the config',
+        },
+        allowUnsupervised: {
+          type: 'boolean',
+          default: false,
+          description: 'allow agents without supervisors (they get no label, so zero rewards)',
+        },
+        allowSelf: {
+          type: 'boolean',
+          default: false,
+          description: 'allow a non-zero diagonal (an agent supervising itself)',
+        },
       },
       additionalProperties: false,
     },
@@ -88,18 +125,38 @@ export const adjacencyTopology = definePlugin({
     const copy = { ...options, matrix: options.matrix.map((r) => [...r]) };
     const { matrix, where } = readMatrix(copy, ctx?.baseDir ?? process.cwd());
     const n = matrix.length;
-    const lists = matrix.map((row) => row.map((w, m) => ({ w, m })).filter((e) => e.w > 0).sort((a, b) => a.w - b.w || a.m - b.m).map((e) => e.m));
+    const lists = matrix.map((row) =>
+      row
+        .map((w, m) => ({ w, m }))
+        .filter((e) => e.w > 0)
+        .sort((a, b) => a.w - b.w || a.m - b.m)
+        .map((e) => e.m),
+    );
     const selfEdges = matrix.some((row, i) => row[i]! > 0);
     if (selfEdges && !options.allowSelf) {
       const i = matrix.findIndex((row, k) => row[k]! > 0);
-      throw topologyError(`expected a zero diagonal (an agent never supervises itself under a peer topology), got ${matrix[i]![i]} for agent ${i}`, `${where}[${i}][${i}]`, 'set the entry to 0, or set topology.options.allowSelf to true');
+      throw topologyError(
+        `expected a zero diagonal (an agent never supervises itself under a peer topology), got ${matrix[i]![i]} for agent ${i}`,
+        `${where}[${i}][${i}]`,
+        'set the entry to 0, or set topology.options.allowSelf to true',
+      );
     }
     if (!options.allowUnsupervised) {
       const i = lists.findIndex((l) => l.length === 0);
-      if (i >= 0) throw topologyError(`expected every agent to have a supervisor, got none for agent ${i}`, `${where}[${i}]`, 'add a non-zero entry to the row, or set topology.options.allowUnsupervised to true');
+      if (i >= 0)
+        throw topologyError(
+          `expected every agent to have a supervisor, got none for agent ${i}`,
+          `${where}[${i}]`,
+          'add a non-zero entry to the row, or set topology.options.allowUnsupervised to true',
+        );
     }
     const validate = (agents: number): void => {
-      if (agents !== n) throw topologyError(`expected a ${agents}×${agents} matrix for ${agents} agents, got ${n}×${n}`, where, 'give one row and one column per agent, in the order of `agents`');
+      if (agents !== n)
+        throw topologyError(
+          `expected a ${agents}×${agents} matrix for ${agents} agents, got ${n}×${n}`,
+          where,
+          'give one row and one column per agent, in the order of `agents`',
+        );
     };
     return {
       selfSupervised: selfEdges,

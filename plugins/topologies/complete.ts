@@ -17,12 +17,17 @@ export const completeTopology = definePlugin({
   manifest: {
     name: 'corl:complete',
     kind: 'topology',
-    description: 'Every agent is supervised by all the others (union of peers), or by all agents itself included (self + peers)',
+    description:
+      'Every agent is supervised by all the others (union of peers), or by all agents itself included (self + peers)',
     corl: '^0.1.0',
     options: {
       type: 'object',
       properties: {
-        self: { type: 'boolean', default: false, description: 'include the agent itself (self + peers); false: peers only' },
+        self: {
+          type: 'boolean',
+          default: false,
+          description: 'include the agent itself (self + peers); false: peers only',
+        },
       },
       additionalProperties: false,
     },
@@ -30,10 +35,14 @@ export const completeTopology = definePlugin({
   create(options: CompleteOptions): Topology {
     const validate = (agents: number): void => {
       if (!Number.isInteger(agents) || agents < (options.self ? 1 : 2)) {
-        throw new CorlError('CORL_ERR_CONFIG_TOPOLOGY', `expected at least ${options.self ? 1 : 2} agents for corl:complete${options.self ? '' : ' without self'}, got ${agents}`, {
-          where: 'topology',
-          hint: options.self ? 'add an agent' : 'add a second agent, or set topology.options.self to true',
-        });
+        throw new CorlError(
+          'CORL_ERR_CONFIG_TOPOLOGY',
+          `expected at least ${options.self ? 1 : 2} agents for corl:complete${options.self ? '' : ' without self'}, got ${agents}`,
+          {
+            where: 'topology',
+            hint: options.self ? 'add an agent' : 'add a second agent, or set topology.options.self to true',
+          },
+        );
       }
     };
     return {

@@ -23,8 +23,17 @@ export const ringTopology = definePlugin({
     options: {
       type: 'object',
       properties: {
-        direction: { enum: ['backward', 'forward'], default: 'backward', description: 'backward: n is supervised by n-1 (the paper); forward: by n+1' },
-        order: { type: 'array', items: { type: 'integer', minimum: 0 }, default: [], description: 'cyclic order of agents; empty means 0..N-1' },
+        direction: {
+          enum: ['backward', 'forward'],
+          default: 'backward',
+          description: 'backward: n is supervised by n-1 (the paper); forward: by n+1',
+        },
+        order: {
+          type: 'array',
+          items: { type: 'integer', minimum: 0 },
+          default: [],
+          description: 'cyclic order of agents; empty means 0..N-1',
+        },
       },
       additionalProperties: false,
     },
@@ -32,17 +41,25 @@ export const ringTopology = definePlugin({
   create(options: RingOptions): Topology {
     const validate = (agents: number): void => {
       if (agents < 2) {
-        throw new CorlError('CORL_ERR_CONFIG_TOPOLOGY', `expected at least 2 agents for corl:ring (an agent must never supervise itself), got ${agents}`, {
-          where: 'topology',
-          hint: 'add a second agent to `agents`, or use "corl:self" (TTRL) for a single agent',
-        });
+        throw new CorlError(
+          'CORL_ERR_CONFIG_TOPOLOGY',
+          `expected at least 2 agents for corl:ring (an agent must never supervise itself), got ${agents}`,
+          {
+            where: 'topology',
+            hint: 'add a second agent to `agents`, or use "corl:self" (TTRL) for a single agent',
+          },
+        );
       }
       if (options.order.length > 0) {
         const sorted = [...options.order].sort((a, b) => a - b);
         if (sorted.length !== agents || sorted.some((v, i) => v !== i)) {
-          throw new CorlError('CORL_ERR_CONFIG_TOPOLOGY', `expected topology.options.order to be a permutation of 0..${agents - 1}, got [${options.order.join(', ')}]`, {
-            where: 'topology.options.order',
-          });
+          throw new CorlError(
+            'CORL_ERR_CONFIG_TOPOLOGY',
+            `expected topology.options.order to be a permutation of 0..${agents - 1}, got [${options.order.join(', ')}]`,
+            {
+              where: 'topology.options.order',
+            },
+          );
         }
       }
     };

@@ -10,36 +10,65 @@ const corl = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { e
 describe('e2e: corl compare and the report', function () {
   this.timeout(180000);
   let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => { tmp = tempDir('corl-cmp-'); });
+  beforeEach(() => {
+    tmp = tempDir('corl-cmp-');
+  });
   afterEach(() => tmp.cleanup());
 
   it('runs configs × seeds, marks supervised rows, writes a self-contained report, and resumes', () => {
     const ring = writeConfig(tmp.dir, 'co-rl.json', coRlConfig());
-    const gt = writeConfig(tmp.dir, 'gt.json', coRlConfig({ name: 'fixture-gt', labelFree: false, reward: 'corl:ground-truth' }));
-    const base = writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 }, eval: { samples: 4, ensemble: 2 } }));
+    const gt = writeConfig(
+      tmp.dir,
+      'gt.json',
+      coRlConfig({ name: 'fixture-gt', labelFree: false, reward: 'corl:ground-truth' }),
+    );
+    const base = writeConfig(
+      tmp.dir,
+      'base.json',
+      coRlConfig({ name: 'fixture-base', trainer: { steps: 0 }, eval: { samples: 4, ensemble: 2 } }),
+    );
     const out = path.join(tmp.dir, 'cmp');
     const r = corl(['compare', base, ring, gt, '--seeds', '2', '--steps', '2', '--out', out, '--progress', 'none']);
     expect(r.status, r.stderr).to.equal(0);
     const lines = r.stdout.split('\n');
     expect(lines.find((l) => l.startsWith('fixture-gt'))).to.match(/fixture-gt\s+yes\s+2\s+2\s/);
     expect(lines.find((l) => l.startsWith('fixture-co-rl'))).to.match(/fixture-co-rl\s+no\s+2\s+2\s/);
-    expect(lines.find((l) => l.startsWith('fixture-base'))).to.contain('maj@4').and.contain('maj@4'); // ensemble of 2 agents × 2 samples
-    for (const s of [0, 1]) expect(fs.existsSync(path.join(out, 'fixture-co-rl', `seed-${s}`, 'metrics.jsonl'))).to.equal(true);
-    const seeds = [0, 1].map((s) => JSON.parse(fs.readFileSync(path.join(out, 'fixture-co-rl', `seed-${s}`, 'config.json'), 'utf8')).seed);
+    expect(lines.find((l) => l.startsWith('fixture-base')))
+      .to.contain('maj@4')
+      .and.contain('maj@4'); // ensemble of 2 agents × 2 samples
+    for (const s of [0, 1])
+      expect(fs.existsSync(path.join(out, 'fixture-co-rl', `seed-${s}`, 'metrics.jsonl'))).to.equal(true);
+    const seeds = [0, 1].map(
+      (s) => JSON.parse(fs.readFileSync(path.join(out, 'fixture-co-rl', `seed-${s}`, 'config.json'), 'utf8')).seed,
+    );
     expect(seeds).to.deep.equal([11, 1011]);
     const html = fs.readFileSync(path.join(out, 'report.html'), 'utf8');
-    expect(html).to.contain('<svg').and.contain('Held-out accuracy').and.contain('Pseudo-label accuracy').and.contain('Reward std')
-      .and.contain('Completion length').and.contain('Cohen').and.contain('yes (supervised)');
+    expect(html)
+      .to.contain('<svg')
+      .and.contain('Held-out accuracy')
+      .and.contain('Pseudo-label accuracy')
+      .and.contain('Reward std')
+      .and.contain('Completion length')
+      .and.contain('Cohen')
+      .and.contain('yes (supervised)');
     expect(html).to.not.match(/<script|https?:\/\/(?!www\.w3\.org)/); // self-contained
     const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
     expect(results.map((x: { name: string }) => x.name)).to.deep.equal(['fixture-base', 'fixture-co-rl', 'fixture-gt']);
 
     // Again with more steps: finished runs are extended (resumed), not restarted.
-    const before = fs.readFileSync(path.join(out, 'fixture-co-rl', 'seed-0', 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"phase":"train"'));
+    const before = fs
+      .readFileSync(path.join(out, 'fixture-co-rl', 'seed-0', 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"phase":"train"'));
     const again = corl(['compare', base, ring, gt, '--seeds', '2', '--steps', '3', '--out', out, '--progress', 'none']);
     expect(again.status, again.stderr).to.equal(0);
-    expect(again.stderr).to.contain('fixture-base seed 11: done earlier, skipped').and.contain('fixture-co-rl seed 11: resuming at step 2');
-    const after = fs.readFileSync(path.join(out, 'fixture-co-rl', 'seed-0', 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"phase":"train"'));
+    expect(again.stderr)
+      .to.contain('fixture-base seed 11: done earlier, skipped')
+      .and.contain('fixture-co-rl seed 11: resuming at step 2');
+    const after = fs
+      .readFileSync(path.join(out, 'fixture-co-rl', 'seed-0', 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"phase":"train"'));
     expect(after.slice(0, before.length)).to.deep.equal(before);
     expect(after.length).to.equal(before.length + 2);
   });
@@ -48,18 +77,37 @@ describe('e2e: corl compare and the report', function () {
     const ring = writeConfig(tmp.dir, 'co-rl.json', coRlConfig());
     const base = writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 } }));
     const out = path.join(tmp.dir, 'cmp');
-    const r = corl(['compare', base, ring, '--seeds', '1', '--steps', '2', '--out', out, '--progress', 'none', '--verdict']);
+    const r = corl([
+      'compare',
+      base,
+      ring,
+      '--seeds',
+      '1',
+      '--steps',
+      '2',
+      '--out',
+      out,
+      '--progress',
+      'none',
+      '--verdict',
+    ]);
     expect(r.status, r.stderr).to.equal(0);
     const last = r.stdout.trim().split('\n').pop()!;
     const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
     const diff = 100 * (results[1].average.mean - results[0].average.mean);
     const sign = diff >= 0 ? '+' : '−';
-    expect(last).to.equal(`fixture-co-rl: ${sign}${Math.abs(diff).toFixed(1)} points over fixture-base on 3 held-out problems; 1 seed, see docs/results.md for 3`);
+    expect(last).to.equal(
+      `fixture-co-rl: ${sign}${Math.abs(diff).toFixed(1)} points over fixture-base on 3 held-out problems; 1 seed, see docs/results.md for 3`,
+    );
   });
 
   it('corl report rewrites a comparison from its finished runs without running anything, in the order compare was given', () => {
     const ring = writeConfig(tmp.dir, 'co-rl.json', coRlConfig());
-    const base = writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 }, eval: { samples: 4, ensemble: 2 } }));
+    const base = writeConfig(
+      tmp.dir,
+      'base.json',
+      coRlConfig({ name: 'fixture-base', trainer: { steps: 0 }, eval: { samples: 4, ensemble: 2 } }),
+    );
     const out = path.join(tmp.dir, 'cmp');
     const r = corl(['compare', ring, base, '--seeds', '2', '--steps', '2', '--out', out, '--progress', 'none']);
     expect(r.status, r.stderr).to.equal(0);
@@ -69,8 +117,12 @@ describe('e2e: corl compare and the report', function () {
     const again = corl(['report', out]);
     expect(again.status, again.stderr).to.equal(0);
     expect(fs.readFileSync(path.join(out, 'results.txt'), 'utf8')).to.equal(table); // same rows, same order (co-rl first)
-    expect(again.stdout).to.contain(table.trimEnd()).and.contain(`report: ${path.join(out, 'report.html')}`);
-    expect(fs.readFileSync(path.join(out, 'report.html'), 'utf8')).to.contain('<svg').and.contain('Rendered by corl report');
+    expect(again.stdout)
+      .to.contain(table.trimEnd())
+      .and.contain(`report: ${path.join(out, 'report.html')}`);
+    expect(fs.readFileSync(path.join(out, 'report.html'), 'utf8'))
+      .to.contain('<svg')
+      .and.contain('Rendered by corl report');
     // Nothing ran: no run folder changed.
     const metrics = fs.readFileSync(path.join(out, 'fixture-co-rl', 'seed-1', 'metrics.jsonl'), 'utf8');
     // An unfinished run is left out and named.
@@ -79,7 +131,9 @@ describe('e2e: corl compare and the report', function () {
     const partial = corl(['report', out]);
     expect(partial.status, partial.stderr).to.equal(0);
     expect(partial.stdout).to.contain('left out, unfinished: fixture-co-rl/seed-1');
-    expect(partial.stdout.split('\n').find((l) => l.startsWith('fixture-co-rl'))).to.match(/fixture-co-rl\s+no\s+1\s+2\s/);
+    expect(partial.stdout.split('\n').find((l) => l.startsWith('fixture-co-rl'))).to.match(
+      /fixture-co-rl\s+no\s+1\s+2\s/,
+    );
     expect(fs.readFileSync(path.join(out, 'fixture-co-rl', 'seed-1', 'metrics.jsonl'), 'utf8')).to.equal(metrics);
     // A single run directory gets its own report.
     const run = corl(['report', path.join(out, 'fixture-base', 'seed-0')]);
@@ -103,7 +157,9 @@ describe('e2e: corl compare and the report', function () {
   it('bad input to compare: duplicate names and bad flags are coded errors', () => {
     const a = writeConfig(tmp.dir, 'a.json', coRlConfig());
     const b = writeConfig(tmp.dir, 'b.json', coRlConfig());
-    expect(corl(['compare', a, b, '--out', path.join(tmp.dir, 'x')]).stderr).to.contain('CORL_ERR_CLI_USAGE').and.contain('distinct names');
+    expect(corl(['compare', a, b, '--out', path.join(tmp.dir, 'x')]).stderr)
+      .to.contain('CORL_ERR_CLI_USAGE')
+      .and.contain('distinct names');
     expect(corl(['compare', a, '--seeds', '0']).stderr).to.contain('CORL_ERR_CLI_USAGE');
     expect(corl(['compare', a, '--progress', 'loud']).stderr).to.contain('--progress');
   });

@@ -17,18 +17,33 @@ const CONFIGS = path.join(ROOT, 'configs');
 const BIN = path.join(ROOT, 'bin/corl.js');
 
 const read = (file: string): any => JSON.parse(fs.readFileSync(file, 'utf8'));
-const jsonIn = (dir: string): string[] => fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+const jsonIn = (dir: string): string[] =>
+  fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
 
 /** A regime: its configs folder, its checkpoints (relative to the configs) and its pretraining recipes. */
 const REGIMES = [
   { name: 'slips', configs: CONFIGS, models: '../models/slips', recipes: path.join(CONFIGS, 'pretrain', 'slips') },
-  { name: 'systematic', configs: path.join(CONFIGS, 'systematic'), models: '../../models/systematic', recipes: path.join(CONFIGS, 'pretrain', 'systematic') },
+  {
+    name: 'systematic',
+    configs: path.join(CONFIGS, 'systematic'),
+    models: '../../models/systematic',
+    recipes: path.join(CONFIGS, 'pretrain', 'systematic'),
+  },
 ];
 
 /** A config without the fields a baseline is allowed to change. */
 function skeleton(c: any): unknown {
   const { name, description, labelFree, topology, reward, diversity, agents, trainer, eval: ev, ...rest } = c;
-  void name; void description; void labelFree; void topology; void reward; void diversity; void agents;
+  void name;
+  void description;
+  void labelFree;
+  void topology;
+  void reward;
+  void diversity;
+  void agents;
   const { steps, ...tr } = trainer;
   void steps;
   const { ensemble, ...e } = ev;
@@ -41,7 +56,10 @@ describe('e2e: shipped configs and base checkpoints', function () {
 
   it('the shipped serve configs (configs/serve/) load, are label-free, and serve a Co-RL exchange', async () => {
     const dir = path.join(CONFIGS, 'serve');
-    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+    const files = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     expect(files).to.include.members(['co-rl.json', 'ttrl.json']);
     const tmp = tempDir('corl-serve-cfg-');
     try {
@@ -50,12 +68,26 @@ describe('e2e: shipped configs and base checkpoints', function () {
         expect(served.loaded.supervised, f).to.equal(false);
         expect(served.config.name, f).to.equal(`serve-${f.replace(/\.json$/, '')}`);
       }
-      const server = await RewardServer.start(await loadServeConfig(path.join(dir, 'co-rl.json')), { port: 0, journal: path.join(tmp.dir, 'j.jsonl') });
+      const server = await RewardServer.start(await loadServeConfig(path.join(dir, 'co-rl.json')), {
+        port: 0,
+        journal: path.join(tmp.dir, 'j.jsonl'),
+      });
       try {
         const url = `http://127.0.0.1:${server.address.port}/v1/groups`;
-        const post = (agent: string, answers: string[]) => fetch(url, { method: 'POST', body: JSON.stringify({ agent, step: 0, groups: [{ id: 'p', completions: answers.map((a) => `so \\boxed{${a}}`) }] }) }).then((r) => r.json() as Promise<any>);
+        const post = (agent: string, answers: string[]) =>
+          fetch(url, {
+            method: 'POST',
+            body: JSON.stringify({
+              agent,
+              step: 0,
+              groups: [{ id: 'p', completions: answers.map((a) => `so \\boxed{${a}}`) }],
+            }),
+          }).then((r) => r.json() as Promise<any>);
         // agent-0 says 3 (x5) / 4 (x3); agent-1 says 4 (x6) / 3 (x2). Ring: 0 is rewarded by 1's label (4), 1 by 0's (3).
-        const [r0, r1] = await Promise.all([post('agent-0', ['3', '3', '4', '3', '3', '4', '3', '4']), post('agent-1', ['4', '4', '3', '4', '4', '4', '3', '4'])]);
+        const [r0, r1] = await Promise.all([
+          post('agent-0', ['3', '3', '4', '3', '3', '4', '3', '4']),
+          post('agent-1', ['4', '4', '3', '4', '4', '4', '3', '4']),
+        ]);
         expect(r0.groups[0].rewards).to.deep.equal([0, 0, 1, 0, 0, 1, 0, 1]);
         expect(r1.groups[0].rewards).to.deep.equal([0, 0, 1, 0, 0, 0, 1, 0]);
       } finally {
@@ -70,8 +102,23 @@ describe('e2e: shipped configs and base checkpoints', function () {
     const shipped = jsonIn(R.configs);
     it(`${R.name}: ships every baseline the benchmark names, each valid, named after its file and carrying $schema`, async () => {
       const names = shipped.map((f) => f.replace(/\.json$/, ''));
-      expect(names).to.include.members(['base', 'gt', 'ttrl', 'co-rl', 'co-rl-same', 'co-rl-diff', 'co-rl-diff-plus', 'rent', 'intuitor', 'n3-ring', 'families']);
-      for (const f of [...shipped.map((s) => path.join(R.configs, s)), ...jsonIn(R.recipes).map((s) => path.join(R.recipes, s))]) {
+      expect(names).to.include.members([
+        'base',
+        'gt',
+        'ttrl',
+        'co-rl',
+        'co-rl-same',
+        'co-rl-diff',
+        'co-rl-diff-plus',
+        'rent',
+        'intuitor',
+        'n3-ring',
+        'families',
+      ]);
+      for (const f of [
+        ...shipped.map((s) => path.join(R.configs, s)),
+        ...jsonIn(R.recipes).map((s) => path.join(R.recipes, s)),
+      ]) {
         const raw = read(f);
         expect(raw.$schema, f).to.be.a('string');
         expect(fs.existsSync(path.resolve(path.dirname(f), raw.$schema)), `${f}: $schema resolves`).to.equal(true);
@@ -95,21 +142,39 @@ describe('e2e: shipped configs and base checkpoints', function () {
       expect({ ...diff, name: 'co-rl', description: co.description }).to.deep.equal(co);
       expect(read(path.join(R.configs, 'ttrl.json')).topology).to.equal('corl:self');
       expect(read(path.join(R.configs, 'gt.json')).reward).to.equal('corl:ground-truth');
-      expect(read(path.join(R.configs, 'rent.json')).reward).to.deep.equal({ use: 'corl:intrinsic', options: { method: 'rent' } });
-      expect(read(path.join(R.configs, 'intuitor.json')).reward).to.deep.equal({ use: 'corl:intrinsic', options: { method: 'intuitor' } });
+      expect(read(path.join(R.configs, 'rent.json')).reward).to.deep.equal({
+        use: 'corl:intrinsic',
+        options: { method: 'rent' },
+      });
+      expect(read(path.join(R.configs, 'intuitor.json')).reward).to.deep.equal({
+        use: 'corl:intrinsic',
+        options: { method: 'intuitor' },
+      });
       expect(read(path.join(R.configs, 'co-rl-diff-plus.json')).diversity.use).to.equal('corl:rephrase');
       expect(read(path.join(R.configs, 'base.json')).trainer.steps).to.equal(0);
       // Families: co-rl-diff pairs alpha with beta, co-rl-same alpha with its second seed, n3-ring all three.
-      const families = (f: string) => read(path.join(R.configs, f)).agents.map((a: any) => a.policy.options.family + ':' + a.policy.options.checkpoint);
+      const families = (f: string) =>
+        read(path.join(R.configs, f)).agents.map(
+          (a: any) => a.policy.options.family + ':' + a.policy.options.checkpoint,
+        );
       expect(families('co-rl-diff.json')).to.deep.equal([`alpha:${R.models}/alpha`, `beta:${R.models}/beta`]);
       expect(families('co-rl-same.json')).to.deep.equal([`alpha:${R.models}/alpha`, `alpha:${R.models}/alpha-s1`]);
-      expect(families('n3-ring.json')).to.deep.equal([`alpha:${R.models}/alpha`, `beta:${R.models}/beta`, `alpha:${R.models}/alpha-s1`]);
+      expect(families('n3-ring.json')).to.deep.equal([
+        `alpha:${R.models}/alpha`,
+        `beta:${R.models}/beta`,
+        `alpha:${R.models}/alpha-s1`,
+      ]);
     });
 
     it(`${R.name}: each shipped checkpoint loads under the architecture its configs and its pretraining recipe give`, async () => {
       const n3 = await loadConfig(path.join(R.configs, 'n3-ring.json'));
       for (const [i, agent] of n3.config.agents.entries()) {
-        const policy = await instantiate('policy', agent.policy, { container: n3.container.createChildContainer(), registry: n3.registry, seed: i, baseDir: n3.baseDir });
+        const policy = await instantiate('policy', agent.policy, {
+          container: n3.container.createChildContainer(),
+          registry: n3.registry,
+          seed: i,
+          baseDir: n3.baseDir,
+        });
         try {
           const d = policy.describe();
           expect(d.family).to.equal((agent.policy.options as any).family);
@@ -121,7 +186,14 @@ describe('e2e: shipped configs and base checkpoints', function () {
         }
         // The recipe that made the checkpoint builds the same architecture.
         const recipe = (await loadConfig(path.join(R.recipes, `${agent.name}.json`))).config.agents[0]!.policy.options;
-        const arch = (o: any) => { const { checkpoint, checkpointOptimizer, threads, optimizer, ...rest } = o; void checkpoint; void checkpointOptimizer; void threads; void optimizer; return rest; };
+        const arch = (o: any) => {
+          const { checkpoint, checkpointOptimizer, threads, optimizer, ...rest } = o;
+          void checkpoint;
+          void checkpointOptimizer;
+          void threads;
+          void optimizer;
+          return rest;
+        };
         expect(arch(recipe), agent.name).to.deep.equal(arch(agent.policy.options));
       }
     });
@@ -139,11 +211,20 @@ describe('e2e: shipped configs and base checkpoints', function () {
       const out = path.join(tmp.dir, 'run');
       const r = spawnSync(process.execPath, [BIN, 'train', '-c', file, '--out', out], { encoding: 'utf8' });
       expect(r.status, r.stderr).to.equal(0);
-      expect(r.stdout).to.contain('label-free run: 2 step(s)').and.match(/alpha\s+alpha\s+\d+\.\d%\s+\d+\.\d%/).and.match(/beta\s+beta\s+\d+\.\d%/);
+      expect(r.stdout)
+        .to.contain('label-free run: 2 step(s)')
+        .and.match(/alpha\s+alpha\s+\d+\.\d%\s+\d+\.\d%/)
+        .and.match(/beta\s+beta\s+\d+\.\d%/);
       expect(r.stdout).to.contain(`report: ${path.join(out, 'report.html')}`);
       const html = fs.readFileSync(path.join(out, 'report.html'), 'utf8');
-      expect(html).to.contain('<svg').and.not.match(/<script[^>]+src=|<link[^>]+href="http/);
-      const metrics = fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(html)
+        .to.contain('<svg')
+        .and.not.match(/<script[^>]+src=|<link[^>]+href="http/);
+      const metrics = fs
+        .readFileSync(path.join(out, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       const evalRows = metrics.filter((m) => m.phase === 'eval' && m.agent === 0);
       expect(evalRows.map((m) => m.step)).to.deep.equal([0, 2]);
       expect(evalRows[0].metrics).to.have.property('eval/maj@4');

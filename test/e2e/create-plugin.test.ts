@@ -12,7 +12,11 @@ const BIN = path.join(ROOT, 'bin/create-corl-plugin.js');
 const NPM_FLAGS = ['--offline', '--no-audit', '--no-fund', '--loglevel=error'];
 
 function sh(cmd: string, args: string[], cwd: string): { code: number; out: string; stdout: string; stderr: string } {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0', npm_config_update_notifier: 'false' } });
+  const r = spawnSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, FORCE_COLOR: '0', npm_config_update_notifier: 'false' },
+  });
   return { code: r.status ?? -1, out: `${r.stdout}\n${r.stderr}`, stdout: r.stdout, stderr: r.stderr };
 }
 const npm = (args: string[], cwd: string) => sh('npm', args, cwd);
@@ -21,13 +25,17 @@ const create = (args: string[], cwd: string) => sh(process.execPath, [BIN, ...ar
 describe('e2e: create-corl-plugin → npm install → npm test → corl train', function () {
   this.timeout(300000);
   let tmp: ReturnType<typeof tempDir>;
-  before(() => { tmp = tempDir('corl-e2e-create-'); });
+  before(() => {
+    tmp = tempDir('corl-e2e-create-');
+  });
   after(() => tmp.cleanup());
 
   it('generates a reward plugin that installs offline, builds, passes its tests and trains', () => {
     const made = create(['lab-agree', '--kind', 'reward', '--name', 'lab:agree'], tmp.dir);
     expect(made.code, made.out).to.equal(0);
-    expect(made.stdout).to.contain('a reward plugin "lab:agree"').and.contain('next:\n  cd lab-agree\n  npm install\n  npm test\n  npm run train');
+    expect(made.stdout)
+      .to.contain('a reward plugin "lab:agree"')
+      .and.contain('next:\n  cd lab-agree\n  npm install\n  npm test\n  npm run train');
     const dir = path.join(tmp.dir, 'lab-agree');
 
     const install = npm(['install', ...NPM_FLAGS], dir);
@@ -36,15 +44,25 @@ describe('e2e: create-corl-plugin → npm install → npm test → corl train', 
 
     const test = npm(['test'], dir);
     expect(test.code, test.out).to.equal(0);
-    expect(test.stdout).to.contain('lab:agree satisfies the reward contract').and.match(/\d+ passing/).and.not.match(/failing/);
+    expect(test.stdout)
+      .to.contain('lab:agree satisfies the reward contract')
+      .and.match(/\d+ passing/)
+      .and.not.match(/failing/);
 
     const train = npm(['run', 'train', '--', '--out', 'runs/e2e', '-q'], dir);
     expect(train.code, train.out).to.equal(0);
     expect(train.stdout).to.contain('label-free run: 20 step(s)');
     const config = JSON.parse(fs.readFileSync(path.join(dir, 'runs/e2e/config.json'), 'utf8'));
     expect(JSON.stringify(config)).to.contain('"lab:agree"');
-    const metrics = fs.readFileSync(path.join(dir, 'runs/e2e/metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-    expect(metrics.some((m) => m.phase === 'train' && m.metrics['agreement/mean_reward'] !== undefined), 'rewards came from the generated plugin').to.equal(true);
+    const metrics = fs
+      .readFileSync(path.join(dir, 'runs/e2e/metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    expect(
+      metrics.some((m) => m.phase === 'train' && m.metrics['agreement/mean_reward'] !== undefined),
+      'rewards came from the generated plugin',
+    ).to.equal(true);
   });
 
   it('refuses a non-empty folder, an unknown kind and a bad name with coded errors, writing nothing', () => {
@@ -56,7 +74,9 @@ describe('e2e: create-corl-plugin → npm install → npm test → corl train', 
     expect(fs.readdirSync(path.join(tmp.dir, 'busy'))).to.deep.equal(['keep.txt']);
     const kind = create(['k', '--kind', 'rewards'], tmp.dir);
     expect(kind.code).to.equal(1);
-    expect(kind.stderr).to.contain('CORL_ERR_SCAFFOLD_KIND').and.contain('reward, topology, diversity, extractor, policy, task');
+    expect(kind.stderr)
+      .to.contain('CORL_ERR_SCAFFOLD_KIND')
+      .and.contain('reward, topology, diversity, extractor, policy, task');
     const noKind = create(['k'], tmp.dir); // not a terminal: no prompt, so the kind is required
     expect(noKind.code).to.equal(1);
     expect(noKind.stderr).to.contain('CORL_ERR_SCAFFOLD_KIND');
@@ -72,17 +92,31 @@ describe('e2e: create-corl-plugin → npm install → npm test → corl train', 
   it('with corl installed in a project: npx create-corl-plugin, npm exec --package=corl, and npm init corl-plugin', () => {
     const proj = path.join(tmp.dir, 'project');
     fs.mkdirSync(proj);
-    fs.writeFileSync(path.join(proj, 'package.json'), JSON.stringify({
-      name: 'project', version: '1.0.0', private: true,
-      devDependencies: { corl: `file:${ROOT}`, 'create-corl-plugin': `file:${path.join(ROOT, 'packages/create-corl-plugin')}` },
-    }));
+    fs.writeFileSync(
+      path.join(proj, 'package.json'),
+      JSON.stringify({
+        name: 'project',
+        version: '1.0.0',
+        private: true,
+        devDependencies: {
+          corl: `file:${ROOT}`,
+          'create-corl-plugin': `file:${path.join(ROOT, 'packages/create-corl-plugin')}`,
+        },
+      }),
+    );
     const install = npm(['install', ...NPM_FLAGS], proj);
     expect(install.code, install.out).to.equal(0);
     const viaNpx = npm(['exec', '--offline', '--', 'create-corl-plugin', 'p1', '--kind', 'task'], proj);
     expect(viaNpx.code, viaNpx.out).to.equal(0);
-    const viaPackage = npm(['exec', '--offline', '--package=corl', '--', 'create-corl-plugin', 'p2', '--kind', 'topology'], proj);
+    const viaPackage = npm(
+      ['exec', '--offline', '--package=corl', '--', 'create-corl-plugin', 'p2', '--kind', 'topology'],
+      proj,
+    );
     expect(viaPackage.code, viaPackage.out).to.equal(0);
-    const viaInit = npm(['init', '--offline', 'corl-plugin', 'p3', '--', '--kind', 'diversity', '--name', 'lab:views'], proj);
+    const viaInit = npm(
+      ['init', '--offline', 'corl-plugin', 'p3', '--', '--kind', 'diversity', '--name', 'lab:views'],
+      proj,
+    );
     expect(viaInit.code, viaInit.out).to.equal(0);
     expect(JSON.parse(fs.readFileSync(path.join(proj, 'p1/package.json'), 'utf8')).name).to.equal('p1');
     expect(fs.readFileSync(path.join(proj, 'p2/src/previous-peers.ts'), 'utf8')).to.contain("name: 'local:p2'");

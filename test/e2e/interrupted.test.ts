@@ -16,7 +16,11 @@ function corl(args: string[]): { code: number; stdout: string; stderr: string } 
  * `corl ... | head -1` does), optionally feeding `input`. Resolves to the exit status and what the
  * other stream received.
  */
-function cutAfterFirstLine(args: string[], stream: 'stdout' | 'stderr', input?: string): Promise<{ code: number | null; signal: string | null; other: string; first: string }> {
+function cutAfterFirstLine(
+  args: string[],
+  stream: 'stdout' | 'stderr',
+  input?: string,
+): Promise<{ code: number | null; signal: string | null; other: string; first: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let first = '';
@@ -25,7 +29,9 @@ function cutAfterFirstLine(args: string[], stream: 'stdout' | 'stderr', input?: 
     const kept = stream === 'stdout' ? child.stderr : child.stdout;
     cut.setEncoding('utf8');
     kept.setEncoding('utf8');
-    kept.on('data', (d: string) => { other += d; });
+    kept.on('data', (d: string) => {
+      other += d;
+    });
     cut.on('data', (d: string) => {
       first += d;
       if (first.includes('\n')) cut.destroy();
@@ -41,10 +47,15 @@ function cutAfterFirstLine(args: string[], stream: 'stdout' | 'stderr', input?: 
 describe('e2e: interrupted runs and broken pipes', function () {
   this.timeout(120000);
   let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => { tmp = tempDir('corl-cut-'); });
+  beforeEach(() => {
+    tmp = tempDir('corl-cut-');
+  });
   afterEach(() => tmp.cleanup());
 
-  const longer = (steps = 12) => coRlConfig({ trainer: { steps, batchSize: 4, groupSize: 5, evalEvery: 3, checkpointEvery: 2, sampling: { maxTokens: 4 } } });
+  const longer = (steps = 12) =>
+    coRlConfig({
+      trainer: { steps, batchSize: 4, groupSize: 5, evalEvery: 3, checkpointEvery: 2, sampling: { maxTokens: 4 } },
+    });
 
   it('corl train | head -1 ends with status 141 and no EPIPE stack, and the run resumes', async () => {
     const file = writeConfig(tmp.dir, 'ring.json', longer());
@@ -54,7 +65,10 @@ describe('e2e: interrupted runs and broken pipes', function () {
     expect(r.other).not.to.match(/EPIPE|\n\s+at /);
     const resumed = corl(['train', '--resume', out, '-q']);
     expect(resumed.code, resumed.stderr).to.equal(0);
-    expect(JSON.parse(fs.readFileSync(path.join(out, 'state.json'), 'utf8'))).to.include({ nextStep: 12, finished: true });
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'state.json'), 'utf8'))).to.include({
+      nextStep: 12,
+      finished: true,
+    });
   });
 
   it('a train cut mid-run by a closed stderr pipe ends with 141 and --resume finishes it like an uncut run', async () => {
@@ -70,12 +84,17 @@ describe('e2e: interrupted runs and broken pipes', function () {
     expect(JSON.parse(fs.readFileSync(path.join(out, 'state.json'), 'utf8')).finished).to.equal(false);
     const resumed = corl(['train', '--resume', out, '-q']);
     expect(resumed.code, resumed.stderr).to.equal(0);
-    const trainLines = (dir: string) => fs.readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"phase":"train"'));
+    const trainLines = (dir: string) =>
+      fs
+        .readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"phase":"train"'));
     expect(trainLines(out)).to.deep.equal(trainLines(whole));
   });
 
   it('corl answers extract | head -1 ends with status 141 and no EPIPE stack', async () => {
-    const input = Array.from({ length: 20000 }, (_, i) => JSON.stringify({ text: `so the answer is ${i}` })).join('\n') + '\n';
+    const input =
+      Array.from({ length: 20000 }, (_, i) => JSON.stringify({ text: `so the answer is ${i}` })).join('\n') + '\n';
     const r = await cutAfterFirstLine(['answers', 'extract'], 'stdout', input);
     expect(r.code, r.other).to.equal(141);
     expect(JSON.parse(r.first)).to.deep.equal({ answer: '0', key: '0' });
@@ -85,7 +104,9 @@ describe('e2e: interrupted runs and broken pipes', function () {
   /** A run directory as a start killed just after run.json leaves it: config files, no state.json. */
   function killedAfterRunJson(file: string, out: string): void {
     expect(corl(['train', '-c', file, '--out', out, '--steps', '0', '-q']).code).to.equal(0);
-    for (const f of fs.readdirSync(out)) if (!['config.json', 'config.source.json', 'run.json'].includes(f)) fs.rmSync(path.join(out, f), { recursive: true });
+    for (const f of fs.readdirSync(out))
+      if (!['config.json', 'config.source.json', 'run.json'].includes(f))
+        fs.rmSync(path.join(out, f), { recursive: true });
   }
 
   it('a run killed just after run.json is written resumes from step 0, saying so', () => {
@@ -97,7 +118,9 @@ describe('e2e: interrupted runs and broken pipes', function () {
     const r = corl(['train', '--resume', out, '--steps', '6', '-q']);
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stderr).to.contain('stopped before its first step').and.contain('starts at step 0');
-    expect(fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8')).to.equal(fs.readFileSync(path.join(whole, 'metrics.jsonl'), 'utf8'));
+    expect(fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8')).to.equal(
+      fs.readFileSync(path.join(whole, 'metrics.jsonl'), 'utf8'),
+    );
   });
 
   it('a run killed just after run.json is written can be started again over the same --out', () => {
@@ -106,7 +129,10 @@ describe('e2e: interrupted runs and broken pipes', function () {
     killedAfterRunJson(file, out);
     const r = corl(['train', '-c', file, '--out', out, '-q']);
     expect(r.code, r.stderr).to.equal(0);
-    expect(JSON.parse(fs.readFileSync(path.join(out, 'state.json'), 'utf8'))).to.include({ nextStep: 6, finished: true });
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'state.json'), 'utf8'))).to.include({
+      nextStep: 6,
+      finished: true,
+    });
     // A run that has a state is still never overwritten.
     expect(corl(['train', '-c', file, '--out', out, '-q']).stderr).to.contain('CORL_ERR_RUN_EXISTS');
   });
@@ -115,8 +141,15 @@ describe('e2e: interrupted runs and broken pipes', function () {
     const file = writeConfig(tmp.dir, 'ring.json', coRlConfig());
     const out = path.join(tmp.dir, 'run');
     expect(corl(['train', '-c', file, '--out', out, '--steps', '4', '-q']).code).to.equal(0);
-    const stale = [path.join(out, 'state.json.tmp-99999-0'), path.join(out, 'eval', 'step-000003.jsonl.tmp-99999-1'), path.join(out, 'checkpoints', 'step-000004', 'x.tmp-99999-2')];
-    for (const f of stale) { fs.mkdirSync(path.dirname(f), { recursive: true }); fs.writeFileSync(f, 'half'); }
+    const stale = [
+      path.join(out, 'state.json.tmp-99999-0'),
+      path.join(out, 'eval', 'step-000003.jsonl.tmp-99999-1'),
+      path.join(out, 'checkpoints', 'step-000004', 'x.tmp-99999-2'),
+    ];
+    for (const f of stale) {
+      fs.mkdirSync(path.dirname(f), { recursive: true });
+      fs.writeFileSync(f, 'half');
+    }
     const keep = path.join(out, 'notes.tmp-old');
     fs.writeFileSync(keep, 'mine');
     const r = corl(['train', '--resume', out, '--steps', '6', '-q']);

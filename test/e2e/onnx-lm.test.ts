@@ -12,8 +12,12 @@ function corl(args: string[]): Promise<{ code: number; stdout: string; stderr: s
     const child = spawn(process.execPath, [BIN, ...args]);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
 }
@@ -28,7 +32,11 @@ describe('e2e: evaluation through corl:onnx-lm (a generated optimum-layout model
   });
   after(() => tmp.cleanup());
 
-  const heldOut = [{ id: 'h0', prompt: '2+2=', answer: '4' }, { id: 'h1', prompt: 'abc 12+3=', answer: '15' }, { id: 'h2', prompt: 'x = 7, y = ', answer: '7' }];
+  const heldOut = [
+    { id: 'h0', prompt: '2+2=', answer: '4' },
+    { id: 'h1', prompt: 'abc 12+3=', answer: '15' },
+    { id: 'h2', prompt: 'x = 7, y = ', answer: '7' },
+  ];
   const config = () => ({
     name: 'onnx-eval',
     seed: 3,
@@ -50,12 +58,19 @@ describe('e2e: evaluation through corl:onnx-lm (a generated optimum-layout model
     const r = await corl(['train', '-c', file, '--out', out, '-q']);
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.contain('0 step(s)');
-    const rows = fs.readFileSync(path.join(out, 'eval', 'step-000000.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rows = fs
+      .readFileSync(path.join(out, 'eval', 'step-000000.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows.map((row) => row.id)).to.deep.equal(['h0', 'h1', 'h2']);
     // The same greedy completions, computed here through the policy directly.
     const p = await openTinyLm(path.join(tmp.dir, 'models', 'tiny'));
     try {
-      const direct = await p.sample(heldOut.map((h) => ({ prompt: h.prompt })), { n: 2, temperature: 0, topP: 1, maxTokens: 8, seed: 0 });
+      const direct = await p.sample(
+        heldOut.map((h) => ({ prompt: h.prompt })),
+        { n: 2, temperature: 0, topP: 1, maxTokens: 8, seed: 0 },
+      );
       rows.forEach((row, i) => {
         expect(row.meanLength).to.equal(direct[i]![0]!.tokenIds.length);
         expect(row.keys[0]).to.equal(row.keys[1]);
@@ -73,7 +88,11 @@ describe('e2e: evaluation through corl:onnx-lm (a generated optimum-layout model
     const out = path.join(tmp.dir, 'variants.jsonl');
     const r = await corl(['rephrase', '-c', file, '--out', out, '--variants', '2']);
     expect(r.code, r.stderr).to.equal(0);
-    const rows = fs.readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rows = fs
+      .readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows.map((row) => row.id)).to.deep.equal(['t1', 'h0', 'h1', 'h2']);
     for (const row of rows) expect(row.variants).to.be.an('array');
   });
@@ -82,7 +101,14 @@ describe('e2e: evaluation through corl:onnx-lm (a generated optimum-layout model
     writeTinyLm(path.join(tmp.dir, 'models', 'no-past'), { past: false });
     const cfg = config();
     cfg.agents[0]!.policy.options.path = 'models/no-past';
-    const r = await corl(['train', '-c', writeConfig(tmp.dir, 'bad.json', cfg), '--out', path.join(tmp.dir, 'bad-run'), '-q']);
+    const r = await corl([
+      'train',
+      '-c',
+      writeConfig(tmp.dir, 'bad.json', cfg),
+      '--out',
+      path.join(tmp.dir, 'bad-run'),
+      '-q',
+    ]);
     expect(r.code).to.equal(1);
     expect(r.stderr).to.contain('CORL_ERR_BACKEND_MODEL').and.contain('past_key_values');
   });

@@ -11,10 +11,21 @@ function corl(args: string[], env: Record<string, string> = {}): { code: number;
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-interface Rollout { step: number; agent: number; index: number; id: string; label: string | null; completions: { key: string | null; reward: number; advantage: number }[] }
+interface Rollout {
+  step: number;
+  agent: number;
+  index: number;
+  id: string;
+  label: string | null;
+  completions: { key: string | null; reward: number; advantage: number }[];
+}
 
 function rollouts(dir: string): Rollout[] {
-  return fs.readFileSync(path.join(dir, 'rollouts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return fs
+    .readFileSync(path.join(dir, 'rollouts.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 /** Plurality with ties to the first seen (plain string keys: the fixture's answers are distinct integers). */
@@ -23,17 +34,23 @@ function plurality(keys: (string | null)[]): string | null {
   for (const k of keys) if (k !== null) counts.set(k, (counts.get(k) ?? 0) + 1);
   let best: string | null = null;
   let n = 0;
-  for (const [k, c] of counts) if (c > n) { best = k; n = c; }
+  for (const [k, c] of counts)
+    if (c > n) {
+      best = k;
+      n = c;
+    }
   return best;
 }
 
 describe('e2e: corl train with the categorical test policy', function () {
   this.timeout(120000);
   let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => { tmp = tempDir('corl-e2e-'); });
+  beforeEach(() => {
+    tmp = tempDir('corl-e2e-');
+  });
   afterEach(() => tmp.cleanup());
 
-  it('ring: each agent is rewarded exactly by agreement with the other agent\'s plurality', () => {
+  it("ring: each agent is rewarded exactly by agreement with the other agent's plurality", () => {
     const file = writeConfig(tmp.dir, 'ring.json', coRlConfig());
     const out = path.join(tmp.dir, 'run');
     const r = corl(['train', '-c', file, '--out', out]);
@@ -47,15 +64,36 @@ describe('e2e: corl train with the categorical test policy', function () {
       expect(peer.id).to.equal(row.id);
       const label = plurality(peer.completions.map((c) => c.key));
       expect(row.label).to.equal(label);
-      expect(row.completions.map((c) => c.reward)).to.deep.equal(row.completions.map((c) => (c.key !== null && c.key === label ? 1 : 0)));
+      expect(row.completions.map((c) => c.reward)).to.deep.equal(
+        row.completions.map((c) => (c.key !== null && c.key === label ? 1 : 0)),
+      );
       if (plurality(row.completions.map((c) => c.key)) !== label) disagreements++;
     }
     expect(disagreements, 'the fixture makes agents disagree sometimes, so ring ≠ self').to.be.greaterThan(0);
-    const metrics = fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const metrics = fs
+      .readFileSync(path.join(out, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     const train = metrics.filter((m) => m.phase === 'train');
-    expect(train.map((m) => `${m.step}/${m.agent}`)).to.deep.equal(['1/0', '1/1', '2/0', '2/1', '3/0', '3/1', '4/0', '4/1', '5/0', '5/1', '6/0', '6/1']);
+    expect(train.map((m) => `${m.step}/${m.agent}`)).to.deep.equal([
+      '1/0',
+      '1/1',
+      '2/0',
+      '2/1',
+      '3/0',
+      '3/1',
+      '4/0',
+      '4/1',
+      '5/0',
+      '5/1',
+      '6/0',
+      '6/1',
+    ]);
     for (const m of train) {
-      const mine = rows.filter((x) => x.step === m.step && x.agent === m.agent).flatMap((x) => x.completions.map((c) => c.reward));
+      const mine = rows
+        .filter((x) => x.step === m.step && x.agent === m.agent)
+        .flatMap((x) => x.completions.map((c) => c.reward));
       expect(m.metrics['reward/mean']).to.be.closeTo(mine.reduce((a, b) => a + b, 0) / mine.length, 1e-12);
       expect(m.metrics['label/labeled_fraction']).to.equal(1);
       expect(m.metrics).to.have.property('label/accuracy');
@@ -66,26 +104,42 @@ describe('e2e: corl train with the categorical test policy', function () {
     expect(metrics.some((m) => m.agent === null && m.metrics['pair/0-1/kappa'] !== undefined)).to.equal(true);
     expect(fs.existsSync(path.join(out, 'checkpoints/step-000006/agent-1/categorical.json'))).to.equal(true);
     expect(fs.existsSync(path.join(out, 'checkpoints/step-000002'))).to.equal(false); // only the last 2 are kept
-    expect(JSON.parse(fs.readFileSync(path.join(out, 'state.json'), 'utf8'))).to.include({ nextStep: 6, finished: true });
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'state.json'), 'utf8'))).to.include({
+      nextStep: 6,
+      finished: true,
+    });
   });
 
   it('records pseudo-label accuracy per problem category, matching the rollouts', () => {
-    const task = { use: 'corl:arith', options: { seed: 7, train: 24, heldOut: 4, operands: { min: 2, max: 2 }, digits: { min: 1, max: 2 } } };
+    const task = {
+      use: 'corl:arith',
+      options: { seed: 7, train: 24, heldOut: 4, operands: { min: 2, max: 2 }, digits: { min: 1, max: 2 } },
+    };
     const answers = Array.from({ length: 40 }, (_, i) => String(i));
-    const file = writeConfig(tmp.dir, 'arith.json', coRlConfig({
-      task,
-      agents: [
-        { name: 'a', policy: { use: 'test:categorical', options: { family: 'fam-a', answers } } },
-        { name: 'b', policy: { use: 'test:categorical', options: { family: 'fam-b', answers } } },
-      ],
-    }));
+    const file = writeConfig(
+      tmp.dir,
+      'arith.json',
+      coRlConfig({
+        task,
+        agents: [
+          { name: 'a', policy: { use: 'test:categorical', options: { family: 'fam-a', answers } } },
+          { name: 'b', policy: { use: 'test:categorical', options: { family: 'fam-b', answers } } },
+        ],
+      }),
+    );
     const out = path.join(tmp.dir, 'run');
     const r = corl(['train', '-c', file, '--out', out, '--steps', '3', '-q']);
     expect(r.code, r.stderr).to.equal(0);
-    const { generateArith, arithCategory } = require('../../plugins/tasks/arith') as typeof import('../../plugins/tasks/arith');
+    const { generateArith, arithCategory } =
+      require('../../plugins/tasks/arith') as typeof import('../../plugins/tasks/arith');
     const resolved = JSON.parse(fs.readFileSync(path.join(out, 'config.json'), 'utf8'));
     const problems = new Map(generateArith(resolved.task.options).train.map((p) => [`train-${p.expression}`, p]));
-    const train = fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((m) => m.phase === 'train');
+    const train = fs
+      .readFileSync(path.join(out, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((m) => m.phase === 'train');
     const rows = rollouts(out);
     let categorised = 0;
     for (const m of train) {
@@ -132,13 +186,21 @@ describe('e2e: corl train with the categorical test policy', function () {
     expect(r.stderr).to.contain('CORL_ERR_RUN_AGENT_FAILED').and.contain('simulated crash');
     const state = JSON.parse(fs.readFileSync(path.join(crashed, 'state.json'), 'utf8'));
     expect(state).to.include({ nextStep: 2, checkpoint: 'checkpoints/step-000002', finished: false });
-    const partial = fs.readFileSync(path.join(crashed, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const partial = fs
+      .readFileSync(path.join(crashed, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(partial.filter((m) => m.phase === 'train').map((m) => m.step)).to.deep.equal([1, 1, 2, 2, 3, 3]);
 
     const resumed = corl(['train', '--resume', crashed, '-q']);
     expect(resumed.code, resumed.stderr).to.equal(0);
-    expect(fs.readFileSync(path.join(crashed, 'metrics.jsonl'), 'utf8')).to.equal(fs.readFileSync(path.join(whole, 'metrics.jsonl'), 'utf8'));
-    expect(fs.readFileSync(path.join(crashed, 'rollouts.jsonl'), 'utf8')).to.equal(fs.readFileSync(path.join(whole, 'rollouts.jsonl'), 'utf8'));
+    expect(fs.readFileSync(path.join(crashed, 'metrics.jsonl'), 'utf8')).to.equal(
+      fs.readFileSync(path.join(whole, 'metrics.jsonl'), 'utf8'),
+    );
+    expect(fs.readFileSync(path.join(crashed, 'rollouts.jsonl'), 'utf8')).to.equal(
+      fs.readFileSync(path.join(whole, 'rollouts.jsonl'), 'utf8'),
+    );
     // The lines cut at resume were kept aside, not lost.
     expect(fs.readFileSync(path.join(crashed, 'metrics.jsonl.after-checkpoint'), 'utf8')).to.contain('"step":3');
   });
@@ -153,7 +215,11 @@ describe('e2e: corl train with the categorical test policy', function () {
     expect(corl(['train', '-c', file, '--out', part, '--steps', '4', '-q']).code).to.equal(0);
     const r = corl(['train', '--resume', part, '--steps', '6', '-c', file, '-q']);
     expect(r.code, r.stderr).to.equal(0);
-    const trainLines = (dir: string) => fs.readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"phase":"train"'));
+    const trainLines = (dir: string) =>
+      fs
+        .readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"phase":"train"'));
     expect(trainLines(part)).to.deep.equal(trainLines(whole));
   });
 
@@ -181,7 +247,13 @@ describe('e2e: corl train with the categorical test policy', function () {
     const usage = corl(['train', '--steps', 'many', '-c', good]);
     expect(usage.code).to.equal(2);
     expect(usage.stderr).to.contain('CORL_ERR_CLI_USAGE');
-    const mismatch = corl(['train', '--resume', run, '-c', writeConfig(tmp.dir, 'other.json', coRlConfig({ seed: 5 }))]);
+    const mismatch = corl([
+      'train',
+      '--resume',
+      run,
+      '-c',
+      writeConfig(tmp.dir, 'other.json', coRlConfig({ seed: 5 })),
+    ]);
     expect(mismatch.stderr).to.contain('CORL_ERR_RUN_MISMATCH');
   });
 
@@ -192,7 +264,10 @@ describe('e2e: corl train with the categorical test policy', function () {
     const out = path.join(tmp.dir, 'run');
     const r = corl(['train', '-c', file, '--out', out, '-q']);
     expect(r.code).to.equal(1);
-    expect(r.stderr).to.contain('CORL_ERR_RUN_AGENT_FAILED').and.contain('agent 1 (b)').and.contain('planned failure while sampling');
+    expect(r.stderr)
+      .to.contain('CORL_ERR_RUN_AGENT_FAILED')
+      .and.contain('agent 1 (b)')
+      .and.contain('planned failure while sampling');
     const lines = fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean);
     for (const l of lines) JSON.parse(l);
     expect(lines.filter((l) => l.includes('"phase":"train"')).length).to.equal(2);
@@ -219,19 +294,38 @@ describe('e2e: corl train with the categorical test policy', function () {
     const l = corl(['list', 'topology']);
     expect(l.stdout).to.contain('corl:ring').and.contain('corl:self').and.not.contain('corl:vote');
     expect(corl(['list', 'bogus']).stderr).to.contain('CORL_ERR_CLI_USAGE');
-    expect(corl(['--help']).stdout).to.contain('train').and.contain('validate').and.contain('list');
+    expect(corl(['--help']).stdout)
+      .to.contain('train')
+      .and.contain('validate')
+      .and.contain('list');
   });
 
   it('validate recognises the shipped serve configs and checks them with the serve schema', () => {
     const root = path.resolve(__dirname, '../../..');
-    for (const [name, agents, topology] of [['co-rl', 2, 'corl:ring'], ['ttrl', 1, 'corl:self']] as const) {
+    for (const [name, agents, topology] of [
+      ['co-rl', 2, 'corl:ring'],
+      ['ttrl', 1, 'corl:self'],
+    ] as const) {
       const v = corl(['validate', path.join(root, 'configs/serve', `${name}.json`)]);
       expect(v.code, v.stderr).to.equal(0);
-      expect(v.stdout).to.contain('serve config').and.contain(`${agents} agent(s)`).and.contain(topology).and.contain('label-free');
+      expect(v.stdout)
+        .to.contain('serve config')
+        .and.contain(`${agents} agent(s)`)
+        .and.contain(topology)
+        .and.contain('label-free');
     }
     // a serve config with a bad field still fails, coded, naming the field
     const bad = path.join(tmp.dir, 'bad-serve.json');
-    fs.writeFileSync(bad, JSON.stringify({ name: 'x', agents: [{ name: 'a' }], topology: 'corl:self', reward: 'corl:vote', serve: { port: 'eighty' } }));
+    fs.writeFileSync(
+      bad,
+      JSON.stringify({
+        name: 'x',
+        agents: [{ name: 'a' }],
+        topology: 'corl:self',
+        reward: 'corl:vote',
+        serve: { port: 'eighty' },
+      }),
+    );
     const b = corl(['validate', bad]);
     expect(b.code).to.not.equal(0);
     expect(b.stderr).to.contain('CORL_ERR_').and.contain('port');

@@ -13,7 +13,10 @@ describe('scripts/cli-doc (docs/reference/cli.md from the commander programs)', 
       }
     };
     walk(buildProgram(), 'corl');
-    expect(page).to.contain('## create-corl-plugin').and.contain('Usage: create-corl-plugin [options] [dir]').and.contain('--toolchain <mode>');
+    expect(page)
+      .to.contain('## create-corl-plugin')
+      .and.contain('Usage: create-corl-plugin [options] [dir]')
+      .and.contain('--toolchain <mode>');
   });
 
   it('help text includes what commands add after it (examples) and has no trailing spaces', () => {

@@ -12,10 +12,15 @@ describe('scripts/contracts-doc (docs/reference/contracts.md from the JSDoc of c
     for (const rel of contractFiles(ROOT)) {
       const text = fs.readFileSync(path.join(ROOT, rel), 'utf8');
       expect(page).to.contain(`## ${rel}`);
-      for (const m of text.matchAll(/^export (?:interface|type|const|class|function) (\w+)/gm)) expect(page, `${rel}: ${m[1]}`).to.contain(`### ${m[1]}\n`);
+      for (const m of text.matchAll(/^export (?:interface|type|const|class|function) (\w+)/gm))
+        expect(page, `${rel}: ${m[1]}`).to.contain(`### ${m[1]}\n`);
     }
-    expect(page).to.contain('- `score(ctx: RewardContext): Promise<RewardResult>` — Rewards for one agent\'s completions to one problem.');
-    expect(page).to.contain('- `readonly reference?: Reference` — The reference — present only when the source\'s manifest declares `usesGroundTruth`.');
+    expect(page).to.contain(
+      "- `score(ctx: RewardContext): Promise<RewardResult>` — Rewards for one agent's completions to one problem.",
+    );
+    expect(page).to.contain(
+      "- `readonly reference?: Reference` — The reference — present only when the source's manifest declares `usesGroundTruth`.",
+    );
     expect(page).to.not.contain('{@link');
   });
 
@@ -24,7 +29,10 @@ describe('scripts/contracts-doc (docs/reference/contracts.md from the JSDoc of c
     try {
       fs.mkdirSync(path.join(tmp.dir, 'core/contracts'), { recursive: true });
       fs.writeFileSync(path.join(tmp.dir, 'core/contracts/index.ts'), "export * from './thing';\n");
-      fs.writeFileSync(path.join(tmp.dir, 'core/contracts/thing.ts'), '/** A thing. */\nexport interface Thing {\n  /** Documented. */\n  a: number;\n  b: string;\n}\n');
+      fs.writeFileSync(
+        path.join(tmp.dir, 'core/contracts/thing.ts'),
+        '/** A thing. */\nexport interface Thing {\n  /** Documented. */\n  a: number;\n  b: string;\n}\n',
+      );
       expect(() => contractsReference(tmp.dir)).to.throw(/needs JSDoc[\s\S]*core\/contracts\/thing\.ts: Thing\.b/);
     } finally {
       tmp.cleanup();

@@ -23,14 +23,17 @@ interface AnswersFlags {
 export function answersCommand(program: Command): void {
   const answers = program
     .command('answers')
-    .description('check answer extraction and equivalence on your data: JSONL in (a file or stdin), one JSON line out per input line');
-  const common = (c: Command): Command => c
-    .argument('[file]', 'JSONL input (default: stdin)')
-    .option('--extractor <name>', 'answer extractor plugin', 'corl:math')
-    .option('--equivalence <name>', 'equivalence plugin', 'corl:math')
-    .option('--extractor-options <json>', 'options of the extractor, as JSON')
-    .option('--equivalence-options <json>', 'options of the equivalence, as JSON')
-    .option('--plugin <module...>', 'also load these plugin modules');
+    .description(
+      'check answer extraction and equivalence on your data: JSONL in (a file or stdin), one JSON line out per input line',
+    );
+  const common = (c: Command): Command =>
+    c
+      .argument('[file]', 'JSONL input (default: stdin)')
+      .option('--extractor <name>', 'answer extractor plugin', 'corl:math')
+      .option('--equivalence <name>', 'equivalence plugin', 'corl:math')
+      .option('--extractor-options <json>', 'options of the extractor, as JSON')
+      .option('--equivalence-options <json>', 'options of the equivalence, as JSON')
+      .option('--plugin <module...>', 'also load these plugin modules');
   common(answers.command('extract'))
     .description('lines {"text": completion} → {"answer": raw answer or null, "key": canonical key or null}')
     .action(async (file: string | undefined, flags: AnswersFlags) => {
@@ -45,7 +48,9 @@ export function answersCommand(program: Command): void {
       }
     });
   common(answers.command('equal'))
-    .description('lines {"a": answer, "b": answer} → {"equal": true|false} (raw answers are keyed first; an empty answer equals nothing)')
+    .description(
+      'lines {"a": answer, "b": answer} → {"equal": true|false} (raw answers are keyed first; an empty answer equals nothing)',
+    )
     .action(async (file: string | undefined, flags: AnswersFlags) => {
       const tools = await buildTools(flags);
       try {
@@ -71,20 +76,39 @@ async function buildTools(flags: AnswersFlags): Promise<{ extractor: AnswerExtra
       try {
         options = JSON.parse(json);
       } catch (e) {
-        throw new CorlError('CORL_ERR_CLI_USAGE', `expected JSON in ${flag}, got ${(e as Error).message}`, { where: flag });
+        throw new CorlError('CORL_ERR_CLI_USAGE', `expected JSON in ${flag}, got ${(e as Error).message}`, {
+          where: flag,
+        });
       }
     }
-    if (!options || typeof options !== 'object' || Array.isArray(options)) throw new CorlError('CORL_ERR_CLI_USAGE', `expected a JSON object in ${flag}, got ${JSON.stringify(options)}`, { where: flag });
+    if (!options || typeof options !== 'object' || Array.isArray(options))
+      throw new CorlError('CORL_ERR_CLI_USAGE', `expected a JSON object in ${flag}, got ${JSON.stringify(options)}`, {
+        where: flag,
+      });
     registry.get(kind, name);
     const issues = validator.validateOptions(kind, name, options);
     if (issues.length) {
-      throw new CorlError('CORL_ERR_PLUGIN_OPTIONS', `expected valid options for "${name}", got ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { where: flag });
+      throw new CorlError(
+        'CORL_ERR_PLUGIN_OPTIONS',
+        `expected valid options for "${name}", got ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+        { where: flag },
+      );
     }
     return { use: name, options: options as Record<string, unknown> };
   };
   const scope = { container, registry, seed: 0, baseDir: process.cwd() };
-  const extractor = await instantiate('extractor', resolve('extractor', flags.extractor, flags.extractorOptions, '--extractor-options'), scope, '--extractor');
-  const equivalence = await instantiate('equivalence', resolve('equivalence', flags.equivalence, flags.equivalenceOptions, '--equivalence-options'), scope, '--equivalence');
+  const extractor = await instantiate(
+    'extractor',
+    resolve('extractor', flags.extractor, flags.extractorOptions, '--extractor-options'),
+    scope,
+    '--extractor',
+  );
+  const equivalence = await instantiate(
+    'equivalence',
+    resolve('equivalence', flags.equivalence, flags.equivalenceOptions, '--equivalence-options'),
+    scope,
+    '--equivalence',
+  );
   return { extractor, equivalence };
 }
 
@@ -93,10 +117,20 @@ async function buildTools(flags: AnswersFlags): Promise<{ extractor: AnswerExtra
  * object, a field missing or not a string) is reported on stderr with its line number and skipped;
  * blank lines are ignored. Ends with CORL_ERR_ANSWERS_INPUT (exit status 1) if any line was bad.
  */
-async function eachLine(file: string | undefined, what: string, fields: readonly string[], handle: (o: Record<string, string>) => Promise<unknown>): Promise<void> {
+async function eachLine(
+  file: string | undefined,
+  what: string,
+  fields: readonly string[],
+  handle: (o: Record<string, string>) => Promise<unknown>,
+): Promise<void> {
   let input: NodeJS.ReadableStream;
   if (file) {
-    if (!fs.existsSync(file) || fs.statSync(file).isDirectory()) throw new CorlError('CORL_ERR_IO', `expected a readable JSONL file, got ${fs.existsSync(file) ? 'a folder' : 'no file'} at ${file}`, { where: file });
+    if (!fs.existsSync(file) || fs.statSync(file).isDirectory())
+      throw new CorlError(
+        'CORL_ERR_IO',
+        `expected a readable JSONL file, got ${fs.existsSync(file) ? 'a folder' : 'no file'} at ${file}`,
+        { where: file },
+      );
     input = fs.createReadStream(file, { encoding: 'utf8' });
   } else {
     input = process.stdin;
@@ -116,7 +150,8 @@ async function eachLine(file: string | undefined, what: string, fields: readonly
       problem = `expected a JSON object, got invalid JSON (${(e as Error).message})`;
     }
     if (!problem) {
-      if (!value || typeof value !== 'object' || Array.isArray(value)) problem = `expected a JSON object with ${what}, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`;
+      if (!value || typeof value !== 'object' || Array.isArray(value))
+        problem = `expected a JSON object with ${what}, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`;
       else {
         const missing = fields.find((f) => typeof (value as Record<string, unknown>)[f] !== 'string');
         if (missing) {
@@ -134,6 +169,10 @@ async function eachLine(file: string | undefined, what: string, fields: readonly
     if (!process.stdout.write(JSON.stringify(out) + '\n')) await new Promise((r) => process.stdout.once('drain', r));
   }
   if (bad > 0) {
-    throw new CorlError('CORL_ERR_ANSWERS_INPUT', `expected every line of ${where} to be a JSON object with ${what}, got ${bad} bad line${bad === 1 ? '' : 's'} of ${n} (reported above, skipped)`, { where });
+    throw new CorlError(
+      'CORL_ERR_ANSWERS_INPUT',
+      `expected every line of ${where} to be a JSON object with ${what}, got ${bad} bad line${bad === 1 ? '' : 's'} of ${n} (reported above, skipped)`,
+      { where },
+    );
   }
 }

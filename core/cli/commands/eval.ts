@@ -6,7 +6,16 @@ import { CorlError } from '../../errors';
 import type { Agreement } from '../../metrics/agreement';
 import { AnswerKeys } from '../../trainer/answer-keys';
 import { buildCohort, type Agent } from '../../trainer/cohort';
-import { agentScores, ensembleCorrect, evaluateAgent, evalProblems, mean, pairAgreement, type AgentScores, type EvalRow } from '../../trainer/evaluate';
+import {
+  agentScores,
+  ensembleCorrect,
+  evaluateAgent,
+  evalProblems,
+  mean,
+  pairAgreement,
+  type AgentScores,
+  type EvalRow,
+} from '../../trainer/evaluate';
 import { defaultCountProgress, NoCountProgress } from '../../trainer/progress';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/fs';
 import { intFlag, pct, table } from '../output';
@@ -50,53 +59,121 @@ export interface EvalSummary {
   readonly batch: number;
   readonly agents: readonly EvalAgentSummary[];
   /** Budget-fair two-model ensembles: maj@2m over m samples of each agent of the pair. */
-  readonly ensembles: readonly { readonly agents: readonly [string, string]; readonly m: number; readonly k: number; readonly accuracy: number }[];
+  readonly ensembles: readonly {
+    readonly agents: readonly [string, string];
+    readonly m: number;
+    readonly k: number;
+    readonly accuracy: number;
+  }[];
   /** κ, c, w, u of every pair of evaluated agents, on their first samples. */
-  readonly pairs: readonly { readonly agents: readonly [string, string]; readonly kappa: number; readonly complementarity: number; readonly sameWrong: number; readonly coverage: number; readonly counts: Agreement['counts'] }[];
+  readonly pairs: readonly {
+    readonly agents: readonly [string, string];
+    readonly kappa: number;
+    readonly complementarity: number;
+    readonly sameWrong: number;
+    readonly coverage: number;
+    readonly counts: Agreement['counts'];
+  }[];
 }
 
 /** `corl eval`: pass@1, maj@K and budget-fair ensembles of a config's policies on a benchmark. */
 export function evalCommand(program: Command): void {
   program
     .command('eval')
-    .description('evaluate a config\'s policies on a benchmark JSONL (GSM8K, MATH-500) or the held-out split: pass@1, maj@K, budget-fair ensembles, per-problem outputs')
-    .option('-c, --config <file>', 'config: its agents\' policies, extractor, equivalence, eval sampling and (without --data) task')
-    .option('--data <file>', 'benchmark JSONL to evaluate on instead of the config\'s held-out split (read by corl:jsonl)')
-    .option('--format <format>', `answer format of --data: ${FORMATS.join(' | ')} (default: math when the first row has "problem", plain when it has "prompt", else gsm8k)`)
+    .description(
+      "evaluate a config's policies on a benchmark JSONL (GSM8K, MATH-500) or the held-out split: pass@1, maj@K, budget-fair ensembles, per-problem outputs",
+    )
+    .option(
+      '-c, --config <file>',
+      "config: its agents' policies, extractor, equivalence, eval sampling and (without --data) task",
+    )
+    .option(
+      '--data <file>',
+      "benchmark JSONL to evaluate on instead of the config's held-out split (read by corl:jsonl)",
+    )
+    .option(
+      '--format <format>',
+      `answer format of --data: ${FORMATS.join(' | ')} (default: math when the first row has "problem", plain when it has "prompt", else gsm8k)`,
+    )
     .option('--template <text>', 'prompt template for --data; {question} is replaced by the problem text')
-    .option('--samples <k>', 'samples per problem (default: the config\'s eval.samples)')
+    .option('--samples <k>', "samples per problem (default: the config's eval.samples)")
     .option('--agent <i|name|all>', 'which agents to evaluate', 'all')
-    .option('--ensemble <m>', 'budget-fair ensemble of every pair of evaluated agents: maj@2m pooling m samples of each (default: the config\'s eval.ensemble)')
-    .option('--limit <n>', 'evaluate the first n problems (default: the config\'s eval.maxProblems; 0: all)')
-    .option('--batch <n>', 'problems per sampling call (and per progress update); 0: all in one call, which reproduces the trainer\'s evaluation exactly', '32')
+    .option(
+      '--ensemble <m>',
+      "budget-fair ensemble of every pair of evaluated agents: maj@2m pooling m samples of each (default: the config's eval.ensemble)",
+    )
+    .option('--limit <n>', "evaluate the first n problems (default: the config's eval.maxProblems; 0: all)")
+    .option(
+      '--batch <n>',
+      "problems per sampling call (and per progress update); 0: all in one call, which reproduces the trainer's evaluation exactly",
+      '32',
+    )
     .option('--temperature <t>', 'override eval.sampling.temperature')
     .option('--max-tokens <n>', 'override eval.sampling.maxTokens')
     .option('--out <dir>', 'write <agent>.jsonl per agent (one row per problem) and summary.json here')
     .option('-q, --quiet', 'no progress output')
-    .addHelpText('after', [
-      '',
-      'Each output row is {id, agent, agentName, answers, keys, majority, correct, majCorrect, reference}.',
-      'pass@1 is the mean accuracy of the K samples, maj@K the accuracy of their equivalence-clustered',
-      'plurality (the config\'s equivalence plugin). Compare two models with corl agreement a.jsonl b.jsonl.',
-      '',
-      'Examples:',
-      '  corl eval -c configs/co-rl.json --samples 4 --out eval/co-rl',
-      '  corl eval -c qwen.json --data math500.jsonl --format math --template "{question} Put the final answer in \\boxed{}." --samples 8 --ensemble 4',
-      '',
-    ].join('\n'))
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Each output row is {id, agent, agentName, answers, keys, majority, correct, majCorrect, reference}.',
+        'pass@1 is the mean accuracy of the K samples, maj@K the accuracy of their equivalence-clustered',
+        "plurality (the config's equivalence plugin). Compare two models with corl agreement a.jsonl b.jsonl.",
+        '',
+        'Examples:',
+        '  corl eval -c configs/co-rl.json --samples 4 --out eval/co-rl',
+        '  corl eval -c qwen.json --data math500.jsonl --format math --template "{question} Put the final answer in \\boxed{}." --samples 8 --ensemble 4',
+        '',
+      ].join('\n'),
+    )
     .action(async (flags: EvalFlags) => {
       const s = await runEval(flags);
       const out = process.stdout;
-      out.write(`${s.problems} problem(s) from ${s.data ?? 'the held-out split'}, ${s.samples} sample(s) each, temperature ${s.sampling.temperature}\n`);
-      out.write(table([
-        ['agent', 'family', 'pass@1', `maj@${s.samples}`, 'answered', 'mean length'],
-        ...s.agents.map((a) => [a.name, a.family, pct(a.pass1), pct(a.majority), pct(a.answered), a.meanLength.toFixed(1)]),
-      ]) + '\n');
+      out.write(
+        `${s.problems} problem(s) from ${s.data ?? 'the held-out split'}, ${s.samples} sample(s) each, temperature ${s.sampling.temperature}\n`,
+      );
+      out.write(
+        table([
+          ['agent', 'family', 'pass@1', `maj@${s.samples}`, 'answered', 'mean length'],
+          ...s.agents.map((a) => [
+            a.name,
+            a.family,
+            pct(a.pass1),
+            pct(a.majority),
+            pct(a.answered),
+            a.meanLength.toFixed(1),
+          ]),
+        ]) + '\n',
+      );
       if (s.ensembles.length) {
-        out.write('\n' + table([['ensemble', 'budget', 'accuracy'], ...s.ensembles.map((e) => [`${e.agents[0]} + ${e.agents[1]}`, `maj@${e.k} (${e.m} + ${e.m})`, pct(e.accuracy)])]) + '\n');
+        out.write(
+          '\n' +
+            table([
+              ['ensemble', 'budget', 'accuracy'],
+              ...s.ensembles.map((e) => [
+                `${e.agents[0]} + ${e.agents[1]}`,
+                `maj@${e.k} (${e.m} + ${e.m})`,
+                pct(e.accuracy),
+              ]),
+            ]) +
+            '\n',
+        );
       }
       if (s.pairs.length) {
-        out.write('\n' + table([['pair (first samples)', 'kappa', 'c', 'w', 'u'], ...s.pairs.map((p) => [`${p.agents[0]} / ${p.agents[1]}`, p.kappa.toFixed(3), pct(p.complementarity), pct(p.sameWrong), pct(p.coverage)])]) + '\n');
+        out.write(
+          '\n' +
+            table([
+              ['pair (first samples)', 'kappa', 'c', 'w', 'u'],
+              ...s.pairs.map((p) => [
+                `${p.agents[0]} / ${p.agents[1]}`,
+                p.kappa.toFixed(3),
+                pct(p.complementarity),
+                pct(p.sameWrong),
+                pct(p.coverage),
+              ]),
+            ]) +
+            '\n',
+        );
       }
       if (flags.out) out.write(`wrote ${path.join(flags.out, 'summary.json')}\n`);
     });
@@ -105,7 +182,10 @@ export function evalCommand(program: Command): void {
 function numberFlag(name: string, value: string | undefined, min: number): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < min) throw new CorlError('CORL_ERR_CLI_USAGE', `expected ${name} to be a number >= ${min}, got "${value}"`, { where: name });
+  if (value.trim() === '' || !Number.isFinite(n) || n < min)
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected ${name} to be a number >= ${min}, got "${value}"`, {
+      where: name,
+    });
   return n;
 }
 
@@ -113,7 +193,11 @@ function numberFlag(name: string, value: string | undefined, min: number): numbe
 export function guessFormat(file: string): (typeof FORMATS)[number] {
   let first: string;
   try {
-    first = fs.readFileSync(file, 'utf8').split('\n').find((l) => l.trim() !== '') ?? '';
+    first =
+      fs
+        .readFileSync(file, 'utf8')
+        .split('\n')
+        .find((l) => l.trim() !== '') ?? '';
   } catch {
     return 'gsm8k'; // the task reports the missing file with its path
   }
@@ -138,13 +222,27 @@ function outputName(agent: Agent, taken: Set<string>): string {
 /** Evaluate as the flags say. */
 export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
   if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config>, got none', { where: '-c' });
-  if (flags.format !== undefined && !flags.data) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --format only with --data, got --format alone', { where: '--format', hint: 'the config\'s task knows its own format; pass --data <file> to evaluate on a benchmark file' });
-  if (flags.template !== undefined && !flags.data) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --template only with --data, got --template alone', { where: '--template', hint: 'set the task\'s own template option instead' });
+  if (flags.format !== undefined && !flags.data)
+    throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --format only with --data, got --format alone', {
+      where: '--format',
+      hint: "the config's task knows its own format; pass --data <file> to evaluate on a benchmark file",
+    });
+  if (flags.template !== undefined && !flags.data)
+    throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --template only with --data, got --template alone', {
+      where: '--template',
+      hint: "set the task's own template option instead",
+    });
   if (flags.format !== undefined && !(FORMATS as readonly string[]).includes(flags.format)) {
-    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --format to be one of ${FORMATS.join(', ')}, got "${flags.format}"`, { where: '--format' });
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      `expected --format to be one of ${FORMATS.join(', ')}, got "${flags.format}"`,
+      { where: '--format' },
+    );
   }
   if (flags.template !== undefined && !flags.template.includes('{question}')) {
-    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --template to contain {question}, got "${flags.template}"`, { where: '--template' });
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --template to contain {question}, got "${flags.template}"`, {
+      where: '--template',
+    });
   }
   const samples = intFlag('--samples', flags.samples, 1);
   const ensembleFlag = intFlag('--ensemble', flags.ensemble, 1);
@@ -161,20 +259,39 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
   if (flags.data) {
     data = path.resolve(flags.data);
     format = flags.format ?? guessFormat(data);
-    overrides.task = { use: 'corl:jsonl', options: { heldOut: data, format, ...(flags.template !== undefined ? { template: flags.template } : {}) } };
+    overrides.task = {
+      use: 'corl:jsonl',
+      options: { heldOut: data, format, ...(flags.template !== undefined ? { template: flags.template } : {}) },
+    };
     overrides['trainer.steps'] = 0; // an evaluation-only task has no train split
   }
   const loaded = await loadConfig(flags.config, { overrides });
   const ev = loaded.config.eval;
   const m = ensembleFlag ?? ev.ensemble;
-  if (m > ev.samples) throw new CorlError('CORL_ERR_CLI_USAGE', `expected --ensemble at most the samples per problem (${ev.samples}), got ${m}`, { where: '--ensemble', hint: 'raise --samples or lower --ensemble' });
+  if (m > ev.samples)
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      `expected --ensemble at most the samples per problem (${ev.samples}), got ${m}`,
+      { where: '--ensemble', hint: 'raise --samples or lower --ensemble' },
+    );
   const agents = loaded.config.agents;
   const which = flags.agent ?? 'all';
-  const chosen = which === 'all' ? agents.map((_, i) => i) : [/^\d+$/.test(which) ? Number(which) : agents.findIndex((a) => a.name === which)];
+  const chosen =
+    which === 'all'
+      ? agents.map((_, i) => i)
+      : [/^\d+$/.test(which) ? Number(which) : agents.findIndex((a) => a.name === which)];
   if (chosen.some((i) => i < 0 || i >= agents.length)) {
-    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --agent to be all, an index below ${agents.length} or one of ${agents.map((a) => `"${a.name}"`).join(', ')}, got "${which}"`, { where: '--agent' });
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      `expected --agent to be all, an index below ${agents.length} or one of ${agents.map((a) => `"${a.name}"`).join(', ')}, got "${which}"`,
+      { where: '--agent' },
+    );
   }
-  if (ensembleFlag !== undefined && chosen.length < 2) throw new CorlError('CORL_ERR_CLI_USAGE', `expected --ensemble with at least two agents, got ${chosen.length}`, { where: '--ensemble', hint: 'use --agent all with a config of two or more agents' });
+  if (ensembleFlag !== undefined && chosen.length < 2)
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --ensemble with at least two agents, got ${chosen.length}`, {
+      where: '--ensemble',
+      hint: 'use --agent all with a config of two or more agents',
+    });
 
   const cohort = await buildCohort(loaded);
   const progress = flags.quiet ? new NoCountProgress() : defaultCountProgress();
@@ -185,24 +302,45 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
     const problems = evalProblems(cohort.data, { ...ev, maxProblems: limit ?? ev.maxProblems });
     const gt = cohort.data.groundTruth;
     if (problems.length === 0) {
-      throw new CorlError('CORL_ERR_TASK_DATA', `expected held-out problems to evaluate, got none from task "${loaded.config.task.use}"`, { where: data ?? 'task', hint: data ? 'check the file' : 'give the task a held-out split, or pass --data <file.jsonl>' });
+      throw new CorlError(
+        'CORL_ERR_TASK_DATA',
+        `expected held-out problems to evaluate, got none from task "${loaded.config.task.use}"`,
+        {
+          where: data ?? 'task',
+          hint: data ? 'check the file' : 'give the task a held-out split, or pass --data <file.jsonl>',
+        },
+      );
     }
     const unscored = problems.filter((p) => gt.get(p.id) === undefined);
     if (unscored.length) {
-      throw new CorlError('CORL_ERR_TASK_DATA', `expected a reference answer for every problem, got none for ${unscored.length} (first: "${unscored[0]!.id}")`, { where: data ?? 'task', hint: 'evaluation needs references: give every row its answer (or a solution with \\boxed{})' });
+      throw new CorlError(
+        'CORL_ERR_TASK_DATA',
+        `expected a reference answer for every problem, got none for ${unscored.length} (first: "${unscored[0]!.id}")`,
+        {
+          where: data ?? 'task',
+          hint: 'evaluation needs references: give every row its answer (or a solution with \\boxed{})',
+        },
+      );
     }
     const keys = new AnswerKeys(cohort.extractor, cohort.equivalence);
     const done = new Map<number, number>();
     progress.start(problems.length * selected.length, 'eval');
-    const perAgent = await Promise.all(selected.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.equivalence, {
-      samples: ev.samples,
-      sampling: ev.sampling,
-      batch,
-      onBatch: (n, total) => {
-        done.set(agent.index, n);
-        progress.update([...done.values()].reduce((x, y) => x + y, 0), `${agent.name} ${n}/${total}`);
-      },
-    })));
+    const perAgent = await Promise.all(
+      selected.map((agent) =>
+        evaluateAgent(agent, problems, keys, gt, cohort.equivalence, {
+          samples: ev.samples,
+          sampling: ev.sampling,
+          batch,
+          onBatch: (n, total) => {
+            done.set(agent.index, n);
+            progress.update(
+              [...done.values()].reduce((x, y) => x + y, 0),
+              `${agent.name} ${n}/${total}`,
+            );
+          },
+        }),
+      ),
+    );
     progress.stop();
 
     let outDir: string | undefined;
@@ -227,7 +365,14 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
           ensembles.push({ agents: names, m, k: 2 * m, accuracy: mean(right.map(Number)) });
         }
         const s = await pairAgreement(perAgent[a]!, perAgent[b]!, cohort.equivalence);
-        pairs.push({ agents: names, kappa: s.kappa, complementarity: s.complementarity, sameWrong: s.sameWrong, coverage: s.coverage, counts: s.counts });
+        pairs.push({
+          agents: names,
+          kappa: s.kappa,
+          complementarity: s.complementarity,
+          sameWrong: s.sameWrong,
+          coverage: s.coverage,
+          counts: s.counts,
+        });
       }
     }
     const summary: EvalSummary = {
@@ -258,5 +403,16 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
 
 /** The line written for one agent's answers to one problem. */
 function outputRow(r: EvalRow, agent: Agent): Record<string, unknown> {
-  return { id: r.id, agent: agent.index, agentName: agent.name, answers: r.answers, keys: r.keys, majority: r.majority, correct: r.correct, majCorrect: r.majCorrect, reference: r.reference, ...(r.category !== undefined ? { category: r.category } : {}) };
+  return {
+    id: r.id,
+    agent: agent.index,
+    agentName: agent.name,
+    answers: r.answers,
+    keys: r.keys,
+    majority: r.majority,
+    correct: r.correct,
+    majCorrect: r.majCorrect,
+    reference: r.reference,
+    ...(r.category !== undefined ? { category: r.category } : {}),
+  };
 }

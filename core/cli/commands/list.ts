@@ -18,7 +18,9 @@ export function listCommand(program: Command): void {
     .option('--json', 'machine-readable output (manifests with option schemas)')
     .action(async (kind: string | undefined, flags: { config?: string; plugin?: string[]; json?: boolean }) => {
       if (kind !== undefined && !PLUGIN_KINDS.includes(kind as PluginKind)) {
-        throw new CorlError('CORL_ERR_CLI_USAGE', `expected a kind, one of ${PLUGIN_KINDS.join(', ')}; got "${kind}"`, { where: 'kind' });
+        throw new CorlError('CORL_ERR_CLI_USAGE', `expected a kind, one of ${PLUGIN_KINDS.join(', ')}; got "${kind}"`, {
+          where: 'kind',
+        });
       }
       let registry: PluginRegistry;
       if (flags.config) {
@@ -30,7 +32,20 @@ export function listCommand(program: Command): void {
       }
       const defs = registry.all().filter((d) => !kind || d.manifest.kind === kind);
       if (flags.json) {
-        process.stdout.write(JSON.stringify(defs.map((d) => ({ ...d.manifest, usesGroundTruth: typeof d.manifest.usesGroundTruth === 'function' ? 'depends on options' : d.manifest.usesGroundTruth ?? false, tokenStats: undefined })), null, 2) + '\n');
+        process.stdout.write(
+          JSON.stringify(
+            defs.map((d) => ({
+              ...d.manifest,
+              usesGroundTruth:
+                typeof d.manifest.usesGroundTruth === 'function'
+                  ? 'depends on options'
+                  : (d.manifest.usesGroundTruth ?? false),
+              tokenStats: undefined,
+            })),
+            null,
+            2,
+          ) + '\n',
+        );
         return;
       }
       process.stdout.write(renderList(defs.map((d) => d.manifest)));
@@ -38,19 +53,33 @@ export function listCommand(program: Command): void {
 }
 
 /** Human-readable listing: kind headings, then each plugin and its options with types and defaults. */
-export function renderList(manifests: readonly { name: string; kind: PluginKind; description: string; options: JsonSchema; usesGroundTruth?: unknown }[]): string {
+export function renderList(
+  manifests: readonly {
+    name: string;
+    kind: PluginKind;
+    description: string;
+    options: JsonSchema;
+    usesGroundTruth?: unknown;
+  }[],
+): string {
   const lines: string[] = [];
   for (const kind of PLUGIN_KINDS) {
     const mine = manifests.filter((m) => m.kind === kind);
     if (!mine.length) continue;
     lines.push(`${kind}:`);
     for (const m of mine) {
-      const gt = m.usesGroundTruth === true ? ' [uses ground truth]' : typeof m.usesGroundTruth === 'function' ? ' [uses ground truth if a part does]' : '';
+      const gt =
+        m.usesGroundTruth === true
+          ? ' [uses ground truth]'
+          : typeof m.usesGroundTruth === 'function'
+            ? ' [uses ground truth if a part does]'
+            : '';
       lines.push(`  ${m.name}${gt}  ${m.description}`);
       const props = (m.options.properties ?? {}) as Record<string, Record<string, unknown>>;
       const required = new Set((m.options.required as string[] | undefined) ?? []);
       for (const [key, p] of Object.entries(props)) {
-        const def = p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : required.has(key) ? ' (required)' : '';
+        const def =
+          p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : required.has(key) ? ' (required)' : '';
         lines.push(`      ${key}: ${typeName(p)}${def}${p.description ? `  ${p.description as string}` : ''}`);
       }
     }

@@ -31,7 +31,10 @@ interface RephraseFlags {
 function numberFlag(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new CorlError('CORL_ERR_CLI_USAGE', `expected ${name} to be a number in [${min}, ${max}], got "${value}"`, { where: name });
+  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected ${name} to be a number in [${min}, ${max}], got "${value}"`, {
+      where: name,
+    });
   return n;
 }
 
@@ -39,12 +42,29 @@ function numberFlag(name: string, value: string | undefined, fallback: number, m
 export function rephraseCommand(program: Command): void {
   program
     .command('rephrase')
-    .description('rephrase problems through a chat backend into row-aligned variants (same ids and answers) for corl:rephrase; variants that change a number are dropped')
-    .option('-c, --config <file>', 'config: its plugins, seed, and (without --backend) agent policy and (without --in) task')
-    .option('--backend <file>', 'JSON file with a policy selection, e.g. {"use": "corl:openai", "options": {...}} (default: the policy of --agent)')
-    .option('--agent <name|index>', 'the config agent whose policy rephrases, when there is no --backend (default: the first)')
-    .option('--in <file>', 'problems JSONL: {"id", "prompt"|"question"|"problem", "answer"?, "images"?} per line (default: the config\'s task, train then held-out)')
-    .option('--out <file>', 'variants JSONL to write: {"id", "variants": [...], "answer"?} per input row, in input order')
+    .description(
+      'rephrase problems through a chat backend into row-aligned variants (same ids and answers) for corl:rephrase; variants that change a number are dropped',
+    )
+    .option(
+      '-c, --config <file>',
+      'config: its plugins, seed, and (without --backend) agent policy and (without --in) task',
+    )
+    .option(
+      '--backend <file>',
+      'JSON file with a policy selection, e.g. {"use": "corl:openai", "options": {...}} (default: the policy of --agent)',
+    )
+    .option(
+      '--agent <name|index>',
+      'the config agent whose policy rephrases, when there is no --backend (default: the first)',
+    )
+    .option(
+      '--in <file>',
+      'problems JSONL: {"id", "prompt"|"question"|"problem", "answer"?, "images"?} per line (default: the config\'s task, train then held-out)',
+    )
+    .option(
+      '--out <file>',
+      'variants JSONL to write: {"id", "variants": [...], "answer"?} per input row, in input order',
+    )
     .option('--variants <n>', 'rephrasings asked for per problem', '1')
     .option('--temperature <t>', 'sampling temperature', '0.7')
     .option('--top-p <p>', 'nucleus sampling mass', '1')
@@ -54,24 +74,30 @@ export function rephraseCommand(program: Command): void {
     .option('--resume', 'continue <out>.partial left by an interrupted run')
     .option('--force', 'replace an existing --out file (only once the new one is complete)')
     .option('-q, --quiet', 'no progress lines (dropped variants are still reported)')
-    .addHelpText('after', [
-      '',
-      'A variant is dropped, and reported with its input line and id, when it is empty, when the numbers',
-      'in it differ from the original\'s (as a multiset), or when it contains the reference answer and the',
-      'original does not. A problem whose every variant is dropped keeps its row with "variants": [].',
-      'Output goes to <out>.partial batch by batch and is renamed onto <out> when complete; an existing',
-      '<out> is never touched before then. Use the file with diversity {"use": "corl:rephrase",',
-      '"options": {"file": "<out>", "missing": "original"}}.',
-      '',
-      'Examples:',
-      '  corl rephrase -c configs/co-rl.json --backend vllm.json --in gsm8k.jsonl --out gsm8k.variants.jsonl',
-      '  corl rephrase -c vlm.json --agent judge --out variants.jsonl --variants 2 --resume',
-      '',
-    ].join('\n'))
+    .addHelpText(
+      'after',
+      [
+        '',
+        'A variant is dropped, and reported with its input line and id, when it is empty, when the numbers',
+        "in it differ from the original's (as a multiset), or when it contains the reference answer and the",
+        'original does not. A problem whose every variant is dropped keeps its row with "variants": [].',
+        'Output goes to <out>.partial batch by batch and is renamed onto <out> when complete; an existing',
+        '<out> is never touched before then. Use the file with diversity {"use": "corl:rephrase",',
+        '"options": {"file": "<out>", "missing": "original"}}.',
+        '',
+        'Examples:',
+        '  corl rephrase -c configs/co-rl.json --backend vllm.json --in gsm8k.jsonl --out gsm8k.variants.jsonl',
+        '  corl rephrase -c vlm.json --agent judge --out variants.jsonl --variants 2 --resume',
+        '',
+      ].join('\n'),
+    )
     .action(async (flags: RephraseFlags) => {
       if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config>, got none', { where: '-c' });
       if (!flags.out) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --out <file>, got none', { where: '--out' });
-      if (flags.backend && flags.agent) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected either --backend or --agent, got both', { where: '--agent' });
+      if (flags.backend && flags.agent)
+        throw new CorlError('CORL_ERR_CLI_USAGE', 'expected either --backend or --agent, got both', {
+          where: '--agent',
+        });
       const variants = intFlag('--variants', flags.variants, 1)!;
       const batch = intFlag('--batch', flags.batch, 1)!;
       const maxTokens = intFlag('--max-tokens', flags.maxTokens, 1)!;
@@ -79,16 +105,31 @@ export function rephraseCommand(program: Command): void {
       const topP = numberFlag('--top-p', flags.topP, 1, Number.MIN_VALUE, 1);
       const loaded = await loadConfig(flags.config);
       const rows = flags.in ? readProblemsJsonl(path.resolve(flags.in)) : await configRows(loaded);
-      const policy = flags.backend ? await backendPolicy(loaded, path.resolve(flags.backend)) : await agentPolicy(loaded, flags.agent);
+      const policy = flags.backend
+        ? await backendPolicy(loaded, path.resolve(flags.backend))
+        : await agentPolicy(loaded, flags.agent);
       const log = (line: string): void => {
         if (!flags.quiet || !line.startsWith('rephrase:')) process.stderr.write(`${line}\n`);
       };
       try {
         const s = await rephrase({
-          policy, rows, out: path.resolve(flags.out), variants, instruction: flags.instruction ?? DEFAULT_INSTRUCTION,
-          temperature, topP, maxTokens, seed: loaded.config.seed, batch, resume: flags.resume === true, force: flags.force === true, log,
+          policy,
+          rows,
+          out: path.resolve(flags.out),
+          variants,
+          instruction: flags.instruction ?? DEFAULT_INSTRUCTION,
+          temperature,
+          topP,
+          maxTokens,
+          seed: loaded.config.seed,
+          batch,
+          resume: flags.resume === true,
+          force: flags.force === true,
+          log,
         });
-        process.stdout.write(`${s.problems} problem(s)${s.resumed ? ` (${s.resumed} resumed)` : ''}: ${s.kept} variant(s) kept, ${s.dropped} dropped; wrote ${flags.out}\n`);
+        process.stdout.write(
+          `${s.problems} problem(s)${s.resumed ? ` (${s.resumed} resumed)` : ''}: ${s.kept} variant(s) kept, ${s.dropped} dropped; wrote ${flags.out}\n`,
+        );
       } finally {
         await policy.close?.();
       }
@@ -96,19 +137,38 @@ export function rephraseCommand(program: Command): void {
 }
 
 async function configRows(loaded: LoadedConfig): Promise<RephraseRow[]> {
-  const task = await instantiate('task', loaded.config.task, { container: loaded.container, registry: loaded.registry, seed: loaded.config.seed, baseDir: loaded.baseDir }, 'task');
+  const task = await instantiate(
+    'task',
+    loaded.config.task,
+    { container: loaded.container, registry: loaded.registry, seed: loaded.config.seed, baseDir: loaded.baseDir },
+    'task',
+  );
   return taskRows(await task.load());
 }
 
 async function agentPolicy(loaded: LoadedConfig, agent: string | undefined): Promise<Policy> {
   const agents = loaded.config.agents;
-  const index = agent === undefined ? 0 : /^\d+$/.test(agent) ? Number(agent) : agents.findIndex((a) => a.name === agent);
+  const index =
+    agent === undefined ? 0 : /^\d+$/.test(agent) ? Number(agent) : agents.findIndex((a) => a.name === agent);
   if (index < 0 || index >= agents.length) {
-    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --agent to be an index below ${agents.length} or one of ${agents.map((a) => `"${a.name}"`).join(', ')}, got "${agent}"`, { where: '--agent' });
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      `expected --agent to be an index below ${agents.length} or one of ${agents.map((a) => `"${a.name}"`).join(', ')}, got "${agent}"`,
+      { where: '--agent' },
+    );
   }
-  return instantiate('policy', agents[index]!.policy, {
-    container: loaded.container, registry: loaded.registry, seed: loaded.config.seed + index, agent: index, baseDir: loaded.baseDir,
-  }, `agents[${index}].policy`);
+  return instantiate(
+    'policy',
+    agents[index]!.policy,
+    {
+      container: loaded.container,
+      registry: loaded.registry,
+      seed: loaded.config.seed + index,
+      agent: index,
+      baseDir: loaded.baseDir,
+    },
+    `agents[${index}].policy`,
+  );
 }
 
 async function backendPolicy(loaded: LoadedConfig, file: string): Promise<Policy> {
@@ -116,15 +176,35 @@ async function backendPolicy(loaded: LoadedConfig, file: string): Promise<Policy
   try {
     value = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new CorlError('CORL_ERR_CLI_USAGE', `expected a JSON file with a policy selection for --backend, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { where: file });
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      `expected a JSON file with a policy selection for --backend, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      { where: file },
+    );
   }
   const baseDir = path.dirname(file);
   const data = { policy: value };
-  const issues = new ConfigValidator(loaded.registry, loaded.container, baseDir).validate({ type: 'object', required: ['policy'], properties: { policy: { corlPlugin: 'policy' } } }, data);
+  const issues = new ConfigValidator(loaded.registry, loaded.container, baseDir).validate(
+    { type: 'object', required: ['policy'], properties: { policy: { corlPlugin: 'policy' } } },
+    data,
+  );
   if (issues.length) {
-    throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected a valid policy selection, got:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}\n`, { where: file });
+    throw new CorlError(
+      'CORL_ERR_CONFIG_INVALID',
+      `expected a valid policy selection, got:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}\n`,
+      { where: file },
+    );
   }
-  return instantiate('policy', data.policy as unknown as ResolvedSelection, {
-    container: loaded.container, registry: loaded.registry, seed: loaded.config.seed, agent: 0, baseDir,
-  }, '--backend');
+  return instantiate(
+    'policy',
+    data.policy as unknown as ResolvedSelection,
+    {
+      container: loaded.container,
+      registry: loaded.registry,
+      seed: loaded.config.seed,
+      agent: 0,
+      baseDir,
+    },
+    '--backend',
+  );
 }

@@ -15,16 +15,29 @@ import { writeRunReport } from '../../report/write';
 export function reportCommand(program: Command): void {
   program
     .command('report')
-    .description('rewrite report.html of a run directory, or the table and report of a corl compare folder (finished runs only), without running anything')
+    .description(
+      'rewrite report.html of a run directory, or the table and report of a corl compare folder (finished runs only), without running anything',
+    )
     .argument('<dir>', 'a run directory (corl train --out) or a comparison folder (corl compare --out)')
-    .option('--pack <to>', 'first write a compact copy of the comparison to <to> (configs, metrics and step-0 and final eval rows, gzip-compressed; no checkpoints), then render that copy')
-    .option('--root <dir>', 'with --pack: absolute paths under <dir> are written relative to it (default: the working directory)')
-    .addHelpText('after', '\nExamples:\n  corl report runs/co-rl-20261203-090000\n  corl report runs/cmp     # while another corl compare still fills it, or after upgrading corl\n  corl report runs/cmp --pack docs/results/slips     # the committed, recomputable copy\n')
+    .option(
+      '--pack <to>',
+      'first write a compact copy of the comparison to <to> (configs, metrics and step-0 and final eval rows, gzip-compressed; no checkpoints), then render that copy',
+    )
+    .option(
+      '--root <dir>',
+      'with --pack: absolute paths under <dir> are written relative to it (default: the working directory)',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  corl report runs/co-rl-20261203-090000\n  corl report runs/cmp     # while another corl compare still fills it, or after upgrading corl\n  corl report runs/cmp --pack docs/results/slips     # the committed, recomputable copy\n',
+    )
     .action(async (input: string, flags: { pack?: string; root?: string }) => {
       let dir = input;
       if (flags.pack) {
         const r = await packCompare({ from: input, to: flags.pack, root: flags.root, categories: categoriesOfRun });
-        process.stdout.write(`packed ${r.runs} run(s), ${(r.bytes / 1e6).toFixed(2)} MB, into ${flags.pack}${r.skipped.length ? `; left out, unfinished: ${r.skipped.join(', ')}` : ''}\n`);
+        process.stdout.write(
+          `packed ${r.runs} run(s), ${(r.bytes / 1e6).toFixed(2)} MB, into ${flags.pack}${r.skipped.length ? `; left out, unfinished: ${r.skipped.join(', ')}` : ''}\n`,
+        );
         dir = flags.pack;
       }
       if (fs.existsSync(path.join(dir, 'compare.json'))) {
@@ -38,7 +51,11 @@ export function reportCommand(program: Command): void {
         process.stdout.write(`report: ${await writeRunReport(dir)}\n`);
         return;
       }
-      throw new CorlError('CORL_ERR_RUN_NOT_FOUND', `expected a run directory (state.json) or a comparison folder (compare.json), got neither in ${dir}`, { where: dir, hint: 'pass the --out folder of corl train or corl compare' });
+      throw new CorlError(
+        'CORL_ERR_RUN_NOT_FOUND',
+        `expected a run directory (state.json) or a comparison folder (compare.json), got neither in ${dir}`,
+        { where: dir, hint: 'pass the --out folder of corl train or corl compare' },
+      );
     });
 }
 
@@ -49,16 +66,26 @@ export function reportCommand(program: Command): void {
  */
 async function categoriesOfRun(runDir: string): Promise<ReadonlyMap<string, string> | undefined> {
   try {
-    const config = JSON.parse(fs.readFileSync(path.join(runDir, 'config.json'), 'utf8')) as { seed?: number; task?: { use?: string; options?: unknown } };
+    const config = JSON.parse(fs.readFileSync(path.join(runDir, 'config.json'), 'utf8')) as {
+      seed?: number;
+      task?: { use?: string; options?: unknown };
+    };
     if (typeof config.task?.use !== 'string') return undefined;
     const container = await createRunContainer();
     const registry = registryOf(container);
     const options = structuredClone(config.task.options ?? {}) as Record<string, unknown>;
-    if (new ConfigValidator(registry, container, runDir).validateOptions('task', config.task.use, options).length) return undefined;
-    const task = (await instantiate('task', { use: config.task.use, options }, { container, registry, seed: config.seed ?? 0, baseDir: runDir }, 'task')) as Task;
+    if (new ConfigValidator(registry, container, runDir).validateOptions('task', config.task.use, options).length)
+      return undefined;
+    const task = (await instantiate(
+      'task',
+      { use: config.task.use, options },
+      { container, registry, seed: config.seed ?? 0, baseDir: runDir },
+      'task',
+    )) as Task;
     const data = await task.load();
     const out = new Map<string, string>();
-    for (const p of [...data.heldOut, ...(data.validation ?? [])]) if (typeof p.metadata?.category === 'string') out.set(p.id, p.metadata.category);
+    for (const p of [...data.heldOut, ...(data.validation ?? [])])
+      if (typeof p.metadata?.category === 'string') out.set(p.id, p.metadata.category);
     return out;
   } catch {
     return undefined;

@@ -21,10 +21,17 @@ function readToken(file: string | undefined): string | undefined {
     try {
       text = fs.readFileSync(file, 'utf8');
     } catch (e) {
-      throw new CorlError('CORL_ERR_CLI_USAGE', `expected --token-file to be a readable file, got ${(e as Error).message}`, { where: '--token-file' });
+      throw new CorlError(
+        'CORL_ERR_CLI_USAGE',
+        `expected --token-file to be a readable file, got ${(e as Error).message}`,
+        { where: '--token-file' },
+      );
     }
     const t = text.trim();
-    if (!t) throw new CorlError('CORL_ERR_CLI_USAGE', `expected a token in ${file}, got an empty file`, { where: '--token-file' });
+    if (!t)
+      throw new CorlError('CORL_ERR_CLI_USAGE', `expected a token in ${file}, got an empty file`, {
+        where: '--token-file',
+      });
     return t;
   }
   const env = process.env.CORL_SERVE_TOKEN?.trim();
@@ -35,18 +42,27 @@ function readToken(file: string | undefined): string | undefined {
 export function serveCommand(program: Command): void {
   program
     .command('serve')
-    .description('serve a config\'s reward to external trainers (OpenRLHF /get_reward, verl and TRL /v1/groups) and exchange pseudo-labels between separate trainer jobs')
+    .description(
+      "serve a config's reward to external trainers (OpenRLHF /get_reward, verl and TRL /v1/groups) and exchange pseudo-labels between separate trainer jobs",
+    )
     .option('-c, --config <file>', 'config with agents, topology, reward (and an optional "serve" section)')
     .option('--host <address>', 'address to bind (default: serve.host, 127.0.0.1)')
     .option('--port <n>', 'port (default: serve.port, 8470; 0 = any free port)')
     .option('--journal <file>', 'label journal (default: serve.journal, or <name>.journal.jsonl beside the config)')
-    .option('--token-file <file>', 'require "Authorization: Bearer <token>" with the token in this file (or set CORL_SERVE_TOKEN)')
+    .option(
+      '--token-file <file>',
+      'require "Authorization: Bearer <token>" with the token in this file (or set CORL_SERVE_TOKEN)',
+    )
     .option('--allow-no-token', 'allow binding beyond loopback without a token (trusted networks only)')
-    .addHelpText('after', '\nExamples:\n  corl serve -c configs/serve/co-rl.json\n  CORL_SERVE_TOKEN=s3cret corl serve -c serve.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  corl serve -c configs/serve/co-rl.json\n  CORL_SERVE_TOKEN=s3cret corl serve -c serve.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n',
+    )
     .action(async (flags: ServeFlags) => {
       if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config>, got none', { where: '-c' });
       const port = intFlag('--port', flags.port, 0);
-      if (port !== undefined && port > 65535) throw new CorlError('CORL_ERR_CLI_USAGE', `expected --port of at most 65535, got ${port}`, { where: '--port' });
+      if (port !== undefined && port > 65535)
+        throw new CorlError('CORL_ERR_CLI_USAGE', `expected --port of at most 65535, got ${port}`, { where: '--port' });
       const served = await loadServeConfig(flags.config);
       const server = await RewardServer.start(served, {
         host: flags.host,
@@ -57,13 +73,18 @@ export function serveCommand(program: Command): void {
         log: (line) => process.stderr.write(`${line}\n`),
       });
       const rt = server.runtime;
-      process.stdout.write(`corl serve: listening on ${server.url} (agents ${rt.agents.join(', ')}; reward ${rt.config.reward.use}; topology ${rt.config.topology.use}${rt.pointwise ? '; pointwise' : ''})\n`);
+      process.stdout.write(
+        `corl serve: listening on ${server.url} (agents ${rt.agents.join(', ')}; reward ${rt.config.reward.use}; topology ${rt.config.topology.use}${rt.pointwise ? '; pointwise' : ''})\n`,
+      );
       await new Promise<void>((resolve) => {
         const stop = (signal: string): void => {
           process.stderr.write(`corl serve: ${signal}, stopping (waiting requests get 503; the journal is flushed)\n`);
           process.off('SIGINT', onInt);
           process.off('SIGTERM', onTerm);
-          server.close().then(resolve, (e) => { process.stderr.write(`${(e as Error).message}\n`); resolve(); });
+          server.close().then(resolve, (e) => {
+            process.stderr.write(`${(e as Error).message}\n`);
+            resolve();
+          });
         };
         const onInt = (): void => stop('SIGINT');
         const onTerm = (): void => stop('SIGTERM');

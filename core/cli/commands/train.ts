@@ -26,16 +26,31 @@ export function trainCommand(program: Command): void {
     .option('--out <dir>', 'run directory (default: runs/<name>-<date>-<time>)')
     .option('--resume <dir>', 'continue a run from its last checkpoint')
     .option('-q, --quiet', 'no progress output')
-    .addHelpText('after', '\nExamples:\n  corl train -c configs/co-rl.json\n  corl train -c configs/ttrl.json --steps 5 --out runs/try\n  corl train --resume runs/try --steps 10\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  corl train -c configs/co-rl.json\n  corl train -c configs/ttrl.json --steps 5 --out runs/try\n  corl train --resume runs/try --steps 10\n',
+    )
     .action(async (flags: TrainFlags) => {
       const result = await runTrain(flags);
       if (!result) return;
       const out = process.stdout;
-      out.write(`\n${result.supervised ? 'supervised run (a reward source read ground truth)' : 'label-free run'}: ${result.steps} step(s)${result.stopped ? ' (stopped early, resumable)' : ''}\n`);
-      out.write(table([
-        ['agent', 'family', 'base pass@1', 'final pass@1', 'change'],
-        ...result.agents.map((a) => [a.name, a.family, pct(a.base), pct(a.final), a.base !== undefined && a.final !== undefined ? `${a.final >= a.base ? '+' : ''}${((a.final - a.base) * 100).toFixed(1)} pts` : '-']),
-      ]) + '\n');
+      out.write(
+        `\n${result.supervised ? 'supervised run (a reward source read ground truth)' : 'label-free run'}: ${result.steps} step(s)${result.stopped ? ' (stopped early, resumable)' : ''}\n`,
+      );
+      out.write(
+        table([
+          ['agent', 'family', 'base pass@1', 'final pass@1', 'change'],
+          ...result.agents.map((a) => [
+            a.name,
+            a.family,
+            pct(a.base),
+            pct(a.final),
+            a.base !== undefined && a.final !== undefined
+              ? `${a.final >= a.base ? '+' : ''}${((a.final - a.base) * 100).toFixed(1)} pts`
+              : '-',
+          ]),
+        ]) + '\n',
+      );
       out.write(`run directory: ${result.runDir}\n`);
       out.write(`report: ${await writeRunReport(result.runDir)}\n`);
     });
@@ -47,7 +62,8 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
   let loaded: LoadedConfig;
   let run: RunDirectory;
   if (flags.resume) {
-    if (flags.out) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected either --out or --resume, got both', { where: '--out' });
+    if (flags.out)
+      throw new CorlError('CORL_ERR_CLI_USAGE', 'expected either --out or --resume, got both', { where: '--out' });
     const resumed = RunDirectory.resume(flags.resume);
     run = resumed.run;
     if (resumed.note) process.stderr.write(`${resumed.note}\n`);
@@ -57,27 +73,49 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
       const given = await loadConfig(flags.config);
       const started = await loadConfigValue(source, { baseDir: meta.baseDir });
       if (!sameExceptSteps(given.config, started.config)) {
-        throw new CorlError('CORL_ERR_RUN_MISMATCH', `expected ${flags.config} to match the config the run started with (only trainer.steps may change), got a different config`, { where: '-c' });
+        throw new CorlError(
+          'CORL_ERR_RUN_MISMATCH',
+          `expected ${flags.config} to match the config the run started with (only trainer.steps may change), got a different config`,
+          { where: '-c' },
+        );
       }
     }
-    loaded = await loadConfigValue(source, { baseDir: meta.baseDir, overrides, file: meta.configFile, name: (source.name as string) ?? path.basename(run.dir) });
+    loaded = await loadConfigValue(source, {
+      baseDir: meta.baseDir,
+      overrides,
+      file: meta.configFile,
+      name: (source.name as string) ?? path.basename(run.dir),
+    });
     const state = run.state();
     if (loaded.config.trainer.steps < state.nextStep) {
-      throw new CorlError('CORL_ERR_CLI_USAGE', `expected --steps of at least ${state.nextStep} (the steps already done), got ${loaded.config.trainer.steps}`, { where: '--steps' });
+      throw new CorlError(
+        'CORL_ERR_CLI_USAGE',
+        `expected --steps of at least ${state.nextStep} (the steps already done), got ${loaded.config.trainer.steps}`,
+        { where: '--steps' },
+      );
     }
     if (state.finished && loaded.config.trainer.steps === state.nextStep) {
-      process.stderr.write(`run ${run.dir} already finished ${state.nextStep} step(s); pass --steps N to train further\n`);
+      process.stderr.write(
+        `run ${run.dir} already finished ${state.nextStep} step(s); pass --steps N to train further\n`,
+      );
     }
     if (steps !== undefined) {
       await run.writeConfig(loaded.config, loaded.source);
       if (state.finished && steps > state.nextStep) await run.writeState({ ...state, finished: false });
     }
   } else {
-    if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config> (or --resume <run dir>), got neither', { where: '-c' });
+    if (!flags.config)
+      throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config> (or --resume <run dir>), got neither', {
+        where: '-c',
+      });
     loaded = await loadConfig(flags.config, { overrides });
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
     const out = flags.out ?? path.join('runs', `${loaded.config.name}-${stamp}`);
-    run = await RunDirectory.create(out, loaded.config, loaded.source, { configFile: loaded.file, baseDir: loaded.baseDir, supervised: loaded.supervised });
+    run = await RunDirectory.create(out, loaded.config, loaded.source, {
+      configFile: loaded.file,
+      baseDir: loaded.baseDir,
+      supervised: loaded.supervised,
+    });
     process.stderr.write(`run directory: ${run.dir}\n`);
   }
   let stop = false;

@@ -6,7 +6,11 @@ import { loadServeConfig } from '../../serve/setup';
 /** Whether a file is a `corl serve` config: its `$schema` names the serve schema, or it has a `serve` section and no task. */
 function isServeConfig(file: string): boolean {
   let v: unknown;
-  try { v = JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return false; } // loadConfig reports unreadable or bad JSON
+  try {
+    v = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return false;
+  } // loadConfig reports unreadable or bad JSON
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   const o = v as Record<string, unknown>;
   if (typeof o.$schema === 'string' && /corl-serve\.schema\.json$/.test(o.$schema)) return true;
@@ -17,7 +21,9 @@ function isServeConfig(file: string): boolean {
 export function validateCommand(program: Command): void {
   program
     .command('validate')
-    .description('validate a config: schema, plugin names and options, label-free and topology checks; all problems at once')
+    .description(
+      'validate a config: schema, plugin names and options, label-free and topology checks; all problems at once',
+    )
     .argument('<config>', 'config file')
     .option('--print', 'print the resolved config (defaults applied)')
     .action(async (file: string, flags: { print?: boolean }) => {
@@ -25,12 +31,16 @@ export function validateCommand(program: Command): void {
         const served = await loadServeConfig(file);
         const c = served.config;
         if (flags.print) process.stdout.write(JSON.stringify(c, null, 2) + '\n');
-        process.stdout.write(`ok: ${file}: serve config (corl serve -c ${file}): ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}; ${served.loaded.supervised ? 'supervised (requests carry references)' : 'label-free'}\n`);
+        process.stdout.write(
+          `ok: ${file}: serve config (corl serve -c ${file}): ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}; ${served.loaded.supervised ? 'supervised (requests carry references)' : 'label-free'}\n`,
+        );
         return;
       }
       const loaded = await loadConfig(file);
       const c = loaded.config;
       if (flags.print) process.stdout.write(JSON.stringify(c, null, 2) + '\n');
-      process.stdout.write(`ok: ${file}: ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}, ${c.trainer.steps} step(s); ${loaded.supervised ? 'supervised (uses ground truth)' : 'label-free'}\n`);
+      process.stdout.write(
+        `ok: ${file}: ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}, ${c.trainer.steps} step(s); ${loaded.supervised ? 'supervised (uses ground truth)' : 'label-free'}\n`,
+      );
     });
 }

@@ -10,7 +10,8 @@ export const CONFIG_CODES = defineCodes({
     fix: 'fix the syntax at the line and column given',
   },
   CORL_ERR_CONFIG_INVALID: {
-    cause: 'The config does not match the schema: an unknown field, a wrong type, a value out of range, an unknown plugin name, or invalid plugin options. Every problem is listed with its JSON path, line and column.',
+    cause:
+      'The config does not match the schema: an unknown field, a wrong type, a value out of range, an unknown plugin name, or invalid plugin options. Every problem is listed with its JSON path, line and column.',
     fix: 'fix each listed field; `corl list` shows every plugin with its options, and schema/corl.schema.json gives editors autocompletion',
   },
   CORL_ERR_CONFIG_LABEL_FREE: {
@@ -18,7 +19,8 @@ export const CONFIG_CODES = defineCodes({
     fix: 'remove the ground-truth source, or set `labelFree: false` (the run will then be reported as supervised)',
   },
   CORL_ERR_CONFIG_TOPOLOGY: {
-    cause: 'The topology cannot serve the configured number of agents (for example `corl:ring` with one agent, or an adjacency matrix of the wrong size).',
+    cause:
+      'The topology cannot serve the configured number of agents (for example `corl:ring` with one agent, or an adjacency matrix of the wrong size).',
     fix: 'add agents, or pick a topology that fits (`corl:self` for a single agent)',
   },
 });

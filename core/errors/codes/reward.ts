@@ -2,11 +2,13 @@ import { defineCodes } from './spec';
 
 export const REWARD_CODES = defineCodes({
   CORL_ERR_REWARD_TOKEN_STATS: {
-    cause: 'An intrinsic reward (corl:intrinsic, or a corl:weighted part that is one) received completions without per-token statistics, or with statistics of the wrong length or non-finite values.',
-    fix: 'use a policy that supports `tokenStats` (per-token entropy and mean vocabulary log-probability); the trainer asks for them because the reward\'s manifest declares `tokenStats`',
+    cause:
+      'An intrinsic reward (corl:intrinsic, or a corl:weighted part that is one) received completions without per-token statistics, or with statistics of the wrong length or non-finite values.',
+    fix: "use a policy that supports `tokenStats` (per-token entropy and mean vocabulary log-probability); the trainer asks for them because the reward's manifest declares `tokenStats`",
   },
   CORL_ERR_REWARD_OPTIONS: {
-    cause: 'A reward source was given options that its schema accepts but that cannot work (an invalid regular expression, weights that are all zero, a code task without test inputs).',
+    cause:
+      'A reward source was given options that its schema accepts but that cannot work (an invalid regular expression, weights that are all zero, a code task without test inputs).',
     fix: 'fix the option named in the message',
   },
 });

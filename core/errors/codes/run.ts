@@ -10,19 +10,20 @@ export const RUN_CODES = defineCodes({
     fix: 'give the run directory that `corl train` printed when it started',
   },
   CORL_ERR_RUN_CORRUPT: {
-    cause: 'A run directory\'s state.json, config.json or metrics.jsonl is unreadable or inconsistent.',
+    cause: "A run directory's state.json, config.json or metrics.jsonl is unreadable or inconsistent.",
     fix: 'resume from an intact copy, or start a new run; nothing was changed in the folder',
   },
   CORL_ERR_RUN_MISMATCH: {
     cause: 'A resume was asked with a config that differs from the one the run started with.',
-    fix: 'resume without -c (the run\'s own config.json is used), or start a new run for the new config',
+    fix: "resume without -c (the run's own config.json is used), or start a new run for the new config",
   },
   CORL_ERR_REWARD_OUTPUT: {
     cause: 'A reward source returned the wrong number of rewards for a group, or a reward that is NaN or infinite.',
     fix: 'fix the reward plugin so it returns one finite number per completion; `corl/testing` has a contract suite for reward sources',
   },
   CORL_ERR_RUN_AGENT_FAILED: {
-    cause: 'A policy, reward source or other plugin threw during a training step. Metrics and checkpoints written before the failure are intact.',
+    cause:
+      'A policy, reward source or other plugin threw during a training step. Metrics and checkpoints written before the failure are intact.',
     fix: 'read the underlying error; after fixing it, `corl train --resume DIR` continues from the last checkpoint',
   },
 });

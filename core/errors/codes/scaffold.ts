@@ -6,11 +6,13 @@ export const SCAFFOLD_CODES = defineCodes({
     fix: 'pass `--kind` with one of the kinds listed: reward, topology, diversity, extractor, policy, task',
   },
   CORL_ERR_SCAFFOLD_NAME: {
-    cause: '`create-corl-plugin` was given a plugin name that is not `scope:name` in lowercase, uses the reserved `corl:` scope, or a package name npm would refuse.',
+    cause:
+      '`create-corl-plugin` was given a plugin name that is not `scope:name` in lowercase, uses the reserved `corl:` scope, or a package name npm would refuse.',
     fix: 'use a name like `lab:length-penalty` (lowercase letters, digits, `-`, `.`, `_`; the scope `corl:` is reserved for built-ins) and a lowercase package name',
   },
   CORL_ERR_SCAFFOLD_TARGET: {
-    cause: 'The target folder of `create-corl-plugin` is not empty (or is a file), so generating into it could overwrite work.',
+    cause:
+      'The target folder of `create-corl-plugin` is not empty (or is a file), so generating into it could overwrite work.',
     fix: 'pick a new or empty folder, or pass `--force` to write into it anyway (existing files with the same names are replaced)',
   },
   CORL_ERR_SCAFFOLD_TEMPLATE: {

@@ -24,42 +24,51 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_UNKNOWN_AGENT: {
     cause: 'A request names an agent that the serve config does not list (HTTP 422).',
-    fix: 'use one of the names in the config\'s `agents` (GET /health lists them)',
+    fix: "use one of the names in the config's `agents` (GET /health lists them)",
   },
   CORL_ERR_SERVE_GROUP_SIZE: {
-    cause: 'A group has a number of completions other than `serve.groupSize`, or a request\'s lists have different lengths (HTTP 422).',
+    cause:
+      "A group has a number of completions other than `serve.groupSize`, or a request's lists have different lengths (HTTP 422).",
     fix: 'send every group with exactly the configured number of completions (the GRPO group size K), or set `serve.groupSize` to 0 to accept any size',
   },
   CORL_ERR_SERVE_CONFLICT: {
-    cause: 'An agent posted a group (same agent, step and group id) again with different completions (HTTP 409). Retries must repeat the original request.',
+    cause:
+      'An agent posted a group (same agent, step and group id) again with different completions (HTTP 409). Retries must repeat the original request.',
     fix: 'retry with the identical completions, or use a new step or group id for new samples',
   },
   CORL_ERR_SERVE_PEER_TIMEOUT: {
-    cause: 'The supervisors\' answers for a group did not arrive within the wait limit and `serve.exchange.fallback` is "error" (HTTP 504). The posted answers are kept.',
+    cause:
+      'The supervisors\' answers for a group did not arrive within the wait limit and `serve.exchange.fallback` is "error" (HTTP 504). The posted answers are kept.',
     fix: 'retry the same request later (it is idempotent), check that every agent of the cohort is running, or choose the "self" or "zero" fallback',
   },
   CORL_ERR_SERVE_STEP_AHEAD: {
-    cause: 'A group was posted for a step more than `serve.exchange.maxStepsAhead` beyond the cohort\'s newest step (HTTP 422). Nothing is stored: the exchange, the journal and the newest step are unchanged, so one request cannot push the cohort\'s steps away from the real ones.',
-    fix: 'post the trainer\'s real step; when a cohort resumes at a later step against a fresh journal, set `serve.exchange.startStep` to that step (GET /health shows the newest step)',
+    cause:
+      "A group was posted for a step more than `serve.exchange.maxStepsAhead` beyond the cohort's newest step (HTTP 422). Nothing is stored: the exchange, the journal and the newest step are unchanged, so one request cannot push the cohort's steps away from the real ones.",
+    fix: "post the trainer's real step; when a cohort resumes at a later step against a fresh journal, set `serve.exchange.startStep` to that step (GET /health shows the newest step)",
   },
   CORL_ERR_SERVE_STEP_FULL: {
-    cause: 'A step already holds `serve.exchange.maxGroupsPerStep` distinct group ids (all agents together) and the request adds new ones (HTTP 422). Nothing of the request is stored.',
-    fix: 'use the same group ids in every agent\'s posts (one per problem), or raise `serve.exchange.maxGroupsPerStep` if a step legitimately has more problems',
+    cause:
+      'A step already holds `serve.exchange.maxGroupsPerStep` distinct group ids (all agents together) and the request adds new ones (HTTP 422). Nothing of the request is stored.',
+    fix: "use the same group ids in every agent's posts (one per problem), or raise `serve.exchange.maxGroupsPerStep` if a step legitimately has more problems",
   },
   CORL_ERR_SERVE_LIMIT: {
-    cause: 'A request alone goes over a count limit (HTTP 413): more completions in a group than `serve.maxCompletions`, more groups than `serve.exchange.maxGroupsPerStep`, or a group id longer than 1024 characters. The message names the field.',
+    cause:
+      'A request alone goes over a count limit (HTTP 413): more completions in a group than `serve.maxCompletions`, more groups than `serve.exchange.maxGroupsPerStep`, or a group id longer than 1024 characters. The message names the field.',
     fix: 'split the request, shorten the ids, or raise the named limit in the serve config',
   },
   CORL_ERR_SERVE_STEP_EXPIRED: {
-    cause: 'A group was posted for a step older than the service still keeps (`serve.exchange.keepSteps` behind the newest step) (HTTP 410).',
+    cause:
+      'A group was posted for a step older than the service still keeps (`serve.exchange.keepSteps` behind the newest step) (HTTP 410).',
     fix: 'post current steps; raise `serve.exchange.keepSteps` if agents legitimately lag that far behind each other',
   },
   CORL_ERR_SERVE_REWARD_FAILED: {
-    cause: 'The configured reward source (or answer extraction) threw while scoring a request (HTTP 500). The service keeps running.',
-    fix: 'read the message for the plugin\'s error; fix the plugin or its options and restart the service',
+    cause:
+      'The configured reward source (or answer extraction) threw while scoring a request (HTTP 500). The service keeps running.',
+    fix: "read the message for the plugin's error; fix the plugin or its options and restart the service",
   },
   CORL_ERR_SERVE_UNAVAILABLE: {
-    cause: 'The service is shutting down; requests still waiting are answered with HTTP 503 (their posted answers are journaled).',
+    cause:
+      'The service is shutting down; requests still waiting are answered with HTTP 503 (their posted answers are journaled).',
     fix: 'retry against the restarted service: retries are idempotent and the journal restores every label',
   },
   CORL_ERR_SERVE_INTERNAL: {
@@ -67,35 +76,43 @@ export const SERVE_CODES = defineCodes({
     fix: 'please report it with the message; the request can be retried',
   },
   CORL_ERR_SERVE_JOURNAL: {
-    cause: 'The label journal was written for another cohort (different agents, topology or reward), or its first line is not a journal header.',
+    cause:
+      'The label journal was written for another cohort (different agents, topology or reward), or its first line is not a journal header.',
     fix: 'point `--journal` at the right file, or move the file away to start an empty exchange',
   },
   CORL_ERR_SERVE_JOURNAL_VERSION: {
-    cause: 'The journal\'s header names a format version this corl does not read (it reads versions 1 and 2 and writes 2).',
+    cause:
+      "The journal's header names a format version this corl does not read (it reads versions 1 and 2 and writes 2).",
     fix: 'run the corl version that wrote the journal, or move the file away to start an empty exchange',
   },
   CORL_ERR_SERVE_JOURNAL_CORRUPT: {
-    cause: 'A journal record before the last line fails its checksum or is not JSON: the file was edited or damaged in the middle. The service refuses to start rather than drop labels.',
+    cause:
+      'A journal record before the last line fails its checksum or is not JSON: the file was edited or damaged in the middle. The service refuses to start rather than drop labels.',
     fix: 'restore the journal (and its `.seal` file) from a copy, or move both away to start an empty exchange',
   },
   CORL_ERR_SERVE_JOURNAL_ORDER: {
-    cause: 'The journal\'s sequence numbers jump or go back: records are missing from the middle, or lines were reordered or copied in from another file. The service refuses to start rather than drop labels.',
+    cause:
+      "The journal's sequence numbers jump or go back: records are missing from the middle, or lines were reordered or copied in from another file. The service refuses to start rather than drop labels.",
     fix: 'restore the journal from a copy, or move the file away to start an empty exchange',
   },
   CORL_ERR_SERVE_JOURNAL_TRUNCATED: {
-    cause: 'The journal holds fewer records than its header (written by the last compaction) or its `.seal` file (updated after every group commit) says were made durable: it was cut short, possibly exactly at a line boundary, or replaced by an older copy.',
+    cause:
+      'The journal holds fewer records than its header (written by the last compaction) or its `.seal` file (updated after every group commit) says were made durable: it was cut short, possibly exactly at a line boundary, or replaced by an older copy.',
     fix: 'restore the complete journal from a copy; when the seal alone says more and the loss is known and accepted, delete the `.seal` file (the start then warns that truncation since the last compaction cannot be checked); else move both away to start an empty exchange',
   },
   CORL_ERR_SERVE_JOURNAL_RECORD: {
-    cause: 'A journal record is well formed (its checksum holds) but means nothing the service could have written: an unknown agent or namespace, a step that is not a safe integer or runs beyond the step window, an answer without its keys or with rewards that do not match them. The message names the line and the field.',
+    cause:
+      'A journal record is well formed (its checksum holds) but means nothing the service could have written: an unknown agent or namespace, a step that is not a safe integer or runs beyond the step window, an answer without its keys or with rewards that do not match them. The message names the line and the field.',
     fix: 'restore the journal (and its `.seal` file) from a copy, or move both away to start an empty exchange; the service never restores a record it cannot vouch for',
   },
   CORL_ERR_SERVE_BIND: {
-    cause: 'The service cannot listen: the port is taken, the address is not local to this machine, or a non-loopback address was asked for without a bearer token.',
+    cause:
+      'The service cannot listen: the port is taken, the address is not local to this machine, or a non-loopback address was asked for without a bearer token.',
     fix: 'pick another `--port`, or give a token (`--token-file`/CORL_SERVE_TOKEN) before binding beyond 127.0.0.1',
   },
   CORL_ERR_SERVE_CLIENT: {
-    cause: 'The client library of a trainer integration got an error answer, or no answer at all, from `corl serve` after its retries.',
+    cause:
+      'The client library of a trainer integration got an error answer, or no answer at all, from `corl serve` after its retries.',
     fix: 'check that `corl serve` is running at the URL given, and read the error code it returned',
   },
 });

@@ -47,20 +47,28 @@ export function emitOnnx(graph: Graph, o: EmitOptions): EmittedModel {
   const inputs = (o.inputs ?? graph.inputs.filter((t) => tensors.has(t.id))).filter((t) => !init.has(t));
   for (const t of graph.inputs) {
     if (tensors.has(t.id) && !init.has(t) && !inputs.includes(t)) {
-      throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected input "${t.name}" to be listed or given a value, got neither`, { where: graph.name });
+      throw new CorlError(
+        'CORL_ERR_TENSOR_GRAPH',
+        `expected input "${t.name}" to be listed or given a value, got neither`,
+        { where: graph.name },
+      );
     }
   }
   const names = new Map<number, string>();
   const used = new Set<string>();
   const claim = (n: string) => {
-    if (used.has(n)) throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected unique ONNX value names, got "${n}" twice`, { where: graph.name });
+    if (used.has(n))
+      throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected unique ONNX value names, got "${n}" twice`, {
+        where: graph.name,
+      });
     used.add(n);
     return n;
   };
   for (const t of graph.inputs) names.set(t.id, claim(t.name!));
   const onnxNodes: OnnxNode[] = [];
   const initializers: OnnxTensor[] = [];
-  for (const [t, data] of init) initializers.push({ name: t.name!, dtype: t.dtype === 'bool' ? 'bool' : t.dtype, dims: t.shape as number[], data });
+  for (const [t, data] of init)
+    initializers.push({ name: t.name!, dtype: t.dtype === 'bool' ? 'bool' : t.dtype, dims: t.shape as number[], data });
   // Output names: a node output takes the output's name directly unless it is an input or named twice.
   const aliases: [string, Tensor][] = [];
   for (const [name, t] of o.outputs) {
@@ -84,7 +92,14 @@ export function emitOnnx(graph: Graph, o: EmitOptions): EmittedModel {
     fresh: (hint) => claim(`__${hint}_${counter++}`),
     node: (op, ins, outs, attributes, domain) => {
       if (domain) usesContrib = true;
-      onnxNodes.push({ op, inputs: ins, outputs: outs, attributes: attributes as Record<string, OnnxAttribute> | undefined, domain, name: `n${onnxNodes.length}_${op}` });
+      onnxNodes.push({
+        op,
+        inputs: ins,
+        outputs: outs,
+        attributes: attributes as Record<string, OnnxAttribute> | undefined,
+        domain,
+        name: `n${onnxNodes.length}_${op}`,
+      });
     },
     int64s: (values, scalar) => {
       const key = `${scalar ? 's' : 'v'}:${values.join(',')}`;
@@ -92,7 +107,12 @@ export function emitOnnx(graph: Graph, o: EmitOptions): EmittedModel {
       if (!n) {
         n = claim(`__k${int64Cache.size}`);
         int64Cache.set(key, n);
-        initializers.push({ name: n, dtype: 'int64', dims: scalar ? [] : [values.length], data: BigInt64Array.from(values.map((v) => BigInt(v))) });
+        initializers.push({
+          name: n,
+          dtype: 'int64',
+          dims: scalar ? [] : [values.length],
+          data: BigInt64Array.from(values.map((v) => BigInt(v))),
+        });
       }
       return n;
     },
@@ -109,13 +129,15 @@ export function emitOnnx(graph: Graph, o: EmitOptions): EmittedModel {
   for (const node of nodes) {
     if (node.op === 'Constant') {
       const a = node.attrs as unknown as ConstantAttrs;
-      const data = a.dtype === 'float32' && !(a.data instanceof Float32Array) ? Float32Array.from(a.data as Float64Array) : a.data;
+      const data =
+        a.dtype === 'float32' && !(a.data instanceof Float32Array) ? Float32Array.from(a.data as Float64Array) : a.data;
       initializers.push({ name: ctx.name(node.outputs[0]!), dtype: a.dtype, dims: a.shape, data });
       continue;
     }
     getOp(node.op).emit(ctx, node);
   }
-  for (const [name, t] of aliases) onnxNodes.push({ op: 'Identity', inputs: [ctx.name(t)], outputs: [claim(name)], name: `alias_${name}` });
+  for (const [name, t] of aliases)
+    onnxNodes.push({ op: 'Identity', inputs: [ctx.name(t)], outputs: [claim(name)], name: `alias_${name}` });
   const valueInfo = (name: string, t: Tensor): OnnxValueInfo => ({ name, dtype: t.dtype, shape: dims(t) });
   const model: import('./model').OnnxModel = {
     name: graph.name,
@@ -128,5 +150,10 @@ export function emitOnnx(graph: Graph, o: EmitOptions): EmittedModel {
     docString: o.docString,
     metadata: o.metadata,
   };
-  return { bytes: encodeModel(model), inputNames: model.inputs.map((v) => v.name), outputNames: model.outputs.map((v) => v.name), nodeCount: onnxNodes.length };
+  return {
+    bytes: encodeModel(model),
+    inputNames: model.inputs.map((v) => v.name),
+    outputNames: model.outputs.map((v) => v.name),
+    nodeCount: onnxNodes.length,
+  };
 }

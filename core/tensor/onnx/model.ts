@@ -72,23 +72,37 @@ function writeTensor(w: ProtoWriter, t: OnnxTensor): void {
 
 function writeValueInfo(w: ProtoWriter, v: OnnxValueInfo): void {
   w.string(1, v.name);
-  w.message(2, (type) => type.message(1, (tt) => {
-    tt.int(1, ONNX_DTYPE[v.dtype]);
-    tt.message(2, (shape) => {
-      for (const d of v.shape) shape.message(1, (dim) => (typeof d === 'number' ? dim.int(1, d) : dim.string(2, d)));
-    });
-  }));
+  w.message(2, (type) =>
+    type.message(1, (tt) => {
+      tt.int(1, ONNX_DTYPE[v.dtype]);
+      tt.message(2, (shape) => {
+        for (const d of v.shape) shape.message(1, (dim) => (typeof d === 'number' ? dim.int(1, d) : dim.string(2, d)));
+      });
+    }),
+  );
 }
 
 function writeAttribute(w: ProtoWriter, name: string, a: OnnxAttribute): void {
   w.string(1, name);
   switch (a.type) {
-    case 'float': w.float(2, a.value); break;
-    case 'int': w.int(3, a.value); break;
-    case 'string': w.string(4, a.value); break;
-    case 'tensor': w.message(5, (t) => writeTensor(t, a.value)); break;
-    case 'floats': w.packedFloats(7, a.value); break;
-    case 'ints': w.packedInts(8, a.value); break;
+    case 'float':
+      w.float(2, a.value);
+      break;
+    case 'int':
+      w.int(3, a.value);
+      break;
+    case 'string':
+      w.string(4, a.value);
+      break;
+    case 'tensor':
+      w.message(5, (t) => writeTensor(t, a.value));
+      break;
+    case 'floats':
+      w.packedFloats(7, a.value);
+      break;
+    case 'ints':
+      w.packedInts(8, a.value);
+      break;
   }
   w.int(20, ATTR_TYPE[a.type]);
 }
@@ -101,21 +115,26 @@ export function encodeModel(m: OnnxModel): Uint8Array {
   if (m.producerVersion) w.string(3, m.producerVersion);
   if (m.docString) w.string(6, m.docString);
   w.message(7, (g) => {
-    m.nodes.forEach((n, i) => g.message(1, (nw) => {
-      for (const x of n.inputs) nw.string(1, x);
-      for (const x of n.outputs) nw.string(2, x);
-      nw.string(3, n.name ?? `${n.op}_${i}`);
-      nw.string(4, n.op);
-      for (const [k, a] of Object.entries(n.attributes ?? {})) nw.message(5, (aw) => writeAttribute(aw, k, a));
-      if (n.domain) nw.string(7, n.domain);
-    }));
+    m.nodes.forEach((n, i) =>
+      g.message(1, (nw) => {
+        for (const x of n.inputs) nw.string(1, x);
+        for (const x of n.outputs) nw.string(2, x);
+        nw.string(3, n.name ?? `${n.op}_${i}`);
+        nw.string(4, n.op);
+        for (const [k, a] of Object.entries(n.attributes ?? {})) nw.message(5, (aw) => writeAttribute(aw, k, a));
+        if (n.domain) nw.string(7, n.domain);
+      }),
+    );
     g.string(2, m.name);
     for (const t of m.initializers ?? []) g.message(5, (tw) => writeTensor(tw, t));
     for (const v of m.inputs) g.message(11, (vw) => writeValueInfo(vw, v));
     for (const v of m.outputs) g.message(12, (vw) => writeValueInfo(vw, v));
   });
   for (const [domain, version] of Object.entries(m.opsets)) {
-    w.message(8, (o) => { if (domain) o.string(1, domain); o.int(2, version); });
+    w.message(8, (o) => {
+      if (domain) o.string(1, domain);
+      o.int(2, version);
+    });
   }
   for (const [k, v] of Object.entries(m.metadata ?? {})) w.message(14, (e) => e.string(1, k).string(2, v));
   return w.finish().slice();

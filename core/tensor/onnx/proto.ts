@@ -22,7 +22,8 @@ export class ProtoWriter {
 
   /** Unsigned varint of a non-negative safe integer (or a negative int64, as ten bytes of two's complement). */
   varint(value: number | bigint): this {
-    let v = typeof value === 'bigint' ? BigInt.asUintN(64, value) : value < 0 ? BigInt.asUintN(64, BigInt(value)) : value;
+    let v =
+      typeof value === 'bigint' ? BigInt.asUintN(64, value) : value < 0 ? BigInt.asUintN(64, BigInt(value)) : value;
     this.reserve(10);
     if (typeof v === 'number') {
       while (v >= 0x80) {

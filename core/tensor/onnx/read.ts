@@ -27,7 +27,10 @@ function one(fields: ProtoField[], n: number): ProtoField | undefined {
 
 function readTensor(bytes: Uint8Array): OnnxTensor {
   const f = decodeFields(bytes);
-  const dims = f.filter((x) => x.field === 1).flatMap(fieldInts).map(Number);
+  const dims = f
+    .filter((x) => x.field === 1)
+    .flatMap(fieldInts)
+    .map(Number);
   const dt = Number(one(f, 2)?.varint ?? 0n);
   const dtype = DTYPE_BY_NUMBER.get(dt);
   if (!dtype) throw new ProtoDecodeError(`unsupported tensor data type ${dt}`);
@@ -36,18 +39,30 @@ function readTensor(bytes: Uint8Array): OnnxTensor {
   const n = dims.reduce((a, b) => a * b, 1);
   const copy = (bytesPer: number) => {
     if (!raw) throw new ProtoDecodeError(`tensor "${name}" has no raw_data`);
-    if (raw.length !== n * bytesPer) throw new ProtoDecodeError(`tensor "${name}" of shape [${dims.join(', ')}] needs ${n * bytesPer} bytes, has ${raw.length}`);
+    if (raw.length !== n * bytesPer)
+      throw new ProtoDecodeError(
+        `tensor "${name}" of shape [${dims.join(', ')}] needs ${n * bytesPer} bytes, has ${raw.length}`,
+      );
     const buf = new ArrayBuffer(raw.length);
     new Uint8Array(buf).set(raw);
     return buf;
   };
   let data: OnnxTensor['data'];
   switch (dtype) {
-    case 'float32': data = new Float32Array(copy(4)); break;
-    case 'int32': data = new Int32Array(copy(4)); break;
-    case 'int64': data = new BigInt64Array(copy(8)); break;
-    case 'float64': data = new Float64Array(copy(8)); break;
-    default: data = new Uint8Array(copy(1));
+    case 'float32':
+      data = new Float32Array(copy(4));
+      break;
+    case 'int32':
+      data = new Int32Array(copy(4));
+      break;
+    case 'int64':
+      data = new BigInt64Array(copy(8));
+      break;
+    case 'float64':
+      data = new Float64Array(copy(8));
+      break;
+    default:
+      data = new Uint8Array(copy(1));
   }
   return { name, dtype, dims, data };
 }

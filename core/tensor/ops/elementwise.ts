@@ -11,15 +11,24 @@ import type { EmitContext, GradContext, OpDef, TensorType } from './types';
 import type { Node } from '../graph';
 
 const plainEmit = (ctx: EmitContext, node: Node): void => {
-  ctx.node(node.op, node.inputs.map((t) => ctx.name(t)), node.outputs.map((t) => ctx.name(t)));
+  ctx.node(
+    node.op,
+    node.inputs.map((t) => ctx.name(t)),
+    node.outputs.map((t) => ctx.name(t)),
+  );
 };
 
 function sameDtype(op: string, inputs: readonly TensorType[], allowed: readonly DType[]): DType {
   const d = inputs[0]!.dtype;
   for (const t of inputs) {
-    if (t.dtype !== d) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected operands of ${op} to share a dtype, got ${inputs.map((x) => x.dtype).join(' and ')}`);
+    if (t.dtype !== d)
+      throw new CorlError(
+        'CORL_ERR_TENSOR_SHAPE',
+        `expected operands of ${op} to share a dtype, got ${inputs.map((x) => x.dtype).join(' and ')}`,
+      );
   }
-  if (!allowed.includes(d)) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected ${allowed.join(' or ')} operands of ${op}, got ${d}`);
+  if (!allowed.includes(d))
+    throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected ${allowed.join(' or ')} operands of ${op}, got ${d}`);
   return d;
 }
 
@@ -27,14 +36,21 @@ function broadcastAll(op: string, inputs: readonly TensorType[]) {
   return inputs.reduce<TensorType['shape']>((s, t) => broadcastShapes(s, t.shape, op), []);
 }
 
-function binary(name: string, f: (a: number, b: number) => number, grad: OpDef['grad'], dtypes: readonly DType[] = ['float32', 'int32']): OpDef {
+function binary(
+  name: string,
+  f: (a: number, b: number) => number,
+  grad: OpDef['grad'],
+  dtypes: readonly DType[] = ['float32', 'int32'],
+): OpDef {
   return {
     name,
     infer: (inputs) => [{ dtype: sameDtype(name, inputs, dtypes), shape: broadcastAll(name, inputs) }],
-    evaluate: ([a, b]) => [broadcastMap([a!, b!], a!.dtype, ([x, y]) => {
-      const v = f(x!, y!);
-      return a!.dtype === 'int32' ? Math.trunc(v) : v;
-    })],
+    evaluate: ([a, b]) => [
+      broadcastMap([a!, b!], a!.dtype, ([x, y]) => {
+        const v = f(x!, y!);
+        return a!.dtype === 'int32' ? Math.trunc(v) : v;
+      }),
+    ],
     grad,
     emit: plainEmit,
   };
@@ -52,11 +68,20 @@ function compare(name: string, f: (a: number, b: number) => boolean): OpDef {
   };
 }
 
-function unary(name: string, f: (x: number) => number, grad: OpDef['grad'], dtypes: readonly DType[] = ['float32']): OpDef {
+function unary(
+  name: string,
+  f: (x: number) => number,
+  grad: OpDef['grad'],
+  dtypes: readonly DType[] = ['float32'],
+): OpDef {
   return {
     name,
     infer: ([x]) => {
-      if (!dtypes.includes(x!.dtype)) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a ${dtypes.join(' or ')} operand of ${name}, got ${x!.dtype}`);
+      if (!dtypes.includes(x!.dtype))
+        throw new CorlError(
+          'CORL_ERR_TENSOR_SHAPE',
+          `expected a ${dtypes.join(' or ')} operand of ${name}, got ${x!.dtype}`,
+        );
       return [{ dtype: x!.dtype, shape: x!.shape }];
     },
     evaluate: ([x]) => {
@@ -110,56 +135,97 @@ const erfFn = (x: number): number => {
 };
 
 export const ELEMENTWISE_OPS: OpDef[] = [
-  binary('Add', (a, b) => a + b, ({ g, node, grads, needs }) => {
-    const d = grads[0];
-    const [a, b] = node.inputs;
-    return d ? [needs[0] ? unbroadcast(g, d, a!) : undefined, needs[1] ? unbroadcast(g, d, b!) : undefined] : [undefined, undefined];
-  }),
-  binary('Sub', (a, b) => a - b, ({ g, node, grads, needs }) => {
-    const d = grads[0];
-    const [a, b] = node.inputs;
-    return d ? [needs[0] ? unbroadcast(g, d, a!) : undefined, needs[1] ? unbroadcast(g, g.neg(d), b!) : undefined] : [undefined, undefined];
-  }),
-  binary('Mul', (a, b) => a * b, ({ g, node, grads, needs }) => {
-    const d = grads[0];
-    const [a, b] = node.inputs;
-    if (!d) return [undefined, undefined];
-    return [needs[0] ? unbroadcast(g, g.mul(d, b!), a!) : undefined, needs[1] ? unbroadcast(g, g.mul(d, a!), b!) : undefined];
-  }),
-  binary('Div', (a, b) => a / b, ({ g, node, grads, needs }) => {
-    const d = grads[0];
-    const [a, b] = node.inputs;
-    const y = node.outputs[0]!;
-    if (!d) return [undefined, undefined];
-    return [
-      needs[0] ? unbroadcast(g, g.div(d, b!), a!) : undefined,
-      needs[1] ? unbroadcast(g, g.neg(g.div(g.mul(d, y), b!)), b!) : undefined,
-    ];
-  }),
-  binary('Min', (a, b) => Math.min(a, b), ({ g, node, grads, needs }) => {
-    const d = grads[0];
-    const [a, b] = node.inputs;
-    if (!d) return [undefined, undefined];
-    const first = g.lessOrEqual(a!, b!);
-    const zero = g.scalar(0);
-    return [needs[0] ? unbroadcast(g, g.where(first, d, zero), a!) : undefined, needs[1] ? unbroadcast(g, g.where(first, zero, d), b!) : undefined];
-  }, ['float32']),
-  binary('Max', (a, b) => Math.max(a, b), ({ g, node, grads, needs }) => {
-    const d = grads[0];
-    const [a, b] = node.inputs;
-    if (!d) return [undefined, undefined];
-    const first = g.greaterOrEqual(a!, b!);
-    const zero = g.scalar(0);
-    return [needs[0] ? unbroadcast(g, g.where(first, d, zero), a!) : undefined, needs[1] ? unbroadcast(g, g.where(first, zero, d), b!) : undefined];
-  }, ['float32']),
+  binary(
+    'Add',
+    (a, b) => a + b,
+    ({ g, node, grads, needs }) => {
+      const d = grads[0];
+      const [a, b] = node.inputs;
+      return d
+        ? [needs[0] ? unbroadcast(g, d, a!) : undefined, needs[1] ? unbroadcast(g, d, b!) : undefined]
+        : [undefined, undefined];
+    },
+  ),
+  binary(
+    'Sub',
+    (a, b) => a - b,
+    ({ g, node, grads, needs }) => {
+      const d = grads[0];
+      const [a, b] = node.inputs;
+      return d
+        ? [needs[0] ? unbroadcast(g, d, a!) : undefined, needs[1] ? unbroadcast(g, g.neg(d), b!) : undefined]
+        : [undefined, undefined];
+    },
+  ),
+  binary(
+    'Mul',
+    (a, b) => a * b,
+    ({ g, node, grads, needs }) => {
+      const d = grads[0];
+      const [a, b] = node.inputs;
+      if (!d) return [undefined, undefined];
+      return [
+        needs[0] ? unbroadcast(g, g.mul(d, b!), a!) : undefined,
+        needs[1] ? unbroadcast(g, g.mul(d, a!), b!) : undefined,
+      ];
+    },
+  ),
+  binary(
+    'Div',
+    (a, b) => a / b,
+    ({ g, node, grads, needs }) => {
+      const d = grads[0];
+      const [a, b] = node.inputs;
+      const y = node.outputs[0]!;
+      if (!d) return [undefined, undefined];
+      return [
+        needs[0] ? unbroadcast(g, g.div(d, b!), a!) : undefined,
+        needs[1] ? unbroadcast(g, g.neg(g.div(g.mul(d, y), b!)), b!) : undefined,
+      ];
+    },
+  ),
+  binary(
+    'Min',
+    (a, b) => Math.min(a, b),
+    ({ g, node, grads, needs }) => {
+      const d = grads[0];
+      const [a, b] = node.inputs;
+      if (!d) return [undefined, undefined];
+      const first = g.lessOrEqual(a!, b!);
+      const zero = g.scalar(0);
+      return [
+        needs[0] ? unbroadcast(g, g.where(first, d, zero), a!) : undefined,
+        needs[1] ? unbroadcast(g, g.where(first, zero, d), b!) : undefined,
+      ];
+    },
+    ['float32'],
+  ),
+  binary(
+    'Max',
+    (a, b) => Math.max(a, b),
+    ({ g, node, grads, needs }) => {
+      const d = grads[0];
+      const [a, b] = node.inputs;
+      if (!d) return [undefined, undefined];
+      const first = g.greaterOrEqual(a!, b!);
+      const zero = g.scalar(0);
+      return [
+        needs[0] ? unbroadcast(g, g.where(first, d, zero), a!) : undefined,
+        needs[1] ? unbroadcast(g, g.where(first, zero, d), b!) : undefined,
+      ];
+    },
+    ['float32'],
+  ),
   {
     name: 'Sum',
     infer: (inputs) => {
-      if (inputs.length === 0) throw new CorlError('CORL_ERR_TENSOR_SHAPE', 'expected at least one operand of Sum, got none');
+      if (inputs.length === 0)
+        throw new CorlError('CORL_ERR_TENSOR_SHAPE', 'expected at least one operand of Sum, got none');
       return [{ dtype: sameDtype('Sum', inputs, ['float32']), shape: broadcastAll('Sum', inputs) }];
     },
     evaluate: (inputs) => [broadcastMap(inputs, 'float32', (xs) => xs.reduce((a, b) => a + b, 0))],
-    grad: ({ g, node, grads, needs }) => node.inputs.map((x, i) => (grads[0] && needs[i] ? unbroadcast(g, grads[0], x) : undefined)),
+    grad: ({ g, node, grads, needs }) =>
+      node.inputs.map((x, i) => (grads[0] && needs[i] ? unbroadcast(g, grads[0], x) : undefined)),
     emit: plainEmit,
   },
   compare('Equal', (a, b) => a === b),
@@ -179,8 +245,11 @@ export const ELEMENTWISE_OPS: OpDef[] = [
   {
     name: 'Where',
     infer: ([c, x, y]) => {
-      if (c!.dtype !== 'bool') throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a bool condition in Where, got ${c!.dtype}`);
-      return [{ dtype: sameDtype('Where', [x!, y!], ['float32', 'int32']), shape: broadcastAll('Where', [c!, x!, y!]) }];
+      if (c!.dtype !== 'bool')
+        throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a bool condition in Where, got ${c!.dtype}`);
+      return [
+        { dtype: sameDtype('Where', [x!, y!], ['float32', 'int32']), shape: broadcastAll('Where', [c!, x!, y!]) },
+      ];
     },
     evaluate: ([c, x, y]) => [broadcastMap([c!, x!, y!], x!.dtype, ([k, a, b]) => (k ? a! : b!))],
     grad: ({ g, node, grads, needs }) => {
@@ -188,7 +257,11 @@ export const ELEMENTWISE_OPS: OpDef[] = [
       const [c, x, y] = node.inputs;
       if (!d) return [undefined, undefined, undefined];
       const zero = g.scalar(0);
-      return [undefined, needs[1] ? unbroadcast(g, g.where(c!, d, zero), x!) : undefined, needs[2] ? unbroadcast(g, g.where(c!, zero, d), y!) : undefined];
+      return [
+        undefined,
+        needs[1] ? unbroadcast(g, g.where(c!, d, zero), x!) : undefined,
+        needs[2] ? unbroadcast(g, g.where(c!, zero, d), y!) : undefined,
+      ];
     },
     emit: plainEmit,
   },
@@ -196,7 +269,11 @@ export const ELEMENTWISE_OPS: OpDef[] = [
     name: 'Clip',
     infer: ([x, lo, hi]) => {
       sameDtype('Clip', [x!, lo!, hi!], ['float32']);
-      if (lo!.shape.length !== 0 || hi!.shape.length !== 0) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected scalar bounds of Clip, got ${lo!.shape.length}-d and ${hi!.shape.length}-d`);
+      if (lo!.shape.length !== 0 || hi!.shape.length !== 0)
+        throw new CorlError(
+          'CORL_ERR_TENSOR_SHAPE',
+          `expected scalar bounds of Clip, got ${lo!.shape.length}-d and ${hi!.shape.length}-d`,
+        );
       return [{ dtype: 'float32', shape: x!.shape }];
     },
     evaluate: ([x, lo, hi]) => [broadcastMap([x!, lo!, hi!], 'float32', ([v, l, h]) => Math.min(Math.max(v!, l!), h!))],
@@ -224,17 +301,64 @@ export const ELEMENTWISE_OPS: OpDef[] = [
       }
       return [new HostTensor(to, x!.shape, out)];
     },
-    grad: ({ node, grads }) => [node.inputs[0]!.dtype === 'float32' && node.outputs[0]!.dtype === 'float32' ? grads[0] : undefined],
-    emit: (ctx, node) => ctx.node('Cast', [ctx.name(node.inputs[0]!)], [ctx.name(node.outputs[0]!)], { to: { type: 'int', value: ONNX_DTYPE[node.attrs.to as DType] } }),
+    grad: ({ node, grads }) => [
+      node.inputs[0]!.dtype === 'float32' && node.outputs[0]!.dtype === 'float32' ? grads[0] : undefined,
+    ],
+    emit: (ctx, node) =>
+      ctx.node('Cast', [ctx.name(node.inputs[0]!)], [ctx.name(node.outputs[0]!)], {
+        to: { type: 'int', value: ONNX_DTYPE[node.attrs.to as DType] },
+      }),
   },
-  unary('Neg', (x) => -x, unaryGrad(({ g }, _x, _y, d) => g.neg(d)), ['float32', 'int32']),
-  unary('Identity', (x) => x, unaryGrad((_c, _x, _y, d) => d), ['float32', 'int32', 'bool', 'int64']),
-  unary('Exp', Math.exp, unaryGrad(({ g }, _x, y, d) => g.mul(d, y))),
-  unary('Log', Math.log, unaryGrad(({ g }, x, _y, d) => g.div(d, x))),
-  unary('Sqrt', Math.sqrt, unaryGrad(({ g }, _x, y, d) => g.div(g.scale(d, 0.5), y))),
-  unary('Reciprocal', (x) => 1 / x, unaryGrad(({ g }, _x, y, d) => g.neg(g.mul(d, g.mul(y, y))))),
-  unary('Tanh', Math.tanh, unaryGrad(({ g }, _x, y, d) => g.mul(d, g.sub(g.scalar(1), g.mul(y, y))))),
-  unary('Sigmoid', (x) => 1 / (1 + Math.exp(-x)), unaryGrad(({ g }, _x, y, d) => g.mul(d, g.mul(y, g.sub(g.scalar(1), y))))),
-  unary('Relu', (x) => Math.max(x, 0), unaryGrad(({ g }, x, _y, d) => g.where(g.greater(x, g.scalar(0)), d, g.scalar(0)))),
-  unary('Erf', erfFn, unaryGrad(({ g }, x, _y, d) => g.mul(d, g.scale(g.exp(g.neg(g.mul(x, x))), 2 / Math.sqrt(Math.PI))))),
+  unary(
+    'Neg',
+    (x) => -x,
+    unaryGrad(({ g }, _x, _y, d) => g.neg(d)),
+    ['float32', 'int32'],
+  ),
+  unary(
+    'Identity',
+    (x) => x,
+    unaryGrad((_c, _x, _y, d) => d),
+    ['float32', 'int32', 'bool', 'int64'],
+  ),
+  unary(
+    'Exp',
+    Math.exp,
+    unaryGrad(({ g }, _x, y, d) => g.mul(d, y)),
+  ),
+  unary(
+    'Log',
+    Math.log,
+    unaryGrad(({ g }, x, _y, d) => g.div(d, x)),
+  ),
+  unary(
+    'Sqrt',
+    Math.sqrt,
+    unaryGrad(({ g }, _x, y, d) => g.div(g.scale(d, 0.5), y)),
+  ),
+  unary(
+    'Reciprocal',
+    (x) => 1 / x,
+    unaryGrad(({ g }, _x, y, d) => g.neg(g.mul(d, g.mul(y, y)))),
+  ),
+  unary(
+    'Tanh',
+    Math.tanh,
+    unaryGrad(({ g }, _x, y, d) => g.mul(d, g.sub(g.scalar(1), g.mul(y, y)))),
+  ),
+  unary(
+    'Sigmoid',
+    (x) => 1 / (1 + Math.exp(-x)),
+    unaryGrad(({ g }, _x, y, d) => g.mul(d, g.mul(y, g.sub(g.scalar(1), y)))),
+  ),
+  unary(
+    'Relu',
+    (x) => Math.max(x, 0),
+    unaryGrad(({ g }, x, _y, d) => g.where(g.greater(x, g.scalar(0)), d, g.scalar(0))),
+  ),
+  unary(
+    'Erf',
+    erfFn,
+    unaryGrad(({ g }, x, _y, d) => g.mul(d, g.scale(g.exp(g.neg(g.mul(x, x))), 2 / Math.sqrt(Math.PI)))),
+  ),
 ];

@@ -18,7 +18,12 @@ export function unbroadcast(g: Graph, grad: Tensor, target: Tensor): Tensor {
   if (axes.length === 0) return grad;
   if (axes.every((a) => a < lead)) return g.reduceSum(grad, axes, false);
   const kept = g.reduceSum(grad, axes, true);
-  return lead > 0 ? g.squeeze(kept, axes.filter((a) => a < lead)) : kept;
+  return lead > 0
+    ? g.squeeze(
+        kept,
+        axes.filter((a) => a < lead),
+      )
+    : kept;
 }
 
 /** Whether the two shapes are provably the same. */

@@ -6,10 +6,14 @@ import { HostTensor, strides, type DType, type TensorArray } from '../host';
 /** Fresh storage for a dtype (floats in float64: the reference evaluator computes in double precision). */
 export function alloc(dtype: DType, n: number): TensorArray {
   switch (dtype) {
-    case 'float32': return new Float64Array(n);
-    case 'int32': return new Int32Array(n);
-    case 'int64': return new BigInt64Array(n);
-    case 'bool': return new Uint8Array(n);
+    case 'float32':
+      return new Float64Array(n);
+    case 'int32':
+      return new Int32Array(n);
+    case 'int64':
+      return new BigInt64Array(n);
+    case 'bool':
+      return new Uint8Array(n);
   }
 }
 
@@ -22,7 +26,8 @@ export function num(t: HostTensor, i: number): number {
 /** A negative axis counted from the end, checked against the rank. */
 export function normAxis(axis: number, rank: number, what = 'axis'): number {
   const a = axis < 0 ? axis + rank : axis;
-  if (!Number.isInteger(a) || a < 0 || a >= rank) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected ${what} in [${-rank}, ${rank - 1}], got ${axis}`);
+  if (!Number.isInteger(a) || a < 0 || a >= rank)
+    throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected ${what} in [${-rank}, ${rank - 1}], got ${axis}`);
   return a;
 }
 
@@ -65,7 +70,14 @@ export function broadcastMap(inputs: readonly HostTensor[], dtype: DType, f: (xs
 }
 
 /** Reduce `x` over `axes` with a binary accumulator starting at `init`. */
-export function reduce(x: HostTensor, axes: readonly number[], keepdims: boolean, init: number, f: (acc: number, v: number) => number, finish?: (acc: number, count: number) => number): HostTensor {
+export function reduce(
+  x: HostTensor,
+  axes: readonly number[],
+  keepdims: boolean,
+  init: number,
+  f: (acc: number, v: number) => number,
+  finish?: (acc: number, count: number) => number,
+): HostTensor {
   const r = x.shape.length;
   const ax = new Set(axes.map((a) => normAxis(a, r)));
   const kept = x.shape.map((d, i) => (ax.has(i) ? 1 : d));

@@ -11,15 +11,24 @@ import { broadcastIndex } from './kernels';
 import type { OpDef, TensorType } from './types';
 
 function mmShape(a: TensorType, b: TensorType, ta: boolean, tb: boolean): Dim[] {
-  if (a.shape.length < 2 || b.shape.length < 2) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected MatMul operands of rank ≥ 2, got ${formatShape(a.shape)} and ${formatShape(b.shape)}`);
-  if (a.dtype !== 'float32' || b.dtype !== 'float32') throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected float32 MatMul operands, got ${a.dtype} and ${b.dtype}`);
+  if (a.shape.length < 2 || b.shape.length < 2)
+    throw new CorlError(
+      'CORL_ERR_TENSOR_SHAPE',
+      `expected MatMul operands of rank ≥ 2, got ${formatShape(a.shape)} and ${formatShape(b.shape)}`,
+    );
+  if (a.dtype !== 'float32' || b.dtype !== 'float32')
+    throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected float32 MatMul operands, got ${a.dtype} and ${b.dtype}`);
   const ra = a.shape.length;
   const rb = b.shape.length;
   const m = ta ? a.shape[ra - 1]! : a.shape[ra - 2]!;
   const ka = ta ? a.shape[ra - 2]! : a.shape[ra - 1]!;
   const kb = tb ? b.shape[rb - 1]! : b.shape[rb - 2]!;
   const n = tb ? b.shape[rb - 2]! : b.shape[rb - 1]!;
-  if (!dimEq(ka, kb)) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected the inner dimensions of MatMul to agree, got ${formatShape(a.shape)}${ta ? 'ᵀ' : ''} · ${formatShape(b.shape)}${tb ? 'ᵀ' : ''} (${ka} vs ${kb})`);
+  if (!dimEq(ka, kb))
+    throw new CorlError(
+      'CORL_ERR_TENSOR_SHAPE',
+      `expected the inner dimensions of MatMul to agree, got ${formatShape(a.shape)}${ta ? 'ᵀ' : ''} · ${formatShape(b.shape)}${tb ? 'ᵀ' : ''} (${ka} vs ${kb})`,
+    );
   const batch = broadcastShapes(a.shape.slice(0, ra - 2), b.shape.slice(0, rb - 2), 'MatMul batch dimensions');
   return [...batch, m, n];
 }
@@ -106,7 +115,17 @@ export const MATMUL: OpDef = {
     const [a, b] = node.inputs as [Tensor, Tensor];
     const final = ctx.name(node.outputs[0]!);
     if (ctx.contrib && (ta || tb || alpha !== 1)) {
-      return ctx.node('FusedMatMul', [ctx.name(a), ctx.name(b)], [final], { transA: { type: 'int', value: ta ? 1 : 0 }, transB: { type: 'int', value: tb ? 1 : 0 }, alpha: { type: 'float', value: alpha } }, 'com.microsoft');
+      return ctx.node(
+        'FusedMatMul',
+        [ctx.name(a), ctx.name(b)],
+        [final],
+        {
+          transA: { type: 'int', value: ta ? 1 : 0 },
+          transB: { type: 'int', value: tb ? 1 : 0 },
+          alpha: { type: 'float', value: alpha },
+        },
+        'com.microsoft',
+      );
     }
     const out = [alpha === 1 ? final : ctx.fresh('mm')];
     const scaleOut = () => {

@@ -10,7 +10,11 @@ import { normAxis } from './kernels';
 import type { EmitContext, OpDef } from './types';
 
 /** Apply `f` to every 1-d lane of `x` along `axis`. */
-function lanes(x: HostTensor, axis: number, f: (get: (k: number) => number, set: (k: number, v: number) => void, n: number) => void): HostTensor {
+function lanes(
+  x: HostTensor,
+  axis: number,
+  f: (get: (k: number) => number, set: (k: number, v: number) => void, n: number) => void,
+): HostTensor {
   const ax = normAxis(axis, x.shape.length);
   const st = strides(x.shape);
   const n = x.shape[ax]!;
@@ -22,7 +26,13 @@ function lanes(x: HostTensor, axis: number, f: (get: (k: number) => number, set:
   for (let o = 0; o < outer; o++) {
     for (let i = 0; i < inner; i++) {
       const base = o * n * inner + i;
-      f((k) => src[base + k * step]!, (k, v) => { out[base + k * step] = v; }, n);
+      f(
+        (k) => src[base + k * step]!,
+        (k, v) => {
+          out[base + k * step] = v;
+        },
+        n,
+      );
     }
   }
   return new HostTensor('float32', x.shape, out);
@@ -39,10 +49,13 @@ function softmaxLane(log: boolean) {
 }
 
 const emitAxis = (ctx: EmitContext, node: Node) =>
-  ctx.node(node.op, [ctx.name(node.inputs[0]!)], [ctx.name(node.outputs[0]!)], { axis: { type: 'int', value: node.attrs.axis as number } });
+  ctx.node(node.op, [ctx.name(node.inputs[0]!)], [ctx.name(node.outputs[0]!)], {
+    axis: { type: 'int', value: node.attrs.axis as number },
+  });
 
 function floatOnly(op: string, dtype: string): void {
-  if (dtype !== 'float32') throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a float32 operand of ${op}, got ${dtype}`);
+  if (dtype !== 'float32')
+    throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a float32 operand of ${op}, got ${dtype}`);
 }
 
 const GELU_C = Math.sqrt(2 / Math.PI);
@@ -140,14 +153,30 @@ export const NN_OPS: OpDef[] = [
     infer: ([x, scale, bias], attrs) => {
       floatOnly('LayerNormalization', x!.dtype);
       const r = x!.shape.length;
-      if (normAxis(attrs.axis as number, r) !== r - 1) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected LayerNormalization over the last axis, got axis ${attrs.axis}`);
+      if (normAxis(attrs.axis as number, r) !== r - 1)
+        throw new CorlError(
+          'CORL_ERR_TENSOR_SHAPE',
+          `expected LayerNormalization over the last axis, got axis ${attrs.axis}`,
+        );
       const D = x!.shape[r - 1]!;
-      for (const [what, t] of [['scale', scale], ['bias', bias]] as const) {
-        if (t!.shape.length !== 1 || t!.shape[0] !== D) throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected LayerNormalization ${what} of shape [${D}], got ${formatShape(t!.shape)}`);
+      for (const [what, t] of [
+        ['scale', scale],
+        ['bias', bias],
+      ] as const) {
+        if (t!.shape.length !== 1 || t!.shape[0] !== D)
+          throw new CorlError(
+            'CORL_ERR_TENSOR_SHAPE',
+            `expected LayerNormalization ${what} of shape [${D}], got ${formatShape(t!.shape)}`,
+          );
       }
-      if (typeof D !== 'number') throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a fixed normalized dimension, got ${D}`);
+      if (typeof D !== 'number')
+        throw new CorlError('CORL_ERR_TENSOR_SHAPE', `expected a fixed normalized dimension, got ${D}`);
       const stat = [...x!.shape.slice(0, r - 1), 1];
-      return [{ dtype: 'float32', shape: x!.shape }, { dtype: 'float32', shape: stat }, { dtype: 'float32', shape: stat }];
+      return [
+        { dtype: 'float32', shape: x!.shape },
+        { dtype: 'float32', shape: stat },
+        { dtype: 'float32', shape: stat },
+      ];
     },
     evaluate: ([x, scale, bias], attrs) => {
       const eps = attrs.epsilon as number;
@@ -171,11 +200,19 @@ export const NN_OPS: OpDef[] = [
         for (let k = 0; k < D; k++) y[i * D + k] = (src[i * D + k]! - m) * s * scale!.at(k) + bias!.at(k);
       }
       const stat = [...x!.shape.slice(0, r - 1), 1];
-      return [new HostTensor('float32', x!.shape, y), new HostTensor('float32', stat, mean), new HostTensor('float32', stat, inv)];
+      return [
+        new HostTensor('float32', x!.shape, y),
+        new HostTensor('float32', stat, mean),
+        new HostTensor('float32', stat, inv),
+      ];
     },
     grad: ({ g, node, grads, needs }) => {
       const d = grads[0];
-      if (grads[1] || grads[2]) throw new CorlError('CORL_ERR_TENSOR_SHAPE', 'expected no gradient through the Mean and InvStdDev outputs of LayerNormalization, got one');
+      if (grads[1] || grads[2])
+        throw new CorlError(
+          'CORL_ERR_TENSOR_SHAPE',
+          'expected no gradient through the Mean and InvStdDev outputs of LayerNormalization, got one',
+        );
       if (!d) return [undefined, undefined, undefined];
       const [x, scale, bias] = node.inputs;
       const [, mean, inv] = node.outputs;
@@ -194,7 +231,12 @@ export const NN_OPS: OpDef[] = [
     },
     emit: (ctx, node) => {
       const used = node.outputs.map((t) => ctx.name(t));
-      ctx.node('LayerNormalization', node.inputs.map((t) => ctx.name(t)), used, { axis: { type: 'int', value: -1 }, epsilon: { type: 'float', value: node.attrs.epsilon as number } });
+      ctx.node(
+        'LayerNormalization',
+        node.inputs.map((t) => ctx.name(t)),
+        used,
+        { axis: { type: 'int', value: -1 }, epsilon: { type: 'float', value: node.attrs.epsilon as number } },
+      );
     },
   },
 ];

@@ -17,7 +17,10 @@ function ops(): Map<string, OpDef> {
 /** The definition of an operator. */
 export function getOp(name: string): OpDef {
   const d = ops().get(name);
-  if (!d) throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected a known operator, got "${name}"`, { hint: `known operators: ${[...ops().keys()].join(', ')}` });
+  if (!d)
+    throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected a known operator, got "${name}"`, {
+      hint: `known operators: ${[...ops().keys()].join(', ')}`,
+    });
   return d;
 }
 

@@ -18,7 +18,10 @@ function copyAs(x: HostTensor, shape: readonly number[]): HostTensor {
 export function reshapeShape(input: readonly Dim[], spec: readonly number[]): Dim[] {
   const out: (Dim | undefined)[] = spec.map((s, i) => {
     if (s === 0) {
-      if (i >= input.length) throw shapeErr(`expected reshape 0 at index ${i} to copy an input dimension, got an input of rank ${input.length}`);
+      if (i >= input.length)
+        throw shapeErr(
+          `expected reshape 0 at index ${i} to copy an input dimension, got an input of rank ${input.length}`,
+        );
       return input[i]!;
     }
     if (s === -1) return undefined;
@@ -31,10 +34,14 @@ export function reshapeShape(input: readonly Dim[], spec: readonly number[]): Di
   const known = shapeSize(out.filter((d): d is Dim => d !== undefined));
   if (unknown === 1) {
     const q = dimDiv(total, known);
-    if (q === undefined) throw shapeErr(`expected ${formatShape(input)} to divide into [${spec.join(', ')}], got ${total} / ${known}`);
+    if (q === undefined)
+      throw shapeErr(`expected ${formatShape(input)} to divide into [${spec.join(', ')}], got ${total} / ${known}`);
     return out.map((d) => (d === undefined ? q : d));
   }
-  if (!dimEq(total, known)) throw shapeErr(`expected reshape of ${formatShape(input)} (${total} elements) to keep the element count, got ${formatShape(out as Dim[])} (${known})`);
+  if (!dimEq(total, known))
+    throw shapeErr(
+      `expected reshape of ${formatShape(input)} (${total} elements) to keep the element count, got ${formatShape(out as Dim[])} (${known})`,
+    );
   return out as Dim[];
 }
 
@@ -62,7 +69,12 @@ const names = (ctx: EmitContext, ts: readonly Tensor[]) => ts.map((t) => ctx.nam
 /** Numbers → int64 constant, via the emitter. */
 const ints = (values: readonly number[]) => ({ type: 'ints' as const, value: values });
 
-function sliceHost(x: HostTensor, axes: readonly number[], starts: readonly number[], ends: readonly number[]): HostTensor {
+function sliceHost(
+  x: HostTensor,
+  axes: readonly number[],
+  starts: readonly number[],
+  ends: readonly number[],
+): HostTensor {
   const r = x.shape.length;
   const lo = x.shape.map(() => 0);
   const hi = [...x.shape];
@@ -98,7 +110,10 @@ function concatHost(xs: readonly HostTensor[], axis: number): HostTensor {
   outShape[ax] = xs.reduce((s, t) => s + t.shape[ax]!, 0);
   const outer = outShape.slice(0, ax).reduce((a, b) => a * b, 1);
   const inner = outShape.slice(ax + 1).reduce((a, b) => a * b, 1);
-  const out = alloc(xs[0]!.dtype, outShape.reduce((a, b) => a * b, 1)) as Float64Array;
+  const out = alloc(
+    xs[0]!.dtype,
+    outShape.reduce((a, b) => a * b, 1),
+  ) as Float64Array;
   let pos = 0;
   for (let o = 0; o < outer; o++) {
     for (const t of xs) {
@@ -116,7 +131,12 @@ export const SHAPE_OPS: OpDef[] = [
     infer: ([x], attrs) => [{ dtype: 'int32', shape: [x!.shape[normAxis(attrs.axis as number, x!.shape.length)]!] }],
     evaluate: ([x], attrs) => {
       const n = x!.shape[normAxis(attrs.axis as number, x!.shape.length)]!;
-      return [HostTensor.int([n], Array.from({ length: n }, (_, i) => i))];
+      return [
+        HostTensor.int(
+          [n],
+          Array.from({ length: n }, (_, i) => i),
+        ),
+      ];
     },
     emit: (ctx, node) => {
       const x = node.inputs[0]!;
@@ -124,7 +144,10 @@ export const SHAPE_OPS: OpDef[] = [
       const shape = ctx.fresh('range');
       const n = ctx.fresh('range');
       const r = ctx.fresh('range');
-      ctx.node('Shape', [ctx.name(x)], [shape], { start: { type: 'int', value: ax }, end: { type: 'int', value: ax + 1 } });
+      ctx.node('Shape', [ctx.name(x)], [shape], {
+        start: { type: 'int', value: ax },
+        end: { type: 'int', value: ax + 1 },
+      });
       ctx.node('Squeeze', [shape, ctx.int64s([0])], [n]);
       ctx.node('Range', [ctx.int64s([0], true), n, ctx.int64s([1], true)], [r]);
       ctx.node('Cast', [r], [ctx.name(node.outputs[0]!)], { to: { type: 'int', value: 6 } });
@@ -142,7 +165,9 @@ export const SHAPE_OPS: OpDef[] = [
       for (let i = 0; i < a.data.length; i++) (out as Float64Array)[i] = (a.data as Float64Array)[i]!;
       return [new HostTensor(a.dtype, a.shape, out)];
     },
-    emit: () => { /* constants become initializers in the emitter */ },
+    emit: () => {
+      /* constants become initializers in the emitter */
+    },
   },
   {
     name: 'Reshape',
@@ -152,12 +177,18 @@ export const SHAPE_OPS: OpDef[] = [
       return [copyAs(x!, shape as number[])];
     },
     grad: ({ g, node, grads }) => [grads[0] ? g.reshapeLike(grads[0], node.inputs[0]!) : undefined],
-    emit: (ctx, node) => ctx.node('Reshape', [ctx.name(node.inputs[0]!), ctx.int64s(node.attrs.shape as number[])], names(ctx, node.outputs)),
+    emit: (ctx, node) =>
+      ctx.node(
+        'Reshape',
+        [ctx.name(node.inputs[0]!), ctx.int64s(node.attrs.shape as number[])],
+        names(ctx, node.outputs),
+      ),
   },
   {
     name: 'ReshapeLike',
     infer: ([x, like]) => {
-      if (!dimEq(shapeSize(x!.shape), shapeSize(like!.shape))) throw shapeErr(`expected the same element count, got ${formatShape(x!.shape)} and ${formatShape(like!.shape)}`);
+      if (!dimEq(shapeSize(x!.shape), shapeSize(like!.shape)))
+        throw shapeErr(`expected the same element count, got ${formatShape(x!.shape)} and ${formatShape(like!.shape)}`);
       return [{ dtype: x!.dtype, shape: like!.shape }];
     },
     evaluate: ([x, like]) => [copyAs(x!, like!.shape)],
@@ -173,7 +204,10 @@ export const SHAPE_OPS: OpDef[] = [
     name: 'ExpandLike',
     infer: ([x, like]) => {
       const b = broadcastShapes(x!.shape, like!.shape, 'ExpandLike');
-      if (!shapeEq(b, like!.shape)) throw shapeErr(`expected ${formatShape(x!.shape)} to broadcast to ${formatShape(like!.shape)}, got ${formatShape(b)}`);
+      if (!shapeEq(b, like!.shape))
+        throw shapeErr(
+          `expected ${formatShape(x!.shape)} to broadcast to ${formatShape(like!.shape)}, got ${formatShape(b)}`,
+        );
       return [{ dtype: x!.dtype, shape: like!.shape }];
     },
     evaluate: ([x, like]) => {
@@ -195,7 +229,8 @@ export const SHAPE_OPS: OpDef[] = [
     infer: ([x], attrs) => {
       const perm = attrs.perm as number[];
       const r = x!.shape.length;
-      if (perm.length !== r || [...perm].sort((a, b) => a - b).some((p, i) => p !== i)) throw shapeErr(`expected a permutation of 0..${r - 1}, got [${perm.join(', ')}]`);
+      if (perm.length !== r || [...perm].sort((a, b) => a - b).some((p, i) => p !== i))
+        throw shapeErr(`expected a permutation of 0..${r - 1}, got [${perm.join(', ')}]`);
       return [{ dtype: x!.dtype, shape: perm.map((p) => x!.shape[p]!) }];
     },
     evaluate: ([x], attrs) => [transposeHost(x!, attrs.perm as number[])],
@@ -205,7 +240,10 @@ export const SHAPE_OPS: OpDef[] = [
       const inv = perm.map((_, i) => perm.indexOf(i));
       return [g.transpose(grads[0], inv)];
     },
-    emit: (ctx, node) => ctx.node('Transpose', names(ctx, node.inputs), names(ctx, node.outputs), { perm: ints(node.attrs.perm as number[]) }),
+    emit: (ctx, node) =>
+      ctx.node('Transpose', names(ctx, node.inputs), names(ctx, node.outputs), {
+        perm: ints(node.attrs.perm as number[]),
+      }),
   },
   {
     name: 'Unsqueeze',
@@ -226,22 +264,41 @@ export const SHAPE_OPS: OpDef[] = [
       return [copyAs(x!, out)];
     },
     grad: ({ g, node, grads }) => [grads[0] ? g.reshapeLike(grads[0], node.inputs[0]!) : undefined],
-    emit: (ctx, node) => ctx.node('Unsqueeze', [ctx.name(node.inputs[0]!), ctx.int64s(node.attrs.axes as number[])], names(ctx, node.outputs)),
+    emit: (ctx, node) =>
+      ctx.node(
+        'Unsqueeze',
+        [ctx.name(node.inputs[0]!), ctx.int64s(node.attrs.axes as number[])],
+        names(ctx, node.outputs),
+      ),
   },
   {
     name: 'Squeeze',
     infer: ([x], attrs) => {
       const r = x!.shape.length;
       const axes = new Set((attrs.axes as number[]).map((a) => normAxis(a, r)));
-      for (const a of axes) if (x!.shape[a] !== 1) throw shapeErr(`expected dimension ${a} of ${formatShape(x!.shape)} to be 1 to squeeze it, got ${x!.shape[a]}`);
+      for (const a of axes)
+        if (x!.shape[a] !== 1)
+          throw shapeErr(
+            `expected dimension ${a} of ${formatShape(x!.shape)} to be 1 to squeeze it, got ${x!.shape[a]}`,
+          );
       return [{ dtype: x!.dtype, shape: x!.shape.filter((_, i) => !axes.has(i)) }];
     },
     evaluate: ([x], attrs) => {
       const axes = new Set((attrs.axes as number[]).map((a) => normAxis(a, x!.shape.length)));
-      return [copyAs(x!, x!.shape.filter((_, i) => !axes.has(i)))];
+      return [
+        copyAs(
+          x!,
+          x!.shape.filter((_, i) => !axes.has(i)),
+        ),
+      ];
     },
     grad: ({ g, node, grads }) => [grads[0] ? g.reshapeLike(grads[0], node.inputs[0]!) : undefined],
-    emit: (ctx, node) => ctx.node('Squeeze', [ctx.name(node.inputs[0]!), ctx.int64s(node.attrs.axes as number[])], names(ctx, node.outputs)),
+    emit: (ctx, node) =>
+      ctx.node(
+        'Squeeze',
+        [ctx.name(node.inputs[0]!), ctx.int64s(node.attrs.axes as number[])],
+        names(ctx, node.outputs),
+      ),
   },
   {
     name: 'Concat',
@@ -251,13 +308,20 @@ export const SHAPE_OPS: OpDef[] = [
       const ax = normAxis(attrs.axis as number, r);
       let total = 0;
       for (const t of inputs) {
-        if (t.dtype !== first.dtype || t.shape.length !== r) throw shapeErr(`expected Concat operands of the same dtype and rank, got ${inputs.map((x) => `${x.dtype}${formatShape(x.shape)}`).join(', ')}`);
+        if (t.dtype !== first.dtype || t.shape.length !== r)
+          throw shapeErr(
+            `expected Concat operands of the same dtype and rank, got ${inputs.map((x) => `${x.dtype}${formatShape(x.shape)}`).join(', ')}`,
+          );
         t.shape.forEach((d, i) => {
-          if (i !== ax && !dimEq(d, first.shape[i]!)) throw shapeErr(`expected Concat operands to agree off axis ${ax}, got ${inputs.map((x) => formatShape(x.shape)).join(', ')}`);
+          if (i !== ax && !dimEq(d, first.shape[i]!))
+            throw shapeErr(
+              `expected Concat operands to agree off axis ${ax}, got ${inputs.map((x) => formatShape(x.shape)).join(', ')}`,
+            );
         });
         const d = t.shape[ax]!;
         if (typeof d !== 'number') {
-          if (attrs.size === undefined) throw shapeErr(`expected fixed sizes along the Concat axis (or a named result size), got ${d}`);
+          if (attrs.size === undefined)
+            throw shapeErr(`expected fixed sizes along the Concat axis (or a named result size), got ${d}`);
         } else total += d;
       }
       const shape = [...first.shape];
@@ -271,11 +335,19 @@ export const SHAPE_OPS: OpDef[] = [
     grad: ({ g, node, grads, needs }) => {
       if (!grads[0]) return node.inputs.map(() => undefined);
       const ax = normAxis(node.attrs.axis as number, node.inputs[0]!.rank);
-      if (node.inputs.some((t) => typeof t.shape[ax] !== 'number')) throw shapeErr('expected fixed sizes along the Concat axis to differentiate it, got symbolic ones');
-      const parts = g.split(grads[0], ax, node.inputs.map((t) => t.shape[ax] as number));
+      if (node.inputs.some((t) => typeof t.shape[ax] !== 'number'))
+        throw shapeErr('expected fixed sizes along the Concat axis to differentiate it, got symbolic ones');
+      const parts = g.split(
+        grads[0],
+        ax,
+        node.inputs.map((t) => t.shape[ax] as number),
+      );
       return parts.map((p, i) => (needs[i] ? p : undefined));
     },
-    emit: (ctx, node) => ctx.node('Concat', names(ctx, node.inputs), names(ctx, node.outputs), { axis: { type: 'int', value: node.attrs.axis as number } }),
+    emit: (ctx, node) =>
+      ctx.node('Concat', names(ctx, node.inputs), names(ctx, node.outputs), {
+        axis: { type: 'int', value: node.attrs.axis as number },
+      }),
   },
   {
     name: 'Split',
@@ -284,7 +356,8 @@ export const SHAPE_OPS: OpDef[] = [
       const sizes = attrs.sizes as number[];
       const d = x!.shape[ax]!;
       const total = sizes.reduce((a, b) => a + b, 0);
-      if (d !== total) throw shapeErr(`expected split sizes [${sizes.join(', ')}] to add up to dimension ${ax} = ${d}, got ${total}`);
+      if (d !== total)
+        throw shapeErr(`expected split sizes [${sizes.join(', ')}] to add up to dimension ${ax} = ${d}, got ${total}`);
       return sizes.map((s) => {
         const shape = [...x!.shape];
         shape[ax] = s;
@@ -305,7 +378,13 @@ export const SHAPE_OPS: OpDef[] = [
       const parts = node.outputs.map((o, i) => grads[i] ?? g.expandLike(g.scalar(0), o));
       return [g.concat(parts, node.attrs.axis as number)];
     },
-    emit: (ctx, node) => ctx.node('Split', [ctx.name(node.inputs[0]!), ctx.int64s(node.attrs.sizes as number[])], names(ctx, node.outputs), { axis: { type: 'int', value: node.attrs.axis as number } }),
+    emit: (ctx, node) =>
+      ctx.node(
+        'Split',
+        [ctx.name(node.inputs[0]!), ctx.int64s(node.attrs.sizes as number[])],
+        names(ctx, node.outputs),
+        { axis: { type: 'int', value: node.attrs.axis as number } },
+      ),
   },
   {
     name: 'Slice',
@@ -347,14 +426,27 @@ export const SHAPE_OPS: OpDef[] = [
       });
       return [cur];
     },
-    emit: (ctx, node) => ctx.node('Slice', [ctx.name(node.inputs[0]!), ctx.int64s(node.attrs.starts as number[]), ctx.int64s(node.attrs.ends as number[]), ctx.int64s(node.attrs.axes as number[])], names(ctx, node.outputs)),
+    emit: (ctx, node) =>
+      ctx.node(
+        'Slice',
+        [
+          ctx.name(node.inputs[0]!),
+          ctx.int64s(node.attrs.starts as number[]),
+          ctx.int64s(node.attrs.ends as number[]),
+          ctx.int64s(node.attrs.axes as number[]),
+        ],
+        names(ctx, node.outputs),
+      ),
   },
   {
     name: 'Gather',
     infer: ([data, idx], attrs) => {
-      if (idx!.dtype !== 'int32' && idx!.dtype !== 'int64') throw shapeErr(`expected integer indices in Gather, got ${idx!.dtype}`);
+      if (idx!.dtype !== 'int32' && idx!.dtype !== 'int64')
+        throw shapeErr(`expected integer indices in Gather, got ${idx!.dtype}`);
       const ax = normAxis(attrs.axis as number, data!.shape.length);
-      return [{ dtype: data!.dtype, shape: [...data!.shape.slice(0, ax), ...idx!.shape, ...data!.shape.slice(ax + 1)] }];
+      return [
+        { dtype: data!.dtype, shape: [...data!.shape.slice(0, ax), ...idx!.shape, ...data!.shape.slice(ax + 1)] },
+      ];
     },
     evaluate: ([data, idx], attrs) => {
       const ax = normAxis(attrs.axis as number, data!.shape.length);
@@ -362,7 +454,10 @@ export const SHAPE_OPS: OpDef[] = [
       const n = data!.shape[ax]!;
       const inner = data!.shape.slice(ax + 1).reduce((a, b) => a * b, 1);
       const outShape = [...data!.shape.slice(0, ax), ...idx!.shape, ...data!.shape.slice(ax + 1)];
-      const out = alloc(data!.dtype, outShape.reduce((a, b) => a * b, 1)) as Float64Array;
+      const out = alloc(
+        data!.dtype,
+        outShape.reduce((a, b) => a * b, 1),
+      ) as Float64Array;
       let pos = 0;
       for (let o = 0; o < outer; o++) {
         for (let k = 0; k < idx!.size; k++) {
@@ -378,24 +473,40 @@ export const SHAPE_OPS: OpDef[] = [
       const d = grads[0];
       const [data, idx] = node.inputs;
       if (!d) return [undefined, undefined];
-      if ((node.attrs.axis as number) !== 0 || data!.rank !== 2 || typeof data!.shape[0] !== 'number' || typeof data!.shape[1] !== 'number') {
-        throw shapeErr(`expected the gradient of Gather on axis 0 of a fixed-size matrix, got axis ${node.attrs.axis} of ${formatShape(data!.shape)}`);
+      if (
+        (node.attrs.axis as number) !== 0 ||
+        data!.rank !== 2 ||
+        typeof data!.shape[0] !== 'number' ||
+        typeof data!.shape[1] !== 'number'
+      ) {
+        throw shapeErr(
+          `expected the gradient of Gather on axis 0 of a fixed-size matrix, got axis ${node.attrs.axis} of ${formatShape(data!.shape)}`,
+        );
       }
       const V = data!.shape[0] as number;
       const D = data!.shape[1] as number;
       // ∂data = onehot(indices)ᵀ · ∂out: a matmul, since vocabularies and contexts are small.
       const flatIdx = g.reshape(idx!, [-1, 1]);
-      const arange = g.constant(Array.from({ length: V }, (_, i) => i), [V], idx!.dtype as DType);
+      const arange = g.constant(
+        Array.from({ length: V }, (_, i) => i),
+        [V],
+        idx!.dtype as DType,
+      );
       const onehot = g.cast(g.equal(flatIdx, arange), 'float32');
       return [g.matmul(g.transpose(onehot, [1, 0]), g.reshape(d, [-1, D])), undefined];
     },
-    emit: (ctx, node) => ctx.node('Gather', names(ctx, node.inputs), names(ctx, node.outputs), { axis: { type: 'int', value: node.attrs.axis as number } }),
+    emit: (ctx, node) =>
+      ctx.node('Gather', names(ctx, node.inputs), names(ctx, node.outputs), {
+        axis: { type: 'int', value: node.attrs.axis as number },
+      }),
   },
   {
     name: 'GatherElements',
     infer: ([data, idx], attrs) => {
-      if (idx!.dtype !== 'int32' && idx!.dtype !== 'int64') throw shapeErr(`expected integer indices in GatherElements, got ${idx!.dtype}`);
-      if (idx!.shape.length !== data!.shape.length) throw shapeErr(`expected indices of the data's rank ${data!.shape.length}, got ${idx!.shape.length}`);
+      if (idx!.dtype !== 'int32' && idx!.dtype !== 'int64')
+        throw shapeErr(`expected integer indices in GatherElements, got ${idx!.dtype}`);
+      if (idx!.shape.length !== data!.shape.length)
+        throw shapeErr(`expected indices of the data's rank ${data!.shape.length}, got ${idx!.shape.length}`);
       normAxis(attrs.axis as number, data!.shape.length);
       return [{ dtype: data!.dtype, shape: idx!.shape }];
     },
@@ -415,7 +526,8 @@ export const SHAPE_OPS: OpDef[] = [
           if (d === ax) {
             cc = num(idx!, i);
             if (cc < 0) cc += data!.shape[ax]!;
-            if (cc < 0 || cc >= data!.shape[ax]!) throw shapeErr(`expected GatherElements indices in [0, ${data!.shape[ax]! - 1}], got ${num(idx!, i)}`);
+            if (cc < 0 || cc >= data!.shape[ax]!)
+              throw shapeErr(`expected GatherElements indices in [0, ${data!.shape[ax]! - 1}], got ${num(idx!, i)}`);
           }
           j += cc * dst[d]!;
         }
@@ -431,14 +543,23 @@ export const SHAPE_OPS: OpDef[] = [
       const V = data!.shape[ax];
       const offAxisSame = data!.shape.every((s, i) => i === ax || dimEq(s, idx!.shape[i]!));
       if (idx!.shape[ax] !== 1 || typeof V !== 'number' || !offAxisSame) {
-        throw shapeErr(`expected the gradient of GatherElements with one index per row along a fixed axis, got data ${formatShape(data!.shape)}, indices ${formatShape(idx!.shape)}`);
+        throw shapeErr(
+          `expected the gradient of GatherElements with one index per row along a fixed axis, got data ${formatShape(data!.shape)}, indices ${formatShape(idx!.shape)}`,
+        );
       }
       const aShape = data!.shape.map((_, i) => (i === ax ? V : 1));
-      const arange = g.constant(Array.from({ length: V }, (_, i) => i), aShape, idx!.dtype as DType);
+      const arange = g.constant(
+        Array.from({ length: V }, (_, i) => i),
+        aShape,
+        idx!.dtype as DType,
+      );
       const hit = g.equal(idx!, arange);
       const grad = g.where(hit, d, g.scalar(0));
       return [sameShape(grad, data!) ? grad : g.expandLike(grad, data!), undefined];
     },
-    emit: (ctx, node) => ctx.node('GatherElements', names(ctx, node.inputs), names(ctx, node.outputs), { axis: { type: 'int', value: node.attrs.axis as number } }),
+    emit: (ctx, node) =>
+      ctx.node('GatherElements', names(ctx, node.inputs), names(ctx, node.outputs), {
+        axis: { type: 'int', value: node.attrs.axis as number },
+      }),
   },
 ];

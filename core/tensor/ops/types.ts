@@ -31,7 +31,13 @@ export interface EmitContext {
   /** A fresh intermediate value name. */
   fresh(hint: string): string;
   /** Append an ONNX node. */
-  node(op: string, inputs: readonly string[], outputs: readonly string[], attributes?: Record<string, OnnxAttribute>, domain?: string): void;
+  node(
+    op: string,
+    inputs: readonly string[],
+    outputs: readonly string[],
+    attributes?: Record<string, OnnxAttribute>,
+    domain?: string,
+  ): void;
   /** Whether onnxruntime contrib operators (com.microsoft) may be used. */
   readonly contrib: boolean;
   /** Name of an int64 constant (shared per value list). */

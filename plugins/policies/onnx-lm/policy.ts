@@ -12,7 +12,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { Completion, FinishReason } from '../../../core/contracts/completion';
-import type { Policy, PolicyDescription, SampleRequest, SamplingOptions, UpdateResult } from '../../../core/contracts/policy';
+import type {
+  Policy,
+  PolicyDescription,
+  SampleRequest,
+  SamplingOptions,
+  UpdateResult,
+} from '../../../core/contracts/policy';
 import { CorlError } from '../../../core/errors';
 import { leaseCores, type CoreLease } from '../../../core/tensor/threads';
 import { writeJsonAtomic } from '../../../core/util/fs';
@@ -27,7 +33,8 @@ const CHECKPOINT_FILE = 'onnx-lm.json';
 /** Most logits floats one prefill call may return (2^25 floats = 128 MiB); larger batches of prompts are split. */
 export const PREFILL_LOGITS_BUDGET = 2 ** 25;
 
-const intOf = (v: unknown): number | undefined => (Number.isInteger(v) && (v as number) > 0 ? (v as number) : undefined);
+const intOf = (v: unknown): number | undefined =>
+  Number.isInteger(v) && (v as number) > 0 ? (v as number) : undefined;
 
 /** One sequence to generate. */
 interface Row {
@@ -79,7 +86,15 @@ export class OnnxLmPolicy implements Policy {
       });
     } catch (e) {
       lease.release();
-      throw new CorlError('CORL_ERR_BACKEND_MODEL', `expected onnxruntime to load ${folder.modelFile}, got ${(e as Error).message}`, { where: 'options.path', cause: e, hint: 'a model over 2 GB keeps its weights in model.onnx_data next to it: copy both files' });
+      throw new CorlError(
+        'CORL_ERR_BACKEND_MODEL',
+        `expected onnxruntime to load ${folder.modelFile}, got ${(e as Error).message}`,
+        {
+          where: 'options.path',
+          cause: e,
+          hint: 'a model over 2 GB keeps its weights in model.onnx_data next to it: copy both files',
+        },
+      );
     }
     const meta = (list: readonly ort.InferenceSession.ValueMetadata[] | undefined, names: readonly string[]) =>
       names.map((name) => {
@@ -88,8 +103,21 @@ export class OnnxLmPolicy implements Policy {
       });
     const inputs = meta(session.inputMetadata, session.inputNames);
     try {
-      const signature = detectSignature(inputs, meta(session.outputMetadata, session.outputNames), folder.config, folder.modelFile);
-      return new OnnxLmPolicy(options, folder, session, signature, new Map(inputs.map((v) => [v.name, v.type ?? 'int64'])), lease, threads);
+      const signature = detectSignature(
+        inputs,
+        meta(session.outputMetadata, session.outputNames),
+        folder.config,
+        folder.modelFile,
+      );
+      return new OnnxLmPolicy(
+        options,
+        folder,
+        session,
+        signature,
+        new Map(inputs.map((v) => [v.name, v.type ?? 'int64'])),
+        lease,
+        threads,
+      );
     } catch (e) {
       lease.release();
       await session.release();
@@ -99,7 +127,9 @@ export class OnnxLmPolicy implements Policy {
 
   describe(): PolicyDescription {
     const s = this.signature;
-    const family = this.options.family ?? (typeof this.folder.config.model_type === 'string' ? this.folder.config.model_type : 'onnx');
+    const family =
+      this.options.family ??
+      (typeof this.folder.config.model_type === 'string' ? this.folder.config.model_type : 'onnx');
     return {
       kind: 'corl:onnx-lm',
       family,
@@ -127,28 +157,51 @@ export class OnnxLmPolicy implements Policy {
   /** Text of generated token ids, without end tokens and special tokens. */
   decode(ids: readonly number[]): string {
     const eos = new Set(this.folder.eosTokenIds);
-    return this.folder.tokenizer.decode(ids.filter((t) => !eos.has(t)), { skip_special_tokens: true });
+    return this.folder.tokenizer.decode(
+      ids.filter((t) => !eos.has(t)),
+      { skip_special_tokens: true },
+    );
   }
 
   async sample(requests: readonly SampleRequest[], options: SamplingOptions): Promise<Completion[][]> {
-    if (this.closed) throw new CorlError('CORL_ERR_TENSOR_RUNTIME', 'expected an open corl:onnx-lm policy, got a closed one');
-    if (!Number.isInteger(options.n) || options.n < 1) throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected n ≥ 1 completions per prompt, got ${options.n}`, { where: 'sampling.n' });
+    if (this.closed)
+      throw new CorlError('CORL_ERR_TENSOR_RUNTIME', 'expected an open corl:onnx-lm policy, got a closed one');
+    if (!Number.isInteger(options.n) || options.n < 1)
+      throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected n ≥ 1 completions per prompt, got ${options.n}`, {
+        where: 'sampling.n',
+      });
     const prompts: number[][] = [];
     const index = new Map<string, number>();
     const rows: Row[] = [];
     requests.forEach((req, i) => {
       const who = req.id !== undefined ? `problem "${req.id}"` : `request ${i}`;
       if (req.images && req.images.length > 0) {
-        throw new CorlError('CORL_ERR_BACKEND_UNSUPPORTED', `expected a text-only prompt for corl:onnx-lm, got ${req.images.length} image(s) in ${who}`, { hint: 'use corl:openai with a vision-language model for problems with images' });
+        throw new CorlError(
+          'CORL_ERR_BACKEND_UNSUPPORTED',
+          `expected a text-only prompt for corl:onnx-lm, got ${req.images.length} image(s) in ${who}`,
+          { hint: 'use corl:openai with a vision-language model for problems with images' },
+        );
       }
       const o = { ...options, ...req.overrides };
       let p = index.get(req.prompt);
       if (p === undefined) {
         const ids = this.encodePrompt(req.prompt);
-        if (ids.length === 0) throw new CorlError('CORL_ERR_BACKEND_CONTEXT', `expected a prompt of at least one token, got none for ${who}`, { where: 'options.template' });
+        if (ids.length === 0)
+          throw new CorlError(
+            'CORL_ERR_BACKEND_CONTEXT',
+            `expected a prompt of at least one token, got none for ${who}`,
+            { where: 'options.template' },
+          );
         const limit = this.folder.maxContext;
         if (limit !== undefined && ids.length >= limit) {
-          throw new CorlError('CORL_ERR_BACKEND_CONTEXT', `expected a prompt shorter than the context of ${limit} tokens, got ${ids.length} tokens for ${who}`, { where: 'options.maxContext', hint: 'shorten the prompt or raise option maxContext (up to what the model was trained for)' });
+          throw new CorlError(
+            'CORL_ERR_BACKEND_CONTEXT',
+            `expected a prompt shorter than the context of ${limit} tokens, got ${ids.length} tokens for ${who}`,
+            {
+              where: 'options.maxContext',
+              hint: 'shorten the prompt or raise option maxContext (up to what the model was trained for)',
+            },
+          );
         }
         p = prompts.length;
         index.set(req.prompt, p);
@@ -156,8 +209,18 @@ export class OnnxLmPolicy implements Policy {
       }
       for (let k = 0; k < options.n; k++) {
         rows.push({
-          prompt: p, temperature: o.temperature, topP: o.topP, maxTokens: o.maxTokens, stop: [...(o.stop ?? [])],
-          rng: new Rng(mixSeed(o.seed, i, k)), tokens: [], logprobs: [], entropies: [], meanLogprobs: [], finish: 'length', done: false,
+          prompt: p,
+          temperature: o.temperature,
+          topP: o.topP,
+          maxTokens: o.maxTokens,
+          stop: [...(o.stop ?? [])],
+          rng: new Rng(mixSeed(o.seed, i, k)),
+          tokens: [],
+          logprobs: [],
+          entropies: [],
+          meanLogprobs: [],
+          finish: 'length',
+          done: false,
         });
       }
     });
@@ -190,7 +253,14 @@ export class OnnxLmPolicy implements Policy {
   }
 
   /** One model call: ids, positions [B, T], mask [B, P + T], the cache of length P. */
-  private async forward(B: number, T: number, ids: ArrayLike<number>, positions: ArrayLike<number>, mask: ArrayLike<number>, cache: Cache | undefined): Promise<{ logits: Float32Array; V: number; cache: Cache }> {
+  private async forward(
+    B: number,
+    T: number,
+    ids: ArrayLike<number>,
+    positions: ArrayLike<number>,
+    mask: ArrayLike<number>,
+    cache: Cache | undefined,
+  ): Promise<{ logits: Float32Array; V: number; cache: Cache }> {
     const s = this.signature;
     const feeds: Record<string, ort.Tensor> = {
       input_ids: this.ints('input_ids', ids, [B, T]),
@@ -206,15 +276,30 @@ export class OnnxLmPolicy implements Policy {
     try {
       res = await this.session.run(feeds);
     } catch (e) {
-      throw new CorlError('CORL_ERR_TENSOR_RUNTIME', `expected ${this.folder.modelFile} to run on a batch of ${B} × ${T} tokens, got ${(e as Error).message}`, { cause: e });
+      throw new CorlError(
+        'CORL_ERR_TENSOR_RUNTIME',
+        `expected ${this.folder.modelFile} to run on a batch of ${B} × ${T} tokens, got ${(e as Error).message}`,
+        { cause: e },
+      );
     }
     const logits = res.logits!;
     const dims = logits.dims;
     if (dims.length !== 3 || dims[0] !== B || dims[1] !== T) {
-      throw new CorlError('CORL_ERR_BACKEND_MODEL', `expected output "logits" of shape [${B}, ${T}, vocab], got [${dims.join(', ')}]`, { where: this.folder.modelFile });
+      throw new CorlError(
+        'CORL_ERR_BACKEND_MODEL',
+        `expected output "logits" of shape [${B}, ${T}, vocab], got [${dims.join(', ')}]`,
+        { where: this.folder.modelFile },
+      );
     }
-    if (logits.type !== 'float32') throw new CorlError('CORL_ERR_BACKEND_MODEL', `expected output "logits" of type float32, got ${logits.type}`, { where: this.folder.modelFile });
-    return { logits: logits.data as Float32Array, V: dims[2]!, cache: s.presentNames.map(([k, v]) => [res[k]!, res[v]!]) };
+    if (logits.type !== 'float32')
+      throw new CorlError('CORL_ERR_BACKEND_MODEL', `expected output "logits" of type float32, got ${logits.type}`, {
+        where: this.folder.modelFile,
+      });
+    return {
+      logits: logits.data as Float32Array,
+      V: dims[2]!,
+      cache: s.presentNames.map(([k, v]) => [res[k]!, res[v]!]),
+    };
   }
 
   /**
@@ -225,25 +310,35 @@ export class OnnxLmPolicy implements Policy {
     const { kvHeads: H, headDim: dh, layers } = this.signature;
     const out: Cache = [];
     for (let l = 0; l < layers; l++) {
-      out.push([0, 1].map((kv) => {
-        const dst = new Float32Array(parts.length * H * to * dh);
-        parts.forEach(({ cache, row }, i) => {
-          const t = cache[l]![kv]!;
-          const len = t.dims[2]!;
-          const src = t.data as Float32Array;
-          const shift = (to - len) * dh;
-          for (let h = 0; h < H; h++) {
-            const a = (row * H + h) * len * dh;
-            dst.set(src.subarray(a, a + len * dh), (i * H + h) * to * dh + shift);
-          }
-        });
-        return new ort.Tensor('float32', dst, [parts.length, H, to, dh]);
-      }));
+      out.push(
+        [0, 1].map((kv) => {
+          const dst = new Float32Array(parts.length * H * to * dh);
+          parts.forEach(({ cache, row }, i) => {
+            const t = cache[l]![kv]!;
+            const len = t.dims[2]!;
+            const src = t.data as Float32Array;
+            const shift = (to - len) * dh;
+            for (let h = 0; h < H; h++) {
+              const a = (row * H + h) * len * dh;
+              dst.set(src.subarray(a, a + len * dh), (i * H + h) * to * dh + shift);
+            }
+          });
+          return new ort.Tensor('float32', dst, [parts.length, H, to, dh]);
+        }),
+      );
     }
     return out;
   }
 
-  private choose(row: Row, logits: Float32Array, offset: number, V: number, scratch: Float64Array, stats: boolean, position: number): void {
+  private choose(
+    row: Row,
+    logits: Float32Array,
+    offset: number,
+    V: number,
+    scratch: Float64Array,
+    stats: boolean,
+    position: number,
+  ): void {
     const c = chooseToken(logits, offset, V, row.temperature, row.topP, row.rng, scratch, stats);
     row.tokens.push(c.token);
     row.logprobs.push(c.logprob);
@@ -329,20 +424,29 @@ export class OnnxLmPolicy implements Policy {
     const scratch = new Float64Array(2 * V);
     const len = rows.map((r) => prompts[r.prompt]!.length);
     rows.forEach((row, r) => {
-      if (row.maxTokens <= 0) { row.done = true; return; }
+      if (row.maxTokens <= 0) {
+        row.done = true;
+        return;
+      }
       this.choose(row, filled[row.prompt]!.logits, 0, V, scratch, stats, len[r]!);
     });
     let active = rows.map((_, r) => r).filter((r) => !rows[r]!.done);
     if (active.length === 0) return;
     // The batch holds the active rows, in order; its cache has length P + steps (left padding included).
-    let cache = this.assemble(active.map((r) => filled[rows[r]!.prompt]!), P);
+    let cache = this.assemble(
+      active.map((r) => filled[rows[r]!.prompt]!),
+      P,
+    );
     filled.length = 0;
     let batch = active;
     let length = P;
     while (active.length > 0) {
       if (active.length < batch.length) {
         const c = cache;
-        cache = this.assemble(active.map((r) => ({ cache: c, row: batch.indexOf(r) })), length);
+        cache = this.assemble(
+          active.map((r) => ({ cache: c, row: batch.indexOf(r) })),
+          length,
+        );
         batch = active;
       }
       const B = batch.length;
@@ -359,13 +463,23 @@ export class OnnxLmPolicy implements Policy {
   }
 
   async update(): Promise<UpdateResult> {
-    throw new CorlError('CORL_ERR_POLICY_CANNOT_TRAIN', `expected a trainable policy, got corl:onnx-lm (${this.folder.modelFile}), which only samples`, { hint: 'train the model with verl, OpenRLHF or TRL and `corl serve`; use corl:onnx-lm with trainer.steps 0 to evaluate it' });
+    throw new CorlError(
+      'CORL_ERR_POLICY_CANNOT_TRAIN',
+      `expected a trainable policy, got corl:onnx-lm (${this.folder.modelFile}), which only samples`,
+      {
+        hint: 'train the model with verl, OpenRLHF or TRL and `corl serve`; use corl:onnx-lm with trainer.steps 0 to evaluate it',
+      },
+    );
   }
 
   /** Writes what identifies the model; there are no trained weights to save. */
   async save(dir: string): Promise<void> {
     fs.mkdirSync(dir, { recursive: true });
-    await writeJsonAtomic(path.join(dir, CHECKPOINT_FILE), { kind: 'corl:onnx-lm', model: this.folder.modelFile, bytes: fs.statSync(this.folder.modelFile).size });
+    await writeJsonAtomic(path.join(dir, CHECKPOINT_FILE), {
+      kind: 'corl:onnx-lm',
+      model: this.folder.modelFile,
+      bytes: fs.statSync(this.folder.modelFile).size,
+    });
   }
 
   /** Checks that the checkpoint was written by a policy of the same model file. */
@@ -375,11 +489,19 @@ export class OnnxLmPolicy implements Policy {
     try {
       saved = JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch (e) {
-      throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected ${CHECKPOINT_FILE} written by corl:onnx-lm, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { where: file });
+      throw new CorlError(
+        'CORL_ERR_POLICY_CHECKPOINT',
+        `expected ${CHECKPOINT_FILE} written by corl:onnx-lm, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        { where: file },
+      );
     }
     const bytes = fs.statSync(this.folder.modelFile).size;
     if (saved.kind !== 'corl:onnx-lm' || saved.model !== this.folder.modelFile || saved.bytes !== bytes) {
-      throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected a corl:onnx-lm checkpoint of ${this.folder.modelFile} (${bytes} bytes), got ${JSON.stringify(saved.kind)} / ${JSON.stringify(saved.model)} (${JSON.stringify(saved.bytes)} bytes)`, { where: file });
+      throw new CorlError(
+        'CORL_ERR_POLICY_CHECKPOINT',
+        `expected a corl:onnx-lm checkpoint of ${this.folder.modelFile} (${bytes} bytes), got ${JSON.stringify(saved.kind)} / ${JSON.stringify(saved.model)} (${JSON.stringify(saved.bytes)} bytes)`,
+        { where: file },
+      );
     }
   }
 

@@ -66,14 +66,22 @@ export class OpenAIClient {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly headers: Record<string, string>;
 
-  constructor(private readonly options: ClientOptions, seed: number, effects: ClientEffects = {}) {
+  constructor(
+    private readonly options: ClientOptions,
+    seed: number,
+    effects: ClientEffects = {},
+  ) {
     this.rng = new Rng(seed);
     this.sleep = effects.sleep ?? defaultSleep;
     this.headers = { 'content-type': 'application/json', accept: 'application/json' };
     if (options.apiKeyEnv !== undefined) {
       const key = (effects.env ?? process.env)[options.apiKeyEnv];
       if (key === undefined || key === '') {
-        throw new CorlError('CORL_ERR_BACKEND_AUTH', `expected an API key in the environment variable ${options.apiKeyEnv} (option apiKeyEnv), got ${key === undefined ? 'no such variable' : 'an empty one'}`, { where: 'options.apiKeyEnv' });
+        throw new CorlError(
+          'CORL_ERR_BACKEND_AUTH',
+          `expected an API key in the environment variable ${options.apiKeyEnv} (option apiKeyEnv), got ${key === undefined ? 'no such variable' : 'an empty one'}`,
+          { where: 'options.apiKeyEnv' },
+        );
       }
       this.headers.authorization = `Bearer ${key}`;
     }
@@ -90,9 +98,15 @@ export class OpenAIClient {
         if ('value' in failure) return failure.value;
         if (!failure.retryable || attempt >= this.options.retries) {
           if (!failure.retryable || this.options.retries === 0) throw failure.error;
-          throw new CorlError(failure.error.code, `${failure.error.detail} (after ${attempt + 1} attempts: option retries = ${this.options.retries})`, { where: failure.error.where, hint: failure.error.hint, cause: failure.error });
+          throw new CorlError(
+            failure.error.code,
+            `${failure.error.detail} (after ${attempt + 1} attempts: option retries = ${this.options.retries})`,
+            { where: failure.error.where, hint: failure.error.hint, cause: failure.error },
+          );
         }
-        const delay = failure.retryAfterMs ?? backoffMs(attempt, this.options.backoffSeconds, this.options.maxBackoffSeconds, this.rng.next());
+        const delay =
+          failure.retryAfterMs ??
+          backoffMs(attempt, this.options.backoffSeconds, this.options.maxBackoffSeconds, this.rng.next());
         this.stats.retries++;
         this.stats.delaysMs.push(delay);
         await this.sleep(delay);
@@ -109,31 +123,66 @@ export class OpenAIClient {
     let text: string;
     let retryAfter: string | null;
     try {
-      const res = await fetch(url, { method: 'POST', headers: this.headers, body: payload, signal: AbortSignal.timeout(timeoutMs) });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: this.headers,
+        body: payload,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       status = res.status;
       retryAfter = res.headers.get('retry-after');
       text = await res.text();
     } catch (e) {
       const err = e as Error & { cause?: { code?: string; message?: string } };
       if (err.name === 'TimeoutError' || err.name === 'AbortError') {
-        return { retryable: true, error: new CorlError('CORL_ERR_BACKEND_UNREACHABLE', `expected an answer from ${url} within ${this.options.timeoutSeconds} s (option timeoutSeconds), got none`, { where: url }) };
+        return {
+          retryable: true,
+          error: new CorlError(
+            'CORL_ERR_BACKEND_UNREACHABLE',
+            `expected an answer from ${url} within ${this.options.timeoutSeconds} s (option timeoutSeconds), got none`,
+            { where: url },
+          ),
+        };
       }
       const why = err.cause?.code ?? err.cause?.message ?? err.message;
-      return { retryable: true, error: new CorlError('CORL_ERR_BACKEND_UNREACHABLE', `expected a connection to ${url} (option baseUrl), got ${why}`, { where: url, cause: e }) };
+      return {
+        retryable: true,
+        error: new CorlError(
+          'CORL_ERR_BACKEND_UNREACHABLE',
+          `expected a connection to ${url} (option baseUrl), got ${why}`,
+          { where: url, cause: e },
+        ),
+      };
     }
     if (status >= 200 && status < 300) {
       try {
         return { value: JSON.parse(text) };
       } catch {
-        return { retryable: false, error: new CorlError('CORL_ERR_BACKEND_RESPONSE', `expected a JSON body from ${url}, got ${JSON.stringify(text.slice(0, 80))}`, { where: url }) };
+        return {
+          retryable: false,
+          error: new CorlError(
+            'CORL_ERR_BACKEND_RESPONSE',
+            `expected a JSON body from ${url}, got ${JSON.stringify(text.slice(0, 80))}`,
+            { where: url },
+          ),
+        };
       }
     }
     const retryable = status === 429 || status >= 500;
-    const hint = status === 404 ? 'check options model, baseUrl (up to and including /v1) and endpoint' : status === 401 || status === 403 ? 'check the key in the variable named by option apiKeyEnv' : undefined;
+    const hint =
+      status === 404
+        ? 'check options model, baseUrl (up to and including /v1) and endpoint'
+        : status === 401 || status === 403
+          ? 'check the key in the variable named by option apiKeyEnv'
+          : undefined;
     return {
       retryable,
       retryAfterMs: retryable ? retryAfterMs(retryAfter) : undefined,
-      error: new CorlError('CORL_ERR_BACKEND_HTTP', `expected a 2xx answer from ${url}, got ${status}: ${serverMessage(text)}`, { where: url, hint, data: { status } }),
+      error: new CorlError(
+        'CORL_ERR_BACKEND_HTTP',
+        `expected a 2xx answer from ${url}, got ${status}: ${serverMessage(text)}`,
+        { where: url, hint, data: { status } },
+      ),
     };
   }
 
@@ -155,8 +204,10 @@ export class OpenAIClient {
 function serverMessage(text: string): string {
   try {
     const v = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
-    const m = typeof v.error === 'string' ? v.error : v.error?.message ?? v.message;
+    const m = typeof v.error === 'string' ? v.error : (v.error?.message ?? v.message);
     if (typeof m === 'string') return m.slice(0, 200);
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return JSON.stringify(text.slice(0, 200));
 }

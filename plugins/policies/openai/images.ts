@@ -31,11 +31,19 @@ export function imagePart(file: string, baseDir: string, problem: string): Image
     bytes = fs.readFileSync(full);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new CorlError('CORL_ERR_BACKEND_IMAGE', `expected a readable image file for ${problem}, got ${code === 'ENOENT' ? 'no such file' : code ?? (e as Error).message}: ${full}`, { where: full });
+    throw new CorlError(
+      'CORL_ERR_BACKEND_IMAGE',
+      `expected a readable image file for ${problem}, got ${code === 'ENOENT' ? 'no such file' : (code ?? (e as Error).message)}: ${full}`,
+      { where: full },
+    );
   }
   const type = imageType(bytes);
   if (type === undefined) {
-    throw new CorlError('CORL_ERR_BACKEND_IMAGE', `expected a PNG, JPEG, GIF or WebP image for ${problem}, got ${bytes.length === 0 ? 'an empty file' : 'another format'}: ${full}`, { where: full });
+    throw new CorlError(
+      'CORL_ERR_BACKEND_IMAGE',
+      `expected a PNG, JPEG, GIF or WebP image for ${problem}, got ${bytes.length === 0 ? 'an empty file' : 'another format'}: ${full}`,
+      { where: full },
+    );
   }
   return { type: 'image_url', image_url: { url: `data:${type};base64,${bytes.toString('base64')}` } };
 }

@@ -6,7 +6,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Completion, FinishReason } from '../../../core/contracts/completion';
-import type { Policy, PolicyDescription, SampleRequest, SamplingOptions, UpdateResult } from '../../../core/contracts/policy';
+import type {
+  Policy,
+  PolicyDescription,
+  SampleRequest,
+  SamplingOptions,
+  UpdateResult,
+} from '../../../core/contracts/policy';
 import { CorlError } from '../../../core/errors';
 import { writeJsonAtomic } from '../../../core/util/fs';
 import { mixSeed } from '../../../core/util/rng';
@@ -39,7 +45,12 @@ interface Choice {
 export class OpenAIPolicy implements Policy {
   readonly client: OpenAIClient;
 
-  constructor(private readonly options: OpenAIOptions, seed: number, private readonly baseDir: string, effects: ClientEffects = {}) {
+  constructor(
+    private readonly options: OpenAIOptions,
+    seed: number,
+    private readonly baseDir: string,
+    effects: ClientEffects = {},
+  ) {
     this.client = new OpenAIClient(options, mixSeed(seed, 'openai-retry'), effects);
   }
 
@@ -51,36 +62,54 @@ export class OpenAIPolicy implements Policy {
   async sample(requests: readonly SampleRequest[], options: SamplingOptions): Promise<Completion[][]> {
     // Images are read and checked before anything is sent, so a bad file costs no server time.
     const bodies = requests.map((r, i) => this.body(r, i, options));
-    return Promise.all(bodies.map(async ({ body, n }, i) => {
-      if (!this.options.splitN || n === 1) return this.choices(await this.client.post(this.route, body), n, i);
-      const parts = await Promise.all(Array.from({ length: n }, (_, k) => this.client.post(this.route, {
-        ...body,
-        n: 1,
-        ...(this.options.sendSeed ? { seed: requestSeed(options.seed, i, k) } : {}),
-      })));
-      return parts.flatMap((p) => this.choices(p, 1, i));
-    }));
+    return Promise.all(
+      bodies.map(async ({ body, n }, i) => {
+        if (!this.options.splitN || n === 1) return this.choices(await this.client.post(this.route, body), n, i);
+        const parts = await Promise.all(
+          Array.from({ length: n }, (_, k) =>
+            this.client.post(this.route, {
+              ...body,
+              n: 1,
+              ...(this.options.sendSeed ? { seed: requestSeed(options.seed, i, k) } : {}),
+            }),
+          ),
+        );
+        return parts.flatMap((p) => this.choices(p, 1, i));
+      }),
+    );
   }
 
   private get route(): string {
     return this.options.endpoint === 'chat' ? '/chat/completions' : '/completions';
   }
 
-  private body(request: SampleRequest, i: number, options: SamplingOptions): { body: Record<string, unknown>; n: number } {
+  private body(
+    request: SampleRequest,
+    i: number,
+    options: SamplingOptions,
+  ): { body: Record<string, unknown>; n: number } {
     const o = { ...options, ...request.overrides };
     const who = request.id !== undefined ? `problem "${request.id}"` : `request ${i}`;
     const images = request.images ?? [];
     const body: Record<string, unknown> = { ...this.options.extraBody, model: this.options.model };
     if (this.options.endpoint === 'completions') {
       if (images.length > 0) {
-        throw new CorlError('CORL_ERR_BACKEND_UNSUPPORTED', `expected a text-only prompt for /v1/completions (option endpoint = "completions"), got ${images.length} image(s) in ${who}`, { where: 'options.endpoint' });
+        throw new CorlError(
+          'CORL_ERR_BACKEND_UNSUPPORTED',
+          `expected a text-only prompt for /v1/completions (option endpoint = "completions"), got ${images.length} image(s) in ${who}`,
+          { where: 'options.endpoint' },
+        );
       }
       body.prompt = request.prompt;
       if (this.options.logprobs) body.logprobs = 1;
     } else {
       const messages: unknown[] = [];
-      if (this.options.systemPrompt !== undefined) messages.push({ role: 'system', content: this.options.systemPrompt });
-      const content = images.length === 0 ? request.prompt : [{ type: 'text', text: request.prompt }, ...images.map((f) => imagePart(f, this.baseDir, who))];
+      if (this.options.systemPrompt !== undefined)
+        messages.push({ role: 'system', content: this.options.systemPrompt });
+      const content =
+        images.length === 0
+          ? request.prompt
+          : [{ type: 'text', text: request.prompt }, ...images.map((f) => imagePart(f, this.baseDir, who))];
       messages.push({ role: 'user', content });
       body.messages = messages;
       if (this.options.logprobs) body.logprobs = true;
@@ -96,16 +125,26 @@ export class OpenAIPolicy implements Policy {
   }
 
   private choices(answer: unknown, n: number, i: number): Completion[] {
-    const bad = (what: string, hint?: string): CorlError => new CorlError('CORL_ERR_BACKEND_RESPONSE', `expected ${what} for request ${i}`, { where: `${this.options.baseUrl}${this.route}`, hint });
+    const bad = (what: string, hint?: string): CorlError =>
+      new CorlError('CORL_ERR_BACKEND_RESPONSE', `expected ${what} for request ${i}`, {
+        where: `${this.options.baseUrl}${this.route}`,
+        hint,
+      });
     const choices = (answer as { choices?: unknown })?.choices;
     if (!Array.isArray(choices)) throw bad(`a "choices" array, got ${JSON.stringify(answer)?.slice(0, 80)}`);
     if (choices.length !== n) {
-      throw bad(`n = ${n} choices, got ${choices.length}`, 'the server ignores `n`: set option splitN to send one request per sample');
+      throw bad(
+        `n = ${n} choices, got ${choices.length}`,
+        'the server ignores `n`: set option splitN to send one request per sample',
+      );
     }
     const ordered = [...(choices as Choice[])].sort((a, b) => (Number(a?.index) || 0) - (Number(b?.index) || 0));
     return ordered.map((c, k) => {
       const text = this.options.endpoint === 'chat' ? c?.message?.content : c?.text;
-      if (typeof text !== 'string') throw bad(`choice ${k} to carry ${this.options.endpoint === 'chat' ? 'message.content' : 'text'} as a string, got ${JSON.stringify(c)?.slice(0, 80)}`);
+      if (typeof text !== 'string')
+        throw bad(
+          `choice ${k} to carry ${this.options.endpoint === 'chat' ? 'message.content' : 'text'} as a string, got ${JSON.stringify(c)?.slice(0, 80)}`,
+        );
       const finish = finishReason(c.finish_reason);
       if (!this.options.logprobs) return { text, tokenIds: [], logprobs: [], finishReason: finish };
       const { tokens, logprobs } = this.tokenLogprobs(c, k, bad);
@@ -113,29 +152,43 @@ export class OpenAIPolicy implements Policy {
     });
   }
 
-  private tokenLogprobs(c: Choice, k: number, bad: (what: string, hint?: string) => CorlError): { tokens: unknown[]; logprobs: number[] } {
+  private tokenLogprobs(
+    c: Choice,
+    k: number,
+    bad: (what: string, hint?: string) => CorlError,
+  ): { tokens: unknown[]; logprobs: number[] } {
     const hint = 'the server did not return logprobs: set option logprobs to false';
     const lp = c.logprobs;
     let tokens: unknown[];
     let values: unknown[];
     if (this.options.endpoint === 'chat') {
-      if (!lp || !Array.isArray(lp.content)) throw bad(`choice ${k} to carry logprobs.content, got ${JSON.stringify(lp)?.slice(0, 80)}`, hint);
+      if (!lp || !Array.isArray(lp.content))
+        throw bad(`choice ${k} to carry logprobs.content, got ${JSON.stringify(lp)?.slice(0, 80)}`, hint);
       tokens = lp.content.map((t: { token?: unknown }) => t?.token);
       values = lp.content.map((t: { logprob?: unknown }) => t?.logprob);
     } else {
-      if (!lp || !Array.isArray(lp.token_logprobs) || !Array.isArray(lp.tokens)) throw bad(`choice ${k} to carry logprobs.tokens and logprobs.token_logprobs, got ${JSON.stringify(lp)?.slice(0, 80)}`, hint);
+      if (!lp || !Array.isArray(lp.token_logprobs) || !Array.isArray(lp.tokens))
+        throw bad(
+          `choice ${k} to carry logprobs.tokens and logprobs.token_logprobs, got ${JSON.stringify(lp)?.slice(0, 80)}`,
+          hint,
+        );
       tokens = lp.tokens;
       values = lp.token_logprobs;
     }
-    if (tokens.length !== values.length) throw bad(`as many logprobs as tokens in choice ${k}, got ${values.length} and ${tokens.length}`);
+    if (tokens.length !== values.length)
+      throw bad(`as many logprobs as tokens in choice ${k}, got ${values.length} and ${tokens.length}`);
     values.forEach((v, t) => {
-      if (typeof v !== 'number' || !Number.isFinite(v) || v > 1e-6) throw bad(`a finite logprob <= 0 for token ${t} of choice ${k}, got ${JSON.stringify(v)}`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v > 1e-6)
+        throw bad(`a finite logprob <= 0 for token ${t} of choice ${k}, got ${JSON.stringify(v)}`);
     });
     return { tokens, logprobs: values as number[] };
   }
 
   async update(): Promise<UpdateResult> {
-    throw new CorlError('CORL_ERR_POLICY_CANNOT_TRAIN', `expected a trainable policy, got corl:openai (${this.options.model} at ${this.options.baseUrl}), which only samples`);
+    throw new CorlError(
+      'CORL_ERR_POLICY_CANNOT_TRAIN',
+      `expected a trainable policy, got corl:openai (${this.options.model} at ${this.options.baseUrl}), which only samples`,
+    );
   }
 
   /** Writes what identifies the backend; there are no weights to save. */
@@ -152,10 +205,18 @@ export class OpenAIPolicy implements Policy {
     try {
       saved = JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch (e) {
-      throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected ${CHECKPOINT_FILE} written by corl:openai, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { where: file });
+      throw new CorlError(
+        'CORL_ERR_POLICY_CHECKPOINT',
+        `expected ${CHECKPOINT_FILE} written by corl:openai, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        { where: file },
+      );
     }
     if (saved.kind !== 'corl:openai' || saved.model !== this.options.model) {
-      throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected a corl:openai checkpoint of model "${this.options.model}", got ${JSON.stringify(saved.kind)} / ${JSON.stringify(saved.model)}`, { where: file });
+      throw new CorlError(
+        'CORL_ERR_POLICY_CHECKPOINT',
+        `expected a corl:openai checkpoint of model "${this.options.model}", got ${JSON.stringify(saved.kind)} / ${JSON.stringify(saved.model)}`,
+        { where: file },
+      );
     }
   }
 }
@@ -167,7 +228,12 @@ export function requestSeed(seed: number, i: number, k: number): number {
 
 /** Token ids from `choices[].token_ids`, or from "token_id:N" tokens; unknown ids are {@link UNKNOWN_TOKEN_ID}. */
 export function tokenIds(explicit: unknown, tokens: readonly unknown[]): number[] {
-  if (Array.isArray(explicit) && explicit.length === tokens.length && explicit.every((x) => Number.isInteger(x) && x >= 0)) return explicit as number[];
+  if (
+    Array.isArray(explicit) &&
+    explicit.length === tokens.length &&
+    explicit.every((x) => Number.isInteger(x) && x >= 0)
+  )
+    return explicit as number[];
   const ids: number[] = [];
   for (const t of tokens) {
     const m = typeof t === 'string' ? /^token_id:(\d+)$/.exec(t) : null;

@@ -42,10 +42,18 @@ export interface ParamSpec {
 /** Check an architecture; throws CORL_ERR_CONFIG_INVALID naming the option. */
 export function checkArchitecture(a: Architecture): void {
   if (a.dModel % a.heads !== 0) {
-    throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected dModel divisible by heads, got dModel ${a.dModel} and heads ${a.heads}`, { where: 'heads' });
+    throw new CorlError(
+      'CORL_ERR_CONFIG_INVALID',
+      `expected dModel divisible by heads, got dModel ${a.dModel} and heads ${a.heads}`,
+      { where: 'heads' },
+    );
   }
   if (a.positions === 'sinusoidal' && a.dModel % 2 !== 0) {
-    throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected an even dModel for sinusoidal positions, got ${a.dModel}`, { where: 'dModel' });
+    throw new CorlError(
+      'CORL_ERR_CONFIG_INVALID',
+      `expected an even dModel for sinusoidal positions, got ${a.dModel}`,
+      { where: 'dModel' },
+    );
   }
 }
 
@@ -56,7 +64,8 @@ export function paramSpecs(a: Architecture): ParamSpec[] {
   const std = 0.02;
   const resid = std / Math.sqrt(2 * a.layers);
   const out: ParamSpec[] = [];
-  const p = (name: string, shape: number[], init: ParamSpec['init'], s = std, decay = init === 'normal') => out.push({ name, shape, init, std: s, decay });
+  const p = (name: string, shape: number[], init: ParamSpec['init'], s = std, decay = init === 'normal') =>
+    out.push({ name, shape, init, std: s, decay });
   const norm = (prefix: string) => {
     p(`${prefix}.g`, [d], 'ones');
     if (a.norm === 'layernorm') p(`${prefix}.b`, [d], 'zeros');

@@ -73,7 +73,11 @@ export function microBatches(seqs: readonly Sequence[], maxTokens: number, grpo:
 }
 
 /** The log-probabilities of each sequence's trained tokens, read back from the batches' [rows, T] outputs. */
-export function trainedLogprobs(seqs: readonly Sequence[], micro: readonly MicroBatch[], values: readonly Float32Array[]): number[][] {
+export function trainedLogprobs(
+  seqs: readonly Sequence[],
+  micro: readonly MicroBatch[],
+  values: readonly Float32Array[],
+): number[][] {
   const out: number[][] = seqs.map(() => []);
   micro.forEach((mb, k) => {
     const T = mb.batch.T;

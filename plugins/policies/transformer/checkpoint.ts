@@ -44,7 +44,11 @@ export interface CheckpointData {
   readonly training: TrainingState;
 }
 
-interface FileEntry { readonly file: string; readonly bytes: number; readonly sha256: string }
+interface FileEntry {
+  readonly file: string;
+  readonly bytes: number;
+  readonly sha256: string;
+}
 
 interface Sidecar {
   format: string;
@@ -75,18 +79,24 @@ function split(bytes: Uint8Array, specs: readonly ParamSpec[], copies: number, f
   const sizes = specs.map((s) => s.shape.reduce((a, b) => a * b, 1));
   const per = sizes.reduce((a, b) => a + b, 0);
   if (bytes.length !== per * copies * 4) {
-    throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected ${per * copies * 4} bytes in ${path.basename(file)} (${copies} × ${per} float32), got ${bytes.length}`, { where: file });
+    throw new CorlError(
+      'CORL_ERR_POLICY_CHECKPOINT',
+      `expected ${per * copies * 4} bytes in ${path.basename(file)} (${copies} × ${per} float32), got ${bytes.length}`,
+      { where: file },
+    );
   }
   const all = new Float32Array(per * copies);
   new Uint8Array(all.buffer).set(bytes);
   const out: Float32Array[][] = [];
   let o = 0;
   for (let c = 0; c < copies; c++) {
-    out.push(sizes.map((n) => {
-      const a = all.slice(o, o + n);
-      o += n;
-      return a;
-    }));
+    out.push(
+      sizes.map((n) => {
+        const a = all.slice(o, o + n);
+        o += n;
+        return a;
+      }),
+    );
   }
   return out;
 }
@@ -122,22 +132,39 @@ export async function saveCheckpoint(dir: string, specs: readonly ParamSpec[], d
     tokenizer: d.tokenizer,
     parameters: specs.map((s) => ({ name: s.name, shape: [...s.shape] })),
     training: d.training,
-    files: { model: entry('model.onnx', model), optimizer: entry('optimizer.bin', optimizer), ...(reference ? { reference } : {}) },
+    files: {
+      model: entry('model.onnx', model),
+      optimizer: entry('optimizer.bin', optimizer),
+      ...(reference ? { reference } : {}),
+    },
   };
   await writeJsonAtomic(path.join(dir, 'corl.json'), sidecar);
 }
 
 async function readChecked(dir: string, e: FileEntry | undefined, what: string): Promise<Uint8Array> {
-  if (!e || typeof e.file !== 'string' || path.basename(e.file) !== e.file) throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected corl.json to name the ${what} file, got ${JSON.stringify(e)}`, { where: path.join(dir, 'corl.json') });
+  if (!e || typeof e.file !== 'string' || path.basename(e.file) !== e.file)
+    throw new CorlError(
+      'CORL_ERR_POLICY_CHECKPOINT',
+      `expected corl.json to name the ${what} file, got ${JSON.stringify(e)}`,
+      { where: path.join(dir, 'corl.json') },
+    );
   const file = path.join(dir, e.file);
   let b: Uint8Array;
   try {
     b = await fsp.readFile(file);
   } catch (err) {
-    throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected a readable ${what} file, got ${(err as Error).message}`, { where: file });
+    throw new CorlError(
+      'CORL_ERR_POLICY_CHECKPOINT',
+      `expected a readable ${what} file, got ${(err as Error).message}`,
+      { where: file },
+    );
   }
   if (b.length !== e.bytes || sha(b) !== e.sha256) {
-    throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected ${what} of ${e.bytes} bytes with the SHA-256 in corl.json, got ${b.length} bytes${b.length === e.bytes ? ' with another digest' : ''} (corrupt or from another save)`, { where: file });
+    throw new CorlError(
+      'CORL_ERR_POLICY_CHECKPOINT',
+      `expected ${what} of ${e.bytes} bytes with the SHA-256 in corl.json, got ${b.length} bytes${b.length === e.bytes ? ' with another digest' : ''} (corrupt or from another save)`,
+      { where: file },
+    );
   }
   return b;
 }
@@ -145,7 +172,14 @@ async function readChecked(dir: string, e: FileEntry | undefined, what: string):
 /** Compare a saved value with the current one; throws naming the first differing field. */
 function same(where: string, field: string, saved: unknown, current: unknown): void {
   if (JSON.stringify(saved) !== JSON.stringify(current)) {
-    throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected ${field} ${JSON.stringify(current)} (this policy's options), got ${JSON.stringify(saved)} in the checkpoint`, { where, hint: 'load a checkpoint written by a model with the same architecture and tokenizer options; nothing was loaded' });
+    throw new CorlError(
+      'CORL_ERR_POLICY_CHECKPOINT',
+      `expected ${field} ${JSON.stringify(current)} (this policy's options), got ${JSON.stringify(saved)} in the checkpoint`,
+      {
+        where,
+        hint: 'load a checkpoint written by a model with the same architecture and tokenizer options; nothing was loaded',
+      },
+    );
   }
 }
 
@@ -153,23 +187,44 @@ function same(where: string, field: string, saved: unknown, current: unknown): v
  * Read and verify a checkpoint against the current architecture and tokenizer. Returns everything
  * in memory; the caller swaps it in only after this resolves.
  */
-export async function loadCheckpoint(dir: string, specs: readonly ParamSpec[], expect: { architecture: Architecture; tokenizer: CheckpointData['tokenizer'] }): Promise<CheckpointData> {
+export async function loadCheckpoint(
+  dir: string,
+  specs: readonly ParamSpec[],
+  expect: { architecture: Architecture; tokenizer: CheckpointData['tokenizer'] },
+): Promise<CheckpointData> {
   const sideFile = path.join(dir, 'corl.json');
   let side: Sidecar;
   try {
     side = JSON.parse(await fsp.readFile(sideFile, 'utf8')) as Sidecar;
   } catch (e) {
-    throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected a readable JSON sidecar, got ${(e as Error).message}`, { where: sideFile });
+    throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected a readable JSON sidecar, got ${(e as Error).message}`, {
+      where: sideFile,
+    });
   }
   if (side?.format !== CHECKPOINT_FORMAT || side.version !== CHECKPOINT_VERSION) {
-    throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected format "${CHECKPOINT_FORMAT}" version ${CHECKPOINT_VERSION}, got ${JSON.stringify(side?.format)} version ${JSON.stringify(side?.version)}`, { where: sideFile });
+    throw new CorlError(
+      'CORL_ERR_POLICY_CHECKPOINT',
+      `expected format "${CHECKPOINT_FORMAT}" version ${CHECKPOINT_VERSION}, got ${JSON.stringify(side?.format)} version ${JSON.stringify(side?.version)}`,
+      { where: sideFile },
+    );
   }
-  for (const k of Object.keys(expect.architecture) as (keyof Architecture)[]) same(sideFile, `architecture.${k}`, side.architecture?.[k], expect.architecture[k]);
-  for (const k of ['alphabet', 'tokens', 'lowercase'] as const) same(sideFile, `tokenizer.${k}`, side.tokenizer?.[k], expect.tokenizer[k]);
-  same(sideFile, 'parameters', side.parameters, specs.map((s) => ({ name: s.name, shape: [...s.shape] })));
+  for (const k of Object.keys(expect.architecture) as (keyof Architecture)[])
+    same(sideFile, `architecture.${k}`, side.architecture?.[k], expect.architecture[k]);
+  for (const k of ['alphabet', 'tokens', 'lowercase'] as const)
+    same(sideFile, `tokenizer.${k}`, side.tokenizer?.[k], expect.tokenizer[k]);
+  same(
+    sideFile,
+    'parameters',
+    side.parameters,
+    specs.map((s) => ({ name: s.name, shape: [...s.shape] })),
+  );
   const t = side.training;
   if (!t || ![t.optimizerSteps, t.updates, t.pretrainSteps].every((x) => Number.isInteger(x) && x >= 0)) {
-    throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected training counters (non-negative integers), got ${JSON.stringify(t)}`, { where: sideFile });
+    throw new CorlError(
+      'CORL_ERR_POLICY_CHECKPOINT',
+      `expected training counters (non-negative integers), got ${JSON.stringify(t)}`,
+      { where: sideFile },
+    );
   }
 
   const modelFile = path.join(dir, 'model.onnx');
@@ -178,25 +233,56 @@ export async function loadCheckpoint(dir: string, specs: readonly ParamSpec[], e
   try {
     model = readModel(modelBytes);
   } catch (e) {
-    throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected a well-formed ONNX model, got ${(e as Error).message}`, { where: modelFile });
+    throw new CorlError(
+      'CORL_ERR_POLICY_CHECKPOINT',
+      `expected a well-formed ONNX model, got ${(e as Error).message}`,
+      { where: modelFile },
+    );
   }
   const params = specs.map((s) => {
     const init = model.initializers.get(s.name);
     if (!init || init.dtype !== 'float32' || JSON.stringify(init.dims) !== JSON.stringify(s.shape)) {
-      throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected initializer "${s.name}" float32 [${s.shape.join(', ')}], got ${init ? `${init.dtype} [${init.dims.join(', ')}]` : 'none'}`, { where: modelFile });
+      throw new CorlError(
+        'CORL_ERR_POLICY_CHECKPOINT',
+        `expected initializer "${s.name}" float32 [${s.shape.join(', ')}], got ${init ? `${init.dtype} [${init.dims.join(', ')}]` : 'none'}`,
+        { where: modelFile },
+      );
     }
     return init.data as Float32Array;
   });
   const optFile = path.join(dir, 'optimizer.bin');
-  const [m, v] = split(await readChecked(dir, side.files.optimizer, 'optimizer'), specs, 2, optFile) as [Float32Array[], Float32Array[]];
+  const [m, v] = split(await readChecked(dir, side.files.optimizer, 'optimizer'), specs, 2, optFile) as [
+    Float32Array[],
+    Float32Array[],
+  ];
   let reference: Float32Array[] | undefined;
-  if (side.files.reference) reference = split(await readChecked(dir, side.files.reference, 'reference'), specs, 1, path.join(dir, 'reference.bin'))[0];
-  for (const [what, set] of [['weights', params], ['optimizer state', [...m, ...v]], ['reference weights', reference ?? []]] as const) {
+  if (side.files.reference)
+    reference = split(
+      await readChecked(dir, side.files.reference, 'reference'),
+      specs,
+      1,
+      path.join(dir, 'reference.bin'),
+    )[0];
+  for (const [what, set] of [
+    ['weights', params],
+    ['optimizer state', [...m, ...v]],
+    ['reference weights', reference ?? []],
+  ] as const) {
     for (const a of set) {
       for (let i = 0; i < a.length; i++) {
-        if (!Number.isFinite(a[i])) throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected finite ${what}, got ${a[i]}`, { where: dir });
+        if (!Number.isFinite(a[i]))
+          throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected finite ${what}, got ${a[i]}`, { where: dir });
       }
     }
   }
-  return { family: side.family, architecture: side.architecture, tokenizer: side.tokenizer, params, m, v, reference, training: { optimizerSteps: t.optimizerSteps, updates: t.updates, pretrainSteps: t.pretrainSteps } };
+  return {
+    family: side.family,
+    architecture: side.architecture,
+    tokenizer: side.tokenizer,
+    params,
+    m,
+    v,
+    reference,
+    training: { optimizerSteps: t.optimizerSteps, updates: t.updates, pretrainSteps: t.pretrainSteps },
+  };
 }

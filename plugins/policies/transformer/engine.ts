@@ -9,7 +9,14 @@ import { compile, GraphSession, type Feed } from '../../../core/tensor/session';
 import type { AdamWOptions, AdamWScalars } from '../../../core/tensor/optim';
 import { Rng } from '../../../core/util/rng';
 import { paramSpecs, type Architecture, type ParamSpec } from './architecture';
-import { buildApplyGraph, buildDecodeGraph, buildLogprobGraph, buildPrefillGraph, buildStepGraph, type BuiltGraph } from './graphs';
+import {
+  buildApplyGraph,
+  buildDecodeGraph,
+  buildLogprobGraph,
+  buildPrefillGraph,
+  buildStepGraph,
+  type BuiltGraph,
+} from './graphs';
 import { chooseToken } from './sampling';
 import { END } from './tokenizer';
 
@@ -137,8 +144,16 @@ export class ShardEngine {
       this.ref = u.ref;
       this.refVersion = u.refVersion ?? 0;
     }
-    if (this.version !== u.version) throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected weights of version ${u.version} in the shard, got version ${this.version}`);
-    if (u.refVersion !== undefined && this.refVersion !== u.refVersion) throw new CorlError('CORL_ERR_TENSOR_GRAPH', `expected reference weights of version ${u.refVersion} in the shard, got version ${this.refVersion}`);
+    if (this.version !== u.version)
+      throw new CorlError(
+        'CORL_ERR_TENSOR_GRAPH',
+        `expected weights of version ${u.version} in the shard, got version ${this.version}`,
+      );
+    if (u.refVersion !== undefined && this.refVersion !== u.refVersion)
+      throw new CorlError(
+        'CORL_ERR_TENSOR_GRAPH',
+        `expected reference weights of version ${u.refVersion} in the shard, got version ${this.refVersion}`,
+      );
   }
 
   /** Versions held (so the policy knows what to send). */
@@ -159,7 +174,9 @@ export class ShardEngine {
 
   private paramFeeds(params: readonly Float32Array[], prefix = ''): Record<string, Feed> {
     const feeds: Record<string, Feed> = {};
-    this.specs.forEach((s, i) => { feeds[prefix + s.name] = { data: params[i]!, dims: s.shape }; });
+    this.specs.forEach((s, i) => {
+      feeds[prefix + s.name] = { data: params[i]!, dims: s.shape };
+    });
     return feeds;
   }
 
@@ -185,13 +202,20 @@ export class ShardEngine {
     const params = useRef ? this.ref : this.params;
     if (!params) throw new CorlError('CORL_ERR_TENSOR_GRAPH', 'expected reference weights in the shard, got none');
     const s = await this.session('logprobs', () => buildLogprobGraph(this.init.arch, this.specs));
-    const r = await s.run({ ...this.paramFeeds(params), ids: { data: b.ids, dims: [b.rows, b.T] }, targets: { data: b.targets, dims: [b.rows, b.T] }, inv_temperature: f32(invTemperature) });
+    const r = await s.run({
+      ...this.paramFeeds(params),
+      ids: { data: b.ids, dims: [b.rows, b.T] },
+      targets: { data: b.targets, dims: [b.rows, b.T] },
+      inv_temperature: f32(invTemperature),
+    });
     return r.logprobs!.data as Float32Array;
   }
 
   /** Summed gradients over micro-batches (one onnxruntime call each). */
   async grads(objective: Objective, batches: readonly TokenBatch[], sc: StepScalars): Promise<GradResult> {
-    const s = await this.session(`grad-${objective}`, () => buildStepGraph(this.init.arch, this.specs, { objective, gradClip: this.init.gradClip }));
+    const s = await this.session(`grad-${objective}`, () =>
+      buildStepGraph(this.init.arch, this.specs, { objective, gradClip: this.init.gradClip }),
+    );
     const acc = this.specs.map((_, i) => new Float32Array(this.params[i]!.length));
     const pf = this.paramFeeds(this.params);
     let loss = 0;
@@ -228,12 +252,30 @@ export class ShardEngine {
 
   private unpack(r: Record<string, { data: unknown }>): ApplyResult {
     const pick = (prefix: string) => this.specs.map((s) => r[`${prefix}${s.name}`]!.data as Float32Array);
-    return { params: pick('next.'), m: pick('next_m.'), v: pick('next_v.'), gradNorm: (r.grad_norm!.data as Float32Array)[0]! };
+    return {
+      params: pick('next.'),
+      m: pick('next_m.'),
+      v: pick('next_v.'),
+      gradNorm: (r.grad_norm!.data as Float32Array)[0]!,
+    };
   }
 
   /** Forward, loss, backward, clipping and AdamW in one onnxruntime call. */
-  async step(objective: Objective, b: TokenBatch, sc: StepScalars, m: readonly Float32Array[], v: readonly Float32Array[], a: AdamWScalars): Promise<StepResult> {
-    const s = await this.session(`step-${objective}`, () => buildStepGraph(this.init.arch, this.specs, { objective, optimizer: this.init.optimizer, gradClip: this.init.gradClip }));
+  async step(
+    objective: Objective,
+    b: TokenBatch,
+    sc: StepScalars,
+    m: readonly Float32Array[],
+    v: readonly Float32Array[],
+    a: AdamWScalars,
+  ): Promise<StepResult> {
+    const s = await this.session(`step-${objective}`, () =>
+      buildStepGraph(this.init.arch, this.specs, {
+        objective,
+        optimizer: this.init.optimizer,
+        gradClip: this.init.gradClip,
+      }),
+    );
     const feeds = { ...this.paramFeeds(this.params), ...this.batchFeeds(b, sc, objective), ...this.adamFeeds(m, v, a) };
     let ref: Float32Array | undefined;
     if (objective === 'grpo-kl') {
@@ -241,13 +283,27 @@ export class ShardEngine {
       feeds.ref_logprobs = { data: ref, dims: [b.rows, b.T] };
     }
     const r = await s.run(feeds);
-    return { ...this.unpack(r), loss: r.loss!.at(0), logprobs: r.logprobs!.data as Float32Array, ...(ref ? { ref } : {}) };
+    return {
+      ...this.unpack(r),
+      loss: r.loss!.at(0),
+      logprobs: r.logprobs!.data as Float32Array,
+      ...(ref ? { ref } : {}),
+    };
   }
 
   /** Clipping and AdamW on accumulated gradients. */
-  async apply(grads: readonly Float32Array[], m: readonly Float32Array[], v: readonly Float32Array[], a: AdamWScalars): Promise<ApplyResult> {
+  async apply(
+    grads: readonly Float32Array[],
+    m: readonly Float32Array[],
+    v: readonly Float32Array[],
+    a: AdamWScalars,
+  ): Promise<ApplyResult> {
     const s = await this.session('apply', () => buildApplyGraph(this.specs, this.init.optimizer, this.init.gradClip));
-    const r = await s.run({ ...this.paramFeeds(this.params), ...this.paramFeeds(grads, 'grad.'), ...this.adamFeeds(m, v, a) });
+    const r = await s.run({
+      ...this.paramFeeds(this.params),
+      ...this.paramFeeds(grads, 'grad.'),
+      ...this.adamFeeds(m, v, a),
+    });
     return this.unpack(r);
   }
 
@@ -341,7 +397,14 @@ export class ShardEngine {
 
     const rngs = job.rows.map((r) => new Rng(r.seed));
     const scratch = new Float64Array(2 * V);
-    const out = job.rows.map(() => ({ tokens: [] as number[], logprobs: [] as number[], entropies: [] as number[], meanLogprobs: [] as number[], finish: 'length' as 'stop' | 'length', text: '' }));
+    const out = job.rows.map(() => ({
+      tokens: [] as number[],
+      logprobs: [] as number[],
+      entropies: [] as number[],
+      meanLogprobs: [] as number[],
+      finish: 'length' as 'stop' | 'length',
+      text: '',
+    }));
     const pos = Int32Array.from(len); // position of the next token to feed
     const last = new Int32Array(R);
     const done = new Uint8Array(R);
@@ -349,7 +412,17 @@ export class ShardEngine {
       const row = job.rows[r]!;
       const o = out[r]!;
       const suppressEnd = o.tokens.length < (row.minTokens ?? 0);
-      const c = chooseToken(logits, offset, V, row.temperature, row.topP, rngs[r]!, scratch, job.tokenStats, suppressEnd ? END : -1);
+      const c = chooseToken(
+        logits,
+        offset,
+        V,
+        row.temperature,
+        row.topP,
+        rngs[r]!,
+        scratch,
+        job.tokenStats,
+        suppressEnd ? END : -1,
+      );
       o.tokens.push(c.token);
       o.logprobs.push(c.logprob);
       if (job.tokenStats) {
@@ -373,7 +446,10 @@ export class ShardEngine {
       if (o.tokens.length >= row.maxTokens || pos[r]! >= S) done[r] = 1;
     };
     job.rows.forEach((row, r) => {
-      if (row.maxTokens <= 0) { done[r] = 1; return; }
+      if (row.maxTokens <= 0) {
+        done[r] = 1;
+        return;
+      }
       choose(r, preLogits, (row.prompt * P + len[r]! - 1) * V);
     });
 
@@ -390,7 +466,9 @@ export class ShardEngine {
         const rows = compact ? active : Array.from({ length: R }, (_, r) => r).filter((r) => slotOf[r]! >= 0);
         relayout(rows, slotOf, width, grow ? capFor(span + 1) : cap);
         const next = new Int32Array(R).fill(-1);
-        rows.forEach((r, i) => { next[r] = i; });
+        rows.forEach((r, i) => {
+          next[r] = i;
+        });
         slotOf = next;
         width = rows.length;
       }
@@ -404,7 +482,12 @@ export class ShardEngine {
         stepPos[i] = pos[r]!;
         bias.fill(0, i * cap, i * cap + pos[r]!);
       }
-      const feeds: Record<string, Feed> = { ...pf, ids: { data: stepIds, dims: [B, 1] }, positions: { data: stepPos, dims: [B, 1] }, cache_bias: { data: bias, dims: [B, 1, 1, cap] } };
+      const feeds: Record<string, Feed> = {
+        ...pf,
+        ids: { data: stepIds, dims: [B, 1] },
+        positions: { data: stepPos, dims: [B, 1] },
+        cache_bias: { data: bias, dims: [B, 1, 1, cap] },
+      };
       for (let l = 0; l < L; l++) {
         feeds[`cache_k${l}`] = { data: cacheK[l]!, dims: [B, H, cap, dh] };
         feeds[`cache_v${l}`] = { data: cacheV[l]!, dims: [B, H, cap, dh] };
@@ -440,7 +523,9 @@ export class ShardEngine {
       tokens: Int32Array.from(o.tokens),
       logprobs: Float32Array.from(o.logprobs),
       finish: o.finish,
-      ...(job.tokenStats ? { entropies: Float32Array.from(o.entropies), meanLogprobs: Float32Array.from(o.meanLogprobs) } : {}),
+      ...(job.tokenStats
+        ? { entropies: Float32Array.from(o.entropies), meanLogprobs: Float32Array.from(o.meanLogprobs) }
+        : {}),
     }));
   }
 

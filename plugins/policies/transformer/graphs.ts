@@ -17,7 +17,8 @@ export function declareParams(g: Graph, specs: readonly ParamSpec[], prefix = ''
   return specs.map((s) => g.input(prefix + s.name, 'float32', s.shape));
 }
 
-const byName = (specs: readonly ParamSpec[], ts: readonly Tensor[]): Params => Object.fromEntries(specs.map((s, i) => [s.name, ts[i]!]));
+const byName = (specs: readonly ParamSpec[], ts: readonly Tensor[]): Params =>
+  Object.fromEntries(specs.map((s, i) => [s.name, ts[i]!]));
 
 const NEG = -1e9;
 
@@ -66,7 +67,12 @@ export function head(g: Graph, a: Architecture, P: Params, h: Tensor): Tensor {
  * Causal multi-head self-attention over the whole sequence; `keys` receives each layer's head-split
  * k and v [B, H, T, dh] (the prefill's cache).
  */
-export function causalAttention(g: Graph, a: Architecture, positions: Tensor, keys?: (layer: number, k: Tensor, v: Tensor) => void): Attend {
+export function causalAttention(
+  g: Graph,
+  a: Architecture,
+  positions: Tensor,
+  keys?: (layer: number, k: Tensor, v: Tensor) => void,
+): Attend {
   const H = a.heads;
   const dh = a.dModel / H;
   // bias[i, j] = −1e9 where key j comes after query i
@@ -127,18 +133,34 @@ export function buildStepGraph(a: Architecture, specs: readonly ParamSpec[], o: 
       weights,
       ratioLow: g.input('ratio_low', 'float32', []),
       ratioHigh: g.input('ratio_high', 'float32', []),
-      ...(o.objective === 'grpo-kl' ? { ref: g.input('ref_logprobs', 'float32', ['B', 'T']), beta: g.input('beta', 'float32', []) } : {}),
+      ...(o.objective === 'grpo-kl'
+        ? { ref: g.input('ref_logprobs', 'float32', ['B', 'T']), beta: g.input('beta', 'float32', []) }
+        : {}),
     });
   }
   const grads = gradients(loss, params);
-  const outputs: [string, Tensor][] = [['loss', loss], ['logprobs', lp]];
+  const outputs: [string, Tensor][] = [
+    ['loss', loss],
+    ['logprobs', lp],
+  ];
   if (o.optimizer) {
     const { grads: clipped, norm: gradNorm } = clipByGlobalNorm(g, grads, o.gradClip);
     const m = declareParams(g, specs, 'm.');
     const v = declareParams(g, specs, 'v.');
-    const up = adamwUpdate(g, params, clipped, m, v, specs.map((s) => s.decay), adamwInputs(g), o.optimizer);
+    const up = adamwUpdate(
+      g,
+      params,
+      clipped,
+      m,
+      v,
+      specs.map((s) => s.decay),
+      adamwInputs(g),
+      o.optimizer,
+    );
     outputs.push(['grad_norm', gradNorm]);
-    specs.forEach((s, i) => outputs.push([`next.${s.name}`, up.params[i]!], [`next_m.${s.name}`, up.m[i]!], [`next_v.${s.name}`, up.v[i]!]));
+    specs.forEach((s, i) =>
+      outputs.push([`next.${s.name}`, up.params[i]!], [`next_m.${s.name}`, up.m[i]!], [`next_v.${s.name}`, up.v[i]!]),
+    );
   } else {
     specs.forEach((s, i) => outputs.push([`grad.${s.name}`, grads[i]!]));
   }
@@ -156,9 +178,20 @@ export function buildApplyGraph(specs: readonly ParamSpec[], optimizer: AdamWOpt
   const m = declareParams(g, specs, 'm.');
   const v = declareParams(g, specs, 'v.');
   const { grads: clipped, norm } = clipByGlobalNorm(g, grads, gradClip);
-  const up = adamwUpdate(g, params, clipped, m, v, specs.map((s) => s.decay), adamwInputs(g), optimizer);
+  const up = adamwUpdate(
+    g,
+    params,
+    clipped,
+    m,
+    v,
+    specs.map((s) => s.decay),
+    adamwInputs(g),
+    optimizer,
+  );
   const outputs: [string, Tensor][] = [['grad_norm', norm]];
-  specs.forEach((s, i) => outputs.push([`next.${s.name}`, up.params[i]!], [`next_m.${s.name}`, up.m[i]!], [`next_v.${s.name}`, up.v[i]!]));
+  specs.forEach((s, i) =>
+    outputs.push([`next.${s.name}`, up.params[i]!], [`next_m.${s.name}`, up.m[i]!], [`next_v.${s.name}`, up.v[i]!]),
+  );
   return { graph: g, outputs };
 }
 
@@ -181,7 +214,14 @@ export function buildPrefillGraph(a: Architecture, specs: readonly ParamSpec[]):
   const ids = g.input('ids', 'int32', ['B', 'P']);
   const positions = g.rangeLike(ids, 1);
   const kv: [string, Tensor][] = [];
-  const h = trunk(g, a, P, ids, positions, causalAttention(g, a, positions, (l, k, v) => kv.push([`k${l}`, k], [`v${l}`, v])));
+  const h = trunk(
+    g,
+    a,
+    P,
+    ids,
+    positions,
+    causalAttention(g, a, positions, (l, k, v) => kv.push([`k${l}`, k], [`v${l}`, v])),
+  );
   return { graph: g, outputs: [['logits', head(g, a, P, h)], ...kv] };
 }
 
@@ -200,7 +240,14 @@ export function buildDecodeGraph(a: Architecture, specs: readonly ParamSpec[]): 
   const ids = g.input('ids', 'int32', ['B', 1]);
   const positions = g.input('positions', 'int32', ['B', 1]);
   const bias = g.input('cache_bias', 'float32', ['B', 1, 1, 'S']);
-  const cache = Array.from({ length: a.layers }, (_, l) => [g.input(`cache_k${l}`, 'float32', ['B', H, 'S', dh]), g.input(`cache_v${l}`, 'float32', ['B', H, 'S', dh])] as const);
+  const cache = Array.from(
+    { length: a.layers },
+    (_, l) =>
+      [
+        g.input(`cache_k${l}`, 'float32', ['B', H, 'S', dh]),
+        g.input(`cache_v${l}`, 'float32', ['B', H, 'S', dh]),
+      ] as const,
+  );
   const kv: [string, Tensor][] = [];
   const alpha = 1 / Math.sqrt(dh);
   const attend: Attend = (l, q, k, v) => {

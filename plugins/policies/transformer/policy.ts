@@ -9,14 +9,29 @@
 // log-probabilities at T = 1. tokenIds include the end token when a completion stopped on it; the
 // text never contains it, nor a stop string that ended the completion.
 import type { Completion } from '../../../core/contracts/completion';
-import type { Policy, PolicyDescription, PretrainBatch, SampleRequest, SamplingOptions, UpdateBatch, UpdateResult } from '../../../core/contracts/policy';
+import type {
+  Policy,
+  PolicyDescription,
+  PretrainBatch,
+  SampleRequest,
+  SamplingOptions,
+  UpdateBatch,
+  UpdateResult,
+} from '../../../core/contracts/policy';
 import { CorlError } from '../../../core/errors';
 import { assertFinite } from '../../../core/grpo/check';
 import { aggregationWeights, grpoLoss } from '../../../core/grpo/loss';
 import { adamwScalars, learningRate } from '../../../core/tensor/optim';
 import { leaseCores, type CoreLease } from '../../../core/tensor/threads';
 import { mixSeed } from '../../../core/util/rng';
-import { checkArchitecture, initParams, parameterCount, paramSpecs, type Architecture, type ParamSpec } from './architecture';
+import {
+  checkArchitecture,
+  initParams,
+  parameterCount,
+  paramSpecs,
+  type Architecture,
+  type ParamSpec,
+} from './architecture';
 import { microBatches, trainedLogprobs, type Sequence } from './batch';
 import { loadCheckpoint, saveCheckpoint } from './checkpoint';
 import type { ApplyResult, EngineInit, Objective, ParamsUpdate, SampleJob, SampleRow, StepScalars } from './engine';
@@ -70,7 +85,10 @@ export class TransformerPolicy implements Policy {
   private shards: Promise<Shard[]> | undefined;
   private closed = false;
 
-  constructor(readonly options: TransformerOptions, seed: number) {
+  constructor(
+    readonly options: TransformerOptions,
+    seed: number,
+  ) {
     this.tokenizer = new CharTokenizer(options.tokenizer);
     this.arch = architectureOf(options, this.tokenizer.size);
     checkArchitecture(this.arch);
@@ -101,7 +119,10 @@ export class TransformerPolicy implements Policy {
 
   /** The shards, created at first use when every model of the process holds its lease. */
   private pool(): Promise<Shard[]> {
-    if (this.closed) return Promise.reject(new CorlError('CORL_ERR_TENSOR_RUNTIME', 'expected an open corl:transformer policy, got a closed one'));
+    if (this.closed)
+      return Promise.reject(
+        new CorlError('CORL_ERR_TENSOR_RUNTIME', 'expected an open corl:transformer policy, got a closed one'),
+      );
     this.shards ??= (async () => {
       const threads = this.options.threads > 0 ? this.options.threads : this.lease.threads();
       const n = this.options.worker ? threads : 1;
@@ -109,7 +130,11 @@ export class TransformerPolicy implements Policy {
         arch: this.arch,
         vocab: this.tokenizer.vocab.map((_, i) => this.tokenizer.piece(i)),
         threads: this.options.worker ? 1 : threads,
-        optimizer: { beta1: this.options.optimizer.betas[0], beta2: this.options.optimizer.betas[1], eps: this.options.optimizer.eps },
+        optimizer: {
+          beta1: this.options.optimizer.betas[0],
+          beta2: this.options.optimizer.betas[1],
+          eps: this.options.optimizer.eps,
+        },
         gradClip: this.options.optimizer.gradClip,
       };
       return Array.from({ length: n }, () => (this.options.worker ? new WorkerShard(init) : new LocalShard(init)));
@@ -147,32 +172,51 @@ export class TransformerPolicy implements Policy {
    * `fixed.minTokens` (beyond the contract, for benchmarks): never choose the end token before this
    * many tokens, so that every completion has a known length.
    */
-  async sample(requests: readonly SampleRequest[], options: SamplingOptions, fixed?: { readonly minTokens?: number }): Promise<Completion[][]> {
-    if (!Number.isInteger(options.n) || options.n < 1) throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected n ≥ 1 completions per prompt, got ${options.n}`, { where: 'sampling.n' });
+  async sample(
+    requests: readonly SampleRequest[],
+    options: SamplingOptions,
+    fixed?: { readonly minTokens?: number },
+  ): Promise<Completion[][]> {
+    if (!Number.isInteger(options.n) || options.n < 1)
+      throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected n ≥ 1 completions per prompt, got ${options.n}`, {
+        where: 'sampling.n',
+      });
     const shards = await this.pool();
     // Requests are split between shards whole (their rows share one prefill), balanced by rows.
     const per = Math.ceil(requests.length / shards.length);
-    const parts = shards.map((_, i) => requests.slice(i * per, (i + 1) * per).map((r, k) => [i * per + k, r] as const)).filter((p) => p.length > 0);
-    const results = await Promise.all(parts.map((part, si) => {
-      const prompts: Int32Array[] = [];
-      const index = new Map<string, number>();
-      const rows: SampleRow[] = [];
-      for (const [i, req] of part) {
-        const o = { ...options, ...req.overrides };
-        let p = index.get(req.prompt);
-        if (p === undefined) {
-          p = prompts.length;
-          index.set(req.prompt, p);
-          prompts.push(Int32Array.from(this.encodePrompt(req.prompt)));
+    const parts = shards
+      .map((_, i) => requests.slice(i * per, (i + 1) * per).map((r, k) => [i * per + k, r] as const))
+      .filter((p) => p.length > 0);
+    const results = await Promise.all(
+      parts.map((part, si) => {
+        const prompts: Int32Array[] = [];
+        const index = new Map<string, number>();
+        const rows: SampleRow[] = [];
+        for (const [i, req] of part) {
+          const o = { ...options, ...req.overrides };
+          let p = index.get(req.prompt);
+          if (p === undefined) {
+            p = prompts.length;
+            index.set(req.prompt, p);
+            prompts.push(Int32Array.from(this.encodePrompt(req.prompt)));
+          }
+          for (let k = 0; k < options.n; k++) {
+            rows.push({
+              prompt: p,
+              temperature: o.temperature,
+              topP: o.topP,
+              maxTokens: o.maxTokens,
+              seed: mixSeed(o.seed, i, k),
+              stop: [...(o.stop ?? [])],
+              ...(fixed?.minTokens ? { minTokens: fixed.minTokens } : {}),
+            });
+          }
         }
-        for (let k = 0; k < options.n; k++) {
-          rows.push({ prompt: p, temperature: o.temperature, topP: o.topP, maxTokens: o.maxTokens, seed: mixSeed(o.seed, i, k), stop: [...(o.stop ?? [])], ...(fixed?.minTokens ? { minTokens: fixed.minTokens } : {}) });
-        }
-      }
-      const job: SampleJob = { prompts, rows, tokenStats: !!options.tokenStats };
-      const shard = shards[si]!;
-      return this.onShard(shard, (update) => shard.run({ kind: 'sample', update, job }));
-    }));
+        const job: SampleJob = { prompts, rows, tokenStats: !!options.tokenStats };
+        const shard = shards[si]!;
+        return this.onShard(shard, (update) => shard.run({ kind: 'sample', update, job }));
+      }),
+    );
     const out: Completion[][] = [];
     parts.forEach((part, pi) => {
       let r = 0;
@@ -193,7 +237,9 @@ export class TransformerPolicy implements Policy {
             tokenIds: Array.from(row.tokens),
             logprobs: Array.from(row.logprobs),
             finishReason: row.finish,
-            ...(row.entropies ? { entropies: Array.from(row.entropies), meanLogprobs: Array.from(row.meanLogprobs!) } : {}),
+            ...(row.entropies
+              ? { entropies: Array.from(row.entropies), meanLogprobs: Array.from(row.meanLogprobs!) }
+              : {}),
           });
         }
         out.push(group);
@@ -206,17 +252,41 @@ export class TransformerPolicy implements Policy {
    * One optimizer step over `seqs`: a single fused call when one micro-batch on one shard holds
    * them, else gradients of micro-batches on every shard, summed, then AdamW on the first shard.
    */
-  private async optimizerStep(objective: Objective, seqs: readonly Sequence[], scalars: StepScalars, lr: number): Promise<StepOutcome> {
+  private async optimizerStep(
+    objective: Objective,
+    seqs: readonly Sequence[],
+    scalars: StepScalars,
+    lr: number,
+  ): Promise<StepOutcome> {
     const shards = await this.pool();
     const grpo = objective !== 'ce';
     const micro = microBatches(seqs, this.options.microBatchTokens, grpo);
     const opt = this.options.optimizer;
-    const adam = adamwScalars(this.training.optimizerSteps + 1, lr, opt.weightDecay, { beta1: opt.betas[0], beta2: opt.betas[1], eps: opt.eps });
+    const adam = adamwScalars(this.training.optimizerSteps + 1, lr, opt.weightDecay, {
+      beta1: opt.betas[0],
+      beta2: opt.betas[1],
+      eps: opt.eps,
+    });
     const nextVersion = ++this.versionSeq;
     const withRef = objective === 'grpo-kl';
     if (micro.length === 1 && shards.length === 1) {
       const s = shards[0]!;
-      const r = await this.onShard(s, (update) => s.run({ kind: 'step', update, objective, batch: micro[0]!.batch, scalars, m: this.m, v: this.v, adam, nextVersion }), nextVersion);
+      const r = await this.onShard(
+        s,
+        (update) =>
+          s.run({
+            kind: 'step',
+            update,
+            objective,
+            batch: micro[0]!.batch,
+            scalars,
+            m: this.m,
+            v: this.v,
+            adam,
+            nextVersion,
+          }),
+        nextVersion,
+      );
       return {
         loss: r.loss,
         gradNorm: r.gradNorm,
@@ -229,16 +299,23 @@ export class TransformerPolicy implements Policy {
     // Greedy assignment by padded tokens, largest first.
     const load = shards.map(() => 0);
     const assigned: number[][] = shards.map(() => []);
-    micro.map((mb, i) => [i, mb.batch.rows * mb.batch.T] as const).sort((a, b) => b[1] - a[1] || a[0] - b[0]).forEach(([i, w]) => {
-      const s = load.indexOf(Math.min(...load));
-      assigned[s]!.push(i);
-      load[s]! += w;
-    });
-    const parts = await Promise.all(shards.map((s, si) => {
-      const mine = assigned[si]!;
-      if (mine.length === 0) return undefined;
-      return this.onShard(s, (update) => s.run({ kind: 'grads', update, objective, batches: mine.map((i) => micro[i]!.batch), scalars }));
-    }));
+    micro
+      .map((mb, i) => [i, mb.batch.rows * mb.batch.T] as const)
+      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+      .forEach(([i, w]) => {
+        const s = load.indexOf(Math.min(...load));
+        assigned[s]!.push(i);
+        load[s]! += w;
+      });
+    const parts = await Promise.all(
+      shards.map((s, si) => {
+        const mine = assigned[si]!;
+        if (mine.length === 0) return undefined;
+        return this.onShard(s, (update) =>
+          s.run({ kind: 'grads', update, objective, batches: mine.map((i) => micro[i]!.batch), scalars }),
+        );
+      }),
+    );
     const grads = this.params.map((p) => new Float32Array(p.length));
     const lps: Float32Array[] = new Array(micro.length);
     const refs: Float32Array[] = new Array(micro.length);
@@ -256,8 +333,19 @@ export class TransformerPolicy implements Policy {
       });
     });
     const s0 = shards[0]!;
-    const next = await this.onShard(s0, (update) => s0.run({ kind: 'apply', update, grads, m: this.m, v: this.v, adam, nextVersion }), nextVersion);
-    return { loss, gradNorm: next.gradNorm, logprobs: trainedLogprobs(seqs, micro, lps), ...(withRef ? { ref: trainedLogprobs(seqs, micro, refs) } : {}), next, version: nextVersion };
+    const next = await this.onShard(
+      s0,
+      (update) => s0.run({ kind: 'apply', update, grads, m: this.m, v: this.v, adam, nextVersion }),
+      nextVersion,
+    );
+    return {
+      loss,
+      gradNorm: next.gradNorm,
+      logprobs: trainedLogprobs(seqs, micro, lps),
+      ...(withRef ? { ref: trainedLogprobs(seqs, micro, refs) } : {}),
+      next,
+      version: nextVersion,
+    };
   }
 
   private commit(r: StepOutcome): void {
@@ -279,15 +367,37 @@ export class TransformerPolicy implements Policy {
     const seqs: (Sequence & { completion: number })[] = batch.samples.map((s, i) => {
       const c = s.completion;
       const where = `update sample ${i}`;
-      if (c.logprobs.length !== c.tokenIds.length) throw new CorlError('CORL_ERR_POLICY_OUTPUT', `expected ${c.tokenIds.length} logprobs, got ${c.logprobs.length}`, { where });
+      if (c.logprobs.length !== c.tokenIds.length)
+        throw new CorlError(
+          'CORL_ERR_POLICY_OUTPUT',
+          `expected ${c.tokenIds.length} logprobs, got ${c.logprobs.length}`,
+          { where },
+        );
       for (const t of c.tokenIds) {
-        if (!Number.isInteger(t) || t < 0 || t >= V) throw new CorlError('CORL_ERR_POLICY_OUTPUT', `expected token ids in [0, ${V}) of this model's tokenizer, got ${t}`, { where, hint: 'update a policy only with completions it sampled itself' });
+        if (!Number.isInteger(t) || t < 0 || t >= V)
+          throw new CorlError(
+            'CORL_ERR_POLICY_OUTPUT',
+            `expected token ids in [0, ${V}) of this model's tokenizer, got ${t}`,
+            { where, hint: 'update a policy only with completions it sampled itself' },
+          );
       }
       assertFinite(s.advantage, `advantage (${where})`);
       const prompt = this.encodePrompt(s.prompt);
       const ids = [...prompt, ...c.tokenIds];
-      if (ids.length - 1 > this.arch.context) throw new CorlError('CORL_ERR_POLICY_OUTPUT', `expected prompt + completion within the context of ${this.arch.context} tokens, got ${ids.length - 1}`, { where });
-      return { ids, promptLength: prompt.length, weight: 0, old: c.logprobs, advantage: s.advantage, completion: c.tokenIds.length };
+      if (ids.length - 1 > this.arch.context)
+        throw new CorlError(
+          'CORL_ERR_POLICY_OUTPUT',
+          `expected prompt + completion within the context of ${this.arch.context} tokens, got ${ids.length - 1}`,
+          { where },
+        );
+      return {
+        ids,
+        promptLength: prompt.length,
+        weight: 0,
+        old: c.logprobs,
+        advantage: s.advantage,
+        completion: c.tokenIds.length,
+      };
     });
     const mb = this.options.miniBatchSize > 0 ? this.options.miniBatchSize : Math.max(seqs.length, 1);
     const globalTokens = seqs.reduce((a, s) => a + s.completion, 0);
@@ -298,20 +408,44 @@ export class TransformerPolicy implements Policy {
       this.refVersion = ++this.versionSeq;
     }
     const objective: Objective = beta > 0 ? 'grpo-kl' : 'grpo';
-    const scalars: StepScalars = { invTemperature: batch.temperature > 0 ? 1 / batch.temperature : 1, ratioLow: 1 - lo.clipLow, ratioHigh: 1 + lo.clipHigh, beta };
+    const scalars: StepScalars = {
+      invTemperature: batch.temperature > 0 ? 1 / batch.temperature : 1,
+      ratioLow: 1 - lo.clipLow,
+      ratioHigh: 1 + lo.clipHigh,
+      beta,
+    };
     const lr = learningRate(this.options.optimizer.lr, batch.step, batch.totalSteps, this.options.optimizer.schedule);
     const m: Record<string, number[]> = { total: [], policy: [], kl: [], clip: [], ratio: [], norm: [] };
     for (let start = 0; start < seqs.length; start += mb) {
       const chunk = seqs.slice(start, start + mb);
       const lengths = chunk.map((s) => s.completion);
-      const w = aggregationWeights(lengths, lo.type, lo.maxCompletionLength, lo.type === 'dapo' ? globalTokens : undefined, lo.microBatch);
+      const w = aggregationWeights(
+        lengths,
+        lo.type,
+        lo.maxCompletionLength,
+        lo.type === 'dapo' ? globalTokens : undefined,
+        lo.microBatch,
+      );
       const trained = chunk.map((s, i) => ({ ...s, weight: w[i]! })).filter((s) => s.completion > 0);
       if (trained.length === 0) continue;
       const r = await this.optimizerStep(objective, trained, scalars, lr);
       this.checkFinite(r, 'GRPO');
       const host = grpoLoss(
-        { logprobs: r.logprobs, oldLogprobs: trained.map((s) => s.old!), ...(r.ref ? { refLogprobs: r.ref } : {}), advantages: trained.map((s) => s.advantage!) },
-        { type: lo.type, clipLow: lo.clipLow, clipHigh: lo.clipHigh, beta, maxCompletionLength: lo.maxCompletionLength, globalTokens: lo.type === 'dapo' ? globalTokens : undefined, microBatch: lo.microBatch },
+        {
+          logprobs: r.logprobs,
+          oldLogprobs: trained.map((s) => s.old!),
+          ...(r.ref ? { refLogprobs: r.ref } : {}),
+          advantages: trained.map((s) => s.advantage!),
+        },
+        {
+          type: lo.type,
+          clipLow: lo.clipLow,
+          clipHigh: lo.clipHigh,
+          beta,
+          maxCompletionLength: lo.maxCompletionLength,
+          globalTokens: lo.type === 'dapo' ? globalTokens : undefined,
+          microBatch: lo.microBatch,
+        },
       );
       // grpoLoss over the trained rows only: grpo and dr_grpo divide by the rows of the whole mini-batch.
       const rescale = lo.type === 'grpo' || lo.type === 'dr_grpo' ? trained.length / chunk.length : 1;
@@ -343,7 +477,11 @@ export class TransformerPolicy implements Policy {
     batch.texts.forEach((text, i) => {
       const pl = batch.promptLengths?.[i] ?? 0;
       if (!Number.isInteger(pl) || pl < 0 || pl > text.length) {
-        throw new CorlError('CORL_ERR_TASK_DATA', `expected a prompt length in [0, ${text.length}] for pretraining text ${i}, got ${pl}`, { where: `pretrainPromptLengths[${i}]` });
+        throw new CorlError(
+          'CORL_ERR_TASK_DATA',
+          `expected a prompt length in [0, ${text.length}] for pretraining text ${i}, got ${pl}`,
+          { where: `pretrainPromptLengths[${i}]` },
+        );
       }
       const prompt = [END, ...this.tokenizer.encode(text.slice(0, pl))];
       const ids = [...prompt, ...this.tokenizer.encode(text.slice(pl)), END].slice(0, this.arch.context + 1);
@@ -351,7 +489,11 @@ export class TransformerPolicy implements Policy {
     });
     const tokens = seqs.reduce((a, s) => a + s.ids.length - s.promptLength, 0);
     const lr = learningRate(this.options.optimizer.lr, batch.step, batch.totalSteps, this.options.optimizer.schedule);
-    if (tokens === 0) throw new CorlError('CORL_ERR_TASK_DATA', `expected pretraining texts with tokens to learn beyond their prompts (within ${this.arch.context} tokens), got none in ${batch.texts.length} text(s)`);
+    if (tokens === 0)
+      throw new CorlError(
+        'CORL_ERR_TASK_DATA',
+        `expected pretraining texts with tokens to learn beyond their prompts (within ${this.arch.context} tokens), got none in ${batch.texts.length} text(s)`,
+      );
     const weighted = seqs.map((s) => ({ ...s, weight: 1 / tokens }));
     const r = await this.optimizerStep('ce', weighted, { invTemperature: 1, ratioLow: 0, ratioHigh: 0, beta: 0 }, lr);
     this.checkFinite(r, 'cross-entropy');

@@ -21,7 +21,17 @@ export interface Choice {
  * `stats` false the entropy and mean are not computed (returned as NaN). A `banned` token id is never
  * chosen (minimum lengths); log-probabilities and statistics stay those of the full distribution.
  */
-export function chooseToken(logits: Float32Array, offset: number, V: number, temperature: number, topP: number, rng: Rng, scratch: Float64Array, stats: boolean, banned = -1): Choice {
+export function chooseToken(
+  logits: Float32Array,
+  offset: number,
+  V: number,
+  temperature: number,
+  topP: number,
+  rng: Rng,
+  scratch: Float64Array,
+  stats: boolean,
+  banned = -1,
+): Choice {
   const T = temperature > 0 ? temperature : 1;
   let max = -Infinity;
   for (let v = 0; v < V; v++) max = Math.max(max, logits[offset + v]! / T);
@@ -40,13 +50,20 @@ export function chooseToken(logits: Float32Array, offset: number, V: number, tem
   let token = banned === 0 ? 1 : 0;
   if (temperature <= 0) {
     let best = -Infinity;
-    for (let v = 0; v < V; v++) if (v !== banned && logits[offset + v]! > best) { best = logits[offset + v]!; token = v; }
+    for (let v = 0; v < V; v++)
+      if (v !== banned && logits[offset + v]! > best) {
+        best = logits[offset + v]!;
+        token = v;
+      }
   } else if (topP >= 1) {
     let u = rng.next() * z;
     token = V - 1;
     for (let v = 0; v < V; v++) {
       u -= scratch[v]!;
-      if (u < 0) { token = v; break; }
+      if (u < 0) {
+        token = v;
+        break;
+      }
     }
   } else {
     // Nucleus: the smallest set of most likely tokens whose mass reaches topP (ties by id).
@@ -62,7 +79,10 @@ export function chooseToken(logits: Float32Array, offset: number, V: number, tem
     token = order[k - 1]!;
     for (let i = 0; i < k; i++) {
       u -= scratch[order[i]!]!;
-      if (u < 0) { token = order[i]!; break; }
+      if (u < 0) {
+        token = order[i]!;
+        break;
+      }
     }
   }
   const logprob = logits[offset + token]! / T - logZ;

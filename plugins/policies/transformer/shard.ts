@@ -6,15 +6,57 @@ import { Worker } from 'node:worker_threads';
 import { CorlError, isCorlError, type ErrorCode } from '../../../core/errors';
 import type { AdamWScalars } from '../../../core/tensor/optim';
 import { sessionTimings, type SessionTiming } from '../../../core/tensor/session';
-import { ShardEngine, type ApplyResult, type EngineInit, type GradResult, type Objective, type ParamsUpdate, type SampledRow, type SampleJob, type StepResult, type StepScalars, type TokenBatch } from './engine';
+import {
+  ShardEngine,
+  type ApplyResult,
+  type EngineInit,
+  type GradResult,
+  type Objective,
+  type ParamsUpdate,
+  type SampledRow,
+  type SampleJob,
+  type StepResult,
+  type StepScalars,
+  type TokenBatch,
+} from './engine';
 
 /** A unit of work for a shard; `update` carries weights when the shard's copy is stale. */
 export type ShardJob =
   | { readonly kind: 'sample'; readonly update: ParamsUpdate; readonly job: SampleJob }
-  | { readonly kind: 'grads'; readonly update: ParamsUpdate; readonly objective: Objective; readonly batches: readonly TokenBatch[]; readonly scalars: StepScalars }
-  | { readonly kind: 'step'; readonly update: ParamsUpdate; readonly objective: Objective; readonly batch: TokenBatch; readonly scalars: StepScalars; readonly m: readonly Float32Array[]; readonly v: readonly Float32Array[]; readonly adam: AdamWScalars; readonly nextVersion: number }
-  | { readonly kind: 'apply'; readonly update: ParamsUpdate; readonly grads: readonly Float32Array[]; readonly m: readonly Float32Array[]; readonly v: readonly Float32Array[]; readonly adam: AdamWScalars; readonly nextVersion: number }
-  | { readonly kind: 'logprobs'; readonly update: ParamsUpdate; readonly batch: TokenBatch; readonly invTemperature: number; readonly ref: boolean }
+  | {
+      readonly kind: 'grads';
+      readonly update: ParamsUpdate;
+      readonly objective: Objective;
+      readonly batches: readonly TokenBatch[];
+      readonly scalars: StepScalars;
+    }
+  | {
+      readonly kind: 'step';
+      readonly update: ParamsUpdate;
+      readonly objective: Objective;
+      readonly batch: TokenBatch;
+      readonly scalars: StepScalars;
+      readonly m: readonly Float32Array[];
+      readonly v: readonly Float32Array[];
+      readonly adam: AdamWScalars;
+      readonly nextVersion: number;
+    }
+  | {
+      readonly kind: 'apply';
+      readonly update: ParamsUpdate;
+      readonly grads: readonly Float32Array[];
+      readonly m: readonly Float32Array[];
+      readonly v: readonly Float32Array[];
+      readonly adam: AdamWScalars;
+      readonly nextVersion: number;
+    }
+  | {
+      readonly kind: 'logprobs';
+      readonly update: ParamsUpdate;
+      readonly batch: TokenBatch;
+      readonly invTemperature: number;
+      readonly ref: boolean;
+    }
   | { readonly kind: 'profile'; readonly update: ParamsUpdate; readonly reset: boolean };
 
 /** Where a shard's time went since the last reset (benchmarks): per job kind and per graph. */
@@ -55,7 +97,10 @@ export async function runJob(engine: ShardEngine, job: ShardJob): Promise<ShardR
   }
 }
 
-async function dispatch(engine: ShardEngine, job: Exclude<ShardJob, { kind: 'profile' }>): Promise<ShardResults[keyof ShardResults]> {
+async function dispatch(
+  engine: ShardEngine,
+  job: Exclude<ShardJob, { kind: 'profile' }>,
+): Promise<ShardResults[keyof ShardResults]> {
   engine.setParams(job.update);
   switch (job.kind) {
     case 'sample':
@@ -123,7 +168,10 @@ export function toWire(e: unknown): WireError {
 /** Rebuild an error from the wire (coded errors keep their code). */
 export function fromWire(w: WireError): Error {
   if (w.code) return new CorlError(w.code as ErrorCode, w.detail ?? w.message, { where: w.where, hint: w.hint });
-  return new CorlError('CORL_ERR_TENSOR_RUNTIME', `expected the model's worker thread to finish its job, got ${w.message}`);
+  return new CorlError(
+    'CORL_ERR_TENSOR_RUNTIME',
+    `expected the model's worker thread to finish its job, got ${w.message}`,
+  );
 }
 
 /** A shard in its own worker thread. */
@@ -149,8 +197,23 @@ export class WorkerShard implements Shard {
       for (const p of this.pending.values()) p.reject(e);
       this.pending.clear();
     };
-    this.worker.on('error', (e) => fail(new CorlError('CORL_ERR_TENSOR_RUNTIME', `expected the model's worker thread to keep running, got ${e.message}`, { cause: e })));
-    this.worker.on('exit', (code) => fail(new CorlError('CORL_ERR_TENSOR_RUNTIME', `expected the model's worker thread to keep running, got an exit with code ${code}`)));
+    this.worker.on('error', (e) =>
+      fail(
+        new CorlError(
+          'CORL_ERR_TENSOR_RUNTIME',
+          `expected the model's worker thread to keep running, got ${e.message}`,
+          { cause: e },
+        ),
+      ),
+    );
+    this.worker.on('exit', (code) =>
+      fail(
+        new CorlError(
+          'CORL_ERR_TENSOR_RUNTIME',
+          `expected the model's worker thread to keep running, got an exit with code ${code}`,
+        ),
+      ),
+    );
     this.worker.unref();
   }
 

@@ -28,16 +28,29 @@ export class CharTokenizer {
     const chars = [...options.alphabet];
     const seen = new Set<string>();
     for (const c of chars) {
-      if (seen.has(c)) throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected each alphabet character once, got "${c}" twice`, { where: 'tokenizer.alphabet' });
+      if (seen.has(c))
+        throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected each alphabet character once, got "${c}" twice`, {
+          where: 'tokenizer.alphabet',
+        });
       seen.add(c);
     }
     for (const t of options.tokens) {
-      if ([...t].length < 2) throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected multi-character tokens of at least 2 characters, got "${t}"`, { where: 'tokenizer.tokens' });
-      if (seen.has(t)) throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected each token once, got "${t}" twice`, { where: 'tokenizer.tokens' });
+      if ([...t].length < 2)
+        throw new CorlError(
+          'CORL_ERR_CONFIG_INVALID',
+          `expected multi-character tokens of at least 2 characters, got "${t}"`,
+          { where: 'tokenizer.tokens' },
+        );
+      if (seen.has(t))
+        throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected each token once, got "${t}" twice`, {
+          where: 'tokenizer.tokens',
+        });
       seen.add(t);
     }
     this.vocab = ['<|end|>', '<|unk|>', ...options.tokens, ...chars];
-    this.vocab.forEach((v, i) => { if (i > UNK) this.ids.set(v, i); });
+    this.vocab.forEach((v, i) => {
+      if (i > UNK) this.ids.set(v, i);
+    });
     this.byLength = [...options.tokens].sort((a, b) => b.length - a.length);
   }
 

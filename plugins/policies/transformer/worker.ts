@@ -11,9 +11,12 @@ parentPort!.on('message', (m: { id: number; job: ShardJob }) => {
     try {
       const result = await runJob(engine, m.job);
       // m and v are not kept by the engine: hand their memory over instead of copying it.
-      const transfer = m.job.kind === 'step' || m.job.kind === 'apply'
-        ? [...(result as { m: Float32Array[] }).m, ...(result as { v: Float32Array[] }).v].filter((a) => a.byteOffset === 0 && a.buffer.byteLength === a.byteLength).map((a) => a.buffer as ArrayBuffer)
-        : [];
+      const transfer =
+        m.job.kind === 'step' || m.job.kind === 'apply'
+          ? [...(result as { m: Float32Array[] }).m, ...(result as { v: Float32Array[] }).v]
+              .filter((a) => a.byteOffset === 0 && a.buffer.byteLength === a.byteLength)
+              .map((a) => a.buffer as ArrayBuffer)
+          : [];
       parentPort!.postMessage({ id: m.id, ok: true, result }, [...new Set(transfer)]);
     } catch (e) {
       parentPort!.postMessage({ id: m.id, ok: false, error: toWire(e) });

@@ -75,9 +75,17 @@ print(json.dumps({'exe': os.path.realpath(sys.executable), 'dirs': [os.path.real
 function pythonLayout(python: string): PythonLayout {
   const r = spawnSync(python, ['-I', '-S', '-c', LAYOUT], { encoding: 'utf8', env: {}, cwd: '/', timeout: 20_000 });
   let v: { exe?: unknown; dirs?: unknown; site?: unknown } | undefined;
-  try { v = r.status === 0 ? JSON.parse(r.stdout) : undefined; } catch { v = undefined; }
+  try {
+    v = r.status === 0 ? JSON.parse(r.stdout) : undefined;
+  } catch {
+    v = undefined;
+  }
   if (!v || typeof v.exe !== 'string' || !Array.isArray(v.dirs)) {
-    throw new CorlError('CORL_ERR_SANDBOX_UNAVAILABLE', `expected the python3 interpreter "${python}" to describe its standard library, got ${r.error ? r.error.message : `exit ${r.status}: ${(r.stderr ?? '').trim().slice(0, 300)}`}`, { hint: 'set the reward option `python` to a working python3 (empty: /usr/bin/python3)' });
+    throw new CorlError(
+      'CORL_ERR_SANDBOX_UNAVAILABLE',
+      `expected the python3 interpreter "${python}" to describe its standard library, got ${r.error ? r.error.message : `exit ${r.status}: ${(r.stderr ?? '').trim().slice(0, 300)}`}`,
+      { hint: 'set the reward option `python` to a working python3 (empty: /usr/bin/python3)' },
+    );
   }
   const dirs = (v.dirs as unknown[]).filter((d): d is string => typeof d === 'string' && d.startsWith('/'));
   const site = typeof v.site === 'string' ? v.site : '';
@@ -93,7 +101,13 @@ function sharedLibraries(layout: PythonLayout): string[] | null {
     if (!fs.statSync(d).isDirectory()) continue;
     for (const f of fs.readdirSync(d)) if (f.endsWith('.so')) objects.push(path.join(d, f));
   }
-  const r = spawnSync('ldd', objects, { encoding: 'utf8', env: { LC_ALL: 'C' }, cwd: '/', timeout: 20_000, maxBuffer: 16 * 1024 * 1024 });
+  const r = spawnSync('ldd', objects, {
+    encoding: 'utf8',
+    env: { LC_ALL: 'C' },
+    cwd: '/',
+    timeout: 20_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   if (r.error || typeof r.stdout !== 'string' || !r.stdout.includes('/')) return null;
   const libs = new Set<string>();
   for (const line of r.stdout.split('\n')) {
@@ -111,10 +125,25 @@ const LIBRARY_DIRS = ['/lib', '/lib64', '/lib32', '/usr/lib', '/usr/lib64', '/us
 function bwrapArgs(layout: PythonLayout, libs: string[] | null, features: ReadonlySet<string>): string[] {
   const a = ['--unshare-all', '--unshare-user'];
   if (features.has('--disable-userns')) a.push('--disable-userns');
-  a.push('--die-with-parent', '--new-session', '--clearenv', '--cap-drop', 'ALL', '--uid', String(NOBODY), '--gid', String(NOBODY), '--hostname', 'corl-sandbox');
+  a.push(
+    '--die-with-parent',
+    '--new-session',
+    '--clearenv',
+    '--cap-drop',
+    'ALL',
+    '--uid',
+    String(NOBODY),
+    '--gid',
+    String(NOBODY),
+    '--hostname',
+    'corl-sandbox',
+  );
   const bound = new Set<string>();
   const bind = (p: string) => {
-    if (!bound.has(p)) { bound.add(p); a.push('--ro-bind', p, p); }
+    if (!bound.has(p)) {
+      bound.add(p);
+      a.push('--ro-bind', p, p);
+    }
   };
   if (libs) {
     for (const l of libs) bind(l);
@@ -140,20 +169,40 @@ function bwrapFeatures(bwrap: string): Set<string> {
 }
 
 const PROBE_JOB: HarnessJob = {
-  program: 'import os\nprint(os.getuid(), len(os.environ))', mode: 'stdin', entryPoint: '', inputs: [['']], timeoutS: 10,
-  memoryBytes: 512 * 1024 * 1024, cpuS: 10, fileBytes: 1024 * 1024, processes: 16, maxOutput: 100, auditHook: true,
+  program: 'import os\nprint(os.getuid(), len(os.environ))',
+  mode: 'stdin',
+  entryPoint: '',
+  inputs: [['']],
+  timeoutS: 10,
+  memoryBytes: 512 * 1024 * 1024,
+  cpuS: 10,
+  fileBytes: 1024 * 1024,
+  processes: 16,
+  maxOutput: 100,
+  auditHook: true,
 };
 
 /** Start the harness in the sandbox once on a trivial program; the failure text, or null when it worked. */
 function probe(bwrap: string, python: string, args: readonly string[], runAs: number | undefined): string | null {
   const r = spawnSync(bwrap, [...args, '--', python, '-I', '-S', '-c', HARNESS], {
-    input: JSON.stringify(PROBE_JOB), encoding: 'utf8', env: {}, cwd: '/', timeout: 30_000,
+    input: JSON.stringify(PROBE_JOB),
+    encoding: 'utf8',
+    env: {},
+    cwd: '/',
+    timeout: 30_000,
     stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
     ...(runAs !== undefined ? { uid: runAs, gid: runAs } : {}),
   });
   if (r.error) return r.error.message;
   if (r.status === 0 && typeof r.stdout === 'string' && r.stdout.includes(`"out": "${NOBODY} 1\\n"`)) return null;
-  return `exit ${r.status ?? r.signal}: ${String(r.stderr ?? '').trim().slice(0, 400) || String(r.stdout ?? '').trim().slice(0, 400)}`;
+  return `exit ${r.status ?? r.signal}: ${
+    String(r.stderr ?? '')
+      .trim()
+      .slice(0, 400) ||
+    String(r.stdout ?? '')
+      .trim()
+      .slice(0, 400)
+  }`;
 }
 
 const plans = new Map<string, BwrapPlan>();
@@ -169,9 +218,13 @@ export function bwrapPlan(bwrapOption: string, python: string): BwrapPlan {
   if (cached) return cached;
   const bwrap = findBwrap(bwrapOption);
   if (!bwrap) {
-    throw new CorlError('CORL_ERR_SANDBOX_BWRAP_MISSING', `expected bubblewrap (bwrap) to sandbox generated code, got ${bwrapOption ? `no executable at "${bwrapOption}"` : 'none on this machine (/usr/bin/bwrap, PATH)'}`, {
-      hint: 'install it (Debian/Ubuntu: `apt-get install -y bubblewrap`; Fedora: `dnf install bubblewrap`), or set the reward option `bwrap` to its path; only for code you trust, `isolation: "unsafe-process"` runs it unisolated',
-    });
+    throw new CorlError(
+      'CORL_ERR_SANDBOX_BWRAP_MISSING',
+      `expected bubblewrap (bwrap) to sandbox generated code, got ${bwrapOption ? `no executable at "${bwrapOption}"` : 'none on this machine (/usr/bin/bwrap, PATH)'}`,
+      {
+        hint: 'install it (Debian/Ubuntu: `apt-get install -y bubblewrap`; Fedora: `dnf install bubblewrap`), or set the reward option `bwrap` to its path; only for code you trust, `isolation: "unsafe-process"` runs it unisolated',
+      },
+    );
   }
   const layout = pythonLayout(python);
   const args = bwrapArgs(layout, sharedLibraries(layout), bwrapFeatures(bwrap));
@@ -184,13 +237,23 @@ export function bwrapPlan(bwrapOption: string, python: string): BwrapPlan {
   for (const runAs of tries) {
     const failure = probe(bwrap, layout.exe, args, runAs);
     if (failure === null) {
-      const plan: BwrapPlan = { bwrap, python: layout.exe, args, ...(runAs !== undefined ? { runAs } : {}), processCap: !root || runAs !== undefined };
+      const plan: BwrapPlan = {
+        bwrap,
+        python: layout.exe,
+        args,
+        ...(runAs !== undefined ? { runAs } : {}),
+        processCap: !root || runAs !== undefined,
+      };
       plans.set(key, plan);
       return plan;
     }
     failures.push(`${runAs !== undefined ? `as uid ${runAs}` : 'as this user'}: ${failure}`);
   }
-  throw new CorlError('CORL_ERR_SANDBOX_BWRAP_FAILED', `expected ${bwrap} to start the code sandbox (user, PID and network namespaces), got ${failures.join('; ')}`, {
-    hint: 'allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, or user.max_user_namespaces > 0; in a container, run it with --privileged or a seccomp profile that allows unshare), or, only for code you trust, set `isolation: "unsafe-process"`',
-  });
+  throw new CorlError(
+    'CORL_ERR_SANDBOX_BWRAP_FAILED',
+    `expected ${bwrap} to start the code sandbox (user, PID and network namespaces), got ${failures.join('; ')}`,
+    {
+      hint: 'allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, or user.max_user_namespaces > 0; in a container, run it with --privileged or a seccomp profile that allows unshare), or, only for code you trust, set `isolation: "unsafe-process"`',
+    },
+  );
 }

@@ -22,7 +22,10 @@ export function lastCodeBlock(text: string): string | null {
     const open = fences[k]!;
     const nl = text.indexOf('\n', open);
     if (nl < 0 || nl > fences[k + 1]!) continue;
-    const tag = text.slice(open + 3, nl).trim().toLowerCase();
+    const tag = text
+      .slice(open + 3, nl)
+      .trim()
+      .toLowerCase();
     if (!PYTHON_TAGS.has(tag)) continue;
     const body = text.slice(nl + 1, fences[k + 1]!);
     if (body.trim()) best = body;

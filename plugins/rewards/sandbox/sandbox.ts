@@ -79,7 +79,12 @@ export function findPython(option: string): string {
   for (const p of ['/usr/bin/python3', '/usr/local/bin/python3']) if (fs.existsSync(p)) return p;
   const r = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', env: process.env });
   const exe = r.status === 0 ? r.stdout.trim() : '';
-  if (!exe) throw new CorlError('CORL_ERR_SANDBOX_UNAVAILABLE', 'expected a python3 interpreter for generated code, got none on this machine', { hint: 'install python3 or set the reward option `python` to its path' });
+  if (!exe)
+    throw new CorlError(
+      'CORL_ERR_SANDBOX_UNAVAILABLE',
+      'expected a python3 interpreter for generated code, got none on this machine',
+      { hint: 'install python3 or set the reward option `python` to its path' },
+    );
   return exe;
 }
 
@@ -106,22 +111,35 @@ export class Sandbox {
 
   constructor(private readonly options: SandboxOptions) {
     this.python = findPython(options.python);
-    const warn = options.warn ?? ((l: string) => { process.stderr.write(l + '\n'); });
+    const warn =
+      options.warn ??
+      ((l: string) => {
+        process.stderr.write(l + '\n');
+      });
     const who = options.owner ?? 'the code reward';
     if (options.isolation === 'unsafe-process') {
       this.isolation = 'unsafe-process';
-      warn(`corl: warning: ${who} runs generated code UNISOLATED (isolation "unsafe-process"): it can read your files, reach the network and signal your processes; only rlimits, an empty environment and an audit hook that the code can switch off stand in its way. Install bubblewrap (apt-get install -y bubblewrap) and use isolation "auto".`);
+      warn(
+        `corl: warning: ${who} runs generated code UNISOLATED (isolation "unsafe-process"): it can read your files, reach the network and signal your processes; only rlimits, an empty environment and an audit hook that the code can switch off stand in its way. Install bubblewrap (apt-get install -y bubblewrap) and use isolation "auto".`,
+      );
     } else {
       this.isolation = 'bwrap';
       this.plan = bwrapPlan(options.bwrap ?? '', this.python);
       if (!this.plan.processCap) {
-        warn(`corl: warning: ${who}: bubblewrap cannot run as nobody here (no unprivileged user namespaces, or ${this.plan.python} is not readable by nobody), so the sandbox's processes are uid 0 on the host and RLIMIT_NPROC does not apply; a fork bomb is bounded only by the per-input wall-clock kill.`);
+        warn(
+          `corl: warning: ${who}: bubblewrap cannot run as nobody here (no unprivileged user namespaces, or ${this.plan.python} is not readable by nobody), so the sandbox's processes are uid 0 on the host and RLIMIT_NPROC does not apply; a fork bomb is bounded only by the per-input wall-clock kill.`,
+        );
       }
     }
   }
 
   /** Run `program` on each input; never throws for anything the program does. */
-  async run(program: string, mode: HarnessJob['mode'], entryPoint: string, inputs: readonly (readonly string[])[]): Promise<RunResult> {
+  async run(
+    program: string,
+    mode: HarnessJob['mode'],
+    entryPoint: string,
+    inputs: readonly (readonly string[])[],
+  ): Promise<RunResult> {
     await this.acquire();
     try {
       const outcomes: (TestOutcome | undefined)[] = new Array(inputs.length).fill(undefined);
@@ -139,7 +157,8 @@ export class Sandbox {
           if (a.limit) killed = true;
           break;
         }
-        if (!a.results.has(a.started)) outcomes[from + a.started] = { err: a.limit === 'timeout' ? 'timeout' : a.flood ? 'output' : 'crash' };
+        if (!a.results.has(a.started))
+          outcomes[from + a.started] = { err: a.limit === 'timeout' ? 'timeout' : a.flood ? 'output' : 'crash' };
         if (a.limit === 'timeout') killed = true;
         // the next inputs get a fresh sandbox
         from += a.started + 1;
@@ -161,7 +180,12 @@ export class Sandbox {
       this.running++;
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.waiting.push(() => { this.running++; resolve(); }));
+    return new Promise((resolve) =>
+      this.waiting.push(() => {
+        this.running++;
+        resolve();
+      }),
+    );
   }
 
   private release(): void {
@@ -170,11 +194,14 @@ export class Sandbox {
   }
 
   private spawnHarness(): { child: ChildProcess; workDir?: string } {
-    const opts = { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] as ('pipe')[] };
+    const opts = { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] as 'pipe'[] };
     if (this.plan) {
       const p = this.plan;
       const child = spawn(p.bwrap, [...p.args, '--', p.python, '-I', '-S', '-c', HARNESS], {
-        ...opts, env: {}, cwd: '/', ...(p.runAs !== undefined ? { uid: p.runAs, gid: p.runAs } : {}),
+        ...opts,
+        env: {},
+        cwd: '/',
+        ...(p.runAs !== undefined ? { uid: p.runAs, gid: p.runAs } : {}),
       });
       return { child };
     }
@@ -182,16 +209,46 @@ export class Sandbox {
     if (dropPrivileges()) {
       // as root, still run the program as nobody: it then cannot read root's files or the parent's /proc entries
       fs.chownSync(workDir, NOBODY, NOBODY);
-      return { child: spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--no-new-privs', '--', this.python, '-I', '-S', '-c', HARNESS], { ...opts, cwd: workDir, env: CLEAN_ENV, detached: true }), workDir };
+      return {
+        child: spawn(
+          'setpriv',
+          [
+            `--reuid=${NOBODY}`,
+            `--regid=${NOBODY}`,
+            '--clear-groups',
+            '--no-new-privs',
+            '--',
+            this.python,
+            '-I',
+            '-S',
+            '-c',
+            HARNESS,
+          ],
+          { ...opts, cwd: workDir, env: CLEAN_ENV, detached: true },
+        ),
+        workDir,
+      };
     }
-    return { child: spawn(this.python, ['-I', '-S', '-c', HARNESS], { ...opts, cwd: workDir, env: CLEAN_ENV, detached: true }), workDir };
+    return {
+      child: spawn(this.python, ['-I', '-S', '-c', HARNESS], { ...opts, cwd: workDir, env: CLEAN_ENV, detached: true }),
+      workDir,
+    };
   }
 
   /** One sandbox on `inputs`, until every outcome is in, an input overruns, or the interpreter ends. */
-  private attempt(program: string, mode: HarnessJob['mode'], entryPoint: string, inputs: readonly (readonly string[])[]): Promise<Attempt> {
+  private attempt(
+    program: string,
+    mode: HarnessJob['mode'],
+    entryPoint: string,
+    inputs: readonly (readonly string[])[],
+  ): Promise<Attempt> {
     const timeoutS = this.options.timeoutMs / 1000;
     const job: HarnessJob = {
-      program, mode, entryPoint, inputs, timeoutS,
+      program,
+      mode,
+      entryPoint,
+      inputs,
+      timeoutS,
       memoryBytes: this.options.memoryMb * 1024 * 1024,
       cpuS: Math.ceil(timeoutS * inputs.length + 1),
       fileBytes: 16 * 1024 * 1024,
@@ -217,7 +274,10 @@ export class Sandbox {
 
       const arm = (ms: number, what: Attempt['limit']) => {
         if (timer) clearTimeout(timer);
-        timer = setTimeout(() => { limit = what; kill(); }, ms);
+        timer = setTimeout(() => {
+          limit = what;
+          kill();
+        }, ms);
       };
       // SIGKILL the sandbox's init: the kernel then kills every process of its PID namespace, and bwrap
       // (still its parent) reaps it and exits. Without bwrap, the process group.
@@ -229,7 +289,9 @@ export class Sandbox {
           if (initPid !== undefined && !exited) signal(initPid);
           else if (!exited) child.kill('SIGKILL');
           // bwrap not gone in time (or the init not known yet): bwrap itself, whose death kills the init (--die-with-parent)
-          backstop = setTimeout(() => { if (!exited) child.kill('SIGKILL'); }, DRAIN_MS);
+          backstop = setTimeout(() => {
+            if (!exited) child.kill('SIGKILL');
+          }, DRAIN_MS);
         } else if (child.pid !== undefined) signal(-child.pid);
         drain ??= setTimeout(settle, DRAIN_MS);
       };
@@ -240,7 +302,8 @@ export class Sandbox {
         for (const t of [timer, drain, backstop]) if (t) clearTimeout(t);
         if (!exited) {
           // only an unsafe-mode orphan can still hold the pipe here; stop reading it
-          if (this.plan) child.kill('SIGKILL'); else if (child.pid !== undefined) signal(-child.pid);
+          if (this.plan) child.kill('SIGKILL');
+          else if (child.pid !== undefined) signal(-child.pid);
         }
         child.stdout?.destroy();
         child.stderr?.destroy();
@@ -251,7 +314,11 @@ export class Sandbox {
       };
       const onLine = (line: string) => {
         let v: HarnessLine;
-        try { v = JSON.parse(line) as HarnessLine; } catch { return; }
+        try {
+          v = JSON.parse(line) as HarnessLine;
+        } catch {
+          return;
+        }
         if (!v || typeof v !== 'object') return;
         // A program can write harness-shaped lines to the real stdout; it can only forge its own outcomes
         // (which it could produce honestly anyway), and inputs only start in order, once each.
@@ -274,7 +341,11 @@ export class Sandbox {
       child.stdout!.on('data', (chunk: string) => {
         if (settled) return;
         bytes += chunk.length;
-        if (bytes > MAX_STDOUT) { flood = true; kill(); return; }
+        if (bytes > MAX_STDOUT) {
+          flood = true;
+          kill();
+          return;
+        }
         buffered += chunk;
         let nl: number;
         while ((nl = buffered.indexOf('\n')) >= 0) {
@@ -297,7 +368,10 @@ export class Sandbox {
         });
         info.on('error', () => undefined);
       }
-      child.on('error', () => { exited = true; settle(); });
+      child.on('error', () => {
+        exited = true;
+        settle();
+      });
       child.on('exit', () => {
         exited = true;
         // the sandbox is gone; its pipes close at once unless an unsafe-mode orphan holds them
@@ -313,11 +387,19 @@ export class Sandbox {
 let setprivWorks: boolean | undefined;
 function dropPrivileges(): boolean {
   if (setprivWorks === undefined) {
-    setprivWorks = process.getuid?.() === 0 && spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', '/bin/true'], { env: CLEAN_ENV }).status === 0;
+    setprivWorks =
+      process.getuid?.() === 0 &&
+      spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', '/bin/true'], {
+        env: CLEAN_ENV,
+      }).status === 0;
   }
   return setprivWorks;
 }
 
 function signal(pid: number): void {
-  try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
 }

@@ -16,7 +16,9 @@ async function failure(p: Promise<unknown>): Promise<CorlError> {
 
 describe('core/config/load', () => {
   let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => { tmp = tempDir(); });
+  beforeEach(() => {
+    tmp = tempDir();
+  });
   afterEach(() => tmp.cleanup());
 
   it('applies defaults, normalizes selections, names the run after the file and freezes the result', async () => {
@@ -26,14 +28,19 @@ describe('core/config/load', () => {
     expect(config.topology).to.deep.equal({ use: 'corl:ring', options: { direction: 'backward', order: [] } });
     expect(config.reward).to.deep.equal({ use: 'corl:vote', options: { threshold: 0, rule: 'pool' } });
     expect(config.diversity.use).to.equal('corl:none');
-    expect(config.advantage).to.deep.equal({ use: 'corl:grpo', options: { scale: 'group', epsilon: 1e-6, unbiased: true } });
+    expect(config.advantage).to.deep.equal({
+      use: 'corl:grpo',
+      options: { scale: 'group', epsilon: 1e-6, unbiased: true },
+    });
     expect(config.trainer.loss).to.deep.equal({ type: 'bnpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, microBatch: 0 });
     expect(config.dataSeed).to.equal(11);
     expect(config.agents[1]!.policy.options.family).to.equal('fam-b');
     expect(supervised).to.equal(false);
     expect(Object.isFrozen(config)).to.equal(true);
     expect(Object.isFrozen(config.trainer.sampling)).to.equal(true);
-    expect(() => { (config as any).seed = 3; }).to.throw(TypeError);
+    expect(() => {
+      (config as any).seed = 3;
+    }).to.throw(TypeError);
   });
 
   it('reports every problem at once with path, line and column, and a hint for unknown names', async () => {
@@ -52,9 +59,15 @@ describe('core/config/load', () => {
     const file = writeConfig(tmp.dir, 'bad.json', text);
     const e = await failure(loadConfig(file));
     expect(e.code).to.equal('CORL_ERR_CONFIG_INVALID');
-    const issues = (e.data!.issues as { path: string; line?: number; column?: number; message: string; hint?: string }[]);
+    const issues = e.data!.issues as { path: string; line?: number; column?: number; message: string; hint?: string }[];
     const byPath = Object.fromEntries(issues.map((i) => [i.path, i]));
-    expect(Object.keys(byPath)).to.have.members(['agents[1].policy.options.learningRate', 'topology', 'reward.options.treshold', 'trainer.steps', 'bogus']);
+    expect(Object.keys(byPath)).to.have.members([
+      'agents[1].policy.options.learningRate',
+      'topology',
+      'reward.options.treshold',
+      'trainer.steps',
+      'bogus',
+    ]);
     expect(byPath['topology']!.line).to.equal(6);
     expect(byPath['topology']!.message).to.contain('"corl:ring"').and.contain('"corl:self"');
     expect(byPath['topology']!.hint).to.equal('did you mean "corl:ring"?');
@@ -81,7 +94,9 @@ describe('core/config/load', () => {
     const e = await failure(loadConfig(file));
     expect(e.code).to.equal('CORL_ERR_CONFIG_LABEL_FREE');
     expect(e.message).to.contain('reward').and.contain('corl:ground-truth');
-    const ok = await loadConfig(writeConfig(tmp.dir, 'gt2.json', coRlConfig({ reward: 'corl:ground-truth', labelFree: false })));
+    const ok = await loadConfig(
+      writeConfig(tmp.dir, 'gt2.json', coRlConfig({ reward: 'corl:ground-truth', labelFree: false })),
+    );
     expect(ok.supervised).to.equal(true);
   });
 
@@ -95,10 +110,20 @@ describe('core/config/load', () => {
   });
 
   it('plugin modules that are missing or throw are coded errors pointing at plugins[i]', async () => {
-    const missing = await failure(loadConfig(writeConfig(tmp.dir, 'm.json', coRlConfig({ plugins: ['./does-not-exist.js'] }))));
+    const missing = await failure(
+      loadConfig(writeConfig(tmp.dir, 'm.json', coRlConfig({ plugins: ['./does-not-exist.js'] }))),
+    );
     expect(missing.code).to.equal('CORL_ERR_PLUGIN_LOAD');
     expect(missing.where).to.contain('plugins[0]');
-    const throwing = await failure(loadConfig(writeConfig(tmp.dir, 't.json', coRlConfig({ plugins: [fixture('categorical-policy.js'), fixture('throwing-plugin.js')] }))));
+    const throwing = await failure(
+      loadConfig(
+        writeConfig(
+          tmp.dir,
+          't.json',
+          coRlConfig({ plugins: [fixture('categorical-policy.js'), fixture('throwing-plugin.js')] }),
+        ),
+      ),
+    );
     expect(throwing.code).to.equal('CORL_ERR_PLUGIN_LOAD');
     expect(throwing.message).to.contain('deliberate failure');
     expect(throwing.where).to.contain('plugins[1]');
@@ -129,7 +154,11 @@ describe('core/config/load', () => {
   });
 
   it('rejects a selection with stray keys or a wrong type', async () => {
-    const e = await failure(loadConfigValue(coRlConfig({ topology: { use: 'corl:ring', direction: 'forward' }, reward: 42 }), { baseDir: tmp.dir }));
+    const e = await failure(
+      loadConfigValue(coRlConfig({ topology: { use: 'corl:ring', direction: 'forward' }, reward: 42 }), {
+        baseDir: tmp.dir,
+      }),
+    );
     const paths = (e.data!.issues as { path: string }[]).map((i) => i.path);
     expect(paths).to.have.members(['topology.direction', 'reward']);
   });

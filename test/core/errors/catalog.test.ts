@@ -6,7 +6,9 @@ import { ROOT } from '../../../scripts/generate';
 
 function sources(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true }).map(String)
+  return fs
+    .readdirSync(dir, { recursive: true })
+    .map(String)
     .filter((f) => /\.(ts|js|py|md)$/.test(f) && !f.includes('node_modules') && !f.endsWith('.d.ts'))
     .map((f) => path.join(dir, f));
 }
@@ -39,7 +41,9 @@ describe('core/errors (catalog, docs and code in step)', () => {
 
   it('a CorlError carries code, place, hint (defaulting to the catalog fix) and a JSON form', () => {
     const e = new CorlError('CORL_ERR_CLI_USAGE', 'expected --steps to be an integer, got "x"', { where: '--steps' });
-    expect(e.message).to.equal(`CORL_ERR_CLI_USAGE: --steps: expected --steps to be an integer, got "x". ${ERROR_CODES.CORL_ERR_CLI_USAGE.fix}`);
+    expect(e.message).to.equal(
+      `CORL_ERR_CLI_USAGE: --steps: expected --steps to be an integer, got "x". ${ERROR_CODES.CORL_ERR_CLI_USAGE.fix}`,
+    );
     expect(e.detail).to.equal('expected --steps to be an integer, got "x"');
     expect(isCorlError(e, 'CORL_ERR_CLI_USAGE')).to.equal(true);
     expect(isCorlError(new Error('x'))).to.equal(false);

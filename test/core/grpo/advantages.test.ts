@@ -30,14 +30,22 @@ describe('core/grpo/advantages', () => {
 
   it('batch scaling divides every group by the std of the whole batch', () => {
     // batch [1,0,1,1]: mean 0.75, unbiased var = (0.0625+0.5625+0.0625+0.0625)/3 = 0.25 → std 0.5
-    const out = grpoAdvantages([[1, 0], [1, 1]], { scale: 'batch', epsilon: 0, unbiased: true });
+    const out = grpoAdvantages(
+      [
+        [1, 0],
+        [1, 1],
+      ],
+      { scale: 'batch', epsilon: 0, unbiased: true },
+    );
     expect(out[0]![0]).to.be.closeTo(0.5 / 0.5, 1e-12);
     expect(out[0]![1]).to.be.closeTo(-0.5 / 0.5, 1e-12);
     expect(out[1]).to.deep.equal([0, 0]);
   });
 
   it('scale none (Dr. GRPO) only centres', () => {
-    expect(grpoAdvantages([[1, 0, 0, 0]], { scale: 'none', epsilon: 1e-6, unbiased: true })[0]).to.deep.equal([0.75, -0.25, -0.25, -0.25]);
+    expect(grpoAdvantages([[1, 0, 0, 0]], { scale: 'none', epsilon: 1e-6, unbiased: true })[0]).to.deep.equal([
+      0.75, -0.25, -0.25, -0.25,
+    ]);
     expect(drGrpoAdvantages([[1, 0, 0, 0]])[0]).to.deep.equal([0.75, -0.25, -0.25, -0.25]);
   });
 
@@ -51,7 +59,13 @@ describe('core/grpo/advantages', () => {
   it('refuses NaN and infinite rewards with a coded error naming the place', () => {
     for (const bad of [NaN, Infinity, -Infinity]) {
       try {
-        grpoAdvantages([[0, 1], [1, bad]], group);
+        grpoAdvantages(
+          [
+            [0, 1],
+            [1, bad],
+          ],
+          group,
+        );
         expect.fail('should throw');
       } catch (e) {
         expect(isCorlError(e, 'CORL_ERR_GRPO_NONFINITE')).to.equal(true);

@@ -1,6 +1,14 @@
 import { expect } from 'chai';
 import type { LossType } from '../../../core/contracts/policy';
-import { aggregationWeights, clippedRatio, clippedSurrogate, grpoLoss, isClipped, klPenalty, ratio } from '../../../core/grpo/loss';
+import {
+  aggregationWeights,
+  clippedRatio,
+  clippedSurrogate,
+  grpoLoss,
+  isClipped,
+  klPenalty,
+  ratio,
+} from '../../../core/grpo/loss';
 
 const clip = { clipLow: 0.2, clipHigh: 0.2, beta: 0 };
 
@@ -29,7 +37,10 @@ describe('core/grpo/loss', () => {
 
   it('a two-token sequence under grpo aggregation', () => {
     // ρ = e^{0.1}, e^{−0.1}, both inside the clip; loss = −(e^{0.1} + e^{−0.1}) / 2
-    const r = grpoLoss({ logprobs: [[-1, -2]], oldLogprobs: [[-1.1, -1.9]], advantages: [1] }, { ...clip, type: 'grpo', maxCompletionLength: 8 });
+    const r = grpoLoss(
+      { logprobs: [[-1, -2]], oldLogprobs: [[-1.1, -1.9]], advantages: [1] },
+      { ...clip, type: 'grpo', maxCompletionLength: 8 },
+    );
     expect(r.loss).to.be.closeTo(-(Math.exp(0.1) + Math.exp(-0.1)) / 2, 1e-12);
     expect(r.clipFraction).to.equal(0);
     expect(r.tokens).to.equal(2);
@@ -74,9 +85,11 @@ describe('core/grpo/loss', () => {
       // [1, 3] | [2]: M = 2; weights 1/(2·4) and 1/(2·2).
       expect(aggregationWeights([1, 3, 2], 'bnpo', 4, undefined, 2)).to.deep.equal([1 / 8, 1 / 8, 1 / 4]);
       // m = 1: each sequence over its own length, averaged = grpo's mean of sequence means.
-      expect(aggregationWeights([1, 3, 2], 'bnpo', 4, undefined, 1)).to.deep.equal(aggregationWeights([1, 3, 2], 'grpo', 4));
+      expect(aggregationWeights([1, 3, 2], 'bnpo', 4, undefined, 1)).to.deep.equal(
+        aggregationWeights([1, 3, 2], 'grpo', 4),
+      );
     });
-    it('without micro-batches (0, or at least the batch) it is the whole batch\'s token mean, dapo\'s value on one micro-batch', () => {
+    it("without micro-batches (0, or at least the batch) it is the whole batch's token mean, dapo's value on one micro-batch", () => {
       const whole = grpoLoss(inputs, { ...clip, type: 'bnpo', maxCompletionLength: 4 }).loss;
       expect(whole).to.be.closeTo((-1 + 1.5 - 4 + 0) / 8, 1e-12);
       expect(grpoLoss(inputs, { ...clip, type: 'bnpo', maxCompletionLength: 4, microBatch: 0 }).loss).to.equal(whole);
@@ -90,7 +103,10 @@ describe('core/grpo/loss', () => {
   });
 
   it('adds β·KL per token with a reference', () => {
-    const r = grpoLoss({ logprobs: [[-1]], oldLogprobs: [[-1]], refLogprobs: [[-1.5]], advantages: [0] }, { ...clip, beta: 0.1, type: 'bnpo', maxCompletionLength: 1 });
+    const r = grpoLoss(
+      { logprobs: [[-1]], oldLogprobs: [[-1]], refLogprobs: [[-1.5]], advantages: [0] },
+      { ...clip, beta: 0.1, type: 'bnpo', maxCompletionLength: 1 },
+    );
     expect(r.loss).to.be.closeTo(0.1 * 0.10653065971263342, 1e-15);
     expect(r.kl).to.be.closeTo(0.10653065971263342, 1e-15);
     expect(r.policyLoss).to.equal(-0);
@@ -98,13 +114,30 @@ describe('core/grpo/loss', () => {
 
   for (const type of ['grpo', 'bnpo', 'dr_grpo', 'dapo'] as LossType[]) {
     it(`∂loss/∂logπθ agrees with central finite differences (${type}, clip-higher, β > 0)`, () => {
-      const old = [[-1.2, -0.7, -2.0], [-0.3, -1.5]];
-      const ref = [[-1.0, -0.9, -2.2], [-0.5, -1.1]];
+      const old = [
+        [-1.2, -0.7, -2.0],
+        [-0.3, -1.5],
+      ];
+      const ref = [
+        [-1.0, -0.9, -2.2],
+        [-0.5, -1.1],
+      ];
       // ratios chosen on both sides of the clip and inside it, for both signs of Â
-      const lp = [[-1.2 + Math.log(1.5), -0.7 + Math.log(0.95), -2.0 + Math.log(0.6)], [-0.3 + Math.log(1.1), -1.5 + Math.log(0.7)]];
+      const lp = [
+        [-1.2 + Math.log(1.5), -0.7 + Math.log(0.95), -2.0 + Math.log(0.6)],
+        [-0.3 + Math.log(1.1), -1.5 + Math.log(0.7)],
+      ];
       const adv = [0.8, -1.3];
-      const o = { clipLow: 0.2, clipHigh: 0.28, beta: 0.05, type, maxCompletionLength: 5, globalTokens: type === 'dapo' ? 9 : undefined };
-      const f = (x: number[][]): number => grpoLoss({ logprobs: x, oldLogprobs: old, refLogprobs: ref, advantages: adv }, o).loss;
+      const o = {
+        clipLow: 0.2,
+        clipHigh: 0.28,
+        beta: 0.05,
+        type,
+        maxCompletionLength: 5,
+        globalTokens: type === 'dapo' ? 9 : undefined,
+      };
+      const f = (x: number[][]): number =>
+        grpoLoss({ logprobs: x, oldLogprobs: old, refLogprobs: ref, advantages: adv }, o).loss;
       const { gradLogprobs } = grpoLoss({ logprobs: lp, oldLogprobs: old, refLogprobs: ref, advantages: adv }, o);
       const h = 1e-6;
       for (let i = 0; i < lp.length; i++) {
@@ -122,11 +155,23 @@ describe('core/grpo/loss', () => {
 
   it('refuses NaN/∞ log-probabilities and advantages, and misaligned inputs, with codes', () => {
     const o = { ...clip, type: 'bnpo' as const, maxCompletionLength: 2 };
-    expect(() => grpoLoss({ logprobs: [[NaN]], oldLogprobs: [[-1]], advantages: [1] }, o)).to.throw(/CORL_ERR_GRPO_NONFINITE.*sequence 0, token 0/);
-    expect(() => grpoLoss({ logprobs: [[-1]], oldLogprobs: [[-Infinity]], advantages: [1] }, o)).to.throw(/CORL_ERR_GRPO_NONFINITE.*old log-probability/);
-    expect(() => grpoLoss({ logprobs: [[-1]], oldLogprobs: [[-1]], advantages: [Infinity] }, o)).to.throw(/CORL_ERR_GRPO_NONFINITE.*advantage/);
-    expect(() => grpoLoss({ logprobs: [[-1, -1]], oldLogprobs: [[-1]], advantages: [1] }, o)).to.throw(/CORL_ERR_GRPO_SHAPE/);
-    expect(() => grpoLoss({ logprobs: [[-1]], oldLogprobs: [[-1]], advantages: [1, 2] }, o)).to.throw(/CORL_ERR_GRPO_SHAPE/);
-    expect(() => grpoLoss({ logprobs: [[-1]], oldLogprobs: [[-1]], advantages: [1] }, { ...o, beta: 0.1 })).to.throw(/CORL_ERR_GRPO_SHAPE.*reference/);
+    expect(() => grpoLoss({ logprobs: [[NaN]], oldLogprobs: [[-1]], advantages: [1] }, o)).to.throw(
+      /CORL_ERR_GRPO_NONFINITE.*sequence 0, token 0/,
+    );
+    expect(() => grpoLoss({ logprobs: [[-1]], oldLogprobs: [[-Infinity]], advantages: [1] }, o)).to.throw(
+      /CORL_ERR_GRPO_NONFINITE.*old log-probability/,
+    );
+    expect(() => grpoLoss({ logprobs: [[-1]], oldLogprobs: [[-1]], advantages: [Infinity] }, o)).to.throw(
+      /CORL_ERR_GRPO_NONFINITE.*advantage/,
+    );
+    expect(() => grpoLoss({ logprobs: [[-1, -1]], oldLogprobs: [[-1]], advantages: [1] }, o)).to.throw(
+      /CORL_ERR_GRPO_SHAPE/,
+    );
+    expect(() => grpoLoss({ logprobs: [[-1]], oldLogprobs: [[-1]], advantages: [1, 2] }, o)).to.throw(
+      /CORL_ERR_GRPO_SHAPE/,
+    );
+    expect(() => grpoLoss({ logprobs: [[-1]], oldLogprobs: [[-1]], advantages: [1] }, { ...o, beta: 0.1 })).to.throw(
+      /CORL_ERR_GRPO_SHAPE.*reference/,
+    );
   });
 });

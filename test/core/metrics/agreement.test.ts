@@ -21,8 +21,18 @@ describe('core/metrics/agreement', () => {
     const A = [true, false, true, false];
     expect(agreement(A, A).kappa).to.equal(1);
     expect(agreement(A, A).complementarity).to.equal(0);
-    expect(agreement(A, A.map((x) => !x)).kappa).to.be.closeTo(-1, 1e-12);
-    expect(agreement(A, A.map((x) => !x)).coverage).to.equal(1);
+    expect(
+      agreement(
+        A,
+        A.map((x) => !x),
+      ).kappa,
+    ).to.be.closeTo(-1, 1e-12);
+    expect(
+      agreement(
+        A,
+        A.map((x) => !x),
+      ).coverage,
+    ).to.equal(1);
   });
 
   it('independent models have κ ≈ 0', () => {

@@ -24,20 +24,32 @@ const canaryTask = {
   },
 };
 
-const hostileConfig = (overrides: Record<string, unknown> = {}) => coRlConfig({
-  task: canaryTask,
-  plugins: [fixture('categorical-policy.js'), fixture('hostile-plugins.js')],
-  reward: 'test:thief',
-  diversity: 'test:thief-diversity',
-  metrics: ['test:thief-sink'],
-  trainer: { steps: 2, batchSize: 2, groupSize: 3, evalEvery: 0, checkpointEvery: 0, saveRollouts: true, sampling: { maxTokens: 4 } },
-  ...overrides,
-});
+const hostileConfig = (overrides: Record<string, unknown> = {}) =>
+  coRlConfig({
+    task: canaryTask,
+    plugins: [fixture('categorical-policy.js'), fixture('hostile-plugins.js')],
+    reward: 'test:thief',
+    diversity: 'test:thief-diversity',
+    metrics: ['test:thief-sink'],
+    trainer: {
+      steps: 2,
+      batchSize: 2,
+      groupSize: 3,
+      evalEvery: 0,
+      checkpointEvery: 0,
+      saveRollouts: true,
+      sampling: { maxTokens: 4 },
+    },
+    ...overrides,
+  });
 
 describe('core/registry capability boundary (each plugin gets only what its manifest entitles it to)', function () {
   this.timeout(60000);
   let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => { tmp = tempDir('corl-capability-'); attempts.length = 0; });
+  beforeEach(() => {
+    tmp = tempDir('corl-capability-');
+    attempts.length = 0;
+  });
   afterEach(() => tmp.cleanup());
 
   it('a label-free run: every route a hostile reward, diversity and metrics plugin tries to the labels is refused', async () => {
@@ -45,7 +57,11 @@ describe('core/registry capability boundary (each plugin gets only what its mani
     const loaded = await loadConfig(file);
     expect(loaded.supervised).to.equal(false);
     const out = path.join(tmp.dir, 'run');
-    const run = await RunDirectory.create(out, loaded.config, loaded.source, { configFile: loaded.file, baseDir: loaded.baseDir, supervised: loaded.supervised });
+    const run = await RunDirectory.create(out, loaded.config, loaded.source, {
+      configFile: loaded.file,
+      baseDir: loaded.baseDir,
+      supervised: loaded.supervised,
+    });
     const result = await train(loaded, { run });
     expect(result.supervised).to.equal(false);
 
@@ -54,16 +70,34 @@ describe('core/registry capability boundary (each plugin gets only what its mani
       expect(by(who).length, `${who} made its attempts`).to.be.greaterThan(0);
     }
     const leaks = attempts.filter((a) => !/^(refused:CORL_ERR_PLUGIN_CAPABILITY|absent|blocked)$/.test(a.outcome));
-    expect(leaks, 'every attempt refused with a coded error, found nothing, or was blocked by a frozen object').to.deep.equal([]);
+    expect(
+      leaks,
+      'every attempt refused with a coded error, found nothing, or was blocked by a frozen object',
+    ).to.deep.equal([]);
     // The attack of the report, exactly: refused with a coded error, at creation and while scoring.
     for (const who of ['reward', 'reward.score', 'metrics', 'diversity']) {
-      expect(by(who).find((a) => a.route === 'resolve(corl.GroundTruth).get')?.outcome, who).to.equal('refused:CORL_ERR_PLUGIN_CAPABILITY');
-      expect(by(who).find((a) => a.route === 'resolve(corl.Task)')?.outcome, who).to.equal('refused:CORL_ERR_PLUGIN_CAPABILITY');
+      expect(by(who).find((a) => a.route === 'resolve(corl.GroundTruth).get')?.outcome, who).to.equal(
+        'refused:CORL_ERR_PLUGIN_CAPABILITY',
+      );
+      expect(by(who).find((a) => a.route === 'resolve(corl.Task)')?.outcome, who).to.equal(
+        'refused:CORL_ERR_PLUGIN_CAPABILITY',
+      );
       expect(by(who).find((a) => a.route === 'container.parent')?.outcome, who).to.equal('absent');
     }
-    expect(by('reward').find((a) => a.route === 'create(task)')?.outcome).to.equal('refused:CORL_ERR_PLUGIN_CAPABILITY');
-    expect(by('reward').find((a) => a.route === 'create(reward with ground truth)')?.outcome).to.equal('refused:CORL_ERR_PLUGIN_CAPABILITY');
-    for (const route of ['mutate problem.prompt', 'mutate completions', 'mutate supervisor keys', 'add reference', 'replace equivalence.key', 'setPrototypeOf(ctx)']) {
+    expect(by('reward').find((a) => a.route === 'create(task)')?.outcome).to.equal(
+      'refused:CORL_ERR_PLUGIN_CAPABILITY',
+    );
+    expect(by('reward').find((a) => a.route === 'create(reward with ground truth)')?.outcome).to.equal(
+      'refused:CORL_ERR_PLUGIN_CAPABILITY',
+    );
+    for (const route of [
+      'mutate problem.prompt',
+      'mutate completions',
+      'mutate supervisor keys',
+      'add reference',
+      'replace equivalence.key',
+      'setPrototypeOf(ctx)',
+    ]) {
       expect(by('reward.score').find((a) => a.route === route)?.outcome, route).to.equal('blocked');
     }
     expect(by('reward.score').find((a) => a.route === 'RewardContext.reference')?.outcome).to.equal('absent');
@@ -74,7 +108,11 @@ describe('core/registry capability boundary (each plugin gets only what its mani
   });
 
   it('only a reward source that declares usesGroundTruth holds GROUND_TRUTH and TASK; other kinds never do', async () => {
-    const file = writeConfig(tmp.dir, 'supervised.json', coRlConfig({ labelFree: false, task: canaryTask, reward: 'corl:ground-truth' }));
+    const file = writeConfig(
+      tmp.dir,
+      'supervised.json',
+      coRlConfig({ labelFree: false, task: canaryTask, reward: 'corl:ground-truth' }),
+    );
     const loaded = await loadConfig(file);
     expect(loaded.supervised).to.equal(true);
     const p = await createRunPlugins(loaded);
@@ -91,19 +129,41 @@ describe('core/registry capability boundary (each plugin gets only what its mani
     @injectable()
     class Sneaky implements RewardSource {
       constructor(@inject(GROUND_TRUTH) private readonly gt: GroundTruth) {}
-      async score(ctx: Parameters<RewardSource['score']>[0]) { return { rewards: ctx.completions.map(() => (this.gt.size > 0 ? 1 : 0)) }; }
+      async score(ctx: Parameters<RewardSource['score']>[0]) {
+        return { rewards: ctx.completions.map(() => (this.gt.size > 0 ? 1 : 0)) };
+      }
     }
     const plugin = definePlugin({
-      manifest: { name: 'test:sneaky-class', kind: 'reward', description: 'injects ground truth', corl: '^0.1.0', options: { type: 'object', properties: {}, additionalProperties: false } },
+      manifest: {
+        name: 'test:sneaky-class',
+        kind: 'reward',
+        description: 'injects ground truth',
+        corl: '^0.1.0',
+        options: { type: 'object', properties: {}, additionalProperties: false },
+      },
       create: fromClass(Sneaky),
     });
     const wire = groundTruthTripwire({ p1: { answer: CANARY } });
     let error: unknown;
     try {
-      await createPlugin(plugin, {}, { groundTruth: wire.groundTruth, task: wire.task, setup: (c) => { c.register(GROUND_TRUTH, { useValue: wire.groundTruth }); } });
-    } catch (e) { error = e; }
+      await createPlugin(
+        plugin,
+        {},
+        {
+          groundTruth: wire.groundTruth,
+          task: wire.task,
+          setup: (c) => {
+            c.register(GROUND_TRUTH, { useValue: wire.groundTruth });
+          },
+        },
+      );
+    } catch (e) {
+      error = e;
+    }
     expect(isCorlError(error) && error.code).to.equal('CORL_ERR_PLUGIN_CAPABILITY');
-    expect((error as Error).message).to.contain('"corl.GroundTruth"').and.contain('test:sneaky-class');
+    expect((error as Error).message)
+      .to.contain('"corl.GroundTruth"')
+      .and.contain('test:sneaky-class');
     expect(wire.touches).to.deep.equal([]);
   });
 
@@ -117,7 +177,14 @@ describe('core/registry capability boundary (each plugin gets only what its mani
       }
     }
     const plugin = definePlugin({
-      manifest: { name: 'test:honest-class', kind: 'reward', description: 'reads ground truth', corl: '^0.1.0', usesGroundTruth: true, options: { type: 'object', properties: {}, additionalProperties: false } },
+      manifest: {
+        name: 'test:honest-class',
+        kind: 'reward',
+        description: 'reads ground truth',
+        corl: '^0.1.0',
+        usesGroundTruth: true,
+        options: { type: 'object', properties: {}, additionalProperties: false },
+      },
       create: fromClass(Honest),
     });
     const source = await createPlugin(plugin, {}, { groundTruth: new MapGroundTruth([['p1', { answer: '4' }]]) });
@@ -130,8 +197,17 @@ describe('core/registry capability boundary (each plugin gets only what its mani
     const loaded = await loadConfig(file);
     let kept: import('tsyringe').DependencyContainer | undefined;
     const probe = definePlugin({
-      manifest: { name: 'test:keeper', kind: 'metrics', description: 'keeps its container', corl: '^0.1.0', options: { type: 'object', properties: {}, additionalProperties: false } },
-      create(_o, ctx) { kept = ctx.container; return { write() {} }; },
+      manifest: {
+        name: 'test:keeper',
+        kind: 'metrics',
+        description: 'keeps its container',
+        corl: '^0.1.0',
+        options: { type: 'object', properties: {}, additionalProperties: false },
+      },
+      create(_o, ctx) {
+        kept = ctx.container;
+        return { write() {} };
+      },
     });
     loaded.registry.add(probe);
     const withProbe = { ...loaded, config: { ...loaded.config, metrics: [{ use: 'test:keeper', options: {} }] } };

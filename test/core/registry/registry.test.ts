@@ -6,13 +6,24 @@ import { createRunContainer } from '../../../core/registry/container';
 import { PLUGIN_REGISTRY, PluginRegistry, registryOf } from '../../../core/registry/registry';
 import { isCorlError } from '../../../core/errors';
 
-const topo = (name: string, corl = '^0.1.0') => definePlugin({
-  manifest: { name, kind: 'topology', description: 'test', corl, options: { type: 'object', properties: {}, additionalProperties: false } },
-  create: () => ({ selfSupervised: false, supervisors: () => [0], validate: () => undefined }),
-});
+const topo = (name: string, corl = '^0.1.0') =>
+  definePlugin({
+    manifest: {
+      name,
+      kind: 'topology',
+      description: 'test',
+      corl,
+      options: { type: 'object', properties: {}, additionalProperties: false },
+    },
+    create: () => ({ selfSupervised: false, supervisors: () => [0], validate: () => undefined }),
+  });
 
 function code(fn: () => unknown): string | undefined {
-  try { fn(); } catch (e) { return isCorlError(e) ? e.code : 'not coded'; }
+  try {
+    fn();
+  } catch (e) {
+    return isCorlError(e) ? e.code : 'not coded';
+  }
   return undefined;
 }
 
@@ -42,7 +53,9 @@ describe('core/registry/registry', () => {
       expect.fail();
     } catch (e) {
       expect(isCorlError(e, 'CORL_ERR_PLUGIN_UNKNOWN')).to.equal(true);
-      expect((e as Error).message).to.contain('"x:ring"').and.contain('"x:rong"');
+      expect((e as Error).message)
+        .to.contain('"x:ring"')
+        .and.contain('"x:rong"');
       expect((e as any).data.names).to.deep.equal(['x:ring']);
     }
     expect(() => r.get('reward', 'x:ring')).to.throw(/is a topology plugin/);
@@ -52,8 +65,12 @@ describe('core/registry/registry', () => {
     const r = new PluginRegistry();
     expect(code(() => r.add({} as any))).to.equal('CORL_ERR_PLUGIN_INVALID');
     expect(code(() => r.add(topo('NoScope')))).to.equal('CORL_ERR_PLUGIN_INVALID');
-    expect(code(() => r.add({ ...topo('x:k'), manifest: { ...topo('x:k').manifest, kind: 'nope' as any } }))).to.equal('CORL_ERR_PLUGIN_INVALID');
-    expect(code(() => r.add({ ...topo('x:k'), manifest: { ...topo('x:k').manifest, options: { type: 'string' } } }))).to.equal('CORL_ERR_PLUGIN_INVALID');
+    expect(code(() => r.add({ ...topo('x:k'), manifest: { ...topo('x:k').manifest, kind: 'nope' as any } }))).to.equal(
+      'CORL_ERR_PLUGIN_INVALID',
+    );
+    expect(
+      code(() => r.add({ ...topo('x:k'), manifest: { ...topo('x:k').manifest, options: { type: 'string' } } })),
+    ).to.equal('CORL_ERR_PLUGIN_INVALID');
     expect(code(() => r.add(topo('x:k', 'not a range')))).to.equal('CORL_ERR_PLUGIN_INVALID');
     expect(code(() => r.add(topo('x:k', '^9.0.0')))).to.equal('CORL_ERR_PLUGIN_VERSION');
   });

@@ -1,24 +1,37 @@
 import { expect } from 'chai';
-import { checkKind, checkPackageName, checkPluginName, identifierFor, packageNameFor, pluginNameFor, templateTokens, TEMPLATE_KINDS } from '../../../core/scaffold/names';
+import {
+  checkKind,
+  checkPackageName,
+  checkPluginName,
+  identifierFor,
+  packageNameFor,
+  pluginNameFor,
+  templateTokens,
+  TEMPLATE_KINDS,
+} from '../../../core/scaffold/names';
 
 describe('core/scaffold/names (kinds, plugin and package names)', () => {
   it('an unknown or missing kind is CORL_ERR_SCAFFOLD_KIND listing every kind', () => {
     expect(checkKind('reward')).to.equal('reward');
     for (const bad of ['rewards', 'equivalence', undefined]) {
-      expect(() => checkKind(bad)).to.throw(/CORL_ERR_SCAFFOLD_KIND.*reward, topology, diversity, extractor, policy, task/);
+      expect(() => checkKind(bad)).to.throw(
+        /CORL_ERR_SCAFFOLD_KIND.*reward, topology, diversity, extractor, policy, task/,
+      );
     }
     expect(TEMPLATE_KINDS).to.deep.equal(['reward', 'topology', 'diversity', 'extractor', 'policy', 'task']);
   });
 
   it('plugin names are scope:name in lowercase, never in the corl: scope', () => {
     expect(checkPluginName('lab:length-penalty')).to.equal('lab:length-penalty');
-    for (const bad of ['Lab:x', 'lab', 'lab:', ':x', 'lab:x y', 'lab:x:y']) expect(() => checkPluginName(bad), bad).to.throw(/CORL_ERR_SCAFFOLD_NAME.*scope:name/);
+    for (const bad of ['Lab:x', 'lab', 'lab:', ':x', 'lab:x y', 'lab:x:y'])
+      expect(() => checkPluginName(bad), bad).to.throw(/CORL_ERR_SCAFFOLD_NAME.*scope:name/);
     expect(() => checkPluginName('corl:mine')).to.throw(/CORL_ERR_SCAFFOLD_NAME.*reserved.*lab:mine/s);
   });
 
-  it('package names follow npm\'s rules; defaults come from the folder', () => {
+  it("package names follow npm's rules; defaults come from the folder", () => {
     expect(checkPackageName('@lab/corl-agree')).to.equal('@lab/corl-agree');
-    for (const bad of ['My-Plugin', '.hidden', '_x', 'a b', 'x'.repeat(215)]) expect(() => checkPackageName(bad), bad).to.throw(/CORL_ERR_SCAFFOLD_NAME/);
+    for (const bad of ['My-Plugin', '.hidden', '_x', 'a b', 'x'.repeat(215)])
+      expect(() => checkPackageName(bad), bad).to.throw(/CORL_ERR_SCAFFOLD_NAME/);
     expect(packageNameFor('/tmp/My Reward!')).to.equal('my-reward');
     expect(packageNameFor('/tmp/___')).to.equal(undefined);
     expect(pluginNameFor('@lab/corl-agree')).to.equal('local:corl-agree');
@@ -28,6 +41,10 @@ describe('core/scaffold/names (kinds, plugin and package names)', () => {
     expect(identifierFor('lab:length-penalty', 'reward')).to.equal('lengthPenaltyReward');
     expect(identifierFor('lab:vote-reward', 'reward')).to.equal('voteReward');
     expect(identifierFor('lab:2hop', 'topology')).to.equal('plugin2hopTopology');
-    expect(templateTokens('task')).to.deep.equal({ packageName: 'example-corl-task', pluginName: 'example:task', identifier: 'exampleTask' });
+    expect(templateTokens('task')).to.deep.equal({
+      packageName: 'example-corl-task',
+      pluginName: 'example:task',
+      identifier: 'exampleTask',
+    });
   });
 });

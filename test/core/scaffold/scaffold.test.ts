@@ -7,7 +7,9 @@ import { tempDir } from '../../fixtures/configs';
 
 describe('core/scaffold/scaffold (copy a template, rewrite its names, point it at corl)', () => {
   let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => { tmp = tempDir('corl-scaffold-'); });
+  beforeEach(() => {
+    tmp = tempDir('corl-scaffold-');
+  });
   afterEach(() => tmp.cleanup());
 
   it('this corl is a checkout at the repository root', () => {
@@ -17,31 +19,64 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
   it('copies every template file, renames _gitignore, and rewrites package name, plugin name and identifier', () => {
     const dir = path.join(tmp.dir, 'agree');
     const r = scaffold({ dir, kind: 'reward', name: 'lab:soft-agree', packageName: '@lab/agree' });
-    const template = fs.readdirSync(path.join(ROOT, 'templates/reward'), { recursive: true }).map(String).filter((f) => fs.statSync(path.join(ROOT, 'templates/reward', f)).isFile());
+    const template = fs
+      .readdirSync(path.join(ROOT, 'templates/reward'), { recursive: true })
+      .map(String)
+      .filter((f) => fs.statSync(path.join(ROOT, 'templates/reward', f)).isFile());
     expect(r.files).to.have.length(template.length);
     expect(r.files).to.include('.gitignore').and.not.include('_gitignore');
     const src = fs.readFileSync(path.join(dir, 'src/agreement.ts'), 'utf8');
-    expect(src).to.contain("name: 'lab:soft-agree'").and.contain('export const softAgreeReward = definePlugin(').and.not.contain('example');
-    expect(fs.readFileSync(path.join(dir, 'test/agreement.test.ts'), 'utf8')).to.contain('rewardContract(softAgreeReward, { register');
-    expect(fs.readFileSync(path.join(dir, 'corl.config.json'), 'utf8')).to.contain('"use": "lab:soft-agree"').and.contain('"name": "@lab/agree"');
+    expect(src)
+      .to.contain("name: 'lab:soft-agree'")
+      .and.contain('export const softAgreeReward = definePlugin(')
+      .and.not.contain('example');
+    expect(fs.readFileSync(path.join(dir, 'test/agreement.test.ts'), 'utf8')).to.contain(
+      'rewardContract(softAgreeReward, { register',
+    );
+    expect(fs.readFileSync(path.join(dir, 'corl.config.json'), 'utf8'))
+      .to.contain('"use": "lab:soft-agree"')
+      .and.contain('"name": "@lab/agree"');
     const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
     expect(pkg.name).to.equal('@lab/agree');
     expect(pkg.devDependencies.corl).to.equal(`file:${fs.realpathSync(ROOT)}`);
-    expect(r.next).to.deep.equal([`cd ${path.relative(process.cwd(), dir)}`, 'npm install', 'npm test', 'npm run train']);
+    expect(r.next).to.deep.equal([
+      `cd ${path.relative(process.cwd(), dir)}`,
+      'npm install',
+      'npm test',
+      'npm run train',
+    ]);
   });
 
-  it('link mode points every tool at the copy corl resolves; registry mode keeps the template\'s ranges', () => {
-    const linked = scaffold({ dir: path.join(tmp.dir, 'a'), kind: 'task', name: 'lab:a', packageName: 'a', toolchain: 'link' });
+  it("link mode points every tool at the copy corl resolves; registry mode keeps the template's ranges", () => {
+    const linked = scaffold({
+      dir: path.join(tmp.dir, 'a'),
+      kind: 'task',
+      name: 'lab:a',
+      packageName: 'a',
+      toolchain: 'link',
+    });
     expect(linked.toolchain).to.equal('link');
     const a = JSON.parse(fs.readFileSync(path.join(tmp.dir, 'a/package.json'), 'utf8'));
-    expect(a.devDependencies.typescript).to.equal(`file:${fs.realpathSync(path.dirname(require.resolve('typescript/package.json', { paths: [ROOT] })))}`);
+    expect(a.devDependencies.typescript).to.equal(
+      `file:${fs.realpathSync(path.dirname(require.resolve('typescript/package.json', { paths: [ROOT] })))}`,
+    );
     expect(fs.existsSync(a.devDependencies.mocha.slice(5) + '/bin/mocha.js')).to.equal(true);
-    scaffold({ dir: path.join(tmp.dir, 'b'), kind: 'task', name: 'lab:b', packageName: 'b', toolchain: 'registry', corlSpec: '^0.1.0', description: "Lab's rows: 'quoted'" });
+    scaffold({
+      dir: path.join(tmp.dir, 'b'),
+      kind: 'task',
+      name: 'lab:b',
+      packageName: 'b',
+      toolchain: 'registry',
+      corlSpec: '^0.1.0',
+      description: "Lab's rows: 'quoted'",
+    });
     const b = JSON.parse(fs.readFileSync(path.join(tmp.dir, 'b/package.json'), 'utf8'));
     const template = JSON.parse(fs.readFileSync(path.join(ROOT, 'templates/task/package.json'), 'utf8'));
     expect(b.devDependencies).to.deep.equal({ ...template.devDependencies, corl: '^0.1.0' });
     expect(b.description).to.equal("Lab's rows: 'quoted'");
-    expect(fs.readFileSync(path.join(tmp.dir, 'b/src/jsonl.ts'), 'utf8')).to.contain("description: 'Lab\\'s rows: \\'quoted\\'',");
+    expect(fs.readFileSync(path.join(tmp.dir, 'b/src/jsonl.ts'), 'utf8')).to.contain(
+      "description: 'Lab\\'s rows: \\'quoted\\'',",
+    );
   });
 
   it('an installed corl (under node_modules) depends on ^version and fetches tools from the registry', () => {
@@ -55,24 +90,37 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
     expect(pkg.devDependencies.corl).to.equal('^0.1.3');
     expect(pkg.peerDependencies.corl).to.equal('^0.1.3');
     expect(pkg.devDependencies.typescript).to.equal('~6.0.3');
-    expect(linkedTools(install, ['surely-not-installed-anywhere'])).to.deep.equal({ specs: {}, missing: ['surely-not-installed-anywhere'] });
+    expect(linkedTools(install, ['surely-not-installed-anywhere'])).to.deep.equal({
+      specs: {},
+      missing: ['surely-not-installed-anywhere'],
+    });
   });
 
   it('refuses a non-empty folder or a file unless forced, and a missing template', () => {
     const dir = path.join(tmp.dir, 'busy');
     fs.mkdirSync(dir);
     fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine');
-    expect(() => scaffold({ dir, kind: 'reward', name: 'lab:x', packageName: 'x' })).to.throw(/CORL_ERR_SCAFFOLD_TARGET.*1 entry \(notes\.txt\)/);
+    expect(() => scaffold({ dir, kind: 'reward', name: 'lab:x', packageName: 'x' })).to.throw(
+      /CORL_ERR_SCAFFOLD_TARGET.*1 entry \(notes\.txt\)/,
+    );
     expect(fs.readdirSync(dir)).to.deep.equal(['notes.txt']);
     scaffold({ dir, kind: 'reward', name: 'lab:x', packageName: 'x', force: true });
     expect(fs.readFileSync(path.join(dir, 'notes.txt'), 'utf8')).to.equal('mine');
-    expect(() => scaffold({ dir: path.join(dir, 'notes.txt'), kind: 'reward', name: 'lab:x', packageName: 'x' })).to.throw(/CORL_ERR_SCAFFOLD_TARGET.*a file/);
+    expect(() =>
+      scaffold({ dir: path.join(dir, 'notes.txt'), kind: 'reward', name: 'lab:x', packageName: 'x' }),
+    ).to.throw(/CORL_ERR_SCAFFOLD_TARGET.*a file/);
     const empty: CorlInstall = { root: tmp.dir, checkout: true, version: '0.1.0' };
-    expect(() => scaffold({ dir: path.join(tmp.dir, 'none'), kind: 'policy', name: 'lab:x', packageName: 'x', install: empty })).to.throw(/CORL_ERR_SCAFFOLD_TEMPLATE/);
+    expect(() =>
+      scaffold({ dir: path.join(tmp.dir, 'none'), kind: 'policy', name: 'lab:x', packageName: 'x', install: empty }),
+    ).to.throw(/CORL_ERR_SCAFFOLD_TEMPLATE/);
   });
 
-  it('rewrites only the template\'s own tokens', () => {
-    expect(rewriteNames("name: 'example:reward' in example-corl-reward, exampleReward; example:task stays", 'reward', { name: 'lab:y', packageName: 'y' }))
-      .to.equal("name: 'lab:y' in y, yReward; example:task stays");
+  it("rewrites only the template's own tokens", () => {
+    expect(
+      rewriteNames("name: 'example:reward' in example-corl-reward, exampleReward; example:task stays", 'reward', {
+        name: 'lab:y',
+        packageName: 'y',
+      }),
+    ).to.equal("name: 'lab:y' in y, yReward; example:task stays");
   });
 });

@@ -30,8 +30,14 @@ describe('serve: hostile steps (the step window)', function () {
   this.timeout(30000);
   let tmp: ReturnType<typeof tempDir>;
   let server: RewardServer | undefined;
-  beforeEach(() => { tmp = tempDir('corl-serve-hostile-'); });
-  afterEach(async () => { await server?.close(); server = undefined; tmp.cleanup(); });
+  beforeEach(() => {
+    tmp = tempDir('corl-serve-hostile-');
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    tmp.cleanup();
+  });
 
   const config = ringServeConfig({ exchange: { wait: 5, keepSteps: 4 } });
   // Step s: a answers 1, 1, 2 (plurality 1); b answers s+1 twice and 1 once (plurality s+1).
@@ -78,14 +84,21 @@ describe('serve: hostile steps (the step window)', function () {
       }
     }
     // The same with raw JSON text (a number JSON.stringify would not write).
-    const raw = await post(server.url, '/v1/groups', '{"agent":"a","step":9007199254740993,"groups":[{"id":"evil","completions":["x"]}]}');
+    const raw = await post(
+      server.url,
+      '/v1/groups',
+      '{"agent":"a","step":9007199254740993,"groups":[{"id":"evil","completions":["x"]}]}',
+    );
     expect(raw.status).to.equal(400);
     expect(await state(server, tmp.dir)).to.deep.equal(before);
     const health = (await get(server.url, '/health')).body;
     expect(health.exchange.newestStep).to.equal(1);
 
     // b reaches step 1: a's waiting request gets b's label; every later real step works.
-    const [, b1] = await Promise.all([waiting, post(server.url, '/v1/groups', { agent: 'b', step: 1, groups: [groupB(1)] })]);
+    const [, b1] = await Promise.all([
+      waiting,
+      post(server.url, '/v1/groups', { agent: 'b', step: 1, groups: [groupB(1)] }),
+    ]);
     expect(b1.body.groups[0]).to.deep.include({ label: '1', source: 'supervisors' });
     expect((await waiting).body.groups[0]).to.deep.include({ label: '2', source: 'supervisors', rewards: rewardsA(1) });
     await realStep(2);
@@ -95,10 +108,20 @@ describe('serve: hostile steps (the step window)', function () {
     server = await startServer(config, tmp.dir);
     const again = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [groupA(0)] });
     expect(again.body).to.deep.equal(first[0]);
-    expect((await post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: [groupB(0)] })).body).to.deep.equal(first[1]);
+    expect((await post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: [groupB(0)] })).body).to.deep.equal(
+      first[1],
+    );
     expect((await get(server.url, '/health')).body.exchange.newestStep).to.equal(2);
     await realStep(3);
-    expect((await post(server.url, '/v1/groups', { agent: 'a', step: Number.MAX_SAFE_INTEGER, groups: [boxed('evil', ['9'])] })).status).to.equal(422);
+    expect(
+      (
+        await post(server.url, '/v1/groups', {
+          agent: 'a',
+          step: Number.MAX_SAFE_INTEGER,
+          groups: [boxed('evil', ['9'])],
+        })
+      ).status,
+    ).to.equal(422);
   });
 
   it('the first step of an empty exchange must be within the window of serve.exchange.startStep', async () => {
@@ -110,12 +133,15 @@ describe('serve: hostile steps (the step window)', function () {
     await server.close();
     server = await startServer(ringServeConfig({ exchange: { wait: 5, keepSteps: 4, startStep: 500 } }), tmp.dir);
     await realStep(500);
-    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 495, groups: [groupA(495)] })).status).to.equal(410); // 4 steps kept
+    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 495, groups: [groupA(495)] })).status).to.equal(
+      410,
+    ); // 4 steps kept
   });
 
   it('each accepted step moves the newest step by at most maxStepsAhead', async () => {
     server = await startServer(ringServeConfig({ exchange: { wait: 0, maxStepsAhead: 3 } }), tmp.dir);
-    const at = async (step: number) => (await post(server!.url, '/v1/groups', { agent: 'a', step, groups: [boxed('g', ['1'])] })).status;
+    const at = async (step: number) =>
+      (await post(server!.url, '/v1/groups', { agent: 'a', step, groups: [boxed('g', ['1'])] })).status;
     expect(await at(4)).to.equal(422);
     expect(await at(3)).to.equal(200);
     expect(await at(7)).to.equal(422);
@@ -128,7 +154,8 @@ describe('serve: hostile steps (the step window)', function () {
     server = await startServer(config, tmp.dir);
     const steps = [];
     for (let s = 0; s < 3; s++) steps.push(await realStep(s));
-    for (const step of [Number.MAX_SAFE_INTEGER, 1e21, 4096]) await post(server.url, '/v1/groups', { agent: 'b', step, groups: [boxed('evil', ['9'])] });
+    for (const step of [Number.MAX_SAFE_INTEGER, 1e21, 4096])
+      await post(server.url, '/v1/groups', { agent: 'b', step, groups: [boxed('evil', ['9'])] });
     await server.close();
     server = await startServer(config, tmp.dir);
     const journal = fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8');
@@ -145,8 +172,14 @@ describe('serve: caps on groups per step, completions per group, id length', fun
   this.timeout(30000);
   let tmp: ReturnType<typeof tempDir>;
   let server: RewardServer | undefined;
-  beforeEach(() => { tmp = tempDir('corl-serve-caps-'); });
-  afterEach(async () => { await server?.close(); server = undefined; tmp.cleanup(); });
+  beforeEach(() => {
+    tmp = tempDir('corl-serve-caps-');
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    tmp.cleanup();
+  });
 
   it('a step holds at most maxGroupsPerStep distinct ids, all agents together; beyond: 422, nothing stored', async () => {
     server = await startServer(ringServeConfig({ exchange: { wait: 0, keepSteps: 2, maxGroupsPerStep: 5 } }), tmp.dir);
@@ -166,7 +199,11 @@ describe('serve: caps on groups per step, completions per group, id length', fun
     // A flood of distinct ids over many steps: the slots stay within keepSteps x maxGroupsPerStep.
     for (let step = 1; step <= 6; step++) {
       const statuses = [];
-      for (let k = 0; k < 7; k++) statuses.push((await post(server.url, '/v1/groups', { agent: k % 2 ? 'a' : 'b', step, groups: ids(1000 * step + k, 1) })).status);
+      for (let k = 0; k < 7; k++)
+        statuses.push(
+          (await post(server.url, '/v1/groups', { agent: k % 2 ? 'a' : 'b', step, groups: ids(1000 * step + k, 1) }))
+            .status,
+        );
       expect(statuses, `step ${step}`).to.deep.equal([200, 200, 200, 200, 200, 422, 422]);
     }
     expect(await metric(server, 'corl_serve_exchange_slots')).to.equal(10);
@@ -175,13 +212,29 @@ describe('serve: caps on groups per step, completions per group, id length', fun
 
   it('more completions than serve.maxCompletions, or an id over 1024 characters: 413 naming the field', async () => {
     server = await startServer(ringServeConfig({ maxCompletions: 4, exchange: { wait: 0 } }), tmp.dir);
-    const five = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('g', ['1', '1']), boxed('h', ['1', '2', '3', '4', '5'])] });
+    const five = await post(server.url, '/v1/groups', {
+      agent: 'a',
+      step: 0,
+      groups: [boxed('g', ['1', '1']), boxed('h', ['1', '2', '3', '4', '5'])],
+    });
     expect(five.status).to.equal(413);
     expect(five.body.error).to.deep.include({ code: 'CORL_ERR_SERVE_LIMIT', where: 'groups[1].completions' });
-    const long = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('x'.repeat(1025), ['1'])] });
+    const long = await post(server.url, '/v1/groups', {
+      agent: 'a',
+      step: 0,
+      groups: [boxed('x'.repeat(1025), ['1'])],
+    });
     expect(long.status).to.equal(413);
     expect(long.body.error).to.deep.include({ code: 'CORL_ERR_SERVE_LIMIT', where: 'groups[0].id' });
-    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('x'.repeat(1024), ['1', '2', '3', '4'])] })).status).to.equal(200);
+    expect(
+      (
+        await post(server.url, '/v1/groups', {
+          agent: 'a',
+          step: 0,
+          groups: [boxed('x'.repeat(1024), ['1', '2', '3', '4'])],
+        })
+      ).status,
+    ).to.equal(200);
     expect(await metric(server, 'corl_serve_exchange_slots')).to.equal(1);
   });
 
@@ -199,8 +252,14 @@ describe('serve: slow clients and nonsensical journal records', function () {
   this.timeout(30000);
   let tmp: ReturnType<typeof tempDir>;
   let server: RewardServer | undefined;
-  beforeEach(() => { tmp = tempDir('corl-serve-slow-'); });
-  afterEach(async () => { await server?.close(); server = undefined; tmp.cleanup(); });
+  beforeEach(() => {
+    tmp = tempDir('corl-serve-slow-');
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    tmp.cleanup();
+  });
 
   it('200 unfinished bodies do not starve GET /health, and the body timeout cuts them with 408', async () => {
     server = await startServer(ringServeConfig({ timeouts: { headers: 1, body: 1.5, idle: 5 } }), tmp.dir);
@@ -210,8 +269,19 @@ describe('serve: slow clients and nonsensical journal records', function () {
     for (let i = 0; i < 200; i++) {
       const s = net.connect(Number(url.port), url.hostname);
       sockets.push(s);
-      answers.push(new Promise((resolve) => { let t = ''; s.on('data', (d) => { t += d; }); s.on('close', () => resolve(t)); s.on('error', () => resolve(t)); }));
-      s.write('POST /v1/groups HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"agent":');
+      answers.push(
+        new Promise((resolve) => {
+          let t = '';
+          s.on('data', (d) => {
+            t += d;
+          });
+          s.on('close', () => resolve(t));
+          s.on('error', () => resolve(t));
+        }),
+      );
+      s.write(
+        'POST /v1/groups HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"agent":',
+      );
     }
     const health = await get(server.url, '/health');
     expect(health.status).to.equal(200);
@@ -224,7 +294,9 @@ describe('serve: slow clients and nonsensical journal records', function () {
   it('a well-formed record that means nothing (unknown agent) is refused at restore naming the line, and the file is left as it was', async () => {
     const config = ringServeConfig({ exchange: { wait: 0 } });
     server = await startServer(config, tmp.dir);
-    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('g', ['1', '2'])] })).status).to.equal(200);
+    expect(
+      (await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('g', ['1', '2'])] })).status,
+    ).to.equal(200);
     await server.close();
     server = undefined;
     const file = path.join(tmp.dir, 'journal.jsonl');

@@ -8,7 +8,15 @@ import { tempDir } from '../../fixtures/configs';
 
 const cohort: JournalCohort = { agents: ['a', 'b'], topology: 'corl:ring', reward: 'corl:vote' };
 const H = 'A'.repeat(27);
-const keys = (s: number, g: string, a = 'a'): JournalRecord => ({ t: 'keys', n: 'groups', a, s, g, h: H, k: ['1', null] });
+const keys = (s: number, g: string, a = 'a'): JournalRecord => ({
+  t: 'keys',
+  n: 'groups',
+  a,
+  s,
+  g,
+  h: H,
+  k: ['1', null],
+});
 const keepAll = (r: Replay) => ({ keep: r.records, exchange: { newest: 0, maxStepsAhead: 8 } });
 
 function refused(run: () => unknown, code: ErrorCode, ...parts: string[]): void {
@@ -25,7 +33,10 @@ function refused(run: () => unknown, code: ErrorCode, ...parts: string[]): void 
 describe('serve/journal', () => {
   let tmp: ReturnType<typeof tempDir>;
   let file: string;
-  beforeEach(() => { tmp = tempDir('corl-journal-'); file = path.join(tmp.dir, 'j.jsonl'); });
+  beforeEach(() => {
+    tmp = tempDir('corl-journal-');
+    file = path.join(tmp.dir, 'j.jsonl');
+  });
   afterEach(() => tmp.cleanup());
 
   /** A journal of `n` records appended after a compaction that wrote `compacted` (each append its own commit). */
@@ -46,7 +57,11 @@ describe('serve/journal', () => {
     expect(replay.records).to.deep.equal([]);
     const syncs: number[] = [];
     journal.onSync = (_s, n) => syncs.push(n);
-    await Promise.all([journal.append([keys(0, 'x')]), journal.append([keys(0, 'y'), keys(1, 'x')]), journal.append([keys(1, 'y', 'b')])]);
+    await Promise.all([
+      journal.append([keys(0, 'x')]),
+      journal.append([keys(0, 'y'), keys(1, 'x')]),
+      journal.append([keys(1, 'y', 'b')]),
+    ]);
     await journal.close();
     expect(syncs).to.deep.equal([4]); // appended in the same turn: one write, one fdatasync
     const again = Journal.read(file, cohort);
@@ -83,7 +98,12 @@ describe('serve/journal', () => {
     lines[3] = lines[3]!.replace('"x"', '"X"');
     fs.writeFileSync(file, lines.join('\n'));
     // The seal says 3 records were durable: dropping the third would lose an acknowledged record.
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_TRUNCATED', 'at least 3 records', 'got 2 (after dropping a torn last line)');
+    refused(
+      () => Journal.read(file, cohort),
+      'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+      'at least 3 records',
+      'got 2 (after dropping a torn last line)',
+    );
     fs.rmSync(Journal.sealFile(file));
     const r = Journal.read(file, cohort);
     expect(r.tornTail).to.equal(true);
@@ -94,8 +114,18 @@ describe('serve/journal', () => {
     const lines = await written(2, 4); // header, 2 compacted, 4 appended, ''
     const before = fs.readFileSync(file, 'utf8');
     fs.writeFileSync(file, lines.slice(0, 5).join('\n') + '\n'); // drops the last two records
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_TRUNCATED', 'at least 6 records', 'got 4', 'seal');
-    try { await Journal.open(file, cohort, keepAll); } catch { /* refused */ }
+    refused(
+      () => Journal.read(file, cohort),
+      'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+      'at least 6 records',
+      'got 4',
+      'seal',
+    );
+    try {
+      await Journal.open(file, cohort, keepAll);
+    } catch {
+      /* refused */
+    }
     expect(fs.readFileSync(file, 'utf8')).to.equal(lines.slice(0, 5).join('\n') + '\n'); // nothing rewritten
     expect(before.length).to.be.greaterThan(0);
   });
@@ -153,16 +183,26 @@ describe('serve/journal', () => {
     const swapped = [...lines];
     [swapped[2], swapped[3]] = [swapped[3]!, swapped[2]!];
     fs.writeFileSync(file, swapped.join('\n'));
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_ORDER', 'expected record 2 at line 3', 'record 3: records 2 are missing');
+    refused(
+      () => Journal.read(file, cohort),
+      'CORL_ERR_SERVE_JOURNAL_ORDER',
+      'expected record 2 at line 3',
+      'record 3: records 2 are missing',
+    );
     fs.writeFileSync(file, [...lines.slice(0, 2), ...lines.slice(3)].join('\n'));
     refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_ORDER', 'line 3');
     fs.writeFileSync(file, [...lines.slice(0, 3), lines[2], ...lines.slice(3)].join('\n'));
     refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_ORDER', 'out of order or repeated');
   });
 
-  it('refuses another cohort\'s journal, and a format version it does not know', async () => {
+  it("refuses another cohort's journal, and a format version it does not know", async () => {
     await written(0, 1);
-    refused(() => Journal.read(file, { ...cohort, reward: 'corl:other' }), 'CORL_ERR_SERVE_JOURNAL', 'corl:other', 'corl:vote');
+    refused(
+      () => Journal.read(file, { ...cohort, reward: 'corl:other' }),
+      'CORL_ERR_SERVE_JOURNAL',
+      'corl:other',
+      'corl:vote',
+    );
     fs.writeFileSync(file, `${JSON.stringify({ t: 'open', v: 3, ...cohort })}\n`);
     refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_VERSION', 'version 3');
     fs.writeFileSync(file, 'hello\n');
@@ -170,7 +210,10 @@ describe('serve/journal', () => {
   });
 
   it('reads a version-1 journal (no checksums) with a note and rewrites it as version 2', async () => {
-    fs.writeFileSync(file, [{ t: 'open', v: 1, ...cohort }, keys(0, 'x'), keys(1, 'x')].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    fs.writeFileSync(
+      file,
+      [{ t: 'open', v: 1, ...cohort }, keys(0, 'x'), keys(1, 'x')].map((r) => JSON.stringify(r)).join('\n') + '\n',
+    );
     const { journal, replay } = await Journal.open(file, cohort, keepAll);
     await journal.close();
     expect(replay.records.map((r) => r.s)).to.deep.equal([0, 1]);
@@ -187,12 +230,15 @@ describe('serve/journal', () => {
     await j.close();
   });
 
-  it('compaction keeps the newest keepSteps steps of each namespace (counted back from the exchange\'s newest step)', async () => {
+  it("compaction keeps the newest keepSteps steps of each namespace (counted back from the exchange's newest step)", async () => {
     const records = [keys(0, 'x'), keys(1, 'x'), keys(2, 'x'), keys(3, 'x'), { ...keys(0, 'p'), n: 'get_reward' }];
     const first = await Journal.open(file, cohort, keepAll);
     await first.journal.append(records);
     await first.journal.close();
-    const retain = (newest?: number) => (r: Replay) => ({ keep: Exchange.retain(r.records, (n) => (n === 'groups' ? { steps: 2, newest } : { steps: Infinity })), exchange: { newest: 3, maxStepsAhead: 8 } });
+    const retain = (newest?: number) => (r: Replay) => ({
+      keep: Exchange.retain(r.records, (n) => (n === 'groups' ? { steps: 2, newest } : { steps: Infinity })),
+      exchange: { newest: 3, maxStepsAhead: 8 },
+    });
     const { journal, replay } = await Journal.open(file, cohort, retain());
     await journal.close();
     expect(replay.records.map((r) => `${r.n}:${r.s}`)).to.deep.equal(['groups:2', 'groups:3', 'get_reward:0']);
@@ -210,8 +256,16 @@ describe('serve/journal', () => {
     const first = await Journal.open(file, cohort, keepAll);
     await first.journal.append(records);
     await first.journal.close();
-    const { journal, replay } = await Journal.open(file, cohort, (r) => ({ keep: Exchange.retain(r.records, (n) => (n === 'groups' ? { steps: Infinity } : { steps: Infinity, rounds: 2 })), exchange: { newest: 0, maxStepsAhead: 8 } }));
+    const { journal, replay } = await Journal.open(file, cohort, (r) => ({
+      keep: Exchange.retain(r.records, (n) => (n === 'groups' ? { steps: Infinity } : { steps: Infinity, rounds: 2 })),
+      exchange: { newest: 0, maxStepsAhead: 8 },
+    }));
     await journal.close();
-    expect(replay.records.map((r) => `${r.n}:${r.g}:${r.s}`)).to.deep.equal(['get_reward:q:0', 'get_reward:p:2', 'get_reward:p:3', 'groups:x:0']);
+    expect(replay.records.map((r) => `${r.n}:${r.g}:${r.s}`)).to.deep.equal([
+      'get_reward:q:0',
+      'get_reward:p:2',
+      'get_reward:p:3',
+      'groups:x:0',
+    ]);
   });
 });

@@ -7,7 +7,9 @@ describe('serve/prom: Prometheus text exposition', () => {
     c.inc({ route: '/a' });
     c.inc({ route: '/a' }, 2);
     c.inc({ route: 'q"uote\\' });
-    expect(c.render()).to.equal('# HELP x_total things\n# TYPE x_total counter\nx_total{route="/a"} 3\nx_total{route="q\\"uote\\\\"} 1');
+    expect(c.render()).to.equal(
+      '# HELP x_total things\n# TYPE x_total counter\nx_total{route="/a"} 3\nx_total{route="q\\"uote\\\\"} 1',
+    );
   });
 
   it('renders cumulative histogram buckets, sum and count', () => {

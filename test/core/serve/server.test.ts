@@ -11,17 +11,30 @@ describe('serve/server: POST /v1/groups (the cross-agent exchange)', function ()
   this.timeout(30000);
   let tmp: ReturnType<typeof tempDir>;
   let server: RewardServer | undefined;
-  beforeEach(() => { tmp = tempDir('corl-serve-'); });
-  afterEach(async () => { await server?.close(); server = undefined; tmp.cleanup(); });
+  beforeEach(() => {
+    tmp = tempDir('corl-serve-');
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    tmp.cleanup();
+  });
 
-  it('rewards each agent of a ring against its peer\'s plurality, once both have posted', async () => {
+  it("rewards each agent of a ring against its peer's plurality, once both have posted", async () => {
     server = await startServer(ringServeConfig(), tmp.dir);
     // a: 2, 3, 2 (own label 2); b: 3, 3, 2 (own label 3). Ring: a is supervised by b and b by a.
     const pa = post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('g1', ['2', '3', '2'])] });
     const pb = post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: [boxed('g1', ['3', '3', '2'])] });
     const [ra, rb] = await Promise.all([pa, pb]);
     expect(ra.status).to.equal(200);
-    expect(ra.body.groups[0]).to.deep.include({ id: 'g1', rewards: [0, 1, 0], keys: ['2', '3', '2'], label: '3', ownLabel: '2', source: 'supervisors' });
+    expect(ra.body.groups[0]).to.deep.include({
+      id: 'g1',
+      rewards: [0, 1, 0],
+      keys: ['2', '3', '2'],
+      label: '3',
+      ownLabel: '2',
+      source: 'supervisors',
+    });
     expect(rb.body.groups[0]).to.deep.include({ rewards: [0, 0, 1], label: '2', ownLabel: '3', source: 'supervisors' });
     expect(ra.body.metrics['reward/mean']).to.be.closeTo(1 / 3, 1e-12);
     expect(ra.body.metrics['label/peer_agreement']).to.equal(0);
@@ -41,12 +54,16 @@ describe('serve/server: POST /v1/groups (the cross-agent exchange)', function ()
     expect(again.body).to.deep.equal(first.body);
     expect(first.body.groups[0].rewards).to.deep.equal([0, 0, 1, 0]);
     expect(server.metrics.replays.get()).to.equal(1);
-    const changed = await post(server.url, '/v1/groups', { agent: 'a', step: 3, groups: [boxed('u1', ['5', '5', '5', '5'])] });
+    const changed = await post(server.url, '/v1/groups', {
+      agent: 'a',
+      step: 3,
+      groups: [boxed('u1', ['5', '5', '5', '5'])],
+    });
     expect(changed.status).to.equal(409);
     expect(changed.body.error.code).to.equal('CORL_ERR_SERVE_CONFLICT');
   });
 
-  it('falls back to the agent\'s own vote when its supervisor stays silent, and keeps that answer', async () => {
+  it("falls back to the agent's own vote when its supervisor stays silent, and keeps that answer", async () => {
     server = await startServer(ringServeConfig({ exchange: { wait: 0.2 } }), tmp.dir);
     const r = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('g', ['4', '4', '9'])] });
     expect(r.body.groups[0]).to.deep.include({ rewards: [1, 1, 0], label: '4', source: 'self' });
@@ -66,7 +83,7 @@ describe('serve/server: POST /v1/groups (the cross-agent exchange)', function ()
     expect(r.body.groups[0]).to.deep.include({ rewards: [0, 0], label: null, source: 'zero' });
   });
 
-  it('the error fallback answers 504, keeps the posted keys, and a later retry gets the peer\'s label', async () => {
+  it("the error fallback answers 504, keeps the posted keys, and a later retry gets the peer's label", async () => {
     server = await startServer(ringServeConfig({ exchange: { wait: 5, fallback: 'error' } }), tmp.dir);
     const g = boxed('g', ['1', '2', '2']);
     const r = await post(server.url, '/v1/groups', { agent: 'a', step: 0, wait: 0.1, groups: [g] });
@@ -81,7 +98,11 @@ describe('serve/server: POST /v1/groups (the cross-agent exchange)', function ()
   });
 
   it('with several supervisors, scores against those that arrived when the wait runs out (partial)', async () => {
-    const config = { ...ringServeConfig({ exchange: { wait: 0.3 } }, ['a', 'b', 'c']), topology: 'test:all-peers', plugins: [fixture('peers-topology.js')] };
+    const config = {
+      ...ringServeConfig({ exchange: { wait: 0.3 } }, ['a', 'b', 'c']),
+      topology: 'test:all-peers',
+      plugins: [fixture('peers-topology.js')],
+    };
     server = await startServer(config, tmp.dir);
     const pa = post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('g', ['1', '2'])] });
     const rb = post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: [boxed('g', ['2', '2'])] });
@@ -94,11 +115,13 @@ describe('serve/server: POST /v1/groups (the cross-agent exchange)', function ()
   it('a group with many requests in flight: each waits only for its own supervisors', async () => {
     server = await startServer(ringServeConfig({}, ['a', 'b', 'c']), tmp.dir);
     // Ring of three: a <- c, b <- a, c <- b.
-    const posts = ['a', 'b', 'c'].map((agent, i) => post(server!.url, '/v1/groups', {
-      agent,
-      step: 0,
-      groups: [boxed('x', [String(i), String(i), '9']), boxed('y', ['5', String(i + 5)])],
-    }));
+    const posts = ['a', 'b', 'c'].map((agent, i) =>
+      post(server!.url, '/v1/groups', {
+        agent,
+        step: 0,
+        groups: [boxed('x', [String(i), String(i), '9']), boxed('y', ['5', String(i + 5)])],
+      }),
+    );
     const [a, b, c] = (await Promise.all(posts)) as [any, any, any];
     expect(a.body.groups.map((g: any) => g.label)).to.deep.equal(['2', '5']);
     expect(b.body.groups.map((g: any) => g.label)).to.deep.equal(['0', '5']);
@@ -108,8 +131,12 @@ describe('serve/server: POST /v1/groups (the cross-agent exchange)', function ()
 
   it('refuses steps older than keepSteps behind the newest', async () => {
     server = await startServer(ringServeConfig({ exchange: { wait: 0, keepSteps: 2 } }), tmp.dir);
-    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 5, groups: [boxed('g', ['1'])] })).status).to.equal(200);
-    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 4, groups: [boxed('g', ['1'])] })).status).to.equal(200);
+    expect(
+      (await post(server.url, '/v1/groups', { agent: 'a', step: 5, groups: [boxed('g', ['1'])] })).status,
+    ).to.equal(200);
+    expect(
+      (await post(server.url, '/v1/groups', { agent: 'a', step: 4, groups: [boxed('g', ['1'])] })).status,
+    ).to.equal(200);
     const old = await post(server.url, '/v1/groups', { agent: 'a', step: 3, groups: [boxed('g', ['1'])] });
     expect(old.status).to.equal(410);
     expect(old.body.error.code).to.equal('CORL_ERR_SERVE_STEP_EXPIRED');
@@ -151,7 +178,9 @@ describe('serve/server: POST /v1/groups (the cross-agent exchange)', function ()
       expect.fail('started');
     } catch (e) {
       expect(isCorlError(e, 'CORL_ERR_SERVE_JOURNAL'), String(e)).to.equal(true);
-      expect((e as Error).message).to.contain('agents [a, c]').and.contain('agents [a, b]');
+      expect((e as Error).message)
+        .to.contain('agents [a, c]')
+        .and.contain('agents [a, b]');
     }
   });
 
@@ -160,7 +189,11 @@ describe('serve/server: POST /v1/groups (the cross-agent exchange)', function ()
     const missing = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('g', ['1'])] });
     expect(missing.status).to.equal(400);
     expect(missing.body.error.where).to.equal('groups[0].reference');
-    const r = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [{ ...boxed('g', ['1', '2', '0.5']), reference: '\\frac{1}{2}' }] });
+    const r = await post(server.url, '/v1/groups', {
+      agent: 'a',
+      step: 0,
+      groups: [{ ...boxed('g', ['1', '2', '0.5']), reference: '\\frac{1}{2}' }],
+    });
     expect(r.body.groups[0].rewards).to.deep.equal([0, 0, 1]);
   });
 });
@@ -173,22 +206,84 @@ describe('serve/server: bad requests get a coded 4xx and never take the service 
     tmp = tempDir('corl-serve-bad-');
     server = await startServer(ringServeConfig({ groupSize: 3, maxBodyBytes: 4096, exchange: { wait: 0 } }), tmp.dir);
   });
-  after(async () => { await server.close(); tmp.cleanup(); });
+  after(async () => {
+    await server.close();
+    tmp.cleanup();
+  });
 
   const cases: [string, unknown, number, string, string?][] = [
     ['malformed JSON', '{"agent": "a", ', 400, 'CORL_ERR_SERVE_BAD_JSON', 'body'],
     ['an empty body', '', 400, 'CORL_ERR_SERVE_BAD_JSON', 'body'],
     ['a JSON array', '[1, 2]', 400, 'CORL_ERR_SERVE_BAD_REQUEST'],
-    ['a numeric step as text', { agent: 'a', step: '1', groups: [boxed('g', ['1', '1', '1'])] }, 400, 'CORL_ERR_SERVE_BAD_REQUEST', 'step'],
-    ['a negative step', { agent: 'a', step: -1, groups: [boxed('g', ['1', '1', '1'])] }, 400, 'CORL_ERR_SERVE_BAD_REQUEST', 'step'],
-    ['completions that are numbers', { agent: 'a', step: 0, groups: [{ id: 'g', completions: [1, 2, 3] }] }, 400, 'CORL_ERR_SERVE_BAD_REQUEST', 'groups[0].completions[0]'],
-    ['a missing group id', { agent: 'a', step: 0, groups: [{ completions: ['x', 'y', 'z'] }] }, 400, 'CORL_ERR_SERVE_BAD_REQUEST', 'groups[0].id'],
-    ['a duplicate group id', { agent: 'a', step: 0, groups: [boxed('g', ['1', '1', '1']), boxed('g', ['1', '1', '1'])] }, 400, 'CORL_ERR_SERVE_BAD_REQUEST', 'groups[1].id'],
-    ['a bad finishReason', { agent: 'a', step: 0, groups: [{ id: 'g', completions: [{ text: 'a', finishReason: 'eos' }, 'b', 'c'] }] }, 400, 'CORL_ERR_SERVE_BAD_REQUEST', 'groups[0].completions[0].finishReason'],
-    ['an unknown agent', { agent: 'zed', step: 0, groups: [boxed('g', ['1', '1', '1'])] }, 422, 'CORL_ERR_SERVE_UNKNOWN_AGENT', 'agent'],
-    ['an agent index out of range', { agent: 2, step: 0, groups: [boxed('g', ['1', '1', '1'])] }, 422, 'CORL_ERR_SERVE_UNKNOWN_AGENT', 'agent'],
-    ['a group of the wrong size', { agent: 'a', step: 0, groups: [boxed('g', ['1', '1'])] }, 422, 'CORL_ERR_SERVE_GROUP_SIZE', 'groups[0].completions'],
-    ['a body over the size limit', { agent: 'a', step: 0, groups: [{ id: 'g', completions: ['x'.repeat(5000), 'y', 'z'] }] }, 413, 'CORL_ERR_SERVE_TOO_LARGE'],
+    [
+      'a numeric step as text',
+      { agent: 'a', step: '1', groups: [boxed('g', ['1', '1', '1'])] },
+      400,
+      'CORL_ERR_SERVE_BAD_REQUEST',
+      'step',
+    ],
+    [
+      'a negative step',
+      { agent: 'a', step: -1, groups: [boxed('g', ['1', '1', '1'])] },
+      400,
+      'CORL_ERR_SERVE_BAD_REQUEST',
+      'step',
+    ],
+    [
+      'completions that are numbers',
+      { agent: 'a', step: 0, groups: [{ id: 'g', completions: [1, 2, 3] }] },
+      400,
+      'CORL_ERR_SERVE_BAD_REQUEST',
+      'groups[0].completions[0]',
+    ],
+    [
+      'a missing group id',
+      { agent: 'a', step: 0, groups: [{ completions: ['x', 'y', 'z'] }] },
+      400,
+      'CORL_ERR_SERVE_BAD_REQUEST',
+      'groups[0].id',
+    ],
+    [
+      'a duplicate group id',
+      { agent: 'a', step: 0, groups: [boxed('g', ['1', '1', '1']), boxed('g', ['1', '1', '1'])] },
+      400,
+      'CORL_ERR_SERVE_BAD_REQUEST',
+      'groups[1].id',
+    ],
+    [
+      'a bad finishReason',
+      { agent: 'a', step: 0, groups: [{ id: 'g', completions: [{ text: 'a', finishReason: 'eos' }, 'b', 'c'] }] },
+      400,
+      'CORL_ERR_SERVE_BAD_REQUEST',
+      'groups[0].completions[0].finishReason',
+    ],
+    [
+      'an unknown agent',
+      { agent: 'zed', step: 0, groups: [boxed('g', ['1', '1', '1'])] },
+      422,
+      'CORL_ERR_SERVE_UNKNOWN_AGENT',
+      'agent',
+    ],
+    [
+      'an agent index out of range',
+      { agent: 2, step: 0, groups: [boxed('g', ['1', '1', '1'])] },
+      422,
+      'CORL_ERR_SERVE_UNKNOWN_AGENT',
+      'agent',
+    ],
+    [
+      'a group of the wrong size',
+      { agent: 'a', step: 0, groups: [boxed('g', ['1', '1'])] },
+      422,
+      'CORL_ERR_SERVE_GROUP_SIZE',
+      'groups[0].completions',
+    ],
+    [
+      'a body over the size limit',
+      { agent: 'a', step: 0, groups: [{ id: 'g', completions: ['x'.repeat(5000), 'y', 'z'] }] },
+      413,
+      'CORL_ERR_SERVE_TOO_LARGE',
+    ],
   ];
   for (const [what, body, status, code, where] of cases) {
     it(`${what}: HTTP ${status} ${code}`, async () => {
@@ -221,7 +316,9 @@ describe('serve/server: bad requests get a coded 4xx and never take the service 
     const reply = await new Promise<string>((resolve, reject) => {
       const s = net.connect(server.address.port, '127.0.0.1', () => s.write('NOT HTTP AT ALL\r\n\r\n'));
       let data = '';
-      s.on('data', (d) => { data += d; });
+      s.on('data', (d) => {
+        data += d;
+      });
       s.on('end', () => resolve(data));
       s.on('error', reject);
     });
@@ -247,7 +344,9 @@ describe('serve/server: bad requests get a coded 4xx and never take the service 
 describe('serve/server: bearer token, binding', function () {
   this.timeout(30000);
   let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => { tmp = tempDir('corl-serve-auth-'); });
+  beforeEach(() => {
+    tmp = tempDir('corl-serve-auth-');
+  });
   afterEach(() => tmp.cleanup());
 
   it('with a token, every route but /health needs "Authorization: Bearer <token>"', async () => {
@@ -273,7 +372,10 @@ describe('serve/server: bearer token, binding', function () {
       async () => {
         const a = await startServer(ringServeConfig(), tmp.dir);
         try {
-          await startServer(ringServeConfig(), tmp.dir, { port: a.address.port, journal: path.join(tmp.dir, 'other.jsonl') });
+          await startServer(ringServeConfig(), tmp.dir, {
+            port: a.address.port,
+            journal: path.join(tmp.dir, 'other.jsonl'),
+          });
         } finally {
           await a.close();
         }
@@ -294,11 +396,20 @@ describe('serve/server: POST /get_reward (OpenRLHF)', function () {
   this.timeout(30000);
   let tmp: ReturnType<typeof tempDir>;
   let server: RewardServer | undefined;
-  beforeEach(() => { tmp = tempDir('corl-serve-gr-'); });
-  afterEach(async () => { await server?.close(); server = undefined; tmp.cleanup(); });
+  beforeEach(() => {
+    tmp = tempDir('corl-serve-gr-');
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    tmp.cleanup();
+  });
 
   it('a pointwise source (ground truth) answers each sample at once, against its label', async () => {
-    server = await startServer({ agents: [{ name: 'solo' }], topology: 'corl:self', reward: 'corl:ground-truth', serve: { port: 0 } }, tmp.dir);
+    server = await startServer(
+      { agents: [{ name: 'solo' }], topology: 'corl:self', reward: 'corl:ground-truth', serve: { port: 0 } },
+      tmp.dir,
+    );
     const r = await post(server.url, '/get_reward', {
       query: ['Q1: 1+1? The answer is \\boxed{2}<|im_end|>', 'Q2: half? \\boxed{0.5}</s>', 'Q3 \\boxed{7}'],
       prompts: ['Q1: 1+1?', 'Q2: half?', 'Q3'],
@@ -314,47 +425,80 @@ describe('serve/server: POST /get_reward (OpenRLHF)', function () {
   });
 
   it('a group source collects the K samples of a prompt (sent one per request) before voting', async () => {
-    server = await startServer({ agents: [{ name: 'solo' }], topology: 'corl:self', reward: 'corl:vote', serve: { port: 0, getReward: { groupSize: 3 } } }, tmp.dir);
+    server = await startServer(
+      {
+        agents: [{ name: 'solo' }],
+        topology: 'corl:self',
+        reward: 'corl:vote',
+        serve: { port: 0, getReward: { groupSize: 3 } },
+      },
+      tmp.dir,
+    );
     const prompt = 'What is 2+2? ';
-    const send = (answer: string): Promise<any> => post(server!.url, '/get_reward', { query: [`${prompt}It is \\boxed{${answer}}`], prompts: [prompt] });
+    const send = (answer: string): Promise<any> =>
+      post(server!.url, '/get_reward', { query: [`${prompt}It is \\boxed{${answer}}`], prompts: [prompt] });
     const [x, y, z] = await Promise.all([send('4'), send('5'), send('4')]);
     expect([x.body.rewards[0], y.body.rewards[0], z.body.rewards[0]]).to.deep.equal([1, 0, 1]);
     expect(x.body.extra_logs['label/labeled']).to.deep.equal([1]);
   });
 
   it('a group that stays incomplete is scored as it is after getReward.wait', async () => {
-    server = await startServer({ agents: [{ name: 'solo' }], topology: 'corl:self', reward: 'corl:vote', serve: { port: 0, getReward: { groupSize: 4, wait: 0.2 } } }, tmp.dir);
-    const r = await post(server.url, '/get_reward', { query: ['p \\boxed{3}', 'p \\boxed{3}', 'p \\boxed{1}'], prompts: ['p', 'p', 'p'] });
+    server = await startServer(
+      {
+        agents: [{ name: 'solo' }],
+        topology: 'corl:self',
+        reward: 'corl:vote',
+        serve: { port: 0, getReward: { groupSize: 4, wait: 0.2 } },
+      },
+      tmp.dir,
+    );
+    const r = await post(server.url, '/get_reward', {
+      query: ['p \\boxed{3}', 'p \\boxed{3}', 'p \\boxed{1}'],
+      prompts: ['p', 'p', 'p'],
+    });
     expect(r.body.rewards).to.deep.equal([1, 1, 0]);
     expect(server.metrics.barrierPartial.get()).to.equal(1);
   });
 
   it('under a ring, groups keyed by label go through the exchange (agents named by ?agent=)', async () => {
     server = await startServer(ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label' } }), tmp.dir);
-    const send = (agent: string, prompt: string, answers: string[]): Promise<any> => post(server!.url, `/get_reward?agent=${agent}`, {
-      query: answers.map((a) => `${prompt} \\boxed{${a}}`),
-      prompts: answers.map(() => prompt),
-      labels: answers.map(() => 'problem-17'),
-    });
+    const send = (agent: string, prompt: string, answers: string[]): Promise<any> =>
+      post(server!.url, `/get_reward?agent=${agent}`, {
+        query: answers.map((a) => `${prompt} \\boxed{${a}}`),
+        prompts: answers.map(() => prompt),
+        labels: answers.map(() => 'problem-17'),
+      });
     // Different phrasings per agent; the label (a problem id) ties the groups together.
     // A group's samples are ordered by text (arrival order means nothing), so b's tie 6/9 goes to 6.
-    const [a, b] = await Promise.all([send('a', 'Compute 3*3.', ['9', '9']), send('b', 'What is three times three?', ['9', '6'])]);
+    const [a, b] = await Promise.all([
+      send('a', 'Compute 3*3.', ['9', '9']),
+      send('b', 'What is three times three?', ['9', '6']),
+    ]);
     expect(a.body.rewards).to.deep.equal([0, 0]);
     expect(b.body.rewards).to.deep.equal([1, 0]);
     expect(b.body.extra_logs['label/labeled']).to.deep.equal([1, 1]);
     const unknown = await post(server.url, '/get_reward?agent=zed', { query: ['x'], labels: ['p'] });
     expect(unknown.status).to.equal(422);
     // The second epoch of the same problem is a new exchange round, not a conflict.
-    const [a2, b2] = await Promise.all([send('a', 'Compute 3*3.', ['9', '9']), send('b', 'What is three times three?', ['9', '9'])]);
+    const [a2, b2] = await Promise.all([
+      send('a', 'Compute 3*3.', ['9', '9']),
+      send('b', 'What is three times three?', ['9', '9']),
+    ]);
     expect(a2.body.rewards).to.deep.equal([1, 1]);
     expect(b2.body.rewards).to.deep.equal([1, 1]);
   });
 
   it('keeps at most getReward.keepRounds rounds of each prompt: a long run stays bounded, recent retries still replay', async () => {
-    server = await startServer(ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label', keepRounds: 2 } }), tmp.dir);
-    const send = (agent: string, label: string, answers: string[]): Promise<any> => post(server!.url, `/get_reward?agent=${agent}`, {
-      query: answers.map((a) => `q \\boxed{${a}}`), prompts: answers.map(() => 'q'), labels: answers.map(() => label),
-    });
+    server = await startServer(
+      ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label', keepRounds: 2 } }),
+      tmp.dir,
+    );
+    const send = (agent: string, label: string, answers: string[]): Promise<any> =>
+      post(server!.url, `/get_reward?agent=${agent}`, {
+        query: answers.map((a) => `q \\boxed{${a}}`),
+        prompts: answers.map(() => 'q'),
+        labels: answers.map(() => label),
+      });
     const slots = async (): Promise<number> => {
       const text = await (await fetch(`${server!.url}/metrics`)).text();
       return Number(/^corl_serve_get_reward_slots (\d+)/m.exec(text)![1]);
@@ -372,8 +516,15 @@ describe('serve/server: POST /get_reward (OpenRLHF)', function () {
     expect(journal.split('\n').filter((l) => l.includes('"get_reward"')).length).to.be.greaterThan(0);
     // A restart compacts the journal to the kept rounds and resumes the round count where it was.
     await server.close();
-    server = await startServer(ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label', keepRounds: 2 } }), tmp.dir);
-    const kept = fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"get_reward"')).map((l) => JSON.parse(l));
+    server = await startServer(
+      ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label', keepRounds: 2 } }),
+      tmp.dir,
+    );
+    const kept = fs
+      .readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"get_reward"'))
+      .map((l) => JSON.parse(l));
     expect([...new Set(kept.map((r: { s: number }) => r.s))].sort()).to.deep.equal([3, 4]);
     expect(await slots()).to.equal(4);
     const [a, b] = await Promise.all([send('a', 'p1', ['2', '2']), send('b', 'p1', ['2', '2'])]);

@@ -1,5 +1,14 @@
 import { expect } from 'chai';
-import { bindShape, broadcastShapes, dim, dimDiv, dimEq, dimMul, resolveDim, shapeSize } from '../../../core/tensor/dim';
+import {
+  bindShape,
+  broadcastShapes,
+  dim,
+  dimDiv,
+  dimEq,
+  dimMul,
+  resolveDim,
+  shapeSize,
+} from '../../../core/tensor/dim';
 
 describe('core/tensor/dim', () => {
   it('products are canonical, so equality is structural', () => {
@@ -23,7 +32,9 @@ describe('core/tensor/dim', () => {
     const b = new Map<string, number>();
     bindShape(['B', 'T', 4], [2, 3, 4], b, 'x');
     expect(resolveDim('B*T', b)).to.equal(6);
-    expect(() => bindShape(['B', 5], [3, 5], b, 'y')).to.throw(/CORL_ERR_TENSOR_SHAPE.*y dimension 0 \(B\) to be 2.*got 3/);
+    expect(() => bindShape(['B', 5], [3, 5], b, 'y')).to.throw(
+      /CORL_ERR_TENSOR_SHAPE.*y dimension 0 \(B\) to be 2.*got 3/,
+    );
     expect(() => bindShape(['B', 5], [2, 6], b, 'y')).to.throw(/CORL_ERR_TENSOR_SHAPE.*dimension 1 to be 5/);
     expect(() => bindShape(['B'], [2, 6], b, 'z')).to.throw(/rank 1/);
     expect(() => resolveDim('H', b)).to.throw(/symbol H/);

@@ -10,7 +10,9 @@ describe('core/tensor/graph (builder and shape inference)', () => {
     expect(() => g.concat([past, now], 2)).to.throw(/fixed sizes along the Concat axis \(or a named result size\)/);
     const all = g.concat([past, now], 2, 'S');
     expect(all.shape).to.deep.equal(['B', 2, 'S', 4]);
-    expect(g.concat([g.input('a', 'float32', [2, 3]), g.input('b', 'float32', [2, 5])], 1, 'ignored').shape).to.deep.equal([2, 8]);
+    expect(
+      g.concat([g.input('a', 'float32', [2, 3]), g.input('b', 'float32', [2, 5])], 1, 'ignored').shape,
+    ).to.deep.equal([2, 8]);
     expect(() => gradients(g.sumAll(all), [past])).to.throw(/fixed sizes along the Concat axis to differentiate/);
   });
 
@@ -27,16 +29,26 @@ describe('core/tensor/graph (builder and shape inference)', () => {
     expect(g.reshape(o, [-1, 8]).shape).to.deep.equal(['B*T', 8]);
     expect(g.reduceSum(o, [1]).shape).to.deep.equal(['B', 8]);
     expect(g.reduceSum(o, [-1], true).shape).to.deep.equal(['B', 'T', 1]);
-    expect(g.gather(g.input('e', 'float32', [10, 8]), g.input('ids', 'int32', ['B', 'T'])).shape).to.deep.equal(['B', 'T', 8]);
+    expect(g.gather(g.input('e', 'float32', [10, 8]), g.input('ids', 'int32', ['B', 'T'])).shape).to.deep.equal([
+      'B',
+      'T',
+      8,
+    ]);
     const [y, mean, inv] = g.layerNorm(o, g.input('s', 'float32', [8]), g.input('b', 'float32', [8]));
-    expect([y!.shape, mean!.shape, inv!.shape]).to.deep.equal([['B', 'T', 8], ['B', 'T', 1], ['B', 'T', 1]]);
+    expect([y!.shape, mean!.shape, inv!.shape]).to.deep.equal([
+      ['B', 'T', 8],
+      ['B', 'T', 1],
+      ['B', 'T', 1],
+    ]);
   });
 
   it('names the operator and both shapes on a mismatch', () => {
     const g = new Graph('bad');
     const a = g.input('a', 'float32', ['B', 8]);
     const b = g.input('b', 'float32', [7, 3]);
-    expect(() => g.matmul(a, b)).to.throw(/CORL_ERR_TENSOR_SHAPE: bad: MatMul\(float32\[B, 8\], float32\[7, 3\]\).*inner dimensions.*8 vs 7/);
+    expect(() => g.matmul(a, b)).to.throw(
+      /CORL_ERR_TENSOR_SHAPE: bad: MatMul\(float32\[B, 8\], float32\[7, 3\]\).*inner dimensions.*8 vs 7/,
+    );
     expect(() => g.add(a, g.input('c', 'float32', ['T', 8]))).to.throw(/Add.*B vs T/);
     expect(() => g.reshape(a, [3, 5])).to.throw(/element count/);
     expect(() => g.reshape(a, [-1, 3])).to.throw(/divide/);
@@ -48,7 +60,9 @@ describe('core/tensor/graph (builder and shape inference)', () => {
     expect(() => g.gather(a, a)).to.throw(/integer indices/);
     expect(() => g.add(a, g.input('i', 'int32', ['B', 8]))).to.throw(/share a dtype/);
     expect(() => g.softmax(a, 2)).to.throw(/axis in \[-2, 1\]/);
-    expect(() => g.layerNorm(a, g.input('s', 'float32', [4]), g.input('sb', 'float32', [8]))).to.throw(/scale of shape \[8\]/);
+    expect(() => g.layerNorm(a, g.input('s', 'float32', [4]), g.input('sb', 'float32', [8]))).to.throw(
+      /scale of shape \[8\]/,
+    );
   });
 
   it('refuses duplicate inputs, foreign tensors and unknown operators', () => {

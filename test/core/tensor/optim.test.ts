@@ -32,20 +32,34 @@ describe('core/tensor/optim', () => {
     const lr = 0.1;
     const wd = 0.01;
     let state = { p: [1, -2], m: [0, 0], v: [0, 0] };
-    const grads = [[0.5, -1], [0.25, 2]];
+    const grads = [
+      [0.5, -1],
+      [0.25, 2],
+    ];
     let expectP = [1, -2];
     let em = [0, 0];
     let ev = [0, 0];
     for (let t = 1; t <= 2; t++) {
       const sc = adamwScalars(t, lr, wd, hyper);
-      const [np, nm, nv] = evaluate(g, {
-        p: HostTensor.float([2], state.p), d: HostTensor.float([2], grads[t - 1]!), m: HostTensor.float([2], state.m), v: HostTensor.float([2], state.v),
-        adam_step_size: HostTensor.float([], [sc.stepSize]), adam_inv_sqrt_bias2: HostTensor.float([], [sc.invSqrtBias2]), adam_decay: HostTensor.float([], [sc.decay]),
-      }, [up.params[0]!, up.m[0]!, up.v[0]!]);
+      const [np, nm, nv] = evaluate(
+        g,
+        {
+          p: HostTensor.float([2], state.p),
+          d: HostTensor.float([2], grads[t - 1]!),
+          m: HostTensor.float([2], state.m),
+          v: HostTensor.float([2], state.v),
+          adam_step_size: HostTensor.float([], [sc.stepSize]),
+          adam_inv_sqrt_bias2: HostTensor.float([], [sc.invSqrtBias2]),
+          adam_decay: HostTensor.float([], [sc.decay]),
+        },
+        [up.params[0]!, up.m[0]!, up.v[0]!],
+      );
       // PyTorch AdamW: p *= 1 − lr·wd; m, v moments; p −= lr · m̂ / (√v̂ + ε)
       em = em.map((x, i) => 0.9 * x + 0.1 * grads[t - 1]![i]!);
       ev = ev.map((x, i) => 0.95 * x + 0.05 * grads[t - 1]![i]! ** 2);
-      expectP = expectP.map((x, i) => x * (1 - lr * wd) - lr * (em[i]! / (1 - 0.9 ** t)) / (Math.sqrt(ev[i]! / (1 - 0.95 ** t)) + 1e-8));
+      expectP = expectP.map(
+        (x, i) => x * (1 - lr * wd) - (lr * (em[i]! / (1 - 0.9 ** t))) / (Math.sqrt(ev[i]! / (1 - 0.95 ** t)) + 1e-8),
+      );
       // graph constants (β, ε) are float32, hence the tolerance
       np!.toArray().forEach((x, i) => expect(x).to.be.closeTo(expectP[i]!, 1e-7));
       state = { p: np!.toArray(), m: nm!.toArray(), v: nv!.toArray() };

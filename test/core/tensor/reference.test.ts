@@ -28,7 +28,11 @@ describe('core/tensor/reference (host evaluator)', () => {
   it('layer normalization: zero mean, unit variance, then scale and shift', () => {
     const g = new Graph('ln');
     const x = g.input('x', 'float32', [1, 4]);
-    const [y, mean, inv] = evaluate(g, { x: HostTensor.float([1, 4], [1, 2, 3, 4]) }, g.layerNorm(x, g.constant([1, 1, 2, 2], [4]), g.constant([0, 0, 0, 1], [4]), 0));
+    const [y, mean, inv] = evaluate(
+      g,
+      { x: HostTensor.float([1, 4], [1, 2, 3, 4]) },
+      g.layerNorm(x, g.constant([1, 1, 2, 2], [4]), g.constant([0, 0, 0, 1], [4]), 0),
+    );
     const s = 1 / Math.sqrt(1.25);
     expect(mean!.toArray()).to.deep.equal([2.5]);
     expect(inv!.at(0)).to.be.closeTo(s, 1e-15);
@@ -40,10 +44,18 @@ describe('core/tensor/reference (host evaluator)', () => {
     const g = new Graph('gather');
     const e = g.input('e', 'float32', [3, 2]);
     const ids = g.input('ids', 'int32', [2]);
-    const [rows] = evaluate(g, { e: HostTensor.float([3, 2], [0, 1, 10, 11, 20, 21]), ids: HostTensor.int([2], [2, 0]) }, [g.gather(e, ids)]);
+    const [rows] = evaluate(
+      g,
+      { e: HostTensor.float([3, 2], [0, 1, 10, 11, 20, 21]), ids: HostTensor.int([2], [2, 0]) },
+      [g.gather(e, ids)],
+    );
     expect(rows!.toArray()).to.deep.equal([20, 21, 0, 1]);
     const idx = g.input('idx', 'int32', [3, 1]);
-    const [el] = evaluate(g, { e: HostTensor.float([3, 2], [0, 1, 10, 11, 20, 21]), idx: HostTensor.int([3, 1], [1, 0, 1]) }, [g.gatherElements(e, idx, 1)]);
+    const [el] = evaluate(
+      g,
+      { e: HostTensor.float([3, 2], [0, 1, 10, 11, 20, 21]), idx: HostTensor.int([3, 1], [1, 0, 1]) },
+      [g.gatherElements(e, idx, 1)],
+    );
     expect(el!.toArray()).to.deep.equal([1, 10, 21]);
   });
 
@@ -53,10 +65,16 @@ describe('core/tensor/reference (host evaluator)', () => {
     const y = g.input('y', 'float32', ['B', 2]);
     const z = g.add(x, y);
     expect(() => evaluate(g, { x: HostTensor.float([1, 2], [1, 2]) }, [z])).to.throw(/CORL_ERR_TENSOR_GRAPH.*"y"/);
-    expect(() => evaluate(g, { x: HostTensor.float([1, 2], [1, 2]), y: HostTensor.int([1, 2], [1, 2]) }, [z])).to.throw(/CORL_ERR_TENSOR_SHAPE.*dtype float32/);
-    expect(() => evaluate(g, { x: HostTensor.float([1, 2], [1, 2]), y: HostTensor.float([2, 2], [1, 2, 3, 4]) }, [z])).to.throw(/CORL_ERR_TENSOR_SHAPE.*\(B\) to be 1/);
+    expect(() => evaluate(g, { x: HostTensor.float([1, 2], [1, 2]), y: HostTensor.int([1, 2], [1, 2]) }, [z])).to.throw(
+      /CORL_ERR_TENSOR_SHAPE.*dtype float32/,
+    );
+    expect(() =>
+      evaluate(g, { x: HostTensor.float([1, 2], [1, 2]), y: HostTensor.float([2, 2], [1, 2, 3, 4]) }, [z]),
+    ).to.throw(/CORL_ERR_TENSOR_SHAPE.*\(B\) to be 1/);
     const e = g.input('e', 'float32', [3, 2]);
     const ids = g.input('ids', 'int32', [1]);
-    expect(() => evaluate(g, { e: HostTensor.float([3, 2], 0), ids: HostTensor.int([1], [3]) }, [g.gather(e, ids)])).to.throw(/indices in \[-3, 2\]/);
+    expect(() =>
+      evaluate(g, { e: HostTensor.float([3, 2], 0), ids: HostTensor.int([1], [3]) }, [g.gather(e, ids)]),
+    ).to.throw(/indices in \[-3, 2\]/);
   });
 });

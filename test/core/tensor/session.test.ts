@@ -12,16 +12,34 @@ describe('core/tensor/session', () => {
     const y = g.add(g.reduceSum(x, [1]), g.cast(ids, 'float32'));
     const s = await GraphSession.create(compile(g, { outputs: [['y', y]] }), { threads: 1 });
     try {
-      for (const [B, T] of [[1, 3], [4, 2]] as const) {
-        const r = await s.run({ x: HostTensor.float([B, T], 1), ids: HostTensor.int([B], Array.from({ length: B }, (_, i) => i)) });
+      for (const [B, T] of [
+        [1, 3],
+        [4, 2],
+      ] as const) {
+        const r = await s.run({
+          x: HostTensor.float([B, T], 1),
+          ids: HostTensor.int(
+            [B],
+            Array.from({ length: B }, (_, i) => i),
+          ),
+        });
         expect(r.y!.toArray()).to.deep.equal(Array.from({ length: B }, (_, i) => T + i));
       }
-      await s.run({ x: HostTensor.float([2, 2], 1) }).then(() => expect.fail('missing feed'), (e) => expect(String(e)).to.match(/CORL_ERR_TENSOR_GRAPH.*"ids"/));
-      await s.run({ x: HostTensor.float([2, 2], 1), ids: HostTensor.int([3], [0, 1, 2]) }).then(() => expect.fail('bad shape'), (e) => expect(String(e)).to.match(/CORL_ERR_TENSOR_SHAPE.*"ids" dimension 0 \(B\) to be 2/));
+      await s.run({ x: HostTensor.float([2, 2], 1) }).then(
+        () => expect.fail('missing feed'),
+        (e) => expect(String(e)).to.match(/CORL_ERR_TENSOR_GRAPH.*"ids"/),
+      );
+      await s.run({ x: HostTensor.float([2, 2], 1), ids: HostTensor.int([3], [0, 1, 2]) }).then(
+        () => expect.fail('bad shape'),
+        (e) => expect(String(e)).to.match(/CORL_ERR_TENSOR_SHAPE.*"ids" dimension 0 \(B\) to be 2/),
+      );
     } finally {
       await s.close();
     }
-    await s.run({}).then(() => expect.fail('closed'), (e) => expect(String(e)).to.match(/CORL_ERR_TENSOR_RUNTIME.*closed/));
+    await s.run({}).then(
+      () => expect.fail('closed'),
+      (e) => expect(String(e)).to.match(/CORL_ERR_TENSOR_RUNTIME.*closed/),
+    );
   });
 
   it('counts runs and time per graph until reset', async () => {
@@ -43,7 +61,10 @@ describe('core/tensor/session', () => {
 
   it('wraps onnxruntime load failures in a coded error', async () => {
     const bad = { name: 'broken', bytes: Uint8Array.from([1, 2, 3, 4]), inputs: [], outputs: [], nodeCount: 0 };
-    await GraphSession.create(bad).then(() => expect.fail('loaded garbage'), (e) => expect(String(e)).to.match(/CORL_ERR_TENSOR_RUNTIME.*"broken"/));
+    await GraphSession.create(bad).then(
+      () => expect.fail('loaded garbage'),
+      (e) => expect(String(e)).to.match(/CORL_ERR_TENSOR_RUNTIME.*"broken"/),
+    );
   });
 
   it('splits the cores between open leases', () => {

@@ -16,7 +16,15 @@ import { transformerPolicy } from '../../../plugins/policies/transformer';
 import { tempDir } from '../../fixtures/configs';
 import { writeTinyLm } from '../../fixtures/onnx-lm';
 import { FakeOpenAI } from '../../fixtures/openai-server';
-import { execTestsReward, execVoteReward, formatReward, groundTruthReward, intrinsicReward, voteReward, weightedReward } from '../../../plugins/rewards';
+import {
+  execTestsReward,
+  execVoteReward,
+  formatReward,
+  groundTruthReward,
+  intrinsicReward,
+  voteReward,
+  weightedReward,
+} from '../../../plugins/rewards';
 import { arithTask, inlineTask, jsonlTask } from '../../../plugins/tasks';
 import { dataFixture } from '../../fixtures/configs';
 import { adjacencyTopology, completeTopology, ringTopology, selfTopology } from '../../../plugins/topologies';
@@ -27,26 +35,58 @@ export interface BuiltinKit {
 }
 
 const sandbox = { timeoutMs: 2000, concurrency: 2 };
-const addProblem = { id: 'add', prompt: 'Write add(a, b).', testInputs: [['1', '2'], ['2', '2']], metadata: { entryPoint: 'add' } };
-const programs = ['```python\ndef add(a, b):\n    return a + b\n```', '```python\ndef add(a, b):\n    return a * b\n```', 'no code here', '```python\ndef add(a, b):\n    raise ValueError\n```'];
+const addProblem = {
+  id: 'add',
+  prompt: 'Write add(a, b).',
+  testInputs: [
+    ['1', '2'],
+    ['2', '2'],
+  ],
+  metadata: { entryPoint: 'add' },
+};
+const programs = [
+  '```python\ndef add(a, b):\n    return a + b\n```',
+  '```python\ndef add(a, b):\n    return a * b\n```',
+  'no code here',
+  '```python\ndef add(a, b):\n    raise ValueError\n```',
+];
 
-const inlineRows = { train: [{ id: 'a', prompt: '1+1=', answer: '2', solution: ' 1+1=2, so \\boxed{2}' }, { id: 'b', prompt: '2+2=', answer: '4' }], heldOut: [{ id: 'c', prompt: '3+3=', answer: '6', variants: ['What is 3+3?'] }] };
+const inlineRows = {
+  train: [
+    { id: 'a', prompt: '1+1=', answer: '2', solution: ' 1+1=2, so \\boxed{2}' },
+    { id: 'b', prompt: '2+2=', answer: '4' },
+  ],
+  heldOut: [{ id: 'c', prompt: '3+3=', answer: '6', variants: ['What is 3+3?'] }],
+};
 
 // corl:openai is checked against the fixture server, started before the suites run; its URL is
 // filled into the options object the kit holds.
 const openaiOptions: Record<string, unknown> = { model: 'test-model', baseUrl: 'http://127.0.0.1:1/v1' };
-const openaiCompletions: Record<string, unknown> = { model: 'test-model', baseUrl: 'http://127.0.0.1:1/v1', endpoint: 'completions', vllmTokenIds: true };
+const openaiCompletions: Record<string, unknown> = {
+  model: 'test-model',
+  baseUrl: 'http://127.0.0.1:1/v1',
+  endpoint: 'completions',
+  vllmTokenIds: true,
+};
 let fakeOpenAI: FakeOpenAI | undefined;
 before(async () => {
   fakeOpenAI = await new FakeOpenAI({ model: 'test-model', tokenIds: 'field' }).start();
   openaiOptions.baseUrl = fakeOpenAI.url;
   openaiCompletions.baseUrl = fakeOpenAI.url;
 });
-after(async () => { await fakeOpenAI?.close(); });
+after(async () => {
+  await fakeOpenAI?.close();
+});
 
 // corl:onnx-lm is checked on the tiny random-weight optimum-layout model, written before the suites run.
 const onnxLmOptions: Record<string, unknown> = { path: 'unset', threads: 1 };
-const onnxLmTemplate: Record<string, unknown> = { path: 'unset', threads: 1, template: 'q: {prompt}\na:', eosTokenIds: [0, 3], maxContext: 40 };
+const onnxLmTemplate: Record<string, unknown> = {
+  path: 'unset',
+  threads: 1,
+  template: 'q: {prompt}\na:',
+  eosTokenIds: [0, 3],
+  maxContext: 40,
+};
 let onnxLmDir: ReturnType<typeof tempDir> | undefined;
 before(() => {
   onnxLmDir = tempDir('corl-kit-onnx-lm-');
@@ -54,57 +94,257 @@ before(() => {
   onnxLmOptions.path = onnxLmDir.dir;
   onnxLmTemplate.path = onnxLmDir.dir;
 });
-after(() => { onnxLmDir?.cleanup(); });
+after(() => {
+  onnxLmDir?.cleanup();
+});
 
 export const BUILTIN_KITS: readonly BuiltinKit[] = [
-  { plugin: openaiPolicy, kit: { options: openaiOptions, optionSets: [openaiCompletions], optionalWithoutDefault: ['systemPrompt', 'apiKeyEnv'], invalidOptions: [{ options: { model: 'm', apiKeyEnv: '1bad' }, field: 'apiKeyEnv' }] } },
-  { plugin: onnxLmPolicy, kit: { options: onnxLmOptions, optionSets: [onnxLmTemplate], tokenStats: true, optionalWithoutDefault: ['file', 'eosTokenIds', 'maxContext', 'family'], invalidOptions: [{ options: { path: 'm', template: 'no placeholder' }, field: 'template' }, { options: { path: 'm', dtype: 'float16' }, field: 'dtype' }] } },
-  { plugin: arithTask, kit: { options: { train: 12, heldOut: 4, pretrain: { size: 8 } }, optionSets: [{ train: 6, heldOut: 0, operands: { min: 3, max: 4 }, pretrain: { size: 0 } }], invalidOptions: [{ options: { operands: { min: 4, max: 3 } }, field: 'operands' }] } },
-  { plugin: inlineTask, kit: { options: inlineRows, invalidOptions: [{ options: { train: [] }, field: 'train' }, { options: { train: [{ id: '', prompt: 'p' }] }, field: 'train' }] } },
+  {
+    plugin: openaiPolicy,
+    kit: {
+      options: openaiOptions,
+      optionSets: [openaiCompletions],
+      optionalWithoutDefault: ['systemPrompt', 'apiKeyEnv'],
+      invalidOptions: [{ options: { model: 'm', apiKeyEnv: '1bad' }, field: 'apiKeyEnv' }],
+    },
+  },
+  {
+    plugin: onnxLmPolicy,
+    kit: {
+      options: onnxLmOptions,
+      optionSets: [onnxLmTemplate],
+      tokenStats: true,
+      optionalWithoutDefault: ['file', 'eosTokenIds', 'maxContext', 'family'],
+      invalidOptions: [
+        { options: { path: 'm', template: 'no placeholder' }, field: 'template' },
+        { options: { path: 'm', dtype: 'float16' }, field: 'dtype' },
+      ],
+    },
+  },
+  {
+    plugin: arithTask,
+    kit: {
+      options: { train: 12, heldOut: 4, pretrain: { size: 8 } },
+      optionSets: [{ train: 6, heldOut: 0, operands: { min: 3, max: 4 }, pretrain: { size: 0 } }],
+      invalidOptions: [{ options: { operands: { min: 4, max: 3 } }, field: 'operands' }],
+    },
+  },
+  {
+    plugin: inlineTask,
+    kit: {
+      options: inlineRows,
+      invalidOptions: [
+        { options: { train: [] }, field: 'train' },
+        { options: { train: [{ id: '', prompt: 'p' }] }, field: 'train' },
+      ],
+    },
+  },
   {
     plugin: jsonlTask,
     kit: {
       options: { train: dataFixture('gsm8k.jsonl'), heldOutFraction: 0.25 },
-      optionSets: [{ train: dataFixture('math500.jsonl'), format: 'math', heldOutFraction: 0.34, template: '{question}\nPut the final answer in \\boxed{}.' }, { train: dataFixture('plain.jsonl'), format: 'plain', limit: 2 }],
+      optionSets: [
+        {
+          train: dataFixture('math500.jsonl'),
+          format: 'math',
+          heldOutFraction: 0.34,
+          template: '{question}\nPut the final answer in \\boxed{}.',
+        },
+        { train: dataFixture('plain.jsonl'), format: 'plain', limit: 2 },
+      ],
       optionalWithoutDefault: ['train', 'heldOut', 'fields.id', 'fields.question', 'fields.answer'],
-      invalidOptions: [{ options: { train: dataFixture('gsm8k.jsonl'), template: 'no placeholder' }, field: 'template' }, { options: { train: dataFixture('gsm8k.jsonl'), format: 'csv' }, field: 'format' }],
+      invalidOptions: [
+        { options: { train: dataFixture('gsm8k.jsonl'), template: 'no placeholder' }, field: 'template' },
+        { options: { train: dataFixture('gsm8k.jsonl'), format: 'csv' }, field: 'format' },
+      ],
     },
   },
-  { plugin: categoricalPolicy, kit: { register: registerTesting, tokenStats: true, optionSets: [{ answers: ['yes', 'no'], prefer: { 'What is 2 + 2?': 'no' } }], invalidOptions: [{ options: { answers: ['1', '1'] }, field: 'answers' }, { options: { prefer: { x: '9' } }, field: 'prefer' }] } },
+  {
+    plugin: categoricalPolicy,
+    kit: {
+      register: registerTesting,
+      tokenStats: true,
+      optionSets: [{ answers: ['yes', 'no'], prefer: { 'What is 2 + 2?': 'no' } }],
+      invalidOptions: [
+        { options: { answers: ['1', '1'] }, field: 'answers' },
+        { options: { prefer: { x: '9' } }, field: 'prefer' },
+      ],
+    },
+  },
   {
     plugin: transformerPolicy,
     kit: {
       options: { dModel: 16, layers: 1, heads: 2, context: 32, worker: false, threads: 1 },
-      optionSets: [{ dModel: 16, layers: 1, heads: 4, context: 32, norm: 'rmsnorm', activation: 'relu', positions: 'sinusoidal', tiedEmbeddings: true, bias: false, tokenizer: { tokens: ['What', ' is '] }, worker: true, threads: 2 }],
+      optionSets: [
+        {
+          dModel: 16,
+          layers: 1,
+          heads: 4,
+          context: 32,
+          norm: 'rmsnorm',
+          activation: 'relu',
+          positions: 'sinusoidal',
+          tiedEmbeddings: true,
+          bias: false,
+          tokenizer: { tokens: ['What', ' is '] },
+          worker: true,
+          threads: 2,
+        },
+      ],
       tokenStats: true,
       optionalWithoutDefault: ['family', 'checkpoint', 'init.seed'],
-      invalidOptions: [{ options: { dModel: 16, heads: 3 } }, { options: { tokenizer: { alphabet: 'aa' } } }, { options: { optimizer: { betas: [0.9] } }, field: 'optimizer.betas' }],
+      invalidOptions: [
+        { options: { dModel: 16, heads: 3 } },
+        { options: { tokenizer: { alphabet: 'aa' } } },
+        { options: { optimizer: { betas: [0.9] } }, field: 'optimizer.betas' },
+      ],
     },
   },
   { plugin: voteReward, kit: { optionSets: [{ rule: 'teacher' }, { threshold: 0.6 }] } },
   { plugin: groundTruthReward, kit: { optionSets: [{ correct: 2, wrong: -1 }] } },
   { plugin: intrinsicReward, kit: { optionSets: [{ method: 'intuitor', vocabSize: 32 }] } },
-  { plugin: formatReward, kit: { optionSets: [{ check: 'answer-tag' }, { check: 'pattern', pattern: 'answer is', flags: 'i', penalty: -1 }], invalidOptions: [{ options: { flags: 'g' }, field: 'flags' }] } },
+  {
+    plugin: formatReward,
+    kit: {
+      optionSets: [{ check: 'answer-tag' }, { check: 'pattern', pattern: 'answer is', flags: 'i', penalty: -1 }],
+      invalidOptions: [{ options: { flags: 'g' }, field: 'flags' }],
+    },
+  },
   {
     plugin: weightedReward,
     kit: {
-      options: { sources: [{ source: 'corl:vote' }, { source: { use: 'corl:format', options: { check: 'boxed' } }, weight: 0.1 }] },
-      optionSets: [{ sources: [{ source: 'corl:ground-truth', weight: 2 }, { source: 'corl:intrinsic', weight: 0.5 }] }],
-      invalidOptions: [{ options: { sources: [] }, field: 'sources' }, { options: { sources: [{ source: 'corl:nope' }] }, field: 'sources[0].source' }],
+      options: {
+        sources: [
+          { source: 'corl:vote' },
+          { source: { use: 'corl:format', options: { check: 'boxed' } }, weight: 0.1 },
+        ],
+      },
+      optionSets: [
+        {
+          sources: [
+            { source: 'corl:ground-truth', weight: 2 },
+            { source: 'corl:intrinsic', weight: 0.5 },
+          ],
+        },
+      ],
+      invalidOptions: [
+        { options: { sources: [] }, field: 'sources' },
+        { options: { sources: [{ source: 'corl:nope' }] }, field: 'sources[0].source' },
+      ],
     },
   },
-  { plugin: execVoteReward, kit: { options: sandbox, optionSets: [{ ...sandbox, errorKeys: true, rule: 'teacher' }], problem: addProblem, answerKeyTexts: programs } },
-  { plugin: execTestsReward, kit: { options: sandbox, optionSets: [{ ...sandbox, partial: true }], problem: addProblem, reference: { answer: '', expectedOutputs: ['3', '4'] }, contexts: [{ keys: ['a', 'b', null, 'c'], texts: programs }] } },
+  {
+    plugin: execVoteReward,
+    kit: {
+      options: sandbox,
+      optionSets: [{ ...sandbox, errorKeys: true, rule: 'teacher' }],
+      problem: addProblem,
+      answerKeyTexts: programs,
+    },
+  },
+  {
+    plugin: execTestsReward,
+    kit: {
+      options: sandbox,
+      optionSets: [{ ...sandbox, partial: true }],
+      problem: addProblem,
+      reference: { answer: '', expectedOutputs: ['3', '4'] },
+      contexts: [{ keys: ['a', 'b', null, 'c'], texts: programs }],
+    },
+  },
   { plugin: ringTopology, kit: { optionSets: [{ direction: 'forward' }, { order: [2, 0, 1] }] } },
   { plugin: selfTopology, kit: {} },
   { plugin: completeTopology, kit: { optionSets: [{ self: true }] } },
-  { plugin: adjacencyTopology, kit: { options: { matrix: [[0, 1], [1, 0]] }, optionSets: [{ matrix: [[0, 1, 2], [2, 0, 1], [1, 2, 0]] }, { matrix: [[1, 0], [1, 0]], allowSelf: true, allowUnsupervised: true }], allowUnsupervised: true, invalidOptions: [{ options: { matrix: [[1, 0], [0, 1]] }, field: 'matrix' }] } },
+  {
+    plugin: adjacencyTopology,
+    kit: {
+      options: {
+        matrix: [
+          [0, 1],
+          [1, 0],
+        ],
+      },
+      optionSets: [
+        {
+          matrix: [
+            [0, 1, 2],
+            [2, 0, 1],
+            [1, 2, 0],
+          ],
+        },
+        {
+          matrix: [
+            [1, 0],
+            [1, 0],
+          ],
+          allowSelf: true,
+          allowUnsupervised: true,
+        },
+      ],
+      allowUnsupervised: true,
+      invalidOptions: [
+        {
+          options: {
+            matrix: [
+              [1, 0],
+              [0, 1],
+            ],
+          },
+          field: 'matrix',
+        },
+      ],
+    },
+  },
   { plugin: noDiversity, kit: {} },
-  { plugin: rephraseDiversity, kit: { optionalWithoutDefault: ['file'], optionSets: [{ assign: [0, 1, null], missing: 'original' }] } },
-  { plugin: mathExtractor, kit: { optionSets: [{ lastNumber: false }], examples: [{ text: 'so \\boxed{\\frac{1}{2}}.', answer: '\\frac{1}{2}' }, { text: 'The answer is 42.', answer: '42' }, { text: 'no digits', answer: null }] } },
-  { plugin: choiceExtractor, kit: { optionSets: [{ letters: 'ABCD', anywhere: true }], examples: [{ text: 'so the answer is (C).', answer: 'C' }, { text: '<answer>B. Paris</answer>', answer: 'B' }], invalidOptions: [{ options: { letters: 'A1' }, field: 'letters' }] } },
-  { plugin: exactEquivalence, kit: { optionSets: [{ caseSensitive: false, collapseSpace: false }], equalPairs: [[' C ', 'C']], differentPairs: [['0.5', '\\frac{1}{2}']] } },
-  { plugin: mathEquivalence, kit: { equalPairs: [['0.5', '\\frac{1}{2}'], ['1/2', '0.5'], ['1,000', '1000'], [' 4 ', '4.0']], differentPairs: [['4', '5'], ['', '']] } },
+  {
+    plugin: rephraseDiversity,
+    kit: { optionalWithoutDefault: ['file'], optionSets: [{ assign: [0, 1, null], missing: 'original' }] },
+  },
+  {
+    plugin: mathExtractor,
+    kit: {
+      optionSets: [{ lastNumber: false }],
+      examples: [
+        { text: 'so \\boxed{\\frac{1}{2}}.', answer: '\\frac{1}{2}' },
+        { text: 'The answer is 42.', answer: '42' },
+        { text: 'no digits', answer: null },
+      ],
+    },
+  },
+  {
+    plugin: choiceExtractor,
+    kit: {
+      optionSets: [{ letters: 'ABCD', anywhere: true }],
+      examples: [
+        { text: 'so the answer is (C).', answer: 'C' },
+        { text: '<answer>B. Paris</answer>', answer: 'B' },
+      ],
+      invalidOptions: [{ options: { letters: 'A1' }, field: 'letters' }],
+    },
+  },
+  {
+    plugin: exactEquivalence,
+    kit: {
+      optionSets: [{ caseSensitive: false, collapseSpace: false }],
+      equalPairs: [[' C ', 'C']],
+      differentPairs: [['0.5', '\\frac{1}{2}']],
+    },
+  },
+  {
+    plugin: mathEquivalence,
+    kit: {
+      equalPairs: [
+        ['0.5', '\\frac{1}{2}'],
+        ['1/2', '0.5'],
+        ['1,000', '1000'],
+        [' 4 ', '4.0'],
+      ],
+      differentPairs: [
+        ['4', '5'],
+        ['', ''],
+      ],
+    },
+  },
   { plugin: grpoAdvantage, kit: { optionSets: [{ scale: 'batch' }, { scale: 'none', unbiased: false }] } },
   { plugin: drGrpoAdvantage, kit: {} },
   { plugin: rlooAdvantage, kit: {} },
@@ -112,7 +352,12 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
     plugin: jsonlSink,
     kit: {
       options: { path: 'extra/metrics.jsonl' },
-      readBack: (dir: string): MetricsRecord[] => fs.readFileSync(path.join(dir, 'extra/metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)),
+      readBack: (dir: string): MetricsRecord[] =>
+        fs
+          .readFileSync(path.join(dir, 'extra/metrics.jsonl'), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l)),
     },
   },
 ];

@@ -5,11 +5,16 @@ import { PLUGIN_REGISTRY } from '../../../core/registry/registry';
 import { contractSuite } from '../../../core/testing';
 import { BUILTIN_KITS } from './builtin-kits';
 
-describe('corl/testing: every built-in plugin passes its kind\'s contract suite', () => {
+describe("corl/testing: every built-in plugin passes its kind's contract suite", () => {
   it('covers every registered built-in (add new ones to test/core/testing/builtin-kits.ts)', async () => {
     const registry = (await createRunContainer()).resolve(PLUGIN_REGISTRY);
-    const builtins = registry.all().map((d) => `${d.manifest.kind} ${d.manifest.name}`).sort();
-    const covered = BUILTIN_KITS.filter((k) => k.plugin.manifest.name.startsWith('corl:')).map((k) => `${k.plugin.manifest.kind} ${k.plugin.manifest.name}`).sort();
+    const builtins = registry
+      .all()
+      .map((d) => `${d.manifest.kind} ${d.manifest.name}`)
+      .sort();
+    const covered = BUILTIN_KITS.filter((k) => k.plugin.manifest.name.startsWith('corl:'))
+      .map((k) => `${k.plugin.manifest.kind} ${k.plugin.manifest.name}`)
+      .sort();
     expect(covered).to.deep.equal(builtins);
     for (const k of BUILTIN_KITS.filter((b) => b.plugin.manifest.name.startsWith('corl:'))) {
       expect(registry.get(k.plugin.manifest.kind, k.plugin.manifest.name), k.plugin.manifest.name).to.equal(k.plugin);

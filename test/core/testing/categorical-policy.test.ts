@@ -4,11 +4,25 @@ import type { Completion } from '../../../core/contracts/completion';
 import type { UpdateBatch } from '../../../core/contracts/policy';
 import { isCorlError } from '../../../core/errors';
 import { grpoLoss } from '../../../core/grpo/loss';
-import { CategoricalPolicy, categoricalPolicy, createPlugin, nucleus, temperedSoftmax, type CategoricalPolicyOptions } from '../../../core/testing';
+import {
+  CategoricalPolicy,
+  categoricalPolicy,
+  createPlugin,
+  nucleus,
+  temperedSoftmax,
+  type CategoricalPolicyOptions,
+} from '../../../core/testing';
 import { tempDir } from '../../fixtures/configs';
 
 const opts = (o: Partial<CategoricalPolicyOptions> = {}): CategoricalPolicyOptions => ({
-  answers: ['a', 'b'], format: 'ans {answer}!', learningRate: 0.5, initScale: 0, prefer: {}, preferStrength: 2, family: 'f', ...o,
+  answers: ['a', 'b'],
+  format: 'ans {answer}!',
+  learningRate: 0.5,
+  initScale: 0,
+  prefer: {},
+  preferStrength: 2,
+  family: 'f',
+  ...o,
 });
 
 describe('core/testing/categorical-policy (testing:categorical)', () => {
@@ -24,7 +38,14 @@ describe('core/testing/categorical-policy (testing:categorical)', () => {
 
   it('samples with the formatted text, the tempered log-probability and token statistics', async () => {
     const pol = new CategoricalPolicy(opts({ answers: ['1', '2', '3', '4'] }), 3);
-    const [[c]] = (await pol.sample([{ prompt: 'q' }], { n: 1, temperature: 1, topP: 1, maxTokens: 4, seed: 1, tokenStats: true })) as [[Completion]];
+    const [[c]] = (await pol.sample([{ prompt: 'q' }], {
+      n: 1,
+      temperature: 1,
+      topP: 1,
+      maxTokens: 4,
+      seed: 1,
+      tokenStats: true,
+    })) as [[Completion]];
     expect(c!.text).to.match(/^ans [1-4]!$/);
     expect(c!.logprobs[0]).to.be.closeTo(Math.log(1 / 4), 1e-12); // initScale 0: uniform
     expect(c!.entropies![0]).to.be.closeTo(Math.log(4), 1e-12);
@@ -32,7 +53,10 @@ describe('core/testing/categorical-policy (testing:categorical)', () => {
   });
 
   it('sampling frequencies follow the softmax, and topP removes the tail', async () => {
-    const pol = new CategoricalPolicy(opts({ answers: ['x', 'y', 'z'], prefer: { q: 'z' }, preferStrength: Math.log(2) }), 0);
+    const pol = new CategoricalPolicy(
+      opts({ answers: ['x', 'y', 'z'], prefer: { q: 'z' }, preferStrength: Math.log(2) }),
+      0,
+    );
     const [group] = await pol.sample([{ prompt: 'q' }], { n: 4000, temperature: 1, topP: 1, maxTokens: 1, seed: 9 });
     const share = (i: number) => group!.filter((c) => c.tokenIds[0] === i).length / 4000;
     expect(share(2)).to.be.closeTo(0.5, 0.03); // logits [0, 0, ln 2] → [1/4, 1/4, 1/2]
@@ -43,9 +67,17 @@ describe('core/testing/categorical-policy (testing:categorical)', () => {
 
   it('one on-policy update moves the logits by lr·A·(onehot − p)/T (hand-computed)', async () => {
     const pol = new CategoricalPolicy(opts(), 0);
-    const [[c]] = (await pol.sample([{ prompt: 'q' }], { n: 1, temperature: 1, topP: 1, maxTokens: 1, seed: 2 })) as [[Completion]];
+    const [[c]] = (await pol.sample([{ prompt: 'q' }], { n: 1, temperature: 1, topP: 1, maxTokens: 1, seed: 2 })) as [
+      [Completion],
+    ];
     const idx = c!.tokenIds[0]!;
-    const batch: UpdateBatch = { samples: [{ prompt: 'q', completion: c!, advantage: 1 }], loss: { type: 'bnpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, maxCompletionLength: 1 }, temperature: 1, step: 0, totalSteps: 1 };
+    const batch: UpdateBatch = {
+      samples: [{ prompt: 'q', completion: c!, advantage: 1 }],
+      loss: { type: 'bnpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, maxCompletionLength: 1 },
+      temperature: 1,
+      step: 0,
+      totalSteps: 1,
+    };
     const r = await pol.update(batch);
     const z = pol.logitsOf('q');
     expect(z[idx]).to.be.closeTo(0.25, 1e-12);
@@ -60,16 +92,39 @@ describe('core/testing/categorical-policy (testing:categorical)', () => {
     const T = 0.7;
     const z0 = pol.logitsOf('q').slice();
     const zRef = pol.initialLogits('q');
-    const mk = (i: number, old: number) => ({ text: '', tokenIds: [i], logprobs: [old], finishReason: 'stop' as const });
-    const samples = [{ prompt: 'q', completion: mk(0, -2.5), advantage: 1.2 }, { prompt: 'q', completion: mk(1, -0.2), advantage: -0.7 }, { prompt: 'q', completion: mk(2, -1.1), advantage: 0.4 }];
+    const mk = (i: number, old: number) => ({
+      text: '',
+      tokenIds: [i],
+      logprobs: [old],
+      finishReason: 'stop' as const,
+    });
+    const samples = [
+      { prompt: 'q', completion: mk(0, -2.5), advantage: 1.2 },
+      { prompt: 'q', completion: mk(1, -0.2), advantage: -0.7 },
+      { prompt: 'q', completion: mk(2, -1.1), advantage: 0.4 },
+    ];
     const loss = { type: 'grpo' as const, clipLow: 0.2, clipHigh: 0.28, beta: 0.05, maxCompletionLength: 1 };
     const f = (z: number[]): number => {
       const lp = temperedSoftmax(z, T).map(Math.log);
       const ref = temperedSoftmax(zRef, T).map(Math.log);
-      return grpoLoss({ logprobs: samples.map((s) => [lp[s.completion.tokenIds[0]!]!]), oldLogprobs: samples.map((s) => [s.completion.logprobs[0]!]), refLogprobs: samples.map((s) => [ref[s.completion.tokenIds[0]!]!]), advantages: samples.map((s) => s.advantage) }, loss).loss;
+      return grpoLoss(
+        {
+          logprobs: samples.map((s) => [lp[s.completion.tokenIds[0]!]!]),
+          oldLogprobs: samples.map((s) => [s.completion.logprobs[0]!]),
+          refLogprobs: samples.map((s) => [ref[s.completion.tokenIds[0]!]!]),
+          advantages: samples.map((s) => s.advantage),
+        },
+        loss,
+      ).loss;
     };
     const h = 1e-6;
-    const numeric = z0.map((_, j) => { const up = z0.slice(); const dn = z0.slice(); up[j]! += h; dn[j]! -= h; return (f(up) - f(dn)) / (2 * h); });
+    const numeric = z0.map((_, j) => {
+      const up = z0.slice();
+      const dn = z0.slice();
+      up[j]! += h;
+      dn[j]! -= h;
+      return (f(up) - f(dn)) / (2 * h);
+    });
     const r = await pol.update({ samples, loss, temperature: T, step: 0, totalSteps: 1 });
     const z1 = pol.logitsOf('q');
     z1.forEach((v, j) => expect((z0[j]! - v) / o.learningRate).to.be.closeTo(numeric[j]!, 1e-6));
@@ -83,7 +138,15 @@ describe('core/testing/categorical-policy (testing:categorical)', () => {
       const a = await createPlugin(categoricalPolicy, { initScale: 1 }, { seed: 7 });
       const reqs = [{ prompt: 'q' }, { prompt: 'r' }];
       const s = await a.sample(reqs, { n: 4, temperature: 1, topP: 1, maxTokens: 1, seed: 1 });
-      await a.update({ samples: s.flatMap((g, i) => g.map((c, k) => ({ prompt: reqs[i]!.prompt, completion: c, advantage: k === 0 ? 1 : -1 / 3 }))), loss: { type: 'bnpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, maxCompletionLength: 1 }, temperature: 1, step: 0, totalSteps: 1 });
+      await a.update({
+        samples: s.flatMap((g, i) =>
+          g.map((c, k) => ({ prompt: reqs[i]!.prompt, completion: c, advantage: k === 0 ? 1 : -1 / 3 })),
+        ),
+        loss: { type: 'bnpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, maxCompletionLength: 1 },
+        temperature: 1,
+        step: 0,
+        totalSteps: 1,
+      });
       await a.save(tmp.dir);
       const b = await createPlugin(categoricalPolicy, { initScale: 1 }, { seed: 99 });
       await b.load(tmp.dir);
@@ -96,7 +159,10 @@ describe('core/testing/categorical-policy (testing:categorical)', () => {
       } catch (e) {
         expect(isCorlError(e, 'CORL_ERR_POLICY_CHECKPOINT'), String(e)).to.equal(true);
       }
-      fs.writeFileSync(`${tmp.dir}/categorical.json`, '{"format": "corl-testing-categorical", "answers": ["1","2","3","4"], "logits": [["q", [1, "x"]]]}');
+      fs.writeFileSync(
+        `${tmp.dir}/categorical.json`,
+        '{"format": "corl-testing-categorical", "answers": ["1","2","3","4"], "logits": [["q", [1, "x"]]]}',
+      );
       try {
         await b.load(tmp.dir);
         expect.fail('should throw');

@@ -4,11 +4,17 @@ import { exactEquivalence, groundTruthTripwire, rewardContext } from '../../../c
 describe('core/testing/contexts (reward contexts from answer keys, ground-truth tripwires)', () => {
   it('builds a context as the trainer would: views, own keys, supervisors teacher first', () => {
     const ctx = rewardContext({ keys: ['4', null], supervisors: [['4', '4'], { agent: 0, keys: ['5'] }], agent: 2 });
-    expect(ctx.completions.map((c) => [c.key, c.answer, c.finishReason])).to.deep.equal([['4', '4', 'stop'], [null, null, 'stop']]);
+    expect(ctx.completions.map((c) => [c.key, c.answer, c.finishReason])).to.deep.equal([
+      ['4', '4', 'stop'],
+      [null, null, 'stop'],
+    ]);
     expect(ctx.completions[0]!.text).to.contain('\\boxed{4}');
     expect(ctx.completions[0]!.length).to.equal(ctx.completions[0]!.text.length);
     expect(ctx.own).to.deep.equal({ agent: 2, keys: ['4', null] });
-    expect(ctx.supervisors).to.deep.equal([{ agent: 3, keys: ['4', '4'] }, { agent: 0, keys: ['5'] }]);
+    expect(ctx.supervisors).to.deep.equal([
+      { agent: 3, keys: ['4', '4'] },
+      { agent: 0, keys: ['5'] },
+    ]);
     expect(ctx.agents).to.equal(4);
     expect('reference' in ctx).to.equal(false);
     expect(rewardContext({ keys: ['1'], reference: '1' }).reference).to.deep.equal({ answer: '1' });

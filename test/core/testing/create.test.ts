@@ -9,8 +9,29 @@ describe('core/testing/create (plugins built outside a config, as a run builds t
   it('applies defaults, freezes the options and hands seed, agent and base folder to the factory', async () => {
     let seen: { options: unknown; ctx: PluginContext } | undefined;
     const probe = definePlugin({
-      manifest: { name: 'test:probe', kind: 'topology', description: 'records its inputs', corl: '^0.1.0', options: { type: 'object', properties: { k: { type: 'integer', default: 3 }, sub: { type: 'object', default: {}, properties: { x: { type: 'string', default: 'y' } }, additionalProperties: false } }, additionalProperties: false } },
-      create(options, ctx) { seen = { options, ctx }; return { selfSupervised: true, validate: () => undefined, supervisors: (n) => [n] }; },
+      manifest: {
+        name: 'test:probe',
+        kind: 'topology',
+        description: 'records its inputs',
+        corl: '^0.1.0',
+        options: {
+          type: 'object',
+          properties: {
+            k: { type: 'integer', default: 3 },
+            sub: {
+              type: 'object',
+              default: {},
+              properties: { x: { type: 'string', default: 'y' } },
+              additionalProperties: false,
+            },
+          },
+          additionalProperties: false,
+        },
+      },
+      create(options, ctx) {
+        seen = { options, ctx };
+        return { selfSupervised: true, validate: () => undefined, supervisors: (n) => [n] };
+      },
     });
     await createPlugin(probe, {}, { seed: 5, agent: 1, baseDir: '/tmp/x' });
     expect(seen!.options).to.deep.equal({ k: 3, sub: { x: 'y' } });
@@ -20,10 +41,24 @@ describe('core/testing/create (plugins built outside a config, as a run builds t
 
   it('nested plugin selections resolve to built-ins (composites can be tested alone)', async () => {
     const composite = definePlugin({
-      manifest: { name: 'test:wrap', kind: 'reward', description: 'wraps another reward', corl: '^0.1.0', options: { type: 'object', properties: { inner: { corlPlugin: 'reward', default: 'corl:vote' } }, additionalProperties: false } },
-      async create(options: { inner: { use: string; options: Record<string, unknown> } }, ctx) { return ctx.create('reward', options.inner); },
+      manifest: {
+        name: 'test:wrap',
+        kind: 'reward',
+        description: 'wraps another reward',
+        corl: '^0.1.0',
+        options: {
+          type: 'object',
+          properties: { inner: { corlPlugin: 'reward', default: 'corl:vote' } },
+          additionalProperties: false,
+        },
+      },
+      async create(options: { inner: { use: string; options: Record<string, unknown> } }, ctx) {
+        return ctx.create('reward', options.inner);
+      },
     });
-    expect(await pluginOptions(composite, {})).to.deep.equal({ inner: { use: 'corl:vote', options: { threshold: 0, rule: 'pool' } } });
+    expect(await pluginOptions(composite, {})).to.deep.equal({
+      inner: { use: 'corl:vote', options: { threshold: 0, rule: 'pool' } },
+    });
     const inner = await createPlugin(composite, { inner: { use: 'corl:vote', options: { rule: 'teacher' } } });
     expect(inner.score).to.be.a('function');
   });

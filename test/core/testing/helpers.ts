@@ -22,6 +22,9 @@ export async function fails(checks: readonly Check[], title: string, message: Re
 
 function find(checks: readonly Check[], title: string): Check {
   const found = checks.filter((c) => c.title.includes(title));
-  expect(found.map((c) => c.title), `exactly one check titled like "${title}"`).to.have.length(1);
+  expect(
+    found.map((c) => c.title),
+    `exactly one check titled like "${title}"`,
+  ).to.have.length(1);
   return found[0]!;
 }

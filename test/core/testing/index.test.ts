@@ -15,7 +15,18 @@ describe('core/testing (corl/testing entry point)', () => {
   it('suites run under any runner given as { describe, it } (e.g. node:test), and all their checks pass', async () => {
     const titles: string[] = [];
     const bodies: TestBody[] = [];
-    testing.contractSuite(ringTopology, { runner: { describe: (t, body) => { titles.push(t); body(); }, it: (t, body) => { titles.push(t); bodies.push(body); } } });
+    testing.contractSuite(ringTopology, {
+      runner: {
+        describe: (t, body) => {
+          titles.push(t);
+          body();
+        },
+        it: (t, body) => {
+          titles.push(t);
+          bodies.push(body);
+        },
+      },
+    });
     expect(titles[0]).to.equal('corl:ring satisfies the topology contract');
     expect(titles).to.include('is deterministic under a seed and pure (the same question gets the same answer)');
     for (const b of bodies) await b();
@@ -30,7 +41,9 @@ describe('core/testing (corl/testing entry point)', () => {
     } finally {
       g.describe = saved;
     }
-    expect(() => testing.rewardContract(ringTopology as never)).to.throw(/CORL_ERR_TESTING_SETUP.*topology plugin "corl:ring"/);
+    expect(() => testing.rewardContract(ringTopology as never)).to.throw(
+      /CORL_ERR_TESTING_SETUP.*topology plugin "corl:ring"/,
+    );
     expect(() => testing.contractSuite({ manifest: { kind: 'nope' } } as never)).to.throw(/CORL_ERR_TESTING_SETUP/);
   });
 });

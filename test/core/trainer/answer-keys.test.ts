@@ -5,9 +5,20 @@ import { ANSWER_CACHE_LIMITS, AnswerKeys } from '../../../core/trainer/answer-ke
 
 describe('core/trainer/answer-keys (the key cache)', () => {
   let extracted = 0;
-  const extractor: AnswerExtractor = { extract: (t) => { extracted++; const m = /\\boxed\{([^}]*)\}/.exec(t); return m ? m[1]! : null; } };
-  const equivalence = { key: (a: string) => a.trim(), equal: (a: string, b: string) => a === b } as unknown as Equivalence;
-  beforeEach(() => { extracted = 0; });
+  const extractor: AnswerExtractor = {
+    extract: (t) => {
+      extracted++;
+      const m = /\\boxed\{([^}]*)\}/.exec(t);
+      return m ? m[1]! : null;
+    },
+  };
+  const equivalence = {
+    key: (a: string) => a.trim(),
+    equal: (a: string, b: string) => a === b,
+  } as unknown as Equivalence;
+  beforeEach(() => {
+    extracted = 0;
+  });
 
   it('extracts a repeated short text once', () => {
     const keys = new AnswerKeys(extractor, equivalence);

@@ -9,15 +9,23 @@ import { agentScores, ensembleCorrect, evaluateAgent, pairAgreement } from '../.
 import { mixSeed } from '../../../core/util/rng';
 
 /** A policy that answers each prompt with a fixed script of answers, and records its calls. */
-function scripted(script: Record<string, (string | null)[]>): { policy: Policy; calls: { prompts: string[]; seed: number; n: number }[] } {
+function scripted(script: Record<string, (string | null)[]>): {
+  policy: Policy;
+  calls: { prompts: string[]; seed: number; n: number }[];
+} {
   const calls: { prompts: string[]; seed: number; n: number }[] = [];
   const policy = {
     describe: () => ({ kind: 'scripted', family: 'test', parameters: 0, canTrain: false }),
     async sample(requests: readonly SampleRequest[], options: SamplingOptions): Promise<Completion[][]> {
       calls.push({ prompts: requests.map((r) => r.prompt), seed: options.seed, n: options.n });
-      return requests.map((r) => script[r.prompt]!.slice(0, options.n).map((a): Completion => ({
-        text: a === null ? 'no idea' : `so \\boxed{${a}}`, tokenIds: [1, 2], logprobs: [-1, -1], finishReason: 'stop',
-      })));
+      return requests.map((r) =>
+        script[r.prompt]!.slice(0, options.n).map((a): Completion => ({
+          text: a === null ? 'no idea' : `so \\boxed{${a}}`,
+          tokenIds: [1, 2],
+          logprobs: [-1, -1],
+          finishReason: 'stop',
+        })),
+      );
     },
   } as unknown as Policy;
   return { policy, calls };
@@ -30,8 +38,16 @@ const equivalence: Equivalence = {
   equal: async (a, b) => a === b || (new Set([a, b]).size === 2 && [a, b].every((x) => x === '0.5' || x === '1/2')),
 };
 const agent = (index: number, policy: Policy): Agent => ({ index, name: `ag${index}`, seed: 100 + index, policy });
-const problems = [{ id: 'p1', prompt: 'one' }, { id: 'p2', prompt: 'two' }, { id: 'p3', prompt: 'three' }];
-const gt = new MapGroundTruth([['p1', { answer: '0.5' }], ['p2', { answer: '4' }], ['p3', { answer: '7' }]]);
+const problems = [
+  { id: 'p1', prompt: 'one' },
+  { id: 'p2', prompt: 'two' },
+  { id: 'p3', prompt: 'three' },
+];
+const gt = new MapGroundTruth([
+  ['p1', { answer: '0.5' }],
+  ['p2', { answer: '4' }],
+  ['p3', { answer: '7' }],
+]);
 const sampling = { temperature: 1, topP: 1, maxTokens: 8, stop: [] };
 
 describe('core/trainer/evaluate (shared by the trainer and corl eval)', () => {
@@ -39,10 +55,24 @@ describe('core/trainer/evaluate (shared by the trainer and corl eval)', () => {
   const B = scripted({ one: ['3', '3', '1/2', '9'], two: ['5', '5', '4', '4'], three: ['7', '7', '8', '8'] });
 
   it('rows: answers, keys, correctness against the reference, the clustered plurality', async () => {
-    const rows = await evaluateAgent(agent(0, A.policy), problems, new AnswerKeys(extractor, equivalence), gt, equivalence, { samples: 4, sampling });
+    const rows = await evaluateAgent(
+      agent(0, A.policy),
+      problems,
+      new AnswerKeys(extractor, equivalence),
+      gt,
+      equivalence,
+      { samples: 4, sampling },
+    );
     expect(rows[0]).to.deep.equal({
-      agent: 0, id: 'p1', answers: ['1/2', '3', '3', '0.5'], keys: ['1/2', '3', '3', '0.5'], correct: [true, false, false, true],
-      majority: '1/2', majCorrect: true, reference: '0.5', meanLength: 2,
+      agent: 0,
+      id: 'p1',
+      answers: ['1/2', '3', '3', '0.5'],
+      keys: ['1/2', '3', '3', '0.5'],
+      correct: [true, false, false, true],
+      majority: '1/2',
+      majCorrect: true,
+      reference: '0.5',
+      meanLength: 2,
     }); // clusters {1/2, 0.5}: 2 and {3}: 2 tie; the first seen wins
     expect(rows[1]!.correct).to.deep.equal([true, false, false, true]);
     expect(rows[1]!.majority).to.equal('4');
@@ -60,11 +90,21 @@ describe('core/trainer/evaluate (shared by the trainer and corl eval)', () => {
   it('batches: one call per batch, the first seeded as the trainer seeds it, later ones by their first problem', async () => {
     const C = scripted({ one: ['1'], two: ['2'], three: ['3'] });
     const seen: [number, number][] = [];
-    const rows = await evaluateAgent(agent(2, C.policy), problems, new AnswerKeys(extractor, equivalence), gt, equivalence, { samples: 1, sampling, batch: 2, onBatch: (d, t) => seen.push([d, t]) });
+    const rows = await evaluateAgent(
+      agent(2, C.policy),
+      problems,
+      new AnswerKeys(extractor, equivalence),
+      gt,
+      equivalence,
+      { samples: 1, sampling, batch: 2, onBatch: (d, t) => seen.push([d, t]) },
+    );
     expect(rows.map((r) => r.id)).to.deep.equal(['p1', 'p2', 'p3']);
     expect(C.calls.map((c) => c.prompts)).to.deep.equal([['one', 'two'], ['three']]);
     expect(C.calls.map((c) => c.seed)).to.deep.equal([mixSeed(102, 'eval'), mixSeed(102, 'eval', 2)]);
-    expect(seen).to.deep.equal([[2, 3], [3, 3]]);
+    expect(seen).to.deep.equal([
+      [2, 3],
+      [3, 3],
+    ]);
   });
 
   it('budget-fair ensemble and pair agreement, by hand', async () => {
@@ -73,9 +113,17 @@ describe('core/trainer/evaluate (shared by the trainer and corl eval)', () => {
     const rb = await evaluateAgent(agent(1, B.policy), problems, keys, gt, equivalence, { samples: 4, sampling });
     // m = 2 pools A's first two then B's first two:
     //   p1: 1/2, 3, 3, 3 → "3" (wrong); p2: 4, null, 5, 5 → "5" (wrong); p3: null, null, 7, 7 → "7" (right)
-    expect(await ensembleCorrect([ra, rb], 2, equivalence, (id) => keys.referenceKey(id, gt))).to.deep.equal([false, false, true]);
+    expect(await ensembleCorrect([ra, rb], 2, equivalence, (id) => keys.referenceKey(id, gt))).to.deep.equal([
+      false,
+      false,
+      true,
+    ]);
     //   m = 4: p1: {1/2, 0.5, 1/2} 3 votes vs {3} 4 → wrong; p2: 4 ×4 vs 5 ×3 → right; p3: 7 ×3 vs 8 ×3, 7 first → right
-    expect(await ensembleCorrect([ra, rb], 4, equivalence, (id) => keys.referenceKey(id, gt))).to.deep.equal([false, true, true]);
+    expect(await ensembleCorrect([ra, rb], 4, equivalence, (id) => keys.referenceKey(id, gt))).to.deep.equal([
+      false,
+      true,
+      true,
+    ]);
     // First samples: A right on p1, p2, wrong (null) on p3; B wrong on p1 ("3"), p2 ("5"), right on p3.
     // a = 0, b = 2, c′ = 1, d = 0: p_o = 0, p_A = 2/3, p_B = 1/3, p_e = 2/9 + 2/9 = 4/9, κ = −(4/9)/(5/9) = −0.8
     const s = await pairAgreement(ra, rb, equivalence, 'first');

@@ -6,14 +6,24 @@ import { tempDir } from '../../fixtures/configs';
 
 describe('core/trainer/run-dir', () => {
   let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => { tmp = tempDir(); });
+  beforeEach(() => {
+    tmp = tempDir();
+  });
   afterEach(() => tmp.cleanup());
 
   it('creates the layout and refuses to create over an existing run', async () => {
     const dir = path.join(tmp.dir, 'run');
     const run = await RunDirectory.create(dir, { a: 1 }, { a: 1 }, { baseDir: tmp.dir, supervised: false });
-    for (const f of ['config.json', 'config.source.json', 'run.json', 'state.json', 'metrics.jsonl']) expect(fs.existsSync(path.join(dir, f)), f).to.equal(true);
-    expect(run.state()).to.deep.equal({ version: 1, nextStep: 0, metricsBytes: 0, rolloutsBytes: 0, checkpoint: null, finished: false });
+    for (const f of ['config.json', 'config.source.json', 'run.json', 'state.json', 'metrics.jsonl'])
+      expect(fs.existsSync(path.join(dir, f)), f).to.equal(true);
+    expect(run.state()).to.deep.equal({
+      version: 1,
+      nextStep: 0,
+      metricsBytes: 0,
+      rolloutsBytes: 0,
+      checkpoint: null,
+      finished: false,
+    });
     try {
       await RunDirectory.create(dir, {}, {}, { baseDir: tmp.dir, supervised: false });
       expect.fail();

@@ -3,7 +3,9 @@ import { mixSeed, Rng } from '../../../core/util/rng';
 
 describe('core/util/rng', () => {
   it('is deterministic per seed and differs between seeds', () => {
-    const a = new Rng(42), b = new Rng(42), c = new Rng(43);
+    const a = new Rng(42),
+      b = new Rng(42),
+      c = new Rng(43);
     const xs = Array.from({ length: 5 }, () => a.nextU32());
     expect(Array.from({ length: 5 }, () => b.nextU32())).to.deep.equal(xs);
     expect(Array.from({ length: 5 }, () => c.nextU32())).to.not.deep.equal(xs);
@@ -11,7 +13,8 @@ describe('core/util/rng', () => {
 
   it('saves and restores its whole state', () => {
     const a = new Rng(7);
-    a.next(); a.next();
+    a.next();
+    a.next();
     const s = a.getState();
     const tail = [a.next(), a.next(), a.normal()];
     const b = new Rng(0);
@@ -56,6 +59,9 @@ describe('core/util/rng', () => {
     expect(mixSeed(1, 'train', 3)).to.not.equal(mixSeed(1, 'eval', 3));
     expect(mixSeed(2 ** 40 + 1)).to.not.equal(mixSeed(1));
     expect(mixSeed(5, 'x')).to.equal(mixSeed(5, 'x'));
-    expect(mixSeed(5)).to.be.a('number').and.at.least(0).and.below(2 ** 32);
+    expect(mixSeed(5))
+      .to.be.a('number')
+      .and.at.least(0)
+      .and.below(2 ** 32);
   });
 });

@@ -8,7 +8,10 @@ function numeric(): Equivalence & { calls: number } {
   const eq = {
     calls: 0,
     key: (a: string) => a.trim() || null,
-    equal: async (a: string, b: string) => { eq.calls++; return Math.abs(val(a) - val(b)) < 1e-9; },
+    equal: async (a: string, b: string) => {
+      eq.calls++;
+      return Math.abs(val(a) - val(b)) < 1e-9;
+    },
   };
   return eq;
 }
@@ -31,7 +34,10 @@ describe('core/voting/plurality', () => {
     const eq = numeric();
     const v = await pluralityVote(['2', '1/2', '0.5', '2', '0.5'], eq, 0);
     expect(v.label).to.equal('1/2');
-    expect(v.clusters.map((c) => [c.key, c.count])).to.deep.equal([['2', 2], ['1/2', 3]]);
+    expect(v.clusters.map((c) => [c.key, c.count])).to.deep.equal([
+      ['2', 2],
+      ['1/2', 3],
+    ]);
   });
 
   it('never calls equal for identical keys', async () => {

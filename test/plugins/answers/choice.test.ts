@@ -5,7 +5,20 @@ const opts = { letters: 'ABCDE', anywhere: false };
 
 describe('plugins/answers/choice (corl:choice)', () => {
   it('reads the letter forms "C", "(C)", "[C]", "C.", "C) text", "C. text", "Option C"', () => {
-    for (const s of ['C', '(C)', '[C]', 'C.', 'C) because', 'C. 42 apples', ' ( C ) ', 'Option C', '**C**', '$C$', '\\text{C}', 'C: yes']) {
+    for (const s of [
+      'C',
+      '(C)',
+      '[C]',
+      'C.',
+      'C) because',
+      'C. 42 apples',
+      ' ( C ) ',
+      'Option C',
+      '**C**',
+      '$C$',
+      '\\text{C}',
+      'C: yes',
+    ]) {
       expect(letterOf(s, 'ABCDE'), s).to.equal('C');
     }
     for (const s of ['Cat', 'F', '(C', 'c', '', 'CD', 'the C']) expect(letterOf(s, 'ABCDE'), s).to.equal(null);

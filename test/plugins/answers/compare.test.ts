@@ -3,16 +3,29 @@ import { closeRelative, keysEqual, ParseCache, scalarVerdict, structureOf } from
 
 const cache = new ParseCache();
 const asked: [string, string][] = [];
-const symbolic = async (a: string, b: string): Promise<boolean> => { asked.push([a, b]); return a.length === b.length; };
+const symbolic = async (a: string, b: string): Promise<boolean> => {
+  asked.push([a, b]);
+  return a.length === b.length;
+};
 const strict = { tolerance: 1e-4, probeIdentity: false };
 const probing = { tolerance: 1e-4, probeIdentity: true };
 const eq = (a: string, b: string) => keysEqual(a, b, strict, cache, symbolic);
 
 describe('plugins/answers/compare', () => {
-  beforeEach(() => { asked.length = 0; });
+  beforeEach(() => {
+    asked.length = 0;
+  });
 
   it('reads structures: tuples and intervals (with brackets), sets, unions, bare lists, matrices', () => {
-    expect(structureOf('(1,2)')).to.deep.equal({ kind: 'tuple', open: '(', close: ')', items: [{ kind: 'scalar', key: '1' }, { kind: 'scalar', key: '2' }] });
+    expect(structureOf('(1,2)')).to.deep.equal({
+      kind: 'tuple',
+      open: '(',
+      close: ')',
+      items: [
+        { kind: 'scalar', key: '1' },
+        { kind: 'scalar', key: '2' },
+      ],
+    });
     expect(structureOf('[0,1)')).to.include({ kind: 'tuple', open: '[', close: ')' });
     expect(structureOf('\\{1,2\\}').kind).to.equal('set');
     expect(structureOf('1,2').kind).to.equal('set');
@@ -49,8 +62,12 @@ describe('plugins/answers/compare', () => {
     expect(await eq('1,2', '2,1')).to.equal(true);
     expect(await eq('(0,1)\\cup(2,3)', '(2,3)\\cup(0,\\frac{2}{2})')).to.equal(true);
     expect(await eq('(1,2)', '1,2')).to.equal(false);
-    expect(await eq('\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}', '\\begin{pmatrix}1&2\\\\3&\\frac{8}{2}\\end{pmatrix}')).to.equal(true);
-    expect(await eq('\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}', '\\begin{pmatrix}1&2&3&4\\end{pmatrix}')).to.equal(false);
+    expect(
+      await eq('\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}', '\\begin{pmatrix}1&2\\\\3&\\frac{8}{2}\\end{pmatrix}'),
+    ).to.equal(true);
+    expect(await eq('\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}', '\\begin{pmatrix}1&2&3&4\\end{pmatrix}')).to.equal(
+      false,
+    );
   });
 
   it('expressions with variables: probes reject differences, agreement goes to the symbolic check', async () => {

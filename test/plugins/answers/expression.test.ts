@@ -1,5 +1,12 @@
 import { expect } from 'chai';
-import { evaluate, parseExpression, probeEnvironments, probeValue, PROBES, type ParsedExpr } from '../../../plugins/answers/expression';
+import {
+  evaluate,
+  parseExpression,
+  probeEnvironments,
+  probeValue,
+  PROBES,
+  type ParsedExpr,
+} from '../../../plugins/answers/expression';
 
 const value = (key: string, env: Record<string, number> = {}): number => {
   const p = parseExpression(key);
@@ -35,7 +42,20 @@ describe('plugins/answers/expression', () => {
     expect(value('\\theta+1', { '\\theta': 1 })).to.equal(2);
   });
   it('refuses what it cannot read for certain (null) and recognizes words', () => {
-    for (const k of ['1/2x', 'x=1', '\\sin 2x', '\\sin^{-1}(x)', '3+2i', '\\sqrt[3]{8}', '\\{1\\}', 'x<1', '\\unknown{3}', '((((1', '1+', '\\sum_{k=1}^{10}k']) {
+    for (const k of [
+      '1/2x',
+      'x=1',
+      '\\sin 2x',
+      '\\sin^{-1}(x)',
+      '3+2i',
+      '\\sqrt[3]{8}',
+      '\\{1\\}',
+      'x<1',
+      '\\unknown{3}',
+      '((((1',
+      '1+',
+      '\\sum_{k=1}^{10}k',
+    ]) {
       expect(parseExpression(k), k).to.equal(null);
     }
     expect(parseExpression('Monday')).to.deep.equal({ text: true, word: 'monday' });

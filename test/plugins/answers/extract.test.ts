@@ -1,11 +1,26 @@
 import { expect } from 'chai';
-import { afterAnswerIs, ALL_RULES, extractMathAnswer, isThousands, lastAnswerTag, lastBoxed, lastNumber, minervaAnswer } from '../../../plugins/answers/extract';
+import {
+  afterAnswerIs,
+  ALL_RULES,
+  extractMathAnswer,
+  isThousands,
+  lastAnswerTag,
+  lastBoxed,
+  lastNumber,
+  minervaAnswer,
+} from '../../../plugins/answers/extract';
 
 describe('plugins/answers/extract', () => {
   describe('minervaAnswer', () => {
     it('takes the $…$ after the last "final answer is" when ". I hope" follows', () => {
-      expect(minervaAnswer('Final Answer: The final answer is $\\frac{1}{2}$. I hope it is correct.')).to.equal('\\frac{1}{2}');
-      expect(minervaAnswer('The final answer is $3$. I hope it is correct. Wait: the final answer is $4$. I hope it is correct.')).to.equal('4');
+      expect(minervaAnswer('Final Answer: The final answer is $\\frac{1}{2}$. I hope it is correct.')).to.equal(
+        '\\frac{1}{2}',
+      );
+      expect(
+        minervaAnswer(
+          'The final answer is $3$. I hope it is correct. Wait: the final answer is $4$. I hope it is correct.',
+        ),
+      ).to.equal('4');
       expect(minervaAnswer('The final answer is $3$ and that is all.')).to.equal(null);
       expect(minervaAnswer('the final answer is 3. I hope it is correct.')).to.equal(null);
     });
@@ -101,7 +116,9 @@ describe('plugins/answers/extract', () => {
       expect(extractMathAnswer(text, { ...ALL_RULES, minerva: false, boxed: false })).to.equal('3');
       expect(extractMathAnswer(text, { ...ALL_RULES, minerva: false, boxed: false, answerIs: false })).to.equal('8');
       expect(extractMathAnswer('we get 3 apples and then 7 pears', { ...ALL_RULES, lastNumber: false })).to.equal(null);
-      expect(extractMathAnswer('<answer>9</answer>', { ...ALL_RULES, answerTags: false, lastNumber: false })).to.equal(null);
+      expect(extractMathAnswer('<answer>9</answer>', { ...ALL_RULES, answerTags: false, lastNumber: false })).to.equal(
+        null,
+      );
     });
     it('is total: empty strings and non-strings give null', () => {
       expect(extractMathAnswer('')).to.equal(null);

@@ -12,12 +12,112 @@ import { parseExpression } from '../../../plugins/answers/expression';
 import { structureOf } from '../../../plugins/answers/compare';
 
 const PIECES = [
-  '{', '}', '{', '}', '\\boxed{', '\\boxed', '\\fbox{', '\\frac', '\\dfrac', '\\sqrt', '\\sqrt[', '$', '$$', '\\left(', '\\right)', '\\left.', '\\{', '\\}',
-  'answer is', 'The final answer is $', '$. I hope it is correct.', '<answer>', '</answer>', 'Answer:', '\\text{', '\\mathrm{', '\\begin{pmatrix}', '\\end{pmatrix}',
-  '&', '\\\\', '\\', '^', '_', '^\\circ', '%', '\\%', '\\$', '°', '−', '×', '½', 'π', '∞', '\u200b', '\ufeff', '\u202e', '\u0301', '😀', '\ud800', '\udfff',
-  '\u0000', '\u0007', '\t', '\n', '\r', ' ', '  ', '.', ',', '-', '+', '=', '/', '*', '(', ')', '[', ']', '|', '!', 'e', 'E', 'x', 'y', 'i',
-  '0', '1', '9', '00', '1,000', '1,00', '3.14', '.5', '-0', '1e9', '1e-9', '3.74\\times10^{24}', '\\infty', '\\pi', '\\cdot', 'cm', ' units', 'x = ',
-  '\\sin', '\\log_', '\\binom', '\\cup', '(0,1]', 'Monday', '(C)', 'C.', 'Option ', '**', '\\hspace{', '\\begin{', '\\end{',
+  '{',
+  '}',
+  '{',
+  '}',
+  '\\boxed{',
+  '\\boxed',
+  '\\fbox{',
+  '\\frac',
+  '\\dfrac',
+  '\\sqrt',
+  '\\sqrt[',
+  '$',
+  '$$',
+  '\\left(',
+  '\\right)',
+  '\\left.',
+  '\\{',
+  '\\}',
+  'answer is',
+  'The final answer is $',
+  '$. I hope it is correct.',
+  '<answer>',
+  '</answer>',
+  'Answer:',
+  '\\text{',
+  '\\mathrm{',
+  '\\begin{pmatrix}',
+  '\\end{pmatrix}',
+  '&',
+  '\\\\',
+  '\\',
+  '^',
+  '_',
+  '^\\circ',
+  '%',
+  '\\%',
+  '\\$',
+  '°',
+  '−',
+  '×',
+  '½',
+  'π',
+  '∞',
+  '\u200b',
+  '\ufeff',
+  '\u202e',
+  '\u0301',
+  '😀',
+  '\ud800',
+  '\udfff',
+  '\u0000',
+  '\u0007',
+  '\t',
+  '\n',
+  '\r',
+  ' ',
+  '  ',
+  '.',
+  ',',
+  '-',
+  '+',
+  '=',
+  '/',
+  '*',
+  '(',
+  ')',
+  '[',
+  ']',
+  '|',
+  '!',
+  'e',
+  'E',
+  'x',
+  'y',
+  'i',
+  '0',
+  '1',
+  '9',
+  '00',
+  '1,000',
+  '1,00',
+  '3.14',
+  '.5',
+  '-0',
+  '1e9',
+  '1e-9',
+  '3.74\\times10^{24}',
+  '\\infty',
+  '\\pi',
+  '\\cdot',
+  'cm',
+  ' units',
+  'x = ',
+  '\\sin',
+  '\\log_',
+  '\\binom',
+  '\\cup',
+  '(0,1]',
+  'Monday',
+  '(C)',
+  'C.',
+  'Option ',
+  '**',
+  '\\hspace{',
+  '\\begin{',
+  '\\end{',
 ];
 
 function randomCompletion(rng: Rng): string {
@@ -34,14 +134,22 @@ function nested(rng: Rng): string {
   const d = 1 + rng.int(400);
   const kind = rng.int(8);
   switch (kind) {
-    case 0: return '{'.repeat(d) + 'x' + '}'.repeat(d);
-    case 1: return '\\boxed{'.repeat(d);
-    case 2: return '\\frac{'.repeat(d) + '1}{2'.repeat(rng.int(d + 1));
-    case 3: return '('.repeat(d) + '1' + ')'.repeat(rng.int(d + 1));
-    case 4: return '\\sqrt'.repeat(d) + '2';
-    case 5: return '}'.repeat(d) + '\\boxed{' + '{'.repeat(d);
-    case 6: return '\\text{'.repeat(d) + 'cm' + '}'.repeat(d);
-    default: return '\\left('.repeat(d) + '\\right)'.repeat(rng.int(d + 1));
+    case 0:
+      return '{'.repeat(d) + 'x' + '}'.repeat(d);
+    case 1:
+      return '\\boxed{'.repeat(d);
+    case 2:
+      return '\\frac{'.repeat(d) + '1}{2'.repeat(rng.int(d + 1));
+    case 3:
+      return '('.repeat(d) + '1' + ')'.repeat(rng.int(d + 1));
+    case 4:
+      return '\\sqrt'.repeat(d) + '2';
+    case 5:
+      return '}'.repeat(d) + '\\boxed{' + '{'.repeat(d);
+    case 6:
+      return '\\text{'.repeat(d) + 'cm' + '}'.repeat(d);
+    default:
+      return '\\left('.repeat(d) + '\\right)'.repeat(rng.int(d + 1));
   }
 }
 
@@ -49,16 +157,26 @@ function pathologicalNumber(rng: Rng): string {
   const n = 1 + rng.int(600);
   const kind = rng.int(10);
   switch (kind) {
-    case 0: return '1'.repeat(n);
-    case 1: return '1,'.repeat(n) + '1';
-    case 2: return '1.'.repeat(n);
-    case 3: return '-'.repeat(n) + '1';
-    case 4: return '0.' + '0'.repeat(n) + '1';
-    case 5: return '1e' + '9'.repeat(Math.min(n, 400));
-    case 6: return '9'.repeat(n) + '.' + '9'.repeat(n);
-    case 7: return '1,000'.repeat(n);
-    case 8: return 'the answer is ' + '1.5'.repeat(n) + '.';
-    default: return `${'9'.repeat(n)}\\times10^{${'9'.repeat(Math.min(n, 30))}}`;
+    case 0:
+      return '1'.repeat(n);
+    case 1:
+      return '1,'.repeat(n) + '1';
+    case 2:
+      return '1.'.repeat(n);
+    case 3:
+      return '-'.repeat(n) + '1';
+    case 4:
+      return '0.' + '0'.repeat(n) + '1';
+    case 5:
+      return '1e' + '9'.repeat(Math.min(n, 400));
+    case 6:
+      return '9'.repeat(n) + '.' + '9'.repeat(n);
+    case 7:
+      return '1,000'.repeat(n);
+    case 8:
+      return 'the answer is ' + '1.5'.repeat(n) + '.';
+    default:
+      return `${'9'.repeat(n)}\\times10^{${'9'.repeat(Math.min(n, 30))}}`;
   }
 }
 
@@ -80,7 +198,11 @@ const MEGABYTE_LINES = [
   ('(1,' + '2'.repeat(5)).repeat(110_000),
 ];
 
-interface Outcome { answer: string | null; key: string | null; choice: string | null }
+interface Outcome {
+  answer: string | null;
+  key: string | null;
+  choice: string | null;
+}
 
 function run(texts: readonly string[], eq: MathEquivalence): { outcomes: Outcome[]; errors: string[] } {
   const outcomes: Outcome[] = [];

@@ -2,7 +2,14 @@ import { expect } from 'chai';
 import { createRunContainer } from '../../../core/registry/container';
 import { PLUGIN_REGISTRY } from '../../../core/registry/registry';
 import { pluralityVote } from '../../../core/voting/plurality';
-import { extractMath, lastBoxed, MathEquivalence, mathEquivalence, mathExtractor, mathKey } from '../../../plugins/answers/math';
+import {
+  extractMath,
+  lastBoxed,
+  MathEquivalence,
+  mathEquivalence,
+  mathExtractor,
+  mathKey,
+} from '../../../plugins/answers/math';
 
 describe('plugins/answers/math (corl:math extractor and equivalence)', () => {
   const opts = { lastNumber: true };
@@ -16,8 +23,14 @@ describe('plugins/answers/math (corl:math extractor and equivalence)', () => {
     expect(extractMath('Thinking about it, the answer is \\boxed{4}.', opts)).to.equal('4');
   });
   it('the extractor plugin applies its options', () => {
-    const on = mathExtractor.create({ minerva: true, answerTags: true, boxed: true, answerIs: true, lastNumber: true }, {} as never) as { extract(t: string): string | null };
-    const off = mathExtractor.create({ minerva: true, answerTags: true, boxed: true, answerIs: true, lastNumber: false }, {} as never) as { extract(t: string): string | null };
+    const on = mathExtractor.create(
+      { minerva: true, answerTags: true, boxed: true, answerIs: true, lastNumber: true },
+      {} as never,
+    ) as { extract(t: string): string | null };
+    const off = mathExtractor.create(
+      { minerva: true, answerTags: true, boxed: true, answerIs: true, lastNumber: false },
+      {} as never,
+    ) as { extract(t: string): string | null };
     expect(on.extract('3 then 9')).to.equal('9');
     expect(off.extract('3 then 9')).to.equal(null);
   });
@@ -30,7 +43,9 @@ describe('plugins/answers/math (corl:math extractor and equivalence)', () => {
 
   describe('MathEquivalence', () => {
     let eq: MathEquivalence;
-    beforeEach(() => { eq = new MathEquivalence({ timeoutMs: 5000 }); });
+    beforeEach(() => {
+      eq = new MathEquivalence({ timeoutMs: 5000 });
+    });
     afterEach(() => eq.close());
 
     it('numeric equality within the relative tolerance (configurable)', async () => {
@@ -70,7 +85,9 @@ describe('plugins/answers/math (corl:math extractor and equivalence)', () => {
         const both = await Promise.all([engine.equal('2x+2', '2(x+1)'), engine.equal('2(x+1)', '2x+2')]);
         expect(both).to.deep.equal([true, true]);
         expect(engine.symbolicStats.answered).to.equal(3);
-      } finally { await engine.close(); }
+      } finally {
+        await engine.close();
+      }
     });
     it('intervals, tuples and sets through the plugin', async () => {
       const keyed = (s: string) => eq.key(s)!;

@@ -14,7 +14,9 @@ describe('plugins/answers/symbolic-pool', () => {
       expect(await p.compare('AB', 'ab')).to.equal(true);
       expect(await p.compare('a', 'b')).to.equal(false);
       expect(p.stats).to.include({ answered: 2, started: 1, timeouts: 0 });
-    } finally { await p.close(); }
+    } finally {
+      await p.close();
+    }
   });
 
   it('a comparison that never ends is cut off at the limit, counts as unequal, and the pool goes on', async () => {
@@ -24,7 +26,9 @@ describe('plugins/answers/symbolic-pool', () => {
       expect(results).to.deep.equal([false, true, false]);
       expect(p.stats.timeouts).to.equal(1);
       expect(p.stats.started).to.equal(2);
-    } finally { await p.close(); }
+    } finally {
+      await p.close();
+    }
   });
 
   it('a worker that crashes or runs out of memory costs one comparison, not the run', async () => {
@@ -34,7 +38,9 @@ describe('plugins/answers/symbolic-pool', () => {
       expect(await p.compare('oom', 'x')).to.equal(false);
       expect(await p.compare('q', 'Q')).to.equal(true);
       expect(p.stats.crashes).to.equal(2);
-    } finally { await p.close(); }
+    } finally {
+      await p.close();
+    }
   });
 
   it('a worker that cannot start gives CORL_ERR_ANSWERS_SYMBOLIC after three tries', async () => {
@@ -42,11 +48,19 @@ describe('plugins/answers/symbolic-pool', () => {
     const p = pool();
     try {
       let err: unknown;
-      try { await p.compare('a', 'b'); } catch (e) { err = e; }
+      try {
+        await p.compare('a', 'b');
+      } catch (e) {
+        err = e;
+      }
       expect(isCorlError(err, 'CORL_ERR_ANSWERS_SYMBOLIC'), String(err)).to.equal(true);
       expect(p.stats.started).to.equal(3);
       let again: unknown;
-      try { await p.compare('a', 'b'); } catch (e) { again = e; }
+      try {
+        await p.compare('a', 'b');
+      } catch (e) {
+        again = e;
+      }
       expect(isCorlError(again, 'CORL_ERR_ANSWERS_SYMBOLIC')).to.equal(true);
     } finally {
       delete process.env.CORL_TEST_WORKER_FAIL_START;
@@ -70,6 +84,8 @@ describe('plugins/answers/symbolic-pool', () => {
       expect(await p.compare('\\sum_{k=1}^{10000000}\\frac{1}{k}', '17')).to.equal(false);
       expect(p.stats.timeouts).to.equal(1);
       expect(await p.compare('x^{2}-1', '(x-1)(x+1)')).to.equal(true);
-    } finally { await p.close(); }
+    } finally {
+      await p.close();
+    }
   });
 });

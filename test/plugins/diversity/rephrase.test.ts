@@ -28,10 +28,14 @@ describe('plugins/diversity', () => {
     const tmp = tempDir();
     try {
       fs.writeFileSync(path.join(tmp.dir, 'v.jsonl'), '{"id":"p1","variants":["From the file."]}\n');
-      const d = rephraseDiversity.create({ assign: [0], file: 'v.jsonl', missing: 'error' }, { baseDir: tmp.dir } as any) as any;
+      const d = rephraseDiversity.create({ assign: [0], file: 'v.jsonl', missing: 'error' }, {
+        baseDir: tmp.dir,
+      } as any) as any;
       expect(d.view(problem, 0, 1).prompt).to.equal('From the file.');
       fs.writeFileSync(path.join(tmp.dir, 'bad.jsonl'), '{"id":"p1","variants":[]}\n{oops\n');
-      expect(() => rephraseDiversity.create({ assign: [0], file: 'bad.jsonl', missing: 'error' }, { baseDir: tmp.dir } as any)).to.throw(/bad\.jsonl:2/);
+      expect(() =>
+        rephraseDiversity.create({ assign: [0], file: 'bad.jsonl', missing: 'error' }, { baseDir: tmp.dir } as any),
+      ).to.throw(/bad\.jsonl:2/);
     } finally {
       tmp.cleanup();
     }

@@ -9,7 +9,14 @@ import { register } from '../../../plugins/policies';
 import { onnxLmPolicy } from '../../../plugins/policies/onnx-lm';
 import type { OnnxLmPolicy } from '../../../plugins/policies/onnx-lm/policy';
 import { tempDir } from '../../fixtures/configs';
-import { openTinyLm, referenceLogits, TINY_PIECES, TINY_VOCAB, writeTinyLm, type TinyLmSpec } from '../../fixtures/onnx-lm';
+import {
+  openTinyLm,
+  referenceLogits,
+  TINY_PIECES,
+  TINY_VOCAB,
+  writeTinyLm,
+  type TinyLmSpec,
+} from '../../fixtures/onnx-lm';
 
 const V = TINY_VOCAB;
 
@@ -36,13 +43,26 @@ async function failure(p: Promise<unknown>): Promise<CorlError> {
   throw new Error('expected a CorlError, got success');
 }
 
-const opts = (o: Partial<SamplingOptions> = {}): SamplingOptions => ({ n: 1, temperature: 0, topP: 1, maxTokens: 10, seed: 11, ...o });
+const opts = (o: Partial<SamplingOptions> = {}): SamplingOptions => ({
+  n: 1,
+  temperature: 0,
+  topP: 1,
+  maxTokens: 10,
+  seed: 11,
+  ...o,
+});
 
 /**
  * Check every generated token of `c` against the no-cache reference over prompt + completion:
  * the logprob, entropy and mean logprob of step t are those of log softmax(reference row / T).
  */
-async function checkAgainstReference(file: string, prompt: readonly number[], c: Completion, T: number, spec: TinyLmSpec = {}): Promise<{ maxDiff: number; argmaxOk: boolean }> {
+async function checkAgainstReference(
+  file: string,
+  prompt: readonly number[],
+  c: Completion,
+  T: number,
+  spec: TinyLmSpec = {},
+): Promise<{ maxDiff: number; argmaxOk: boolean }> {
   const ref = await referenceLogits(file, [...prompt, ...c.tokenIds], spec);
   let maxDiff = 0;
   let argmaxOk = true;
@@ -74,7 +94,14 @@ describe('corl:onnx-lm policy', function () {
   });
 
   it('reads the layout from the session: 2 layers, 2 KV heads of size 8 (GQA, 4 query heads), position_ids, eos 0 from config.json', () => {
-    expect(policy.signature).to.include({ layers: 2, kvHeads: 2, headDim: 8, positionIds: true, useCacheBranch: false, idType: 'int64' });
+    expect(policy.signature).to.include({
+      layers: 2,
+      kvHeads: 2,
+      headDim: 8,
+      positionIds: true,
+      useCacheBranch: false,
+      idType: 'int64',
+    });
     const d = policy.describe();
     expect(d).to.include({ kind: 'corl:onnx-lm', family: 'tiny-corl', canTrain: false });
     expect(d.details).to.include({ layers: 2, maxContext: 64 });
@@ -101,7 +128,10 @@ describe('corl:onnx-lm policy', function () {
 
   it('sampled logprobs are log softmax(logits / T) at the sampled ids and the entropy is that of softmax(logits / T) (T 0.7, top-p 0.9)', async () => {
     const prompt = 'x = 4, y = ';
-    const groups = await policy.sample([{ prompt }], opts({ n: 3, temperature: 0.7, topP: 0.9, maxTokens: 12, tokenStats: true }));
+    const groups = await policy.sample(
+      [{ prompt }],
+      opts({ n: 3, temperature: 0.7, topP: 0.9, maxTokens: 12, tokenStats: true }),
+    );
     for (const c of groups[0]!) {
       const { maxDiff } = await checkAgainstReference(file(), policy.encodePrompt(prompt), c, 0.7);
       expect(maxDiff).to.be.lessThan(1e-4);
@@ -120,7 +150,10 @@ describe('corl:onnx-lm policy', function () {
   it('a left-padded batch gives each sequence the same tokens and logprobs as sampling it alone', async () => {
     const prompts = ['a', 'abc 12+3=? xyz', 'hello 7'];
     const o = opts({ n: 2, maxTokens: 8, tokenStats: true });
-    const batched = await policy.sample(prompts.map((prompt) => ({ prompt })), o);
+    const batched = await policy.sample(
+      prompts.map((prompt) => ({ prompt })),
+      o,
+    );
     let maxDiff = 0;
     for (let i = 0; i < prompts.length; i++) {
       const [alone] = await policy.sample([{ prompt: prompts[i]! }], o);
@@ -129,7 +162,9 @@ describe('corl:onnx-lm policy', function () {
         const b = batched[i]![k]!;
         expect(b.tokenIds).to.deep.equal(a.tokenIds);
         expect(b.text).to.equal(a.text);
-        a.logprobs.forEach((l, t) => { maxDiff = Math.max(maxDiff, Math.abs(l - b.logprobs[t]!), Math.abs(a.entropies![t]! - b.entropies![t]!)); });
+        a.logprobs.forEach((l, t) => {
+          maxDiff = Math.max(maxDiff, Math.abs(l - b.logprobs[t]!), Math.abs(a.entropies![t]! - b.entropies![t]!));
+        });
       }
     }
     expect(maxDiff).to.be.lessThan(1e-4);
@@ -138,9 +173,18 @@ describe('corl:onnx-lm policy', function () {
     const split = writeTinyLm(path.join(tmp.dir, 'split-prefill'), { config: { vocab_size: 2 ** 23 } });
     const q = await openTinyLm(split);
     try {
-      const grouped = await q.sample(prompts.map((prompt) => ({ prompt })), o);
+      const grouped = await q.sample(
+        prompts.map((prompt) => ({ prompt })),
+        o,
+      );
       expect(grouped.map((g) => g.map((c) => c.tokenIds))).to.deep.equal(batched.map((g) => g.map((c) => c.tokenIds)));
-      grouped.forEach((g, i) => g.forEach((c, k) => c.logprobs.forEach((l, t) => { maxDiff = Math.max(maxDiff, Math.abs(l - batched[i]![k]!.logprobs[t]!)); })));
+      grouped.forEach((g, i) =>
+        g.forEach((c, k) =>
+          c.logprobs.forEach((l, t) => {
+            maxDiff = Math.max(maxDiff, Math.abs(l - batched[i]![k]!.logprobs[t]!));
+          }),
+        ),
+      );
     } finally {
       await q.close();
     }
@@ -215,16 +259,28 @@ describe('corl:onnx-lm policy', function () {
   });
 
   it('exports without position_ids, in onnx/model.onnx, and merged decoders with use_cache_branch decode like the reference', async () => {
-    for (const spec of [{ positionIds: false, seed: 3 }, { file: path.join('onnx', 'model.onnx'), useCacheBranch: true, seed: 4, layers: 1, heads: 2, kvHeads: 2 }] as TinyLmSpec[]) {
+    for (const spec of [
+      { positionIds: false, seed: 3 },
+      { file: path.join('onnx', 'model.onnx'), useCacheBranch: true, seed: 4, layers: 1, heads: 2, kvHeads: 2 },
+    ] as TinyLmSpec[]) {
       const d = writeTinyLm(path.join(tmp.dir, `variant-${spec.seed}`), spec);
       const p = await openTinyLm(d);
       try {
         expect(p.signature.positionIds).to.equal(spec.positionIds !== false);
         expect(p.signature.useCacheBranch).to.equal(!!spec.useCacheBranch);
         const prompts = ['abc', '12+3=?'];
-        const out = await p.sample(prompts.map((prompt) => ({ prompt })), opts({ maxTokens: 8, tokenStats: true }));
+        const out = await p.sample(
+          prompts.map((prompt) => ({ prompt })),
+          opts({ maxTokens: 8, tokenStats: true }),
+        );
         for (let i = 0; i < prompts.length; i++) {
-          const { maxDiff, argmaxOk } = await checkAgainstReference(path.join(d, spec.file ?? 'model.onnx'), p.encodePrompt(prompts[i]!), out[i]![0]!, 0, spec);
+          const { maxDiff, argmaxOk } = await checkAgainstReference(
+            path.join(d, spec.file ?? 'model.onnx'),
+            p.encodePrompt(prompts[i]!),
+            out[i]![0]!,
+            0,
+            spec,
+          );
           expect(argmaxOk).to.equal(true);
           expect(maxDiff).to.be.lessThan(1e-4);
         }

@@ -6,11 +6,30 @@ import type { RewardContext, RewardSource } from '../../../core/contracts/reward
 import { isCorlError } from '../../../core/errors';
 import { execTestsReward, execVoteReward, outcomeKey } from '../../../plugins/rewards/exec';
 
-const sandbox = { isolation: 'auto', bwrap: '', timeoutMs: 500, memoryMb: 256, concurrency: 2, maxOutput: 1000, python: '', entryPoint: '', cacheSize: 100 };
+const sandbox = {
+  isolation: 'auto',
+  bwrap: '',
+  timeoutMs: 500,
+  memoryMb: 256,
+  concurrency: 2,
+  maxOutput: 1000,
+  python: '',
+  entryPoint: '',
+  cacheSize: 100,
+};
 const voteOptions = { ...sandbox, threshold: 0, rule: 'pool', errorKeys: false };
 const code = (body: string) => `Here is my solution.\n\`\`\`python\n${body}\n\`\`\`\n`;
 
-const problem: Problem = { id: 'add', prompt: 'Write add(a, b).', testInputs: [['1', '2'], ['[1]', '[2]'], ['"a"', '"b"']], metadata: { entryPoint: 'add' } };
+const problem: Problem = {
+  id: 'add',
+  prompt: 'Write add(a, b).',
+  testInputs: [
+    ['1', '2'],
+    ['[1]', '[2]'],
+    ['"a"', '"b"'],
+  ],
+  metadata: { entryPoint: 'add' },
+};
 // the project folder: not in the sandbox at all
 const escape = path.join(process.cwd(), `corl-exec-escape-${process.pid}`);
 
@@ -27,12 +46,34 @@ const texts = [
   code('def add(a, b):\n    return a + b'),
 ];
 
-function ctx(keys: (string | null)[], t: string[], supervisorKeys: (string | null)[], p: Problem = problem, expectedOutputs?: string[]): RewardContext {
+function ctx(
+  keys: (string | null)[],
+  t: string[],
+  supervisorKeys: (string | null)[],
+  p: Problem = problem,
+  expectedOutputs?: string[],
+): RewardContext {
   return {
-    problem: p, prompt: p.prompt, agent: 0, agents: 2, step: 0,
-    completions: t.map((text, k) => ({ text, answer: null, key: keys[k] ?? null, length: 1, finishReason: 'stop' as const })),
-    own: { agent: 0, keys }, supervisors: [{ agent: 1, keys: supervisorKeys }],
-    equivalence: { key: (a) => a, equal: async () => { throw new Error('exec rewards compare keys exactly'); } },
+    problem: p,
+    prompt: p.prompt,
+    agent: 0,
+    agents: 2,
+    step: 0,
+    completions: t.map((text, k) => ({
+      text,
+      answer: null,
+      key: keys[k] ?? null,
+      length: 1,
+      finishReason: 'stop' as const,
+    })),
+    own: { agent: 0, keys },
+    supervisors: [{ agent: 1, keys: supervisorKeys }],
+    equivalence: {
+      key: (a) => a,
+      equal: async () => {
+        throw new Error('exec rewards compare keys exactly');
+      },
+    },
     ...(expectedOutputs ? { reference: { answer: '', expectedOutputs } } : {}),
   };
 }
@@ -40,7 +81,9 @@ function ctx(keys: (string | null)[], t: string[], supervisorKeys: (string | nul
 describe('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', function () {
   this.timeout(60000);
   let vote: RewardSource;
-  before(() => { vote = execVoteReward.create(voteOptions as never, {} as never) as RewardSource; });
+  before(() => {
+    vote = execVoteReward.create(voteOptions as never, {} as never) as RewardSource;
+  });
   after(() => vote.close?.());
 
   it('keys are the tuple of outputs; hostile programs are contained and the scoring goes on', async () => {
@@ -48,7 +91,9 @@ describe('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', function () {
     let keys: (string | null)[];
     try {
       keys = await vote.answerKeys!({ problem, texts });
-    } finally { delete process.env.CORL_EXEC_SECRET; }
+    } finally {
+      delete process.env.CORL_EXEC_SECRET;
+    }
     const good = JSON.stringify(['3', '[1, 2]', "'ab'"]);
     expect(keys[0]).to.equal(good);
     expect(keys[1]).to.equal(good); // a different program with the same behaviour votes with it
@@ -72,14 +117,26 @@ describe('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', function () {
     try {
       const [k] = await withErrors.answerKeys!({ problem, texts: [code('def add(a, b):\n    raise ValueError()')] });
       expect(k).to.equal(JSON.stringify(['!error:ValueError', '!error:ValueError', '!error:ValueError']));
-    } finally { await withErrors.close?.(); }
+    } finally {
+      await withErrors.close?.();
+    }
     expect(outcomeKey([{ err: 'timeout' }], false)).to.equal(null);
     expect(outcomeKey([{ err: 'timeout' }, { out: '1' }], false)).to.equal('["!error:timeout","1"]');
   });
 
   it('stdin mode when the problem has no entry point', async () => {
-    const p: Problem = { id: 's', prompt: '', testInputs: [['2', '3'], ['10', '5']] };
-    const keys = await vote.answerKeys!({ problem: p, texts: [code('a = int(input())\nb = int(input())\nprint(a * b)')] });
+    const p: Problem = {
+      id: 's',
+      prompt: '',
+      testInputs: [
+        ['2', '3'],
+        ['10', '5'],
+      ],
+    };
+    const keys = await vote.answerKeys!({
+      problem: p,
+      texts: [code('a = int(input())\nb = int(input())\nprint(a * b)')],
+    });
     expect(keys[0]).to.equal(JSON.stringify(['6\n', '50\n']));
   });
 
@@ -94,7 +151,11 @@ describe('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', function () {
       expect(r.rewards.map((x) => Math.round(x * 3))).to.deep.equal([3, 0, 0, 0]);
       expect(r.metrics!['exec/tests_passed']).to.be.closeTo(3 / 12, 1e-12);
       let err: unknown;
-      try { await binary.score(ctx([], t, [], problem)); } catch (e) { err = e; }
+      try {
+        await binary.score(ctx([], t, [], problem));
+      } catch (e) {
+        err = e;
+      }
       expect(isCorlError(err, 'CORL_ERR_TASK_DATA')).to.equal(true);
     } finally {
       await binary.close?.();
@@ -106,8 +167,12 @@ describe('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', function () {
 
   it('orphans and loops inside C cannot hold the answer keys past the per-input limits', async () => {
     const hold = [
-      code('import __main__\n__main__.hook.__code__ = (lambda e, a: None).__code__\nimport subprocess, sys\ndef add(a, b):\n    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1e9)"], start_new_session=True)\n    return sum(range(10 ** 12))'),
-      code('import __main__\n__main__.hook.__code__ = (lambda e, a: None).__code__\nimport os, time\ndef add(a, b):\n    if os.fork() == 0:\n        os.setsid()\n        time.sleep(1e9)\n    return a + b'),
+      code(
+        'import __main__\n__main__.hook.__code__ = (lambda e, a: None).__code__\nimport subprocess, sys\ndef add(a, b):\n    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1e9)"], start_new_session=True)\n    return sum(range(10 ** 12))',
+      ),
+      code(
+        'import __main__\n__main__.hook.__code__ = (lambda e, a: None).__code__\nimport os, time\ndef add(a, b):\n    if os.fork() == 0:\n        os.setsid()\n        time.sleep(1e9)\n    return a + b',
+      ),
     ];
     const t = performance.now();
     const keys = await vote.answerKeys!({ problem, texts: hold });
@@ -121,7 +186,11 @@ describe('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', function () {
   it('without bubblewrap both code rewards refuse with CORL_ERR_SANDBOX_BWRAP_MISSING', () => {
     for (const plugin of [execVoteReward, execTestsReward]) {
       let err: unknown;
-      try { plugin.create({ ...voteOptions, partial: false, bwrap: '/nonexistent/bwrap' } as never, {} as never); } catch (e) { err = e; }
+      try {
+        plugin.create({ ...voteOptions, partial: false, bwrap: '/nonexistent/bwrap' } as never, {} as never);
+      } catch (e) {
+        err = e;
+      }
       expect(isCorlError(err, 'CORL_ERR_SANDBOX_BWRAP_MISSING'), String(err)).to.equal(true);
     }
   });
@@ -129,11 +198,20 @@ describe('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', function () {
   it('isolation "unsafe-process" is an explicit choice that warns on every instantiation', async () => {
     const lines: string[] = [];
     const write = process.stderr.write;
-    process.stderr.write = ((chunk: string | Uint8Array) => { lines.push(String(chunk)); return true; }) as typeof process.stderr.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
     let a: RewardSource, b: RewardSource;
     try {
-      a = execVoteReward.create({ ...voteOptions, isolation: 'unsafe-process', bwrap: '/nonexistent/bwrap' } as never, {} as never) as RewardSource;
-      b = execTestsReward.create({ ...sandbox, partial: false, isolation: 'unsafe-process' } as never, {} as never) as RewardSource;
+      a = execVoteReward.create(
+        { ...voteOptions, isolation: 'unsafe-process', bwrap: '/nonexistent/bwrap' } as never,
+        {} as never,
+      ) as RewardSource;
+      b = execTestsReward.create(
+        { ...sandbox, partial: false, isolation: 'unsafe-process' } as never,
+        {} as never,
+      ) as RewardSource;
     } finally {
       process.stderr.write = write;
     }
@@ -151,7 +229,11 @@ describe('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', function () {
 
   it('a code problem without test inputs is CORL_ERR_TASK_DATA', async () => {
     let err: unknown;
-    try { await vote.answerKeys!({ problem: { id: 'x', prompt: '' }, texts: [texts[0]!] }); } catch (e) { err = e; }
+    try {
+      await vote.answerKeys!({ problem: { id: 'x', prompt: '' }, texts: [texts[0]!] });
+    } catch (e) {
+      err = e;
+    }
     expect(isCorlError(err, 'CORL_ERR_TASK_DATA')).to.equal(true);
   });
 });

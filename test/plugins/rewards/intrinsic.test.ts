@@ -8,13 +8,24 @@ import { train } from '../../../core/trainer/trainer';
 import { intrinsicReward } from '../../../plugins/rewards/intrinsic';
 import { coRlConfig, tempDir } from '../../fixtures/configs';
 
-const view = (entropies?: number[], meanLogprobs?: number[], length = entropies?.length ?? meanLogprobs?.length ?? 0): CompletionView =>
-  ({ text: '', answer: null, key: null, length, finishReason: 'stop', entropies, meanLogprobs });
+const view = (
+  entropies?: number[],
+  meanLogprobs?: number[],
+  length = entropies?.length ?? meanLogprobs?.length ?? 0,
+): CompletionView => ({ text: '', answer: null, key: null, length, finishReason: 'stop', entropies, meanLogprobs });
 const ctx = (completions: CompletionView[]): RewardContext => ({
-  problem: { id: 'p', prompt: '' }, prompt: '', agent: 0, agents: 1, step: 0, completions,
-  own: { agent: 0, keys: completions.map(() => null) }, supervisors: [], equivalence: { key: (a) => a, equal: async (a, b) => a === b },
+  problem: { id: 'p', prompt: '' },
+  prompt: '',
+  agent: 0,
+  agents: 1,
+  step: 0,
+  completions,
+  own: { agent: 0, keys: completions.map(() => null) },
+  supervisors: [],
+  equivalence: { key: (a) => a, equal: async (a, b) => a === b },
 });
-const make = (method: 'rent' | 'intuitor', vocabSize = 0) => intrinsicReward.create({ method, vocabSize }, {} as never) as RewardSource;
+const make = (method: 'rent' | 'intuitor', vocabSize = 0) =>
+  intrinsicReward.create({ method, vocabSize }, {} as never) as RewardSource;
 
 describe('plugins/rewards/intrinsic (corl:intrinsic)', () => {
   it('RENT: reward = −mean token entropy', async () => {
@@ -38,9 +49,18 @@ describe('plugins/rewards/intrinsic (corl:intrinsic)', () => {
     expect(intrinsicReward.manifest.usesGroundTruth).to.equal(false);
   });
   it('missing, short or non-finite statistics are CORL_ERR_REWARD_TOKEN_STATS naming the completion', async () => {
-    for (const [method, c] of [['rent', view(undefined, undefined, 3)], ['rent', view([1, 2], undefined, 3)], ['intuitor', view(undefined, [NaN])], ['intuitor', view([1])]] as const) {
+    for (const [method, c] of [
+      ['rent', view(undefined, undefined, 3)],
+      ['rent', view([1, 2], undefined, 3)],
+      ['intuitor', view(undefined, [NaN])],
+      ['intuitor', view([1])],
+    ] as const) {
       let err: unknown;
-      try { await make(method).score(ctx([view([0], [0]), c])); } catch (e) { err = e; }
+      try {
+        await make(method).score(ctx([view([0], [0]), c]));
+      } catch (e) {
+        err = e;
+      }
       expect(isCorlError(err, 'CORL_ERR_REWARD_TOKEN_STATS'), `${method} ${String(err)}`).to.equal(true);
       expect(String((err as Error).message)).to.contain('completion 1');
     }
@@ -52,12 +72,24 @@ describe('corl:intrinsic in a run', function () {
   it('the trainer asks for token statistics; a policy without them stops the run with the coded error', async () => {
     const tmp = tempDir();
     try {
-      const loaded = await loadConfigValue(coRlConfig({ reward: { use: 'corl:intrinsic', options: { method: 'rent' } }, topology: 'corl:self' }), { baseDir: tmp.dir });
+      const loaded = await loadConfigValue(
+        coRlConfig({ reward: { use: 'corl:intrinsic', options: { method: 'rent' } }, topology: 'corl:self' }),
+        { baseDir: tmp.dir },
+      );
       expect(loaded.tokenStats).to.equal(true);
-      const run = await RunDirectory.create(path.join(tmp.dir, 'run'), loaded.config, loaded.source, { baseDir: tmp.dir, supervised: false });
+      const run = await RunDirectory.create(path.join(tmp.dir, 'run'), loaded.config, loaded.source, {
+        baseDir: tmp.dir,
+        supervised: false,
+      });
       let err: unknown;
-      try { await train(loaded, { run }); } catch (e) { err = e; }
+      try {
+        await train(loaded, { run });
+      } catch (e) {
+        err = e;
+      }
       expect(isCorlError(err, 'CORL_ERR_REWARD_TOKEN_STATS'), String(err)).to.equal(true);
-    } finally { tmp.cleanup(); }
+    } finally {
+      tmp.cleanup();
+    }
   });
 });

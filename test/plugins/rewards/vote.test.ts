@@ -6,7 +6,12 @@ import { mathEquivalence } from '../../../plugins/answers/math';
 
 const equivalence = mathEquivalence.create({ tolerance: 1e-4 }, {} as any) as any;
 
-function ctx(own: (string | null)[], supervisors: { agent: number; keys: (string | null)[] }[], agent = 0, reference?: string): RewardContext {
+function ctx(
+  own: (string | null)[],
+  supervisors: { agent: number; keys: (string | null)[] }[],
+  agent = 0,
+  reference?: string,
+): RewardContext {
   return {
     problem: { id: 'p', prompt: 'q' },
     prompt: 'q',
@@ -24,7 +29,7 @@ function ctx(own: (string | null)[], supervisors: { agent: number; keys: (string
 const vote = (options = {}) => voteReward.create({ threshold: 0, rule: 'pool', ...options } as any, {} as any) as any;
 
 describe('plugins/rewards/vote (corl:vote)', () => {
-  it('ring: rewards agreement with the peer\'s plurality, not one\'s own', async () => {
+  it("ring: rewards agreement with the peer's plurality, not one's own", async () => {
     const r = await vote().score(ctx(['3', '3', '5', null], [{ agent: 1, keys: ['5', '5', '3', '2'] }]));
     expect(r.label).to.equal('5');
     expect(r.ownLabel).to.equal('3');
@@ -35,7 +40,7 @@ describe('plugins/rewards/vote (corl:vote)', () => {
     const none = await vote().score(ctx([null, null], [{ agent: 1, keys: ['5'] }]));
     expect(none.metrics).to.include({ 'vote/own_labeled': 0, 'vote/both_labeled': 0 });
   });
-  it('self (TTRL): rewards agreement with one\'s own plurality', async () => {
+  it("self (TTRL): rewards agreement with one's own plurality", async () => {
     const r = await vote().score(ctx(['3', '3', '5', null], [{ agent: 0, keys: ['3', '3', '5', null] }]));
     expect(r.label).to.equal('3');
     expect(r.rewards).to.deep.equal([1, 1, 0, 0]);
@@ -52,14 +57,19 @@ describe('plugins/rewards/vote (corl:vote)', () => {
     expect(r.rewards).to.deep.equal([0, 0]);
   });
   it('pool vs teacher with two supervisors', async () => {
-    const sup = [{ agent: 1, keys: ['7', '7', '8'] }, { agent: 2, keys: ['8', '8', '8'] }];
+    const sup = [
+      { agent: 1, keys: ['7', '7', '8'] },
+      { agent: 2, keys: ['8', '8', '8'] },
+    ];
     expect((await vote({ rule: 'pool' }).score(ctx(['7'], sup))).label).to.equal('8');
     expect((await vote({ rule: 'teacher' }).score(ctx(['7'], sup))).label).to.equal('7');
   });
-  it('majority: a label that a strict majority of supervisors\' own labels share', async () => {
+  it("majority: a label that a strict majority of supervisors' own labels share", async () => {
     const sup = (...groups: (string | null)[][]) => groups.map((keys, i) => ({ agent: i + 1, keys }));
     // labels 5, 5, 7: two of three agree
-    let r = await vote({ rule: 'majority' }).score(ctx(['5', '7', '5'], sup(['5', '5', '1'], ['5', '2', '5'], ['7', '7', '7'])));
+    let r = await vote({ rule: 'majority' }).score(
+      ctx(['5', '7', '5'], sup(['5', '5', '1'], ['5', '2', '5'], ['7', '7', '7'])),
+    );
     expect(r.label).to.equal('5');
     expect(r.rewards).to.deep.equal([1, 0, 1]);
     expect(r.metrics['vote/majority_ratio']).to.be.closeTo(2 / 3, 1e-12);
@@ -75,11 +85,16 @@ describe('plugins/rewards/vote (corl:vote)', () => {
     expect((await vote({ rule: 'majority' }).score(ctx(['5'], sup(['5'], [null], ['7'])))).label).to.equal(null);
     expect((await vote({ rule: 'majority' }).score(ctx(['5'], sup(['5'], ['5'], [null])))).label).to.equal('5');
     // labels are compared by equivalence
-    expect((await vote({ rule: 'majority' }).score(ctx(['0.5'], sup(['0.5'], ['\\frac{1}{2}'], ['3'])))).label).to.equal('0.5');
+    expect(
+      (await vote({ rule: 'majority' }).score(ctx(['0.5'], sup(['0.5'], ['\\frac{1}{2}'], ['3'])))).label,
+    ).to.equal('0.5');
   });
   it('self + peers and union of peers pool differently', async () => {
     const own = ['9', '9', '9', '9'];
-    const peers = [{ agent: 1, keys: ['4', '4', '9'] }, { agent: 2, keys: ['4', '1'] }];
+    const peers = [
+      { agent: 1, keys: ['4', '4', '9'] },
+      { agent: 2, keys: ['4', '1'] },
+    ];
     expect((await vote({ rule: 'pool' }).score(ctx(own, peers))).label).to.equal('4');
     expect((await vote({ rule: 'pool' }).score(ctx(own, [{ agent: 0, keys: own }, ...peers]))).label).to.equal('9');
   });

@@ -6,14 +6,18 @@ import { Rng } from '../../../core/util/rng';
 const none: SlipRates = { column: 0, carry: 0, borrow: 0, copy: 0 };
 
 /** Whether a written step is arithmetically right (of its written operands). */
-const stepRight = (s: { left: number; op: '+' | '-'; right: number; result: number }): boolean => (s.op === '+' ? s.left + s.right : s.left - s.right) === s.result;
+const stepRight = (s: { left: number; op: '+' | '-'; right: number; result: number }): boolean =>
+  (s.op === '+' ? s.left + s.right : s.left - s.right) === s.result;
 
 describe('plugins/tasks/arith-slips', () => {
   it('with no slips writes the correct chain and counts the opportunities by hand', () => {
     // 47+85: columns 7+5 (carry out), 4+8+carry (carry in: 1 opportunity, carry out), final carry: 1 more.
     // 132-19: columns 2-9 (borrow), 3-1-borrow (borrow in: 1 opportunity), 1-0.
     const c = writeChain(arithProblem([47, 85, 19], ['+', '-']), none, new Rng(1));
-    expect(c.steps).to.deep.equal([{ left: 47, op: '+', right: 85, result: 132 }, { left: 132, op: '-', right: 19, result: 113 }]);
+    expect(c.steps).to.deep.equal([
+      { left: 47, op: '+', right: 85, result: 132 },
+      { left: 132, op: '-', right: 19, result: 113 },
+    ]);
     expect(c.answer).to.equal(113);
     expect(c.slips).to.deep.equal({ column: 0, carry: 0, borrow: 0, copy: 0 });
     // column: 2 (47+85) + 3 (132-19); carry: the carry into the tens and the final carry; borrow: one; copy: into step 2 and into the box.
@@ -44,8 +48,24 @@ describe('plugins/tasks/arith-slips', () => {
   });
 
   it('every step is computed from the written operands, and the box copies the last written result unless a copy slipped', () => {
-    const o = generateArith({ seed: 3, train: 10, heldOut: 10, validation: 0, operands: { min: 2, max: 4 }, digits: { min: 1, max: 3 }, operations: ['+', '-'], nonNegative: true, phrasings: 4,
-      pretrain: { size: 2000, weights: { carry: 1, borrow: 1, hundreds: 1 }, phrasings: [0], slips: none, discussion: { fraction: 0, neighbours: { min: 1, max: 2 }, neighbourRight: 0.6, adopt: 0.5 } } });
+    const o = generateArith({
+      seed: 3,
+      train: 10,
+      heldOut: 10,
+      validation: 0,
+      operands: { min: 2, max: 4 },
+      digits: { min: 1, max: 3 },
+      operations: ['+', '-'],
+      nonNegative: true,
+      phrasings: 4,
+      pretrain: {
+        size: 2000,
+        weights: { carry: 1, borrow: 1, hundreds: 1 },
+        phrasings: [0],
+        slips: none,
+        discussion: { fraction: 0, neighbours: { min: 1, max: 2 }, neighbourRight: 0.6, adopt: 0.5 },
+      },
+    });
     const rng = new Rng(7);
     for (const p of o.pretrain) {
       const c = writeChain(p, { column: 0, carry: 0, borrow: 0, copy: 0.3 }, rng);
@@ -57,8 +77,22 @@ describe('plugins/tasks/arith-slips', () => {
   it('the slip rate of a generated corpus matches its option within sampling error', () => {
     const rates: SlipRates = { column: 0.04, carry: 0.15, borrow: 0.2, copy: 0.06 };
     const options: ArithOptions = {
-      seed: 11, train: 10, heldOut: 10, validation: 0, operands: { min: 2, max: 3 }, digits: { min: 1, max: 2 }, operations: ['+', '-'], nonNegative: true, phrasings: 4,
-      pretrain: { size: 20000, weights: { carry: 1, borrow: 1, hundreds: 1 }, phrasings: [0, 1], slips: rates, discussion: { fraction: 0, neighbours: { min: 1, max: 2 }, neighbourRight: 0.6, adopt: 0.5 } },
+      seed: 11,
+      train: 10,
+      heldOut: 10,
+      validation: 0,
+      operands: { min: 2, max: 3 },
+      digits: { min: 1, max: 2 },
+      operations: ['+', '-'],
+      nonNegative: true,
+      phrasings: 4,
+      pretrain: {
+        size: 20000,
+        weights: { carry: 1, borrow: 1, hundreds: 1 },
+        phrasings: [0, 1],
+        slips: rates,
+        discussion: { fraction: 0, neighbours: { min: 1, max: 2 }, neighbourRight: 0.6, adopt: 0.5 },
+      },
     };
     const corpus = arithCorpus(options, generateArith(options).pretrain);
     for (const kind of SLIP_KINDS) {
@@ -78,8 +112,22 @@ describe('plugins/tasks/arith-slips', () => {
 
   it('discussion turns quote neighbours right at the configured rate and adopt their answer when told to', () => {
     const options: ArithOptions = {
-      seed: 11, train: 10, heldOut: 10, validation: 0, operands: { min: 2, max: 3 }, digits: { min: 1, max: 2 }, operations: ['+', '-'], nonNegative: true, phrasings: 4,
-      pretrain: { size: 10000, weights: { carry: 1, borrow: 1, hundreds: 1 }, phrasings: [0], slips: { column: 0.05, carry: 0.1, borrow: 0.1, copy: 0.05 }, discussion: { fraction: 0.5, neighbours: { min: 1, max: 2 }, neighbourRight: 0.7, adopt: 1 } },
+      seed: 11,
+      train: 10,
+      heldOut: 10,
+      validation: 0,
+      operands: { min: 2, max: 3 },
+      digits: { min: 1, max: 2 },
+      operations: ['+', '-'],
+      nonNegative: true,
+      phrasings: 4,
+      pretrain: {
+        size: 10000,
+        weights: { carry: 1, borrow: 1, hundreds: 1 },
+        phrasings: [0],
+        slips: { column: 0.05, carry: 0.1, borrow: 0.1, copy: 0.05 },
+        discussion: { fraction: 0.5, neighbours: { min: 1, max: 2 }, neighbourRight: 0.7, adopt: 1 },
+      },
     };
     const g = generateArith(options);
     const corpus = arithCorpus(options, g.pretrain);

@@ -1,19 +1,44 @@
 import { expect } from 'chai';
-import { arithCategory, arithCorpus, arithProblem, arithSolution, arithTask, generateArith, type ArithOptions } from '../../../plugins/tasks/arith';
+import {
+  arithCategory,
+  arithCorpus,
+  arithProblem,
+  arithSolution,
+  arithTask,
+  generateArith,
+  type ArithOptions,
+} from '../../../plugins/tasks/arith';
 import { extractMath, mathKey } from '../../../plugins/answers/math';
 
 const noSlips = { column: 0, carry: 0, borrow: 0, copy: 0 };
 const noDiscussion = { fraction: 0, neighbours: { min: 1, max: 2 }, neighbourRight: 0.6, adopt: 0.5 };
 const base: ArithOptions = {
-  seed: 5, train: 300, heldOut: 60, validation: 0, operands: { min: 2, max: 3 }, digits: { min: 1, max: 2 }, operations: ['+', '-'],
-  nonNegative: true, phrasings: 4, pretrain: { size: 500, weights: { carry: 1, borrow: 1, hundreds: 1 }, phrasings: [0, 1, 2, 3], slips: noSlips, discussion: noDiscussion },
+  seed: 5,
+  train: 300,
+  heldOut: 60,
+  validation: 0,
+  operands: { min: 2, max: 3 },
+  digits: { min: 1, max: 2 },
+  operations: ['+', '-'],
+  nonNegative: true,
+  phrasings: 4,
+  pretrain: {
+    size: 500,
+    weights: { carry: 1, borrow: 1, hundreds: 1 },
+    phrasings: [0, 1, 2, 3],
+    slips: noSlips,
+    discussion: noDiscussion,
+  },
 };
 
 describe('plugins/tasks/arith (corl:arith)', () => {
   it('builds steps, answers and features by hand', () => {
     const p = arithProblem([47, 85, 19], ['+', '-']);
     expect(p.expression).to.equal('47+85-19');
-    expect(p.steps).to.deep.equal([{ left: 47, op: '+', right: 85, result: 132 }, { left: 132, op: '-', right: 19, result: 113 }]);
+    expect(p.steps).to.deep.equal([
+      { left: 47, op: '+', right: 85, result: 132 },
+      { left: 132, op: '-', right: 19, result: 113 },
+    ]);
     expect(p.answer).to.equal(113);
     expect(p.features).to.deep.equal({ carry: true, borrow: true, hundreds: true, operands: 3 });
     expect(arithSolution(p)).to.equal('47+85=132;132-19=113;\\boxed{113}');
@@ -32,12 +57,17 @@ describe('plugins/tasks/arith (corl:arith)', () => {
     for (const p of [...a.train, ...a.pretrain]) expect(held.has(p.expression)).to.equal(false);
     for (const p of [...a.train, ...a.heldOut]) for (const s of p.steps) expect(s.result).to.be.at.least(0);
     // The held-out split does not depend on the training size.
-    expect(generateArith({ ...base, train: 100 }).heldOut.map((p) => p.expression)).to.deep.equal(a.heldOut.map((p) => p.expression));
+    expect(generateArith({ ...base, train: 100 }).heldOut.map((p) => p.expression)).to.deep.equal(
+      a.heldOut.map((p) => p.expression),
+    );
   });
 
   it('pretraining weights thin out the blind-spot features of a family', () => {
     const all = generateArith(base).pretrain;
-    const noCarry = generateArith({ ...base, pretrain: { ...base.pretrain, weights: { carry: 0, borrow: 1, hundreds: 1 } } }).pretrain;
+    const noCarry = generateArith({
+      ...base,
+      pretrain: { ...base.pretrain, weights: { carry: 0, borrow: 1, hundreds: 1 } },
+    }).pretrain;
     expect(all.some((p) => p.features.carry)).to.equal(true);
     expect(noCarry.some((p) => p.features.carry)).to.equal(false);
   });
@@ -72,7 +102,8 @@ describe('plugins/tasks/arith (corl:arith)', () => {
     expect(arithCategory(arithProblem([40, 25], ['-']).features)).to.equal('borrow');
     expect(arithCategory(arithProblem([12, 31], ['+']).features)).to.equal('plain');
     const d = await (arithTask.create({ ...base, validation: 10 }, {} as any) as any).load();
-    for (const p of [...d.train, ...d.heldOut, ...d.validation]) expect(['plain', 'carry', 'borrow', 'carry+borrow']).to.include(p.metadata.category);
+    for (const p of [...d.train, ...d.heldOut, ...d.validation])
+      expect(['plain', 'carry', 'borrow', 'carry+borrow']).to.include(p.metadata.category);
     expect(d.validation[0].metadata.split).to.equal('validation');
   });
 
@@ -84,17 +115,33 @@ describe('plugins/tasks/arith (corl:arith)', () => {
       expect(t.right).to.equal(true);
     });
     // Slip and discussion options never change which problems the corpus holds.
-    const slipped = generateArith({ ...base, pretrain: { ...base.pretrain, slips: { ...noSlips, column: 0.2 }, discussion: { ...noDiscussion, fraction: 0.3 } } });
+    const slipped = generateArith({
+      ...base,
+      pretrain: {
+        ...base.pretrain,
+        slips: { ...noSlips, column: 0.2 },
+        discussion: { ...noDiscussion, fraction: 0.3 },
+      },
+    });
     expect(slipped.pretrain.map((p) => p.expression)).to.deep.equal(g.pretrain.map((p) => p.expression));
   });
 
   it('asking for more distinct problems than exist is a coded error', async () => {
-    const tiny = { ...base, train: 500, heldOut: 10, operands: { min: 2, max: 2 }, digits: { min: 1, max: 1 }, operations: ['+'] as ('+' | '-')[] };
+    const tiny = {
+      ...base,
+      train: 500,
+      heldOut: 10,
+      operands: { min: 2, max: 2 },
+      digits: { min: 1, max: 1 },
+      operations: ['+'] as ('+' | '-')[],
+    };
     try {
       await (arithTask.create(tiny, {} as any) as any).load();
       expect.fail();
     } catch (e) {
-      expect((e as Error).message).to.contain('CORL_ERR_TASK_DATA').and.contain('distinct problems');
+      expect((e as Error).message)
+        .to.contain('CORL_ERR_TASK_DATA')
+        .and.contain('distinct problems');
     }
   });
 });

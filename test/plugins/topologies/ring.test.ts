@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { ringTopology } from '../../../plugins/topologies/ring';
 import { selfTopology } from '../../../plugins/topologies/self';
 
-const ring = (options: object = {}) => ringTopology.create({ direction: 'backward', order: [], ...options } as any, {} as any) as any;
+const ring = (options: object = {}) =>
+  ringTopology.create({ direction: 'backward', order: [], ...options } as any, {} as any) as any;
 
 describe('plugins/topologies', () => {
   it('corl:ring: S(n) = {n − 1 mod N}, never itself', () => {

@@ -9,12 +9,24 @@ const corl = (args: string[], input = '') => {
   const r = spawnSync(process.execPath, [BIN, ...args], { input, encoding: 'utf8' });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 };
-const lines = (s: string) => s.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const lines = (s: string) =>
+  s
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 describe('corl answers extract | equal', function () {
   this.timeout(60000);
   it('extract: one {"answer", "key"} line per input line, from stdin', () => {
-    const input = [{ text: 'so $\\boxed{\\dfrac12}$' }, { text: 'The answer is 0.5.' }, { text: 'no idea' }, { text: 'we get 3 then 7' }].map((o) => JSON.stringify(o)).join('\n') + '\n';
+    const input =
+      [
+        { text: 'so $\\boxed{\\dfrac12}$' },
+        { text: 'The answer is 0.5.' },
+        { text: 'no idea' },
+        { text: 'we get 3 then 7' },
+      ]
+        .map((o) => JSON.stringify(o))
+        .join('\n') + '\n';
     const r = corl(['answers', 'extract'], input);
     expect(r.code, r.stderr).to.equal(0);
     expect(lines(r.stdout)).to.deep.equal([
@@ -23,12 +35,22 @@ describe('corl answers extract | equal', function () {
       { answer: null, key: null },
       { answer: '7', key: '7' },
     ]);
-    const off = corl(['answers', 'extract', '--extractor-options', '{"lastNumber": false}'], JSON.stringify({ text: 'we get 3 then 7' }) + '\n');
+    const off = corl(
+      ['answers', 'extract', '--extractor-options', '{"lastNumber": false}'],
+      JSON.stringify({ text: 'we get 3 then 7' }) + '\n',
+    );
     expect(lines(off.stdout)).to.deep.equal([{ answer: null, key: null }]);
   });
 
   it('equal: raw answers are keyed and compared by the equivalence; empty answers equal nothing', () => {
-    const pairs = [['1/2', '0.5'], ['(x+1)^2', 'x^2+2x+1'], ['\\sum_{k=1}^{4} k', '10'], ['[0, 1)', '[0, 1]'], ['', ''], ['C', 'C']];
+    const pairs = [
+      ['1/2', '0.5'],
+      ['(x+1)^2', 'x^2+2x+1'],
+      ['\\sum_{k=1}^{4} k', '10'],
+      ['[0, 1)', '[0, 1]'],
+      ['', ''],
+      ['C', 'C'],
+    ];
     const r = corl(['answers', 'equal'], pairs.map(([a, b]) => JSON.stringify({ a, b })).join('\n'));
     expect(r.code, r.stderr).to.equal(0);
     expect(lines(r.stdout).map((o) => o.equal)).to.deep.equal([true, true, true, false, false, true]);
@@ -40,7 +62,10 @@ describe('corl answers extract | equal', function () {
     const tmp = tempDir();
     try {
       const file = path.join(tmp.dir, 'in.jsonl');
-      fs.writeFileSync(file, ['{"text": "\\\\boxed{4}"}', '', 'not json', '{"text": 5}', '[1]', '{"text": "\\\\boxed{5}"}'].join('\n'));
+      fs.writeFileSync(
+        file,
+        ['{"text": "\\\\boxed{4}"}', '', 'not json', '{"text": 5}', '[1]', '{"text": "\\\\boxed{5}"}'].join('\n'),
+      );
       const r = corl(['answers', 'extract', file]);
       expect(r.code).to.equal(1);
       expect(lines(r.stdout).map((o) => o.key)).to.deep.equal(['4', '5']);
@@ -51,7 +76,9 @@ describe('corl answers extract | equal', function () {
       const eq = corl(['answers', 'equal'], '{"a": "1"}\n');
       expect(eq.code).to.equal(1);
       expect(eq.stderr).to.contain('<stdin>:1: expected a string field "b", got none');
-    } finally { tmp.cleanup(); }
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   it('bad flags: unknown plugins, invalid option JSON or options, a missing file', () => {

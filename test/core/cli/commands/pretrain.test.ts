@@ -22,13 +22,24 @@ const solutions = {
 };
 
 function config(agents: unknown[], task: unknown = solutions) {
-  return { name: 'pretrain-fixture', seed: 5, task, agents, topology: agents.length > 1 ? 'corl:ring' : 'corl:self', reward: 'corl:vote', eval: { maxProblems: 2, sampling: { temperature: 0, maxTokens: 12 } }, pretrain: { steps: 6, batchSize: 4, logEvery: 3 } };
+  return {
+    name: 'pretrain-fixture',
+    seed: 5,
+    task,
+    agents,
+    topology: agents.length > 1 ? 'corl:ring' : 'corl:self',
+    reward: 'corl:vote',
+    eval: { maxProblems: 2, sampling: { temperature: 0, maxTokens: 12 } },
+    pretrain: { steps: 6, batchSize: 4, logEvery: 3 },
+  };
 }
 
 describe('core/cli/commands/pretrain (corl pretrain)', function () {
   this.timeout(120000);
   let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => { tmp = tempDir('corl-pretrain-'); });
+  beforeEach(() => {
+    tmp = tempDir('corl-pretrain-');
+  });
   afterEach(() => tmp.cleanup());
 
   it('batches walk seeded epochs over the texts', () => {
@@ -39,31 +50,60 @@ describe('core/cli/commands/pretrain (corl pretrain)', function () {
   });
 
   it('pretrains one agent into a checkpoint that a training config then starts from', () => {
-    const agents = [{ name: 'a', policy: { use: 'corl:transformer', options: tiny } }, { name: 'b', policy: { use: 'corl:transformer', options: { ...tiny, norm: 'rmsnorm' } } }];
+    const agents = [
+      { name: 'a', policy: { use: 'corl:transformer', options: tiny } },
+      { name: 'b', policy: { use: 'corl:transformer', options: { ...tiny, norm: 'rmsnorm' } } },
+    ];
     const file = writeConfig(tmp.dir, 'p.json', config(agents));
     const r = corl(['pretrain', '-c', file, '--agent', '1', '--out', 'models/b'], tmp.dir);
     expect(r.code, r.stderr).to.equal(0);
-    expect(r.stderr).to.match(/pretrain b step 3\/6 loss \d/).and.match(/step 6\/6/);
+    expect(r.stderr)
+      .to.match(/pretrain b step 3\/6 loss \d/)
+      .and.match(/step 6\/6/);
     expect(r.stdout).to.contain('transformer-rmsnorm');
     const dir = path.join(tmp.dir, 'models/b');
-    expect(fs.readdirSync(dir).sort()).to.deep.equal(['corl.json', 'model.onnx', 'optimizer.bin', 'pretrain-metrics.jsonl']);
+    expect(fs.readdirSync(dir).sort()).to.deep.equal([
+      'corl.json',
+      'model.onnx',
+      'optimizer.bin',
+      'pretrain-metrics.jsonl',
+    ]);
     const side = JSON.parse(fs.readFileSync(path.join(dir, 'corl.json'), 'utf8'));
     expect(side.training).to.deep.equal({ optimizerSteps: 6, updates: 0, pretrainSteps: 6 });
-    const lines = fs.readFileSync(path.join(dir, 'pretrain-metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(path.join(dir, 'pretrain-metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => `${l.phase}:${l.step}`)).to.deep.equal(['pretrain:3', 'pretrain:6', 'pretrain-eval:6']);
     // The same agent starts training from it.
-    const train = writeConfig(tmp.dir, 't.json', { ...config([agents[0], { name: 'b', policy: { use: 'corl:transformer', options: { ...tiny, norm: 'rmsnorm', checkpoint: 'models/b' } } }]), trainer: { steps: 1, batchSize: 2, groupSize: 2, evalEvery: 0, sampling: { maxTokens: 8 } }, eval: { atStart: false, maxProblems: 1, sampling: { maxTokens: 8 } } });
+    const train = writeConfig(tmp.dir, 't.json', {
+      ...config([
+        agents[0],
+        {
+          name: 'b',
+          policy: { use: 'corl:transformer', options: { ...tiny, norm: 'rmsnorm', checkpoint: 'models/b' } },
+        },
+      ]),
+      trainer: { steps: 1, batchSize: 2, groupSize: 2, evalEvery: 0, sampling: { maxTokens: 8 } },
+      eval: { atStart: false, maxProblems: 1, sampling: { maxTokens: 8 } },
+    });
     const t = corl(['train', '-c', train, '--out', 'run', '-q'], tmp.dir);
     expect(t.code, t.stderr).to.equal(0);
     // A checkpoint of another architecture is refused, naming the field.
-    const wrong = writeConfig(tmp.dir, 'w.json', { ...config([{ name: 'b', policy: { use: 'corl:transformer', options: { ...tiny, checkpoint: 'models/b' } } }]) });
+    const wrong = writeConfig(tmp.dir, 'w.json', {
+      ...config([{ name: 'b', policy: { use: 'corl:transformer', options: { ...tiny, checkpoint: 'models/b' } } }]),
+    });
     const w = corl(['pretrain', '-c', wrong, '--out', 'x'], tmp.dir);
     expect(w.code).to.equal(1);
     expect(w.stderr).to.match(/CORL_ERR_POLICY_CHECKPOINT.*architecture.norm/);
   });
 
   it('several agents get a folder each', () => {
-    const agents = [{ name: 'a', policy: { use: 'corl:transformer', options: tiny } }, { name: 'b', policy: { use: 'corl:transformer', options: tiny } }];
+    const agents = [
+      { name: 'a', policy: { use: 'corl:transformer', options: tiny } },
+      { name: 'b', policy: { use: 'corl:transformer', options: tiny } },
+    ];
     const file = writeConfig(tmp.dir, 'p.json', config(agents));
     const r = corl(['pretrain', '-c', file, '--out', 'models', '--steps', '2', '-q'], tmp.dir);
     expect(r.code, r.stderr).to.equal(0);

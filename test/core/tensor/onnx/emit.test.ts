@@ -11,7 +11,14 @@ describe('core/tensor/onnx/emit and read', () => {
     const w = g.input('w', 'float32', [3, 2]);
     const y = g.add(g.matmul(x, w), g.constant([0.5, -0.5], [2]));
     const wData = Float32Array.from([1, 0, 0, 1, 1, 1]);
-    const m = emitOnnx(g, { outputs: [['y', y], ['y_again', y]], initializers: new Map([[w, wData]]), metadata: { corl: 'test' } });
+    const m = emitOnnx(g, {
+      outputs: [
+        ['y', y],
+        ['y_again', y],
+      ],
+      initializers: new Map([[w, wData]]),
+      metadata: { corl: 'test' },
+    });
     expect(m.inputNames).to.deep.equal(['x']);
     const read = readModel(m.bytes);
     expect(read.opsets).to.deep.equal({ '': OPSET });

@@ -1,17 +1,28 @@
 import { expect } from 'chai';
-import { decodeFields, fieldInts, fieldString, ProtoDecodeError, ProtoWriter } from '../../../../core/tensor/onnx/proto';
+import {
+  decodeFields,
+  fieldInts,
+  fieldString,
+  ProtoDecodeError,
+  ProtoWriter,
+} from '../../../../core/tensor/onnx/proto';
 
 describe('core/tensor/onnx/proto (wire format)', () => {
   it('encodes varints as the protobuf documentation shows', () => {
     expect([...new ProtoWriter().varint(150).finish()]).to.deep.equal([0x96, 0x01]);
     expect([...new ProtoWriter().int(1, 150).finish()]).to.deep.equal([0x08, 0x96, 0x01]);
-    expect([...new ProtoWriter().string(2, 'testing').finish()]).to.deep.equal([0x12, 0x07, 0x74, 0x65, 0x73, 0x74, 0x69, 0x6e, 0x67]);
+    expect([...new ProtoWriter().string(2, 'testing').finish()]).to.deep.equal([
+      0x12, 0x07, 0x74, 0x65, 0x73, 0x74, 0x69, 0x6e, 0x67,
+    ]);
     expect(new ProtoWriter().varint(-1).finish().length).to.equal(10);
   });
 
   it('round-trips fields, nested messages and packed ints', () => {
     const w = new ProtoWriter(4);
-    w.int(1, 2 ** 40).string(2, 'héllo').message(3, (m) => m.int(1, 7).float(2, 0.5)).packedInts(4, [1, 300, -1]);
+    w.int(1, 2 ** 40)
+      .string(2, 'héllo')
+      .message(3, (m) => m.int(1, 7).float(2, 0.5))
+      .packedInts(4, [1, 300, -1]);
     const f = decodeFields(w.finish());
     expect(f.map((x) => x.field)).to.deep.equal([1, 2, 3, 4]);
     expect(f[0]!.varint).to.equal(2n ** 40n);

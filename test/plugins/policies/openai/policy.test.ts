@@ -8,14 +8,32 @@ import { policyChecks } from '../../../../core/testing/policy';
 import { openaiPolicy } from '../../../../plugins/policies/openai';
 import type { ClientEffects } from '../../../../plugins/policies/openai/client';
 import type { OpenAIOptions } from '../../../../plugins/policies/openai/options';
-import { finishReason, OpenAIPolicy, requestSeed, tokenIds, UNKNOWN_TOKEN_ID } from '../../../../plugins/policies/openai/policy';
+import {
+  finishReason,
+  OpenAIPolicy,
+  requestSeed,
+  tokenIds,
+  UNKNOWN_TOKEN_ID,
+} from '../../../../plugins/policies/openai/policy';
 import { register } from '../../../../plugins/policies';
 import { tempDir } from '../../../fixtures/configs';
 import { FakeOpenAI, tokenFacts, tokensOf, type FakeOpenAIOptions } from '../../../fixtures/openai-server';
 
 const DEFAULTS: OpenAIOptions = {
-  baseUrl: 'http://127.0.0.1:1/v1', model: 'test-model', endpoint: 'completions', family: 'openai', timeoutSeconds: 30, retries: 4,
-  backoffSeconds: 0.5, maxBackoffSeconds: 30, concurrency: 8, logprobs: true, vllmTokenIds: false, splitN: false, sendSeed: true, extraBody: {},
+  baseUrl: 'http://127.0.0.1:1/v1',
+  model: 'test-model',
+  endpoint: 'completions',
+  family: 'openai',
+  timeoutSeconds: 30,
+  retries: 4,
+  backoffSeconds: 0.5,
+  maxBackoffSeconds: 30,
+  concurrency: 8,
+  logprobs: true,
+  vllmTokenIds: false,
+  splitN: false,
+  sendSeed: true,
+  extraBody: {},
 };
 
 const SAMPLING: SamplingOptions = { n: 3, temperature: 0.7, topP: 0.9, maxTokens: 64, seed: 5 };
@@ -34,13 +52,18 @@ describe('corl:openai policy', () => {
   let server: FakeOpenAI;
   let tmp: ReturnType<typeof tempDir>;
   const slept: number[] = [];
-  const effects: ClientEffects = { sleep: async (ms) => { slept.push(ms); } };
+  const effects: ClientEffects = {
+    sleep: async (ms) => {
+      slept.push(ms);
+    },
+  };
   const start = async (o: FakeOpenAIOptions = {}): Promise<FakeOpenAI> => {
     await server?.close();
     server = await new FakeOpenAI({ model: 'test-model', ...o }).start();
     return server;
   };
-  const policy = (o: Partial<OpenAIOptions> = {}, e: ClientEffects = effects): OpenAIPolicy => new OpenAIPolicy({ ...DEFAULTS, baseUrl: server.url, ...o }, 11, tmp.dir, e);
+  const policy = (o: Partial<OpenAIOptions> = {}, e: ClientEffects = effects): OpenAIPolicy =>
+    new OpenAIPolicy({ ...DEFAULTS, baseUrl: server.url, ...o }, 11, tmp.dir, e);
 
   beforeEach(async () => {
     slept.length = 0;
@@ -54,13 +77,28 @@ describe('corl:openai policy', () => {
 
   describe('/v1/completions', () => {
     it('sends the sampling options and returns n completions per prompt with per-token logprobs, in index order', async () => {
-      const out = await policy().sample([{ prompt: 'What is 2 + 2?' }, { prompt: 'Name a prime.' }], { ...SAMPLING, stop: ['\n\n'] });
+      const out = await policy().sample([{ prompt: 'What is 2 + 2?' }, { prompt: 'Name a prime.' }], {
+        ...SAMPLING,
+        stop: ['\n\n'],
+      });
       expect(out).to.have.length(2);
       const [a, b] = server.received;
       expect(server.received).to.have.length(2);
       expect(a!.route).to.equal('/v1/completions');
-      expect(a!.body).to.deep.equal({ model: 'test-model', prompt: 'What is 2 + 2?', logprobs: 1, n: 3, temperature: 0.7, top_p: 0.9, max_tokens: 64, stop: ['\n\n'], seed: requestSeed(5, 0, 0) });
-      expect(b!.body.seed).to.equal(requestSeed(5, 1, 0)).and.not.equal(a!.body.seed);
+      expect(a!.body).to.deep.equal({
+        model: 'test-model',
+        prompt: 'What is 2 + 2?',
+        logprobs: 1,
+        n: 3,
+        temperature: 0.7,
+        top_p: 0.9,
+        max_tokens: 64,
+        stop: ['\n\n'],
+        seed: requestSeed(5, 0, 0),
+      });
+      expect(b!.body.seed)
+        .to.equal(requestSeed(5, 1, 0))
+        .and.not.equal(a!.body.seed);
       out[0]!.forEach((c, k) => {
         const expected = `Reply ${k} (seed ${a!.body.seed % 1000}) to a prompt of 14 characters. The answer is ${(a!.body.seed + k) % 5}.`;
         expect(c.text).to.equal(expected);
@@ -75,16 +113,22 @@ describe('corl:openai policy', () => {
       const [[c]] = (await policy().sample([{ prompt: 'p' }], { ...SAMPLING, n: 1, maxTokens: 3 })) as [[Completion]];
       expect(c!.finishReason).to.equal('length');
       expect(c!.logprobs).to.have.length(3);
-      expect(c!.text).to.equal(tokensOf(c!.text).join('')).and.match(/^Reply 0 \(seed$/);
+      expect(c!.text)
+        .to.equal(tokensOf(c!.text).join(''))
+        .and.match(/^Reply 0 \(seed$/);
     });
 
     it('reads vLLM token ids from "token_id:N" tokens or from a token_ids field', async () => {
       await start({ tokenIds: 'prefix' });
-      const [[c]] = (await policy({ vllmTokenIds: true }).sample([{ prompt: 'p' }], { ...SAMPLING, n: 1 })) as [[Completion]];
+      const [[c]] = (await policy({ vllmTokenIds: true }).sample([{ prompt: 'p' }], { ...SAMPLING, n: 1 })) as [
+        [Completion],
+      ];
       expect(server.received[0]!.body.return_tokens_as_token_ids).to.equal(true);
       expect(c!.tokenIds).to.deep.equal(tokensOf(c!.text).map((t, i) => tokenFacts(t, i).id));
       await start({ tokenIds: 'field' });
-      const [[d]] = (await policy({ endpoint: 'chat' }).sample([{ prompt: 'p' }], { ...SAMPLING, n: 1 })) as [[Completion]];
+      const [[d]] = (await policy({ endpoint: 'chat' }).sample([{ prompt: 'p' }], { ...SAMPLING, n: 1 })) as [
+        [Completion],
+      ];
       expect(d!.tokenIds).to.deep.equal(tokensOf(d!.text).map((t, i) => tokenFacts(t, i).id));
       expect(tokenIds(undefined, ['token_id:7', 'x'])).to.deep.equal([7, UNKNOWN_TOKEN_ID]);
       expect(tokenIds([1, 2], ['a'])).to.deep.equal([UNKNOWN_TOKEN_ID]);
@@ -102,7 +146,10 @@ describe('corl:openai policy', () => {
     });
 
     it('returns text-only completions without logprobs when logprobs is off, and omits seed when sendSeed is off', async () => {
-      const [[c]] = (await policy({ logprobs: false, sendSeed: false, extraBody: { top_k: 20 } }).sample([{ prompt: 'p' }], { ...SAMPLING, n: 1 })) as [[Completion]];
+      const [[c]] = (await policy({ logprobs: false, sendSeed: false, extraBody: { top_k: 20 } }).sample(
+        [{ prompt: 'p' }],
+        { ...SAMPLING, n: 1 },
+      )) as [[Completion]];
       expect(c!.tokenIds).to.deep.equal([]);
       expect(c!.logprobs).to.deep.equal([]);
       expect(c!.text).to.match(/^Reply 0 \(seed 0\)/);
@@ -113,12 +160,23 @@ describe('corl:openai policy', () => {
 
   describe('/v1/chat/completions', () => {
     it('sends a system prompt and the user message, and reads message.content and logprobs.content', async () => {
-      const out = await policy({ endpoint: 'chat', systemPrompt: 'Answer briefly.' }).sample([{ prompt: 'What is 1 + 1?' }], { ...SAMPLING, n: 2 });
+      const out = await policy({ endpoint: 'chat', systemPrompt: 'Answer briefly.' }).sample(
+        [{ prompt: 'What is 1 + 1?' }],
+        { ...SAMPLING, n: 2 },
+      );
       const body = server.received[0]!.body;
       expect(server.received[0]!.route).to.equal('/v1/chat/completions');
-      expect(body.messages).to.deep.equal([{ role: 'system', content: 'Answer briefly.' }, { role: 'user', content: 'What is 1 + 1?' }]);
+      expect(body.messages).to.deep.equal([
+        { role: 'system', content: 'Answer briefly.' },
+        { role: 'user', content: 'What is 1 + 1?' },
+      ]);
       expect(body.logprobs).to.equal(true);
-      expect(out[0]!.map((c) => c.text)).to.deep.equal([0, 1].map((k) => `Reply ${k} (seed ${body.seed % 1000}) to a prompt of 14 characters. The answer is ${(body.seed + k) % 5}.`));
+      expect(out[0]!.map((c) => c.text)).to.deep.equal(
+        [0, 1].map(
+          (k) =>
+            `Reply ${k} (seed ${body.seed % 1000}) to a prompt of 14 characters. The answer is ${(body.seed + k) % 5}.`,
+        ),
+      );
       expect(out[0]![1]!.logprobs).to.deep.equal(tokensOf(out[0]![1]!.text).map((t, i) => tokenFacts(t, i).logprob));
     });
 
@@ -154,7 +212,11 @@ describe('corl:openai policy', () => {
 
   describe('retries, timeouts and failures', () => {
     it('honours Retry-After on a 429 and retries 5xx with seeded exponential backoff', async () => {
-      server.faults.push({ kind: 'status', status: 429, retryAfter: '7' }, { kind: 'status', status: 500 }, { kind: 'status', status: 503 });
+      server.faults.push(
+        { kind: 'status', status: 429, retryAfter: '7' },
+        { kind: 'status', status: 500 },
+        { kind: 'status', status: 503 },
+      );
       const p = policy({ backoffSeconds: 0.5 });
       const out = await p.sample([{ prompt: 'p' }], SAMPLING);
       expect(out[0]).to.have.length(3);
@@ -164,8 +226,19 @@ describe('corl:openai policy', () => {
       expect(slept[1]).to.be.within(500, 1000);
       expect(slept[2]).to.be.within(1000, 2000);
       const again: number[] = [];
-      server.faults.push({ kind: 'status', status: 429, retryAfter: '7' }, { kind: 'status', status: 500 }, { kind: 'status', status: 503 });
-      await policy({ backoffSeconds: 0.5 }, { sleep: async (ms) => { again.push(ms); } }).sample([{ prompt: 'p' }], SAMPLING);
+      server.faults.push(
+        { kind: 'status', status: 429, retryAfter: '7' },
+        { kind: 'status', status: 500 },
+        { kind: 'status', status: 503 },
+      );
+      await policy(
+        { backoffSeconds: 0.5 },
+        {
+          sleep: async (ms) => {
+            again.push(ms);
+          },
+        },
+      ).sample([{ prompt: 'p' }], SAMPLING);
       expect(again).to.deep.equal(slept);
     });
 
@@ -183,7 +256,11 @@ describe('corl:openai policy', () => {
       const p = policy({ retries: 2 });
       const e = await failure(p.sample([{ prompt: 'p' }], SAMPLING));
       expect(e.code).to.equal('CORL_ERR_BACKEND_HTTP');
-      expect(e.message).to.contain('503').and.contain('overloaded').and.contain('after 3 attempts').and.contain('retries = 2');
+      expect(e.message)
+        .to.contain('503')
+        .and.contain('overloaded')
+        .and.contain('after 3 attempts')
+        .and.contain('retries = 2');
       expect(p.client.stats.attempts).to.equal(3);
     });
 
@@ -246,7 +323,9 @@ describe('corl:openai policy', () => {
         server.faults.push({ kind: 'noLogprobs' });
         const e = await failure(policy({ endpoint }).sample([{ prompt: 'p' }], SAMPLING));
         expect(e.code).to.equal('CORL_ERR_BACKEND_RESPONSE');
-        expect(e.message).to.contain(endpoint === 'chat' ? 'logprobs.content' : 'logprobs.tokens').and.contain('option logprobs');
+        expect(e.message)
+          .to.contain(endpoint === 'chat' ? 'logprobs.content' : 'logprobs.tokens')
+          .and.contain('option logprobs');
       }
     });
   });
@@ -286,7 +365,15 @@ describe('corl:openai policy', () => {
   });
 
   it('maps finish reasons', () => {
-    expect(['stop', 'eos', 'length', 'tool_calls', 'content_filter', null, 'abort'].map(finishReason)).to.deep.equal(['stop', 'stop', 'length', 'stop', 'error', 'error', 'error']);
+    expect(['stop', 'eos', 'length', 'tool_calls', 'content_filter', null, 'abort'].map(finishReason)).to.deep.equal([
+      'stop',
+      'stop',
+      'length',
+      'stop',
+      'error',
+      'error',
+      'error',
+    ]);
   });
 
   it('passes the corl/testing policy contract against the fixture server (chat and completions)', async () => {
@@ -309,14 +396,20 @@ describe('corl:openai policy', () => {
   });
 
   describe('images', () => {
-    const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('fake png body 1')]);
+    const PNG = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      Buffer.from('fake png body 1'),
+    ]);
     const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.from('fake jpeg body')]);
 
     it('sends local images as base64 data-URL image parts after the text, and the server receives the same bytes', async () => {
       fs.writeFileSync(path.join(tmp.dir, 'a.png'), PNG);
       fs.writeFileSync(path.join(tmp.dir, 'b.jpg'), JPEG);
       await start({ expectImages: [PNG, JPEG] });
-      const out: Completion[][] = await policy({ endpoint: 'chat' }).sample([{ id: 'img-1', prompt: 'Which shape?', images: ['a.png', path.join(tmp.dir, 'b.jpg')] }], SAMPLING);
+      const out: Completion[][] = await policy({ endpoint: 'chat' }).sample(
+        [{ id: 'img-1', prompt: 'Which shape?', images: ['a.png', path.join(tmp.dir, 'b.jpg')] }],
+        SAMPLING,
+      );
       expect(out[0]).to.have.length(3);
       const content = server.received[0]!.body.messages[0].content;
       expect(content[0]).to.deep.equal({ type: 'text', text: 'Which shape?' });
@@ -328,7 +421,10 @@ describe('corl:openai policy', () => {
       const p = policy({ endpoint: 'chat' });
       const missing = await failure(p.sample([{ id: 'geo-7', prompt: 'q', images: ['nope.png'] }], SAMPLING));
       expect(missing.code).to.equal('CORL_ERR_BACKEND_IMAGE');
-      expect(missing.message).to.contain('problem "geo-7"').and.contain(path.join(tmp.dir, 'nope.png')).and.contain('no such file');
+      expect(missing.message)
+        .to.contain('problem "geo-7"')
+        .and.contain(path.join(tmp.dir, 'nope.png'))
+        .and.contain('no such file');
       fs.writeFileSync(path.join(tmp.dir, 'notes.png'), 'just text');
       const wrong = await failure(p.sample([{ prompt: 'q', images: ['notes.png'] }], SAMPLING));
       expect(wrong.code).to.equal('CORL_ERR_BACKEND_IMAGE');
@@ -338,7 +434,9 @@ describe('corl:openai policy', () => {
 
     it('refuses images on /v1/completions with CORL_ERR_BACKEND_UNSUPPORTED naming the endpoint option', async () => {
       fs.writeFileSync(path.join(tmp.dir, 'a.png'), PNG);
-      const e = await failure(policy({ endpoint: 'completions' }).sample([{ id: 'img-2', prompt: 'q', images: ['a.png'] }], SAMPLING));
+      const e = await failure(
+        policy({ endpoint: 'completions' }).sample([{ id: 'img-2', prompt: 'q', images: ['a.png'] }], SAMPLING),
+      );
       expect(e.code).to.equal('CORL_ERR_BACKEND_UNSUPPORTED');
       expect(e.message).to.contain('endpoint').and.contain('problem "img-2"');
       expect(server.received).to.have.length(0);

@@ -1,14 +1,40 @@
 import { expect } from 'chai';
-import { checkArchitecture, initParams, parameterCount, paramSpecs, sinusoidalTable, type Architecture } from '../../../../plugins/policies/transformer/architecture';
+import {
+  checkArchitecture,
+  initParams,
+  parameterCount,
+  paramSpecs,
+  sinusoidalTable,
+  type Architecture,
+} from '../../../../plugins/policies/transformer/architecture';
 
-const ref: Architecture = { vocab: 32, dModel: 128, layers: 4, heads: 4, context: 64, mlpRatio: 4, norm: 'layernorm', activation: 'gelu', positions: 'learned', tiedEmbeddings: false, bias: true, normEps: 1e-5 };
+const ref: Architecture = {
+  vocab: 32,
+  dModel: 128,
+  layers: 4,
+  heads: 4,
+  context: 64,
+  mlpRatio: 4,
+  norm: 'layernorm',
+  activation: 'gelu',
+  positions: 'learned',
+  tiedEmbeddings: false,
+  bias: true,
+  normEps: 1e-5,
+};
 
 describe('plugins/policies/transformer/architecture', () => {
-  it('counts the reference model\'s parameters by hand', () => {
+  it("counts the reference model's parameters by hand", () => {
     const d = 128;
     const perLayer = 2 * d + 4 * (d * d + d) + 2 * d + (d * 4 * d + 4 * d) + (4 * d * d + d);
     expect(parameterCount(ref)).to.equal(32 * d + 64 * d + 4 * perLayer + 2 * d + d * 32);
-    const tied = { ...ref, tiedEmbeddings: true, positions: 'sinusoidal' as const, norm: 'rmsnorm' as const, bias: false };
+    const tied = {
+      ...ref,
+      tiedEmbeddings: true,
+      positions: 'sinusoidal' as const,
+      norm: 'rmsnorm' as const,
+      bias: false,
+    };
     expect(parameterCount(tied)).to.equal(32 * d + 4 * (d + 4 * d * d + d + 8 * d * d) + d);
   });
 

@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import { makeBatch, microBatches, trainedLogprobs, type Sequence } from '../../../../plugins/policies/transformer/batch';
+import {
+  makeBatch,
+  microBatches,
+  trainedLogprobs,
+  type Sequence,
+} from '../../../../plugins/policies/transformer/batch';
 
 const seqs: Sequence[] = [
   { ids: [0, 5, 6, 7, 8], promptLength: 3, weight: 0.5, old: [-1, -2], advantage: 1 },
@@ -18,9 +23,18 @@ describe('plugins/policies/transformer/batch', () => {
   });
 
   it('groups by length within a token budget and reads log-probabilities back per sequence', () => {
-    const many: Sequence[] = [5, 2, 5, 3].map((n, i) => ({ ids: Array.from({ length: n }, (_, k) => k), promptLength: 1, weight: 1, old: new Array(n - 1).fill(0), advantage: i }));
+    const many: Sequence[] = [5, 2, 5, 3].map((n, i) => ({
+      ids: Array.from({ length: n }, (_, k) => k),
+      promptLength: 1,
+      weight: 1,
+      old: new Array(n - 1).fill(0),
+      advantage: i,
+    }));
     const mbs = microBatches(many, 8, true);
-    expect(mbs.map((m) => m.members)).to.deep.equal([[1, 3], [0, 2]]);
+    expect(mbs.map((m) => m.members)).to.deep.equal([
+      [1, 3],
+      [0, 2],
+    ]);
     const values = mbs.map((m) => Float32Array.from({ length: m.batch.rows * m.batch.T }, (_, i) => i));
     const lp = trainedLogprobs(many, mbs, values);
     expect(lp[1]).to.deep.equal([0]);

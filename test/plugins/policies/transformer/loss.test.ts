@@ -39,20 +39,36 @@ function objectiveGraph(kl: boolean) {
   return { g, loss, grad: grad! };
 }
 
-describe('plugins/policies/transformer/loss (the step graph\'s GRPO term against core/grpo)', () => {
+describe("plugins/policies/transformer/loss (the step graph's GRPO term against core/grpo)", () => {
   const T = 5;
   const types: LossType[] = ['grpo', 'bnpo', 'dr_grpo', 'dapo'];
-  const clips = [{ clipLow: 0.2, clipHigh: 0.2 }, { clipLow: 0.1, clipHigh: 0.28 }];
+  const clips = [
+    { clipLow: 0.2, clipHigh: 0.2 },
+    { clipLow: 0.1, clipHigh: 0.28 },
+  ];
   // bnpo also with TRL's micro-batches of two sequences ([5, 2] | [3]).
-  const variants: [LossType, number | undefined][] = [...types.map((t) => [t, undefined] as [LossType, undefined]), ['bnpo', 2]];
+  const variants: [LossType, number | undefined][] = [
+    ...types.map((t) => [t, undefined] as [LossType, undefined]),
+    ['bnpo', 2],
+  ];
   for (const [type, microBatch] of variants) {
     for (const clip of clips) {
       for (const beta of [0, 0.1]) {
         it(`${type}${microBatch ? ` (micro-batches of ${microBatch})` : ''}, clip ${clip.clipLow}/${clip.clipHigh}, beta ${beta}: same loss and ∂loss/∂logπθ (reference and onnxruntime)`, async () => {
-          const x = inputs(types.indexOf(type) * 10 + clips.indexOf(clip) * 2 + (beta ? 1 : 0) + (microBatch ? 100 : 0));
+          const x = inputs(
+            types.indexOf(type) * 10 + clips.indexOf(clip) * 2 + (beta ? 1 : 0) + (microBatch ? 100 : 0),
+          );
           const globalTokens = type === 'dapo' ? 17 : undefined; // a larger accumulated batch
           const o = { type, ...clip, beta, maxCompletionLength: 8, globalTokens, microBatch };
-          const want = grpoLoss({ logprobs: x.logprobs, oldLogprobs: x.oldLogprobs, refLogprobs: beta > 0 ? x.refLogprobs : undefined, advantages: x.advantages }, o);
+          const want = grpoLoss(
+            {
+              logprobs: x.logprobs,
+              oldLogprobs: x.oldLogprobs,
+              refLogprobs: beta > 0 ? x.refLogprobs : undefined,
+              advantages: x.advantages,
+            },
+            o,
+          );
           const w = aggregationWeights(x.lengths, type, 8, globalTokens, microBatch);
           const weights = x.lengths.map((L, i) => [...new Array(L).fill(w[i]), ...new Array(T - L).fill(0)]).flat();
           const { g, loss, grad } = objectiveGraph(beta > 0);
@@ -63,15 +79,33 @@ describe('plugins/policies/transformer/loss (the step graph\'s GRPO term against
             w: HostTensor.float([3, T], weights),
             lo: HostTensor.float([], [1 - clip.clipLow]),
             hi: HostTensor.float([], [1 + clip.clipHigh]),
-            ...(beta > 0 ? { ref: HostTensor.float([3, T], pad(x.refLogprobs, T, -1)), beta: HostTensor.float([], [beta]) } : {}),
+            ...(beta > 0
+              ? { ref: HostTensor.float([3, T], pad(x.refLogprobs, T, -1)), beta: HostTensor.float([], [beta]) }
+              : {}),
           };
           const [l, d] = evaluate(g, feeds, [loss, grad]);
           expect(l!.at(0)).to.be.closeTo(want.loss, 1e-6);
           x.lengths.forEach((L, i) => {
-            for (let t = 0; t < T; t++) expect(d!.at(i * T + t), `seq ${i} token ${t}`).to.be.closeTo(t < L ? want.gradLogprobs[i]![t]! : 0, 1e-6);
+            for (let t = 0; t < T; t++)
+              expect(d!.at(i * T + t), `seq ${i} token ${t}`).to.be.closeTo(
+                t < L ? want.gradLogprobs[i]![t]! : 0,
+                1e-6,
+              );
           });
-          const s = await GraphSession.create(compile(g, { outputs: [['loss', loss], ['grad', grad]] }));
-          const f32 = Object.fromEntries(Object.entries(feeds).map(([k, v]) => [k, new HostTensor('float32', v.shape, Float32Array.from(v.data as Float64Array))]));
+          const s = await GraphSession.create(
+            compile(g, {
+              outputs: [
+                ['loss', loss],
+                ['grad', grad],
+              ],
+            }),
+          );
+          const f32 = Object.fromEntries(
+            Object.entries(feeds).map(([k, v]) => [
+              k,
+              new HostTensor('float32', v.shape, Float32Array.from(v.data as Float64Array)),
+            ]),
+          );
           const r = await s.run(f32);
           await s.close();
           expect(r.loss!.at(0)).to.be.closeTo(want.loss, 1e-5 * (1 + Math.abs(want.loss)));
@@ -85,7 +119,14 @@ describe('plugins/policies/transformer/loss (the step graph\'s GRPO term against
 
   it('the tie ρ = 1 sends the gradient through the unclipped branch: ∂ℓ/∂logπθ = −Â·w', () => {
     const { g, loss, grad } = objectiveGraph(false);
-    const feeds = { lp: HostTensor.float([1, 1], [-1]), old: HostTensor.float([1, 1], [-1]), adv: HostTensor.float([1, 1], [2]), w: HostTensor.float([1, 1], [0.5]), lo: HostTensor.float([], [0.8]), hi: HostTensor.float([], [1.2]) };
+    const feeds = {
+      lp: HostTensor.float([1, 1], [-1]),
+      old: HostTensor.float([1, 1], [-1]),
+      adv: HostTensor.float([1, 1], [2]),
+      w: HostTensor.float([1, 1], [0.5]),
+      lo: HostTensor.float([], [0.8]),
+      hi: HostTensor.float([], [1.2]),
+    };
     const [l, d] = evaluate(g, feeds, [loss, grad]);
     expect(l!.at(0)).to.be.closeTo(-1, 1e-7);
     expect(d!.at(0)).to.be.closeTo(-1, 1e-7);
@@ -97,7 +138,11 @@ describe('plugins/policies/transformer/loss (the step graph\'s GRPO term against
     const w = g.input('w', 'float32', ['B', 'T']);
     const loss = crossEntropy(g, lp, w);
     const [d] = gradients(loss, [lp]);
-    const [l, dv] = evaluate(g, { lp: HostTensor.float([1, 3], [-1, -2, -3]), w: HostTensor.float([1, 3], [0.5, 0.5, 0]) }, [loss, d!]);
+    const [l, dv] = evaluate(
+      g,
+      { lp: HostTensor.float([1, 3], [-1, -2, -3]), w: HostTensor.float([1, 3], [0.5, 0.5, 0]) },
+      [loss, d!],
+    );
     expect(l!.at(0)).to.be.closeTo(1.5, 1e-12);
     expect(dv!.toArray()).to.deep.equal([-0.5, -0.5, -0]);
   });

@@ -31,7 +31,7 @@ describe('plugins/policies/transformer/sampling', () => {
     [1, 2, 0.5, -1].forEach((l, v) => expect(counts[v]! / 20000).to.be.closeTo(Math.exp(l) / z, 0.015));
   });
 
-  it('top-p keeps the smallest set reaching the mass; its log-probability stays the full distribution\'s', () => {
+  it("top-p keeps the smallest set reaching the mass; its log-probability stays the full distribution's", () => {
     // p ≈ [0.23, 0.63, 0.14, 0.03]: top-p 0.7 keeps tokens 1 and 0
     const rng = new Rng(5);
     const seen = new Set<number>();
@@ -45,14 +45,21 @@ describe('plugins/policies/transformer/sampling', () => {
 
   it('a banned token is never chosen', () => {
     const rng = new Rng(2);
-    for (let i = 0; i < 500; i++) expect(chooseToken(logits, 0, 4, 2, 1, rng, new Float64Array(8), false, 1).token).to.not.equal(1);
+    for (let i = 0; i < 500; i++)
+      expect(chooseToken(logits, 0, 4, 2, 1, rng, new Float64Array(8), false, 1).token).to.not.equal(1);
     expect(chooseToken(logits, 0, 4, 0, 1, rng, new Float64Array(8), false, 1).token).to.equal(0);
   });
 
   it('reads the row at an offset and is deterministic per seed', () => {
     const rows = Float32Array.from([9, 9, 9, 9, ...logits]);
-    const a = Array.from({ length: 20 }, (_, i) => chooseToken(rows, 4, 4, 1, 1, new Rng(i), new Float64Array(8), false).token);
-    const b = Array.from({ length: 20 }, (_, i) => chooseToken(rows, 4, 4, 1, 1, new Rng(i), new Float64Array(8), false).token);
+    const a = Array.from(
+      { length: 20 },
+      (_, i) => chooseToken(rows, 4, 4, 1, 1, new Rng(i), new Float64Array(8), false).token,
+    );
+    const b = Array.from(
+      { length: 20 },
+      (_, i) => chooseToken(rows, 4, 4, 1, 1, new Rng(i), new Float64Array(8), false).token,
+    );
     expect(a).to.deep.equal(b);
   });
 });

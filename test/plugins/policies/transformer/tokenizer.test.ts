@@ -12,7 +12,11 @@ describe('plugins/policies/transformer/tokenizer', () => {
 
   it('multi-character tokens match longest first, so two families tokenize the same text differently', () => {
     const chars = new CharTokenizer({ alphabet: '0123456789{}\\abdeox', tokens: [], lowercase: false });
-    const merged = new CharTokenizer({ alphabet: '0123456789{}\\abdeox', tokens: ['\\box', '\\boxed{', '12'], lowercase: false });
+    const merged = new CharTokenizer({
+      alphabet: '0123456789{}\\abdeox',
+      tokens: ['\\box', '\\boxed{', '12'],
+      lowercase: false,
+    });
     const text = '\\boxed{12}';
     expect(chars.encode(text)).to.have.length(10);
     expect(merged.encode(text)).to.deep.equal([3, 4, 2 + 3 + '0123456789{}\\abdeox'.indexOf('}')]);
@@ -26,7 +30,11 @@ describe('plugins/policies/transformer/tokenizer', () => {
   });
 
   it('refuses duplicate characters and one-character tokens', () => {
-    expect(() => new CharTokenizer({ alphabet: 'aba', tokens: [], lowercase: false })).to.throw(/CORL_ERR_CONFIG_INVALID.*tokenizer.alphabet.*"a" twice/);
-    expect(() => new CharTokenizer({ alphabet: 'ab', tokens: ['a'], lowercase: false })).to.throw(/CORL_ERR_CONFIG_INVALID.*at least 2 characters/);
+    expect(() => new CharTokenizer({ alphabet: 'aba', tokens: [], lowercase: false })).to.throw(
+      /CORL_ERR_CONFIG_INVALID.*tokenizer.alphabet.*"a" twice/,
+    );
+    expect(() => new CharTokenizer({ alphabet: 'ab', tokens: ['a'], lowercase: false })).to.throw(
+      /CORL_ERR_CONFIG_INVALID.*at least 2 characters/,
+    );
   });
 });

@@ -16,7 +16,14 @@ import { GRACE_MS, Sandbox, type RunResult, type SandboxOptions } from '../../..
 const TIMEOUT_MS = 1000;
 /** Slack on every wall-clock bound: interpreter starts on a loaded machine. */
 const SLACK_MS = 3000;
-const base: SandboxOptions = { isolation: 'auto', timeoutMs: TIMEOUT_MS, memoryMb: 256, concurrency: 2, maxOutput: 4000, python: '' };
+const base: SandboxOptions = {
+  isolation: 'auto',
+  timeoutMs: TIMEOUT_MS,
+  memoryMb: 256,
+  concurrency: 2,
+  maxOutput: 4000,
+  python: '',
+};
 const DISABLE_HOOK = 'import __main__; __main__.hook.__code__ = (lambda e, a: None).__code__\n';
 
 const modes: { name: string; options: SandboxOptions; prefix: string }[] = [
@@ -46,7 +53,9 @@ function hostProcesses(marker: string): number[] {
       if (/\) Z /.test(stat)) continue;
       const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8') + fs.readFileSync(`/proc/${d}/comm`, 'utf8');
       if (cmd.includes(marker)) found.push(Number(d));
-    } catch { /* gone meanwhile */ }
+    } catch {
+      /* gone meanwhile */
+    }
   }
   return found;
 }
@@ -76,31 +85,59 @@ describe('plugins/rewards/sandbox', function () {
     it('uses the bubblewrap sandbox for `auto`', () => expect(sb.isolation).to.equal('bwrap'));
 
     it('runs a function on argument literals (call mode) and a script on stdin (stdin mode)', async () => {
-      expect((await sb.run('def f(a, b):\n    return a + b\n', 'call', 'f', [['1', '2'], ['[1]', '[2]'], ['1', '"x"']])).outcomes)
-        .to.deep.equal([{ out: '3' }, { out: '[1, 2]' }, { err: 'TypeError' }]);
-      expect((await run(sb, 'print(int(input()) * 2)', [['21'], ['x']])).outcomes).to.deep.equal([{ out: '42\n' }, { err: 'ValueError' }]);
+      expect(
+        (
+          await sb.run('def f(a, b):\n    return a + b\n', 'call', 'f', [
+            ['1', '2'],
+            ['[1]', '[2]'],
+            ['1', '"x"'],
+          ])
+        ).outcomes,
+      ).to.deep.equal([{ out: '3' }, { out: '[1, 2]' }, { err: 'TypeError' }]);
+      expect((await run(sb, 'print(int(input()) * 2)', [['21'], ['x']])).outcomes).to.deep.equal([
+        { out: '42\n' },
+        { err: 'ValueError' },
+      ]);
       expect((await sb.run('def g(): pass', 'call', 'f', [['1']])).outcomes).to.deep.equal([{ err: 'NameError' }]);
-      expect((await run(sb, 'def (', [[''], ['']])).outcomes).to.deep.equal([{ err: 'SyntaxError' }, { err: 'SyntaxError' }]);
+      expect((await run(sb, 'def (', [[''], ['']])).outcomes).to.deep.equal([
+        { err: 'SyntaxError' },
+        { err: 'SyntaxError' },
+      ]);
       // the standard library's native modules load inside (shared libraries found and bound)
-      expect(out(await run(sb, 'import decimal, hashlib, json, math, heapq, bisect, collections, re, fractions\nprint(decimal.Decimal("0.1") + decimal.Decimal("0.2"), hashlib.sha256(b"").hexdigest()[:8])')))
-        .to.equal('0.3 e3b0c442\n');
+      expect(
+        out(
+          await run(
+            sb,
+            'import decimal, hashlib, json, math, heapq, bisect, collections, re, fractions\nprint(decimal.Decimal("0.1") + decimal.Decimal("0.2"), hashlib.sha256(b"").hexdigest()[:8])',
+          ),
+        ),
+      ).to.equal('0.3 e3b0c442\n');
     });
 
-    it('writing inside the private /tmp works; one run never sees another\'s files', async () => {
-      expect((await run(sb, 'open("note.txt", "w").write("ok")\nprint(open("note.txt").read())')).outcomes).to.deep.equal([{ out: 'ok\n' }]);
-      expect(out(await run(sb, 'import os\nprint(os.getcwd(), os.listdir("."))'))).to.equal("/tmp []\n");
+    it("writing inside the private /tmp works; one run never sees another's files", async () => {
+      expect(
+        (await run(sb, 'open("note.txt", "w").write("ok")\nprint(open("note.txt").read())')).outcomes,
+      ).to.deep.equal([{ out: 'ok\n' }]);
+      expect(out(await run(sb, 'import os\nprint(os.getcwd(), os.listdir("."))'))).to.equal('/tmp []\n');
     });
 
     it('an infinite loop is stopped at the time limit and the next input still runs', async () => {
       const r = await sb.run('def f(x):\n    while x: pass\n    return 7\n', 'call', 'f', [['True'], ['False']]);
       expect(r.outcomes).to.deep.equal([{ err: 'timeout' }, { out: '7' }]);
-      const ignoring = await run(sb, 'import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True: pass', [[''], ['']]);
+      const ignoring = await run(sb, 'import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True: pass', [
+        [''],
+        [''],
+      ]);
       expect(ignoring.outcomes).to.deep.equal([{ err: 'timeout' }, { err: 'timeout' }]);
       expect(ignoring.killed).to.equal(true);
     });
 
     it('a program that ends the interpreter loses only that input', async () => {
-      const r = await sb.run('import os\ndef f(x):\n    if x: os._exit(3)\n    return 1\n', 'call', 'f', [['False'], ['True'], ['False']]);
+      const r = await sb.run('import os\ndef f(x):\n    if x: os._exit(3)\n    return 1\n', 'call', 'f', [
+        ['False'],
+        ['True'],
+        ['False'],
+      ]);
       expect(r.outcomes).to.deep.equal([{ out: '1' }, { err: 'crash' }, { out: '1' }]);
       expect(r.starts).to.equal(2);
     });
@@ -111,8 +148,13 @@ describe('plugins/rewards/sandbox', function () {
       const sb = new Sandbox({ ...options, maxOutput: 1_000_000 });
       const hostile = (program: string, inputs: string[][] = [['']]) => run(sb, prefix + program, inputs);
       let dir: string;
-      before(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corl-hostile-')); });
-      after(() => { sb.close(); fs.rmSync(dir, { recursive: true, force: true }); });
+      before(() => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corl-hostile-'));
+      });
+      after(() => {
+        sb.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      });
 
       if (prefix) {
         it('the one-liner does switch the audit hook off (ctypes, which it refuses, imports)', async () => {
@@ -123,7 +165,22 @@ describe('plugins/rewards/sandbox', function () {
       it('host files are not there: /etc/passwd, /etc/shadow, the project, $HOME, /root, the run folder', async () => {
         const secret = path.join(dir, 'state.json');
         fs.writeFileSync(secret, '{"secret": "corl-file-secret"}');
-        const paths = ['/etc/passwd', '/etc/shadow', '/etc/hostname', path.resolve('package.json'), process.cwd(), os.homedir(), '/root', secret, dir, '/home', '/var', '/proc/self/root/etc/passwd', '/proc/1/root/etc/passwd', '/proc/1/cwd/etc/passwd'];
+        const paths = [
+          '/etc/passwd',
+          '/etc/shadow',
+          '/etc/hostname',
+          path.resolve('package.json'),
+          process.cwd(),
+          os.homedir(),
+          '/root',
+          secret,
+          dir,
+          '/home',
+          '/var',
+          '/proc/self/root/etc/passwd',
+          '/proc/1/root/etc/passwd',
+          '/proc/1/cwd/etc/passwd',
+        ];
         const r = await hostile(`import os, json
 res = {}
 for p in ${JSON.stringify(paths)}:
@@ -135,12 +192,13 @@ print(json.dumps(res))
 print(json.dumps(sorted(os.listdir("/"))))`);
         const [line, root] = out(r).trim().split('\n');
         const res = JSON.parse(line!) as Record<string, unknown>;
-        for (const p of paths) expect(res[p], p).to.be.oneOf(['FileNotFoundError', 'PermissionError', 'NotADirectoryError']);
+        for (const p of paths)
+          expect(res[p], p).to.be.oneOf(['FileNotFoundError', 'PermissionError', 'NotADirectoryError']);
         expect(JSON.stringify(res)).to.not.contain('corl-file-secret');
         expectMinimalRoot(JSON.parse(root!));
       });
 
-      it('no secret in the environment or in any /proc it can see (the parent\'s environ included)', async () => {
+      it("no secret in the environment or in any /proc it can see (the parent's environ included)", async () => {
         process.env.CORL_SANDBOX_SECRET = 'hunter2-corl';
         try {
           const r = await hostile(`import os, json
@@ -171,7 +229,7 @@ print(json.dumps(seen))`);
         }
       });
 
-      it('writes outside the private /tmp fail and leave the host\'s files as they were (dir_fd too)', async () => {
+      it("writes outside the private /tmp fail and leave the host's files as they were (dir_fd too)", async () => {
         const state = path.join(dir, 'state.json');
         fs.writeFileSync(state, 'original');
         const r = await hostile(`import os
@@ -192,10 +250,11 @@ attempt(lambda: os.write(os.open(${JSON.stringify(path.basename(state))}, os.O_W
 print(res)`);
         expect(out(r).trim()).to.not.contain("'wrote'");
         expect(fs.readFileSync(state, 'utf8')).to.equal('original');
-        for (const p of ['/etc/corl-escape', '/usr/corl-escape', '/corl-escape', '/dev/shm/corl-escape']) expect(fs.existsSync(p), p).to.equal(false);
+        for (const p of ['/etc/corl-escape', '/usr/corl-escape', '/corl-escape', '/dev/shm/corl-escape'])
+          expect(fs.existsSync(p), p).to.equal(false);
       });
 
-      it('the private /tmp is capped (filling it stops at its size, not the host\'s memory)', async () => {
+      it("the private /tmp is capped (filling it stops at its size, not the host's memory)", async () => {
         const r = await hostile(`n = 0
 try:
     for k in range(40):
@@ -212,18 +271,29 @@ print(n)`);
 
       it('no network: TCP, UDP, unix (path and abstract) reach nothing the test listens on', async () => {
         let connections = 0;
-        const tcp = net.createServer((s) => { connections++; s.destroy(); });
+        const tcp = net.createServer((s) => {
+          connections++;
+          s.destroy();
+        });
         await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
         const port = (tcp.address() as net.AddressInfo).port;
         const sockPath = path.join(dir, 'corl.sock');
-        const unix = net.createServer((s) => { connections++; s.destroy(); });
+        const unix = net.createServer((s) => {
+          connections++;
+          s.destroy();
+        });
         await new Promise<void>((resolve) => unix.listen(sockPath, resolve));
         const abstractName = `corl-abstract-${process.pid}`;
-        const abstract = net.createServer((s) => { connections++; s.destroy(); });
+        const abstract = net.createServer((s) => {
+          connections++;
+          s.destroy();
+        });
         await new Promise<void>((resolve) => abstract.listen(`\0${abstractName}`, resolve));
         let datagrams = 0;
         const udp = dgram.createSocket('udp4');
-        udp.on('message', () => { datagrams++; });
+        udp.on('message', () => {
+          datagrams++;
+        });
         await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
         const udpPort = udp.address().port;
         try {
@@ -253,13 +323,17 @@ print(res)`);
           expect(res.startsWith("['")).to.equal(true);
           expect(res.split(', ').slice(0, 4)).to.not.include("'ok'");
         } finally {
-          tcp.close(); unix.close(); abstract.close(); udp.close();
+          tcp.close();
+          unix.close();
+          abstract.close();
+          udp.close();
         }
       });
 
       it('50 forks: capped by the process limit, and none is left afterwards', async () => {
         const marker = `cf${process.pid % 10000}${prefix ? 'x' : 'h'}${options.auditHook === false ? 'n' : 'y'}`;
-        const { value: r, ms } = await timed(() => hostile(`import os, time, sys
+        const { value: r, ms } = await timed(() =>
+          hostile(`import os, time, sys
 n = 0
 err = 'none'
 for k in range(50):
@@ -274,7 +348,8 @@ for k in range(50):
         finally:
             os._exit(0)
     n += 1
-print(n, err)`));
+print(n, err)`),
+        );
         const [n, err] = out(r).trim().split(' ');
         if (options.auditHook === false || prefix) {
           expect(Number(n)).to.be.below(16); // RLIMIT_NPROC of the sandbox (its init and the harness count)
@@ -315,7 +390,8 @@ print(res)`;
         const looping = await timed(() => hostile(program + '\nsum(range(10 ** 12))'));
         expect(looping.value.outcomes).to.deep.equal([{ err: 'timeout' }]);
         expect(looping.ms).to.be.below(TIMEOUT_MS + GRACE_MS + SLACK_MS);
-        if (prefix || options.auditHook === false) expect(out(quick.value)).to.equal("['FileNotFoundError', 'popen', 'fork']\n");
+        if (prefix || options.auditHook === false)
+          expect(out(quick.value)).to.equal("['FileNotFoundError', 'popen', 'fork']\n");
         expect(await survivors(marker)).to.deep.equal([]);
       });
 
@@ -323,17 +399,30 @@ print(res)`;
         // A generous time limit, so that on a loaded machine the memory limit is what stops it.
         const roomy = new Sandbox({ ...options, timeoutMs: 20000 });
         expect((await run(roomy, prefix + 'x = bytearray(10 ** 10)')).outcomes).to.deep.equal([{ err: 'memory' }]);
-        expect((await run(roomy, prefix + 'a = []\nwhile True: a.append(" " * 10 ** 7)')).outcomes).to.deep.equal([{ err: 'memory' }]);
+        expect((await run(roomy, prefix + 'a = []\nwhile True: a.append(" " * 10 ** 7)')).outcomes).to.deep.equal([
+          { err: 'memory' },
+        ]);
       });
 
       it('a loop inside C is killed at the per-input limit from outside; each later input still runs', async () => {
-        const { value: r, ms } = await timed(() => sb.run(prefix + 'def f(x):\n    return sum(range(10 ** 12)) if x else 5\n', 'call', 'f', [['True'], ['False'], ['True'], ['False']]));
+        const { value: r, ms } = await timed(() =>
+          sb.run(prefix + 'def f(x):\n    return sum(range(10 ** 12)) if x else 5\n', 'call', 'f', [
+            ['True'],
+            ['False'],
+            ['True'],
+            ['False'],
+          ]),
+        );
         expect(r.outcomes).to.deep.equal([{ err: 'timeout' }, { out: '5' }, { err: 'timeout' }, { out: '5' }]);
         expect(r.killed).to.equal(true);
         expect(r.starts).to.equal(3);
         expect(ms).to.be.below(2 * (TIMEOUT_MS + GRACE_MS) + SLACK_MS);
         // the in-process timer is not what stopped it: with the alarm ignored, the same
-        const ignoring = await timed(() => hostile('import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nsignal.setitimer(signal.ITIMER_REAL, 0)\nsum(range(10 ** 12))'));
+        const ignoring = await timed(() =>
+          hostile(
+            'import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nsignal.setitimer(signal.ITIMER_REAL, 0)\nsum(range(10 ** 12))',
+          ),
+        );
         expect(ignoring.value.outcomes).to.deep.equal([{ err: 'timeout' }]);
         expect(ignoring.ms).to.be.below(TIMEOUT_MS + GRACE_MS + SLACK_MS);
       });
@@ -342,14 +431,17 @@ print(res)`;
         const root = process.getuid?.() === 0;
         const sentinel = spawn('sleep', ['60'], { stdio: 'ignore', ...(root ? { uid: 65534, gid: 65534 } : {}) });
         try {
-          const r = await hostile(`import os, signal
+          const r = await hostile(
+            `import os, signal
 res = []
 for pid in (os.getppid(), 1, ${process.pid}, ${sentinel.pid}, -1):
     try:
         os.kill(pid, signal.SIGKILL); res.append('sent')
     except Exception as e:
         res.append(type(e).__name__)
-print(res)`, [[''], ['']]);
+print(res)`,
+            [[''], ['']],
+          );
           expect(r.outcomes).to.have.length(2);
           await new Promise((res) => setTimeout(res, 200));
           expect(alive(sentinel)).to.equal(true);
@@ -381,7 +473,8 @@ print(json.dumps(res))`);
         const res = JSON.parse(out(r)) as Record<string, unknown>;
         expectMinimalRoot(res.root as string[]);
         if (res.ctypes === undefined) {
-          for (const k of ['ptrace_host', 'unshare_user', 'unshare_mount', 'chroot', 'mount']) expect((res[k] as number[])[0], k).to.equal(-1);
+          for (const k of ['ptrace_host', 'unshare_user', 'unshare_mount', 'chroot', 'mount'])
+            expect((res[k] as number[])[0], k).to.equal(-1);
         }
         expect(fs.readFileSync(`/proc/${process.pid}/status`, 'utf8')).to.match(/TracerPid:\s+0\n/);
         // stdin, stdout, stderr and the listing's own descriptor: nothing inherited
@@ -393,7 +486,11 @@ print(json.dumps(res))`);
   describe('without bubblewrap', () => {
     it('refuses with CORL_ERR_SANDBOX_BWRAP_MISSING, saying how to install it', () => {
       let err: unknown;
-      try { new Sandbox({ ...base, bwrap: '/nonexistent/bwrap' }); } catch (e) { err = e; }
+      try {
+        new Sandbox({ ...base, bwrap: '/nonexistent/bwrap' });
+      } catch (e) {
+        err = e;
+      }
       expect(isCorlError(err, 'CORL_ERR_SANDBOX_BWRAP_MISSING'), String(err)).to.equal(true);
       expect(String((err as { hint?: string }).hint)).to.contain('apt-get install -y bubblewrap');
       expect(String((err as Error).message)).to.contain('/nonexistent/bwrap');
@@ -401,21 +498,35 @@ print(json.dumps(res))`);
 
     it('a bwrap that cannot build the sandbox is CORL_ERR_SANDBOX_BWRAP_FAILED', () => {
       let err: unknown;
-      try { new Sandbox({ ...base, bwrap: '/bin/false' }); } catch (e) { err = e; }
+      try {
+        new Sandbox({ ...base, bwrap: '/bin/false' });
+      } catch (e) {
+        err = e;
+      }
       expect(isCorlError(err, 'CORL_ERR_SANDBOX_BWRAP_FAILED'), String(err)).to.equal(true);
     });
 
     it('`unsafe-process` runs unisolated, warns on every instantiation, and still holds the per-input limit', async () => {
       const warnings: string[] = [];
-      const options: SandboxOptions = { ...base, isolation: 'unsafe-process', bwrap: '/nonexistent/bwrap', warn: (l) => warnings.push(l), owner: 'corl:exec-vote' };
+      const options: SandboxOptions = {
+        ...base,
+        isolation: 'unsafe-process',
+        bwrap: '/nonexistent/bwrap',
+        warn: (l) => warnings.push(l),
+        owner: 'corl:exec-vote',
+      };
       const sb = new Sandbox(options);
       new Sandbox(options).close();
       expect(sb.isolation).to.equal('unsafe-process');
       expect(warnings).to.have.length(2);
       expect(warnings[0]).to.contain('corl:exec-vote').and.contain('UNISOLATED').and.contain('bubblewrap');
       try {
-        expect((await sb.run('def f(a, b):\n    return a + b\n', 'call', 'f', [['1', '2']])).outcomes).to.deep.equal([{ out: '3' }]);
-        const { value: r, ms } = await timed(() => sb.run('def f(x):\n    return sum(range(10 ** 12)) if x else 5\n', 'call', 'f', [['True'], ['False']]));
+        expect((await sb.run('def f(a, b):\n    return a + b\n', 'call', 'f', [['1', '2']])).outcomes).to.deep.equal([
+          { out: '3' },
+        ]);
+        const { value: r, ms } = await timed(() =>
+          sb.run('def f(x):\n    return sum(range(10 ** 12)) if x else 5\n', 'call', 'f', [['True'], ['False']]),
+        );
         expect(r.outcomes).to.deep.equal([{ err: 'timeout' }, { out: '5' }]);
         expect(ms).to.be.below(TIMEOUT_MS + GRACE_MS + SLACK_MS + 1000);
       } finally {

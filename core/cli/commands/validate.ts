@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import { loadConfig } from '../../config/load';
+import { createRunPlugins } from '../../config/run-plugins';
 import { loadServeConfig } from '../../serve/setup';
 
 /** Whether a file is a `corl serve` config: its `$schema` names the serve schema, or it has a `serve` section and no task. */
@@ -26,7 +27,11 @@ export function validateCommand(program: Command): void {
     )
     .argument('<config>', 'config file')
     .option('--print', 'print the resolved config (defaults applied)')
-    .action(async (file: string, flags: { print?: boolean }) => {
+    .option(
+      '--schema-only',
+      'check the schema and plugin options only; skip creating the plugins (opening task files, checkpoints, patterns)',
+    )
+    .action(async (file: string, flags: { print?: boolean; schemaOnly?: boolean }) => {
       if (isServeConfig(file)) {
         const served = await loadServeConfig(file);
         const c = served.config;
@@ -39,8 +44,20 @@ export function validateCommand(program: Command): void {
       const loaded = await loadConfig(file);
       const c = loaded.config;
       if (flags.print) process.stdout.write(JSON.stringify(c, null, 2) + '\n');
+      let created = '';
+      if (!flags.schemaOnly) {
+        // The same creation `corl train` does before its first step: task data loaded, checkpoints
+        // opened, architectures and patterns checked. A config that validates, trains.
+        const plugins = await createRunPlugins(loaded, 'training');
+        try {
+          const data = plugins.data!;
+          created = `; plugins created (${data.train.length} train / ${data.heldOut.length} held-out problems)`;
+        } finally {
+          await plugins.close();
+        }
+      }
       process.stdout.write(
-        `ok: ${file}: ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}, ${c.trainer.steps} step(s); ${loaded.supervised ? 'supervised (uses ground truth)' : 'label-free'}\n`,
+        `ok: ${file}: ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}, ${c.trainer.steps} step(s); ${loaded.supervised ? 'supervised (uses ground truth)' : 'label-free'}${created}\n`,
       );
     });
 }

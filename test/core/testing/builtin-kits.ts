@@ -32,6 +32,8 @@ import { adjacencyTopology, completeTopology, ringTopology, selfTopology } from 
 export interface BuiltinKit {
   readonly plugin: PluginDefinition<any>;
   readonly kit: AnyKitOptions;
+  /** Runs generated code in the bubblewrap sandbox: skipped where bubblewrap is not installed. */
+  readonly needsBwrap?: boolean;
 }
 
 const sandbox = { timeoutMs: 2000, concurrency: 2 };
@@ -235,6 +237,7 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
   },
   {
     plugin: execVoteReward,
+    needsBwrap: true,
     kit: {
       options: sandbox,
       optionSets: [{ ...sandbox, errorKeys: true, rule: 'teacher' }],
@@ -244,6 +247,7 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
   },
   {
     plugin: execTestsReward,
+    needsBwrap: true,
     kit: {
       options: sandbox,
       optionSets: [{ ...sandbox, partial: true }],

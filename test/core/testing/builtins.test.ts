@@ -3,6 +3,7 @@ import { PLUGIN_KINDS } from '../../../core/contracts/plugin';
 import { createRunContainer } from '../../../core/registry/container';
 import { PLUGIN_REGISTRY } from '../../../core/registry/registry';
 import { contractSuite } from '../../../core/testing';
+import { describeWithBwrap } from '../../support/bwrap';
 import { BUILTIN_KITS } from './builtin-kits';
 
 describe("corl/testing: every built-in plugin passes its kind's contract suite", () => {
@@ -22,5 +23,8 @@ describe("corl/testing: every built-in plugin passes its kind's contract suite",
     expect(new Set(BUILTIN_KITS.map((k) => k.plugin.manifest.kind)).size).to.be.at.most(PLUGIN_KINDS.length);
   });
 
-  for (const { plugin, kit } of BUILTIN_KITS) contractSuite(plugin, kit);
+  for (const { plugin, kit, needsBwrap } of BUILTIN_KITS) {
+    if (needsBwrap) describeWithBwrap(`${plugin.manifest.name} in the sandbox`, () => contractSuite(plugin, kit));
+    else contractSuite(plugin, kit);
+  }
 });

@@ -5,6 +5,7 @@ import type { Problem } from '../../../core/contracts/problem';
 import type { RewardContext, RewardSource } from '../../../core/contracts/reward-source';
 import { isCorlError } from '../../../core/errors';
 import { execTestsReward, execVoteReward, outcomeKey } from '../../../plugins/rewards/exec';
+import { describeWithBwrap } from '../../support/bwrap';
 
 const sandbox = {
   isolation: 'auto',
@@ -78,7 +79,7 @@ function ctx(
   };
 }
 
-describe('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', function () {
+describeWithBwrap('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', function () {
   this.timeout(60000);
   let vote: RewardSource;
   before(() => {

@@ -12,6 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { isCorlError } from '../../../../core/errors';
 import { GRACE_MS, Sandbox, type RunResult, type SandboxOptions } from '../../../../plugins/rewards/sandbox/sandbox';
+import { describeWithBwrap } from '../../../support/bwrap';
 
 const TIMEOUT_MS = 1000;
 /** Slack on every wall-clock bound: interpreter starts on a loaded machine. */
@@ -78,7 +79,7 @@ const alive = (c: ChildProcess) => c.exitCode === null && c.signalCode === null;
 describe('plugins/rewards/sandbox', function () {
   this.timeout(120000);
 
-  describe('good paths (bwrap)', () => {
+  describeWithBwrap('good paths (bwrap)', () => {
     const sb = new Sandbox(base);
     after(() => sb.close());
 
@@ -144,7 +145,7 @@ describe('plugins/rewards/sandbox', function () {
   });
 
   for (const { name, options, prefix } of modes) {
-    describe(`hostile battery: ${name}`, () => {
+    describeWithBwrap(`hostile battery: ${name}`, () => {
       const sb = new Sandbox({ ...options, maxOutput: 1_000_000 });
       const hostile = (program: string, inputs: string[][] = [['']]) => run(sb, prefix + program, inputs);
       let dir: string;

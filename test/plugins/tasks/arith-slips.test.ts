@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { arithCorpus, arithProblem, generateArith, type ArithOptions } from '../../../plugins/tasks/arith';
 import { SLIP_KINDS, writeChain, type SlipRates } from '../../../plugins/tasks/arith-slips';
 import { Rng } from '../../../core/util/rng';
+import { arithOptions } from './arith-options';
 
 const none: SlipRates = { column: 0, carry: 0, borrow: 0, copy: 0 };
 
@@ -48,24 +49,16 @@ describe('plugins/tasks/arith-slips', () => {
   });
 
   it('every step is computed from the written operands, and the box copies the last written result unless a copy slipped', () => {
-    const o = generateArith({
-      seed: 3,
-      train: 10,
-      heldOut: 10,
-      validation: 0,
-      operands: { min: 2, max: 4 },
-      digits: { min: 1, max: 3 },
-      operations: ['+', '-'],
-      nonNegative: true,
-      phrasings: 4,
-      pretrain: {
-        size: 2000,
-        weights: { carry: 1, borrow: 1, hundreds: 1 },
-        phrasings: [0],
-        slips: none,
-        discussion: { fraction: 0, neighbours: { min: 1, max: 2 }, neighbourRight: 0.6, adopt: 0.5 },
-      },
-    });
+    const o = generateArith(
+      arithOptions({
+        seed: 3,
+        train: 10,
+        heldOut: 10,
+        operands: { min: 2, max: 4 },
+        digits: { min: 1, max: 3 },
+        pretrain: { size: 2000, phrasings: [0] },
+      }),
+    );
     const rng = new Rng(7);
     for (const p of o.pretrain) {
       const c = writeChain(p, { column: 0, carry: 0, borrow: 0, copy: 0.3 }, rng);
@@ -76,24 +69,12 @@ describe('plugins/tasks/arith-slips', () => {
 
   it('the slip rate of a generated corpus matches its option within sampling error', () => {
     const rates: SlipRates = { column: 0.04, carry: 0.15, borrow: 0.2, copy: 0.06 };
-    const options: ArithOptions = {
+    const options: ArithOptions = arithOptions({
       seed: 11,
       train: 10,
       heldOut: 10,
-      validation: 0,
-      operands: { min: 2, max: 3 },
-      digits: { min: 1, max: 2 },
-      operations: ['+', '-'],
-      nonNegative: true,
-      phrasings: 4,
-      pretrain: {
-        size: 20000,
-        weights: { carry: 1, borrow: 1, hundreds: 1 },
-        phrasings: [0, 1],
-        slips: rates,
-        discussion: { fraction: 0, neighbours: { min: 1, max: 2 }, neighbourRight: 0.6, adopt: 0.5 },
-      },
-    };
+      pretrain: { size: 20000, phrasings: [0, 1], slips: rates },
+    });
     const corpus = arithCorpus(options, generateArith(options).pretrain);
     for (const kind of SLIP_KINDS) {
       const n = corpus.reduce((a, t) => a + t.opportunities[kind]!, 0);
@@ -111,24 +92,17 @@ describe('plugins/tasks/arith-slips', () => {
   });
 
   it('discussion turns quote neighbours right at the configured rate and adopt their answer when told to', () => {
-    const options: ArithOptions = {
+    const options: ArithOptions = arithOptions({
       seed: 11,
       train: 10,
       heldOut: 10,
-      validation: 0,
-      operands: { min: 2, max: 3 },
-      digits: { min: 1, max: 2 },
-      operations: ['+', '-'],
-      nonNegative: true,
-      phrasings: 4,
       pretrain: {
         size: 10000,
-        weights: { carry: 1, borrow: 1, hundreds: 1 },
         phrasings: [0],
         slips: { column: 0.05, carry: 0.1, borrow: 0.1, copy: 0.05 },
         discussion: { fraction: 0.5, neighbours: { min: 1, max: 2 }, neighbourRight: 0.7, adopt: 1 },
       },
-    };
+    });
     const g = generateArith(options);
     const corpus = arithCorpus(options, g.pretrain);
     const turns = corpus.map((t, i) => ({ t, p: g.pretrain[i]! })).filter(({ t }) => t.discussion);

@@ -9,27 +9,11 @@ import {
   type ArithOptions,
 } from '../../../plugins/tasks/arith';
 import { extractMath, mathKey } from '../../../plugins/answers/math';
+import { arithOptions, NO_DISCUSSION, NO_SLIPS } from './arith-options';
 
-const noSlips = { column: 0, carry: 0, borrow: 0, copy: 0 };
-const noDiscussion = { fraction: 0, neighbours: { min: 1, max: 2 }, neighbourRight: 0.6, adopt: 0.5 };
-const base: ArithOptions = {
-  seed: 5,
-  train: 300,
-  heldOut: 60,
-  validation: 0,
-  operands: { min: 2, max: 3 },
-  digits: { min: 1, max: 2 },
-  operations: ['+', '-'],
-  nonNegative: true,
-  phrasings: 4,
-  pretrain: {
-    size: 500,
-    weights: { carry: 1, borrow: 1, hundreds: 1 },
-    phrasings: [0, 1, 2, 3],
-    slips: noSlips,
-    discussion: noDiscussion,
-  },
-};
+const noSlips = NO_SLIPS;
+const noDiscussion = NO_DISCUSSION;
+const base: ArithOptions = arithOptions();
 
 describe('plugins/tasks/arith (corl:arith)', () => {
   it('builds steps, answers and features by hand', () => {

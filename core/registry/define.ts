@@ -1,5 +1,6 @@
 import type { DependencyContainer } from 'tsyringe';
 import type { PluginContext, PluginDefinition, PluginKind, PluginKindMap, PluginManifest } from '../contracts/plugin';
+import { CorlError } from '../errors';
 import { registryOf } from './registry';
 
 /** Type helper for a plugin definition: infers the kind and the options type. */
@@ -34,6 +35,20 @@ export type RegisterFunction = (container: DependencyContainer) => void;
 
 /** Build a module's `register(container)` from its plugin definitions. */
 export function registerAll(...defs: PluginDefinition<any, any>[]): RegisterFunction {
+  defs.forEach((d, i) => {
+    const manifest = (d as { manifest?: unknown } | null)?.manifest;
+    if (manifest && typeof manifest === 'object' && typeof (d as { create?: unknown }).create === 'function') return;
+    const looksLikeContainer = typeof (d as { resolve?: unknown } | null)?.resolve === 'function';
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_INVALID',
+      `expected registerAll's argument ${i + 1} to be a plugin definition ({ manifest, create }), got ${
+        looksLikeContainer ? 'a container' : Array.isArray(d) ? 'an array' : typeof d
+      }`,
+      {
+        hint: 'registerAll(a, b) builds register(container) from definitions: export `register: registerAll(a, b)`, or call `registerAll(a, b)(container)`',
+      },
+    );
+  });
   return (container) => {
     const registry = registryOf(container);
     for (const d of defs) registry.add(d);

@@ -85,6 +85,20 @@ describe('core/registry/registry', () => {
     expect(container.isRegistered(PLUGIN_REGISTRY)).to.equal(false);
   });
 
+  it('registerAll refuses what is not a plugin definition, such as registerAll(container, [plugin])', async () => {
+    const c = await createRunContainer();
+    let err: unknown;
+    try {
+      registerAll(c as never, [topo('x:t')] as never);
+    } catch (e) {
+      err = e;
+    }
+    expect(isCorlError(err, 'CORL_ERR_PLUGIN_INVALID'), String(err)).to.equal(true);
+    expect(String(err)).to.contain('argument 1').and.contain('got a container');
+    expect((err as { hint: string }).hint).to.contain('register: registerAll(a, b)');
+    expect(code(() => registerAll(topo('x:t'), undefined as never))).to.equal('CORL_ERR_PLUGIN_INVALID');
+  });
+
   it('registryOf creates a registry in a bare container', () => {
     const c = container.createChildContainer();
     const r = registryOf(c);

@@ -391,8 +391,17 @@ function checkRewards(result: RewardResult, k: number, agent: Agent, problem: Pr
   if (bad) {
     throw new CorlError(
       'CORL_ERR_REWARD_OUTPUT',
-      `expected ${k} rewards for problem "${problem.id}", got ${Array.isArray(result?.rewards) ? result.rewards.length : typeof result?.rewards}`,
-      { where: `agents[${agent.index}]` },
+      `expected ${k} rewards for problem "${problem.id}", got ${
+        Array.isArray(result)
+          ? 'a bare array'
+          : Array.isArray(result?.rewards)
+            ? result.rewards.length
+            : `rewards: ${typeof result?.rewards}`
+      }`,
+      {
+        where: `agents[${agent.index}]`,
+        ...(Array.isArray(result) ? { hint: 'score() returns { rewards: [...] }, one reward per completion' } : {}),
+      },
     );
   }
   result.rewards.forEach((r, i) => {

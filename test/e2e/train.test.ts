@@ -257,6 +257,16 @@ describe('e2e: corl train with the categorical test policy', function () {
     expect(mismatch.stderr).to.contain('CORL_ERR_RUN_MISMATCH');
   });
 
+  it('a reward that returns a bare array stops with CORL_ERR_REWARD_OUTPUT saying the shape it wants', () => {
+    const cfg = coRlConfig({ reward: 'test:bare-array' });
+    (cfg.plugins as string[]).push(path.resolve(__dirname, '../fixtures/bare-array-reward.js'));
+    const file = writeConfig(tmp.dir, 'bare.json', cfg);
+    const r = corl(['train', '-c', file, '--out', path.join(tmp.dir, 'run'), '-q']);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.contain('CORL_ERR_REWARD_OUTPUT').and.contain('got a bare array');
+    expect(r.stderr).to.contain('returns { rewards: [...] }');
+  });
+
   it('a policy that throws mid-run stops with a coded error naming the agent; earlier records stay intact', () => {
     const cfg = coRlConfig();
     (cfg.agents as any[])[1].policy.options.throwAt = { phase: 'sample', step: 1 };

@@ -117,3 +117,22 @@ describe('docs (guides and README checked against the code)', function () {
     expect(broken).to.deep.equal([]);
   });
 });
+
+describe('docs: the command line is written the way a checkout runs it', () => {
+  it('no command line in a code block starts with a bare `corl <command>` (write `npx corl`)', () => {
+    const files = markdownFiles().filter((f) => !f.startsWith(path.join('docs', 'results')));
+    const bare: string[] = [];
+    for (const f of files) {
+      // ```text blocks quote `--help` verbatim (docs/reference/cli.md); instructions are sh blocks.
+      let fence = false;
+      let quoted = false;
+      fs.readFileSync(path.join(ROOT, f), 'utf8').split('\n').forEach((line, i) => {
+        if (line.trimStart().startsWith('```')) {
+          fence = !fence;
+          quoted = fence && line.trimStart().startsWith('```text');
+        } else if (fence && !quoted && /^\s*(\$ )?corl (train|pretrain|eval|agreement|validate|list|compare|report|answers|serve|rephrase|--help)\b/.test(line)) bare.push(`${f}:${i + 1}: ${line.trim()}`);
+      });
+    }
+    expect(bare, bare.join('\n')).to.deep.equal([]);
+  });
+});

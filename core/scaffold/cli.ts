@@ -103,6 +103,11 @@ export function summary(r: ScaffoldResult, kind: string, name: string): string {
   const lines = [
     `created ${r.dir}: a ${kind} plugin "${name}" (${r.files.length} files)`,
     `corl comes from ${r.corlSpec}`,
+    ...(r.npmrc
+      ? [
+          '.npmrc tells onnxruntime-node not to download CUDA libraries (npm >= 11.19 reads "allowScripts" in package.json instead)',
+        ]
+      : []),
     r.toolchain === 'link'
       ? 'build and test tools are linked to the ones this corl was built with (npm install downloads nothing)'
       : 'build and test tools come from the npm registry',

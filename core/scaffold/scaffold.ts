@@ -61,6 +61,11 @@ export interface ScaffoldOptions {
   readonly toolchain?: Toolchain;
   /** The corl installation (default: the one this code belongs to). */
   readonly install?: CorlInstall;
+  /**
+   * Version of the npm that will install the package (default: the npm running this process, from
+   * its user agent; unknown when plain `node` runs the scaffolder). Decides whether `.npmrc` is written.
+   */
+  readonly npmVersion?: string;
 }
 
 /** What was generated. */
@@ -75,6 +80,35 @@ export interface ScaffoldResult {
   readonly next: readonly string[];
   /** The dependency spec written for corl. */
   readonly corlSpec: string;
+  /** Whether `.npmrc` (onnxruntime-node-install=skip) was written, for an npm without `allowScripts`. */
+  readonly npmrc: boolean;
+}
+
+/**
+ * The first npm seen to honour the template's `"allowScripts": { "onnxruntime-node": false }`: it
+ * skips that package's postinstall (a CUDA download from NuGet on Linux x64) without any `.npmrc`.
+ * Checked with npm 11.19.1; older releases ignore the field and run the script.
+ */
+export const NPM_ALLOW_SCRIPTS = '11.19.1';
+
+/** The `.npmrc` for an npm that ignores `allowScripts`; onnxruntime-node's install script reads the setting. */
+export const NPMRC = [
+  '# onnxruntime-node, a dependency of corl, downloads CUDA libraries from NuGet after it installs on Linux',
+  '# x64 unless told to skip; corl uses the CPU build inside the package. npm >= 11.19 skips that script',
+  '# through "allowScripts" in package.json instead, and warns "Unknown project config" about this line:',
+  '# delete this file once everyone installing the package has such an npm.',
+  'onnxruntime-node-install=skip',
+  '',
+].join('\n');
+
+/** The npm release running this process, read from npm's user agent (`npm/11.19.1 node/v20.20.2 ...`). */
+export function callerNpmVersion(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return /^npm\/(\d+\.\d+\.\d+)/.exec(env.npm_config_user_agent ?? '')?.[1];
+}
+
+/** Whether a package installed by this npm needs the `.npmrc` skip (unknown npm: yes). */
+export function needsNpmrc(npmVersion: string | undefined): boolean {
+  return npmVersion === undefined || semver.valid(npmVersion) === null || semver.lt(npmVersion, NPM_ALLOW_SCRIPTS);
 }
 
 /** The corl installation this module belongs to (dist/core/scaffold → the package root). */
@@ -273,6 +307,11 @@ export function scaffold(o: ScaffoldOptions): ScaffoldResult {
     }
     written.push(outRel);
   }
+  const npmrc = needsNpmrc('npmVersion' in o ? o.npmVersion : callerNpmVersion());
+  if (npmrc && !written.includes('.npmrc')) {
+    fs.writeFileSync(path.join(dir, '.npmrc'), NPMRC);
+    written.push('.npmrc');
+  }
   const shown = path.relative(process.cwd(), dir) || '.';
   return {
     dir,
@@ -281,6 +320,7 @@ export function scaffold(o: ScaffoldOptions): ScaffoldResult {
     unlinked: toolchain === 'link' ? linked.missing : [],
     next: [`cd ${/\s/.test(shown) ? JSON.stringify(shown) : shown}`, 'npm install', 'npm test', 'npm run train'],
     corlSpec,
+    npmrc,
   };
 }
 

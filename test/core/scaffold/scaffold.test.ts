@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
+  callerNpmVersion,
   corlDependency,
+  needsNpmrc,
   installedFrom,
   linkedTools,
   parseCorlChoice,
@@ -27,7 +29,13 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
 
   it('copies every template file, renames _gitignore, and rewrites package name, plugin name and identifier', () => {
     const dir = path.join(tmp.dir, 'agree');
-    const r = scaffold({ dir, kind: 'reward', name: 'lab:soft-agree', packageName: '@lab/agree' });
+    const r = scaffold({
+      dir,
+      kind: 'reward',
+      name: 'lab:soft-agree',
+      packageName: '@lab/agree',
+      npmVersion: '11.19.1',
+    });
     const template = fs
       .readdirSync(path.join(ROOT, 'templates/reward'), { recursive: true })
       .map(String)
@@ -139,8 +147,37 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
     const install: CorlInstall = { root: fake, checkout: false, version: '0.1.3', tarball: installedFrom(fake) };
     const r = scaffold({ dir: path.join(tmp.dir, 'e'), kind: 'reward', name: 'lab:e', packageName: 'e', install });
     expect(r.corlSpec).to.equal(`file:${fs.realpathSync(tgz)}`);
-    expect(fs.readFileSync(path.join(tmp.dir, 'e/.npmrc'), 'utf8')).to.match(/^onnxruntime-node-install=skip$/m);
-    expect(r.files).to.include('.npmrc').and.not.include('_npmrc');
+  });
+
+  it('onnxruntime-node skips its CUDA download: allowScripts in package.json, and .npmrc for an older npm', () => {
+    const make = (d: string, npmVersion: string | undefined) =>
+      scaffold({ dir: path.join(tmp.dir, d), kind: 'policy', name: `lab:${d}`, packageName: d, npmVersion });
+    const modern = make('modern', '11.19.1');
+    expect(modern.npmrc).to.equal(false);
+    expect(modern.files).to.not.include('.npmrc');
+    expect(JSON.parse(fs.readFileSync(path.join(tmp.dir, 'modern/package.json'), 'utf8')).allowScripts).to.deep.equal({
+      'onnxruntime-node': false,
+    });
+    for (const [d, v] of [
+      ['old', '10.8.2'],
+      ['unknown', undefined],
+    ] as const) {
+      const r = make(d, v);
+      expect(r.npmrc, d).to.equal(true);
+      expect(r.files).to.include('.npmrc');
+      expect(fs.readFileSync(path.join(tmp.dir, d, '.npmrc'), 'utf8')).to.match(/^onnxruntime-node-install=skip$/m);
+    }
+    expect(
+      callerNpmVersion({ npm_config_user_agent: 'npm/11.19.1 node/v20.20.2 linux x64 workspaces/false' }),
+    ).to.equal('11.19.1');
+    expect(callerNpmVersion({ npm_config_user_agent: 'yarn/1.22.0 npm/? node/v20.20.2' })).to.equal(undefined);
+    expect(callerNpmVersion({})).to.equal(undefined);
+    expect([needsNpmrc('11.19.0'), needsNpmrc('11.19.1'), needsNpmrc('12.0.0'), needsNpmrc('x')]).to.deep.equal([
+      true,
+      false,
+      false,
+      true,
+    ]);
   });
 
   it('--corl: file, registry, tarball:<path>, a tarball path or an npm spec; anything else is a coded error', () => {

@@ -14,7 +14,7 @@ import {
   TEMPLATE_KINDS,
   type TemplateKind,
 } from './names';
-import { scaffold, type ScaffoldResult, type Toolchain } from './scaffold';
+import { parseCorlChoice, scaffold, type ScaffoldResult, type Toolchain } from './scaffold';
 
 /** Flags of `create-corl-plugin`; each prompt has one. */
 export interface ScaffoldFlags {
@@ -102,6 +102,12 @@ export async function resolveInputs(
 export function summary(r: ScaffoldResult, kind: string, name: string): string {
   const lines = [
     `created ${r.dir}: a ${kind} plugin "${name}" (${r.files.length} files)`,
+    `corl comes from ${r.corlSpec}`,
+    ...(r.npmrc
+      ? [
+          '.npmrc tells onnxruntime-node not to download CUDA libraries (npm >= 11.19 reads "allowScripts" in package.json instead)',
+        ]
+      : []),
     r.toolchain === 'link'
       ? 'build and test tools are linked to the ones this corl was built with (npm install downloads nothing)'
       : 'build and test tools come from the npm registry',
@@ -131,7 +137,7 @@ export function buildScaffoldProgram(io: ScaffoldIO): Command {
     .option('-d, --description <text>', 'one-line description for the manifest and package.json')
     .option(
       '--corl <spec>',
-      'how the package depends on corl (default: file:<this corl> for a checkout, ^<version> for an installed corl)',
+      "how the package depends on corl: file (default: file:<the tarball this corl was installed from>, else file:<this corl's folder>; offline), registry (^<this version> from npm), tarball:<path> (file:<that tarball>), or any npm spec",
     )
     .option(
       '--toolchain <mode>',
@@ -167,11 +173,12 @@ export function buildScaffoldProgram(io: ScaffoldIO): Command {
           { where: '--toolchain' },
         );
       }
+      const corl = flags.corl === undefined ? undefined : parseCorlChoice(flags.corl);
       const inputs = await resolveInputs(dir, flags, io);
       const result = scaffold({
         ...inputs,
         force: flags.force,
-        corlSpec: flags.corl,
+        corl,
         toolchain: flags.toolchain as Toolchain | undefined,
       });
       io.out(summary(result, inputs.kind, inputs.name));

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as semver from 'semver';
 import { CorlError } from '../errors';
 import { CORL_VERSION } from '../version';
 import {
@@ -19,7 +20,15 @@ export interface CorlInstall {
   readonly checkout: boolean;
   /** The corl version. */
   readonly version: string;
+  /**
+   * The local tarball npm installed this corl from (`npm install ./corl-x.y.z.tgz`, `npx
+   * --package=./corl-x.y.z.tgz`), when npm's lockfile records one that still exists.
+   */
+  readonly tarball?: string;
 }
+
+/** How a generated package depends on corl: the `--corl` choices. */
+export type CorlChoice = 'file' | 'registry' | { readonly tarball: string } | { readonly spec: string };
 
 /** How the generated package gets its build and test tools. */
 export type Toolchain = 'link' | 'registry';
@@ -37,8 +46,13 @@ export interface ScaffoldOptions {
   readonly description?: string;
   /** Write into a non-empty folder. */
   readonly force?: boolean;
-  /** The dependency spec of corl; default: `file:<root>` for a checkout, `^<version>` for an installed corl. */
-  readonly corlSpec?: string;
+  /**
+   * How the package depends on corl. `file` (default): the corl that scaffolds it, as `file:<its
+   * tarball>` when npm installed it from a local tarball, else `file:<its package root>`; works offline.
+   * `registry`: `^<version>` from the npm registry. `{ tarball }`: `file:<that tarball>`. `{ spec }`:
+   * that npm spec as given.
+   */
+  readonly corl?: CorlChoice;
   /**
    * `link`: the build and test tools are `file:` links to the copies corl itself was built with (a
    * checkout with its dependencies installed; nothing is downloaded, versions match corl's exactly).
@@ -47,6 +61,11 @@ export interface ScaffoldOptions {
   readonly toolchain?: Toolchain;
   /** The corl installation (default: the one this code belongs to). */
   readonly install?: CorlInstall;
+  /**
+   * Version of the npm that will install the package (default: the npm running this process, from
+   * its user agent; unknown when plain `node` runs the scaffolder). Decides whether `.npmrc` is written.
+   */
+  readonly npmVersion?: string;
 }
 
 /** What was generated. */
@@ -59,12 +78,112 @@ export interface ScaffoldResult {
   readonly unlinked: readonly string[];
   /** The commands to run next. */
   readonly next: readonly string[];
+  /** The dependency spec written for corl. */
+  readonly corlSpec: string;
+  /** Whether `.npmrc` (onnxruntime-node-install=skip) was written, for an npm without `allowScripts`. */
+  readonly npmrc: boolean;
+}
+
+/**
+ * The first npm seen to honour the template's `"allowScripts": { "onnxruntime-node": false }`: it
+ * skips that package's postinstall (a CUDA download from NuGet on Linux x64) without any `.npmrc`.
+ * Checked with npm 11.19.1; older releases ignore the field and run the script.
+ */
+export const NPM_ALLOW_SCRIPTS = '11.19.1';
+
+/** The `.npmrc` for an npm that ignores `allowScripts`; onnxruntime-node's install script reads the setting. */
+export const NPMRC = [
+  '# onnxruntime-node, a dependency of corl, downloads CUDA libraries from NuGet after it installs on Linux',
+  '# x64 unless told to skip; corl uses the CPU build inside the package. npm >= 11.19 skips that script',
+  '# through "allowScripts" in package.json instead, and warns "Unknown project config" about this line:',
+  '# delete this file once everyone installing the package has such an npm.',
+  'onnxruntime-node-install=skip',
+  '',
+].join('\n');
+
+/** The npm release running this process, read from npm's user agent (`npm/11.19.1 node/v20.20.2 ...`). */
+export function callerNpmVersion(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return /^npm\/(\d+\.\d+\.\d+)/.exec(env.npm_config_user_agent ?? '')?.[1];
+}
+
+/** Whether a package installed by this npm needs the `.npmrc` skip (unknown npm: yes). */
+export function needsNpmrc(npmVersion: string | undefined): boolean {
+  return npmVersion === undefined || semver.valid(npmVersion) === null || semver.lt(npmVersion, NPM_ALLOW_SCRIPTS);
 }
 
 /** The corl installation this module belongs to (dist/core/scaffold → the package root). */
 export function thisInstall(): CorlInstall {
   const root = path.resolve(__dirname, '..', '..', '..');
-  return { root, checkout: !fs.realpathSync(root).split(path.sep).includes('node_modules'), version: CORL_VERSION };
+  const checkout = !fs.realpathSync(root).split(path.sep).includes('node_modules');
+  const tarball = checkout ? undefined : installedFrom(root);
+  return { root, checkout, version: CORL_VERSION, ...(tarball ? { tarball } : {}) };
+}
+
+/**
+ * The local tarball a package under node_modules was installed from, read from npm's lockfiles: the
+ * hidden one (`<project>/node_modules/.package-lock.json`, which npm also writes for `npx` and global
+ * installs) or the project's `package-lock.json`, whose `packages["node_modules/<name>"].resolved` is
+ * `file:<path relative to the project>` for a tarball. Undefined when none is recorded or it is gone.
+ */
+export function installedFrom(root: string): string | undefined {
+  const real = fs.realpathSync(root);
+  const parts = real.split(path.sep);
+  // Every project folder above a node_modules segment, nearest first (nested installs, then the top).
+  for (let i = parts.lastIndexOf('node_modules'); i > 0; i = parts.lastIndexOf('node_modules', i - 1)) {
+    const project = parts.slice(0, i).join(path.sep) || path.sep;
+    const key = parts.slice(i).join('/');
+    for (const lock of [
+      path.join(project, 'node_modules', '.package-lock.json'),
+      path.join(project, 'package-lock.json'),
+    ]) {
+      let resolved: unknown;
+      try {
+        resolved = (JSON.parse(fs.readFileSync(lock, 'utf8')) as { packages?: Record<string, { resolved?: unknown }> })
+          .packages?.[key]?.resolved;
+      } catch {
+        continue;
+      }
+      if (typeof resolved !== 'string' || !resolved.startsWith('file:') || !TARBALL.test(resolved)) continue;
+      const file = path.resolve(project, resolved.slice('file:'.length));
+      if (fs.existsSync(file)) return file;
+    }
+  }
+  return undefined;
+}
+
+const TARBALL = /\.(tgz|tar\.gz|tar)$/;
+
+/** Read a `--corl` value: `file`, `registry`, `tarball:<path>` or a path to a tarball, or an npm spec. */
+export function parseCorlChoice(value: string): CorlChoice {
+  const v = value.trim();
+  if (v === 'file' || v === 'registry') return v;
+  if (v.startsWith('tarball:')) return { tarball: v.slice('tarball:'.length) };
+  if (TARBALL.test(v) && !/^[a-z+]+:/i.test(v)) return { tarball: v };
+  if (/^(file|npm|git|git\+[a-z]+|https?|github|link|workspace):/i.test(v) || semver.validRange(v) !== null)
+    return { spec: v };
+  throw new CorlError(
+    'CORL_ERR_SCAFFOLD_CORL',
+    `expected --corl file, registry, tarball:<path> or an npm spec (a version range, file:, git, https), got ${JSON.stringify(value)}`,
+    { where: '--corl' },
+  );
+}
+
+/** The devDependency spec of corl for a choice (see {@link ScaffoldOptions.corl}). */
+export function corlDependency(install: CorlInstall, choice: CorlChoice = 'file'): string {
+  if (choice === 'registry') return `^${install.version}`;
+  if (choice === 'file') return `file:${install.tarball ?? fs.realpathSync(install.root)}`;
+  if ('spec' in choice) return choice.spec;
+  const file = path.resolve(choice.tarball);
+  if (!fs.existsSync(file) || !fs.statSync(file).isFile())
+    throw new CorlError(
+      'CORL_ERR_SCAFFOLD_CORL',
+      `expected a corl tarball at ${file}, got ${fs.existsSync(file) ? 'a folder' : 'nothing'}`,
+      {
+        where: '--corl',
+        hint: 'make one with `npm pack` in a corl checkout',
+      },
+    );
+  return `file:${file}`;
 }
 
 /** Folder of the template of `kind` in an installation. */
@@ -163,6 +282,8 @@ export function scaffold(o: ScaffoldOptions): ScaffoldResult {
   const linked = wanted === 'link' ? linkedTools(install, tools) : { specs: {}, missing: [] };
   const toolchain: Toolchain = wanted === 'link' && Object.keys(linked.specs).length > 0 ? 'link' : 'registry';
 
+  const corlSpec = corlDependency(install, o.corl);
+
   const written: string[] = [];
   fs.mkdirSync(dir, { recursive: true });
   for (const rel of sources) {
@@ -173,10 +294,7 @@ export function scaffold(o: ScaffoldOptions): ScaffoldResult {
     if (rel === 'package.json') {
       pkg.name = o.packageName;
       if (o.description) pkg.description = o.description;
-      pkg.devDependencies = {
-        ...pkg.devDependencies,
-        corl: o.corlSpec ?? (install.checkout ? `file:${fs.realpathSync(install.root)}` : `^${install.version}`),
-      };
+      pkg.devDependencies = { ...pkg.devDependencies, corl: corlSpec };
       if (toolchain === 'link') Object.assign(pkg.devDependencies, linked.specs);
       if (pkg.peerDependencies?.corl !== undefined) pkg.peerDependencies.corl = `^${install.version}`;
       fs.writeFileSync(target, JSON.stringify(pkg, null, 2) + '\n');
@@ -189,6 +307,11 @@ export function scaffold(o: ScaffoldOptions): ScaffoldResult {
     }
     written.push(outRel);
   }
+  const npmrc = needsNpmrc('npmVersion' in o ? o.npmVersion : callerNpmVersion());
+  if (npmrc && !written.includes('.npmrc')) {
+    fs.writeFileSync(path.join(dir, '.npmrc'), NPMRC);
+    written.push('.npmrc');
+  }
   const shown = path.relative(process.cwd(), dir) || '.';
   return {
     dir,
@@ -196,6 +319,8 @@ export function scaffold(o: ScaffoldOptions): ScaffoldResult {
     toolchain,
     unlinked: toolchain === 'link' ? linked.missing : [],
     next: [`cd ${/\s/.test(shown) ? JSON.stringify(shown) : shown}`, 'npm install', 'npm test', 'npm run train'],
+    corlSpec,
+    npmrc,
   };
 }
 

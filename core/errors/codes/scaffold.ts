@@ -10,6 +10,11 @@ export const SCAFFOLD_CODES = defineCodes({
       '`create-corl-plugin` was given a plugin name that is not `scope:name` in lowercase, uses the reserved `corl:` scope, or a package name npm would refuse.',
     fix: 'use a name like `lab:length-penalty` (lowercase letters, digits, `-`, `.`, `_`; the scope `corl:` is reserved for built-ins) and a lowercase package name',
   },
+  CORL_ERR_SCAFFOLD_CORL: {
+    cause:
+      'The `--corl` value of `create-corl-plugin` is none of `file`, `registry`, `tarball:<path>` or an npm spec, or names a tarball that does not exist.',
+    fix: 'pass `--corl file` (the corl running the scaffolder), `--corl registry`, `--corl tarball:<path to corl-x.y.z.tgz>` (made by `npm pack`), or an npm spec such as `^0.1.0`',
+  },
   CORL_ERR_SCAFFOLD_TARGET: {
     cause:
       'The target folder of `create-corl-plugin` is not empty (or is a file), so generating into it could overwrite work.',

@@ -3,6 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildScaffoldProgram, main, resolveInputs } from '../../../core/scaffold/cli';
 import { tempDir } from '../../fixtures/configs';
+import { CORL_VERSION } from '../../../core/version';
+import { ROOT } from '../../../scripts/generate';
 
 function scripted(answers: string[]): { ask: (q: string) => Promise<string>; questions: string[] } {
   const questions: string[] = [];
@@ -83,7 +85,17 @@ describe('core/scaffold/cli (create-corl-plugin: flags, prompts on a terminal on
       ).to.equal(0);
       expect(out.join(''))
         .to.contain(`created ${dir}: a topology plugin "lab:topo"`)
+        .and.contain(`corl comes from file:${fs.realpathSync(ROOT)}`)
         .and.contain('npm install\n  npm test\n  npm run train');
+      const reg = path.join(tmp.dir, 'reg');
+      expect(
+        await main(['node', 'create-corl-plugin', reg, '--kind', 'task', '--corl', 'registry'], {
+          out: () => undefined,
+        }),
+      ).to.equal(0);
+      expect(JSON.parse(fs.readFileSync(path.join(reg, 'package.json'), 'utf8')).devDependencies.corl).to.equal(
+        `^${CORL_VERSION}`,
+      );
       expect(fs.readFileSync(path.join(dir, 'src/previous-peers.ts'), 'utf8')).to.contain("name: 'lab:topo'");
       process.stderr.write = (() => true) as typeof process.stderr.write;
       expect(await main(['node', 'create-corl-plugin', dir, '--kind', 'topology'], { out: () => undefined })).to.equal(
@@ -98,6 +110,13 @@ describe('core/scaffold/cli (create-corl-plugin: flags, prompts on a terminal on
         }),
       ).to.equal(2);
       expect(await main(['node', 'create-corl-plugin', '--bogus'], { out: () => undefined })).to.equal(2);
+      const bad = path.join(tmp.dir, 'bad');
+      expect(
+        await main(['node', 'create-corl-plugin', bad, '--kind', 'task', '--corl', 'regsitry'], {
+          out: () => undefined,
+        }),
+      ).to.equal(1);
+      expect(fs.existsSync(bad), 'a bad --corl writes nothing').to.equal(false);
     } finally {
       process.stderr.write = quiet;
       tmp.cleanup();

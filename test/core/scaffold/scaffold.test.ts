@@ -1,7 +1,18 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { linkedTools, rewriteNames, scaffold, thisInstall, type CorlInstall } from '../../../core/scaffold/scaffold';
+import {
+  callerNpmVersion,
+  corlDependency,
+  needsNpmrc,
+  installedFrom,
+  linkedTools,
+  parseCorlChoice,
+  rewriteNames,
+  scaffold,
+  thisInstall,
+  type CorlInstall,
+} from '../../../core/scaffold/scaffold';
 import { ROOT } from '../../../scripts/generate';
 import { tempDir } from '../../fixtures/configs';
 
@@ -18,7 +29,13 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
 
   it('copies every template file, renames _gitignore, and rewrites package name, plugin name and identifier', () => {
     const dir = path.join(tmp.dir, 'agree');
-    const r = scaffold({ dir, kind: 'reward', name: 'lab:soft-agree', packageName: '@lab/agree' });
+    const r = scaffold({
+      dir,
+      kind: 'reward',
+      name: 'lab:soft-agree',
+      packageName: '@lab/agree',
+      npmVersion: '11.19.1',
+    });
     const template = fs
       .readdirSync(path.join(ROOT, 'templates/reward'), { recursive: true })
       .map(String)
@@ -67,7 +84,7 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
       name: 'lab:b',
       packageName: 'b',
       toolchain: 'registry',
-      corlSpec: '^0.1.0',
+      corl: { spec: '^0.1.0' },
       description: "Lab's rows: 'quoted'",
     });
     const b = JSON.parse(fs.readFileSync(path.join(tmp.dir, 'b/package.json'), 'utf8'));
@@ -79,21 +96,118 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
     );
   });
 
-  it('an installed corl (under node_modules) depends on ^version and fetches tools from the registry', () => {
+  it('an installed corl (under node_modules) depends on its own folder by default, ^version with registry', () => {
     const fake = path.join(tmp.dir, 'node_modules', 'corl');
     fs.mkdirSync(fake, { recursive: true });
     fs.cpSync(path.join(ROOT, 'templates'), path.join(fake, 'templates'), { recursive: true });
     const install: CorlInstall = { root: fake, checkout: false, version: '0.1.3' };
     const r = scaffold({ dir: path.join(tmp.dir, 'c'), kind: 'extractor', name: 'lab:c', packageName: 'c', install });
     expect(r.toolchain).to.equal('registry');
+    expect(r.corlSpec).to.equal(`file:${fs.realpathSync(fake)}`);
     const pkg = JSON.parse(fs.readFileSync(path.join(tmp.dir, 'c/package.json'), 'utf8'));
-    expect(pkg.devDependencies.corl).to.equal('^0.1.3');
+    expect(pkg.devDependencies.corl).to.equal(`file:${fs.realpathSync(fake)}`);
     expect(pkg.peerDependencies.corl).to.equal('^0.1.3');
     expect(pkg.devDependencies.typescript).to.equal('~6.0.3');
+    const reg = scaffold({
+      dir: path.join(tmp.dir, 'd'),
+      kind: 'extractor',
+      name: 'lab:d',
+      packageName: 'd',
+      install,
+      corl: 'registry',
+    });
+    expect(reg.corlSpec).to.equal('^0.1.3');
+    expect(JSON.parse(fs.readFileSync(path.join(tmp.dir, 'd/package.json'), 'utf8')).devDependencies.corl).to.equal(
+      '^0.1.3',
+    );
     expect(linkedTools(install, ['surely-not-installed-anywhere'])).to.deep.equal({
       specs: {},
       missing: ['surely-not-installed-anywhere'],
     });
+  });
+
+  it("a corl installed from a tarball is found in npm's lockfile, and the plugin depends on that tarball", () => {
+    const project = path.join(tmp.dir, 'proj');
+    const fake = path.join(project, 'node_modules', 'corl');
+    fs.mkdirSync(fake, { recursive: true });
+    fs.cpSync(path.join(ROOT, 'templates/reward'), path.join(fake, 'templates/reward'), { recursive: true });
+    const lock = (resolved: string) =>
+      fs.writeFileSync(
+        path.join(project, 'node_modules/.package-lock.json'),
+        JSON.stringify({ lockfileVersion: 3, packages: { 'node_modules/corl': { version: '0.1.3', resolved } } }),
+      );
+    lock('file:../corl-0.1.3.tgz');
+    expect(installedFrom(fake), 'the tarball is gone').to.equal(undefined);
+    const tgz = path.join(tmp.dir, 'corl-0.1.3.tgz');
+    fs.writeFileSync(tgz, 'not really gzip; only its path matters here');
+    expect(installedFrom(fake)).to.equal(fs.realpathSync(tgz));
+    lock('https://registry.npmjs.org/corl/-/corl-0.1.3.tgz');
+    expect(installedFrom(fake), 'from the registry: no local tarball').to.equal(undefined);
+    lock(`file:${tgz}`);
+    const install: CorlInstall = { root: fake, checkout: false, version: '0.1.3', tarball: installedFrom(fake) };
+    const r = scaffold({ dir: path.join(tmp.dir, 'e'), kind: 'reward', name: 'lab:e', packageName: 'e', install });
+    expect(r.corlSpec).to.equal(`file:${fs.realpathSync(tgz)}`);
+  });
+
+  it('onnxruntime-node skips its CUDA download: allowScripts in package.json, and .npmrc for an older npm', () => {
+    const make = (d: string, npmVersion: string | undefined) =>
+      scaffold({ dir: path.join(tmp.dir, d), kind: 'policy', name: `lab:${d}`, packageName: d, npmVersion });
+    const modern = make('modern', '11.19.1');
+    expect(modern.npmrc).to.equal(false);
+    expect(modern.files).to.not.include('.npmrc');
+    expect(JSON.parse(fs.readFileSync(path.join(tmp.dir, 'modern/package.json'), 'utf8')).allowScripts).to.deep.equal({
+      'onnxruntime-node': false,
+    });
+    for (const [d, v] of [
+      ['old', '10.8.2'],
+      ['unknown', undefined],
+    ] as const) {
+      const r = make(d, v);
+      expect(r.npmrc, d).to.equal(true);
+      expect(r.files).to.include('.npmrc');
+      expect(fs.readFileSync(path.join(tmp.dir, d, '.npmrc'), 'utf8')).to.match(/^onnxruntime-node-install=skip$/m);
+    }
+    expect(
+      callerNpmVersion({ npm_config_user_agent: 'npm/11.19.1 node/v20.20.2 linux x64 workspaces/false' }),
+    ).to.equal('11.19.1');
+    expect(callerNpmVersion({ npm_config_user_agent: 'yarn/1.22.0 npm/? node/v20.20.2' })).to.equal(undefined);
+    expect(callerNpmVersion({})).to.equal(undefined);
+    expect([needsNpmrc('11.19.0'), needsNpmrc('11.19.1'), needsNpmrc('12.0.0'), needsNpmrc('x')]).to.deep.equal([
+      true,
+      false,
+      false,
+      true,
+    ]);
+  });
+
+  it('--corl: file, registry, tarball:<path>, a tarball path or an npm spec; anything else is a coded error', () => {
+    expect(parseCorlChoice('file')).to.equal('file');
+    expect(parseCorlChoice('registry')).to.equal('registry');
+    expect(parseCorlChoice('tarball:../corl-0.1.0.tgz')).to.deep.equal({ tarball: '../corl-0.1.0.tgz' });
+    expect(parseCorlChoice('./corl-0.1.0.tgz')).to.deep.equal({ tarball: './corl-0.1.0.tgz' });
+    expect(parseCorlChoice('^0.1.0')).to.deep.equal({ spec: '^0.1.0' });
+    expect(parseCorlChoice('file:../corl')).to.deep.equal({ spec: 'file:../corl' });
+    expect(parseCorlChoice('github:lab/corl')).to.deep.equal({ spec: 'github:lab/corl' });
+    expect(() => parseCorlChoice('registy')).to.throw(/CORL_ERR_SCAFFOLD_CORL.*"registy"/);
+    const install: CorlInstall = { root: ROOT, checkout: true, version: '0.1.0' };
+    expect(() => corlDependency(install, { tarball: path.join(tmp.dir, 'missing.tgz') })).to.throw(
+      /CORL_ERR_SCAFFOLD_CORL.*missing\.tgz, got nothing/,
+    );
+    const tgz = path.join(tmp.dir, 'corl-0.1.0.tgz');
+    fs.writeFileSync(tgz, '');
+    expect(corlDependency(install, { tarball: tgz })).to.equal(`file:${tgz}`);
+    expect(corlDependency(install, 'registry')).to.equal('^0.1.0');
+    expect(corlDependency(install)).to.equal(`file:${fs.realpathSync(ROOT)}`);
+    expect(() =>
+      scaffold({
+        dir: path.join(tmp.dir, 'f'),
+        kind: 'reward',
+        name: 'lab:f',
+        packageName: 'f',
+        corl: { tarball: 'nope.tgz' },
+      }),
+    ).to.throw(/CORL_ERR_SCAFFOLD_CORL/);
+    expect(fs.existsSync(path.join(tmp.dir, 'f')), 'nothing written').to.equal(false);
   });
 
   it('refuses a non-empty folder or a file unless forced, and a missing template', () => {

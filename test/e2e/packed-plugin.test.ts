@@ -1,0 +1,138 @@
+// A new user's path with the published package, not the checkout: `npm pack` this corl (its prepack
+// rebuilds dist/ in place from the same sources), install the tarball into a fresh project outside
+// the checkout, run the create-corl-plugin that came with it, then install, test and train the
+// generated plugin. Nothing is copied or linked by hand: npm resolves everything, from its cache
+// where it can (--prefer-offline). The environment of every command is stripped of what `npm test`
+// and this checkout add (npm_* settings, onnxruntime switches, the checkout's node_modules/.bin), so
+// the repository's own .npmrc cannot help. Slow (one pack, two installs of corl's dependencies).
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { needsNpmrc } from '../../core/scaffold/scaffold';
+import { ROOT } from '../../scripts/generate';
+import { tempDir } from '../fixtures/configs';
+
+const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund'];
+
+/** The environment of a shell that has never seen this checkout. */
+function userEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { FORCE_COLOR: '0', NO_UPDATE_NOTIFIER: '1' };
+  const root = fs.realpathSync(ROOT);
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^npm_/i.test(k) || /^ONNXRUNTIME_NODE_INSTALL/i.test(k) || k === 'INIT_CWD') continue;
+    env[k] = v;
+  }
+  env.PATH = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((p) => !path.resolve(p).startsWith(root + path.sep) && path.resolve(p) !== root)
+    .join(path.delimiter);
+  return env;
+}
+
+function sh(cmd: string, args: string[], cwd: string, env = userEnv()) {
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 });
+  return { code: r.status ?? -1, out: `${r.stdout}\n${r.stderr}`, stdout: r.stdout ?? '' };
+}
+
+describe('e2e: npm pack → install the tarball → npx create-corl-plugin → npm install, test, train', function () {
+  this.timeout(0); // packing, installing and compiling take what the machine takes
+  let tmp: ReturnType<typeof tempDir>;
+  before(() => {
+    tmp = tempDir('corl-e2e-packed-');
+  });
+  after(() => tmp?.cleanup());
+
+  it('the tarball ships the runtime, templates and docs but no tests or dev output, and a plugin made from it trains', () => {
+    // npm pack in the checkout, as a release would (prepack empties and rebuilds dist/).
+    const pack = sh('npm', ['pack', '--json', '--pack-destination', tmp.dir], ROOT, process.env);
+    expect(pack.code, pack.out).to.equal(0);
+    const info = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('[')))[0] as {
+      filename: string;
+      files: { path: string }[];
+    };
+    const shipped = info.files.map((f) => f.path);
+    expect(shipped).to.include.members([
+      'package.json',
+      'bin/corl.js',
+      'bin/create-corl-plugin.js',
+      'dist/entry/index.js',
+      'dist/entry/testing.js',
+      'templates/reward/package.json',
+      'schema/corl.schema.json',
+      'docs/guide/writing-a-reward-plugin.md',
+    ]);
+    const dev = shipped.filter(
+      (f) =>
+        /^(dist\/(test|scripts|bench)|test|scripts|bench|core|plugins|entry)\//.test(f) ||
+        /\.(map|tsbuildinfo)$/.test(f) ||
+        /^templates\/[^/]+\/(node_modules|dist|runs)\//.test(f) ||
+        /(^|\/)\.npmrc$/.test(f),
+    );
+    expect(dev, 'tests, sources, build maps and template build output stay out of the package').to.deep.equal([]);
+    const tarball = path.join(fs.realpathSync(tmp.dir), info.filename);
+    expect(fs.existsSync(tarball)).to.equal(true);
+
+    // A project of the user's that installs corl from the tarball. allowScripts keeps onnxruntime-node
+    // from downloading CUDA libraries (the docs' advice; an npm that ignores it needs the env switch).
+    const app = path.join(tmp.dir, 'app');
+    fs.mkdirSync(app);
+    fs.writeFileSync(
+      path.join(app, 'package.json'),
+      JSON.stringify({ name: 'app', version: '1.0.0', private: true, allowScripts: { 'onnxruntime-node': false } }),
+    );
+    const npmVersion = sh('npm', ['--version'], app).stdout.trim();
+    const oldNpm = needsNpmrc(npmVersion);
+    const appEnv = { ...userEnv(), ...(oldNpm ? { ONNXRUNTIME_NODE_INSTALL: 'skip' } : {}) };
+    const installApp = sh('npm', ['install', ...NPM_FLAGS, tarball], app, appEnv);
+    expect(installApp.code, installApp.out).to.equal(0);
+    expect(fs.lstatSync(path.join(app, 'node_modules/corl')).isSymbolicLink(), 'a real install').to.equal(false);
+
+    // The scaffolder that shipped in the package, into a folder beside the project (not inside it,
+    // so nothing can resolve through the project's node_modules).
+    const made = sh('npx', ['create-corl-plugin', '../lab-agree', '--kind', 'reward', '--name', 'lab:agree'], app);
+    expect(made.code, made.out).to.equal(0);
+    expect(made.stdout).to.contain('a reward plugin "lab:agree"').and.contain(`corl comes from file:${tarball}`);
+    const dir = path.join(tmp.dir, 'lab-agree');
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    expect(pkg.devDependencies.corl).to.equal(`file:${tarball}`);
+    expect(pkg.allowScripts).to.deep.equal({ 'onnxruntime-node': false });
+    expect(
+      fs.existsSync(path.join(dir, '.npmrc')),
+      `.npmrc only for an npm older than allowScripts (npm ${npmVersion})`,
+    ).to.equal(oldNpm);
+
+    // The plugin installs with nothing but what the scaffolder wrote: no switch in the environment.
+    const install = sh('npm', ['install', ...NPM_FLAGS], dir);
+    expect(install.code, install.out).to.equal(0);
+    expect(install.out).to.not.match(/ENOTFOUND|nuget/i);
+    if (!oldNpm)
+      expect(install.out, 'quiet: no unknown config, no unreviewed install script').to.not.match(
+        /Unknown project config|install-scripts/,
+      );
+    const installed = path.join(dir, 'node_modules/corl');
+    expect(fs.lstatSync(installed).isSymbolicLink(), 'corl unpacked from the tarball').to.equal(false);
+    expect(fs.existsSync(path.join(installed, 'dist/test'))).to.equal(false);
+    expect(fs.existsSync(path.join(installed, 'dist/entry/testing.js'))).to.equal(true);
+
+    const test = sh('npm', ['test'], dir);
+    expect(test.code, test.out).to.equal(0);
+    expect(test.stdout)
+      .to.contain('lab:agree satisfies the reward contract')
+      .and.match(/\d+ passing/)
+      .and.not.match(/failing/);
+
+    const train = sh('npm', ['run', 'train', '--', '--out', 'runs/e2e', '-q'], dir);
+    expect(train.code, train.out).to.equal(0);
+    expect(train.stdout).to.contain('label-free run: 20 step(s)');
+    const metrics = fs
+      .readFileSync(path.join(dir, 'runs/e2e/metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    expect(
+      metrics.some((m) => m.phase === 'train' && m.metrics['agreement/mean_reward'] !== undefined),
+      'rewards came from the generated plugin',
+    ).to.equal(true);
+  });
+});

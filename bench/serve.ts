@@ -5,7 +5,8 @@
 // agent waits for its peer's answers of the same step) and corl:self (TTRL: no waiting).
 // Figures: completions scored per second, request latency p50/p99 as the agents see it, requests.
 // Each config also runs with the journal off (serve.journal: false), side by side; another keeps the journal on tmpfs, separating the disk's fdatasync from the service's work.
-// Profile the service with BENCH_SERVE_PROF=<dir> (passes --cpu-prof --cpu-prof-dir=<dir>).
+// Profile the service with BENCH_SERVE_PROF=<dir> (passes --cpu-prof --cpu-prof-dir=<dir>); run only
+// some cases with BENCH_SERVE_ONLY=<regular expression> over "<label>, <n> group(s) per request".
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -118,6 +119,18 @@ function postJson(agent: http.Agent, url: URL, body: string): Promise<{ status: 
   });
 }
 
+/** CPU seconds (user + system) a process has used so far, from Linux /proc; undefined elsewhere. */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at state; utime and stime are the 12th and 13th of those.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks (USER_HZ, 100 on Linux)
+  } catch {
+    return undefined;
+  }
+}
+
 function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 }
@@ -128,6 +141,8 @@ async function measure(
   groups: number,
   journalDir = os.tmpdir(),
 ): Promise<void> {
+  const only = process.env.BENCH_SERVE_ONLY;
+  if (only && !new RegExp(only).test(`${label}, ${groups} group(s) per request`)) return;
   const dir = fs.mkdtempSync(path.join(journalDir, 'corl-bench-serve-'));
   const file = path.join(dir, 'serve.json');
   fs.writeFileSync(file, JSON.stringify(config));
@@ -153,9 +168,13 @@ async function measure(
       }
     };
     await Promise.all(Array.from({ length: AGENTS }, (_, a) => runAgent(a, 0, WARMUP_STEPS, false)));
+    const serviceCpu0 = cpuSeconds(service.proc.pid);
+    const clientCpu0 = process.cpuUsage();
     const t0 = performance.now();
     await Promise.all(Array.from({ length: AGENTS }, (_, a) => runAgent(a, WARMUP_STEPS, WARMUP_STEPS + steps, true)));
     const seconds = (performance.now() - t0) / 1000;
+    const clientCpu = process.cpuUsage(clientCpu0);
+    const serviceCpu1 = cpuSeconds(service.proc.pid);
     latencies.sort((x, y) => x - y);
     const completions = AGENTS * steps * groups * K;
     process.stdout.write(
@@ -167,6 +186,11 @@ async function measure(
     process.stdout.write(`  completions scored per second: ${(completions / seconds).toFixed(0)}\n`);
     process.stdout.write(
       `  latency ms: p50 ${quantile(latencies, 0.5).toFixed(2)}, p99 ${quantile(latencies, 0.99).toFixed(2)}, max ${latencies[latencies.length - 1]!.toFixed(2)}\n`,
+    );
+    // Both run on this machine: the client's share shows whether it, rather than the service, is the limit.
+    const share = (cpu: number): string => `${((cpu / seconds) * 100).toFixed(0)}%`;
+    process.stdout.write(
+      `  cpu of the timed part, as a share of one core: service ${serviceCpu0 === undefined || serviceCpu1 === undefined ? 'unknown' : `${share(serviceCpu1 - serviceCpu0)} (${(((serviceCpu1 - serviceCpu0) / latencies.length) * 1e6).toFixed(0)} µs per request)`}, bench client ${share((clientCpu.user + clientCpu.system) / 1e6)} (${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(2)})\n`,
     );
     const prom = await new Promise<string>((resolve, reject) =>
       http

@@ -49,6 +49,9 @@ export interface GroupAnswer {
 
 /** Scores groups with the runtime's reward source, exactly as the trainer builds a {@link RewardContext}. */
 export class Scorer {
+  /** Raw answers found while computing a posted group's keys, so that scoring it extracts nothing again. */
+  private readonly answers = new WeakMap<PostedGroup, readonly (string | null)[]>();
+
   constructor(private readonly rt: ServeRuntime) {}
 
   /** The problem a group stands for (never carrying the reference). */
@@ -59,6 +62,15 @@ export class Scorer {
   /** The answer keys a group's completions vote with. */
   async keys(group: PostedGroup): Promise<(string | null)[]> {
     try {
+      if (!this.rt.reward.answerKeys) {
+        // The run's extractor and equivalence: answer and key of each text in one pass.
+        const found = group.completions.map((c) => this.rt.keys.of(c.text));
+        this.answers.set(
+          group,
+          found.map((f) => f.answer),
+        );
+        return found.map((f) => (typeof f.key === 'string' && f.key !== '' ? f.key : null));
+      }
       const keys = await this.rt.keys.forReward(
         this.problem(group),
         group.completions.map((c) => c.text),
@@ -86,9 +98,10 @@ export class Scorer {
   ): Promise<GroupAnswer> {
     const rt = this.rt;
     const own: AgentAnswers = { agent, keys };
+    const raw = rt.reward.answerKeys ? undefined : this.answers.get(group);
     const completions: CompletionView[] = group.completions.map((c, k) => ({
       text: c.text,
-      answer: rt.reward.answerKeys ? (keys[k] ?? null) : rt.keys.of(c.text).answer,
+      answer: rt.reward.answerKeys ? (keys[k] ?? null) : raw ? (raw[k] ?? null) : rt.keys.of(c.text).answer,
       key: keys[k] ?? null,
       length: c.length ?? c.text.length,
       finishReason: c.finishReason ?? 'stop',

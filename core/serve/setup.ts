@@ -9,7 +9,14 @@ import { serveRootSchema } from '../config/serve-schema';
 import type { CorlConfig, ServeSettings } from '../config/types';
 import { CorlError } from '../errors';
 import { createRunPlugins } from '../config/run-plugins';
-import { AnswerKeys } from '../trainer/answer-keys';
+import { ANSWER_CACHE_LIMITS, AnswerKeys, type AnswerCacheLimits } from '../trainer/answer-keys';
+
+/**
+ * The service's answer cache keeps short texts only: a model's long completions almost never
+ * repeat across posts (a retry is answered from the exchange), and hashing and holding each one
+ * costs more than extracting it again.
+ */
+export const SERVE_ANSWER_CACHE: AnswerCacheLimits = { ...ANSWER_CACHE_LIMITS, longestText: 256 };
 
 /** A serve config: a training config whose task and policies are optional, with its `serve` section filled in. */
 export type ServeConfig = Omit<CorlConfig, 'task' | 'agents' | 'serve'> & {
@@ -98,7 +105,7 @@ export async function buildServeRuntime(
       reward,
       extractor,
       equivalence,
-      keys: new AnswerKeys(extractor, equivalence, reward),
+      keys: new AnswerKeys(extractor, equivalence, reward, SERVE_ANSWER_CACHE),
       supervised: loaded.supervised,
       pointwise,
       journalFile,

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { AnswerExtractor } from '../../../core/contracts/answer-extractor';
 import type { Equivalence } from '../../../core/contracts/equivalence';
+import { SERVE_ANSWER_CACHE } from '../../../core/serve/setup';
 import { ANSWER_CACHE_LIMITS, AnswerKeys } from '../../../core/trainer/answer-keys';
 
 describe('core/trainer/answer-keys (the key cache)', () => {
@@ -44,5 +45,17 @@ describe('core/trainer/answer-keys (the key cache)', () => {
     expect(keys.cacheSize()).to.deep.equal({ texts: perClear, chars: perClear * size });
     keys.of(`z${'y'.repeat(size - 1)}`); // one more would exceed the budget: cleared, then kept
     expect(keys.cacheSize()).to.deep.equal({ texts: 1, chars: size });
+  });
+
+  it("keeps only short texts under corl serve's limits (a long completion is extracted each time)", () => {
+    const keys = new AnswerKeys(extractor, equivalence, undefined, SERVE_ANSWER_CACHE);
+    const short = 'so \\boxed{4}';
+    const long = `${'w'.repeat(SERVE_ANSWER_CACHE.longestText)} \\boxed{5}`;
+    for (let i = 0; i < 3; i++) {
+      expect(keys.of(short).key).to.equal('4');
+      expect(keys.of(long).key).to.equal('5');
+    }
+    expect(extracted).to.equal(1 + 3);
+    expect(keys.cacheSize()).to.deep.equal({ texts: 1, chars: short.length });
   });
 });

@@ -23,7 +23,7 @@ import { CorlError } from '../../../core/errors';
 import { leaseCores, type CoreLease } from '../../../core/tensor/threads';
 import { writeJsonAtomic } from '../../../core/util/fs';
 import { mixSeed, Rng } from '../../../core/util/rng';
-import { chooseToken } from '../transformer/sampling';
+import { chooseToken } from '../decoding/sampling';
 import { readModelFolder, type ModelFolder } from './folder';
 import type { OnnxLmOptions } from './options';
 import { detectSignature, type Signature } from './signature';

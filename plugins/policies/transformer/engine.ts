@@ -17,7 +17,7 @@ import {
   buildStepGraph,
   type BuiltGraph,
 } from './graphs';
-import { chooseToken } from './sampling';
+import { chooseToken } from '../decoding/sampling';
 import { END } from './tokenizer';
 
 /** What a shard is built from. */

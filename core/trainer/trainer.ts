@@ -1,22 +1,22 @@
 // The cohort loop: sample, answer keys, rewards against the topology's supervisors, advantages, updates, metrics
-// (docs/architecture.md, "One training step").
-import * as fs from 'node:fs';
-import { promises as fsp } from 'node:fs';
-import * as path from 'node:path';
+// (docs/architecture.md, "One training step"). What a step leaves behind goes through the writers:
+// metrics-writer.ts, checkpoint-writer.ts and timing-writer.ts.
 import type { Completion } from '../contracts/completion';
-import type { MetricsRecord } from '../contracts/metrics-sink';
-import type { LossOptions, TrainingSample, UpdateResult } from '../contracts/policy';
+import type { LossOptions, SampleRequest, TrainingSample, UpdateResult } from '../contracts/policy';
 import type { Problem } from '../contracts/problem';
 import type { AgentAnswers, CompletionView, RewardContext, RewardResult } from '../contracts/reward-source';
 import type { LoadedConfig } from '../config/load';
-import { CorlError, isCorlError } from '../errors';
+import { CorlError } from '../errors';
 import { deepFreeze } from '../util/fs';
 import { mixSeed } from '../util/rng';
 import { AnswerKeys } from './answer-keys';
 import { agentFailure, batchAt, buildCohort, sampleChecked, type Agent, type Cohort } from './cohort';
 import { evaluateCohort, mean } from './evaluate';
 import { NoProgress, type ProgressReporter } from './progress';
+import { CheckpointWriter } from './checkpoint-writer';
+import { MetricsWriter } from './metrics-writer';
 import { RunDirectory, type RunState } from './run-dir';
+import { TimingWriter } from './timing-writer';
 
 /** How to run {@link train}. */
 export interface TrainOptions {
@@ -79,27 +79,32 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
       }
     }
     const state: RunState = run.state();
+    const checkpoints = new CheckpointWriter(cohort, run, loaded.config.trainer.keepCheckpoints);
     if (options.resume) {
       run.truncateTo(state);
-      if (state.checkpoint) {
-        for (const agent of cohort.agents) {
-          try {
-            await agent.policy.load(run.resolve(path.join(state.checkpoint, `agent-${agent.index}`)));
-          } catch (e) {
-            throw agentFailure(agent, 'loading the checkpoint', e);
-          }
-        }
-      }
+      await checkpoints.restore(state);
     } else if (state.nextStep !== 0) {
       throw new CorlError('CORL_ERR_RUN_EXISTS', `expected a fresh run directory, got one at step ${state.nextStep}`, {
         where: run.dir,
       });
     }
-    return await loop(cohort, run, state, options, progress);
+    const writers: Writers = {
+      metrics: new MetricsWriter(run, cohort.sinks),
+      checkpoints,
+      timing: new TimingWriter(run.dir),
+    };
+    return await loop(cohort, run, state, options, progress, writers);
   } finally {
     progress.stop();
     await cohort.close();
   }
+}
+
+/** Where a run's outputs go besides the policies: metrics, checkpoints, step timings. */
+interface Writers {
+  readonly metrics: MetricsWriter;
+  readonly checkpoints: CheckpointWriter;
+  readonly timing: TimingWriter;
 }
 
 async function loop(
@@ -108,6 +113,7 @@ async function loop(
   state: RunState,
   options: TrainOptions,
   progress: ProgressReporter,
+  writers: Writers,
 ): Promise<TrainResult> {
   const { config } = cohort.loaded;
   const T = config.trainer.steps;
@@ -115,17 +121,11 @@ async function loop(
   // Grading against references goes through a separate equivalence instance: the one whose keys
   // and verdicts reach reward sources never sees a reference.
   const grades = new AnswerKeys(cohort.extractor, cohort.grading);
-  const timing = path.join(run.dir, 'timing.jsonl');
-  const write = async (r: MetricsRecord): Promise<void> => {
-    deepFreeze(r);
-    run.appendMetrics(r);
-    for (const s of cohort.sinks) await s.write(r);
-  };
   const lastEval: number[] = cohort.agents.map(() => NaN);
   const evaluate = async (stepsDone: number): Promise<void> => {
     const t = performance.now();
     const result = await evaluateCohort(cohort, grades, stepsDone);
-    for (const r of result.records) await write(r);
+    for (const r of result.records) await writers.metrics.write(r);
     await run.writeEval(`step-${String(stepsDone).padStart(6, '0')}.jsonl`, result.rows);
     result.accuracy.forEach((a, i) => {
       lastEval[i] = a;
@@ -134,6 +134,7 @@ async function loop(
       `eval @ step ${stepsDone}: ${cohort.agents.map((a) => `${a.name} ${(result.accuracy[a.index]! * 100).toFixed(1)}%`).join(', ')} (${((performance.now() - t) / 1000).toFixed(1)} s)`,
     );
   };
+  const every = (n: number, stepsDone: number) => n > 0 && stepsDone % n === 0;
 
   if (state.nextStep === 0 && config.eval.atStart && cohort.data.heldOut.length > 0) await evaluate(0);
 
@@ -141,29 +142,23 @@ async function loop(
   let stopped = false;
   for (let step = state.nextStep; step < T; step++) {
     const t0 = performance.now();
-    const phase = await trainStep(cohort, keys, grades, step, run, write);
+    const phase = await trainStep(cohort, keys, grades, step, run, writers.metrics);
     const stepsDone = step + 1;
-    const evalDue = stepsDone === T || (config.trainer.evalEvery > 0 && stepsDone % config.trainer.evalEvery === 0);
     const tEval = performance.now();
-    if (evalDue && cohort.data.heldOut.length > 0) await evaluate(stepsDone);
+    if ((stepsDone === T || every(config.trainer.evalEvery, stepsDone)) && cohort.data.heldOut.length > 0)
+      await evaluate(stepsDone);
     const tCkpt = performance.now();
     stopped = stepsDone < T && options.shouldStop?.() === true;
-    const ckptDue =
-      stopped ||
-      stepsDone === T ||
-      (config.trainer.checkpointEvery > 0 && stepsDone % config.trainer.checkpointEvery === 0);
-    if (ckptDue) state = await checkpoint(cohort, run, stepsDone, stepsDone === T, config.trainer.keepCheckpoints);
+    if (stopped || stepsDone === T || every(config.trainer.checkpointEvery, stepsDone))
+      state = await writers.checkpoints.write(stepsDone, stepsDone === T);
     const tEnd = performance.now();
-    fs.appendFileSync(
-      timing,
-      JSON.stringify({
-        step: stepsDone,
-        ...phase.ms,
-        evalMs: tCkpt - tEval,
-        checkpointMs: tEnd - tCkpt,
-        totalMs: tEnd - t0,
-      }) + '\n',
-    );
+    writers.timing.write({
+      step: stepsDone,
+      ...phase.ms,
+      evalMs: tCkpt - tEval,
+      checkpointMs: tEnd - tCkpt,
+      totalMs: tEnd - t0,
+    });
     progress.step({
       step: stepsDone,
       total: T,
@@ -177,13 +172,7 @@ async function loop(
       break;
     }
   }
-  if (T === 0 || state.nextStep >= T) {
-    if (!state.finished) {
-      const sizes = run.syncedSizes();
-      state = { ...state, ...sizes, finished: true };
-      await run.writeState(state);
-    }
-  }
+  if (T === 0 || state.nextStep >= T) state = await writers.checkpoints.finish(state);
   return {
     runDir: run.dir,
     steps: stopped ? state.nextStep : Math.max(state.nextStep, T),
@@ -205,17 +194,66 @@ async function trainStep(
   grades: AnswerKeys,
   step: number,
   run: RunDirectory,
-  write: (r: MetricsRecord) => Promise<void>,
+  metrics: MetricsWriter,
 ): Promise<StepPhase> {
-  const { config, supervised, tokenStats } = cohort.loaded;
-  const tc = config.trainer;
+  const { config } = cohort.loaded;
   const N = cohort.agents.length;
-  const problems = batchAt(cohort.data.train, step, tc.batchSize, config.dataSeed);
+  const problems = batchAt(cohort.data.train, step, config.trainer.batchSize, config.dataSeed);
   const t0 = performance.now();
-
   // 1. Every agent samples K completions per problem, in its own phrasing and with its own seed.
   const views = cohort.agents.map((a) => problems.map((p) => ({ ...cohort.diversity.view(p, a.index, N), id: p.id })));
-  const completions = await Promise.all(
+  const completions = await sampleCohort(cohort, views, step);
+  const t1 = performance.now();
+  const batch: StepBatch = { step, problems, views, completions };
+  // 2. Answer keys, once per completion; they are all that agents share.
+  const answerKeys = await answerKeysOf(cohort, keys, batch);
+  // 3. Rewards against the topology's supervisors.
+  const results = await rewardCohort(cohort, keys, batch, answerKeys);
+  const t2 = performance.now();
+  // 4. Advantages and 5. updates, every agent concurrently.
+  const advantages = advantagesOf(cohort, results);
+  const updates = await updateCohort(cohort, batch, advantages);
+  const t3 = performance.now();
+  // 6. Metrics (ground truth is used here for monitoring only) and rollouts.
+  let rewardSum = 0;
+  const labelAccs: number[] = [];
+  for (const a of cohort.agents) {
+    const m = await stepMetrics(
+      cohort,
+      grades,
+      problems,
+      completions[a.index]!,
+      answerKeys[a.index]!,
+      results[a.index]!,
+      advantages[a.index]!,
+      updates[a.index]!,
+    );
+    rewardSum += m['reward/mean']!;
+    if (m['label/accuracy'] !== undefined) labelAccs.push(m['label/accuracy']);
+    await metrics.write({ step: step + 1, agent: a.index, phase: 'train', metrics: m });
+    if (config.trainer.saveRollouts)
+      saveRollouts(run, batch, a.index, answerKeys[a.index]!, results[a.index]!, advantages[a.index]!);
+  }
+  return {
+    reward: rewardSum / N,
+    labelAccuracy: labelAccs.length ? mean(labelAccs) : NaN,
+    ms: { sampleMs: t1 - t0, rewardMs: t2 - t1, updateMs: t3 - t2 },
+  };
+}
+
+/** One step's problems, each agent's phrasing of them and its completions (agent → problem → K). */
+interface StepBatch {
+  readonly step: number;
+  readonly problems: readonly Problem[];
+  readonly views: readonly (readonly SampleRequest[])[];
+  readonly completions: readonly Completion[][][];
+}
+
+/** Every agent's K completions per problem, sampled concurrently with the agent's seed for the step. */
+function sampleCohort(cohort: Cohort, views: readonly SampleRequest[][], step: number): Promise<Completion[][][]> {
+  const { tokenStats } = cohort.loaded;
+  const tc = cohort.loaded.config.trainer;
+  return Promise.all(
     cohort.agents.map((a) =>
       sampleChecked(
         a,
@@ -233,28 +271,40 @@ async function trainStep(
       ),
     ),
   );
-  const t1 = performance.now();
+}
 
-  // 2. Answer keys, once per completion; they are all that agents share.
+/** The answer key of every completion (agent → problem → K). */
+async function answerKeysOf(cohort: Cohort, keys: AnswerKeys, batch: StepBatch): Promise<(string | null)[][][]> {
   const answerKeys: (string | null)[][][] = [];
   for (const a of cohort.agents) {
     const perProblem: (string | null)[][] = [];
-    for (const [i, p] of problems.entries()) {
+    for (const [i, p] of batch.problems.entries()) {
       try {
         perProblem.push(
           await keys.forReward(
             p,
-            completions[a.index]![i]!.map((c) => c.text),
+            batch.completions[a.index]![i]!.map((c) => c.text),
           ),
         );
       } catch (e) {
-        throw agentFailure(a, `answer keys at step ${step + 1}`, e);
+        throw agentFailure(a, `answer keys at step ${batch.step + 1}`, e);
       }
     }
     answerKeys.push(perProblem);
   }
+  return answerKeys;
+}
 
-  // 3. Rewards against the topology's supervisors.
+/** Each agent's rewards per problem, from a frozen context of copies: its own keys and its supervisors'. */
+async function rewardCohort(
+  cohort: Cohort,
+  keys: AnswerKeys,
+  batch: StepBatch,
+  answerKeys: readonly (readonly (readonly (string | null)[])[])[],
+): Promise<RewardResult[][]> {
+  const { supervised } = cohort.loaded;
+  const { step, problems, views, completions } = batch;
+  const N = cohort.agents.length;
   const results: RewardResult[][] = [];
   for (const a of cohort.agents) {
     const supervisors = cohort.topology.supervisors(a.index, N);
@@ -286,11 +336,12 @@ async function trainStep(
     }
     results.push(row);
   }
-  const t2 = performance.now();
+  return results;
+}
 
-  // 4. Advantages and 5. updates, every agent concurrently.
-  const loss: LossOptions = { ...tc.loss, maxCompletionLength: tc.sampling.maxTokens };
-  const advantages = cohort.agents.map((a) => {
+/** Each agent's advantages per problem from the advantage plugin, checked for shape and finiteness. */
+function advantagesOf(cohort: Cohort, results: readonly RewardResult[][]): number[][][] {
+  return cohort.agents.map((a) => {
     const groups = results[a.index]!.map((r) => r.rewards);
     const adv = cohort.advantage.estimate(groups);
     if (
@@ -299,18 +350,32 @@ async function trainStep(
     ) {
       throw new CorlError(
         'CORL_ERR_GRPO_SHAPE',
-        `expected one finite advantage per reward from "${config.advantage.use}", got a different shape or a non-finite value`,
+        `expected one finite advantage per reward from "${cohort.loaded.config.advantage.use}", got a different shape or a non-finite value`,
         { where: 'advantage' },
       );
     }
     return adv;
   });
-  const updates = await Promise.all(
+}
+
+/** Every agent updates its own policy on its own samples (trainer.epochs passes), concurrently. */
+function updateCohort(
+  cohort: Cohort,
+  batch: StepBatch,
+  advantages: readonly (readonly (readonly number[])[])[],
+): Promise<UpdateResult[]> {
+  const tc = cohort.loaded.config.trainer;
+  const loss: LossOptions = { ...tc.loss, maxCompletionLength: tc.sampling.maxTokens };
+  return Promise.all(
     cohort.agents.map(async (a) => {
       const samples: TrainingSample[] = [];
-      problems.forEach((_, i) =>
-        completions[a.index]![i]!.forEach((c, k) => {
-          samples.push({ prompt: views[a.index]![i]!.prompt, completion: c, advantage: advantages[a.index]![i]![k]! });
+      batch.problems.forEach((_, i) =>
+        batch.completions[a.index]![i]!.forEach((c, k) => {
+          samples.push({
+            prompt: batch.views[a.index]![i]!.prompt,
+            completion: c,
+            advantage: advantages[a.index]![i]![k]!,
+          });
         }),
       );
       let last: UpdateResult = { metrics: {} };
@@ -320,58 +385,42 @@ async function trainStep(
             samples,
             loss,
             temperature: tc.sampling.temperature,
-            step,
+            step: batch.step,
             totalSteps: tc.steps,
           });
       } catch (e) {
-        throw agentFailure(a, `the update at step ${step + 1}`, e);
+        throw agentFailure(a, `the update at step ${batch.step + 1}`, e);
       }
       return last;
     }),
   );
-  const t3 = performance.now();
+}
 
-  // 6. Metrics (ground truth is used here for monitoring only).
-  let rewardSum = 0;
-  const labelAccs: number[] = [];
-  for (const a of cohort.agents) {
-    const m = await stepMetrics(
-      cohort,
-      grades,
-      problems,
-      completions[a.index]!,
-      answerKeys[a.index]!,
-      results[a.index]!,
-      advantages[a.index]!,
-      updates[a.index]!,
-    );
-    rewardSum += m['reward/mean']!;
-    if (m['label/accuracy'] !== undefined) labelAccs.push(m['label/accuracy']);
-    await write({ step: step + 1, agent: a.index, phase: 'train', metrics: m });
-    if (config.trainer.saveRollouts) {
-      problems.forEach((p, i) =>
-        run.appendRollout({
-          step: step + 1,
-          agent: a.index,
-          index: i,
-          id: p.id,
-          prompt: views[a.index]![i]!.prompt,
-          label: results[a.index]![i]!.label ?? null,
-          completions: completions[a.index]![i]!.map((c, k) => ({
-            text: c.text,
-            key: answerKeys[a.index]![i]![k],
-            reward: results[a.index]![i]!.rewards[k],
-            advantage: advantages[a.index]![i]![k],
-          })),
-        }),
-      );
-    }
-  }
-  return {
-    reward: rewardSum / N,
-    labelAccuracy: labelAccs.length ? mean(labelAccs) : NaN,
-    ms: { sampleMs: t1 - t0, rewardMs: t2 - t1, updateMs: t3 - t2 },
-  };
+/** One agent's rollouts of the step (prompt, label, and per completion its text, key, reward, advantage). */
+function saveRollouts(
+  run: RunDirectory,
+  batch: StepBatch,
+  agent: number,
+  answerKeys: readonly (readonly (string | null)[])[],
+  results: readonly RewardResult[],
+  advantages: readonly (readonly number[])[],
+): void {
+  batch.problems.forEach((p, i) =>
+    run.appendRollout({
+      step: batch.step + 1,
+      agent,
+      index: i,
+      id: p.id,
+      prompt: batch.views[agent]![i]!.prompt,
+      label: results[i]!.label ?? null,
+      completions: batch.completions[agent]![i]!.map((c, k) => ({
+        text: c.text,
+        key: answerKeys[i]![k],
+        reward: results[i]!.rewards[k],
+        advantage: advantages[i]![k],
+      })),
+    }),
+  );
 }
 
 function view(c: Completion, answer: string | null, key: string | null): CompletionView {
@@ -491,41 +540,6 @@ async function stepMetrics(
   for (const [k, vs] of extra) m[k] = mean(vs);
   for (const [k, v] of Object.entries(update.metrics)) if (Number.isFinite(v)) m[k] = v;
   return m;
-}
-
-async function checkpoint(
-  cohort: Cohort,
-  run: RunDirectory,
-  stepsDone: number,
-  finished: boolean,
-  keep: number,
-): Promise<RunState> {
-  const rel = run.checkpointDir(stepsDone);
-  const final = run.resolve(rel);
-  const tmp = `${final}.tmp`;
-  await fsp.rm(tmp, { recursive: true, force: true });
-  await fsp.mkdir(tmp, { recursive: true });
-  await Promise.all(
-    cohort.agents.map(async (a) => {
-      try {
-        await a.policy.save(path.join(tmp, `agent-${a.index}`));
-      } catch (e) {
-        throw isCorlError(e) ? e : agentFailure(a, `saving the checkpoint after step ${stepsDone}`, e);
-      }
-    }),
-  );
-  await fsp.rm(final, { recursive: true, force: true });
-  await fsp.rename(tmp, final);
-  const sizes = run.syncedSizes();
-  const state: RunState = { version: 1, nextStep: stepsDone, ...sizes, checkpoint: rel, finished };
-  await run.writeState(state);
-  // Prune only after the new state is on disk.
-  const dir = run.resolve('checkpoints');
-  const all = (await fsp.readdir(dir)).filter((d) => /^step-\d+$/.test(d)).sort();
-  for (const d of all.slice(0, Math.max(0, all.length - keep))) {
-    if (path.join('checkpoints', d) !== rel) await fsp.rm(path.join(dir, d), { recursive: true, force: true });
-  }
-  return state;
 }
 
 function outcomes(cohort: Cohort, run: RunDirectory): AgentOutcome[] {

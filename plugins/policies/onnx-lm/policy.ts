@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import type { Completion, FinishReason } from '../../../core/contracts/completion';
+import type { Completion } from '../../../core/contracts/completion';
 import type {
   Policy,
   PolicyDescription,
@@ -23,7 +23,7 @@ import { CorlError } from '../../../core/errors';
 import { leaseCores, type CoreLease } from '../../../core/tensor/threads';
 import { writeJsonAtomic } from '../../../core/util/fs';
 import { mixSeed, Rng } from '../../../core/util/rng';
-import { chooseToken } from '../transformer/sampling';
+import { decodeRows, type DecodeModel, type DecodedRow, type DecodeRow, type RowCheck } from '../decoding/loop';
 import { readModelFolder, type ModelFolder } from './folder';
 import type { OnnxLmOptions } from './options';
 import { detectSignature, type Signature } from './signature';
@@ -37,24 +37,25 @@ const intOf = (v: unknown): number | undefined =>
   Number.isInteger(v) && (v as number) > 0 ? (v as number) : undefined;
 
 /** One sequence to generate. */
-interface Row {
+interface Row extends DecodeRow {
   readonly prompt: number;
-  readonly temperature: number;
-  readonly topP: number;
-  readonly maxTokens: number;
   readonly stop: readonly string[];
-  readonly rng: Rng;
-  readonly tokens: number[];
-  readonly logprobs: number[];
-  readonly entropies: number[];
-  readonly meanLogprobs: number[];
-  finish: FinishReason;
-  done: boolean;
+}
+
+/** A finished row: what the loop decoded, and its text when a stop string cut it. */
+interface Generated extends DecodedRow {
   text?: string;
 }
 
 /** A KV cache: per layer, key and value tensors [rows, kv_heads, length, head_dim]. */
 type Cache = ort.Tensor[][];
+
+/** A prompt after prefill: the cache that holds it, its row there, and its last position's logits. */
+interface Prefilled {
+  readonly cache: Cache;
+  readonly row: number;
+  readonly logits: Float32Array;
+}
 
 /** A policy that samples from an ONNX export and cannot train. */
 export class OnnxLmPolicy implements Policy {
@@ -215,22 +216,16 @@ export class OnnxLmPolicy implements Policy {
           maxTokens: o.maxTokens,
           stop: [...(o.stop ?? [])],
           rng: new Rng(mixSeed(o.seed, i, k)),
-          tokens: [],
-          logprobs: [],
-          entropies: [],
-          meanLogprobs: [],
-          finish: 'length',
-          done: false,
         });
       }
     });
-    if (rows.length > 0) await this.generate(prompts, rows, !!options.tokenStats);
+    const generated = rows.length > 0 ? await this.generate(prompts, rows, !!options.tokenStats) : [];
     const out: Completion[][] = [];
     let r = 0;
     for (let i = 0; i < requests.length; i++) {
       const group: Completion[] = [];
       for (let k = 0; k < options.n; k++) {
-        const row = rows[r++]!;
+        const row = generated[r++]!;
         group.push({
           text: row.text ?? this.decode(row.tokens),
           tokenIds: row.tokens,
@@ -330,43 +325,23 @@ export class OnnxLmPolicy implements Policy {
     return out;
   }
 
-  private choose(
-    row: Row,
-    logits: Float32Array,
-    offset: number,
-    V: number,
-    scratch: Float64Array,
-    stats: boolean,
-    position: number,
-  ): void {
-    const c = chooseToken(logits, offset, V, row.temperature, row.topP, row.rng, scratch, stats);
-    row.tokens.push(c.token);
-    row.logprobs.push(c.logprob);
-    if (stats) {
-      row.entropies.push(c.entropy);
-      row.meanLogprobs.push(c.meanLogprob);
-    }
-    if (this.folder.eosTokenIds.includes(c.token)) {
-      row.finish = 'stop';
-      row.done = true;
-      return;
-    }
+  /** End tokens and stop strings end a row (a stop string cut from its text); so does the context. */
+  private check(row: Row, tokens: readonly number[], len: number, cutAt: (text: string) => void): RowCheck {
+    if (this.folder.eosTokenIds.includes(tokens.at(-1)!)) return 'stop';
     if (row.stop.length > 0) {
-      const text = this.decode(row.tokens);
+      const text = this.decode(tokens);
       let cut = -1;
       for (const s of row.stop) {
         const at = text.indexOf(s);
         if (at >= 0 && (cut < 0 || at < cut)) cut = at;
       }
       if (cut >= 0) {
-        row.text = text.slice(0, cut);
-        row.finish = 'stop';
-        row.done = true;
-        return;
+        cutAt(text.slice(0, cut));
+        return 'stop';
       }
     }
     const limit = this.folder.maxContext;
-    if (row.tokens.length >= row.maxTokens || (limit !== undefined && position + 1 >= limit)) row.done = true;
+    return limit !== undefined && len + tokens.length >= limit ? 'full' : undefined;
   }
 
   /**
@@ -392,12 +367,10 @@ export class OnnxLmPolicy implements Policy {
     return groups;
   }
 
-  /** Prefill the distinct prompts, then decode every row until it finishes. */
-  private async generate(prompts: readonly number[][], rows: Row[], stats: boolean): Promise<void> {
-    const P = Math.max(...prompts.map((p) => p.length));
+  /** Prefill the distinct prompts: per prompt, the prefill cache that holds it, its row there, and its last position's logits. */
+  private async prefill(prompts: readonly number[][]): Promise<{ filled: Prefilled[]; V: number }> {
     const padId = this.folder.eosTokenIds[0] ?? 0;
-    // Per prompt: the prefill cache that holds it, its row there, and its last position's logits.
-    const filled: { cache: Cache; row: number; logits: Float32Array }[] = [];
+    const filled: Prefilled[] = [];
     let V = 0;
     for (const group of this.prefillGroups(prompts)) {
       const G = group.length;
@@ -421,45 +394,58 @@ export class OnnxLmPolicy implements Policy {
         filled[u] = { cache: pre.cache, row: i, logits: pre.logits.slice(at, at + V) };
       });
     }
-    const scratch = new Float64Array(2 * V);
+    return { filled, V };
+  }
+
+  /** Prefill the distinct prompts, then decode every row until it finishes (the loop of decoding/loop.ts). */
+  private async generate(prompts: readonly number[][], rows: readonly Row[], stats: boolean): Promise<Generated[]> {
+    const P = Math.max(...prompts.map((p) => p.length));
     const len = rows.map((r) => prompts[r.prompt]!.length);
-    rows.forEach((row, r) => {
-      if (row.maxTokens <= 0) {
-        row.done = true;
-        return;
-      }
-      this.choose(row, filled[row.prompt]!.logits, 0, V, scratch, stats, len[r]!);
-    });
-    let active = rows.map((_, r) => r).filter((r) => !rows[r]!.done);
-    if (active.length === 0) return;
+    const texts: (string | undefined)[] = rows.map(() => undefined);
+    let filled: Prefilled[] = [];
+    let V = 0;
     // The batch holds the active rows, in order; its cache has length P + steps (left padding included).
-    let cache = this.assemble(
-      active.map((r) => filled[rows[r]!.prompt]!),
-      P,
-    );
-    filled.length = 0;
-    let batch = active;
+    let cache: Cache | undefined;
+    let batch: readonly number[] = [];
     let length = P;
-    while (active.length > 0) {
-      if (active.length < batch.length) {
-        const c = cache;
-        cache = this.assemble(
-          active.map((r) => ({ cache: c, row: batch.indexOf(r) })),
-          length,
-        );
+    const model: DecodeModel = {
+      prefill: async () => {
+        ({ filled, V } = await this.prefill(prompts));
+        const logits = new Float32Array(prompts.length * V);
+        filled.forEach((f, u) => logits.set(f.logits, u * V));
+        return { logits, vocab: V, offset: (r) => rows[r]!.prompt * V };
+      },
+      step: async (active, tokens) => {
+        if (!cache) {
+          cache = this.assemble(
+            active.map((r) => filled[rows[r]!.prompt]!),
+            P,
+          );
+          filled = [];
+        } else if (active.length < batch.length) {
+          const c = cache;
+          const from = batch;
+          cache = this.assemble(
+            active.map((r) => ({ cache: c, row: from.indexOf(r) })),
+            length,
+          );
+        }
         batch = active;
-      }
-      const B = batch.length;
-      const stepIds = batch.map((r) => rows[r]!.tokens.at(-1)!);
-      const stepPos = batch.map((r) => len[r]! + rows[r]!.tokens.length - 1);
-      const stepMask = new Array<number>(B * (length + 1)).fill(1);
-      batch.forEach((r, i) => stepMask.fill(0, i * (length + 1), i * (length + 1) + P - len[r]!));
-      const res = await this.forward(B, 1, stepIds, stepPos, stepMask, cache);
-      cache = res.cache;
-      length++;
-      batch.forEach((r, i) => this.choose(rows[r]!, res.logits, i * V, V, scratch, stats, stepPos[i]! + 1));
-      active = batch.filter((r) => !rows[r]!.done);
-    }
+        const B = batch.length;
+        const stepIds = batch.map((r) => tokens[r]!.at(-1)!);
+        const stepPos = batch.map((r) => len[r]! + tokens[r]!.length - 1);
+        const stepMask = new Array<number>(B * (length + 1)).fill(1);
+        batch.forEach((r, i) => stepMask.fill(0, i * (length + 1), i * (length + 1) + P - len[r]!));
+        const res = await this.forward(B, 1, stepIds, stepPos, stepMask, cache);
+        cache = res.cache;
+        length++;
+        const at = new Map(batch.map((r, i) => [r, i * V]));
+        return { logits: res.logits, vocab: V, offset: (r) => at.get(r)! };
+      },
+      check: (r, tokens) => this.check(rows[r]!, tokens, len[r]!, (text) => (texts[r] = text)),
+    };
+    const out = await decodeRows(rows, model, { tokenStats: stats });
+    return out.map((o, r) => (texts[r] !== undefined ? { ...o, text: texts[r] } : o));
   }
 
   async update(): Promise<UpdateResult> {

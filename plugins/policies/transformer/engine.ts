@@ -17,7 +17,8 @@ import {
   buildStepGraph,
   type BuiltGraph,
 } from './graphs';
-import { chooseToken } from './sampling';
+import { decodeRows } from '../decoding/loop';
+import { BufferPool, ShardCache } from './kv-cache';
 import { END } from './tokenizer';
 
 /** What a shard is built from. */
@@ -128,7 +129,7 @@ export class ShardEngine {
   private ref: Float32Array[] | undefined;
   private refVersion = -1;
   /** KV-cache buffers kept from the last sampling job: fresh large allocations cost page faults on every call. */
-  private spare: Float32Array[] = [];
+  private readonly buffers = new BufferPool();
 
   constructor(readonly init: EngineInit) {
     this.specs = paramSpecs(init.arch);
@@ -307,231 +308,31 @@ export class ShardEngine {
     return this.unpack(r);
   }
 
-  /** A zeroed buffer of `n` floats, reusing a spare one when one is large enough. */
-  private takeBuffer(n: number): Float32Array {
-    let best = -1;
-    this.spare.forEach((b, i) => {
-      if (b.length >= n && (best < 0 || b.length < this.spare[best]!.length)) best = i;
-    });
-    if (best < 0) return new Float32Array(n);
-    const b = this.spare.splice(best, 1)[0]!;
-    const view = b.length === n ? b : b.subarray(0, n);
-    view.fill(0);
-    return view;
-  }
-
-  /** Keep buffers for the next job (at most `keep`, the largest). */
-  private keepBuffers(bs: readonly Float32Array[], keep: number): void {
-    const whole = bs.map((b) => (b.length * 4 === b.buffer.byteLength ? b : new Float32Array(b.buffer as ArrayBuffer)));
-    this.spare = [...this.spare, ...whole].sort((a, b) => b.length - a.length).slice(0, keep);
-  }
-
-  /** KV-cached batched sampling of every row of the job. */
+  /** KV-cached batched sampling of every row of the job (the loop of decoding/loop.ts over this shard's cache). */
   async sample(job: SampleJob): Promise<SampledRow[]> {
-    const a = this.init.arch;
-    const V = a.vocab;
-    const H = a.heads;
-    const dh = a.dModel / H;
-    const L = a.layers;
-    const R = job.rows.length;
-    if (R === 0) return [];
-    const prefill = await this.session('prefill', () => buildPrefillGraph(a, this.specs));
-    const decode = await this.session('decode', () => buildDecodeGraph(a, this.specs));
-    const pf = this.paramFeeds(this.params);
-
-    // Prefill the distinct prompts, right-padded with the end token (causal attention ignores the padding).
-    const P = Math.max(...job.prompts.map((p) => p.length));
-    const U = job.prompts.length;
-    const ids = new Int32Array(U * P);
-    job.prompts.forEach((p, u) => ids.set(p, u * P));
-    const pre = await prefill.run({ ...pf, ids: { data: ids, dims: [U, P] } });
-    const preLogits = pre.logits!.data as Float32Array;
-
-    // Cache [R, H, cap, dh] per layer. Decoding is bound by reading the cache, so its capacity grows
-    // in chunks of 16 slots as the longest row advances instead of starting at the final length.
-    const len = job.rows.map((r) => job.prompts[r.prompt]!.length);
-    const S = Math.min(a.context, Math.max(...job.rows.map((r, i) => len[i]! + r.maxTokens)));
-    const CHUNK = 16;
-    const capFor = (n: number) => Math.min(S, Math.ceil(n / CHUNK) * CHUNK);
-    let cap = capFor(Math.max(...len) + 1);
-    let cacheK = Array.from({ length: L }, () => this.takeBuffer(R * H * cap * dh));
-    let cacheV = Array.from({ length: L }, () => this.takeBuffer(R * H * cap * dh));
-    for (let l = 0; l < L; l++) {
-      const k = pre[`k${l}`]!.data as Float32Array;
-      const v = pre[`v${l}`]!.data as Float32Array;
-      const ck = cacheK[l]!;
-      const cv = cacheV[l]!;
-      for (let r = 0; r < R; r++) {
-        const u = job.rows[r]!.prompt;
-        const n = Math.min(len[r]!, cap) * dh;
-        for (let h = 0; h < H; h++) {
-          const src = (u * H + h) * P * dh;
-          const dst = (r * H + h) * cap * dh;
-          for (let j = 0; j < n; j++) {
-            ck[dst + j] = k[src + j]!;
-            cv[dst + j] = v[src + j]!;
-          }
-        }
-      }
+    if (job.rows.length === 0) return [];
+    const prefill = await this.session('prefill', () => buildPrefillGraph(this.init.arch, this.specs));
+    const decode = await this.session('decode', () => buildDecodeGraph(this.init.arch, this.specs));
+    const cache = new ShardCache(this.init, job, { prefill, decode }, this.paramFeeds(this.params), this.buffers);
+    const rows = job.rows.map((r) => ({ ...r, rng: new Rng(r.seed) }));
+    try {
+      const out = await decodeRows(rows, cache, { tokenStats: job.tokenStats, end: END });
+      return out.map((o) => ({
+        tokens: Int32Array.from(o.tokens),
+        logprobs: Float32Array.from(o.logprobs),
+        finish: o.finish,
+        ...(job.tokenStats
+          ? { entropies: Float32Array.from(o.entropies), meanLogprobs: Float32Array.from(o.meanLogprobs) }
+          : {}),
+      }));
+    } finally {
+      cache.release();
     }
-    /** Copy the caches into buffers of `rows` (a subset, in order) × `newCap` slots. */
-    const relayout = (rows: readonly number[], slot: Int32Array, width: number, newCap: number) => {
-      const move = (c: Float32Array) => {
-        const next = this.takeBuffer(rows.length * H * newCap * dh);
-        const n = Math.min(cap, newCap) * dh;
-        rows.forEach((r, i) => {
-          for (let h = 0; h < H; h++) {
-            const src = (slot[r]! * H + h) * cap * dh;
-            next.set(c.subarray(src, src + n), (i * H + h) * newCap * dh);
-          }
-        });
-        return next;
-      };
-      void width;
-      const old = [...cacheK, ...cacheV];
-      cacheK = cacheK.map(move);
-      cacheV = cacheV.map(move);
-      this.keepBuffers(old, 4 * L);
-      cap = newCap;
-    };
-
-    const rngs = job.rows.map((r) => new Rng(r.seed));
-    const scratch = new Float64Array(2 * V);
-    const out = job.rows.map(() => ({
-      tokens: [] as number[],
-      logprobs: [] as number[],
-      entropies: [] as number[],
-      meanLogprobs: [] as number[],
-      finish: 'length' as 'stop' | 'length',
-      text: '',
-    }));
-    const pos = Int32Array.from(len); // position of the next token to feed
-    const last = new Int32Array(R);
-    const done = new Uint8Array(R);
-    const choose = (r: number, logits: Float32Array, offset: number) => {
-      const row = job.rows[r]!;
-      const o = out[r]!;
-      const suppressEnd = o.tokens.length < (row.minTokens ?? 0);
-      const c = chooseToken(
-        logits,
-        offset,
-        V,
-        row.temperature,
-        row.topP,
-        rngs[r]!,
-        scratch,
-        job.tokenStats,
-        suppressEnd ? END : -1,
-      );
-      o.tokens.push(c.token);
-      o.logprobs.push(c.logprob);
-      if (job.tokenStats) {
-        o.entropies.push(c.entropy);
-        o.meanLogprobs.push(c.meanLogprob);
-      }
-      last[r] = c.token;
-      if (c.token === END) {
-        o.finish = 'stop';
-        done[r] = 1;
-        return;
-      }
-      if (row.stop.length) {
-        o.text += this.init.vocab[c.token] ?? '';
-        if (row.stop.some((s) => o.text.includes(s))) {
-          o.finish = 'stop';
-          done[r] = 1;
-          return;
-        }
-      }
-      if (o.tokens.length >= row.maxTokens || pos[r]! >= S) done[r] = 1;
-    };
-    job.rows.forEach((row, r) => {
-      if (row.maxTokens <= 0) {
-        done[r] = 1;
-        return;
-      }
-      choose(r, preLogits, (row.prompt * P + len[r]! - 1) * V);
-    });
-
-    // Decode: every unfinished row advances one token per call; rows are compacted as they finish.
-    let active = Array.from({ length: R }, (_, r) => r).filter((r) => !done[r]);
-    let slotOf = new Int32Array(R).map((_, r) => r); // row → row of the cache buffers
-    let width = R;
-    while (active.length > 0) {
-      let span = 0;
-      for (const r of active) span = Math.max(span, pos[r]!);
-      const compact = active.length <= width / 2 && width > 8;
-      const grow = span + 1 > cap;
-      if (compact || grow) {
-        const rows = compact ? active : Array.from({ length: R }, (_, r) => r).filter((r) => slotOf[r]! >= 0);
-        relayout(rows, slotOf, width, grow ? capFor(span + 1) : cap);
-        const next = new Int32Array(R).fill(-1);
-        rows.forEach((r, i) => {
-          next[r] = i;
-        });
-        slotOf = next;
-        width = rows.length;
-      }
-      const B = width;
-      const stepIds = new Int32Array(B);
-      const stepPos = new Int32Array(B);
-      const bias = new Float32Array(B * cap).fill(-1e9);
-      for (const r of active) {
-        const i = slotOf[r]!;
-        stepIds[i] = last[r]!;
-        stepPos[i] = pos[r]!;
-        bias.fill(0, i * cap, i * cap + pos[r]!);
-      }
-      const feeds: Record<string, Feed> = {
-        ...pf,
-        ids: { data: stepIds, dims: [B, 1] },
-        positions: { data: stepPos, dims: [B, 1] },
-        cache_bias: { data: bias, dims: [B, 1, 1, cap] },
-      };
-      for (let l = 0; l < L; l++) {
-        feeds[`cache_k${l}`] = { data: cacheK[l]!, dims: [B, H, cap, dh] };
-        feeds[`cache_v${l}`] = { data: cacheV[l]!, dims: [B, H, cap, dh] };
-      }
-      const res = await decode.run(feeds);
-      const logits = res.logits!.data as Float32Array;
-      for (let l = 0; l < L; l++) {
-        const k = res[`k${l}`]!.data as Float32Array;
-        const v = res[`v${l}`]!.data as Float32Array;
-        const ck = cacheK[l]!;
-        const cv = cacheV[l]!;
-        for (const r of active) {
-          const i = slotOf[r]!;
-          const p = pos[r]!;
-          for (let h = 0; h < H; h++) {
-            const src = (i * H + h) * dh;
-            const dst = ((i * H + h) * cap + p) * dh;
-            for (let j = 0; j < dh; j++) {
-              ck[dst + j] = k[src + j]!;
-              cv[dst + j] = v[src + j]!;
-            }
-          }
-        }
-      }
-      for (const r of active) {
-        pos[r]!++;
-        choose(r, logits, slotOf[r]! * V);
-      }
-      active = active.filter((r) => !done[r]);
-    }
-    this.keepBuffers([...cacheK, ...cacheV], 4 * L);
-    return out.map((o) => ({
-      tokens: Int32Array.from(o.tokens),
-      logprobs: Float32Array.from(o.logprobs),
-      finish: o.finish,
-      ...(job.tokenStats
-        ? { entropies: Float32Array.from(o.entropies), meanLogprobs: Float32Array.from(o.meanLogprobs) }
-        : {}),
-    }));
   }
 
   /** Release every session. */
   async close(): Promise<void> {
-    this.spare = [];
+    this.buffers.clear();
     const all = [...this.sessions.values()];
     this.sessions.clear();
     for (const s of all) await (await s.catch(() => undefined))?.close();

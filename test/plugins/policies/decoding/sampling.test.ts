@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { Rng } from '../../../../core/util/rng';
-import { chooseToken } from '../../../../plugins/policies/transformer/sampling';
+import { chooseToken } from '../../../../plugins/policies/decoding/sampling';
 
 const logits = Float32Array.from([1, 2, 0.5, -1]);
 const lse = (xs: number[]) => Math.log(xs.reduce((s, x) => s + Math.exp(x), 0));
 
-describe('plugins/policies/transformer/sampling', () => {
+describe('plugins/policies/decoding/sampling', () => {
   it('greedy picks the argmax and reports its log-probability at T = 1', () => {
     const c = chooseToken(logits, 0, 4, 0, 1, new Rng(1), new Float64Array(8), true);
     expect(c.token).to.equal(1);

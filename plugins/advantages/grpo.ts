@@ -1,12 +1,24 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { AdvantageEstimator } from '../../core/contracts/advantage-estimator';
-import { drGrpoAdvantages, grpoAdvantages, rlooAdvantages, type AdvantageScale } from '../../core/grpo/advantages';
+import { drGrpoAdvantages, grpoAdvantages, rlooAdvantages } from '../../core/grpo/advantages';
 import { definePlugin } from '../../core/registry/define';
 
-interface GrpoOptions {
-  scale: AdvantageScale;
-  epsilon: number;
-  unbiased: boolean;
-}
+const GRPO_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    scale: { enum: ['group', 'batch', 'none'], default: 'group', description: 'std used to scale centred rewards' },
+    epsilon: { type: 'number', minimum: 0, default: 1e-6, description: 'added to the std (verl 1e-6, TRL 1e-4)' },
+    unbiased: {
+      type: 'boolean',
+      default: true,
+      description: 'n-1 standard deviation (torch.std), as TRL and verl',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type GrpoOptions = FromSchema<typeof GRPO_OPTIONS_SCHEMA>;
 
 /** GRPO: (r − mean_group) / (std + ε), with the std of the group, of the batch, or none. */
 export const grpoAdvantage = definePlugin({
@@ -15,19 +27,7 @@ export const grpoAdvantage = definePlugin({
     kind: 'advantage',
     description: 'GRPO advantages (r - group mean) / (std + eps); scale by group std, batch std or none',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        scale: { enum: ['group', 'batch', 'none'], default: 'group', description: 'std used to scale centred rewards' },
-        epsilon: { type: 'number', minimum: 0, default: 1e-6, description: 'added to the std (verl 1e-6, TRL 1e-4)' },
-        unbiased: {
-          type: 'boolean',
-          default: true,
-          description: 'n-1 standard deviation (torch.std), as TRL and verl',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: GRPO_OPTIONS_SCHEMA,
   },
   create(options: GrpoOptions): AdvantageEstimator {
     return { estimate: (groups) => grpoAdvantages(groups, options) };

@@ -1,15 +1,8 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { AnswerExtractor } from '../../core/contracts/answer-extractor';
 import { definePlugin } from '../../core/registry/define';
 import { afterAnswerIs, lastAnswerTag, lastBoxed } from './extract';
 import { isSpace } from './latex';
-
-/** Options of the multiple-choice extractor. */
-export interface ChoiceOptions {
-  /** The option letters, e.g. "ABCDE". */
-  readonly letters: string;
-  /** Also accept the last parenthesized letter anywhere in the text, e.g. "... so (C) is right". */
-  readonly anywhere: boolean;
-}
 
 const LEAD_WORDS = ['option', 'choice', 'answer'];
 
@@ -48,6 +41,18 @@ export function letterOf(candidate: string, letters: string): string | null {
   return null;
 }
 
+const CHOICE_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    letters: { type: 'string', pattern: '^[A-Za-z]+$', default: 'ABCDE', description: 'the option letters' },
+    anywhere: { type: 'boolean', default: false, description: 'also accept the last "(X)" anywhere in the text' },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+export type ChoiceOptions = FromSchema<typeof CHOICE_OPTIONS_SCHEMA>;
+
 /**
  * The chosen option letter: from the last `<answer>` tag, the last `\boxed{}`, the text after "answer
  * is"/"answer:", or a reply that starts with the letter; optionally the last "(C)" anywhere.
@@ -77,14 +82,7 @@ export const choiceExtractor = definePlugin({
     description:
       'Multiple-choice letter: "C", "(C)", "C. text", "answer is C", from the last <answer> tag or \\boxed{} first',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        letters: { type: 'string', pattern: '^[A-Za-z]+$', default: 'ABCDE', description: 'the option letters' },
-        anywhere: { type: 'boolean', default: false, description: 'also accept the last "(X)" anywhere in the text' },
-      },
-      additionalProperties: false,
-    },
+    options: CHOICE_OPTIONS_SCHEMA,
   },
   create(options: ChoiceOptions): AnswerExtractor {
     return { extract: (text) => extractChoice(text, options) };

@@ -1,13 +1,18 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Equivalence } from '../../core/contracts/equivalence';
 import { definePlugin } from '../../core/registry/define';
 
-/** Options of the exact equivalence. */
-export interface ExactOptions {
-  /** Compare letters case-sensitively. */
-  readonly caseSensitive: boolean;
-  /** Collapse runs of whitespace into one space (and trim). */
-  readonly collapseSpace: boolean;
-}
+const EXACT_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    caseSensitive: { type: 'boolean', default: true, description: 'compare letters case-sensitively' },
+    collapseSpace: { type: 'boolean', default: true, description: 'collapse runs of whitespace into one space' },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+export type ExactOptions = FromSchema<typeof EXACT_OPTIONS_SCHEMA>;
 
 /** The key of the exact equivalence: the answer, trimmed, optionally lowercased and space-collapsed. */
 export function exactKey(answer: string, options: ExactOptions): string | null {
@@ -23,14 +28,7 @@ export const exactEquivalence = definePlugin({
     kind: 'equivalence',
     description: "Exact string identity of trimmed answers (option letters, labels, the reference's string votes)",
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        caseSensitive: { type: 'boolean', default: true, description: 'compare letters case-sensitively' },
-        collapseSpace: { type: 'boolean', default: true, description: 'collapse runs of whitespace into one space' },
-      },
-      additionalProperties: false,
-    },
+    options: EXACT_OPTIONS_SCHEMA,
   },
   create(options: ExactOptions): Equivalence {
     return {

@@ -1,20 +1,10 @@
 // Final-answer extraction from completions. Each rule is a linear scan (indexOf/lastIndexOf and one
 // brace-matching pass), so a megabyte of hostile text costs a few milliseconds, never a hang.
+import type { MathExtractorOptions } from './math';
 import { asciiLower, braceMatches, isDigit, isSpace, lastIndexOfTail, trimMath } from './latex';
 
-/** Which rules the math extractor tries, in this order. */
-export interface MathExtractRules {
-  /** Minerva's "final answer is $X$. I hope it is correct." */
-  readonly minerva: boolean;
-  /** The last `<answer>…</answer>` tag (its content is searched again with the other rules). */
-  readonly answerTags: boolean;
-  /** The last brace-balanced `\boxed{}` / `\fbox{}`. */
-  readonly boxed: boolean;
-  /** The text after the last "answer is" / "answer:". */
-  readonly answerIs: boolean;
-  /** The last number in the text (the released reference votes with it). */
-  readonly lastNumber: boolean;
-}
+/** Which rules the math extractor tries, in this order: the options of the `corl:math` extractor. */
+export type MathExtractRules = MathExtractorOptions;
 
 /** Every rule on: the released reference's behaviour plus answer tags. */
 export const ALL_RULES: MathExtractRules = {

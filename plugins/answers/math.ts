@@ -1,15 +1,40 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { AnswerExtractor } from '../../core/contracts/answer-extractor';
 import type { Equivalence } from '../../core/contracts/equivalence';
 import { definePlugin } from '../../core/registry/define';
 import { keysEqual, ParseCache } from './compare';
 import { ALL_RULES, extractMathAnswer, type MathExtractRules } from './extract';
-import { DEFAULT_UNITS, mathKey as normalizeKey, type NormalizeOptions, type PercentMode } from './normalize';
+import { DEFAULT_UNITS, mathKey as normalizeKey, type NormalizeOptions } from './normalize';
 import { SymbolicPool, type SymbolicPoolStats } from './symbolic-pool';
 
 export { lastBoxed } from './extract';
 
-/** Options of the `corl:math` extractor: which rules run, in priority order. */
-export type MathExtractorOptions = MathExtractRules;
+const MATH_EXTRACTOR_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    minerva: {
+      type: 'boolean',
+      default: true,
+      description: 'Minerva format "final answer is $X$. I hope it is correct."',
+    },
+    answerTags: {
+      type: 'boolean',
+      default: true,
+      description: 'the last <answer>...</answer> tag (its content is searched again with the other rules)',
+    },
+    boxed: { type: 'boolean', default: true, description: 'the last \\boxed{} or \\fbox{} with balanced braces' },
+    answerIs: { type: 'boolean', default: true, description: 'the text after the last "answer is" / "answer:"' },
+    lastNumber: {
+      type: 'boolean',
+      default: true,
+      description: 'fall back to the last number in the text (the released reference votes with it)',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** Options of the `corl:math` extractor: which rules run, in priority order (derived from the schema). */
+export type MathExtractorOptions = FromSchema<typeof MATH_EXTRACTOR_OPTIONS_SCHEMA>;
 
 /** The final answer of a math completion (rules as in {@link extractMathAnswer}; unset rules are on). */
 export function extractMath(text: string, options: Partial<MathExtractorOptions> = {}): string | null {
@@ -28,29 +53,7 @@ export const mathExtractor = definePlugin({
     description:
       'Final math answer: Minerva "final answer is $X$. I hope", the last <answer> tag, the last balanced \\boxed{}/\\fbox{}, "the answer is", then the last number',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        minerva: {
-          type: 'boolean',
-          default: true,
-          description: 'Minerva format "final answer is $X$. I hope it is correct."',
-        },
-        answerTags: {
-          type: 'boolean',
-          default: true,
-          description: 'the last <answer>...</answer> tag (its content is searched again with the other rules)',
-        },
-        boxed: { type: 'boolean', default: true, description: 'the last \\boxed{} or \\fbox{} with balanced braces' },
-        answerIs: { type: 'boolean', default: true, description: 'the text after the last "answer is" / "answer:"' },
-        lastNumber: {
-          type: 'boolean',
-          default: true,
-          description: 'fall back to the last number in the text (the released reference votes with it)',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: MATH_EXTRACTOR_OPTIONS_SCHEMA,
   },
   create(options: Partial<MathExtractorOptions>): AnswerExtractor {
     const rules: MathExtractRules = { ...ALL_RULES, ...options };
@@ -58,32 +61,11 @@ export const mathExtractor = definePlugin({
   },
 });
 
-/** Options of the `corl:math` equivalence. */
-export interface MathEquivalenceOptions {
-  /** Relative tolerance of numeric equality. */
-  readonly tolerance: number;
-  /** How a trailing percent sign is read. */
-  readonly percent: PercentMode;
-  /** Unit words dropped from answers. */
-  readonly units: readonly string[];
-  /** Ask the symbolic engine when the fast checks cannot decide. */
-  readonly symbolic: boolean;
-  /** Accept agreement at every probe point as identity (see compare.ts); false sends such pairs to the engine. */
-  readonly probeIdentity: boolean;
-  /** Hard time limit of one symbolic comparison, in milliseconds. */
-  readonly timeoutMs: number;
-  /** Symbolic worker threads. */
-  readonly workers: number;
-  /** Heap limit of each worker, in MiB. */
-  readonly heapMb: number;
-  /** Remembered comparisons (and parsed keys); the caches are emptied when full. */
-  readonly cacheSize: number;
-}
-
-const EQUIVALENCE_DEFAULTS: MathEquivalenceOptions = {
+/** The defaults of the `corl:math` equivalence, which its schema declares. */
+const EQUIVALENCE_DEFAULTS = {
   tolerance: 1e-4,
-  percent: 'strip',
-  units: DEFAULT_UNITS,
+  percent: 'strip' as const,
+  units: [...DEFAULT_UNITS],
   symbolic: true,
   probeIdentity: true,
   timeoutMs: 2000,
@@ -91,6 +73,69 @@ const EQUIVALENCE_DEFAULTS: MathEquivalenceOptions = {
   heapMb: 256,
   cacheSize: 100_000,
 };
+
+const MATH_EQUIVALENCE_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    tolerance: {
+      type: 'number',
+      minimum: 0,
+      default: EQUIVALENCE_DEFAULTS.tolerance,
+      description: 'relative tolerance of numeric equality',
+    },
+    percent: {
+      enum: ['strip', 'fraction', 'keep'],
+      default: EQUIVALENCE_DEFAULTS.percent,
+      description: 'strip: 50% = 50 (the reference); fraction: 50% = 0.5; keep: 50% only equals 50%',
+    },
+    units: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      default: [...DEFAULT_UNITS],
+      description: 'unit words dropped after a number or inside \\text{} (plurals included)',
+    },
+    symbolic: {
+      type: 'boolean',
+      default: EQUIVALENCE_DEFAULTS.symbolic,
+      description: 'ask the symbolic engine when the fast checks cannot decide',
+    },
+    probeIdentity: {
+      type: 'boolean',
+      default: EQUIVALENCE_DEFAULTS.probeIdentity,
+      description:
+        "accept agreement to 1e-10 at six fixed points (half negative) as identity of expressions with variables, as the engine's own identity test does first; false asks the engine",
+    },
+    timeoutMs: {
+      type: 'integer',
+      minimum: 1,
+      default: EQUIVALENCE_DEFAULTS.timeoutMs,
+      description: 'hard time limit of one symbolic comparison (the worker is terminated); over it counts as not equal',
+    },
+    workers: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 64,
+      default: EQUIVALENCE_DEFAULTS.workers,
+      description: 'symbolic worker threads',
+    },
+    heapMb: {
+      type: 'integer',
+      minimum: 16,
+      default: EQUIVALENCE_DEFAULTS.heapMb,
+      description: 'heap limit of each symbolic worker in MiB',
+    },
+    cacheSize: {
+      type: 'integer',
+      minimum: 1,
+      default: EQUIVALENCE_DEFAULTS.cacheSize,
+      description: 'comparisons remembered (and parsed keys)',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** Options of the `corl:math` equivalence, as validated and defaulted by the schema (derived from it). */
+export type MathEquivalenceOptions = FromSchema<typeof MATH_EQUIVALENCE_OPTIONS_SCHEMA>;
 
 /**
  * Math answer equivalence: canonical keys (normalize.ts), then structures element-wise, constants
@@ -186,66 +231,7 @@ export const mathEquivalence = definePlugin({
     description:
       'Math answers: canonical keys, then tuples/intervals/sets element-wise, numbers within a relative tolerance, and symbolic equality (compute-engine, worker pool, hard time limit, cached)',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        tolerance: {
-          type: 'number',
-          minimum: 0,
-          default: EQUIVALENCE_DEFAULTS.tolerance,
-          description: 'relative tolerance of numeric equality',
-        },
-        percent: {
-          enum: ['strip', 'fraction', 'keep'],
-          default: EQUIVALENCE_DEFAULTS.percent,
-          description: 'strip: 50% = 50 (the reference); fraction: 50% = 0.5; keep: 50% only equals 50%',
-        },
-        units: {
-          type: 'array',
-          items: { type: 'string', minLength: 1 },
-          default: [...DEFAULT_UNITS],
-          description: 'unit words dropped after a number or inside \\text{} (plurals included)',
-        },
-        symbolic: {
-          type: 'boolean',
-          default: EQUIVALENCE_DEFAULTS.symbolic,
-          description: 'ask the symbolic engine when the fast checks cannot decide',
-        },
-        probeIdentity: {
-          type: 'boolean',
-          default: EQUIVALENCE_DEFAULTS.probeIdentity,
-          description:
-            "accept agreement to 1e-10 at six fixed points (half negative) as identity of expressions with variables, as the engine's own identity test does first; false asks the engine",
-        },
-        timeoutMs: {
-          type: 'integer',
-          minimum: 1,
-          default: EQUIVALENCE_DEFAULTS.timeoutMs,
-          description:
-            'hard time limit of one symbolic comparison (the worker is terminated); over it counts as not equal',
-        },
-        workers: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 64,
-          default: EQUIVALENCE_DEFAULTS.workers,
-          description: 'symbolic worker threads',
-        },
-        heapMb: {
-          type: 'integer',
-          minimum: 16,
-          default: EQUIVALENCE_DEFAULTS.heapMb,
-          description: 'heap limit of each symbolic worker in MiB',
-        },
-        cacheSize: {
-          type: 'integer',
-          minimum: 1,
-          default: EQUIVALENCE_DEFAULTS.cacheSize,
-          description: 'comparisons remembered (and parsed keys)',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: MATH_EQUIVALENCE_OPTIONS_SCHEMA,
   },
   create(options: Partial<MathEquivalenceOptions>): Equivalence {
     return new MathEquivalence(options);

@@ -1,3 +1,4 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DiversityStrategy } from '../../core/contracts/diversity-strategy';
@@ -5,14 +6,31 @@ import type { Problem } from '../../core/contracts/problem';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 
-interface RephraseOptions {
-  /** Per agent: index of the variant it sees, or null for the canonical prompt. Agents past the end see the canonical prompt. */
-  assign: (number | null)[];
-  /** Optional JSONL file of `{"id": …, "variants": [...]}` rows (as `corl rephrase` writes), relative to the config. */
-  file?: string;
-  /** What to do when a problem lacks the assigned variant. */
-  missing: 'error' | 'original';
-}
+const REPHRASE_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    assign: {
+      type: 'array',
+      items: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'null' }] },
+      default: [null, 0],
+      description: 'variant index per agent (null = canonical prompt); default: agent 0 canonical, agent 1 variant 0',
+    },
+    file: {
+      type: 'string',
+      description:
+        'JSONL with {"id", "variants"} rows, e.g. written by `corl rephrase`; overrides the task\'s variants',
+    },
+    missing: {
+      enum: ['error', 'original'],
+      default: 'error',
+      description: 'a problem without the assigned variant: fail, or fall back to the canonical prompt',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type RephraseOptions = FromSchema<typeof REPHRASE_OPTIONS_SCHEMA>;
 
 /**
  * Co-RL's input diversity: agents train on differently phrased copies of the same problems, aligned
@@ -24,29 +42,7 @@ export const rephraseDiversity = definePlugin({
     kind: 'diversity',
     description: 'Each agent sees the problem variant assigned to it (row-aligned rephrasings, same ids and answers)',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        assign: {
-          type: 'array',
-          items: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'null' }] },
-          default: [null, 0],
-          description:
-            'variant index per agent (null = canonical prompt); default: agent 0 canonical, agent 1 variant 0',
-        },
-        file: {
-          type: 'string',
-          description:
-            'JSONL with {"id", "variants"} rows, e.g. written by `corl rephrase`; overrides the task\'s variants',
-        },
-        missing: {
-          enum: ['error', 'original'],
-          default: 'error',
-          description: 'a problem without the assigned variant: fail, or fall back to the canonical prompt',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: REPHRASE_OPTIONS_SCHEMA,
   },
   create(options: RephraseOptions, ctx): DiversityStrategy {
     const fromFile = options.file ? readVariants(path.resolve(ctx.baseDir, options.file)) : undefined;

@@ -1,3 +1,4 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { inject, injectable } from 'tsyringe';
@@ -5,10 +6,17 @@ import type { MetricsRecord, MetricsSink } from '../../core/contracts/metrics-si
 import { PLUGIN_CONTEXT, PLUGIN_OPTIONS, type PluginContext } from '../../core/contracts/plugin';
 import { definePlugin, fromClass } from '../../core/registry/define';
 
-interface JsonlOptions {
-  /** File to append to (relative to the config's folder). */
-  path: string;
-}
+const JSONL_OPTIONS_SCHEMA = {
+  type: 'object',
+  required: ['path'],
+  properties: {
+    path: { type: 'string', minLength: 1, description: 'file to append to, relative to the config file' },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type JsonlOptions = FromSchema<typeof JSONL_OPTIONS_SCHEMA>;
 
 /** The sink: its options and context are injected from the plugin's own container. */
 @injectable()
@@ -32,14 +40,7 @@ export const jsonlSink = definePlugin({
     kind: 'metrics',
     description: 'Append metrics records to an extra JSONL file',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      required: ['path'],
-      properties: {
-        path: { type: 'string', minLength: 1, description: 'file to append to, relative to the config file' },
-      },
-      additionalProperties: false,
-    },
+    options: JSONL_OPTIONS_SCHEMA,
   },
   create: fromClass(JsonlSink),
 });

@@ -1,38 +1,15 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Problem } from '../../core/contracts/problem';
 import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import type { Equivalence } from '../../core/contracts/equivalence';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 import { lastCodeBlock } from './sandbox/code-block';
-import { Sandbox, type SandboxOptions, type TestOutcome } from './sandbox/sandbox';
+import { Sandbox, type TestOutcome } from './sandbox/sandbox';
 import { voteReward } from './vote';
 
-/** Options shared by the two code rewards. */
-interface ExecOptions extends Omit<SandboxOptions, 'isolation'> {
-  /** How generated code is contained (`auto`/`bwrap`: the bubblewrap sandbox; `unsafe-process`: none, with a warning). */
-  isolation: SandboxOptions['isolation'];
-  /** bubblewrap executable; empty: /usr/bin/bwrap, else bwrap on PATH. */
-  bwrap: string;
-  /** Function to call with each test input; empty: `problem.metadata.entryPoint`, and without one the program reads each input on stdin. */
-  entryPoint: string;
-  /** Runs remembered (program + inputs → outputs). */
-  cacheSize: number;
-}
-
-interface ExecVoteOptions extends ExecOptions {
-  /** Vote threshold and rule, as in corl:vote. */
-  threshold: number;
-  rule: 'pool' | 'teacher' | 'majority';
-  /** Whether a program that fails on every input still has an answer key (the released reference: yes). */
-  errorKeys: boolean;
-}
-
-interface ExecTestsOptions extends ExecOptions {
-  /** Reward the fraction of tests passed instead of 1 only when all pass. */
-  partial: boolean;
-}
-
-const sandboxSchema = {
+/** The options both code rewards share: the sandbox, the entry point and the run cache. */
+const SANDBOX_PROPERTIES = {
   isolation: {
     enum: ['auto', 'bwrap', 'unsafe-process'],
     default: 'auto',
@@ -72,6 +49,54 @@ const sandboxSchema = {
   },
   cacheSize: { type: 'integer', minimum: 1, default: 10_000, description: 'runs remembered (program + inputs)' },
 } as const;
+
+const EXEC_VOTE_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    ...SANDBOX_PROPERTIES,
+    threshold: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      default: 0,
+      description: 'minimum vote share of the winning output tuple',
+    },
+    rule: {
+      enum: ['pool', 'teacher', 'majority'],
+      default: 'pool',
+      description: 'how several supervisors combine (as in corl:vote)',
+    },
+    errorKeys: {
+      type: 'boolean',
+      default: false,
+      description:
+        'give a program that fails on every input an answer key of error markers (the reference does); false: no answer',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options of `corl:exec-vote`, as validated and defaulted by the schema (derived from it). */
+type ExecVoteOptions = FromSchema<typeof EXEC_VOTE_OPTIONS_SCHEMA>;
+
+const EXEC_TESTS_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    ...SANDBOX_PROPERTIES,
+    partial: {
+      type: 'boolean',
+      default: false,
+      description: 'reward the fraction of tests passed; false: 1 only when every test passes',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options of `corl:exec-tests`, as validated and defaulted by the schema (derived from it). */
+type ExecTestsOptions = FromSchema<typeof EXEC_TESTS_OPTIONS_SCHEMA>;
+
+/** What {@link CodeRunner} reads: the options the two code rewards share. */
+type ExecOptions = ExecVoteOptions | ExecTestsOptions;
 
 /** Runs programs in the sandbox, cached by program and inputs. */
 class CodeRunner {
@@ -136,31 +161,7 @@ export const execVoteReward = definePlugin({
       'Label-free code reward: run the last fenced code block on the test inputs (outputs hidden) in a sandbox, vote on the tuple of outputs',
     corl: '^0.1.0',
     usesGroundTruth: false,
-    options: {
-      type: 'object',
-      properties: {
-        ...sandboxSchema,
-        threshold: {
-          type: 'number',
-          minimum: 0,
-          maximum: 1,
-          default: 0,
-          description: 'minimum vote share of the winning output tuple',
-        },
-        rule: {
-          enum: ['pool', 'teacher', 'majority'],
-          default: 'pool',
-          description: 'how several supervisors combine (as in corl:vote)',
-        },
-        errorKeys: {
-          type: 'boolean',
-          default: false,
-          description:
-            'give a program that fails on every input an answer key of error markers (the reference does); false: no answer',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: EXEC_VOTE_OPTIONS_SCHEMA,
   },
   create(options: ExecVoteOptions): RewardSource {
     const runner = new CodeRunner(options, 'corl:exec-vote');
@@ -197,18 +198,7 @@ export const execTestsReward = definePlugin({
       'Supervised code reward: run the last fenced code block on the test inputs in a sandbox and compare with the expected outputs',
     corl: '^0.1.0',
     usesGroundTruth: true,
-    options: {
-      type: 'object',
-      properties: {
-        ...sandboxSchema,
-        partial: {
-          type: 'boolean',
-          default: false,
-          description: 'reward the fraction of tests passed; false: 1 only when every test passes',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: EXEC_TESTS_OPTIONS_SCHEMA,
   },
   create(options: ExecTestsOptions): RewardSource {
     const runner = new CodeRunner(options, 'corl:exec-tests');

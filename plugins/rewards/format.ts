@@ -1,20 +1,8 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { CompletionView, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 import { lastAnswerTag, lastBoxed } from '../answers/extract';
-
-interface FormatOptions {
-  /** What must be present: a balanced \boxed{}, an <answer> tag, any extracted answer, or a pattern. */
-  check: 'boxed' | 'answer-tag' | 'answer' | 'pattern';
-  /** Regular expression for `check: "pattern"` (JavaScript syntax). */
-  pattern: string;
-  /** Its flags (i, m, s, u). */
-  flags: string;
-  /** Reward when the format is there. */
-  reward: number;
-  /** Reward when it is not. */
-  penalty: number;
-}
 
 /** Whether a completion has the required format. */
 export function hasFormat(c: CompletionView, check: FormatOptions['check'], re?: RegExp): boolean {
@@ -30,6 +18,30 @@ export function hasFormat(c: CompletionView, check: FormatOptions['check'], re?:
   }
 }
 
+const FORMAT_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    check: {
+      enum: ['boxed', 'answer-tag', 'answer', 'pattern'],
+      default: 'boxed',
+      description:
+        "boxed: a balanced \\boxed{}; answer-tag: an <answer>...</answer>; answer: the run's extractor found an answer; pattern: the regular expression matches",
+    },
+    pattern: {
+      type: 'string',
+      default: '',
+      description: 'regular expression for check "pattern" (JavaScript syntax; keep it free of nested quantifiers)',
+    },
+    flags: { type: 'string', pattern: '^[imsu]*$', default: '', description: 'flags of the pattern' },
+    reward: { type: 'number', default: 1, description: 'reward when the format is present' },
+    penalty: { type: 'number', default: 0, description: 'reward when it is absent' },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type FormatOptions = FromSchema<typeof FORMAT_OPTIONS_SCHEMA>;
+
 /** A format reward: `reward` when the completion has the format, `penalty` otherwise (label-free). */
 export const formatReward = definePlugin({
   manifest: {
@@ -39,26 +51,7 @@ export const formatReward = definePlugin({
       'Format reward: 1 when the completion has a balanced \\boxed{} (or an <answer> tag, any extracted answer, a regular expression), else 0',
     corl: '^0.1.0',
     usesGroundTruth: false,
-    options: {
-      type: 'object',
-      properties: {
-        check: {
-          enum: ['boxed', 'answer-tag', 'answer', 'pattern'],
-          default: 'boxed',
-          description:
-            "boxed: a balanced \\boxed{}; answer-tag: an <answer>...</answer>; answer: the run's extractor found an answer; pattern: the regular expression matches",
-        },
-        pattern: {
-          type: 'string',
-          default: '',
-          description: 'regular expression for check "pattern" (JavaScript syntax; keep it free of nested quantifiers)',
-        },
-        flags: { type: 'string', pattern: '^[imsu]*$', default: '', description: 'flags of the pattern' },
-        reward: { type: 'number', default: 1, description: 'reward when the format is present' },
-        penalty: { type: 'number', default: 0, description: 'reward when it is absent' },
-      },
-      additionalProperties: false,
-    },
+    options: FORMAT_OPTIONS_SCHEMA,
   },
   create(options: FormatOptions): RewardSource {
     let re: RegExp | undefined;

@@ -1,14 +1,20 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 import { matches } from '../../core/voting/plurality';
 
-interface GroundTruthOptions {
-  /** Reward for a correct answer. */
-  correct: number;
-  /** Reward for a wrong or missing answer. */
-  wrong: number;
-}
+const GROUND_TRUTH_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    correct: { type: 'number', default: 1, description: 'reward of a correct answer' },
+    wrong: { type: 'number', default: 0, description: 'reward of a wrong or missing answer' },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type GroundTruthOptions = FromSchema<typeof GROUND_TRUTH_OPTIONS_SCHEMA>;
 
 /** The supervised baseline: a binary verifier against the dataset's reference answer. */
 export const groundTruthReward = definePlugin({
@@ -19,14 +25,7 @@ export const groundTruthReward = definePlugin({
     corl: '^0.1.0',
     usesGroundTruth: true,
     pointwise: true,
-    options: {
-      type: 'object',
-      properties: {
-        correct: { type: 'number', default: 1, description: 'reward of a correct answer' },
-        wrong: { type: 'number', default: 0, description: 'reward of a wrong or missing answer' },
-      },
-      additionalProperties: false,
-    },
+    options: GROUND_TRUTH_OPTIONS_SCHEMA,
   },
   create(options: GroundTruthOptions): RewardSource {
     return {

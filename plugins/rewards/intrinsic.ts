@@ -1,13 +1,7 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { CompletionView, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-
-interface IntrinsicOptions {
-  /** `rent`: reward = −mean token entropy; `intuitor`: reward = mean self-certainty KL(U‖p). */
-  method: 'rent' | 'intuitor';
-  /** Vocabulary size V for the −log V term of self-certainty; 0 leaves the constant out. */
-  vocabSize: number;
-}
 
 /** Mean of a per-token statistic, checked against the completion's length. */
 function tokenMean(c: CompletionView, field: 'entropies' | 'meanLogprobs', index: number): number {
@@ -39,6 +33,28 @@ function tokenMean(c: CompletionView, field: 'entropies' | 'meanLogprobs', index
   return s / values.length;
 }
 
+const INTRINSIC_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    method: {
+      enum: ['rent', 'intuitor'],
+      default: 'rent',
+      description: 'rent: reward = -mean token entropy; intuitor: reward = mean KL(U || p_t) (self-certainty)',
+    },
+    vocabSize: {
+      type: 'integer',
+      minimum: 0,
+      default: 0,
+      description:
+        'vocabulary size V for the -log V term of self-certainty; 0 leaves out that constant (group-normalized advantages ignore it)',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type IntrinsicOptions = FromSchema<typeof INTRINSIC_OPTIONS_SCHEMA>;
+
 /**
  * Label-free intrinsic rewards from the policy's own next-token distributions (no voting):
  * RENT r = −(1/T) Σ_t H(p_t); Intuitor r = (1/T) Σ_t KL(U‖p_t) = −log V − (1/T) Σ_t (1/V) Σ_v log p_t(v).
@@ -53,24 +69,7 @@ export const intrinsicReward = definePlugin({
     corl: '^0.1.0',
     usesGroundTruth: false,
     tokenStats: true,
-    options: {
-      type: 'object',
-      properties: {
-        method: {
-          enum: ['rent', 'intuitor'],
-          default: 'rent',
-          description: 'rent: reward = -mean token entropy; intuitor: reward = mean KL(U || p_t) (self-certainty)',
-        },
-        vocabSize: {
-          type: 'integer',
-          minimum: 0,
-          default: 0,
-          description:
-            'vocabulary size V for the -log V term of self-certainty; 0 leaves out that constant (group-normalized advantages ignore it)',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: INTRINSIC_OPTIONS_SCHEMA,
   },
   create(options: IntrinsicOptions): RewardSource {
     const logV = options.vocabSize > 0 ? Math.log(options.vocabSize) : 0;

@@ -1,19 +1,31 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { definePlugin } from '../../core/registry/define';
 import type { Equivalence } from '../../core/contracts/equivalence';
 import { matches, pluralityVote } from '../../core/voting/plurality';
 
-interface VoteOptions {
-  /** A winning vote share under this is no label (the reference's default is 0). */
-  threshold: number;
-  /**
-   * How the answers of several supervisors combine: `pool` counts all their answers in one
-   * plurality (self + peers or union of peers, depending on the topology); `teacher` uses only the
-   * first supervisor (the released reference's ring rule); `majority` takes each supervisor's own
-   * plurality label and keeps the one a strict majority of supervisors share (ties: no label).
-   */
-  rule: 'pool' | 'teacher' | 'majority';
-}
+const VOTE_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    threshold: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      default: 0,
+      description: 'minimum vote share of the winning answer; below it the prompt has no label',
+    },
+    rule: {
+      enum: ['pool', 'teacher', 'majority'],
+      default: 'pool',
+      description:
+        "pool: one plurality over all supervisors' answers (with corl:complete: union of peers, or self + peers); teacher: the first supervisor only (the reference ring); majority: the label a strict majority of supervisors' own labels share, ties give no label",
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type VoteOptions = FromSchema<typeof VOTE_OPTIONS_SCHEMA>;
 
 /**
  * Majority-vote pseudo-labels: Co-RL with `corl:ring`, TTRL with `corl:self`.
@@ -28,25 +40,7 @@ export const voteReward = definePlugin({
       "Majority-vote pseudo-label from the topology's supervisors; reward 1 for agreeing with it (Co-RL, TTRL)",
     corl: '^0.1.0',
     usesGroundTruth: false,
-    options: {
-      type: 'object',
-      properties: {
-        threshold: {
-          type: 'number',
-          minimum: 0,
-          maximum: 1,
-          default: 0,
-          description: 'minimum vote share of the winning answer; below it the prompt has no label',
-        },
-        rule: {
-          enum: ['pool', 'teacher', 'majority'],
-          default: 'pool',
-          description:
-            "pool: one plurality over all supervisors' answers (with corl:complete: union of peers, or self + peers); teacher: the first supervisor only (the reference ring); majority: the label a strict majority of supervisors' own labels share, ties give no label",
-        },
-      },
-      additionalProperties: false,
-    },
+    options: VOTE_OPTIONS_SCHEMA,
   },
   create(options: VoteOptions): RewardSource {
     return {

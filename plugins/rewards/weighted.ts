@@ -1,19 +1,43 @@
-import type { ManifestQueryContext, PluginContext, ResolvedSelection } from '../../core/contracts/plugin';
+import type { ExtendedJSONSchema, FromExtendedSchema } from 'json-schema-to-ts';
+import type { ManifestQueryContext, PluginContext, PluginKind, ResolvedSelection } from '../../core/contracts/plugin';
 import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 
-interface WeightedPart {
-  /** The nested reward source (validated like any selection). */
-  source: ResolvedSelection;
-  /** Its weight. */
-  weight: number;
-}
+/** corl's schema keyword for a nested plugin selection, `{ corlPlugin: kind }`. */
+type CorlPluginKeyword = { corlPlugin: PluginKind };
 
-interface WeightedOptions {
-  /** The parts of the sum. */
-  sources: WeightedPart[];
-}
+const WEIGHTED_OPTIONS_SCHEMA = {
+  type: 'object',
+  required: ['sources'],
+  properties: {
+    sources: {
+      type: 'array',
+      minItems: 1,
+      description: 'the parts: each a reward selection and its weight',
+      items: {
+        type: 'object',
+        required: ['source'],
+        properties: {
+          source: { corlPlugin: 'reward', description: 'a reward source, by name or {use, options}' },
+          weight: { type: 'number', default: 1, description: 'its weight in the sum' },
+        },
+        additionalProperties: false,
+      },
+    },
+  },
+  additionalProperties: false,
+} as const satisfies ExtendedJSONSchema<CorlPluginKeyword>;
+
+/**
+ * The options, as validated and defaulted by the schema (derived from it, so the two cannot drift).
+ * A `corlPlugin` property is a nested selection, which the validator has already resolved.
+ */
+type WeightedOptions = FromExtendedSchema<
+  CorlPluginKeyword,
+  typeof WEIGHTED_OPTIONS_SCHEMA,
+  { deserialize: [{ pattern: { corlPlugin: 'reward' }; output: ResolvedSelection }] }
+>;
 
 /**
  * A weighted sum of reward sources, each with its own options: r_k = Σ_i w_i r_i,k. A part sees the
@@ -31,27 +55,7 @@ export const weightedReward = definePlugin({
       options.sources.some((p) => q.usesGroundTruth(p.source)),
     tokenStats: (options: WeightedOptions, q: ManifestQueryContext) =>
       options.sources.some((p) => q.tokenStats(p.source)),
-    options: {
-      type: 'object',
-      required: ['sources'],
-      properties: {
-        sources: {
-          type: 'array',
-          minItems: 1,
-          description: 'the parts: each a reward selection and its weight',
-          items: {
-            type: 'object',
-            required: ['source'],
-            properties: {
-              source: { corlPlugin: 'reward', description: 'a reward source, by name or {use, options}' },
-              weight: { type: 'number', default: 1, description: 'its weight in the sum' },
-            },
-            additionalProperties: false,
-          },
-        },
-      },
-      additionalProperties: false,
-    },
+    options: WEIGHTED_OPTIONS_SCHEMA,
   },
   async create(options: WeightedOptions, ctx: PluginContext): Promise<RewardSource> {
     if (options.sources.every((p) => p.weight === 0)) {

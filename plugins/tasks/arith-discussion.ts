@@ -4,20 +4,11 @@
 // So a model pretrained on it reads such prompts and is swayed by them, for better (a right
 // neighbour) or worse (a wrong one), before any interaction reward teaches it when to be.
 import type { Rng } from '../../core/util/rng';
-import type { ArithProblem, ArithStep } from './arith';
+import type { ArithOptions, ArithProblem, ArithStep } from './arith';
 import { writeChain, type SlipRates, type WrittenChain } from './arith-slips';
 
-/** How discussion turns are drawn. */
-export interface DiscussionOptions {
-  /** Share of the corpus that is discussion turns (0: none). */
-  readonly fraction: number;
-  /** Neighbours quoted per turn. */
-  readonly neighbours: { readonly min: number; readonly max: number };
-  /** Probability that a quoted neighbour's answer is right. */
-  readonly neighbourRight: number;
-  /** Probability that a writer whose answer differs from the neighbours' plurality adopts it. */
-  readonly adopt: number;
-}
+/** How discussion turns are drawn: corl:arith's `pretrain.discussion` option. */
+export type DiscussionOptions = ArithOptions['pretrain']['discussion'];
 
 /** The prompt of a discussion turn: the neighbours' answers of the previous round, then the problem. */
 export function arithDiscussionPrompt(prompt: string, answers: readonly string[]): string {

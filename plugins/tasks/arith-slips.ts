@@ -4,19 +4,10 @@
 // chain's last result. A model that fits such a corpus samples scattered wrong answers, which a
 // majority vote over its samples can correct. docs/guide/baselines.md ("The two regimes").
 import type { Rng } from '../../core/util/rng';
-import type { ArithProblem, ArithStep } from './arith';
+import type { ArithOptions, ArithProblem, ArithStep } from './arith';
 
-/** Probability of a slip at each opportunity, by kind. */
-export interface SlipRates {
-  /** Every written digit of a step's result: written one higher or lower than computed. */
-  readonly column: number;
-  /** Every carry into a column (and a final carry into a new leading digit): forgotten. */
-  readonly carry: number;
-  /** Every borrow from a column: forgotten. */
-  readonly borrow: number;
-  /** Every copy of a result (into the next step, or into the box): one digit off by one, or two adjacent digits swapped. */
-  readonly copy: number;
-}
+/** Probability of a slip at each opportunity, by kind: corl:arith's `pretrain.slips` option. */
+export type SlipRates = ArithOptions['pretrain']['slips'];
 
 /** The slip kinds, in a fixed order. */
 export const SLIP_KINDS = ['column', 'carry', 'borrow', 'copy'] as const;

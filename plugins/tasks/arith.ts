@@ -1,11 +1,12 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Problem, Reference } from '../../core/contracts/problem';
 import { MapGroundTruth } from '../../core/contracts/problem';
 import type { Task, TaskData } from '../../core/contracts/task';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 import { mixSeed, Rng } from '../../core/util/rng';
-import { arithDiscussionPrompt, discussionTurn, type DiscussionOptions } from './arith-discussion';
-import { hasSlips, writeChain, type SlipRates } from './arith-slips';
+import { arithDiscussionPrompt, discussionTurn } from './arith-discussion';
+import { hasSlips, writeChain } from './arith-slips';
 
 /** One binary step of a chain: left op right = result. */
 export interface ArithStep {
@@ -36,45 +37,6 @@ export interface ArithProblem {
   readonly steps: readonly ArithStep[];
   readonly answer: number;
   readonly features: ArithFeatures;
-}
-
-interface Range {
-  min: number;
-  max: number;
-}
-
-export interface ArithOptions {
-  /** Seed of the problem generator (independent of the run seed, so every run sees the same task). */
-  seed: number;
-  /** Number of training problems (prompts for RL; their solutions are never shown to label-free rewards). */
-  train: number;
-  /** Number of held-out problems. */
-  heldOut: number;
-  /** Number of validation problems (disjoint from both splits and from every pretraining corpus): for choosing settings. */
-  validation: number;
-  /** Operands per problem. */
-  operands: Range;
-  /** Digits per operand. */
-  digits: Range;
-  /** Operations drawn uniformly. */
-  operations: ('+' | '-')[];
-  /** Keep every intermediate result ≥ 0. */
-  nonNegative: boolean;
-  /** Prompt phrasings: index 0 is the canonical prompt, the others become `Problem.variants`. */
-  phrasings: number;
-  /** Supervised pretraining corpus (`corl pretrain`). */
-  pretrain: {
-    /** Number of worked examples. */
-    size: number;
-    /** Acceptance weight in [0, 1] of problems that have each feature: a family's blind spots. */
-    weights: { carry: number; borrow: number; hundreds: number };
-    /** Which phrasings the corpus uses (indices into the phrasing templates). */
-    phrasings: number[];
-    /** Probability of a slip at each opportunity of each kind, in the corpus's worked solutions. */
-    slips: SlipRates;
-    /** Discussion turns: prompts that quote neighbours' answers. */
-    discussion: DiscussionOptions;
-  };
 }
 
 /** Prompt templates: surface forms of the same problem. Index 0 is canonical. */
@@ -291,15 +253,149 @@ export function arithCorpus(o: ArithOptions, problems: readonly ArithProblem[]):
   });
 }
 
-const range = (min: number, max: number, dmin: number, dmax: number) => ({
+const range = (min: number, max: number, dmin: number, dmax: number) =>
+  ({
+    type: 'object',
+    properties: {
+      min: { type: 'integer', minimum: min, maximum: max, default: dmin },
+      max: { type: 'integer', minimum: min, maximum: max, default: dmax },
+    },
+    additionalProperties: false,
+    default: {},
+  }) as const satisfies JSONSchema;
+
+const ARITH_OPTIONS_SCHEMA = {
   type: 'object',
   properties: {
-    min: { type: 'integer', minimum: min, maximum: max, default: dmin },
-    max: { type: 'integer', minimum: min, maximum: max, default: dmax },
+    seed: {
+      type: 'integer',
+      minimum: 0,
+      default: 1234,
+      description: 'seed of the problem generator (not the run seed)',
+    },
+    train: { type: 'integer', minimum: 1, default: 2000, description: 'training problems' },
+    heldOut: { type: 'integer', minimum: 0, default: 200, description: 'held-out problems' },
+    validation: {
+      type: 'integer',
+      minimum: 0,
+      default: 0,
+      description:
+        'validation problems (disjoint from train, held-out and every pretraining corpus), evaluated with eval.split "validation": choose settings on them, never on held-out',
+    },
+    operands: range(2, 6, 2, 3),
+    digits: range(1, 4, 1, 2),
+    operations: { type: 'array', items: { enum: ['+', '-'] }, minItems: 1, uniqueItems: true, default: ['+', '-'] },
+    nonNegative: { type: 'boolean', default: true, description: 'every intermediate result is >= 0' },
+    phrasings: {
+      type: 'integer',
+      minimum: 1,
+      maximum: ARITH_PHRASINGS,
+      default: ARITH_PHRASINGS,
+      description: 'prompt phrasings: the canonical one plus variants for corl:rephrase',
+    },
+    pretrain: {
+      type: 'object',
+      default: {},
+      description: 'the supervised pretraining corpus of `corl pretrain`',
+      properties: {
+        size: { type: 'integer', minimum: 0, default: 20000, description: 'worked examples' },
+        weights: {
+          type: 'object',
+          default: {},
+          description:
+            "acceptance weight of problems with each feature (1 = as generated, 0 = never): a family's blind spots",
+          properties: {
+            carry: { type: 'number', minimum: 0, maximum: 1, default: 1 },
+            borrow: { type: 'number', minimum: 0, maximum: 1, default: 1 },
+            hundreds: { type: 'number', minimum: 0, maximum: 1, default: 1 },
+          },
+          additionalProperties: false,
+        },
+        phrasings: {
+          type: 'array',
+          items: { type: 'integer', minimum: 0, maximum: ARITH_PHRASINGS - 1 },
+          minItems: 1,
+          default: [0, 1, 2, 3],
+          description: 'phrasings used in the corpus',
+        },
+        slips: {
+          type: 'object',
+          default: {},
+          description:
+            'probability of a slip at each opportunity in the worked solutions; a slipped digit propagates consistently to the boxed answer (scattered errors a majority can correct)',
+          properties: {
+            column: {
+              type: 'number',
+              minimum: 0,
+              maximum: 1,
+              default: 0,
+              description: 'each written result digit: one higher or lower',
+            },
+            carry: {
+              type: 'number',
+              minimum: 0,
+              maximum: 1,
+              default: 0,
+              description: 'each carry into a column or a new leading digit: forgotten',
+            },
+            borrow: {
+              type: 'number',
+              minimum: 0,
+              maximum: 1,
+              default: 0,
+              description: 'each borrow from a column: forgotten',
+            },
+            copy: {
+              type: 'number',
+              minimum: 0,
+              maximum: 1,
+              default: 0,
+              description:
+                'each copy of a result into the next step or the box: a digit off by one or two digits swapped',
+            },
+          },
+          additionalProperties: false,
+        },
+        discussion: {
+          type: 'object',
+          default: {},
+          description:
+            'discussion turns: prompts "Peers: <answers>. <problem>" quoting neighbours of an earlier round, so models can read interaction prompts',
+          properties: {
+            fraction: {
+              type: 'number',
+              minimum: 0,
+              maximum: 1,
+              default: 0,
+              description: 'share of the corpus that is discussion turns',
+            },
+            neighbours: range(1, 4, 1, 2),
+            neighbourRight: {
+              type: 'number',
+              minimum: 0,
+              maximum: 1,
+              default: 0.6,
+              description: 'probability that a quoted answer is right (else a slipped wrong answer)',
+            },
+            adopt: {
+              type: 'number',
+              minimum: 0,
+              maximum: 1,
+              default: 0.5,
+              description: "probability that a writer disagreeing with the neighbours' plurality adopts it",
+            },
+          },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    },
   },
   additionalProperties: false,
-  default: {},
-});
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+export type ArithOptions = FromSchema<typeof ARITH_OPTIONS_SCHEMA>;
 
 /**
  * The embedded benchmark's task: multi-step integer arithmetic chains whose worked solutions end
@@ -314,135 +410,7 @@ export const arithTask = definePlugin({
     description:
       'Synthetic multi-step arithmetic with worked \\boxed{} solutions, a fixed held-out split, phrasings and a family-specific pretraining corpus',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        seed: {
-          type: 'integer',
-          minimum: 0,
-          default: 1234,
-          description: 'seed of the problem generator (not the run seed)',
-        },
-        train: { type: 'integer', minimum: 1, default: 2000, description: 'training problems' },
-        heldOut: { type: 'integer', minimum: 0, default: 200, description: 'held-out problems' },
-        validation: {
-          type: 'integer',
-          minimum: 0,
-          default: 0,
-          description:
-            'validation problems (disjoint from train, held-out and every pretraining corpus), evaluated with eval.split "validation": choose settings on them, never on held-out',
-        },
-        operands: range(2, 6, 2, 3),
-        digits: range(1, 4, 1, 2),
-        operations: { type: 'array', items: { enum: ['+', '-'] }, minItems: 1, uniqueItems: true, default: ['+', '-'] },
-        nonNegative: { type: 'boolean', default: true, description: 'every intermediate result is >= 0' },
-        phrasings: {
-          type: 'integer',
-          minimum: 1,
-          maximum: ARITH_PHRASINGS,
-          default: ARITH_PHRASINGS,
-          description: 'prompt phrasings: the canonical one plus variants for corl:rephrase',
-        },
-        pretrain: {
-          type: 'object',
-          default: {},
-          description: 'the supervised pretraining corpus of `corl pretrain`',
-          properties: {
-            size: { type: 'integer', minimum: 0, default: 20000, description: 'worked examples' },
-            weights: {
-              type: 'object',
-              default: {},
-              description:
-                "acceptance weight of problems with each feature (1 = as generated, 0 = never): a family's blind spots",
-              properties: {
-                carry: { type: 'number', minimum: 0, maximum: 1, default: 1 },
-                borrow: { type: 'number', minimum: 0, maximum: 1, default: 1 },
-                hundreds: { type: 'number', minimum: 0, maximum: 1, default: 1 },
-              },
-              additionalProperties: false,
-            },
-            phrasings: {
-              type: 'array',
-              items: { type: 'integer', minimum: 0, maximum: ARITH_PHRASINGS - 1 },
-              minItems: 1,
-              default: [0, 1, 2, 3],
-              description: 'phrasings used in the corpus',
-            },
-            slips: {
-              type: 'object',
-              default: {},
-              description:
-                'probability of a slip at each opportunity in the worked solutions; a slipped digit propagates consistently to the boxed answer (scattered errors a majority can correct)',
-              properties: {
-                column: {
-                  type: 'number',
-                  minimum: 0,
-                  maximum: 1,
-                  default: 0,
-                  description: 'each written result digit: one higher or lower',
-                },
-                carry: {
-                  type: 'number',
-                  minimum: 0,
-                  maximum: 1,
-                  default: 0,
-                  description: 'each carry into a column or a new leading digit: forgotten',
-                },
-                borrow: {
-                  type: 'number',
-                  minimum: 0,
-                  maximum: 1,
-                  default: 0,
-                  description: 'each borrow from a column: forgotten',
-                },
-                copy: {
-                  type: 'number',
-                  minimum: 0,
-                  maximum: 1,
-                  default: 0,
-                  description:
-                    'each copy of a result into the next step or the box: a digit off by one or two digits swapped',
-                },
-              },
-              additionalProperties: false,
-            },
-            discussion: {
-              type: 'object',
-              default: {},
-              description:
-                'discussion turns: prompts "Peers: <answers>. <problem>" quoting neighbours of an earlier round, so models can read interaction prompts',
-              properties: {
-                fraction: {
-                  type: 'number',
-                  minimum: 0,
-                  maximum: 1,
-                  default: 0,
-                  description: 'share of the corpus that is discussion turns',
-                },
-                neighbours: range(1, 4, 1, 2),
-                neighbourRight: {
-                  type: 'number',
-                  minimum: 0,
-                  maximum: 1,
-                  default: 0.6,
-                  description: 'probability that a quoted answer is right (else a slipped wrong answer)',
-                },
-                adopt: {
-                  type: 'number',
-                  minimum: 0,
-                  maximum: 1,
-                  default: 0.5,
-                  description: "probability that a writer disagreeing with the neighbours' plurality adopts it",
-                },
-              },
-              additionalProperties: false,
-            },
-          },
-          additionalProperties: false,
-        },
-      },
-      additionalProperties: false,
-    },
+    options: ARITH_OPTIONS_SCHEMA,
   },
   create(options: ArithOptions): Task {
     const nb = options.pretrain.discussion.neighbours;

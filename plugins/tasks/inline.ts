@@ -1,23 +1,10 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import * as path from 'node:path';
 import type { Problem, Reference } from '../../core/contracts/problem';
 import { MapGroundTruth } from '../../core/contracts/problem';
 import type { Task, TaskData } from '../../core/contracts/task';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-
-interface InlineRow {
-  id: string;
-  prompt: string;
-  answer?: string;
-  variants?: string[];
-  images?: string[];
-  solution?: string;
-}
-
-interface InlineOptions {
-  train: InlineRow[];
-  heldOut: InlineRow[];
-}
 
 const row = {
   type: 'object',
@@ -35,7 +22,22 @@ const row = {
     solution: { type: 'string', description: 'worked solution, used as pretraining text' },
   },
   additionalProperties: false,
-} as const;
+} as const satisfies JSONSchema;
+
+const INLINE_OPTIONS_SCHEMA = {
+  type: 'object',
+  required: ['train'],
+  properties: {
+    train: { type: 'array', items: row, minItems: 1 },
+    heldOut: { type: 'array', items: row, default: [] },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type InlineOptions = FromSchema<typeof INLINE_OPTIONS_SCHEMA>;
+/** One problem row of `train` or `heldOut`. */
+type InlineRow = InlineOptions['train'][number];
 
 /** Problems written directly in the config: for quick experiments and tests. */
 export const inlineTask = definePlugin({
@@ -45,15 +47,7 @@ export const inlineTask = definePlugin({
     description:
       'Problems listed in the config itself (train and held-out rows with optional answers, variants and images)',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      required: ['train'],
-      properties: {
-        train: { type: 'array', items: row, minItems: 1 },
-        heldOut: { type: 'array', items: row, default: [] },
-      },
-      additionalProperties: false,
-    },
+    options: INLINE_OPTIONS_SCHEMA,
   },
   create(options: InlineOptions, ctx): Task {
     return {

@@ -1,3 +1,4 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Problem, Reference } from '../../core/contracts/problem';
@@ -9,25 +10,7 @@ import { mixSeed, Rng } from '../../core/util/rng';
 import { lastBoxed } from '../answers/extract';
 
 /** How the reference answer is written in a file. */
-export type JsonlAnswerFormat = 'gsm8k' | 'math' | 'plain';
-
-export interface JsonlOptions {
-  /** Training problems file (relative to the config). */
-  train?: string;
-  /** Held-out problems file; without it, `heldOutFraction` of the train file is held out. */
-  heldOut?: string;
-  /** Share of the train file held out (seeded by `splitSeed`) when there is no `heldOut` file. */
-  heldOutFraction: number;
-  /** Seed of the held-out split (independent of the run seed, so every run sees the same split). */
-  splitSeed: number;
-  format: JsonlAnswerFormat;
-  /** Field names; absent means the format's usual one. */
-  fields: { id?: string; question?: string; answer?: string };
-  /** At most this many problems per split, the first ones in file order (0: all). */
-  limit: number;
-  /** Prompt text; `{question}` is replaced by the problem text. */
-  template: string;
-}
+export type JsonlAnswerFormat = JsonlOptions['format'];
 
 /** Field names each format reads when `fields` does not name them. */
 export const FORMAT_FIELDS: Readonly<
@@ -224,6 +207,75 @@ export function heldOutIndices(n: number, fraction: number, seed: number): Set<n
   return new Set(order.slice(0, count));
 }
 
+const JSONL_TASK_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    train: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'training problems JSONL, relative to the config (optional when heldOut is given: an evaluation-only task)',
+    },
+    heldOut: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'held-out problems JSONL, relative to the config; without it, heldOutFraction of the train file is held out',
+    },
+    heldOutFraction: {
+      type: 'number',
+      minimum: 0,
+      exclusiveMaximum: 1,
+      default: 0,
+      description: 'share of the train file held out (seeded by splitSeed) when there is no heldOut file',
+    },
+    splitSeed: {
+      type: 'integer',
+      default: 0,
+      description: 'seed of the held-out split (independent of the run seed)',
+    },
+    format: {
+      enum: ['gsm8k', 'math', 'plain'],
+      default: 'gsm8k',
+      description:
+        'answer format: gsm8k (reference after "####", commas removed), math ("answer", else the last \\boxed{} of "solution"), plain ("answer" as is)',
+    },
+    fields: {
+      type: 'object',
+      default: {},
+      description:
+        "field names, when they differ from the format's (gsm8k: question/answer/id; math: problem/answer/unique_id; plain: prompt/answer/id); rows without an id are numbered after the file name and line, e.g. test-12",
+      properties: {
+        id: {
+          type: 'string',
+          minLength: 1,
+          description: 'field holding the problem id (then required on every line)',
+        },
+        question: { type: 'string', minLength: 1, description: 'field holding the problem text' },
+        answer: { type: 'string', minLength: 1, description: 'field holding the reference answer' },
+      },
+      additionalProperties: false,
+    },
+    limit: {
+      type: 'integer',
+      minimum: 0,
+      default: 0,
+      description: 'at most this many problems per split, the first in file order (0: all)',
+    },
+    template: {
+      type: 'string',
+      pattern: '\\{question\\}',
+      default: '{question}',
+      description:
+        'prompt text; {question} is replaced by the problem, e.g. "{question}\\nPut the final answer in \\\\boxed{}."',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+export type JsonlOptions = FromSchema<typeof JSONL_TASK_OPTIONS_SCHEMA>;
+
 /** Problems from JSONL files: GSM8K, MATH / MATH-500, or plain question/answer rows. */
 export const jsonlTask = definePlugin({
   manifest: {
@@ -232,71 +284,7 @@ export const jsonlTask = definePlugin({
     description:
       'Problems from JSONL files (GSM8K "#### n" answers, MATH/MATH-500 \\boxed{} solutions, or plain answers), train and held-out files or a seeded split',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        train: {
-          type: 'string',
-          minLength: 1,
-          description:
-            'training problems JSONL, relative to the config (optional when heldOut is given: an evaluation-only task)',
-        },
-        heldOut: {
-          type: 'string',
-          minLength: 1,
-          description:
-            'held-out problems JSONL, relative to the config; without it, heldOutFraction of the train file is held out',
-        },
-        heldOutFraction: {
-          type: 'number',
-          minimum: 0,
-          exclusiveMaximum: 1,
-          default: 0,
-          description: 'share of the train file held out (seeded by splitSeed) when there is no heldOut file',
-        },
-        splitSeed: {
-          type: 'integer',
-          default: 0,
-          description: 'seed of the held-out split (independent of the run seed)',
-        },
-        format: {
-          enum: ['gsm8k', 'math', 'plain'],
-          default: 'gsm8k',
-          description:
-            'answer format: gsm8k (reference after "####", commas removed), math ("answer", else the last \\boxed{} of "solution"), plain ("answer" as is)',
-        },
-        fields: {
-          type: 'object',
-          default: {},
-          description:
-            "field names, when they differ from the format's (gsm8k: question/answer/id; math: problem/answer/unique_id; plain: prompt/answer/id); rows without an id are numbered after the file name and line, e.g. test-12",
-          properties: {
-            id: {
-              type: 'string',
-              minLength: 1,
-              description: 'field holding the problem id (then required on every line)',
-            },
-            question: { type: 'string', minLength: 1, description: 'field holding the problem text' },
-            answer: { type: 'string', minLength: 1, description: 'field holding the reference answer' },
-          },
-          additionalProperties: false,
-        },
-        limit: {
-          type: 'integer',
-          minimum: 0,
-          default: 0,
-          description: 'at most this many problems per split, the first in file order (0: all)',
-        },
-        template: {
-          type: 'string',
-          pattern: '\\{question\\}',
-          default: '{question}',
-          description:
-            'prompt text; {question} is replaced by the problem, e.g. "{question}\\nPut the final answer in \\\\boxed{}."',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: JSONL_TASK_OPTIONS_SCHEMA,
   },
   create(options: JsonlOptions, ctx): Task {
     if (options.train === undefined && options.heldOut === undefined) {

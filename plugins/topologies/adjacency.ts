@@ -1,20 +1,10 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PluginContext } from '../../core/contracts/plugin';
 import type { Topology } from '../../core/contracts/topology';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-
-interface AdjacencyOptions {
-  /** Row n, column m > 0: agent m supervises agent n, with that priority (1 = teacher). */
-  matrix: number[][];
-  /** A JSON file holding the matrix instead (relative to the config's folder). */
-  file: string;
-  /** Allow rows without any supervisor (those agents get no label, so zero rewards). */
-  allowUnsupervised: boolean;
-  /** Allow a non-zero diagonal (an agent among its own supervisors). */
-  allowSelf: boolean;
-}
 
 const topologyError = (message: string, where: string, hint?: string): CorlError =>
   new CorlError('CORL_ERR_CONFIG_TOPOLOGY', message, { where, ...(hint ? { hint } : {}) });
@@ -80,6 +70,38 @@ export function readMatrix(options: AdjacencyOptions, baseDir: string): { matrix
   return { matrix: matrix as number[][], where };
 }
 
+const ADJACENCY_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    matrix: {
+      type: 'array',
+      items: { type: 'array', items: { type: ['integer', 'boolean'] } },
+      default: [],
+      description:
+        'rows = supervised agent, columns = supervisor; 0 = none, k > 0 = supervisor with priority k (1 = teacher)',
+    },
+    file: {
+      type: 'string',
+      default: '',
+      description: 'JSON file with the matrix (a list of rows, or {"matrix": rows}), relative to the config',
+    },
+    allowUnsupervised: {
+      type: 'boolean',
+      default: false,
+      description: 'allow agents without supervisors (they get no label, so zero rewards)',
+    },
+    allowSelf: {
+      type: 'boolean',
+      default: false,
+      description: 'allow a non-zero diagonal (an agent supervising itself)',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type AdjacencyOptions = FromSchema<typeof ADJACENCY_OPTIONS_SCHEMA>;
+
 /**
  * Any supervision graph, as an N×N matrix: entry [n][m] > 0 means agent m supervises agent n, and
  * its value orders the supervisors (1 first: the teacher; ties by index). The reference's three-agent
@@ -92,34 +114,7 @@ export const adjacencyTopology = definePlugin({
     description:
       'Custom supervision graph from an N x N matrix (inline or a JSON file): entry [n][m] > 0 means m supervises n, with that priority',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        matrix: {
-          type: 'array',
-          items: { type: 'array', items: { type: ['integer', 'boolean'] } },
-          default: [],
-          description:
-            'rows = supervised agent, columns = supervisor; 0 = none, k > 0 = supervisor with priority k (1 = teacher)',
-        },
-        file: {
-          type: 'string',
-          default: '',
-          description: 'JSON file with the matrix (a list of rows, or {"matrix": rows}), relative to the config',
-        },
-        allowUnsupervised: {
-          type: 'boolean',
-          default: false,
-          description: 'allow agents without supervisors (they get no label, so zero rewards)',
-        },
-        allowSelf: {
-          type: 'boolean',
-          default: false,
-          description: 'allow a non-zero diagonal (an agent supervising itself)',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: ADJACENCY_OPTIONS_SCHEMA,
   },
   create(options: AdjacencyOptions, ctx: PluginContext): Topology {
     const copy = { ...options, matrix: options.matrix.map((r) => [...r]) };

@@ -1,11 +1,22 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { definePlugin } from '../../core/registry/define';
 import type { Topology } from '../../core/contracts/topology';
 import { CorlError } from '../../core/errors';
 
-interface CompleteOptions {
-  /** Count the agent's own answers too (self + peers); false gives the union of peers. */
-  self: boolean;
-}
+const COMPLETE_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    self: {
+      type: 'boolean',
+      default: false,
+      description: 'include the agent itself (self + peers); false: peers only',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type CompleteOptions = FromSchema<typeof COMPLETE_OPTIONS_SCHEMA>;
 
 /**
  * Everyone supervises everyone: S(n) = {m ≠ n} (union of peers), or every agent with `self`
@@ -20,17 +31,7 @@ export const completeTopology = definePlugin({
     description:
       'Every agent is supervised by all the others (union of peers), or by all agents itself included (self + peers)',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        self: {
-          type: 'boolean',
-          default: false,
-          description: 'include the agent itself (self + peers); false: peers only',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: COMPLETE_OPTIONS_SCHEMA,
   },
   create(options: CompleteOptions): Topology {
     const validate = (agents: number): void => {

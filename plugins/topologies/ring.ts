@@ -1,13 +1,28 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { definePlugin } from '../../core/registry/define';
 import type { Topology } from '../../core/contracts/topology';
 import { CorlError } from '../../core/errors';
 
-interface RingOptions {
-  /** 'backward': S(n) = {n−1 mod N} (Co-RL); 'forward': S(n) = {n+1 mod N}. */
-  direction: 'backward' | 'forward';
-  /** Explicit cyclic order of agent indices; agent order[i] is supervised by order[i−1]. Empty = 0..N−1. */
-  order: number[];
-}
+const RING_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    direction: {
+      enum: ['backward', 'forward'],
+      default: 'backward',
+      description: 'backward: n is supervised by n-1 (the paper); forward: by n+1',
+    },
+    order: {
+      type: 'array',
+      items: { type: 'integer', minimum: 0 },
+      default: [],
+      description: 'cyclic order of agents; empty means 0..N-1',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type RingOptions = FromSchema<typeof RING_OPTIONS_SCHEMA>;
 
 /**
  * Co-RL's ring. With the released reference's three-agent peer lists (A: B, C; B: C, A; C: A, B)
@@ -20,23 +35,7 @@ export const ringTopology = definePlugin({
     kind: 'topology',
     description: 'Co-RL ring: agent n is rewarded against the majority answer of its predecessor, S(n) = {n-1 mod N}',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        direction: {
-          enum: ['backward', 'forward'],
-          default: 'backward',
-          description: 'backward: n is supervised by n-1 (the paper); forward: by n+1',
-        },
-        order: {
-          type: 'array',
-          items: { type: 'integer', minimum: 0 },
-          default: [],
-          description: 'cyclic order of agents; empty means 0..N-1',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: RING_OPTIONS_SCHEMA,
   },
   create(options: RingOptions): Topology {
     const validate = (agents: number): void => {

@@ -1,21 +1,8 @@
-// Options of `corl:onnx-lm`: the JSON Schema (with defaults) and the matching type.
-import type { JsonSchema } from '../../../core/contracts/plugin';
-
-/** The options, as validated and defaulted by the schema. */
-export interface OnnxLmOptions {
-  readonly path: string;
-  readonly file?: string;
-  readonly template: string;
-  readonly addSpecialTokens: boolean;
-  readonly eosTokenIds?: readonly number[];
-  readonly maxContext?: number;
-  readonly threads: number;
-  readonly dtype: 'float32';
-  readonly family?: string;
-}
+// Options of `corl:onnx-lm`: the JSON Schema (with defaults) and the type derived from it.
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 
 /** The options schema (draft 2020-12, defaults everywhere, no unknown keys). */
-export const ONNX_LM_OPTIONS_SCHEMA: JsonSchema = {
+export const ONNX_LM_OPTIONS_SCHEMA = {
   type: 'object',
   required: ['path'],
   properties: {
@@ -74,4 +61,7 @@ export const ONNX_LM_OPTIONS_SCHEMA: JsonSchema = {
     },
   },
   additionalProperties: false,
-};
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+export type OnnxLmOptions = FromSchema<typeof ONNX_LM_OPTIONS_SCHEMA>;

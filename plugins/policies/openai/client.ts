@@ -2,17 +2,13 @@
 // and seeded jitter (or the server's Retry-After), and a bound on requests in flight.
 import { CorlError } from '../../../core/errors';
 import { Rng } from '../../../core/util/rng';
+import type { OpenAIOptions } from './options';
 
 /** What the client needs of the options. */
-export interface ClientOptions {
-  readonly baseUrl: string;
-  readonly apiKeyEnv?: string;
-  readonly timeoutSeconds: number;
-  readonly retries: number;
-  readonly backoffSeconds: number;
-  readonly maxBackoffSeconds: number;
-  readonly concurrency: number;
-}
+export type ClientOptions = Pick<
+  OpenAIOptions,
+  'baseUrl' | 'apiKeyEnv' | 'timeoutSeconds' | 'retries' | 'backoffSeconds' | 'maxBackoffSeconds' | 'concurrency'
+>;
 
 /** Replaceable effects, so tests can see delays without waiting them out. */
 export interface ClientEffects {

@@ -1,28 +1,8 @@
-// Options of `corl:openai`: the JSON Schema (with defaults) and the matching type.
-import type { JsonSchema } from '../../../core/contracts/plugin';
-
-/** The options, as validated and defaulted by the schema. */
-export interface OpenAIOptions {
-  readonly baseUrl: string;
-  readonly model: string;
-  readonly endpoint: 'chat' | 'completions';
-  readonly systemPrompt?: string;
-  readonly apiKeyEnv?: string;
-  readonly family: string;
-  readonly timeoutSeconds: number;
-  readonly retries: number;
-  readonly backoffSeconds: number;
-  readonly maxBackoffSeconds: number;
-  readonly concurrency: number;
-  readonly logprobs: boolean;
-  readonly vllmTokenIds: boolean;
-  readonly splitN: boolean;
-  readonly sendSeed: boolean;
-  readonly extraBody: Readonly<Record<string, unknown>>;
-}
+// Options of `corl:openai`: the JSON Schema (with defaults) and the type derived from it.
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 
 /** The options schema (draft 2020-12, defaults everywhere, no unknown keys). */
-export const OPENAI_OPTIONS_SCHEMA: JsonSchema = {
+export const OPENAI_OPTIONS_SCHEMA = {
   type: 'object',
   required: ['model'],
   properties: {
@@ -112,4 +92,7 @@ export const OPENAI_OPTIONS_SCHEMA: JsonSchema = {
     },
   },
   additionalProperties: false,
-};
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+export type OpenAIOptions = FromSchema<typeof OPENAI_OPTIONS_SCHEMA>;

@@ -1,48 +1,12 @@
-// Options of `corl:transformer`: the JSON Schema (with defaults) and the matching type.
-import type { JsonSchema } from '../../../core/contracts/plugin';
+// Options of `corl:transformer`: the JSON Schema (with defaults) and the type derived from it.
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 
 /** Digits, arithmetic, punctuation, letters and space: what the embedded tasks' texts use. */
 export const DEFAULT_ALPHABET =
   '0123456789+-*/=()[]{}<>.,;:?!\'"\\_^$%&#@|~ abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
-/** The options, as validated and defaulted by the schema. */
-export interface TransformerOptions {
-  readonly family?: string;
-  readonly tokenizer: { readonly alphabet: string; readonly tokens: readonly string[]; readonly lowercase: boolean };
-  readonly dModel: number;
-  readonly layers: number;
-  readonly heads: number;
-  readonly context: number;
-  readonly mlpRatio: number;
-  readonly norm: 'layernorm' | 'rmsnorm';
-  readonly activation: 'gelu' | 'relu';
-  readonly positions: 'learned' | 'sinusoidal';
-  readonly tiedEmbeddings: boolean;
-  readonly bias: boolean;
-  readonly init: { readonly seed?: number };
-  readonly checkpoint?: string;
-  readonly checkpointOptimizer: boolean;
-  readonly optimizer: {
-    readonly lr: number;
-    readonly betas: readonly [number, number];
-    readonly eps: number;
-    readonly weightDecay: number;
-    readonly gradClip: number;
-    readonly schedule: {
-      readonly type: 'constant' | 'cosine';
-      readonly warmupSteps: number;
-      readonly warmupRatio: number;
-      readonly minRatio: number;
-    };
-  };
-  readonly threads: number;
-  readonly worker: boolean;
-  readonly miniBatchSize: number;
-  readonly microBatchTokens: number;
-}
-
 /** The options schema (draft 2020-12, defaults everywhere, no unknown keys). */
-export const TRANSFORMER_OPTIONS_SCHEMA: JsonSchema = {
+export const TRANSFORMER_OPTIONS_SCHEMA = {
   type: 'object',
   properties: {
     family: {
@@ -218,4 +182,7 @@ export const TRANSFORMER_OPTIONS_SCHEMA: JsonSchema = {
     },
   },
   additionalProperties: false,
-};
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+export type TransformerOptions = FromSchema<typeof TRANSFORMER_OPTIONS_SCHEMA>;

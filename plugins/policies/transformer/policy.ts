@@ -131,8 +131,9 @@ export class TransformerPolicy implements Policy {
         vocab: this.tokenizer.vocab.map((_, i) => this.tokenizer.piece(i)),
         threads: this.options.worker ? 1 : threads,
         optimizer: {
-          beta1: this.options.optimizer.betas[0],
-          beta2: this.options.optimizer.betas[1],
+          // the schema holds betas to exactly two items
+          beta1: this.options.optimizer.betas[0]!,
+          beta2: this.options.optimizer.betas[1]!,
           eps: this.options.optimizer.eps,
         },
         gradClip: this.options.optimizer.gradClip,
@@ -263,8 +264,8 @@ export class TransformerPolicy implements Policy {
     const micro = microBatches(seqs, this.options.microBatchTokens, grpo);
     const opt = this.options.optimizer;
     const adam = adamwScalars(this.training.optimizerSteps + 1, lr, opt.weightDecay, {
-      beta1: opt.betas[0],
-      beta2: opt.betas[1],
+      beta1: opt.betas[0]!,
+      beta2: opt.betas[1]!,
       eps: opt.eps,
     });
     const nextVersion = ++this.versionSeq;

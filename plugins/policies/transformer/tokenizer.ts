@@ -3,16 +3,10 @@
 // Ids: 0 = <|end|> (begins every prompt and ends every completion), 1 = <|unk|>, then the
 // multi-character tokens in the given order, then the alphabet's characters.
 import { CorlError } from '../../../core/errors';
+import type { TransformerOptions } from './options';
 
 /** Tokenizer options (the `tokenizer` option of `corl:transformer`). */
-export interface TokenizerOptions {
-  /** Every character the model knows, each once. */
-  readonly alphabet: string;
-  /** Extra multi-character tokens, matched before single characters (longest first). */
-  readonly tokens: readonly string[];
-  /** Lower-case text before encoding. */
-  readonly lowercase: boolean;
-}
+export type TokenizerOptions = TransformerOptions['tokenizer'];
 
 /** Id of the end token (also the first token of every sequence). */
 export const END = 0;

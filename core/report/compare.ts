@@ -7,7 +7,8 @@ import { LineProgress, NoProgress, defaultProgress, type ProgressReporter } from
 import { RunDirectory } from '../trainer/run-dir';
 import { train } from '../trainer/trainer';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
-import { renderReport, resultRow, resultTable, type ReportGroup, type ResultRow } from './html';
+import { renderReport, resultRow, resultTable, type ReportGroup, type ReportStatus, type ResultRow } from './html';
+import { portablePath } from './portable';
 import { evalStepFiles, markdownTables } from './markdown';
 import { verdictLine } from './verdict';
 import { readTextMaybeGz } from '../util/gz';
@@ -135,7 +136,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
         )
       : undefined;
   const written = await writeCompareOutputs(o.out, groups, [
-    `Command: corl compare ${o.configs.join(' ')} --seeds ${o.seeds}${o.steps !== undefined ? ` --steps ${o.steps}` : ''} --out ${o.out}`,
+    `Command: corl compare ${o.configs.map((c) => portablePath(c)).join(' ')} --seeds ${o.seeds}${o.steps !== undefined ? ` --steps ${o.steps}` : ''} --out ${portablePath(o.out)}`,
     `Seeds: config seed + 1000·i for i = 0..${o.seeds - 1}.`,
   ]);
   return verdict ? { ...written, verdict } : written;
@@ -160,11 +161,15 @@ async function writeCompareOutputs(
   out: string,
   groups: readonly ReportGroup[],
   notes: readonly string[],
+  status?: ReportStatus,
 ): Promise<CompareResult> {
   const rows = groups.map(resultRow);
   const table = resultTable(rows);
   const report = path.join(out, 'report.html');
-  await writeFileAtomic(report, renderReport(`corl compare: ${groups.map((g) => g.name).join(', ')}`, groups, notes));
+  await writeFileAtomic(
+    report,
+    renderReport(`corl compare: ${groups.map((g) => g.name).join(', ')}`, groups, notes, status ? { status } : {}),
+  );
   await writeJsonAtomic(path.join(out, 'results.json'), rows);
   await writeFileAtomic(path.join(out, 'results.txt'), table + '\n');
   await writeFileAtomic(path.join(out, 'results.md'), markdownTables(groups, rows));
@@ -241,11 +246,48 @@ export async function reportCompare(out: string): Promise<CompareReportResult> {
     return i < 0 ? order.length : i;
   };
   groups.sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name));
-  const result = await writeCompareOutputs(out, groups, [
-    `Rendered by corl report ${out} from ${groups.reduce((n, g) => n + g.runs.length, 0)} finished run(s)${unfinished.length ? `; left out, unfinished: ${unfinished.join(', ')}` : ''}.`,
-    'Seeds: config seed + 1000·i for run seed-i.',
-  ]);
+  const seeds = typeof meta.seeds === 'number' ? meta.seeds : 0;
+  const status = compareStatus(
+    groups,
+    order.filter((n): n is string => n !== undefined),
+    seeds,
+    unfinished,
+  );
+  const result = await writeCompareOutputs(
+    out,
+    groups,
+    [
+      `Rendered by corl report ${portablePath(out)} from ${groups.reduce((n, g) => n + g.runs.length, 0)} finished run(s)${unfinished.length ? `; left out, unfinished: ${unfinished.join(', ')}` : ''}.`,
+      'Seeds: config seed + 1000·i for run seed-i.',
+    ],
+    status,
+  );
   return { ...result, unfinished };
+}
+
+/**
+ * The banner of a comparison's report: what is missing against what `corl compare` was asked for
+ * (configs without a finished run, configs with fewer finished seeds, unfinished runs left out).
+ */
+export function compareStatus(
+  groups: readonly ReportGroup[],
+  configs: readonly string[],
+  seeds: number,
+  unfinished: readonly string[],
+): ReportStatus | undefined {
+  const shown = new Set(groups.map((g) => g.name));
+  const missing = configs.filter((n) => !shown.has(n));
+  const short = groups.filter((g) => g.runs.length < seeds).map((g) => `${g.name} (${g.runs.length} of ${seeds})`);
+  const parts = [
+    missing.length ? `no finished run of ${missing.join(', ')}` : '',
+    short.length ? `fewer finished seeds than asked for: ${short.join(', ')}` : '',
+    unfinished.length ? `left out, unfinished: ${unfinished.join(', ')}` : '',
+  ].filter(Boolean);
+  if (!parts.length) return undefined;
+  return {
+    level: 'partial',
+    message: `this comparison is incomplete: ${parts.join('; ')}. Means and sds are over the finished runs only; running the same corl compare again finishes it.`,
+  };
 }
 
 /** The "name" of a config file, or undefined when it cannot be read (the report then orders by folder name). */

@@ -1,4 +1,4 @@
-import { escapeXml, lineChart, paletteColor, type Series } from './svg';
+import { escapeXml, lineChart, seriesStyle, type ReferenceLine, type Series, type SeriesStyle } from './svg';
 import { lastValue, meanSd, metricSeries, movingAverage, valueAt, type RunSummary } from './runs';
 
 /** Runs of one config (one per seed). */
@@ -136,7 +136,7 @@ function seriesOf(
   metric: string,
   phase: 'train' | 'eval',
   agent: number | 'mean' | null,
-  color: string,
+  style: SeriesStyle,
   smooth = 1,
 ): Series {
   const bySeed = g.runs.map((run) => {
@@ -162,7 +162,7 @@ function seriesOf(
     points,
     band: g.runs.length > 1 ? band : undefined,
     dashed: g.runs.some((r) => r.supervised),
-    color,
+    style,
   };
 }
 
@@ -203,32 +203,64 @@ function agreementTable(groups: readonly ReportGroup[]): string {
   return `<table><thead><tr><th rowspan="2">config</th><th rowspan="2">pair</th><th colspan="2">Cohen's κ</th><th colspan="2">complementarity c</th><th colspan="2">same wrong w</th><th colspan="2">coverage u</th></tr><tr>${'<th>start</th><th>end</th>'.repeat(4)}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
+/** What the top of the report says about runs that did not finish or were left out. */
+export interface ReportStatus {
+  /** 'partial': unfinished runs or missing seeds; 'failed': nothing usable beyond what is shown. */
+  readonly level: 'partial' | 'failed';
+  readonly message: string;
+}
+
+/** Options of {@link renderReport}. */
+export interface ReportOptions {
+  /** Shown as a banner above everything else. */
+  readonly status?: ReportStatus;
+}
+
+/**
+ * The base reference line of the held-out chart: the step-0 average pass@1 (the table's "base avg"),
+ * one line for all configs (their mean, when configs with different agents start apart).
+ */
+export function baseReference(rows: readonly ResultRow[]): ReferenceLine | undefined {
+  const bases = rows.map((r) => r.base.mean).filter(Number.isFinite);
+  if (!bases.length) return undefined;
+  const y = bases.reduce((a, b) => a + b, 0) / bases.length;
+  const apart = Math.max(...bases) - Math.min(...bases) >= 0.0005;
+  return { y, label: `base (step 0${apart ? ', mean of configs' : ''}): ${(y * 100).toFixed(1)}%` };
+}
+
 /** The report: results table, plots and agreement table, as one self-contained HTML page. */
-export function renderReport(title: string, groups: readonly ReportGroup[], notes: readonly string[] = []): string {
+export function renderReport(
+  title: string,
+  groups: readonly ReportGroup[],
+  notes: readonly string[] = [],
+  options: ReportOptions = {},
+): string {
   const rows = groups.map(resultRow);
   const single = groups.length === 1;
   const window = smoothingWindow(groups);
-  // Colours follow the config (or, for one config, the agent), so a line keeps its colour in every chart.
+  const base = baseReference(rows);
+  // Styles follow the config (or, for one config, the agent), so a line keeps its colour and marker in every chart.
   const plot = (
     metric: string,
     phase: 'train' | 'eval',
     chartTitle: string,
     yLabel: string,
-    yRange?: [number, number],
+    yBounds?: [number, number],
+    references: readonly ReferenceLine[] = [],
   ): string => {
     const smooth = phase === 'train' ? window : 1;
     const series = single
-      ? groups[0]!.runs[0]!.agents.map((_, i) => seriesOf(groups[0]!, metric, phase, i, paletteColor(i), smooth))
-      : groups.map((g, i) => seriesOf(g, metric, phase, 'mean', paletteColor(i), smooth));
-    const title = smooth > 1 ? `${chartTitle} (mean of the last ${smooth} steps)` : chartTitle;
-    return lineChart(series, { title, xLabel: 'training step', yLabel, yRange });
+      ? groups[0]!.runs[0]!.agents.map((_, i) => seriesOf(groups[0]!, metric, phase, i, seriesStyle(i), smooth))
+      : groups.map((g, i) => seriesOf(g, metric, phase, 'mean', seriesStyle(i), smooth));
+    const subtitle = smooth > 1 ? `each point the mean of the last ${smooth} steps` : undefined;
+    return lineChart(series, { title: chartTitle, subtitle, xLabel: 'training step', yLabel, yBounds, references });
   };
   const maxAgents = Math.max(0, ...rows.map((r) => r.perAgent.length));
   const sd = rows.some((r) => r.seeds > 1);
   const cell = (m: { mean: number; sd: number } | undefined): string => (m ? pct(m, sd) : '-');
   const table = `<table><thead><tr><th>config</th><th>ground truth</th><th>seeds</th><th>steps</th>${Array.from({ length: maxAgents }, (_, i) => `<th>agent ${i} pass@1</th>`).join('')}<th>avg pass@1</th><th>base avg</th><th>maj</th><th>ensemble</th><th>label acc</th></tr></thead><tbody>${rows.map((r) => `<tr${r.supervised ? ' class="gt"' : ''}><td>${escapeXml(r.name)}</td><td>${r.supervised ? 'yes (supervised)' : 'no'}</td><td>${r.seeds}</td><td>${r.steps}</td>${Array.from({ length: maxAgents }, (_, i) => `<td>${r.perAgent[i] ? `${escapeXml(r.perAgent[i]!.name)}: ${cell(r.perAgent[i])}` : ''}</td>`).join('')}<td><b>${cell(r.average)}</b></td><td>${cell(r.base)}</td><td>${r.maj ? `${r.maj.metric} ${cell(r.maj)}` : '-'}</td><td>${r.ensemble ? `${escapeXml(r.ensemble.metric.replace('ensemble/', ''))} ${cell(r.ensemble)}` : '-'}</td><td>${cell(r.labelAccuracy)}</td></tr>`).join('')}</tbody></table>`;
   const charts = [
-    plot('eval/accuracy', 'eval', 'Held-out accuracy (pass@1)', 'accuracy', [0, 1]),
+    plot('eval/accuracy', 'eval', 'Held-out accuracy (pass@1)', 'accuracy', [0, 1], base ? [base] : []),
     plot('label/accuracy', 'train', 'Pseudo-label accuracy', 'accuracy', [0, 1]),
     plot('reward/std', 'train', 'Reward std', 'std'),
     plot('label/peer_agreement', 'train', "Agreement with the supervisor's label", 'fraction', [0, 1]),
@@ -245,16 +277,19 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}
 th{background:#f3f3f3}tr.gt td{background:#fff6e5}
 .charts{display:flex;flex-wrap:wrap;gap:16px}
 .note{color:#555;font-size:13px}
+.scroll{overflow-x:auto;max-width:100%}
+.banner{border:2px solid #b00020;background:#fdecee;color:#5c000d;padding:8px 12px;margin:0 0 12px;font-size:14px}
+.banner.partial{border-color:#a15c00;background:#fff4e0;color:#4a2a00}
 </style></head><body>
-<h1>${escapeXml(title)}</h1>
+${options.status ? `<div class="banner ${options.status.level}" role="alert"><b>${options.status.level === 'failed' ? 'Failed run' : 'Partial results'}:</b> ${escapeXml(options.status.message)}</div>\n` : ''}<h1>${escapeXml(title)}</h1>
 ${notes.map((n) => `<p class="note">${escapeXml(n)}</p>`).join('\n')}
-<p class="note">Held-out accuracy is measured against ground truth for monitoring only. Rows marked "yes" used ground truth in their reward (supervised); dashed lines in the plots are those rows. Values are mean ± sd over seeds where there are several.</p>
+<p class="note">Held-out accuracy is measured against ground truth for monitoring only. Rows marked "yes" used ground truth in their reward (supervised); dashed lines in the plots are those rows. Values are mean ± sd over seeds where there are several; in the plots the sd is a tinted band with dotted edges. Each line has its own marker as well as its colour; the dotted grey line in the held-out chart is the base model (step 0).</p>
 <h2>Results</h2>
-${table}
+<div class="scroll">${table}</div>
 <h2>Training curves</h2>
 <div class="charts">${charts.join('\n')}</div>
 <h2>Error decoupling between agents (held-out, first sample of each)</h2>
-${agreementTable(groups)}
+<div class="scroll">${agreementTable(groups)}</div>
 </body></html>
 `;
 }

@@ -13,12 +13,22 @@ export interface RunSummary {
   readonly records: readonly MetricsRecord[];
   /** Steps done. */
   readonly steps: number;
+  /** Steps the config asks for (trainer.steps). */
+  readonly plannedSteps: number;
+  /** Whether the run finished all its steps (state.json). */
+  readonly finished: boolean;
 }
 
 /** Read a run directory. */
 export function readRun(dir: string): RunSummary {
   const run = RunDirectory.open(dir);
-  const config = run.config() as { name: string; seed: number; agents: { name: string; policy: { use: string } }[] };
+  const config = run.config() as {
+    name: string;
+    seed: number;
+    agents: { name: string; policy: { use: string } }[];
+    trainer?: { steps?: number };
+  };
+  const state = run.state();
   const meta = run.meta();
   return {
     dir: run.dir,
@@ -27,7 +37,9 @@ export function readRun(dir: string): RunSummary {
     supervised: meta.supervised === true,
     agents: config.agents.map((a) => ({ name: a.name, policy: a.policy.use })),
     records: run.readMetrics(),
-    steps: run.state().nextStep,
+    steps: state.nextStep,
+    plannedSteps: config.trainer?.steps ?? state.nextStep,
+    finished: state.finished,
   };
 }
 

@@ -1,4 +1,7 @@
 // Self-contained SVG line charts for reports: no scripts, no external assets.
+import { markerSvg, seriesStyle, tint, type SeriesStyle } from './palette';
+
+export { PALETTE, paletteColor, seriesStyle, type SeriesStyle } from './palette';
 
 /** One line of a chart. */
 export interface Series {
@@ -8,40 +11,33 @@ export interface Series {
   /** Optional band (e.g. ± sd over seeds): same x values as `points`. */
   readonly band?: readonly (readonly [number, number, number])[];
   readonly dashed?: boolean;
-  /** Line colour (default: the palette colour of the series' position). */
+  /** Colour and marker (default: the palette style of the series' position). */
+  readonly style?: SeriesStyle;
+  /** Line colour, replacing the style's. */
+  readonly color?: string;
+}
+
+/** A horizontal reference line (e.g. the base model's accuracy at step 0), labelled on the chart. */
+export interface ReferenceLine {
+  readonly y: number;
+  readonly label: string;
+  /** Default grey. */
   readonly color?: string;
 }
 
 /** Chart options. */
 export interface ChartOptions {
   readonly title: string;
+  /** A second, smaller title line (e.g. how the curves are smoothed). */
+  readonly subtitle?: string;
   readonly xLabel: string;
   readonly yLabel: string;
   readonly width?: number;
-  readonly height?: number;
-  /** Fixed y range (e.g. [0, 1] for accuracies); default: the data's range with a margin. */
+  /** Fixed y range; default: the data's range (lines, bands, reference lines) with a margin. */
   readonly yRange?: readonly [number, number];
-}
-
-/** A colour-blind-safe palette: Okabe–Ito's eight, then four of Tol's muted set, so that twelve lines stay distinct. */
-export const PALETTE = [
-  '#0072B2',
-  '#D55E00',
-  '#009E73',
-  '#CC79A7',
-  '#E69F00',
-  '#56B4E9',
-  '#000000',
-  '#F0E442',
-  '#882255',
-  '#117733',
-  '#44AA99',
-  '#999933',
-];
-
-/** Colour of the i-th line (or config) of a report: the same in every chart. */
-export function paletteColor(i: number): string {
-  return PALETTE[i % PALETTE.length]!;
+  /** Limits the data-scaled range may not cross (e.g. [0, 1] for accuracies). */
+  readonly yBounds?: readonly [number, number];
+  readonly references?: readonly ReferenceLine[];
 }
 
 export function escapeXml(s: string): string {
@@ -66,24 +62,80 @@ function fmt(v: number): string {
   return Number(v.toPrecision(3)).toString();
 }
 
-/** A line chart as an inline SVG string. */
+// Advance widths (in em) of DejaVu Sans, the widest of the usual system-ui fallbacks, rounded up:
+// layout is decided before any browser measures, so it plans for the widest font it may meet.
+const NARROW = new Set([..."iljtfr.,:;!|'()[] "]);
+const WIDE = new Set([...'mwMW@%']);
+/** Estimated width of a line of text in pixels (bold text is about 10% wider). */
+export function textWidth(s: string, size: number, bold = false): number {
+  let em = 0;
+  for (const ch of s) em += NARROW.has(ch) ? 0.36 : WIDE.has(ch) ? 0.98 : /[A-Z0-9±×…]/.test(ch) ? 0.72 : 0.64;
+  return em * size * (bold ? 1.1 : 1);
+}
+
+/** Words of `s` wrapped into lines at most `width` pixels wide (a word wider than that is cut with "…"). */
+export function wrapText(s: string, width: number, size: number, bold = false): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of s.split(/\s+/).filter(Boolean)) {
+    const next = line ? `${line} ${word}` : word;
+    if (textWidth(next, size, bold) <= width) line = next;
+    else {
+      if (line) lines.push(line);
+      line = fitText(word, width, size, bold);
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+/** `s`, cut with "…" where it would be wider than `width` pixels. */
+export function fitText(s: string, width: number, size: number, bold = false): string {
+  if (textWidth(s, size, bold) <= width) return s;
+  let cut = s;
+  while (cut.length > 1 && textWidth(cut + '…', size, bold) > width) cut = cut.slice(0, -1);
+  return cut.trimEnd() + '…';
+}
+
+const f1 = (v: number): string => v.toFixed(1);
+const REF_COLOR = '#555555';
+
+/**
+ * A line chart as an inline SVG string. Lines carry their palette colour and a marker (so a
+ * greyscale print tells them apart); a line that another drawn later coincides with is drawn wider,
+ * so it shows around it; ± sd bands are opaque tints with dotted edges, so overlapping bands never
+ * mix into a colour no series has. The y axis spans the data, reference lines included.
+ */
 export function lineChart(all: readonly Series[], o: ChartOptions): string {
   // A series without a single finite value (a metric that config does not log) gets no legend entry.
   const series = all
-    .map((s, i) => ({ ...s, color: s.color ?? paletteColor(i) }))
+    .map((s, i) => {
+      const base = s.style ?? seriesStyle(i);
+      return { ...s, index: i, style: s.color ? { ...base, color: s.color } : base };
+    })
     .filter((s) => s.points.some((p) => Number.isFinite(p[1])));
-  const W = o.width ?? 460;
-  const H = o.height ?? 280;
-  const m = { l: 52, r: 12, t: 28, b: 64 + 14 * Math.ceil(series.length / 3) };
-  const pw = W - m.l - m.r;
-  const ph = H - m.t - m.b + 14 * Math.ceil(series.length / 3);
-  const height = m.t + ph + m.b;
+  const W = o.width ?? 540;
+  const titleLines = wrapText(o.title, W - 16, 13, true);
+  const subLines = o.subtitle ? wrapText(o.subtitle, W - 16, 11) : [];
+  const top = 8 + 16 * titleLines.length + 14 * subLines.length;
+  const head = [
+    ...titleLines.map(
+      (t, i) => `<text class="title" x="8" y="${18 + 16 * i}" font-size="13" font-weight="bold">${escapeXml(t)}</text>`,
+    ),
+    ...subLines.map(
+      (t, i) =>
+        `<text class="subtitle" x="8" y="${16 + 16 * titleLines.length + 14 * i}" font-size="11" fill="#555">${escapeXml(t)}</text>`,
+    ),
+  ];
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
-  const ys = series
-    .flatMap((s) => [...s.points.map((p) => p[1]), ...(s.band ?? []).flatMap((b) => [b[1], b[2]])])
-    .filter(Number.isFinite);
+  const refs = (o.references ?? []).filter((r) => Number.isFinite(r.y));
+  const ys = [
+    ...series.flatMap((s) => [...s.points.map((p) => p[1]), ...(s.band ?? []).flatMap((b) => [b[1], b[2]])]),
+    ...refs.map((r) => r.y),
+  ].filter(Number.isFinite);
   if (xs.length === 0 || ys.length === 0) {
-    return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="80" role="img"><text x="10" y="20" font-size="13" font-weight="bold">${escapeXml(o.title)}</text><text x="10" y="50" font-size="12" fill="#666">no data</text></svg>`;
+    const h = top + 36;
+    return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${h}" viewBox="0 0 ${W} ${h}" role="img" aria-label="${escapeXml(o.title)}" font-family="system-ui, sans-serif">${head.join('')}<text x="8" y="${top + 22}" font-size="12" fill="#666">no data</text></svg>`;
   }
   let [x0, x1] = [Math.min(...xs), Math.max(...xs)];
   if (x0 === x1) {
@@ -95,42 +147,83 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
     const pad = (y1 - y0) * 0.08 || Math.abs(y0) * 0.1 || 0.1;
     y0 -= pad;
     y1 += pad;
+    if (o.yBounds) {
+      y0 = Math.max(y0, o.yBounds[0]);
+      y1 = Math.min(y1, o.yBounds[1]);
+    }
   }
+  const yTicks = ticks(y0, y1);
+  const yTickText = yTicks.map(fmt);
+  const m = { l: 26 + Math.max(...yTickText.map((t) => textWidth(t, 10))), r: 14, t: top + 8 };
+  const pw = W - m.l - m.r;
+  const ph = 200;
+  // Legend: as many columns as the longest name allows; a name too long for one column is cut, its full text in a tooltip.
+  const entryWidth = (name: string): number => 34 + textWidth(name, 10);
+  const widest = Math.max(...series.map((s) => entryWidth(s.name)), ...refs.map((r) => entryWidth(r.label)), 1);
+  const columns = Math.max(1, Math.min(3, Math.floor((W - 16) / widest)));
+  const colW = (W - 16) / columns;
+  const legendTop = m.t + ph + 50;
+  const legendRows = Math.ceil((series.length + refs.length) / columns);
+  const height = legendTop + 14 * legendRows + 4;
   const X = (x: number): number => m.l + ((x - x0) / (x1 - x0)) * pw;
-  // Bands (± sd) may overshoot a fixed range such as [0, 1]; they are clipped to the plot area.
+  // Bands (± sd) may overshoot a range such as [0, 1]; they are clipped to the plot area.
   const Y = (y: number): number => m.t + ph - ((Math.min(Math.max(y, y0), y1) - y0) / (y1 - y0)) * ph;
   const parts: string[] = [];
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" role="img" aria-label="${escapeXml(o.title)}" font-family="system-ui, sans-serif">`,
   );
-  parts.push(`<text x="${m.l}" y="16" font-size="13" font-weight="bold">${escapeXml(o.title)}</text>`);
-  for (const t of ticks(y0, y1)) {
-    parts.push(`<line x1="${m.l}" x2="${m.l + pw}" y1="${Y(t).toFixed(1)}" y2="${Y(t).toFixed(1)}" stroke="#e5e5e5"/>`);
+  parts.push(...head);
+  for (const [k, t] of yTicks.entries()) {
+    parts.push(`<line x1="${f1(m.l)}" x2="${f1(m.l + pw)}" y1="${f1(Y(t))}" y2="${f1(Y(t))}" stroke="#e5e5e5"/>`);
     parts.push(
-      `<text x="${m.l - 6}" y="${(Y(t) + 4).toFixed(1)}" font-size="10" text-anchor="end" fill="#444">${fmt(t)}</text>`,
+      `<text x="${f1(m.l - 6)}" y="${f1(Y(t) + 4)}" font-size="10" text-anchor="end" fill="#444">${yTickText[k]}</text>`,
     );
   }
   for (const t of ticks(x0, x1, 6)) {
     parts.push(
-      `<text x="${X(t).toFixed(1)}" y="${m.t + ph + 14}" font-size="10" text-anchor="middle" fill="#444">${fmt(t)}</text>`,
+      `<text x="${f1(X(t))}" y="${m.t + ph + 14}" font-size="10" text-anchor="middle" fill="#444">${fmt(t)}</text>`,
     );
   }
-  parts.push(`<rect x="${m.l}" y="${m.t}" width="${pw}" height="${ph}" fill="none" stroke="#999"/>`);
   parts.push(
-    `<text x="${m.l + pw / 2}" y="${m.t + ph + 30}" font-size="11" text-anchor="middle">${escapeXml(o.xLabel)}</text>`,
+    `<text x="${f1(m.l + pw / 2)}" y="${m.t + ph + 30}" font-size="11" text-anchor="middle">${escapeXml(o.xLabel)}</text>`,
   );
   parts.push(
-    `<text transform="translate(12 ${m.t + ph / 2}) rotate(-90)" font-size="11" text-anchor="middle">${escapeXml(o.yLabel)}</text>`,
+    `<text transform="translate(12 ${m.t + ph / 2}) rotate(-90)" font-size="11" text-anchor="middle">${escapeXml(fitText(o.yLabel, ph, 11))}</text>`,
   );
-  series.forEach((s, i) => {
-    const color = s.color;
-    if (s.band && s.band.length > 1) {
-      const upper = s.band.map((b) => `${X(b[0]).toFixed(1)},${Y(b[2]).toFixed(1)}`);
-      const lower = [...s.band].reverse().map((b) => `${X(b[0]).toFixed(1)},${Y(b[1]).toFixed(1)}`);
+  // Bands first, all of them, so that no band covers a line.
+  for (const s of series) {
+    if (!s.band || s.band.length < 2) continue;
+    const upper = s.band.map((b) => `${f1(X(b[0]))},${f1(Y(b[2]))}`);
+    const lower = [...s.band].reverse().map((b) => `${f1(X(b[0]))},${f1(Y(b[1]))}`);
+    parts.push(
+      `<polygon class="band" points="${[...upper, ...lower].join(' ')}" fill="${tint(s.style.color, 0.16)}" stroke="none"/>`,
+    );
+  }
+  for (const s of series) {
+    if (!s.band || s.band.length < 2) continue;
+    for (const k of [1, 2] as const)
       parts.push(
-        `<polygon points="${[...upper, ...lower].join(' ')}" fill="${color}" fill-opacity="0.15" stroke="none"/>`,
+        `<polyline class="band-edge" points="${s.band.map((b) => `${f1(X(b[0]))},${f1(Y(b[k]))}`).join(' ')}" fill="none" stroke="${s.style.color}" stroke-width="0.7" stroke-dasharray="1 2"/>`,
       );
-    }
+  }
+  for (const r of refs) {
+    const y = Y(r.y);
+    parts.push(
+      `<line class="ref-line" x1="${f1(m.l)}" x2="${f1(m.l + pw)}" y1="${f1(y)}" y2="${f1(y)}" stroke="${r.color ?? REF_COLOR}" stroke-width="1.4" stroke-dasharray="2 3"/>`,
+    );
+  }
+  // A line that later lines lie on (the same pixels at half of its points or more) is drawn wider, once per such line.
+  const pixels = series.map((s) =>
+    s.points.filter((p) => Number.isFinite(p[1])).map((p) => `${f1(X(p[0]))},${f1(Y(p[1]))}`),
+  );
+  const covered = pixels.map((mine, i) => {
+    const set = new Set(mine);
+    return pixels
+      .slice(i + 1)
+      .filter((theirs) => theirs.filter((p) => set.has(p)).length * 2 >= mine.length && mine.length > 0).length;
+  });
+  series.forEach((s, i) => {
+    const width = 1.8 + 2.4 * Math.min(covered[i]!, 3);
     let d = '';
     let pen = false;
     for (const [x, y] of s.points) {
@@ -138,22 +231,62 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
         pen = false;
         continue;
       }
-      d += `${pen ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`;
+      d += `${pen ? 'L' : 'M'}${f1(X(x))},${f1(Y(y))}`;
       pen = true;
     }
     parts.push(
-      `<path d="${d}" fill="none" stroke="${color}" stroke-width="1.8"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>`,
-    );
-    if (s.points.length <= 30)
-      for (const [x, y] of s.points)
-        if (Number.isFinite(y))
-          parts.push(`<circle cx="${X(x).toFixed(1)}" cy="${Y(y).toFixed(1)}" r="2.2" fill="${color}"/>`);
-    const lx = m.l + (i % 3) * (pw / 3);
-    const ly = m.t + ph + 46 + 14 * Math.floor(i / 3);
-    parts.push(
-      `<line x1="${lx}" x2="${lx + 14}" y1="${ly - 4}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/><text x="${lx + 18}" y="${ly}" font-size="10">${escapeXml(s.name.length > 26 ? s.name.slice(0, 25) + '…' : s.name)}</text>`,
+      `<path class="series" data-series="${s.index}" d="${d}" fill="none" stroke="${s.style.color}" stroke-width="${f1(width)}" stroke-linejoin="round"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>`,
     );
   });
+  // Markers: every point of a short line; about eight on a long one, staggered between lines so that
+  // lines on top of each other still show each one's marker.
+  series.forEach((s, i) => {
+    const finite = s.points.filter((p) => Number.isFinite(p[1]));
+    const step = finite.length <= 12 ? 1 : Math.ceil(finite.length / 8);
+    const offset = step > 1 ? Math.floor((i * step) / Math.max(series.length, 1)) % step : 0;
+    const r = 3 + 1.2 * Math.min(covered[i]!, 3);
+    finite.forEach(([x, y], k) => {
+      if ((k - offset) % step === 0) parts.push(markerSvg(s.style, X(x), Y(y), r));
+    });
+  });
+  parts.push(
+    `<rect class="plot" x="${f1(m.l)}" y="${m.t}" width="${f1(pw)}" height="${ph}" fill="none" stroke="#999"/>`,
+  );
+  // Each entry: a sample of the line (and its marker) at (x, y), then the name.
+  const entry = (
+    k: number,
+    name: string,
+    sample: (x: number, y: number) => string,
+    cls: string,
+    attrs = '',
+  ): string => {
+    const lx = 8 + (k % columns) * colW;
+    const ly = legendTop + 14 * Math.floor(k / columns);
+    return `<g class="${cls}"${attrs}><title>${escapeXml(name)}</title>${sample(lx, ly - 4)}<text x="${f1(lx + 27)}" y="${ly}" font-size="10">${escapeXml(fitText(name, colW - 34, 10))}</text></g>`;
+  };
+  series.forEach((s, i) =>
+    parts.push(
+      entry(
+        i,
+        s.name,
+        (x, y) =>
+          `<line x1="${f1(x)}" x2="${f1(x + 22)}" y1="${y}" y2="${y}" stroke="${s.style.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>${markerSvg(s.style, x + 11, y, 3)}`,
+        'legend-entry',
+        ` data-series="${s.index}"`,
+      ),
+    ),
+  );
+  refs.forEach((r, j) =>
+    parts.push(
+      entry(
+        series.length + j,
+        r.label,
+        (x, y) =>
+          `<line x1="${f1(x)}" x2="${f1(x + 22)}" y1="${y}" y2="${y}" stroke="${r.color ?? REF_COLOR}" stroke-width="1.4" stroke-dasharray="2 3"/>`,
+        'legend-entry ref-entry',
+      ),
+    ),
+  );
   parts.push('</svg>');
   return parts.join('');
 }

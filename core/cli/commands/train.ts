@@ -7,6 +7,7 @@ import { RunDirectory } from '../../trainer/run-dir';
 import { train, type TrainResult } from '../../trainer/trainer';
 import { intFlag, pct, table } from '../output';
 import { writeRunReport } from '../../report/write';
+import { portableText } from '../../report/portable';
 
 interface TrainFlags {
   config?: string;
@@ -128,6 +129,16 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
   process.on('SIGINT', onSigint);
   try {
     return await train(loaded, { run, resume: flags.resume !== undefined, progress, shouldStop: () => stop });
+  } catch (e) {
+    // the run's page says it failed, at the top, with what it logged before
+    try {
+      process.stderr.write(
+        `report: ${await writeRunReport(run.dir, portableText((e as Error).message ?? String(e)))}\n`,
+      );
+    } catch {
+      // nothing readable to report (e.g. no metrics yet): the error itself is what matters
+    }
+    throw e;
   } finally {
     process.off('SIGINT', onSigint);
   }

@@ -13,6 +13,7 @@ import { CorlError, isCorlError } from '../errors';
 import { deepFreeze } from '../util/fs';
 import { mixSeed } from '../util/rng';
 import { AnswerKeys } from './answer-keys';
+import { roundPrompt } from './discussion';
 import { agentFailure, batchAt, buildCohort, sampleChecked, type Agent, type Cohort } from './cohort';
 import { evaluateCohort, mean } from './evaluate';
 import { NoProgress, type ProgressReporter } from './progress';
@@ -199,6 +200,18 @@ interface StepPhase {
   ms: { sampleMs: number; rewardMs: number; updateMs: number };
 }
 
+/** One round of a step: every agent's K completions per problem, their keys, prompts and verifier results. */
+interface Round {
+  /** `completions[a][i][k]`. */
+  readonly completions: Completion[][][];
+  /** `answerKeys[a][i][k]`. */
+  readonly answerKeys: (string | null)[][][];
+  /** `prompts[a][i][k]`: the prompt each completion was sampled from. */
+  readonly prompts: string[][][];
+  /** `results[a][i]`: the reward source's result (in a discussion, the verifier's scores). */
+  readonly results: RewardResult[][];
+}
+
 async function trainStep(
   cohort: Cohort,
   keys: AnswerKeys,
@@ -210,8 +223,17 @@ async function trainStep(
   const { config, supervised, tokenStats } = cohort.loaded;
   const tc = config.trainer;
   const N = cohort.agents.length;
+  const K = tc.groupSize;
+  const interaction = cohort.interaction;
   const problems = batchAt(cohort.data.train, step, tc.batchSize, config.dataSeed);
   const t0 = performance.now();
+  const sampling = {
+    temperature: tc.sampling.temperature,
+    topP: tc.sampling.topP,
+    maxTokens: tc.sampling.maxTokens,
+    stop: tc.sampling.stop,
+    tokenStats,
+  };
 
   // 1. Every agent samples K completions per problem, in its own phrasing and with its own seed.
   const views = cohort.agents.map((a) => problems.map((p) => ({ ...cohort.diversity.view(p, a.index, N), id: p.id })));
@@ -220,78 +242,143 @@ async function trainStep(
       sampleChecked(
         a,
         views[a.index]!,
-        {
-          n: tc.groupSize,
-          temperature: tc.sampling.temperature,
-          topP: tc.sampling.topP,
-          maxTokens: tc.sampling.maxTokens,
-          stop: tc.sampling.stop,
-          seed: mixSeed(a.seed, 'train', step),
-          tokenStats,
-        },
+        { n: K, ...sampling, seed: mixSeed(a.seed, 'train', step) },
         `sampling at step ${step + 1}`,
       ),
     ),
   );
-  const t1 = performance.now();
 
   // 2. Answer keys, once per completion; they are all that agents share.
-  const answerKeys: (string | null)[][][] = [];
-  for (const a of cohort.agents) {
-    const perProblem: (string | null)[][] = [];
-    for (const [i, p] of problems.entries()) {
-      try {
-        perProblem.push(
-          await keys.forReward(
-            p,
-            completions[a.index]![i]!.map((c) => c.text),
-          ),
-        );
-      } catch (e) {
-        throw agentFailure(a, `answer keys at step ${step + 1}`, e);
+  const answerKeysOf = async (
+    cs: readonly (readonly Completion[])[][],
+    what: string,
+  ): Promise<(string | null)[][][]> => {
+    const out: (string | null)[][][] = [];
+    for (const a of cohort.agents) {
+      const perProblem: (string | null)[][] = [];
+      for (const [i, p] of problems.entries()) {
+        try {
+          perProblem.push(
+            await keys.forReward(
+              p,
+              cs[a.index]![i]!.map((c) => c.text),
+            ),
+          );
+        } catch (e) {
+          throw agentFailure(a, `answer keys ${what}`, e);
+        }
       }
+      out.push(perProblem);
     }
-    answerKeys.push(perProblem);
+    return out;
+  };
+
+  // 3. Rewards against the topology's supervisors (in a discussion, the verifier's score of each turn).
+  const score = async (
+    cs: readonly (readonly Completion[])[][],
+    answerKeys: readonly (readonly (string | null)[])[][],
+    round: number | undefined,
+    what: string,
+  ): Promise<RewardResult[][]> => {
+    const results: RewardResult[][] = [];
+    for (const a of cohort.agents) {
+      const supervisors = cohort.topology.supervisors(a.index, N);
+      const row: RewardResult[] = [];
+      for (const [i, problem] of problems.entries()) {
+        const group = cs[a.index]![i]!;
+        const own: AgentAnswers = { agent: a.index, keys: [...answerKeys[a.index]![i]!] };
+        // Frozen, and built of copies: a reward source can change nothing the run (or the next source) uses.
+        const ctx: RewardContext = deepFreeze({
+          problem,
+          prompt: views[a.index]![i]!.prompt,
+          ...(round !== undefined ? { round } : {}),
+          agent: a.index,
+          agents: N,
+          step,
+          completions: group.map((c, k) => view(c, keys.of(c.text).answer, own.keys[k] ?? null)),
+          own,
+          supervisors: supervisors.map((m) => ({ agent: m, keys: [...answerKeys[m]![i]!] })),
+          equivalence: cohort.equivalence,
+          ...(supervised ? { reference: cohort.data.groundTruth.get(problem.id) } : {}),
+        });
+        let result: RewardResult;
+        try {
+          result = await cohort.reward.score(ctx);
+        } catch (e) {
+          throw agentFailure(a, `reward ${what}`, e);
+        }
+        checkRewards(result, group.length, a, problem);
+        row.push(result);
+      }
+      results.push(row);
+    }
+    return results;
+  };
+
+  const t1Round0 = performance.now();
+  let sampleMs = t1Round0 - t0;
+  const keys0 = await answerKeysOf(completions, `at step ${step + 1}`);
+  const rounds: Round[] = [
+    {
+      completions,
+      answerKeys: keys0,
+      prompts: cohort.agents.map((a) =>
+        problems.map((_, i) => Array.from({ length: K }, () => views[a.index]![i]!.prompt)),
+      ),
+      results: await score(completions, keys0, interaction ? 0 : undefined, `at step ${step + 1}`),
+    },
+  ];
+
+  // Discussion rounds: debate k of agent a reads its neighbours' turns of debate k in the round before.
+  for (let r = 1; interaction && r <= interaction.rounds; r++) {
+    const tr = performance.now();
+    const prev = rounds[r - 1]!;
+    const what = `round ${r} at step ${step + 1}`;
+    const prompts = cohort.agents.map((a) => {
+      const window = a.policy.contextWindow?.();
+      return problems.map((p, i) =>
+        Array.from({ length: K }, (_, k) =>
+          roundPrompt(
+            cohort.discussionPrompt,
+            views[a.index]![i]!.prompt,
+            cohort.neighbours[a.index]!.map((m) => {
+              const text = prev.completions[m]![i]![k]!.text;
+              return { agent: m, answer: keys.of(text).answer, text };
+            }),
+            {
+              share: interaction.share,
+              window,
+              maxTokens: tc.sampling.maxTokens,
+              where: `agents[${a.index}] debate ${k} of problem "${p.id}", ${what}`,
+            },
+          ),
+        ),
+      );
+    });
+    const sampled = await Promise.all(
+      cohort.agents.map((a) =>
+        sampleChecked(
+          a,
+          problems.flatMap((_, i) => prompts[a.index]![i]!.map((prompt) => ({ ...views[a.index]![i]!, prompt }))),
+          { n: 1, ...sampling, seed: mixSeed(a.seed, 'train', step, 'round', r) },
+          `sampling ${what}`,
+        ),
+      ),
+    );
+    const cs = sampled.map((flat) => problems.map((_, i) => flat.slice(i * K, (i + 1) * K).map((g) => g[0]!)));
+    sampleMs += performance.now() - tr;
+    const ks = await answerKeysOf(cs, what);
+    rounds.push({ completions: cs, answerKeys: ks, prompts, results: await score(cs, ks, r, what) });
   }
 
-  // 3. Rewards against the topology's supervisors.
-  const results: RewardResult[][] = [];
-  for (const a of cohort.agents) {
-    const supervisors = cohort.topology.supervisors(a.index, N);
-    const row: RewardResult[] = [];
-    for (const [i, problem] of problems.entries()) {
-      const group = completions[a.index]![i]!;
-      const own: AgentAnswers = { agent: a.index, keys: [...answerKeys[a.index]![i]!] };
-      // Frozen, and built of copies: a reward source can change nothing the run (or the next source) uses.
-      const ctx: RewardContext = deepFreeze({
-        problem,
-        prompt: views[a.index]![i]!.prompt,
-        agent: a.index,
-        agents: N,
-        step,
-        completions: group.map((c, k) => view(c, keys.of(c.text).answer, own.keys[k] ?? null)),
-        own,
-        supervisors: supervisors.map((m) => ({ agent: m, keys: [...answerKeys[m]![i]!] })),
-        equivalence: cohort.equivalence,
-        ...(supervised ? { reference: cohort.data.groundTruth.get(problem.id) } : {}),
-      });
-      let result: RewardResult;
-      try {
-        result = await cohort.reward.score(ctx);
-      } catch (e) {
-        throw agentFailure(a, `reward at step ${step + 1}`, e);
-      }
-      checkRewards(result, group.length, a, problem);
-      row.push(result);
-    }
-    results.push(row);
-  }
+  // In a discussion the interaction turns the verifier's scores into each turn's reward.
+  const credited: RewardResult[][][] = interaction ? credit(cohort, rounds, problems) : [rounds[0]!.results];
   const t2 = performance.now();
 
-  // 4. Advantages and 5. updates, every agent concurrently.
+  // 4. Advantages (one group per agent, problem and round) and 5. updates, every agent concurrently.
   const loss: LossOptions = { ...tc.loss, maxCompletionLength: tc.sampling.maxTokens };
   const advantages = cohort.agents.map((a) => {
-    const groups = results[a.index]!.map((r) => r.rewards);
+    const groups = credited.flatMap((round) => round[a.index]!.map((r) => r.rewards));
     const adv = cohort.advantage.estimate(groups);
     if (
       adv.length !== groups.length ||
@@ -305,12 +392,16 @@ async function trainStep(
     }
     return adv;
   });
+  // Per agent, everything flattened round by round: problem slot j = round · B + i.
+  const flat = <T>(pick: (round: Round) => T[][], a: number): T[] => rounds.flatMap((round) => pick(round)[a]!);
   const updates = await Promise.all(
     cohort.agents.map(async (a) => {
       const samples: TrainingSample[] = [];
-      problems.forEach((_, i) =>
-        completions[a.index]![i]!.forEach((c, k) => {
-          samples.push({ prompt: views[a.index]![i]!.prompt, completion: c, advantage: advantages[a.index]![i]![k]! });
+      const cs = flat((round) => round.completions, a.index);
+      const ps = flat((round) => round.prompts, a.index);
+      cs.forEach((group, j) =>
+        group.forEach((c, k) => {
+          samples.push({ prompt: ps[j]![k]!, completion: c, advantage: advantages[a.index]![j]![k]! });
         }),
       );
       let last: UpdateResult = { metrics: {} };
@@ -334,35 +425,45 @@ async function trainStep(
   // 6. Metrics (ground truth is used here for monitoring only).
   let rewardSum = 0;
   const labelAccs: number[] = [];
+  const allProblems = rounds.flatMap(() => problems);
   for (const a of cohort.agents) {
+    const results = credited.flatMap((round) => round[a.index]!);
     const m = await stepMetrics(
       cohort,
       grades,
-      problems,
-      completions[a.index]!,
-      answerKeys[a.index]!,
-      results[a.index]!,
+      allProblems,
+      flat((round) => round.completions, a.index),
+      flat((round) => round.answerKeys, a.index),
+      results,
       advantages[a.index]!,
       updates[a.index]!,
     );
+    if (interaction) Object.assign(m, await roundMetrics(cohort, grades, problems, rounds, a.index));
     rewardSum += m['reward/mean']!;
     if (m['label/accuracy'] !== undefined) labelAccs.push(m['label/accuracy']);
     await write({ step: step + 1, agent: a.index, phase: 'train', metrics: m });
     if (config.trainer.saveRollouts) {
-      problems.forEach((p, i) =>
-        run.appendRollout({
-          step: step + 1,
-          agent: a.index,
-          index: i,
-          id: p.id,
-          prompt: views[a.index]![i]!.prompt,
-          label: results[a.index]![i]!.label ?? null,
-          completions: completions[a.index]![i]!.map((c, k) => ({
-            text: c.text,
-            key: answerKeys[a.index]![i]![k],
-            reward: results[a.index]![i]!.rewards[k],
-            advantage: advantages[a.index]![i]![k],
-          })),
+      rounds.forEach((round, r) =>
+        problems.forEach((p, i) => {
+          const j = r * problems.length + i;
+          run.appendRollout({
+            step: step + 1,
+            agent: a.index,
+            index: i,
+            ...(interaction ? { round: r } : {}),
+            id: p.id,
+            prompt: views[a.index]![i]!.prompt,
+            label: results[j]!.label ?? null,
+            completions: round.completions[a.index]![i]!.map((c, k) => ({
+              ...(interaction
+                ? { prompt: round.prompts[a.index]![i]![k]!, score: round.results[a.index]![i]!.rewards[k] }
+                : {}),
+              text: c.text,
+              key: round.answerKeys[a.index]![i]![k],
+              reward: results[j]!.rewards[k],
+              advantage: advantages[a.index]![j]![k],
+            })),
+          });
         }),
       );
     }
@@ -370,8 +471,72 @@ async function trainStep(
   return {
     reward: rewardSum / N,
     labelAccuracy: labelAccs.length ? mean(labelAccs) : NaN,
-    ms: { sampleMs: t1 - t0, rewardMs: t2 - t1, updateMs: t3 - t2 },
+    ms: { sampleMs, rewardMs: t2 - t0 - sampleMs, updateMs: t3 - t2 },
   };
+}
+
+/** Each turn's reward from the interaction's credit of the verifier's scores, problem by problem: `[round][agent][problem]`. */
+function credit(cohort: Cohort, rounds: readonly Round[], problems: readonly Problem[]): RewardResult[][][] {
+  const interaction = cohort.interaction!;
+  const N = cohort.agents.length;
+  const K = rounds[0]!.completions[0]![0]!.length;
+  const out: RewardResult[][][] = rounds.map((round) => round.results.map((row) => row.map((x) => ({ ...x }))));
+  for (const [i, p] of problems.entries()) {
+    const scores = rounds.map((round) => round.results.map((row) => [...row[i]!.rewards]));
+    const rewards = interaction.credit(
+      deepFreeze({ agents: N, turns: rounds.length, debates: K, scores, neighbours: cohort.neighbours }),
+    );
+    checkCredit(rewards, rounds.length, N, K, p, cohort.loaded.config.interaction!.use);
+    rounds.forEach((_, r) =>
+      cohort.agents.forEach((a) => {
+        out[r]![a.index]![i] = { ...out[r]![a.index]![i]!, rewards: rewards[r]![a.index]! };
+      }),
+    );
+  }
+  return out;
+}
+
+function checkCredit(rewards: unknown, turns: number, N: number, K: number, p: Problem, use: string): void {
+  const ok =
+    Array.isArray(rewards) &&
+    rewards.length === turns &&
+    rewards.every(
+      (row) =>
+        Array.isArray(row) &&
+        row.length === N &&
+        row.every(
+          (g) => Array.isArray(g) && g.length === K && g.every((v) => typeof v === 'number' && Number.isFinite(v)),
+        ),
+    );
+  if (!ok)
+    throw new CorlError(
+      'CORL_ERR_INTERACTION_OUTPUT',
+      `expected "${use}" to credit problem "${p.id}" with finite rewards[${turns} rounds][${N} agents][${K} debates], got another shape or a non-finite value`,
+      { where: 'interaction' },
+    );
+}
+
+/** Per round r: the turns' accuracy against the reference and the verifier's mean score (monitoring). */
+async function roundMetrics(
+  cohort: Cohort,
+  grades: AnswerKeys,
+  problems: readonly Problem[],
+  rounds: readonly Round[],
+  agent: number,
+): Promise<Record<string, number>> {
+  const m: Record<string, number> = {};
+  for (const [r, round] of rounds.entries()) {
+    const right: number[] = [];
+    for (const [i, p] of problems.entries()) {
+      const target = grades.referenceKey(p.id, cohort.data.groundTruth);
+      if (target === null) continue;
+      for (const key of round.answerKeys[agent]![i]!)
+        right.push(key !== null && (key === target || (await cohort.grading.equal(key, target))) ? 1 : 0);
+    }
+    if (right.length) m[`train/round${r}/accuracy`] = mean(right);
+    m[`reward/round${r}/score_mean`] = mean(round.results[agent]!.flatMap((x) => [...x.rewards]));
+  }
+  return m;
 }
 
 function view(c: Completion, answer: string | null, key: string | null): CompletionView {

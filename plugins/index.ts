@@ -2,6 +2,7 @@ import type { DependencyContainer } from 'tsyringe';
 import * as advantages from './advantages';
 import * as answers from './answers';
 import * as diversity from './diversity';
+import * as interactions from './interactions';
 import * as metrics from './metrics';
 import * as policies from './policies';
 import * as rewards from './rewards';
@@ -13,6 +14,6 @@ import * as topologies from './topologies';
  * third-party plugin module takes.
  */
 export async function register(container: DependencyContainer): Promise<void> {
-  for (const m of [tasks, answers, policies, rewards, topologies, diversity, advantages, metrics])
+  for (const m of [tasks, answers, policies, rewards, topologies, diversity, advantages, metrics, interactions])
     await m.register(container);
 }

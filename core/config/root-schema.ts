@@ -111,6 +111,10 @@ export function rootSchema(): JsonSchema {
       extractor: selection('extractor', 'finds the final answer in a completion', 'corl:math'),
       equivalence: selection('equivalence', 'canonical answer keys and answer equality', 'corl:math'),
       advantage: selection('advantage', 'turns rewards into advantages', 'corl:grpo'),
+      interaction: selection(
+        'interaction',
+        'multi-round discussion: agents read their neighbours\' previous answers and answer again ("corl:debate", MAPoRL); absent: one round, no discussion',
+      ),
       metrics: {
         type: 'array',
         items: selection('metrics', 'an extra metrics sink'),
@@ -265,5 +269,6 @@ export const ROOT_SLOTS: ReadonlyArray<{ path: string; kind: PluginKind }> = [
   { path: 'extractor', kind: 'extractor' },
   { path: 'equivalence', kind: 'equivalence' },
   { path: 'advantage', kind: 'advantage' },
+  { path: 'interaction', kind: 'interaction' },
   { path: 'metrics[]', kind: 'metrics' },
 ];

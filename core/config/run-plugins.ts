@@ -2,6 +2,7 @@ import type { AdvantageEstimator } from '../contracts/advantage-estimator';
 import type { AnswerExtractor } from '../contracts/answer-extractor';
 import type { DiversityStrategy } from '../contracts/diversity-strategy';
 import type { Equivalence } from '../contracts/equivalence';
+import type { Interaction } from '../contracts/interaction';
 import type { MetricsSink } from '../contracts/metrics-sink';
 import type { PluginKind, PluginKindMap, ResolvedSelection } from '../contracts/plugin';
 import type { Policy } from '../contracts/policy';
@@ -34,6 +35,8 @@ export interface RunPlugins {
   readonly reward: RewardSource;
   readonly diversity?: DiversityStrategy;
   readonly advantage?: AdvantageEstimator;
+  /** The interaction protocol (`training` only, when the config has one). */
+  readonly interaction?: Interaction;
   readonly sinks: readonly MetricsSink[];
   /** One policy per agent, in order (`training` only); agent i has seed `config.seed + i`. */
   readonly policies: readonly Policy[];
@@ -43,7 +46,7 @@ export interface RunPlugins {
 
 /**
  * Create a config's plugins in the order each may depend on the ones before: task (and its data),
- * extractor, equivalence, topology, diversity, advantage, reward, metrics sinks, policies. Each
+ * extractor, equivalence, topology, diversity, advantage, interaction, reward, metrics sinks, policies. Each
  * instance lives in a container of its own holding only what its manifest entitles it to (see
  * `PluginContext.container`); ground truth reaches only a reward source that declares it. The one
  * path for `corl train`, `corl validate`, `corl eval` and `corl serve`; on a failure, what was
@@ -91,11 +94,13 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
     services = { ...services, topology };
     let diversity: DiversityStrategy | undefined;
     let advantage: AdvantageEstimator | undefined;
+    let interaction: Interaction | undefined;
     if (set === 'training') {
       diversity = await make('diversity', config.diversity, 'diversity');
       services = { ...services, diversity };
       advantage = await make('advantage', config.advantage, 'advantage');
       services = { ...services, advantage };
+      if (config.interaction) interaction = await make('interaction', config.interaction, 'interaction');
     }
     const reward = await make('reward', config.reward, 'reward');
     const sinks: MetricsSink[] = [];
@@ -116,6 +121,7 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
       reward,
       diversity,
       advantage,
+      interaction,
       sinks,
       policies,
       close: () => scopes.close(),

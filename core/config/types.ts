@@ -154,6 +154,8 @@ export interface CorlConfig {
   readonly extractor: ResolvedSelection;
   readonly equivalence: ResolvedSelection;
   readonly advantage: ResolvedSelection;
+  /** The interaction protocol, when the config has one (absent: agents answer once, alone). */
+  readonly interaction?: ResolvedSelection;
   readonly metrics: readonly ResolvedSelection[];
   readonly trainer: TrainerConfig;
   readonly eval: EvalConfig;

@@ -157,6 +157,7 @@ export class ConfigValidator {
           'equivalence',
           'advantage',
           'metrics',
+          'interaction',
         ] as PluginKind[]
       ).find((k) => this.registry.has(k, sel.use));
       return fail(

@@ -10,3 +10,4 @@ export * from './diversity-strategy';
 export * from './advantage-estimator';
 export * from './metrics-sink';
 export * from './plugin';
+export * from './interaction';

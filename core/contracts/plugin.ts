@@ -3,6 +3,7 @@ import type { AdvantageEstimator } from './advantage-estimator';
 import type { AnswerExtractor } from './answer-extractor';
 import type { DiversityStrategy } from './diversity-strategy';
 import type { Equivalence } from './equivalence';
+import type { Interaction } from './interaction';
 import type { MetricsSink } from './metrics-sink';
 import type { Policy } from './policy';
 import type { RewardSource } from './reward-source';
@@ -29,6 +30,8 @@ export interface PluginKindMap {
   advantage: AdvantageEstimator;
   /** An extra destination for metrics (`metrics[]`). */
   metrics: MetricsSink;
+  /** Multi-round discussion between agents and the credit of each turn (`interaction`). */
+  interaction: Interaction;
 }
 
 /** The kinds of plugin corl knows. */
@@ -45,6 +48,7 @@ export const PLUGIN_KINDS: readonly PluginKind[] = [
   'equivalence',
   'advantage',
   'metrics',
+  'interaction',
 ];
 
 /** A JSON Schema (draft 2020-12) object. */

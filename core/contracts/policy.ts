@@ -142,6 +142,20 @@ export interface Policy {
   save(dir: string): Promise<void>;
   /** Restore exactly what `save` wrote; a corrupt or mismatched checkpoint throws a coded error. */
   load(dir: string): Promise<void>;
+  /**
+   * The policy's context window, for callers that build long prompts (interaction rounds): its size in
+   * tokens and how many a prompt occupies (including tokens the policy adds, such as a start token).
+   * Optional: without it prompts are sent whole and the backend enforces its own limit.
+   */
+  contextWindow?(): ContextWindow;
   /** Release threads, sessions, sockets. Optional. */
   close?(): Promise<void>;
+}
+
+/** A policy's context window (see {@link Policy.contextWindow}). */
+export interface ContextWindow {
+  /** Tokens the model reads at once: prompt plus completion. */
+  readonly tokens: number;
+  /** Tokens `prompt` occupies in the context. */
+  count(prompt: string): number;
 }

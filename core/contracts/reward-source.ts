@@ -32,8 +32,13 @@ export interface AgentAnswers {
 export interface RewardContext {
   /** The problem (canonical phrasing; never the reference). */
   readonly problem: Problem;
-  /** The prompt text this agent actually saw. */
+  /**
+   * The prompt text this agent actually saw (in a discussion round ≥ 1, where each of the K debates
+   * quotes different neighbours, the agent's view of the problem without the quotes).
+   */
   readonly prompt: string;
+  /** The discussion round of these completions (0: answered alone); present only in runs with an `interaction`. */
+  readonly round?: number;
   /** This agent's index, 0-based. */
   readonly agent: number;
   /** Cohort size N. */

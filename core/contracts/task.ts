@@ -26,10 +26,29 @@ export interface TaskData {
   readonly pretrainPromptLengths?: readonly number[];
 }
 
+/** A neighbour's turn of the previous round, as a discussion prompt quotes it. */
+export interface NeighbourTurn {
+  /** The neighbour's agent index. */
+  readonly agent: number;
+  /** Its extracted answer (null: none could be parsed). */
+  readonly answer: string | null;
+  /**
+   * Its whole completion, when the interaction shares solutions (`share: "solution"`); absent when it
+   * shares answers only. May be shortened from the front (to `…` + its end) to fit the policy's context.
+   */
+  readonly solution?: string;
+}
+
 /** A source of problems. Deterministic: the same options give the same data. */
 export interface Task {
   /** Loads (or generates) the splits. Called once per run. */
   load(): Promise<TaskData>;
+  /**
+   * The prompt of a discussion round: `prompt` (the agent's view of the problem) with the neighbours'
+   * previous turns, in the task's own prompt format (the one its models were trained to read).
+   * Optional: without it the trainer uses a plain chat text ("Other agents answered: …"). Pure.
+   */
+  discussionPrompt?(prompt: string, turns: readonly NeighbourTurn[]): string;
 }
 
 /** Injection token of the run's {@link Task} (its data holds the references): registered only in the container of a reward source that declares `usesGroundTruth`. */

@@ -11,6 +11,7 @@ import type { KitOptions } from './common';
 import { diversityContract, type DiversityKitOptions } from './diversity';
 import { equivalenceContract, type EquivalenceKitOptions } from './equivalence';
 import { extractorContract, type ExtractorKitOptions } from './extractor';
+import { interactionContract, type InteractionKitOptions } from './interaction';
 import { metricsContract, type MetricsKitOptions } from './metrics';
 import { policyContract, type PolicyKitOptions } from './policy';
 import { rewardContract, type RewardKitOptions } from './reward';
@@ -36,6 +37,13 @@ export { equivalenceChecks, equivalenceContract, sampleAnswers, type Equivalence
 export { advantageChecks, advantageContract, rewardBatches } from './advantage';
 export { policyChecks, policyContract, updateBatch, type PolicyKitOptions } from './policy';
 export { taskChecks, taskContract } from './task';
+export {
+  debateScoreBatches,
+  interactionChecks,
+  interactionContract,
+  neighbourLayouts,
+  type InteractionKitOptions,
+} from './interaction';
 export { metricsChecks, metricsContract, sampleRecords, type MetricsKitOptions } from './metrics';
 export {
   CategoricalPolicy,
@@ -53,7 +61,8 @@ export type AnyKitOptions = KitOptions &
   ExtractorKitOptions &
   EquivalenceKitOptions &
   PolicyKitOptions &
-  MetricsKitOptions;
+  MetricsKitOptions &
+  InteractionKitOptions;
 
 /** The contract suite of whatever kind `plugin` is. */
 export function contractSuite(plugin: PluginDefinition<PluginKind>, kit: AnyKitOptions = {}): void {
@@ -77,6 +86,8 @@ export function contractSuite(plugin: PluginDefinition<PluginKind>, kit: AnyKitO
       return taskContract(plugin as PluginDefinition<'task'>, kit);
     case 'metrics':
       return metricsContract(plugin as PluginDefinition<'metrics'>, kit);
+    case 'interaction':
+      return interactionContract(plugin as PluginDefinition<'interaction'>, kit);
     default:
       throw new CorlError(
         'CORL_ERR_TESTING_SETUP',

@@ -3,6 +3,7 @@ import type { AnswerExtractor } from '../contracts/answer-extractor';
 import type { Completion } from '../contracts/completion';
 import type { DiversityStrategy } from '../contracts/diversity-strategy';
 import type { Equivalence } from '../contracts/equivalence';
+import type { Interaction } from '../contracts/interaction';
 import type { MetricsSink } from '../contracts/metrics-sink';
 import type { Policy, SampleRequest, SamplingOptions } from '../contracts/policy';
 import type { Problem } from '../contracts/problem';
@@ -12,7 +13,9 @@ import type { Topology } from '../contracts/topology';
 import type { LoadedConfig } from '../config/load';
 import { CorlError, isCorlError } from '../errors';
 import { createRunPlugins } from '../config/run-plugins';
+import { chatDiscussionPrompt } from '../util/discussion-text';
 import { mixSeed, Rng } from '../util/rng';
+import type { DiscussionFormat } from './discussion';
 
 /** One member of the cohort: its policy and seed. */
 export interface Agent {
@@ -37,6 +40,12 @@ export interface Cohort {
   /** Another instance of the same equivalence, for grading against references (metrics, evaluation). */
   readonly grading: Equivalence;
   readonly advantage: AdvantageEstimator;
+  /** The interaction protocol, when the config has one: agents then discuss each problem for its rounds. */
+  readonly interaction?: Interaction;
+  /** `neighbours[a]`: whose previous turns agent `a` reads in a discussion round (the topology's supervisors). */
+  readonly neighbours: readonly (readonly number[])[];
+  /** The task's discussion prompt format (the chat default when the task has none). */
+  readonly discussionPrompt: DiscussionFormat;
   readonly sinks: readonly MetricsSink[];
   /** Release every plugin that holds threads, sessions or processes, and dispose their containers. */
   close(): Promise<void>;
@@ -55,6 +64,20 @@ export async function buildCohort(loaded: LoadedConfig): Promise<Cohort> {
     seed: loaded.config.seed + i,
     policy: p.policies[i]!,
   }));
+  const N = agents.length;
+  const neighbours = agents.map((a) => Object.freeze([...p.topology.supervisors(a.index, N)]));
+  if (p.interaction) {
+    try {
+      p.interaction.validate(N, neighbours);
+    } catch (e) {
+      await p.close();
+      throw e;
+    }
+  }
+  const task = p.task;
+  const discussionPrompt: DiscussionFormat = task?.discussionPrompt
+    ? (prompt, turns) => task.discussionPrompt!(prompt, turns)
+    : chatDiscussionPrompt;
   return {
     loaded,
     data: p.data!,
@@ -66,6 +89,9 @@ export async function buildCohort(loaded: LoadedConfig): Promise<Cohort> {
     equivalence: p.equivalence,
     grading: p.grading!,
     advantage: p.advantage!,
+    interaction: p.interaction,
+    neighbours,
+    discussionPrompt,
     sinks: p.sinks,
     close: p.close,
   };

@@ -10,11 +10,14 @@ import { pluralityVote } from '../voting/plurality';
 import { mixSeed } from '../util/rng';
 import { sampleChecked, type Agent, type Cohort } from './cohort';
 import { AnswerKeys } from './answer-keys';
+import { roundPrompt } from './discussion';
 
 /** One agent's answers to one held-out problem. */
 export interface EvalRow {
   readonly agent: number;
   readonly id: string;
+  /** The discussion round these answers were given in (runs with an `interaction`; rows of the final round are written). */
+  readonly round?: number;
   /** Extracted answers of its samples, in order (null: nothing parsed). */
   readonly answers: readonly (string | null)[];
   /** Answer keys of its samples, in order. */
@@ -91,9 +94,11 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
   const problems = evalProblems(cohort.data, ev);
   const gt = cohort.data.groundTruth;
   if (problems.length === 0) return { rows: [], records: [], accuracy: cohort.agents.map(() => 0) };
-  const perAgent = await Promise.all(
-    cohort.agents.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.grading, ev)),
-  );
+  // With an interaction, the scores (and rows, pairs, ensemble) are the final round's; each round's pass@1 is added.
+  const rounds = cohort.interaction ? await evaluateDiscussion(cohort, problems, keys, ev) : undefined;
+  const perAgent =
+    rounds?.[rounds.length - 1] ??
+    (await Promise.all(cohort.agents.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.grading, ev))));
   const rows = perAgent.flat();
   const records: MetricsRecord[] = [];
   const accuracy: number[] = [];
@@ -106,6 +111,11 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
       'eval/mean_length': score.meanLength,
     };
     if (ev.samples > 1) metrics[`eval/maj@${ev.samples}`] = score.majority;
+    rounds?.forEach((round, r) => {
+      const s = agentScores(round[agent.index]!);
+      metrics[`eval/round${r}/pass@1`] = s.pass1;
+      if (ev.samples > 1) metrics[`eval/round${r}/maj@${ev.samples}`] = s.majority;
+    });
     records.push({ step, agent: agent.index, phase: 'eval', metrics });
   }
   if (ev.ensemble > 0) {
@@ -152,6 +162,16 @@ export async function evaluateAgent(
   equivalence: Equivalence,
   settings: AgentEvalSettings,
 ): Promise<EvalRow[]> {
+  const completions = await sampleEval(agent, problems, settings);
+  return evalRows(agent, problems, completions, keys, gt, equivalence);
+}
+
+/** Round 0 of an evaluation: `settings.samples` completions per problem on the canonical prompt. */
+async function sampleEval(
+  agent: Agent,
+  problems: readonly Problem[],
+  settings: AgentEvalSettings,
+): Promise<Completion[][]> {
   // Every agent answers the canonical prompt: diversity strategies shape training inputs only, so
   // that all configs (and all agents of one) are scored on identical held-out questions.
   const requests = problems.map((p) => ({ id: p.id, prompt: p.prompt, images: p.images }));
@@ -174,6 +194,19 @@ export async function evaluateAgent(
     completions.push(...part);
     settings.onBatch?.(completions.length, requests.length);
   }
+  return completions;
+}
+
+/** The rows of one agent's completions (`completions[i]` for `problems[i]`), graded against ground truth. */
+async function evalRows(
+  agent: Agent,
+  problems: readonly Problem[],
+  completions: readonly (readonly Completion[])[],
+  keys: AnswerKeys,
+  gt: GroundTruth,
+  equivalence: Equivalence,
+  round?: number,
+): Promise<EvalRow[]> {
   const rows: EvalRow[] = [];
   for (const [i, problem] of problems.entries()) {
     const group = completions[i]!;
@@ -186,6 +219,7 @@ export async function evaluateAgent(
     rows.push({
       agent: agent.index,
       id: problem.id,
+      ...(round !== undefined ? { round } : {}),
       answers: texts.map((t) => keys.of(t).answer),
       keys: ks,
       correct,
@@ -197,6 +231,72 @@ export async function evaluateAgent(
     });
   }
   return rows;
+}
+
+/**
+ * A discussion on held-out problems: round 0 as {@link evaluateAgent}, then for each round r every
+ * agent's sample j reads its neighbours' samples j of round r − 1 (one completion per prompt, seeded
+ * by (agent seed, "eval", "round", r)). Returns the rows of every round, `rounds[r][agent]`.
+ */
+async function evaluateDiscussion(
+  cohort: Cohort,
+  problems: readonly Problem[],
+  keys: AnswerKeys,
+  ev: EvalConfig,
+): Promise<EvalRow[][][]> {
+  const interaction = cohort.interaction!;
+  const gt = cohort.data.groundTruth;
+  const S = ev.samples;
+  let completions = await Promise.all(cohort.agents.map((agent) => sampleEval(agent, problems, ev)));
+  const rounds: EvalRow[][][] = [];
+  for (let r = 0; ; r++) {
+    const cs = completions;
+    rounds.push(
+      await Promise.all(
+        cohort.agents.map((agent) => evalRows(agent, problems, cs[agent.index]!, keys, gt, cohort.grading, r)),
+      ),
+    );
+    if (r === interaction.rounds) return rounds;
+    completions = await Promise.all(
+      cohort.agents.map(async (agent) => {
+        const window = agent.policy.contextWindow?.();
+        const requests = problems.flatMap((p, i) =>
+          Array.from({ length: S }, (_, j) => ({
+            id: p.id,
+            images: p.images,
+            prompt: roundPrompt(
+              cohort.discussionPrompt,
+              p.prompt,
+              cohort.neighbours[agent.index]!.map((m) => {
+                const text = cs[m]![i]![j]!.text;
+                return { agent: m, answer: keys.of(text).answer, text };
+              }),
+              {
+                share: interaction.share,
+                window,
+                maxTokens: ev.sampling.maxTokens,
+                where: `agents[${agent.index}] evaluation sample ${j} of problem "${p.id}", round ${r + 1}`,
+              },
+            ),
+          })),
+        );
+        const flat = await sampleChecked(
+          agent,
+          requests,
+          {
+            n: 1,
+            temperature: ev.sampling.temperature,
+            topP: ev.sampling.topP,
+            maxTokens: ev.sampling.maxTokens,
+            stop: ev.sampling.stop,
+            seed: mixSeed(agent.seed, 'eval', 'round', r + 1),
+          },
+          `evaluation sampling, round ${r + 1}`,
+        );
+        return problems.map((_, i) => flat.slice(i * S, (i + 1) * S).map((g) => g[0]!));
+      }),
+    );
+  }
 }
 
 /** One agent's scores over its rows. */

@@ -10,6 +10,7 @@ import { CorlError } from '../errors';
 import { deepFreeze } from '../util/fs';
 import { mixSeed } from '../util/rng';
 import { AnswerKeys } from './answer-keys';
+import { roundPrompt } from './discussion';
 import { agentFailure, batchAt, buildCohort, sampleChecked, type Agent, type Cohort } from './cohort';
 import { evaluateCohort, mean } from './evaluate';
 import { NoProgress, type ProgressReporter } from './progress';
@@ -188,6 +189,18 @@ interface StepPhase {
   ms: { sampleMs: number; rewardMs: number; updateMs: number };
 }
 
+/** One round of a step: every agent's K completions per problem, their keys, prompts and verifier results. */
+interface Round {
+  /** `completions[a][i][k]`. */
+  readonly completions: Completion[][][];
+  /** `answerKeys[a][i][k]`. */
+  readonly answerKeys: (string | null)[][][];
+  /** `prompts[a][i][k]`: the prompt each completion was sampled from. */
+  readonly prompts: string[][][];
+  /** `results[a][i]`: the reward source's result (in a discussion, the verifier's scores). */
+  readonly results: RewardResult[][];
+}
+
 async function trainStep(
   cohort: Cohort,
   keys: AnswerKeys,
@@ -198,83 +211,172 @@ async function trainStep(
 ): Promise<StepPhase> {
   const { config } = cohort.loaded;
   const N = cohort.agents.length;
+  const interaction = cohort.interaction;
   const problems = batchAt(cohort.data.train, step, config.trainer.batchSize, config.dataSeed);
   const t0 = performance.now();
   // 1. Every agent samples K completions per problem, in its own phrasing and with its own seed.
   const views = cohort.agents.map((a) => problems.map((p) => ({ ...cohort.diversity.view(p, a.index, N), id: p.id })));
+  const batch: StepBatch = { step, problems, views };
   const completions = await sampleCohort(cohort, views, step);
-  const t1 = performance.now();
-  const batch: StepBatch = { step, problems, views, completions };
+  let sampleMs = performance.now() - t0;
   // 2. Answer keys, once per completion; they are all that agents share.
-  const answerKeys = await answerKeysOf(cohort, keys, batch);
-  // 3. Rewards against the topology's supervisors.
-  const results = await rewardCohort(cohort, keys, batch, answerKeys);
+  const what0 = `at step ${step + 1}`;
+  const keys0 = await answerKeysOf(cohort, keys, batch, completions, what0);
+  // 3. Rewards against the topology's supervisors (in a discussion, the verifier's score of each turn).
+  const rounds: Round[] = [
+    {
+      completions,
+      answerKeys: keys0,
+      prompts: views.map((row, a) => row.map((v, i) => completions[a]![i]!.map(() => v.prompt))),
+      results: await rewardCohort(cohort, keys, batch, completions, keys0, interaction ? 0 : undefined, what0),
+    },
+  ];
+  // Discussion rounds: debate k of agent a reads its neighbours' turns of debate k in the round before.
+  for (let r = 1; interaction && r <= interaction.rounds; r++) {
+    const tr = performance.now();
+    const what = `round ${r} at step ${step + 1}`;
+    const { prompts, completions: cs } = await discussionRound(cohort, keys, batch, rounds[r - 1]!, r);
+    sampleMs += performance.now() - tr;
+    const ks = await answerKeysOf(cohort, keys, batch, cs, what);
+    rounds.push({
+      completions: cs,
+      answerKeys: ks,
+      prompts,
+      results: await rewardCohort(cohort, keys, batch, cs, ks, r, what),
+    });
+  }
+  // In a discussion the interaction turns the verifier's scores into each turn's reward.
+  const credited: RewardResult[][][] = interaction ? credit(cohort, rounds, problems) : [rounds[0]!.results];
   const t2 = performance.now();
-  // 4. Advantages and 5. updates, every agent concurrently.
-  const advantages = advantagesOf(cohort, results);
-  const updates = await updateCohort(cohort, batch, advantages);
+  // 4. Advantages (one group per agent, problem and round) and 5. updates, every agent concurrently.
+  const advantages = advantagesOf(cohort, credited);
+  const updates = await updateCohort(cohort, step, rounds, advantages);
   const t3 = performance.now();
   // 6. Metrics (ground truth is used here for monitoring only) and rollouts.
   let rewardSum = 0;
   const labelAccs: number[] = [];
+  const allProblems = rounds.flatMap(() => problems);
   for (const a of cohort.agents) {
+    const results = credited.flatMap((round) => round[a.index]!);
     const m = await stepMetrics(
       cohort,
       grades,
-      problems,
-      completions[a.index]!,
-      answerKeys[a.index]!,
-      results[a.index]!,
+      allProblems,
+      perAgent(rounds, (round) => round.completions, a.index),
+      perAgent(rounds, (round) => round.answerKeys, a.index),
+      results,
       advantages[a.index]!,
       updates[a.index]!,
     );
+    if (interaction) Object.assign(m, await roundMetrics(cohort, grades, problems, rounds, a.index));
     rewardSum += m['reward/mean']!;
     if (m['label/accuracy'] !== undefined) labelAccs.push(m['label/accuracy']);
     await metrics.write({ step: step + 1, agent: a.index, phase: 'train', metrics: m });
     if (config.trainer.saveRollouts)
-      saveRollouts(run, batch, a.index, answerKeys[a.index]!, results[a.index]!, advantages[a.index]!);
+      saveRollouts(run, batch, rounds, a.index, results, advantages[a.index]!, !!interaction);
   }
   return {
     reward: rewardSum / N,
     labelAccuracy: labelAccs.length ? mean(labelAccs) : NaN,
-    ms: { sampleMs: t1 - t0, rewardMs: t2 - t1, updateMs: t3 - t2 },
+    ms: { sampleMs, rewardMs: t2 - t0 - sampleMs, updateMs: t3 - t2 },
   };
 }
 
-/** One step's problems, each agent's phrasing of them and its completions (agent → problem → K). */
+/** One step's problems and each agent's phrasing of them (agent → problem). */
 interface StepBatch {
   readonly step: number;
   readonly problems: readonly Problem[];
   readonly views: readonly (readonly SampleRequest[])[];
-  readonly completions: readonly Completion[][][];
+}
+
+/** Per agent, a per-round table flattened round by round: problem slot j = round · B + i. */
+function perAgent<T>(rounds: readonly Round[], pick: (round: Round) => T[][][], agent: number): T[][] {
+  return rounds.flatMap((round) => pick(round)[agent]!);
+}
+
+/** The sampling settings of the trainer's config, shared by every round. */
+function samplingOf(cohort: Cohort) {
+  const tc = cohort.loaded.config.trainer;
+  return {
+    temperature: tc.sampling.temperature,
+    topP: tc.sampling.topP,
+    maxTokens: tc.sampling.maxTokens,
+    stop: tc.sampling.stop,
+    tokenStats: cohort.loaded.tokenStats,
+  };
 }
 
 /** Every agent's K completions per problem, sampled concurrently with the agent's seed for the step. */
 function sampleCohort(cohort: Cohort, views: readonly SampleRequest[][], step: number): Promise<Completion[][][]> {
-  const { tokenStats } = cohort.loaded;
   const tc = cohort.loaded.config.trainer;
   return Promise.all(
     cohort.agents.map((a) =>
       sampleChecked(
         a,
         views[a.index]!,
-        {
-          n: tc.groupSize,
-          temperature: tc.sampling.temperature,
-          topP: tc.sampling.topP,
-          maxTokens: tc.sampling.maxTokens,
-          stop: tc.sampling.stop,
-          seed: mixSeed(a.seed, 'train', step),
-          tokenStats,
-        },
+        { n: tc.groupSize, ...samplingOf(cohort), seed: mixSeed(a.seed, 'train', step) },
         `sampling at step ${step + 1}`,
       ),
     ),
   );
 }
 
+/** Round r of a discussion: each debate's prompt carries the neighbours' turns of round r − 1; one sample each. */
+async function discussionRound(
+  cohort: Cohort,
+  keys: AnswerKeys,
+  batch: StepBatch,
+  prev: Round,
+  r: number,
+): Promise<{ prompts: string[][][]; completions: Completion[][][] }> {
+  const interaction = cohort.interaction!;
+  const { step, problems, views } = batch;
+  const tc = cohort.loaded.config.trainer;
+  const K = tc.groupSize;
+  const what = `round ${r} at step ${step + 1}`;
+  const prompts = cohort.agents.map((a) => {
+    const window = a.policy.contextWindow?.();
+    return problems.map((p, i) =>
+      Array.from({ length: K }, (_, k) =>
+        roundPrompt(
+          cohort.discussionPrompt,
+          views[a.index]![i]!.prompt,
+          cohort.neighbours[a.index]!.map((m) => {
+            const text = prev.completions[m]![i]![k]!.text;
+            return { agent: m, answer: keys.of(text).answer, text };
+          }),
+          {
+            share: interaction.share,
+            window,
+            maxTokens: tc.sampling.maxTokens,
+            where: `agents[${a.index}] debate ${k} of problem "${p.id}", ${what}`,
+          },
+        ),
+      ),
+    );
+  });
+  const sampled = await Promise.all(
+    cohort.agents.map((a) =>
+      sampleChecked(
+        a,
+        problems.flatMap((_, i) => prompts[a.index]![i]!.map((prompt) => ({ ...views[a.index]![i]!, prompt }))),
+        { n: 1, ...samplingOf(cohort), seed: mixSeed(a.seed, 'train', step, 'round', r) },
+        `sampling ${what}`,
+      ),
+    ),
+  );
+  const completions = sampled.map((flat) => problems.map((_, i) => flat.slice(i * K, (i + 1) * K).map((g) => g[0]!)));
+  return { prompts, completions };
+}
+
 /** The answer key of every completion (agent → problem → K). */
-async function answerKeysOf(cohort: Cohort, keys: AnswerKeys, batch: StepBatch): Promise<(string | null)[][][]> {
+async function answerKeysOf(
+  cohort: Cohort,
+  keys: AnswerKeys,
+  batch: StepBatch,
+  completions: readonly (readonly (readonly Completion[])[])[],
+  what: string,
+): Promise<(string | null)[][][]> {
   const answerKeys: (string | null)[][][] = [];
   for (const a of cohort.agents) {
     const perProblem: (string | null)[][] = [];
@@ -283,11 +385,11 @@ async function answerKeysOf(cohort: Cohort, keys: AnswerKeys, batch: StepBatch):
         perProblem.push(
           await keys.forReward(
             p,
-            batch.completions[a.index]![i]!.map((c) => c.text),
+            completions[a.index]![i]!.map((c) => c.text),
           ),
         );
       } catch (e) {
-        throw agentFailure(a, `answer keys at step ${batch.step + 1}`, e);
+        throw agentFailure(a, `answer keys ${what}`, e);
       }
     }
     answerKeys.push(perProblem);
@@ -300,10 +402,13 @@ async function rewardCohort(
   cohort: Cohort,
   keys: AnswerKeys,
   batch: StepBatch,
+  completions: readonly (readonly (readonly Completion[])[])[],
   answerKeys: readonly (readonly (readonly (string | null)[])[])[],
+  round: number | undefined,
+  what: string,
 ): Promise<RewardResult[][]> {
   const { supervised } = cohort.loaded;
-  const { step, problems, views, completions } = batch;
+  const { step, problems, views } = batch;
   const N = cohort.agents.length;
   const results: RewardResult[][] = [];
   for (const a of cohort.agents) {
@@ -316,6 +421,7 @@ async function rewardCohort(
       const ctx: RewardContext = deepFreeze({
         problem,
         prompt: views[a.index]![i]!.prompt,
+        ...(round !== undefined ? { round } : {}),
         agent: a.index,
         agents: N,
         step,
@@ -329,7 +435,7 @@ async function rewardCohort(
       try {
         result = await cohort.reward.score(ctx);
       } catch (e) {
-        throw agentFailure(a, `reward at step ${step + 1}`, e);
+        throw agentFailure(a, `reward ${what}`, e);
       }
       checkRewards(result, group.length, a, problem);
       row.push(result);
@@ -339,10 +445,10 @@ async function rewardCohort(
   return results;
 }
 
-/** Each agent's advantages per problem from the advantage plugin, checked for shape and finiteness. */
-function advantagesOf(cohort: Cohort, results: readonly RewardResult[][]): number[][][] {
+/** Each agent's advantages per problem and round from the advantage plugin, checked for shape and finiteness. */
+function advantagesOf(cohort: Cohort, credited: readonly (readonly RewardResult[][])[]): number[][][] {
   return cohort.agents.map((a) => {
-    const groups = results[a.index]!.map((r) => r.rewards);
+    const groups = credited.flatMap((round) => round[a.index]!.map((r) => r.rewards));
     const adv = cohort.advantage.estimate(groups);
     if (
       adv.length !== groups.length ||
@@ -358,10 +464,11 @@ function advantagesOf(cohort: Cohort, results: readonly RewardResult[][]): numbe
   });
 }
 
-/** Every agent updates its own policy on its own samples (trainer.epochs passes), concurrently. */
+/** Every agent updates its own policy on its own samples of every round (trainer.epochs passes), concurrently. */
 function updateCohort(
   cohort: Cohort,
-  batch: StepBatch,
+  step: number,
+  rounds: readonly Round[],
   advantages: readonly (readonly (readonly number[])[])[],
 ): Promise<UpdateResult[]> {
   const tc = cohort.loaded.config.trainer;
@@ -369,13 +476,11 @@ function updateCohort(
   return Promise.all(
     cohort.agents.map(async (a) => {
       const samples: TrainingSample[] = [];
-      batch.problems.forEach((_, i) =>
-        batch.completions[a.index]![i]!.forEach((c, k) => {
-          samples.push({
-            prompt: batch.views[a.index]![i]!.prompt,
-            completion: c,
-            advantage: advantages[a.index]![i]![k]!,
-          });
+      const cs = perAgent(rounds, (round) => round.completions, a.index);
+      const ps = perAgent(rounds, (round) => round.prompts, a.index);
+      cs.forEach((group, j) =>
+        group.forEach((c, k) => {
+          samples.push({ prompt: ps[j]![k]!, completion: c, advantage: advantages[a.index]![j]![k]! });
         }),
       );
       let last: UpdateResult = { metrics: {} };
@@ -385,42 +490,113 @@ function updateCohort(
             samples,
             loss,
             temperature: tc.sampling.temperature,
-            step: batch.step,
+            step,
             totalSteps: tc.steps,
           });
       } catch (e) {
-        throw agentFailure(a, `the update at step ${batch.step + 1}`, e);
+        throw agentFailure(a, `the update at step ${step + 1}`, e);
       }
       return last;
     }),
   );
 }
 
-/** One agent's rollouts of the step (prompt, label, and per completion its text, key, reward, advantage). */
+/** One agent's rollouts of the step, round by round (prompt, label, and per completion its text, key, reward, advantage). */
 function saveRollouts(
   run: RunDirectory,
   batch: StepBatch,
+  rounds: readonly Round[],
   agent: number,
-  answerKeys: readonly (readonly (string | null)[])[],
   results: readonly RewardResult[],
   advantages: readonly (readonly number[])[],
+  discussion: boolean,
 ): void {
-  batch.problems.forEach((p, i) =>
-    run.appendRollout({
-      step: batch.step + 1,
-      agent,
-      index: i,
-      id: p.id,
-      prompt: batch.views[agent]![i]!.prompt,
-      label: results[i]!.label ?? null,
-      completions: batch.completions[agent]![i]!.map((c, k) => ({
-        text: c.text,
-        key: answerKeys[i]![k],
-        reward: results[i]!.rewards[k],
-        advantage: advantages[i]![k],
-      })),
+  const B = batch.problems.length;
+  rounds.forEach((round, r) =>
+    batch.problems.forEach((p, i) => {
+      const j = r * B + i;
+      run.appendRollout({
+        step: batch.step + 1,
+        agent,
+        index: i,
+        ...(discussion ? { round: r } : {}),
+        id: p.id,
+        prompt: batch.views[agent]![i]!.prompt,
+        label: results[j]!.label ?? null,
+        completions: round.completions[agent]![i]!.map((c, k) => ({
+          ...(discussion ? { prompt: round.prompts[agent]![i]![k]!, score: round.results[agent]![i]!.rewards[k] } : {}),
+          text: c.text,
+          key: round.answerKeys[agent]![i]![k],
+          reward: results[j]!.rewards[k],
+          advantage: advantages[j]![k],
+        })),
+      });
     }),
   );
+}
+
+/** Each turn's reward from the interaction's credit of the verifier's scores, problem by problem: `[round][agent][problem]`. */
+function credit(cohort: Cohort, rounds: readonly Round[], problems: readonly Problem[]): RewardResult[][][] {
+  const interaction = cohort.interaction!;
+  const N = cohort.agents.length;
+  const K = rounds[0]!.completions[0]![0]!.length;
+  const out: RewardResult[][][] = rounds.map((round) => round.results.map((row) => row.map((x) => ({ ...x }))));
+  for (const [i, p] of problems.entries()) {
+    const scores = rounds.map((round) => round.results.map((row) => [...row[i]!.rewards]));
+    const rewards = interaction.credit(
+      deepFreeze({ agents: N, turns: rounds.length, debates: K, scores, neighbours: cohort.neighbours }),
+    );
+    checkCredit(rewards, rounds.length, N, K, p, cohort.loaded.config.interaction!.use);
+    rounds.forEach((_, r) =>
+      cohort.agents.forEach((a) => {
+        out[r]![a.index]![i] = { ...out[r]![a.index]![i]!, rewards: rewards[r]![a.index]! };
+      }),
+    );
+  }
+  return out;
+}
+
+function checkCredit(rewards: unknown, turns: number, N: number, K: number, p: Problem, use: string): void {
+  const ok =
+    Array.isArray(rewards) &&
+    rewards.length === turns &&
+    rewards.every(
+      (row) =>
+        Array.isArray(row) &&
+        row.length === N &&
+        row.every(
+          (g) => Array.isArray(g) && g.length === K && g.every((v) => typeof v === 'number' && Number.isFinite(v)),
+        ),
+    );
+  if (!ok)
+    throw new CorlError(
+      'CORL_ERR_INTERACTION_OUTPUT',
+      `expected "${use}" to credit problem "${p.id}" with finite rewards[${turns} rounds][${N} agents][${K} debates], got another shape or a non-finite value`,
+      { where: 'interaction' },
+    );
+}
+
+/** Per round r: the turns' accuracy against the reference and the verifier's mean score (monitoring). */
+async function roundMetrics(
+  cohort: Cohort,
+  grades: AnswerKeys,
+  problems: readonly Problem[],
+  rounds: readonly Round[],
+  agent: number,
+): Promise<Record<string, number>> {
+  const m: Record<string, number> = {};
+  for (const [r, round] of rounds.entries()) {
+    const right: number[] = [];
+    for (const [i, p] of problems.entries()) {
+      const target = grades.referenceKey(p.id, cohort.data.groundTruth);
+      if (target === null) continue;
+      for (const key of round.answerKeys[agent]![i]!)
+        right.push(key !== null && (key === target || (await cohort.grading.equal(key, target))) ? 1 : 0);
+    }
+    if (right.length) m[`train/round${r}/accuracy`] = mean(right);
+    m[`reward/round${r}/score_mean`] = mean(round.results[agent]!.flatMap((x) => [...x.rewards]));
+  }
+  return m;
 }
 
 function view(c: Completion, answer: string | null, key: string | null): CompletionView {

@@ -2,6 +2,7 @@ import { registerAll } from '../../core/registry/define';
 import { execTestsReward, execVoteReward } from './exec';
 import { formatReward } from './format';
 import { groundTruthReward } from './ground-truth';
+import { gtVerifierReward } from './gt-verifier';
 import { intrinsicReward } from './intrinsic';
 import { voteReward } from './vote';
 import { weightedReward } from './weighted';
@@ -11,6 +12,7 @@ export {
   execVoteReward,
   formatReward,
   groundTruthReward,
+  gtVerifierReward,
   intrinsicReward,
   voteReward,
   weightedReward,
@@ -21,6 +23,7 @@ export { pluralityVote, matches, type VoteOutcome, type VoteCluster } from '../.
 export const register = registerAll(
   voteReward,
   groundTruthReward,
+  gtVerifierReward,
   intrinsicReward,
   formatReward,
   weightedReward,

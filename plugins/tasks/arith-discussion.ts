@@ -3,6 +3,7 @@
 // answer), and the writer, whose own chain disagrees with them, sometimes adopts their answer.
 // So a model pretrained on it reads such prompts and is swayed by them, for better (a right
 // neighbour) or worse (a wrong one), before any interaction reward teaches it when to be.
+import type { NeighbourTurn } from '../../core/contracts/task';
 import type { Rng } from '../../core/util/rng';
 import type { ArithOptions, ArithProblem, ArithStep } from './arith';
 import { writeChain, type SlipRates, type WrittenChain } from './arith-slips';
@@ -13,6 +14,16 @@ export type DiscussionOptions = ArithOptions['pretrain']['discussion'];
 /** The prompt of a discussion turn: the neighbours' answers of the previous round, then the problem. */
 export function arithDiscussionPrompt(prompt: string, answers: readonly string[]): string {
   return `Peers: ${answers.join(', ')}. ${prompt}`;
+}
+
+/**
+ * corl:arith's `discussionPrompt`: the corpus format, quoting each neighbour's answer (whole
+ * solutions are not quoted: the corpus never shows them, so the embedded models could not read them).
+ * Neighbours without an integer answer are left out; with none left, the plain prompt.
+ */
+export function arithRoundPrompt(prompt: string, turns: readonly NeighbourTurn[]): string {
+  const answers = turns.map((t) => t.answer?.trim() ?? '').filter((a) => /^-?\d+$/.test(a));
+  return answers.length > 0 ? arithDiscussionPrompt(prompt, answers) : prompt;
 }
 
 /** One discussion turn of the corpus. */

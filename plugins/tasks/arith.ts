@@ -5,7 +5,7 @@ import type { Task, TaskData } from '../../core/contracts/task';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 import { mixSeed, Rng } from '../../core/util/rng';
-import { arithDiscussionPrompt, discussionTurn } from './arith-discussion';
+import { arithDiscussionPrompt, arithRoundPrompt, discussionTurn } from './arith-discussion';
 import { hasSlips, writeChain } from './arith-slips';
 
 /** One binary step of a chain: left op right = result. */
@@ -422,6 +422,7 @@ export const arithTask = definePlugin({
       );
     }
     return {
+      discussionPrompt: arithRoundPrompt,
       async load(): Promise<TaskData> {
         const g = generateArith(options);
         const refs: [string, Reference][] = [];

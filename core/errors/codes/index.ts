@@ -4,6 +4,7 @@ import { CLI_CODES } from './cli';
 import { CONFIG_CODES } from './config';
 import { EVAL_CODES } from './eval';
 import { GRPO_CODES } from './grpo';
+import { INTERACTION_CODES } from './interaction';
 import { PLUGIN_CODES } from './plugin';
 import { POLICY_CODES } from './policy';
 import { REWARD_CODES } from './reward';
@@ -40,6 +41,7 @@ export const ERROR_CODES = {
   ...SCAFFOLD_CODES,
   ...SERVE_CODES,
   ...BACKEND_CODES,
+  ...INTERACTION_CODES,
 } satisfies Record<string, ErrorSpec>;
 
 /** Every code corl raises. */

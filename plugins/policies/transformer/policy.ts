@@ -10,6 +10,7 @@
 // text never contains it, nor a stop string that ended the completion.
 import type { Completion } from '../../../core/contracts/completion';
 import type {
+  ContextWindow,
   Policy,
   PolicyDescription,
   PretrainBatch,
@@ -109,6 +110,11 @@ export class TransformerPolicy implements Policy {
       canTrain: true,
       details: { ...a, tokens: this.options.tokenizer.tokens.length, ...this.training },
     };
+  }
+
+  contextWindow(): ContextWindow {
+    // The end token that begins every sequence counts; encodePrompt would cut a longer prompt from the front.
+    return { tokens: this.arch.context, count: (prompt: string) => 1 + this.tokenizer.encode(prompt).length };
   }
 
   /** Token ids of a prompt as the model sees it: the end token, then the prompt (the last context − 1 tokens). */

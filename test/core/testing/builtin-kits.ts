@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { drGrpoAdvantage, grpoAdvantage, rlooAdvantage } from '../../../plugins/advantages';
 import { choiceExtractor, exactEquivalence, mathEquivalence, mathExtractor } from '../../../plugins/answers';
 import { noDiversity, rephraseDiversity } from '../../../plugins/diversity';
+import { debateInteraction } from '../../../plugins/interactions';
 import { jsonlSink } from '../../../plugins/metrics';
 import { onnxLmPolicy } from '../../../plugins/policies/onnx-lm';
 import { openaiPolicy } from '../../../plugins/policies/openai';
@@ -21,6 +22,7 @@ import {
   execVoteReward,
   formatReward,
   groundTruthReward,
+  gtVerifierReward,
   intrinsicReward,
   voteReward,
   weightedReward,
@@ -204,6 +206,22 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
   },
   { plugin: voteReward, kit: { optionSets: [{ rule: 'teacher' }, { threshold: 0.6 }] } },
   { plugin: groundTruthReward, kit: { optionSets: [{ correct: 2, wrong: -1 }] } },
+  { plugin: gtVerifierReward, kit: {} },
+  {
+    plugin: debateInteraction,
+    kit: {
+      optionSets: [
+        { alpha: [0.5, 1, 0.25, 2], rounds: 3 },
+        { horizon: 'last', agentShare: 'individual', share: 'answer' },
+        { horizon: 'current', discount: 1 },
+      ],
+      invalidOptions: [
+        { options: { alpha: [1, 2] }, field: 'alpha' },
+        { options: { discount: 1.5 }, field: 'discount' },
+        { options: { rounds: 0 }, field: 'rounds' },
+      ],
+    },
+  },
   { plugin: intrinsicReward, kit: { optionSets: [{ method: 'intuitor', vocabSize: 32 }] } },
   {
     plugin: formatReward,

@@ -1,0 +1,92 @@
+// Prompts of discussion rounds: each agent's view of the problem with its neighbours' previous turns,
+// in the task's format, shortened to the policy's context (docs/guide/writing-an-interaction.md).
+import type { InteractionShare } from '../contracts/interaction';
+import type { ContextWindow } from '../contracts/policy';
+import type { NeighbourTurn } from '../contracts/task';
+import { CorlError } from '../errors';
+
+/** A task's discussion prompt format (`Task.discussionPrompt`, or the chat default). */
+export type DiscussionFormat = (prompt: string, turns: readonly NeighbourTurn[]) => string;
+
+/** One neighbour's turn of the previous round, whole. */
+export interface PreviousTurn {
+  readonly agent: number;
+  /** Its extracted answer (null: none parsed). */
+  readonly answer: string | null;
+  /** Its completion text. */
+  readonly text: string;
+}
+
+/** How a round prompt is built. */
+export interface RoundPromptOptions {
+  /** Quote answers only, or whole solutions. */
+  readonly share: InteractionShare;
+  /** The policy's context window; absent: the prompt is sent whole. */
+  readonly window?: ContextWindow;
+  /** Completion tokens the prompt must leave room for (the sampling `maxTokens`). */
+  readonly maxTokens: number;
+  /** Where the prompt is for, in an error message (e.g. `agents[1] round 2 of problem "p7"`). */
+  readonly where: string;
+}
+
+/** The mark that begins a solution shortened from the front. */
+export const ELLIPSIS = '…';
+
+/** A solution cut to its last `chars` characters (the end holds the final answer), marked by {@link ELLIPSIS}. */
+export function tail(text: string, chars: number): string {
+  return text.length <= chars ? text : ELLIPSIS + text.slice(text.length - chars);
+}
+
+/**
+ * The prompt of one agent in one discussion round. With a context window, the prompt must leave
+ * `maxTokens` free: whole solutions are cut from the front, all to the same length (the largest that
+ * fits), down to answers only; when even answers only do not fit it throws CORL_ERR_INTERACTION_CONTEXT.
+ */
+export function roundPrompt(
+  format: DiscussionFormat,
+  prompt: string,
+  previous: readonly PreviousTurn[],
+  o: RoundPromptOptions,
+): string {
+  const build = (chars: number | null): string =>
+    format(
+      prompt,
+      previous.map((t) =>
+        chars === null
+          ? { agent: t.agent, answer: t.answer }
+          : { agent: t.agent, answer: t.answer, solution: tail(t.text, chars) },
+      ),
+    );
+  const longest = Math.max(0, ...previous.map((t) => t.text.length));
+  const whole = build(o.share === 'solution' ? longest : null);
+  if (!o.window) return whole;
+  const budget = o.window.tokens - o.maxTokens;
+  const fits = (p: string): boolean => o.window!.count(p) <= budget;
+  if (fits(whole)) return whole;
+  if (o.share === 'solution') {
+    // The largest common length that fits (the count grows with the length kept).
+    let lo = 1;
+    let hi = longest - 1;
+    let best: string | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const p = build(mid);
+      if (fits(p)) {
+        best = p;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (best !== undefined) return best;
+    const answers = build(null);
+    if (fits(answers)) return answers;
+  }
+  const shortest = build(null);
+  throw new CorlError(
+    'CORL_ERR_INTERACTION_CONTEXT',
+    `expected the discussion prompt of ${o.where} to leave ${o.maxTokens} tokens free in the policy's context of ${o.window.tokens}, got a prompt of ${o.window.count(shortest)} tokens even with answers only`,
+    {
+      where: o.where,
+      hint: 'lower the sampling maxTokens, give agents fewer neighbours (another topology), or use a policy with a longer context',
+    },
+  );
+}

@@ -14,7 +14,11 @@ export interface VerdictInput {
   readonly seeAlso?: string;
 }
 
-const points = (x: number): string => `${x >= 0 ? '+' : '−'}${Math.abs(100 * x).toFixed(1)}`;
+/** Points with a sign, as printed: a difference that rounds to zero is "+0.0", never "−0.0". */
+const points = (x: number): string => {
+  const shown = Math.abs(100 * x).toFixed(1);
+  return `${x < 0 && Number(shown) !== 0 ? '−' : '+'}${shown}`;
+};
 
 /**
  * One plain sentence saying whether the method helped: its average final pass@1 against each

@@ -42,4 +42,13 @@ describe('report/verdict: one plain line that says whether the method helped', (
       verdictLine({ method: row('co-rl', 0.6, 3, 0.02), baselines: [row('base', 0.49, 3, 0.01)], problems: 100 }),
     ).to.equal('co-rl: +11.0 points over base on 100 held-out problems; 3 seeds');
   });
+
+  it('prints a difference that rounds to zero as +0.0, never −0.0', () => {
+    expect(
+      verdictLine({ method: row('co-rl', 0.4999), baselines: [row('base', 0.5), row('ttrl', 0.4996)], problems: 8 }),
+    ).to.equal('co-rl: +0.0 points over base, +0.0 over ttrl on 8 held-out problems; 1 seed');
+    expect(verdictLine({ method: row('co-rl', 0.4994), baselines: [row('base', 0.5)], problems: 8 })).to.equal(
+      'co-rl: −0.1 points over base on 8 held-out problems; 1 seed',
+    );
+  });
 });

@@ -126,6 +126,10 @@ export class ServeMetrics {
     'corl_serve_client_errors_total',
     'connections closed before a request could be handled, by reason (malformed HTTP, or a timeout: headers or body too slow)',
   );
+  readonly connectionsRefused = new Counter(
+    'corl_serve_connections_refused_total',
+    'connections over serve.maxConnections, by outcome (answered: a coded 503 or GET /health, then closed; dropped: closed at once, beyond the spare)',
+  );
   private readonly extra: Metric[] = [];
 
   /** Add a gauge read at scrape time. */
@@ -147,6 +151,7 @@ export class ServeMetrics {
       this.journalRecords,
       this.journalSync,
       this.clientErrors,
+      this.connectionsRefused,
       ...this.extra,
     ];
     return all.map((m) => m.render()).join('\n') + '\n';

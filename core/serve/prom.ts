@@ -3,10 +3,14 @@
 type Labels = Readonly<Record<string, string>>;
 
 function labelText(labels: Labels): string {
-  const parts = Object.entries(labels).map(
-    ([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
-  );
-  return parts.length ? `{${parts.join(',')}}` : '';
+  // Called for every metric update of every request: values needing no escape skip the replaces.
+  let text = '';
+  for (const k in labels) {
+    const v = labels[k]!;
+    const escaped = /[\\"\n]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : v;
+    text += `${text ? ',' : '{'}${k}="${escaped}"`;
+  }
+  return text ? `${text}}` : '';
 }
 
 function num(v: number): string {

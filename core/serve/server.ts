@@ -541,14 +541,14 @@ function send(res: http.ServerResponse, status: number, value: unknown): void {
 }
 
 function sendText(res: http.ServerResponse, status: number, text: string, type: string): void {
-  const body = Buffer.from(text);
   const closing = (res.req.socket as unknown as { server?: Record<symbol, unknown> }).server?.[STOPPING] === true;
+  // The text goes to the socket as is (encoded once there, not copied into a Buffer first).
   res.writeHead(status, {
     'content-type': type,
-    'content-length': body.length,
+    'content-length': Buffer.byteLength(text),
     ...(closing ? { connection: 'close' } : {}),
   });
-  res.end(body);
+  res.end(text);
 }
 
 function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
@@ -587,7 +587,7 @@ function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
     });
     req.on('end', () => {
       if (failed) return;
-      const text = Buffer.concat(chunks).toString('utf8');
+      const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8');
       try {
         resolve(JSON.parse(text));
       } catch (e) {

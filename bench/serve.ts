@@ -5,6 +5,8 @@
 // agent waits for its peer's answers of the same step) and corl:self (TTRL: no waiting).
 // Figures: completions scored per second, request latency p50/p99 as the agents see it, requests.
 // Each config also runs with the journal off (serve.journal: false), side by side; another keeps the journal on tmpfs, separating the disk's fdatasync from the service's work.
+// A summary at the end puts the journal on, off and on tmpfs side by side, and says whether the
+// journal-on target (>= 20k completions/s, p99 < 20 ms, one group per request) was met, with the load.
 // Profile the service with BENCH_SERVE_PROF=<dir> (passes --cpu-prof --cpu-prof-dir=<dir>); run only
 // some cases with BENCH_SERVE_ONLY=<regular expression> over "<label>, <n> group(s) per request".
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -135,11 +137,25 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 }
 
+/** One case's figures, for the side-by-side summary. */
+interface Figures {
+  readonly topology: string;
+  readonly journal: 'on' | 'off' | 'tmpfs';
+  readonly groups: number;
+  readonly perSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+}
+
+/** The target of the journal-on service (issue 14): at 8 agents and one 12-completion group per request. */
+const TARGET = { perSecond: 20_000, p99: 20 };
+
 async function measure(
   label: string,
   config: Record<string, unknown>,
   groups: number,
   journalDir = os.tmpdir(),
+  results: Figures[] = [],
 ): Promise<void> {
   const only = process.env.BENCH_SERVE_ONLY;
   if (only && !new RegExp(only).test(`${label}, ${groups} group(s) per request`)) return;
@@ -177,6 +193,14 @@ async function measure(
     const serviceCpu1 = cpuSeconds(service.proc.pid);
     latencies.sort((x, y) => x - y);
     const completions = AGENTS * steps * groups * K;
+    results.push({
+      topology: (config.topology as string).replace(/^corl:/, ''),
+      journal: journalOff ? 'off' : journalDir === os.tmpdir() ? 'on' : 'tmpfs',
+      groups,
+      perSecond: completions / seconds,
+      p50: quantile(latencies, 0.5),
+      p99: quantile(latencies, 0.99),
+    });
     process.stdout.write(
       `${label}, ${groups} group(s) per request: ${AGENTS} agents x ${steps} requests of ${groups} x ${K} completions (${(all[0]![0]!.length / 1024).toFixed(1)} KiB each; ${WARMUP_STEPS} warm-up requests per agent not counted)\n`,
     );
@@ -231,11 +255,14 @@ export const bench: Bench = {
   async run() {
     const agents = Array.from({ length: AGENTS }, (_, i) => ({ name: `agent${i}` }));
     const serve = { port: 0, groupSize: K, exchange: { wait: 60, keepSteps: 64 } };
+    const results: Figures[] = [];
     for (const groups of REQUEST_SIZES) {
       await measure(
         'ring (Co-RL exchange, each agent waits for its peer)',
         { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve },
         groups,
+        undefined,
+        results,
       );
       await measure(
         'ring, journal off (serve.journal: false)',
@@ -247,11 +274,15 @@ export const bench: Bench = {
           serve: { ...serve, journal: false },
         },
         groups,
+        undefined,
+        results,
       );
       await measure(
         'self (TTRL, no waiting)',
         { name: 'bench-serve-self', agents, topology: 'corl:self', reward: 'corl:vote', serve },
         groups,
+        undefined,
+        results,
       );
       await measure(
         'self, journal off (serve.journal: false)',
@@ -263,6 +294,8 @@ export const bench: Bench = {
           serve: { ...serve, journal: false },
         },
         groups,
+        undefined,
+        results,
       );
       // The journal's fdatasync sets the latency floor; on tmpfs it costs next to nothing, which
       // shows what the service's own work costs.
@@ -272,7 +305,40 @@ export const bench: Bench = {
           { name: 'bench-serve-ring', agents, topology: 'corl:ring', reward: 'corl:vote', serve },
           groups,
           '/dev/shm',
+          results,
         );
     }
+    summarize(results);
   },
 };
+
+/** The journal on and off side by side per topology and request size, and the target's verdict. */
+function summarize(results: readonly Figures[]): void {
+  if (results.length === 0) return;
+  const cell = (f: Figures | undefined): string =>
+    f ? `${f.perSecond.toFixed(0)} (${f.p50.toFixed(1)} / ${f.p99.toFixed(1)})` : '-';
+  const journals = ['on', 'off', 'tmpfs'] as const;
+  const rows: string[][] = [['', 'journal on', 'journal off', 'journal on tmpfs']];
+  for (const groups of REQUEST_SIZES)
+    for (const topology of ['ring', 'self']) {
+      const of = journals.map((j) =>
+        results.find((r) => r.topology === topology && r.groups === groups && r.journal === j),
+      );
+      if (of.some((f) => f)) rows.push([`${topology}, ${groups} group(s) per request`, ...of.map(cell)]);
+    }
+  const width = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  process.stdout.write('summary: completions scored per second (latency p50 / p99 ms)\n');
+  for (const r of rows)
+    process.stdout.write(
+      `  ${r
+        .map((x, c) => x.padEnd(width[c]!))
+        .join('   ')
+        .trimEnd()}\n`,
+    );
+  for (const f of results.filter((r) => r.journal === 'on' && r.groups === 1)) {
+    const met = f.perSecond >= TARGET.perSecond && f.p99 < TARGET.p99;
+    process.stdout.write(
+      `  target (>= ${TARGET.perSecond} completions/s with p99 < ${TARGET.p99} ms, journal on, 1 group per request), ${f.topology}: ${met ? 'met' : 'not met'} (${f.perSecond.toFixed(0)}/s, p99 ${f.p99.toFixed(1)} ms; load average ${os.loadavg()[0]!.toFixed(2)} on ${os.cpus().length} cores)\n`,
+    );
+  }
+}

@@ -11,6 +11,7 @@ import type { Task, TaskData } from '../contracts/task';
 import type { Topology } from '../contracts/topology';
 import type { LoadedConfig } from './load';
 import { CorlError } from '../errors';
+import { checkRunData } from './data-checks';
 import { deepFreeze } from '../util/fs';
 import { instantiate, type InstanceScope } from '../registry/instantiate';
 import { equivalenceFacade, PluginScopes, type RunServices } from '../registry/scope';
@@ -100,6 +101,7 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
       services = { ...services, diversity };
       advantage = await make('advantage', config.advantage, 'advantage');
       services = { ...services, advantage };
+      checkRunData(config, data!, diversity);
       if (config.interaction) interaction = await make('interaction', config.interaction, 'interaction');
     }
     const reward = await make('reward', config.reward, 'reward');

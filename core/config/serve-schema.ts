@@ -53,7 +53,8 @@ export function serveSection(): JsonSchema {
         type: 'integer',
         minimum: 1,
         default: 1000,
-        description: "most open client connections; keep it below the process's open-file limit (ulimit -n)",
+        description:
+          "most open client connections; one more gets a coded 503 (CORL_ERR_SERVE_BUSY; GET /health is still answered) and is closed; keep it below the process's open-file limit (ulimit -n)",
       },
       timeouts: {
         type: 'object',

@@ -1,5 +1,5 @@
 // The cross-agent exchange of pseudo-label inputs (docs/guide/serve.md "The exchange").
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { AgentAnswers } from '../contracts/reward-source';
 import { CorlError } from '../errors';
 import type { Journal, JournalRecord } from './journal';
@@ -64,13 +64,12 @@ interface Slot {
 
 /** Fingerprint of a posted group: what a retry must repeat exactly. */
 export function groupHash(group: PostedGroup): string {
-  const h = createHash('sha1');
-  // One update over the same bytes as reference, then "\u0001" + text per completion (the digest
-  // is unchanged from hashing them piece by piece, so journals stay valid).
+  // One pass over the same bytes as reference, then "\u0001" + text per completion (the digest
+  // is unchanged from hashing them piece by piece, so journals stay valid); the one-shot hash
+  // skips the Hash object.
   let text = group.reference ?? '\u0000';
   for (const c of group.completions) text += '\u0001' + c.text;
-  h.update(text);
-  return h.digest('base64url');
+  return hash('sha1', text, 'base64url');
 }
 
 /**

@@ -3,10 +3,14 @@
 type Labels = Readonly<Record<string, string>>;
 
 function labelText(labels: Labels): string {
-  const parts = Object.entries(labels).map(
-    ([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
-  );
-  return parts.length ? `{${parts.join(',')}}` : '';
+  // Called for every metric update of every request: values needing no escape skip the replaces.
+  let text = '';
+  for (const k in labels) {
+    const v = labels[k]!;
+    const escaped = /[\\"\n]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : v;
+    text += `${text ? ',' : '{'}${k}="${escaped}"`;
+  }
+  return text ? `${text}}` : '';
 }
 
 function num(v: number): string {
@@ -126,6 +130,10 @@ export class ServeMetrics {
     'corl_serve_client_errors_total',
     'connections closed before a request could be handled, by reason (malformed HTTP, or a timeout: headers or body too slow)',
   );
+  readonly connectionsRefused = new Counter(
+    'corl_serve_connections_refused_total',
+    'connections over serve.maxConnections, by outcome (answered: a coded 503 or GET /health, then closed; dropped: closed at once, beyond the spare)',
+  );
   private readonly extra: Metric[] = [];
 
   /** Add a gauge read at scrape time. */
@@ -147,6 +155,7 @@ export class ServeMetrics {
       this.journalRecords,
       this.journalSync,
       this.clientErrors,
+      this.connectionsRefused,
       ...this.extra,
     ];
     return all.map((m) => m.render()).join('\n') + '\n';

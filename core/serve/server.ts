@@ -3,7 +3,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { CorlError, isCorlError, type ErrorCode } from '../errors';
 import { CORL_VERSION } from '../version';
 import { GetRewardScorer } from './barrier';
@@ -45,6 +45,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   CORL_ERR_SERVE_REWARD_FAILED: 500,
   CORL_ERR_SERVE_INTERNAL: 500,
   CORL_ERR_SERVE_UNAVAILABLE: 503,
+  CORL_ERR_SERVE_BUSY: 503,
   CORL_ERR_SERVE_PEER_TIMEOUT: 504,
 };
 
@@ -53,6 +54,13 @@ export function statusOf(e: CorlError): number {
   if (e.code === 'CORL_ERR_SERVE_NOT_FOUND' && e.data?.method) return 405;
   return STATUS[e.code] ?? 500;
 }
+
+/**
+ * Connections past `serve.maxConnections` that are still read (at most this many, or the cap if
+ * smaller): each gets one answer (GET /health, else a coded 503) and is closed. Beyond them Node
+ * closes a connection at once, so open files stay bounded by the cap plus this spare.
+ */
+export const SPARE_CONNECTIONS = 16;
 
 /** Marks a server that is stopping, so answers close their connections. */
 const STOPPING = Symbol('corl.serve.stopping');
@@ -80,6 +88,10 @@ export class RewardServer {
   private readonly started = Date.now();
   private inflight = 0;
   private stopping?: Promise<void>;
+  /** Open connections within `serve.maxConnections`. */
+  private connections = 0;
+  /** Connections that arrived over the cap: answered once, then closed. */
+  private readonly overCap = new WeakSet<object>();
 
   private constructor(
     readonly runtime: ServeRuntime,
@@ -160,6 +172,16 @@ export class RewardServer {
       'seconds since the service started',
       () => (Date.now() - this.started) / 1000,
     );
+    server.on('connection', (socket: Socket) => {
+      if (this.connections >= s.maxConnections) {
+        this.overCap.add(socket);
+        this.metrics.connectionsRefused.inc({ outcome: 'answered' });
+        return;
+      }
+      this.connections++;
+      socket.once('close', () => this.connections--);
+    });
+    server.on('drop', () => this.metrics.connectionsRefused.inc({ outcome: 'dropped' }));
     server.on('request', (req, res) => {
       void this.handle(req, res);
     });
@@ -244,11 +266,13 @@ export class RewardServer {
         connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.min(t.headers, t.body) * 250)),
       });
       server.keepAliveTimeout = t.idle * 1000;
-      server.maxConnections = settings.maxConnections;
+      // Node closes connections beyond this at once; the spare ones over the cap get a coded 503.
+      const spare = Math.min(SPARE_CONNECTIONS, settings.maxConnections);
+      server.maxConnections = settings.maxConnections + spare;
       const files = openFileLimit();
-      if (files !== undefined && settings.maxConnections + 64 > files) {
+      if (files !== undefined && settings.maxConnections + spare + 64 > files) {
         options.log?.(
-          `serve: serve.maxConnections is ${settings.maxConnections} but this process may open only ${files} files (ulimit -n); raise the limit or lower maxConnections, or connections beyond the limit are dropped`,
+          `serve: serve.maxConnections is ${settings.maxConnections} (plus ${spare} spare ones answered with 503) but this process may open only ${files} files (ulimit -n); raise the limit or lower maxConnections, or connections beyond the limit are dropped`,
         );
       }
       await new Promise<void>((resolve, reject) => {
@@ -341,6 +365,21 @@ export class RewardServer {
           where: pathname,
           data: { method },
         });
+      if (this.overCap.has(req.socket)) {
+        // One answer, then the connection closes: /health still tells a probe the service lives.
+        res.setHeader('connection', 'close');
+        if (route !== '/health') {
+          res.setHeader('retry-after', '1');
+          throw new CorlError(
+            'CORL_ERR_SERVE_BUSY',
+            `expected at most ${this.runtime.settings.maxConnections} open connections (serve.maxConnections), got one more`,
+            {
+              where: 'connection',
+              hint: 'reuse keep-alive connections and retry after a moment, or raise serve.maxConnections',
+            },
+          );
+        }
+      }
       if (route !== '/health') this.authorize(req);
       if (route === '/health') return send(res, 200, this.health());
       if (route === '/metrics')
@@ -502,14 +541,14 @@ function send(res: http.ServerResponse, status: number, value: unknown): void {
 }
 
 function sendText(res: http.ServerResponse, status: number, text: string, type: string): void {
-  const body = Buffer.from(text);
   const closing = (res.req.socket as unknown as { server?: Record<symbol, unknown> }).server?.[STOPPING] === true;
+  // The text goes to the socket as is (encoded once there, not copied into a Buffer first).
   res.writeHead(status, {
     'content-type': type,
-    'content-length': body.length,
+    'content-length': Buffer.byteLength(text),
     ...(closing ? { connection: 'close' } : {}),
   });
-  res.end(body);
+  res.end(text);
 }
 
 function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
@@ -548,7 +587,7 @@ function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
     });
     req.on('end', () => {
       if (failed) return;
-      const text = Buffer.concat(chunks).toString('utf8');
+      const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8');
       try {
         resolve(JSON.parse(text));
       } catch (e) {

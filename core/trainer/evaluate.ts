@@ -4,7 +4,7 @@ import type { GroundTruth, Problem } from '../contracts/problem';
 import type { Completion } from '../contracts/completion';
 import type { EvalConfig, SamplingConfig } from '../config/types';
 import type { TaskData } from '../contracts/task';
-import { CorlError } from '../errors';
+import { missingValidationSplit } from '../config/data-checks';
 import { agreement, type Agreement } from '../metrics/agreement';
 import { pluralityVote } from '../voting/plurality';
 import { mixSeed } from '../util/rng';
@@ -68,16 +68,7 @@ export function evalProblems(
 ): readonly Problem[] {
   let problems = data.heldOut;
   if (config.split === 'validation') {
-    if (!data.validation || data.validation.length === 0) {
-      throw new CorlError(
-        'CORL_ERR_TASK_DATA',
-        'expected a validation split for eval.split "validation", got a task without one',
-        {
-          where: 'eval.split',
-          hint: 'give the task validation problems (corl:arith: the option "validation"), or evaluate on "test"',
-        },
-      );
-    }
+    if (!data.validation || data.validation.length === 0) throw missingValidationSplit();
     problems = data.validation;
   }
   return config.maxProblems > 0 ? problems.slice(0, config.maxProblems) : problems;

@@ -32,7 +32,7 @@ describe('docs/guide/serve.md (checked against the service)', function () {
     const m = new ServeMetrics();
     for (const g of ['corl_serve_inflight_requests', 'corl_serve_exchange_slots', 'corl_serve_barrier_pending_samples', 'corl_serve_uptime_seconds']) m.gauge(g, '', () => 0);
     const names = [...m.render().matchAll(/^# TYPE (\S+)/gm)].map((x) => x[1]!);
-    expect(names.length).to.equal(15);
+    expect(names.length).to.equal(16);
     for (const n of names) expect(GUIDE, n).to.contain(`\`${n}`);
   });
 

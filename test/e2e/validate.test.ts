@@ -23,7 +23,7 @@ function defaultJob(edit: (c: any) => void): any {
   return c;
 }
 
-const CASES: { name: string; code: string; edit: (c: any) => void }[] = [
+const CASES: { name: string; code: string; edit: (c: any, dir: string) => void }[] = [
   {
     name: 'heads not dividing dModel',
     code: 'CORL_ERR_CONFIG_INVALID',
@@ -45,6 +45,40 @@ const CASES: { name: string; code: string; edit: (c: any) => void }[] = [
     code: 'CORL_ERR_REWARD_OPTIONS',
     edit: (c) => (c.reward = { use: 'corl:format', options: { check: 'pattern', pattern: '([' } }),
   },
+  {
+    name: 'all-zero weights of a weighted reward',
+    code: 'CORL_ERR_REWARD_OPTIONS',
+    edit: (c) =>
+      (c.reward = {
+        use: 'corl:weighted',
+        options: {
+          sources: [
+            { source: 'corl:vote', weight: 0 },
+            { source: 'corl:format', weight: 0 },
+          ],
+        },
+      }),
+  },
+  {
+    name: 'evaluation on a validation split the task lacks',
+    code: 'CORL_ERR_TASK_DATA',
+    edit: (c) => {
+      c.task.options.validation = 0;
+      c.eval.split = 'validation';
+    },
+  },
+  {
+    name: 'a variants file without the training problems',
+    code: 'CORL_ERR_TASK_DATA',
+    edit: (c, dir) => {
+      const file = path.join(dir, 'variants-of-other-problems.jsonl');
+      fs.writeFileSync(
+        file,
+        JSON.stringify({ id: 'not-a-problem-of-this-task', variants: ['What is 1 plus 1?'] }) + '\n',
+      );
+      c.diversity = { use: 'corl:rephrase', options: { file } };
+    },
+  },
 ];
 
 describe('e2e: corl validate checks what corl train checks before its first step', () => {
@@ -59,7 +93,11 @@ describe('e2e: corl validate checks what corl train checks before its first step
 
   for (const k of CASES) {
     it(`${k.name}: validate and train both refuse with ${k.code}`, () => {
-      const file = writeConfig(tmp.dir, `${k.name.replace(/\W+/g, '-')}.json`, defaultJob(k.edit));
+      const file = writeConfig(
+        tmp.dir,
+        `${k.name.replace(/\W+/g, '-')}.json`,
+        defaultJob((c) => k.edit(c, tmp.dir)),
+      );
       const v = corl('validate', file);
       expect(v.status, v.stdout).to.equal(1);
       expect(v.stderr).to.match(new RegExp(`^${k.code}`));
@@ -70,7 +108,11 @@ describe('e2e: corl validate checks what corl train checks before its first step
   }
 
   it('--schema-only skips creating the plugins', () => {
-    const file = writeConfig(tmp.dir, 'schema-only.json', defaultJob(CASES[1]!.edit));
+    const file = writeConfig(
+      tmp.dir,
+      'schema-only.json',
+      defaultJob((c) => CASES[1]!.edit(c, tmp.dir)),
+    );
     const r = corl('validate', '--schema-only', file);
     expect(r.status, r.stderr).to.equal(0);
     expect(r.stdout).to.not.contain('plugins created');

@@ -71,6 +71,11 @@ export const SERVE_CODES = defineCodes({
       'The service is shutting down; requests still waiting are answered with HTTP 503 (their posted answers are journaled).',
     fix: 'retry against the restarted service: retries are idempotent and the journal restores every label',
   },
+  CORL_ERR_SERVE_BUSY: {
+    cause:
+      'A connection arrived while `serve.maxConnections` connections were already open (HTTP 503, then the connection is closed; GET /health is still answered on it). Connections beyond the cap plus a small spare are closed without an answer.',
+    fix: 'reuse keep-alive connections (one per agent is enough) and retry after a moment, or raise `serve.maxConnections` (below `ulimit -n`)',
+  },
   CORL_ERR_SERVE_INTERNAL: {
     cause: 'An unexpected failure while handling one request (HTTP 500). The service keeps running.',
     fix: 'please report it with the message; the request can be retried',

@@ -1,0 +1,182 @@
+// The hostile battery end to end through `corl serve`: one agent posts, via POST /v1/groups, a
+// completion whose code reads a host file, opens a socket to a host listener and forks an orphan
+// that tries to outlive the run; the service scores it with corl:exec-vote in the bubblewrap
+// sandbox. Checked from the host's side (no connection, no file written, no process left, no
+// secret in any answer), and the other agents' answers equal those of a service that never saw it.
+import { expect } from 'chai';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import type { RewardServer } from '../../../core/serve/server';
+import { tempDir } from '../../fixtures/configs';
+import { post, get, startServer } from '../../fixtures/serve';
+import { describeWithBwrap } from '../../support/bwrap';
+
+const MARKER = 'corl-serve-orphan-marker';
+
+/** Live (not zombie) host processes whose command line contains `marker`. */
+function hostProcesses(marker: string): number[] {
+  const found: number[] = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (/\) Z /.test(fs.readFileSync(`/proc/${d}/stat`, 'utf8'))) continue;
+      if (fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker)) found.push(Number(d));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return found;
+}
+
+function fenced(program: string): string {
+  return `Here is my solution.\n\n\`\`\`python\n${program}\n\`\`\`\n`;
+}
+
+/** Well-behaved completions: doubling (right), adding one (wrong), and no code at all. */
+const BENIGN = [
+  fenced('print(int(input()) * 2)'),
+  fenced('n = int(input())\nprint(n + n)'),
+  fenced('print(int(input()) + 1)'),
+  'I could not write this program.',
+];
+const INPUTS = [['1'], ['5']];
+
+describeWithBwrap('serve: hostile generated code through POST /v1/groups (corl:exec-vote)', function () {
+  this.timeout(120000);
+  let tmp: ReturnType<typeof tempDir>;
+  let server: RewardServer | undefined;
+  let listener: net.Server | undefined;
+  beforeEach(() => {
+    tmp = tempDir('corl-serve-exec-');
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    delete process.env.CORL_SERVE_ENV_SECRET;
+    await new Promise((r) => (listener ? listener.close(r) : r(undefined)));
+    listener = undefined;
+    for (const pid of hostProcesses(MARKER)) process.kill(pid, 'SIGKILL'); // only if a containment failed
+    tmp.cleanup();
+  });
+
+  const config = {
+    name: 'serve-exec',
+    agents: [{ name: 'hostile' }, { name: 'b' }, { name: 'c' }],
+    // corl:self: each agent is rewarded against its own vote, so no agent's answer rests on another's
+    topology: 'corl:self',
+    reward: { use: 'corl:exec-vote', options: { timeoutMs: 1000, memoryMb: 256, concurrency: 2 } },
+    serve: { port: 0, exchange: { wait: 5 } },
+  };
+  const group = (completions: string[]) => ({
+    id: 'double',
+    prompt: 'Read n, print 2n.',
+    completions,
+    testInputs: INPUTS,
+  });
+
+  async function benign(s: RewardServer): Promise<unknown[]> {
+    const answers = await Promise.all(
+      ['b', 'c'].map((agent, i) =>
+        post(s.url, '/v1/groups', { agent, step: 0, groups: [group(i === 0 ? BENIGN : [...BENIGN].reverse())] }),
+      ),
+    );
+    for (const a of answers) expect(a.status, JSON.stringify(a.body)).to.equal(200);
+    return answers.map((a) => a.body);
+  }
+
+  it('file, socket and fork are contained; the other agents get what they get without it', async () => {
+    // What b and c get from a service that never sees the hostile agent.
+    const quietDir = path.join(tmp.dir, 'quiet');
+    fs.mkdirSync(quietDir);
+    server = await startServer(config, quietDir);
+    const baseline = await benign(server);
+    expect((baseline[0] as any).groups[0].rewards).to.deep.equal([1, 1, 0, 0]);
+    await server.close();
+
+    // The host's bait: a secret file, a listener on loopback, a file the orphan would write.
+    const secret = path.join(tmp.dir, 'secret.json');
+    fs.writeFileSync(secret, '{"token": "corl-serve-secret-42"}');
+    const written = path.join(tmp.dir, 'escaped.txt');
+    let connections = 0;
+    listener = net.createServer((sock) => {
+      connections++;
+      sock.destroy();
+    });
+    await new Promise<void>((r) => listener!.listen(0, '127.0.0.1', () => r()));
+    const port = (listener.address() as net.AddressInfo).port;
+    // The first line switches the sandbox's Python audit hook off, so that the OS layer is what holds.
+    const hostile = fenced(`import __main__; __main__.hook.__code__ = (lambda e, a: None).__code__
+import json, os, socket, sys
+res = {}
+for name, p in (("secret", ${JSON.stringify(secret)}), ("passwd", "/etc/passwd"), ("parent", "/proc/%d/environ" % os.getppid())):
+    try:
+        res[name] = open(p).read()[:100]
+    except Exception as e:
+        res[name] = type(e).__name__
+try:
+    socket.create_connection(("127.0.0.1", ${port}), timeout=0.5).sendall(b"escaped")
+    res["socket"] = "connected"
+except Exception as e:
+    res["socket"] = type(e).__name__
+try:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            open(${JSON.stringify(written)}, "w").write("escaped")
+        except Exception:
+            pass
+        os.execv(sys.executable, [sys.executable + "-${MARKER}", "-c", "import time; time.sleep(1000)"])
+    res["fork"] = "forked"
+except Exception as e:
+    res["fork"] = type(e).__name__
+print(json.dumps(res, sort_keys=True))
+print(int(input()) * 2)`);
+
+    process.env.CORL_SERVE_ENV_SECRET = 'corl-serve-env-secret';
+    server = await startServer(config, path.join(tmp.dir));
+    const [attack, ...others] = await Promise.all([
+      post(server.url, '/v1/groups', { agent: 'hostile', step: 0, groups: [group([hostile, ...BENIGN.slice(0, 3)])] }),
+      benign(server),
+    ]);
+    expect(attack.status, JSON.stringify(attack.body)).to.equal(200);
+    expect(others[0]).to.deep.equal(baseline);
+
+    // What the hostile program saw, from its answer key (the tuple of its outputs on the inputs).
+    const key = attack.body.groups[0].keys[0] as string;
+    const outputs = JSON.parse(key) as string[];
+    expect(outputs).to.have.length(INPUTS.length);
+    for (const o of outputs) {
+      const [seen, doubled] = o.trim().split('\n');
+      const res = JSON.parse(seen!) as Record<string, string>;
+      for (const f of ['secret', 'passwd']) expect(res[f], f).to.be.oneOf(['FileNotFoundError', 'PermissionError']);
+      expect(res.parent).to.not.contain('corl-serve-env-secret'); // its parent is inside the sandbox, environment empty
+      expect(res.fork).to.equal('forked'); // the hook is off: the fork happens, inside the sandbox
+      expect(res.socket).to.not.equal('connected');
+      expect(doubled).to.match(/^\d+$/);
+    }
+    expect(JSON.stringify(attack.body)).to.not.contain('corl-serve-secret-42');
+    expect(JSON.stringify(attack.body)).to.not.contain('corl-serve-env-secret');
+
+    // The host's side: no connection, nothing written, no process left behind.
+    expect(connections).to.equal(0);
+    expect(fs.existsSync(written)).to.equal(false);
+    let left = hostProcesses(MARKER);
+    for (let k = 0; k < 20 && left.length; k++) {
+      await new Promise((r) => setTimeout(r, 100));
+      left = hostProcesses(MARKER);
+    }
+    expect(left, 'orphans outside the sandbox').to.deep.equal([]);
+
+    // The service goes on: health, and a later step of every agent, the hostile one included.
+    expect((await get(server.url, '/health')).status).to.equal(200);
+    const next = await post(server.url, '/v1/groups', {
+      agent: 'hostile',
+      step: 1,
+      groups: [{ ...group(BENIGN), id: 'double-again' }],
+    });
+    expect(next.status).to.equal(200);
+    expect(next.body.groups[0].rewards).to.deep.equal([1, 1, 0, 0]);
+  });
+});

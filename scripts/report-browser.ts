@@ -12,18 +12,22 @@ type Page = import('puppeteer-core').Page;
 /** The apt command that installs the browser the checks use (what `.ci/run` runs when it is missing). */
 export const CHROMIUM_INSTALL = 'apt-get install -y chromium';
 
-/** The Chromium binary: $CORL_CHROMIUM, else the first of Debian's and other usual paths that exists; null when none. */
-export function findChromium(env: NodeJS.ProcessEnv = process.env): string | null {
+/** Where {@link findChromium} looks, in order, when $CORL_CHROMIUM is not set: Debian's package first. */
+export const CHROMIUM_PATHS = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+  '/usr/bin/google-chrome-stable',
+] as const;
+
+/** The Chromium binary: $CORL_CHROMIUM, else the first of {@link CHROMIUM_PATHS} that exists; null when none. */
+export function findChromium(
+  env: NodeJS.ProcessEnv = process.env,
+  exists: (file: string) => boolean = fs.existsSync,
+): string | null {
   const given = env.CORL_CHROMIUM;
-  if (given) return fs.existsSync(given) ? given : null;
-  for (const p of [
-    '/usr/bin/chromium',
-    '/usr/bin/chromium-browser',
-    '/usr/bin/google-chrome',
-    '/usr/bin/google-chrome-stable',
-  ])
-    if (fs.existsSync(p)) return p;
-  return null;
+  if (given) return exists(given) ? given : null;
+  return CHROMIUM_PATHS.find((p) => exists(p)) ?? null;
 }
 
 /** Start headless Chromium. As root (CI, containers) Chromium's own sandbox cannot start, so it is switched off there. */

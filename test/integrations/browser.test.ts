@@ -16,20 +16,12 @@ import {
   machinePaths,
   type ReportInspection,
 } from '../../scripts/report-browser';
+import { defaultJob } from '../../scripts/screenshots';
 import { coRlConfig, tempDir } from '../fixtures/configs';
 import { describeWithChromium } from '../support/chromium';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const RESULTS = path.join(ROOT, 'docs', 'results');
-
-/** The configs and seeds of the default job: what `npm start` passes to `corl compare`. */
-function defaultJob(): { configs: string[]; seeds: number } {
-  const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
-    .scripts.start;
-  const m = /\bcompare((?:\s+\S+\.json)+)\s+--seeds\s+(\d+)/.exec(start);
-  if (!m) throw new Error(`npm start is not a corl compare of configs: ${start}`);
-  return { configs: m[1]!.trim().split(/\s+/), seeds: Number(m[2]) };
-}
 
 /** Train the fixture cohort for `steps` of `planned` steps (stopping early when fewer) into `dir`. */
 async function fixtureRun(dir: string, planned: number, steps: number): Promise<void> {

@@ -4,9 +4,11 @@
 //
 //   npm run screenshots                  # runs the default job into runs/screenshots-default first (as npm start does; a finished one is reused)
 //   npm run screenshots -- runs/compare-… # or takes the folder an `npm start` already wrote
+import 'reflect-metadata';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runCompare } from '../core/report/compare';
+import { installBuiltins } from '../entry/builtins';
 import { CHROMIUM_INSTALL, findChromium, launchChromium, screenshot } from './report-browser';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -33,6 +35,7 @@ async function main(argv: readonly string[]): Promise<void> {
     throw new Error(`no Chromium found: ${CHROMIUM_INSTALL}, or set CORL_CHROMIUM to a Chromium or Chrome binary`);
   let folder = argv[0];
   if (folder === undefined) {
+    installBuiltins();
     folder = path.join(ROOT, 'runs', 'screenshots-default');
     const job = defaultJob();
     process.stderr.write(

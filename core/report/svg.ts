@@ -37,6 +37,11 @@ export interface ChartOptions {
   readonly yRange?: readonly [number, number];
   /** Limits the data-scaled range may not cross (e.g. [0, 1] for accuracies). */
   readonly yBounds?: readonly [number, number];
+  /**
+   * Smallest span of the data-scaled range (e.g. 0.05, five points, for accuracies): lines a tenth of
+   * a point apart are then drawn nearly flat instead of filling the plot as if they differed.
+   */
+  readonly minSpan?: number;
   readonly references?: readonly ReferenceLine[];
 }
 
@@ -44,22 +49,33 @@ export function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** Round "nice" tick values covering [lo, hi]. */
-export function ticks(lo: number, hi: number, count = 5): number[] {
+/** Round "nice" tick values covering [lo, hi], about `count` of them, at least `minStep` apart. */
+export function ticks(lo: number, hi: number, count = 5, minStep = 0): number[] {
   if (!(hi > lo)) return [lo];
-  const raw = (hi - lo) / count;
+  const raw = Math.max((hi - lo) / count, minStep);
   const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? raw;
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw * (1 - 1e-12)) ?? raw;
   const out: number[] = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toFixed(10)));
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toFixed(10)));
   return out;
 }
 
-function fmt(v: number): string {
-  if (v === 0) return '0';
-  const a = Math.abs(v);
-  if (a >= 1000 || a < 0.01) return v.toExponential(1);
-  return Number(v.toPrecision(3)).toString();
+/**
+ * Labels of tick values: as few decimals as show every value exactly (so 0.4540 and 0.4545 never both
+ * read "0.454"), trailing zeros dropped; exponential notation for values of 10⁵ and over or under 10⁻³.
+ */
+export function tickLabels(values: readonly number[]): string[] {
+  const big = Math.max(0, ...values.map(Math.abs));
+  const exact = (f: (v: number) => string): boolean =>
+    values.every((v) => Math.abs(Number(f(v)) - v) <= 1e-9 * Math.max(big, 1e-12));
+  const exp = big >= 1e5 || (big > 0 && big < 1e-3);
+  for (let d = 0; d <= 10; d++) {
+    const f = exp
+      ? (v: number): string => (v === 0 ? '0' : v.toExponential(d))
+      : (v: number): string => Number(v.toFixed(d)).toString();
+    if (exact(f)) return values.map(f);
+  }
+  return values.map((v) => v.toPrecision(6));
 }
 
 // Advance widths (in em) of DejaVu Sans, the widest of the usual system-ui fallbacks, rounded up:
@@ -147,13 +163,18 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
     const pad = (y1 - y0) * 0.08 || Math.abs(y0) * 0.1 || 0.1;
     y0 -= pad;
     y1 += pad;
-    if (o.yBounds) {
-      y0 = Math.max(y0, o.yBounds[0]);
-      y1 = Math.min(y1, o.yBounds[1]);
+    const [lo, hi] = o.yBounds ?? [-Infinity, Infinity];
+    y0 = Math.max(y0, lo);
+    y1 = Math.min(y1, hi);
+    if (o.minSpan !== undefined && y1 - y0 < o.minSpan) {
+      // widened about its middle; where that crosses a bound, moved back inside it
+      const mid = Math.min(Math.max((y0 + y1) / 2, lo + o.minSpan / 2), hi - o.minSpan / 2);
+      y0 = Math.max(lo, mid - o.minSpan / 2);
+      y1 = Math.min(hi, mid + o.minSpan / 2);
     }
   }
   const yTicks = ticks(y0, y1);
-  const yTickText = yTicks.map(fmt);
+  const yTickText = tickLabels(yTicks);
   const m = { l: 26 + Math.max(...yTickText.map((t) => textWidth(t, 10))), r: 14, t: top + 8 };
   const pw = W - m.l - m.r;
   const ph = 200;
@@ -179,9 +200,11 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
       `<text x="${f1(m.l - 6)}" y="${f1(Y(t) + 4)}" font-size="10" text-anchor="end" fill="#444">${yTickText[k]}</text>`,
     );
   }
-  for (const t of ticks(x0, x1, 6)) {
+  // Training steps are whole numbers: their axis has no ticks between them.
+  const xTicks = ticks(x0, x1, 6, xs.every(Number.isInteger) ? 1 : 0);
+  for (const [k, t] of tickLabels(xTicks).entries()) {
     parts.push(
-      `<text x="${f1(X(t))}" y="${m.t + ph + 14}" font-size="10" text-anchor="middle" fill="#444">${fmt(t)}</text>`,
+      `<text x="${f1(X(xTicks[k]!))}" y="${m.t + ph + 14}" font-size="10" text-anchor="middle" fill="#444">${t}</text>`,
     );
   }
   parts.push(
@@ -206,6 +229,10 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
         `<polyline class="band-edge" points="${s.band.map((b) => `${f1(X(b[0]))},${f1(Y(b[k]))}`).join(' ')}" fill="none" stroke="${s.style.color}" stroke-width="0.7" stroke-dasharray="1 2"/>`,
       );
   }
+  // The frame over the bands but under the lines: a line at a bound (an agreement of 1) stays visible.
+  parts.push(
+    `<rect class="plot" x="${f1(m.l)}" y="${m.t}" width="${f1(pw)}" height="${ph}" fill="none" stroke="#999"/>`,
+  );
   for (const r of refs) {
     const y = Y(r.y);
     parts.push(
@@ -249,9 +276,6 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
       if ((k - offset) % step === 0) parts.push(markerSvg(s.style, X(x), Y(y), r));
     });
   });
-  parts.push(
-    `<rect class="plot" x="${f1(m.l)}" y="${m.t}" width="${f1(pw)}" height="${ph}" fill="none" stroke="#999"/>`,
-  );
   // Each entry: a sample of the line (and its marker) at (x, y), then the name.
   const entry = (
     k: number,

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { reportCompare } from '../../../core/report/compare';
 import { portablePath, portableText } from '../../../core/report/portable';
 import { movingAverage } from '../../../core/report/runs';
-import { lineChart, paletteColor, PALETTE, textWidth, ticks, wrapText } from '../../../core/report/svg';
+import { lineChart, paletteColor, PALETTE, textWidth, tickLabels, ticks, wrapText } from '../../../core/report/svg';
 import { machinePaths } from '../../../scripts/report-browser';
 import { tempDir } from '../../fixtures/configs';
 
@@ -111,6 +111,54 @@ describe('core/report/svg and runs (charts of the report)', () => {
     // 0 … 150 in 6: 25 → step 25 (one of 1, 2, 2.5, 5, 10 × 10)
     expect(ticks(0, 150, 6)).to.deep.equal([0, 25, 50, 75, 100, 125, 150]);
     expect(ticks(3, 3)).to.deep.equal([3]);
+    // training steps 1 … 4: (4 − 1)/6 = 0.5 would give 1, 1.5 …; at least 1 apart gives whole steps
+    expect(ticks(1, 4, 6)).to.deep.equal([1, 1.5, 2, 2.5, 3, 3.5, 4]);
+    expect(ticks(1, 4, 6, 1)).to.deep.equal([1, 2, 3, 4]);
+  });
+
+  it('tickLabels: as many decimals as tell the ticks apart, no more', () => {
+    // 0.4536 … 0.4552 in 5: step 0.0005 (0.00032 → 0.0005); three digits would print 0.454 twice
+    expect(tickLabels(ticks(0.4536, 0.4552))).to.deep.equal(['0.454', '0.4545', '0.455']);
+    expect(tickLabels([0.4, 0.42, 0.44])).to.deep.equal(['0.4', '0.42', '0.44']);
+    expect(tickLabels([0, 25, 50])).to.deep.equal(['0', '25', '50']);
+    expect(tickLabels([0, 0.0002, 0.0004])).to.deep.equal(['0', '2e-4', '4e-4']);
+    expect(tickLabels([0, 100000, 200000])).to.deep.equal(['0', '1e+5', '2e+5']);
+  });
+
+  it('a chart of training steps has whole-step ticks on its x axis', () => {
+    const svg = lineChart([{ name: 'a', points: line([0.5, 0.4, 0.6, 0.55], 1, 1) }], {
+      title: 't',
+      xLabel: 'step',
+      yLabel: 'y',
+    });
+    const xTicks = [...svg.matchAll(/font-size="10" text-anchor="middle" fill="#444">([^<]*)<\/text>/g)].map(
+      (m) => m[1],
+    );
+    expect(xTicks).to.deep.equal(['1', '2', '3', '4']);
+  });
+
+  it('minSpan: values a tenth of a point apart are drawn on at least five points, not across the whole plot', () => {
+    const points = [line([0.455, 0.4545, 0.4541]), line([0.455, 0.4548, 0.4546])];
+    const o = { title: 't', xLabel: 'step', yLabel: 'accuracy', yBounds: [0, 1] as [number, number] };
+    const ends = (svg: string): number[] =>
+      [...svg.matchAll(/<path class="series"[^>]* d="[^"]*L[\d.]+,([\d.]+)"/g)].map((m) => Number(m[1]));
+    const loose = lineChart(
+      points.map((p, i) => ({ name: `s${i}`, points: p })),
+      o,
+    );
+    const tight = lineChart(
+      points.map((p, i) => ({ name: `s${i}`, points: p })),
+      { ...o, minSpan: 0.05 },
+    );
+    // without: 0.4541 … 0.455 padded by 8% of 0.0009 either side (0.001044 in all) fills the 200 px: the
+    // 0.0005 gap at the last step is 0.0005/0.001044 · 200 = 95.8 px
+    expect(ends(loose)[0]! - ends(loose)[1]!).to.be.closeTo(95.8, 0.2);
+    // with: 0.05 about the middle 0.45455 → 0.42955 … 0.47955; the gap is 0.0005/0.05 · 200 = 2 px
+    expect(ends(tight)[0]! - ends(tight)[1]!).to.be.closeTo(2, 0.15);
+    expect(yTickLabels(tight)).to.deep.equal(['0.43', '0.44', '0.45', '0.46', '0.47']);
+    // near a bound the span is moved inside it: 0.99 … 1 becomes 0.95 … 1
+    const top = lineChart([{ name: 'a', points: line([0.99, 1]) }], { ...o, minSpan: 0.05 });
+    expect(yTickLabels(top)).to.deep.equal(['0.95', '0.96', '0.97', '0.98', '0.99', '1']);
   });
 
   it('the y axis spans the data and the base line, not 0–1: a difference of 3 points fills a third of the plot', () => {
@@ -184,8 +232,8 @@ describe('core/report/svg and runs (charts of the report)', () => {
       [2, 1.8],
     ]);
     // 20 points: a marker every ⌈20/8⌉ = 3rd, series i starting at ⌊3i/3⌋ mod 3 = i: points 0, 3 … 18 and 1, 4 … 19
-    // the plot's markers are drawn before its frame, the legend's after
-    const plot = svg.slice(0, svg.indexOf('<rect class="plot"'));
+    // the plot's markers are drawn before the legend's
+    const plot = svg.slice(0, svg.indexOf('<g class="legend-entry"'));
     const centres = (re: RegExp): number[] => [...plot.matchAll(re)].map((m) => Number(m[1]));
     // seven each; the lower series' larger (r = 3 + 1.2) than those on top of it
     const under = centres(new RegExp(`<circle cx="([\\d.]+)" cy="[\\d.]+" r="4.2" fill="${PALETTE[0]}"`, 'g'));

@@ -255,6 +255,7 @@ export function renderReport(
       ? groups[0]!.runs[0]!.agents.map((_, i) => seriesOf(groups[0]!, metric, phase, i, seriesStyle(i), smooth))
       : groups.map((g, i) => seriesOf(g, metric, phase, 'mean', seriesStyle(i), smooth));
     const subtitle = smooth > 1 ? `each point the mean of the last ${smooth} steps` : undefined;
+    // a training curve on another scale (intuitor's self-certainty reward) is named, not drawn, where it would flatten the rest
     return lineChart(series, {
       title: chartTitle,
       subtitle,
@@ -263,6 +264,7 @@ export function renderReport(
       yBounds,
       minSpan,
       references,
+      offScale: phase === 'train',
     });
   };
   const maxAgents = Math.max(0, ...rows.map((r) => r.perAgent.length));

@@ -5,7 +5,16 @@ import * as path from 'node:path';
 import { reportCompare } from '../../../core/report/compare';
 import { portablePath, portableText } from '../../../core/report/portable';
 import { movingAverage } from '../../../core/report/runs';
-import { lineChart, paletteColor, PALETTE, textWidth, tickLabels, ticks, wrapText } from '../../../core/report/svg';
+import {
+  lineChart,
+  offScale,
+  paletteColor,
+  PALETTE,
+  textWidth,
+  tickLabels,
+  ticks,
+  wrapText,
+} from '../../../core/report/svg';
 import { machinePaths } from '../../../scripts/report-browser';
 import { tempDir } from '../../fixtures/configs';
 
@@ -245,6 +254,31 @@ describe('core/report/svg and runs (charts of the report)', () => {
     // and never at the same x (a square's centre is its x + 1.7·3/2)
     const overCentres = over.map((x) => x + 2.55);
     expect(under.filter((x) => overCentres.some((o) => Math.abs(o - x) < 0.2))).to.deep.equal([]);
+  });
+
+  it("a series far off the others' scale is named in the legend with its range, not drawn over them", () => {
+    const series = [
+      { name: 'ttrl', points: line([0.4, 0.5]) },
+      { name: 'co-rl', points: line([0.45, 0.55]) },
+      { name: 'intuitor', points: line([20.6, 20.7]) },
+    ];
+    const o = { title: 'Mean reward', xLabel: 'step', yLabel: 'reward' };
+    const svg = lineChart(series, { ...o, offScale: true });
+    // 0.4 … 0.55 (0.15) is under a tenth of 0.4 … 20.7: intuitor is left out of the plot, and named
+    expect([...svg.matchAll(/<path class="series" data-series="(\d)"/g)].map((m) => m[1])).to.deep.equal(['0', '1']);
+    expect(svg).to.contain('>intuitor: off the scale, 20.6 … 20.7</text>');
+    expect(svg).to.contain('<g class="legend-entry" data-series="2">');
+    // the axis is the two others': 0.388 … 0.562 → ticks every 0.05
+    expect(yTickLabels(svg)).to.deep.equal(['0.4', '0.45', '0.5', '0.55']);
+    // without the option all three are drawn, on a 0 … 20 axis
+    const all = lineChart(series, o);
+    expect(all.match(/<path class="series"/g)).to.have.length(3);
+    expect(yTickLabels(all)[0]).to.equal('0');
+    // a low series within ten times the others' span stays (rent's reward std, 0.05 against 0.45 … 0.65)
+    const near = [line([0.45, 0.65]), line([0.5, 0.6]), line([0.04, 0.06])].map((points, index) => ({ points, index }));
+    expect([...offScale(near)]).to.deep.equal([]);
+    // never with two series: which of two is "off" cannot be told
+    expect([...offScale(series.slice(1).map((s, index) => ({ ...s, index })))]).to.deep.equal([]);
   });
 
   it('titles wrap instead of being clipped: every line within the chart, the plot below them', () => {

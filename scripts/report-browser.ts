@@ -176,13 +176,27 @@ export async function inspectReport(browser: Browser, file: string, width = 1200
   }
 }
 
-/** A PNG of an HTML file, `width` pixels wide, the whole page or its first `maxHeight` pixels. */
-export async function screenshot(browser: Browser, file: string, to: string, width = 1200, maxHeight = 1600) {
+/**
+ * A PNG of an HTML file, `width` pixels wide: the page down to the bottom of the first element matching
+ * `until` (the whole page when none is given or found), at most `maxHeight` pixels.
+ */
+export async function screenshot(
+  browser: Browser,
+  file: string,
+  to: string,
+  width = 1200,
+  maxHeight = 1600,
+  until?: string,
+): Promise<void> {
   const page: Page = await browser.newPage();
   try {
     await page.setViewport({ width, height: 900 });
     await page.goto(`file://${path.resolve(file)}`, { waitUntil: 'load' });
-    const height = Math.min(maxHeight, (await page.evaluate('document.documentElement.scrollHeight')) as number);
+    const bottom = (await page.evaluate(
+      `(() => { const el = ${JSON.stringify(until ?? '')} && document.querySelector(${JSON.stringify(until ?? '')});
+        return el ? Math.ceil(el.getBoundingClientRect().bottom + window.scrollY + 16) : document.documentElement.scrollHeight; })()`,
+    )) as number;
+    const height = Math.min(maxHeight, bottom);
     await page.screenshot({ path: to as `${string}.png`, clip: { x: 0, y: 0, width, height } });
   } finally {
     await page.close();

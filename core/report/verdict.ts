@@ -14,7 +14,11 @@ export interface VerdictInput {
   readonly seeAlso?: string;
 }
 
-const points = (x: number): string => `${x >= 0 ? '+' : '−'}${Math.abs(100 * x).toFixed(1)}`;
+/** A difference of shares in points, signed; one that rounds to 0.0 is "±0.0", never "−0.0". */
+const points = (x: number): string => {
+  const text = Math.abs(100 * x).toFixed(1);
+  return `${text === '0.0' ? '±' : x > 0 ? '+' : '−'}${text}`;
+};
 
 /**
  * One plain sentence saying whether the method helped: its average final pass@1 against each

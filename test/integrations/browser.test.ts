@@ -130,6 +130,10 @@ describeWithChromium('integrations: the report in headless Chromium', function (
     expectClean(seen, fs.readFileSync(file, 'utf8'));
     expect(seen.banner).to.equal(null);
     expect(seen.charts.find((c) => c.title === 'Held-out accuracy (pass@1)')!.lines).to.equal(9);
+    // intuitor's reward (about 20) is named, not drawn over the others' 0 … 1
+    const reward = seen.charts.find((c) => c.title === 'Mean reward')!;
+    expect(reward.lines).to.equal(7);
+    expect(reward.legend).to.include('intuitor: off the scale, 20.6 … 20.7');
     expect(confusablePairs(seen.series)).to.deep.equal({ colour: [], greyscale: [] });
   });
 

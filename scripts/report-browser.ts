@@ -12,18 +12,22 @@ type Page = import('puppeteer-core').Page;
 /** The apt command that installs the browser the checks use (what `.ci/run` runs when it is missing). */
 export const CHROMIUM_INSTALL = 'apt-get install -y chromium';
 
-/** The Chromium binary: $CORL_CHROMIUM, else the first of Debian's and other usual paths that exists; null when none. */
-export function findChromium(env: NodeJS.ProcessEnv = process.env): string | null {
+/** Where {@link findChromium} looks, in order, when $CORL_CHROMIUM is not set: Debian's package first. */
+export const CHROMIUM_PATHS = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+  '/usr/bin/google-chrome-stable',
+] as const;
+
+/** The Chromium binary: $CORL_CHROMIUM, else the first of {@link CHROMIUM_PATHS} that exists; null when none. */
+export function findChromium(
+  env: NodeJS.ProcessEnv = process.env,
+  exists: (file: string) => boolean = fs.existsSync,
+): string | null {
   const given = env.CORL_CHROMIUM;
-  if (given) return fs.existsSync(given) ? given : null;
-  for (const p of [
-    '/usr/bin/chromium',
-    '/usr/bin/chromium-browser',
-    '/usr/bin/google-chrome',
-    '/usr/bin/google-chrome-stable',
-  ])
-    if (fs.existsSync(p)) return p;
-  return null;
+  if (given) return exists(given) ? given : null;
+  return CHROMIUM_PATHS.find((p) => exists(p)) ?? null;
 }
 
 /** Start headless Chromium. As root (CI, containers) Chromium's own sandbox cannot start, so it is switched off there. */
@@ -172,13 +176,27 @@ export async function inspectReport(browser: Browser, file: string, width = 1200
   }
 }
 
-/** A PNG of an HTML file, `width` pixels wide, the whole page or its first `maxHeight` pixels. */
-export async function screenshot(browser: Browser, file: string, to: string, width = 1200, maxHeight = 1600) {
+/**
+ * A PNG of an HTML file, `width` pixels wide: the page down to the bottom of the first element matching
+ * `until` (the whole page when none is given or found), at most `maxHeight` pixels.
+ */
+export async function screenshot(
+  browser: Browser,
+  file: string,
+  to: string,
+  width = 1200,
+  maxHeight = 1600,
+  until?: string,
+): Promise<void> {
   const page: Page = await browser.newPage();
   try {
     await page.setViewport({ width, height: 900 });
     await page.goto(`file://${path.resolve(file)}`, { waitUntil: 'load' });
-    const height = Math.min(maxHeight, (await page.evaluate('document.documentElement.scrollHeight')) as number);
+    const bottom = (await page.evaluate(
+      `(() => { const el = ${JSON.stringify(until ?? '')} && document.querySelector(${JSON.stringify(until ?? '')});
+        return el ? Math.ceil(el.getBoundingClientRect().bottom + window.scrollY + 16) : document.documentElement.scrollHeight; })()`,
+    )) as number;
+    const height = Math.min(maxHeight, bottom);
     await page.screenshot({ path: to as `${string}.png`, clip: { x: 0, y: 0, width, height } });
   } finally {
     await page.close();

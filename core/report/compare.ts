@@ -137,7 +137,9 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       : undefined;
   const written = await writeCompareOutputs(o.out, groups, [
     `Command: corl compare ${o.configs.map((c) => portablePath(c)).join(' ')} --seeds ${o.seeds}${o.steps !== undefined ? ` --steps ${o.steps}` : ''} --out ${portablePath(o.out)}`,
-    `Seeds: config seed + 1000·i for i = 0..${o.seeds - 1}.`,
+    o.seeds === 1
+      ? "Seeds: one run per config, at the config's own seed."
+      : `Seeds: config seed + 1000·i for i = 0..${o.seeds - 1}.`,
   ]);
   return verdict ? { ...written, verdict } : written;
 }

@@ -248,17 +248,40 @@ export function renderReport(
     yBounds?: [number, number],
     references: readonly ReferenceLine[] = [],
   ): string => {
+    // a share (0 … 1) is drawn over at least 5 points, so that a tenth of a point does not fill the plot
+    const minSpan = yBounds ? 0.05 : undefined;
     const smooth = phase === 'train' ? window : 1;
     const series = single
       ? groups[0]!.runs[0]!.agents.map((_, i) => seriesOf(groups[0]!, metric, phase, i, seriesStyle(i), smooth))
       : groups.map((g, i) => seriesOf(g, metric, phase, 'mean', seriesStyle(i), smooth));
     const subtitle = smooth > 1 ? `each point the mean of the last ${smooth} steps` : undefined;
-    return lineChart(series, { title: chartTitle, subtitle, xLabel: 'training step', yLabel, yBounds, references });
+    // a training curve on another scale (intuitor's self-certainty reward) is named, not drawn, where it would flatten the rest
+    return lineChart(series, {
+      title: chartTitle,
+      subtitle,
+      xLabel: 'training step',
+      yLabel,
+      yBounds,
+      minSpan,
+      references,
+      offScale: phase === 'train',
+    });
   };
   const maxAgents = Math.max(0, ...rows.map((r) => r.perAgent.length));
   const sd = rows.some((r) => r.seeds > 1);
-  const cell = (m: { mean: number; sd: number } | undefined): string => (m ? pct(m, sd) : '-');
-  const table = `<table><thead><tr><th>config</th><th>ground truth</th><th>seeds</th><th>steps</th>${Array.from({ length: maxAgents }, (_, i) => `<th>agent ${i} pass@1</th>`).join('')}<th>avg pass@1</th><th>base avg</th><th>maj</th><th>ensemble</th><th>label acc</th></tr></thead><tbody>${rows.map((r) => `<tr${r.supervised ? ' class="gt"' : ''}><td>${escapeXml(r.name)}</td><td>${r.supervised ? 'yes (supervised)' : 'no'}</td><td>${r.seeds}</td><td>${r.steps}</td>${Array.from({ length: maxAgents }, (_, i) => `<td>${r.perAgent[i] ? `${escapeXml(r.perAgent[i]!.name)}: ${cell(r.perAgent[i])}` : ''}</td>`).join('')}<td><b>${cell(r.average)}</b></td><td>${cell(r.base)}</td><td>${r.maj ? `${r.maj.metric} ${cell(r.maj)}` : '-'}</td><td>${r.ensemble ? `${escapeXml(r.ensemble.metric.replace('ensemble/', ''))} ${cell(r.ensemble)}` : '-'}</td><td>${cell(r.labelAccuracy)}</td></tr>`).join('')}</tbody></table>`;
+  // a value and its sd never break across lines: "47.9 ± 0.7", "maj@8 62.5 ± 2.5" stay whole
+  const whole = (s: string): string => s.replace(/ /g, '&nbsp;');
+  const cell = (m: { mean: number; sd: number } | undefined): string => (m ? whole(pct(m, sd)) : '-');
+  // maj@k and the ensemble's k, in the header when every row has the same, else in each cell
+  const shared = (names: readonly (string | undefined)[]): string | undefined => {
+    const set = new Set(names.filter((n) => n !== undefined));
+    return set.size === 1 ? [...set][0] : undefined;
+  };
+  const majName = shared(rows.map((r) => r.maj?.metric));
+  const ensName = shared(rows.map((r) => r.ensemble?.metric.replace('ensemble/', '')));
+  const named = (name: string, common: string | undefined): string =>
+    common === undefined ? `${escapeXml(name)}&nbsp;` : '';
+  const table = `<table><thead><tr><th>config</th><th>ground truth</th><th>seeds</th><th>steps</th>${Array.from({ length: maxAgents }, (_, i) => `<th>agent ${i} pass@1</th>`).join('')}<th>avg pass@1</th><th>base avg</th><th>${majName ? escapeXml(majName) : 'maj'}</th><th>${ensName ? `ensemble (${escapeXml(ensName)})` : 'ensemble'}</th><th>label acc</th></tr></thead><tbody>${rows.map((r) => `<tr${r.supervised ? ' class="gt"' : ''}><td>${escapeXml(r.name)}</td><td>${r.supervised ? 'yes (supervised)' : 'no'}</td><td>${r.seeds}</td><td>${r.steps}</td>${Array.from({ length: maxAgents }, (_, i) => `<td>${r.perAgent[i] ? `${escapeXml(r.perAgent[i]!.name)}: ${cell(r.perAgent[i])}` : ''}</td>`).join('')}<td><b>${cell(r.average)}</b></td><td>${cell(r.base)}</td><td>${r.maj ? `${named(r.maj.metric, majName)}${cell(r.maj)}` : '-'}</td><td>${r.ensemble ? `${named(r.ensemble.metric.replace('ensemble/', ''), ensName)}${cell(r.ensemble)}` : '-'}</td><td>${cell(r.labelAccuracy)}</td></tr>`).join('')}</tbody></table>`;
   const charts = [
     plot('eval/accuracy', 'eval', 'Held-out accuracy (pass@1)', 'accuracy', [0, 1], base ? [base] : []),
     plot('label/accuracy', 'train', 'Pseudo-label accuracy', 'accuracy', [0, 1]),
@@ -273,7 +296,7 @@ export function renderReport(
 body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
-td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}
+td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}td:first-child{white-space:nowrap}
 th{background:#f3f3f3}tr.gt td{background:#fff6e5}
 .charts{display:flex;flex-wrap:wrap;gap:16px}
 .note{color:#555;font-size:13px}

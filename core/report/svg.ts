@@ -37,29 +37,86 @@ export interface ChartOptions {
   readonly yRange?: readonly [number, number];
   /** Limits the data-scaled range may not cross (e.g. [0, 1] for accuracies). */
   readonly yBounds?: readonly [number, number];
+  /**
+   * Smallest span of the data-scaled range (e.g. 0.05, five points, for accuracies): lines a tenth of
+   * a point apart are then drawn nearly flat instead of filling the plot as if they differed.
+   */
+  readonly minSpan?: number;
   readonly references?: readonly ReferenceLine[];
+  /**
+   * Leave out of the plot series far off the others' scale (a reward on another scale, 20 against
+   * 0 … 1): each is named in the legend with its range instead, so the others are not flattened.
+   */
+  readonly offScale?: boolean;
+}
+
+/** [min, max] of the finite values of `list` (points and bands). */
+function valueRange(list: readonly Pick<Series, 'points' | 'band'>[]): [number, number] {
+  const ys = list
+    .flatMap((s) => [...s.points.map((p) => p[1]), ...(s.band ?? []).flatMap((b) => [b[1], b[2]])])
+    .filter(Number.isFinite);
+  return ys.length ? [Math.min(...ys), Math.max(...ys)] : [NaN, NaN];
+}
+
+/**
+ * Indexes of the series off the others' scale: one at a time, the series whose removal shrinks the y
+ * range most, while what is left spans under a tenth of the range with it and it lies wholly outside
+ * what is left; at most a third of the series, and never the last two.
+ */
+export function offScale(
+  series: readonly (Pick<Series, 'points' | 'band'> & { readonly index: number })[],
+): Set<number> {
+  const off = new Set<number>();
+  let shown = [...series];
+  while (shown.length > 2 && off.size < Math.floor(series.length / 3)) {
+    const [lo, hi] = valueRange(shown);
+    if (!(hi > lo)) break;
+    let best = -1;
+    let bestRest: [number, number] = [lo, hi];
+    shown.forEach((_, k) => {
+      const rest = valueRange(shown.filter((_, j) => j !== k));
+      if (rest[1] - rest[0] < bestRest[1] - bestRest[0]) [best, bestRest] = [k, rest];
+    });
+    if (best < 0 || (bestRest[1] - bestRest[0]) * 10 >= hi - lo) break;
+    const [a, b] = valueRange([shown[best]!]);
+    if (!(a > bestRest[1] || b < bestRest[0])) break;
+    off.add(shown[best]!.index);
+    shown = shown.filter((_, j) => j !== best);
+  }
+  return off;
 }
 
 export function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** Round "nice" tick values covering [lo, hi]. */
-export function ticks(lo: number, hi: number, count = 5): number[] {
+/** Round "nice" tick values covering [lo, hi], about `count` of them, at least `minStep` apart. */
+export function ticks(lo: number, hi: number, count = 5, minStep = 0): number[] {
   if (!(hi > lo)) return [lo];
-  const raw = (hi - lo) / count;
+  const raw = Math.max((hi - lo) / count, minStep);
   const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? raw;
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw * (1 - 1e-12)) ?? raw;
   const out: number[] = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toFixed(10)));
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toFixed(10)));
   return out;
 }
 
-function fmt(v: number): string {
-  if (v === 0) return '0';
-  const a = Math.abs(v);
-  if (a >= 1000 || a < 0.01) return v.toExponential(1);
-  return Number(v.toPrecision(3)).toString();
+/**
+ * Labels of tick values: as few decimals as show every value exactly (so 0.4540 and 0.4545 never both
+ * read "0.454"), trailing zeros dropped; exponential notation for values of 10⁵ and over or under 10⁻³.
+ */
+export function tickLabels(values: readonly number[]): string[] {
+  const big = Math.max(0, ...values.map(Math.abs));
+  const exact = (f: (v: number) => string): boolean =>
+    values.every((v) => Math.abs(Number(f(v)) - v) <= 1e-9 * Math.max(big, 1e-12));
+  const exp = big >= 1e5 || (big > 0 && big < 1e-3);
+  for (let d = 0; d <= 10; d++) {
+    const f = exp
+      ? (v: number): string => (v === 0 ? '0' : v.toExponential(d))
+      : (v: number): string => Number(v.toFixed(d)).toString();
+    if (exact(f)) return values.map(f);
+  }
+  return values.map((v) => v.toPrecision(6));
 }
 
 // Advance widths (in em) of DejaVu Sans, the widest of the usual system-ui fallbacks, rounded up:
@@ -114,6 +171,8 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
       return { ...s, index: i, style: s.color ? { ...base, color: s.color } : base };
     })
     .filter((s) => s.points.some((p) => Number.isFinite(p[1])));
+  const off = o.offScale ? offScale(series) : new Set<number>();
+  const drawn = series.filter((s) => !off.has(s.index));
   const W = o.width ?? 540;
   const titleLines = wrapText(o.title, W - 16, 13, true);
   const subLines = o.subtitle ? wrapText(o.subtitle, W - 16, 11) : [];
@@ -127,10 +186,10 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
         `<text class="subtitle" x="8" y="${16 + 16 * titleLines.length + 14 * i}" font-size="11" fill="#555">${escapeXml(t)}</text>`,
     ),
   ];
-  const xs = series.flatMap((s) => s.points.map((p) => p[0]));
+  const xs = drawn.flatMap((s) => s.points.map((p) => p[0]));
   const refs = (o.references ?? []).filter((r) => Number.isFinite(r.y));
   const ys = [
-    ...series.flatMap((s) => [...s.points.map((p) => p[1]), ...(s.band ?? []).flatMap((b) => [b[1], b[2]])]),
+    ...drawn.flatMap((s) => [...s.points.map((p) => p[1]), ...(s.band ?? []).flatMap((b) => [b[1], b[2]])]),
     ...refs.map((r) => r.y),
   ].filter(Number.isFinite);
   if (xs.length === 0 || ys.length === 0) {
@@ -147,19 +206,30 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
     const pad = (y1 - y0) * 0.08 || Math.abs(y0) * 0.1 || 0.1;
     y0 -= pad;
     y1 += pad;
-    if (o.yBounds) {
-      y0 = Math.max(y0, o.yBounds[0]);
-      y1 = Math.min(y1, o.yBounds[1]);
+    const [lo, hi] = o.yBounds ?? [-Infinity, Infinity];
+    y0 = Math.max(y0, lo);
+    y1 = Math.min(y1, hi);
+    if (o.minSpan !== undefined && y1 - y0 < o.minSpan) {
+      // widened about its middle; where that crosses a bound, moved back inside it
+      const mid = Math.min(Math.max((y0 + y1) / 2, lo + o.minSpan / 2), hi - o.minSpan / 2);
+      y0 = Math.max(lo, mid - o.minSpan / 2);
+      y1 = Math.min(hi, mid + o.minSpan / 2);
     }
   }
   const yTicks = ticks(y0, y1);
-  const yTickText = yTicks.map(fmt);
+  const yTickText = tickLabels(yTicks);
   const m = { l: 26 + Math.max(...yTickText.map((t) => textWidth(t, 10))), r: 14, t: top + 8 };
   const pw = W - m.l - m.r;
   const ph = 200;
   // Legend: as many columns as the longest name allows; a name too long for one column is cut, its full text in a tooltip.
   const entryWidth = (name: string): number => 34 + textWidth(name, 10);
-  const widest = Math.max(...series.map((s) => entryWidth(s.name)), ...refs.map((r) => entryWidth(r.label)), 1);
+  // a series left out of the plot says so in the legend, with the range of its values
+  const label = (s: (typeof series)[number]): string => {
+    if (!off.has(s.index)) return s.name;
+    const [a, b] = valueRange([{ points: s.points }]).map((v) => Number(v.toPrecision(3)));
+    return `${s.name}: off the scale, ${a === b ? a : `${a} … ${b}`}`;
+  };
+  const widest = Math.max(...series.map((s) => entryWidth(label(s))), ...refs.map((r) => entryWidth(r.label)), 1);
   const columns = Math.max(1, Math.min(3, Math.floor((W - 16) / widest)));
   const colW = (W - 16) / columns;
   const legendTop = m.t + ph + 50;
@@ -179,9 +249,11 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
       `<text x="${f1(m.l - 6)}" y="${f1(Y(t) + 4)}" font-size="10" text-anchor="end" fill="#444">${yTickText[k]}</text>`,
     );
   }
-  for (const t of ticks(x0, x1, 6)) {
+  // Training steps are whole numbers: their axis has no ticks between them.
+  const xTicks = ticks(x0, x1, 6, xs.every(Number.isInteger) ? 1 : 0);
+  for (const [k, t] of tickLabels(xTicks).entries()) {
     parts.push(
-      `<text x="${f1(X(t))}" y="${m.t + ph + 14}" font-size="10" text-anchor="middle" fill="#444">${fmt(t)}</text>`,
+      `<text x="${f1(X(xTicks[k]!))}" y="${m.t + ph + 14}" font-size="10" text-anchor="middle" fill="#444">${t}</text>`,
     );
   }
   parts.push(
@@ -191,7 +263,7 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
     `<text transform="translate(12 ${m.t + ph / 2}) rotate(-90)" font-size="11" text-anchor="middle">${escapeXml(fitText(o.yLabel, ph, 11))}</text>`,
   );
   // Bands first, all of them, so that no band covers a line.
-  for (const s of series) {
+  for (const s of drawn) {
     if (!s.band || s.band.length < 2) continue;
     const upper = s.band.map((b) => `${f1(X(b[0]))},${f1(Y(b[2]))}`);
     const lower = [...s.band].reverse().map((b) => `${f1(X(b[0]))},${f1(Y(b[1]))}`);
@@ -199,13 +271,17 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
       `<polygon class="band" points="${[...upper, ...lower].join(' ')}" fill="${tint(s.style.color, 0.16)}" stroke="none"/>`,
     );
   }
-  for (const s of series) {
+  for (const s of drawn) {
     if (!s.band || s.band.length < 2) continue;
     for (const k of [1, 2] as const)
       parts.push(
         `<polyline class="band-edge" points="${s.band.map((b) => `${f1(X(b[0]))},${f1(Y(b[k]))}`).join(' ')}" fill="none" stroke="${s.style.color}" stroke-width="0.7" stroke-dasharray="1 2"/>`,
       );
   }
+  // The frame over the bands but under the lines: a line at a bound (an agreement of 1) stays visible.
+  parts.push(
+    `<rect class="plot" x="${f1(m.l)}" y="${m.t}" width="${f1(pw)}" height="${ph}" fill="none" stroke="#999"/>`,
+  );
   for (const r of refs) {
     const y = Y(r.y);
     parts.push(
@@ -213,7 +289,7 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
     );
   }
   // A line that later lines lie on (the same pixels at half of its points or more) is drawn wider, once per such line.
-  const pixels = series.map((s) =>
+  const pixels = drawn.map((s) =>
     s.points.filter((p) => Number.isFinite(p[1])).map((p) => `${f1(X(p[0]))},${f1(Y(p[1]))}`),
   );
   const covered = pixels.map((mine, i) => {
@@ -222,7 +298,7 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
       .slice(i + 1)
       .filter((theirs) => theirs.filter((p) => set.has(p)).length * 2 >= mine.length && mine.length > 0).length;
   });
-  series.forEach((s, i) => {
+  drawn.forEach((s, i) => {
     const width = 1.8 + 2.4 * Math.min(covered[i]!, 3);
     let d = '';
     let pen = false;
@@ -240,18 +316,15 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
   });
   // Markers: every point of a short line; about eight on a long one, staggered between lines so that
   // lines on top of each other still show each one's marker.
-  series.forEach((s, i) => {
+  drawn.forEach((s, i) => {
     const finite = s.points.filter((p) => Number.isFinite(p[1]));
     const step = finite.length <= 12 ? 1 : Math.ceil(finite.length / 8);
-    const offset = step > 1 ? Math.floor((i * step) / Math.max(series.length, 1)) % step : 0;
+    const offset = step > 1 ? Math.floor((i * step) / Math.max(drawn.length, 1)) % step : 0;
     const r = 3 + 1.2 * Math.min(covered[i]!, 3);
     finite.forEach(([x, y], k) => {
       if ((k - offset) % step === 0) parts.push(markerSvg(s.style, X(x), Y(y), r));
     });
   });
-  parts.push(
-    `<rect class="plot" x="${f1(m.l)}" y="${m.t}" width="${f1(pw)}" height="${ph}" fill="none" stroke="#999"/>`,
-  );
   // Each entry: a sample of the line (and its marker) at (x, y), then the name.
   const entry = (
     k: number,
@@ -268,7 +341,7 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
     parts.push(
       entry(
         i,
-        s.name,
+        label(s),
         (x, y) =>
           `<line x1="${f1(x)}" x2="${f1(x + 22)}" y1="${y}" y2="${y}" stroke="${s.style.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>${markerSvg(s.style, x + 11, y, 3)}`,
         'legend-entry',

@@ -14,10 +14,10 @@ export interface VerdictInput {
   readonly seeAlso?: string;
 }
 
-/** Points with a sign, as printed: a difference that rounds to zero is "+0.0", never "−0.0". */
+/** A difference of shares in points, signed; one that rounds to 0.0 is "±0.0", never "−0.0". */
 const points = (x: number): string => {
-  const shown = Math.abs(100 * x).toFixed(1);
-  return `${x < 0 && Number(shown) !== 0 ? '−' : '+'}${shown}`;
+  const text = Math.abs(100 * x).toFixed(1);
+  return `${text === '0.0' ? '±' : x > 0 ? '+' : '−'}${text}`;
 };
 
 /**

@@ -95,9 +95,10 @@ describe('e2e: corl compare and the report', function () {
     const last = r.stdout.trim().split('\n').pop()!;
     const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
     const diff = 100 * (results[1].average.mean - results[0].average.mean);
-    const sign = diff >= 0 ? '+' : '−';
+    const points = Math.abs(diff).toFixed(1);
+    const sign = points === '0.0' ? '±' : diff > 0 ? '+' : '−'; // no "−0.0"
     expect(last).to.equal(
-      `fixture-co-rl: ${sign}${Math.abs(diff).toFixed(1)} points over fixture-base on 3 held-out problems; 1 seed, see docs/results.md for 3`,
+      `fixture-co-rl: ${sign}${points} points over fixture-base on 3 held-out problems; 1 seed, see docs/results.md for 3`,
     );
   });
 

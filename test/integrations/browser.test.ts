@@ -2,22 +2,26 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfigValue } from '../../core/config/load';
-import { reportCompare } from '../../core/report/compare';
+import { reportCompare, runCompare } from '../../core/report/compare';
 import { seriesStyle } from '../../core/report/palette';
 import { writeRunReport } from '../../core/report/write';
 import { RunDirectory } from '../../core/trainer/run-dir';
 import { train } from '../../core/trainer/trainer';
 import {
+  CHROMIUM_PATHS,
   confusablePairs,
+  findChromium,
   inspectReport,
   launchChromium,
   machinePaths,
   type ReportInspection,
 } from '../../scripts/report-browser';
+import { defaultJob } from '../../scripts/screenshots';
 import { coRlConfig, tempDir } from '../fixtures/configs';
 import { describeWithChromium } from '../support/chromium';
 
-const RESULTS = path.resolve(__dirname, '../../../docs/results');
+const ROOT = path.resolve(__dirname, '../../..');
+const RESULTS = path.join(ROOT, 'docs', 'results');
 
 /** Train the fixture cohort for `steps` of `planned` steps (stopping early when fewer) into `dir`. */
 async function fixtureRun(dir: string, planned: number, steps: number): Promise<void> {
@@ -61,6 +65,27 @@ function expectClean(seen: ReportInspection, html: string): void {
   ).to.be.true;
 }
 
+describe('integrations: finding the browser', () => {
+  it("$CORL_CHROMIUM first, then Debian's /usr/bin/chromium, then the usual Chrome paths", () => {
+    const on =
+      (...files: string[]) =>
+      (f: string) =>
+        files.includes(f);
+    expect(CHROMIUM_PATHS[0]).to.equal('/usr/bin/chromium');
+    expect(findChromium({}, on('/usr/bin/chromium', '/usr/bin/google-chrome'))).to.equal('/usr/bin/chromium');
+    expect(findChromium({}, on('/usr/bin/google-chrome'))).to.equal('/usr/bin/google-chrome');
+    expect(findChromium({ CORL_CHROMIUM: '/opt/c/chrome' }, on('/opt/c/chrome', '/usr/bin/chromium'))).to.equal(
+      '/opt/c/chrome',
+    );
+    // a $CORL_CHROMIUM that is not there is not silently replaced by another browser
+    expect(findChromium({ CORL_CHROMIUM: '/opt/c/chrome' }, on('/usr/bin/chromium'))).to.equal(null);
+    expect(findChromium({}, on())).to.equal(null);
+    // on this machine: where Debian's chromium is installed, it is the one the browser test uses
+    if (fs.existsSync('/usr/bin/chromium') && !process.env.CORL_CHROMIUM)
+      expect(findChromium()).to.equal('/usr/bin/chromium');
+  });
+});
+
 describeWithChromium('integrations: the report in headless Chromium', function (chromium) {
   this.timeout(180000);
   let browser: Awaited<ReturnType<typeof launchChromium>>;
@@ -72,6 +97,44 @@ describeWithChromium('integrations: the report in headless Chromium', function (
   after(async () => {
     await browser?.close();
     tmp?.cleanup();
+  });
+
+  it("the default job's report (npm start's configs, 2 training steps): clean, three configs, the base line, no banner", async () => {
+    const job = defaultJob();
+    expect(job.configs.map((c) => path.basename(c))).to.deep.equal(['base.json', 'ttrl.json', 'co-rl.json']);
+    const r = await runCompare({
+      configs: job.configs.map((c) => path.join(ROOT, c)),
+      seeds: job.seeds,
+      steps: 2,
+      out: path.join(tmp.dir, 'default'),
+      progress: 'none',
+      log: () => {},
+      verdict: true,
+    });
+    const html = fs.readFileSync(r.report, 'utf8');
+    const seen = await inspectReport(browser, r.report);
+    expectClean(seen, html);
+    expect(seen.banner).to.equal(null);
+    expect(seen.charts.find((c) => c.title === 'Held-out accuracy (pass@1)')!.legend).to.have.length(4); // 3 configs + base
+    expect(seen.series.filter((s) => s.chart === 'Held-out accuracy (pass@1)').map((s) => s.name)).to.deep.equal([
+      'base',
+      'ttrl',
+      'co-rl',
+    ]);
+    expect(confusablePairs(seen.series)).to.deep.equal({ colour: [], greyscale: [] });
+  });
+
+  it('the committed comparison page docs/results/slips/report.html, as committed', async () => {
+    const file = path.join(RESULTS, 'slips', 'report.html');
+    const seen = await inspectReport(browser, file);
+    expectClean(seen, fs.readFileSync(file, 'utf8'));
+    expect(seen.banner).to.equal(null);
+    expect(seen.charts.find((c) => c.title === 'Held-out accuracy (pass@1)')!.lines).to.equal(9);
+    // intuitor's reward (about 20) is named, not drawn over the others' 0 … 1
+    const reward = seen.charts.find((c) => c.title === 'Mean reward')!;
+    expect(reward.lines).to.equal(7);
+    expect(reward.legend).to.include('intuitor: off the scale, 20.6 … 20.7');
+    expect(confusablePairs(seen.series)).to.deep.equal({ colour: [], greyscale: [] });
   });
 
   it("a finished run's report: no errors, no overflowing text, every legend entry drawn, the base line, no banner, no machine paths", async () => {

@@ -43,12 +43,14 @@ describe('report/verdict: one plain line that says whether the method helped', (
     ).to.equal('co-rl: +11.0 points over base on 100 held-out problems; 3 seeds');
   });
 
-  it('prints a difference that rounds to zero as +0.0, never −0.0', () => {
+  it('a difference that rounds to 0.0 reads ±0.0, whichever its sign', () => {
+    // 0.4540 − 0.4543 = −0.03 points: "±0.0", not "−0.0"; 0.4540 − 0.4530 = +0.1 points
     expect(
-      verdictLine({ method: row('co-rl', 0.4999), baselines: [row('base', 0.5), row('ttrl', 0.4996)], problems: 8 }),
-    ).to.equal('co-rl: +0.0 points over base, +0.0 over ttrl on 8 held-out problems; 1 seed');
-    expect(verdictLine({ method: row('co-rl', 0.4994), baselines: [row('base', 0.5)], problems: 8 })).to.equal(
-      'co-rl: −0.1 points over base on 8 held-out problems; 1 seed',
-    );
+      verdictLine({
+        method: row('co-rl', 0.454, 1, 0),
+        baselines: [row('base', 0.4543, 1, 0), row('ttrl', 0.453, 1, 0)],
+        problems: 200,
+      }),
+    ).to.equal('co-rl: ±0.0 points over base, +0.1 over ttrl on 200 held-out problems; 1 seed');
   });
 });

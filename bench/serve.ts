@@ -9,6 +9,8 @@
 // journal-on target (>= 20k completions/s, p99 < 20 ms, one group per request) was met, with the load.
 // Profile the service with BENCH_SERVE_PROF=<dir> (passes --cpu-prof --cpu-prof-dir=<dir>); run only
 // some cases with BENCH_SERVE_ONLY=<regular expression> over "<label>, <n> group(s) per request".
+// BENCH_SERVE_WARMUP=<n> sets the uncounted warm-up requests per agent (default 5): V8 is still
+// optimising the request path after 40 requests, so a larger n measures the warm service a long run sees.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -22,7 +24,7 @@ const AGENTS = 8;
 const K = 12;
 /** Groups per request: one prompt's group (a trainer posting as it goes), or a micro-batch of 8 prompts. */
 const REQUEST_SIZES = [1, 8];
-const WARMUP_STEPS = 5;
+const WARMUP_STEPS = warmupSteps(process.env.BENCH_SERVE_WARMUP);
 const STEPS = 60;
 
 const FILLER = [
@@ -341,4 +343,12 @@ function summarize(results: readonly Figures[]): void {
       `  target (>= ${TARGET.perSecond} completions/s with p99 < ${TARGET.p99} ms, journal on, 1 group per request), ${f.topology}: ${met ? 'met' : 'not met'} (${f.perSecond.toFixed(0)}/s, p99 ${f.p99.toFixed(1)} ms; load average ${os.loadavg()[0]!.toFixed(2)} on ${os.cpus().length} cores)\n`,
     );
   }
+}
+
+/** Uncounted warm-up requests per agent: BENCH_SERVE_WARMUP when it is a whole number, else 5. */
+function warmupSteps(text: string | undefined): number {
+  if (text === undefined || text === '') return 5;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`BENCH_SERVE_WARMUP: expected a whole number, got "${text}"`);
+  return n;
 }

@@ -67,6 +67,34 @@ module.exports = tseslint.config(
     },
   },
   {
+    // Function size (docs/guide/contributing.md, "Function size"): lines without blanks and comments.
+    files: ['core/**/*.ts', 'plugins/**/*.ts', 'entry/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 120, skipBlankLines: true, skipComments: true }],
+      'max-params': ['error', 7],
+    },
+  },
+  {
+    // Declarative lists rather than steps: the config schemas and the contract suites' lists of checks.
+    files: ['core/config/root-schema.ts', 'core/config/serve-schema.ts', 'core/testing/*.ts'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  {
+    // Still to split (each over 120 lines): lineChart, Journal.read, the sandbox's attempt, detectSignature.
+    files: [
+      'core/report/svg.ts',
+      'core/serve/journal.ts',
+      'plugins/rewards/sandbox/sandbox.ts',
+      'plugins/policies/onnx-lm/signature.ts',
+    ],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  {
+    // Still to regroup: stepMetrics takes 8 parameters.
+    files: ['core/trainer/trainer.ts'],
+    rules: { 'max-params': ['error', 8] },
+  },
+  {
     files: ['**/*.js'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
     languageOptions: {

@@ -20,7 +20,7 @@ module.exports = tseslint.config(
   {
     files: ['**/*.ts'],
     rules: {
-      // Options and plugin contexts are untyped JSON at the edges; `any` is kept out of exported types by review.
+      // Tests and scripts may poke at untyped JSON; the framework itself may not (see below).
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unused-vars': [
         'error',
@@ -39,9 +39,11 @@ module.exports = tseslint.config(
     rules: { '@typescript-eslint/no-unused-expressions': 'off' },
   },
   {
-    // The house rule: no unseeded randomness in the framework (use Rng / mixSeed from core/util/rng.ts).
+    // The house rules: no unseeded randomness in the framework (use Rng / mixSeed from core/util/rng.ts),
+    // and no `any`: untyped JSON is `unknown` and is narrowed where it is read.
     files: ['core/**/*.ts', 'plugins/**/*.ts', 'entry/**/*.ts'],
     rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
       'no-restricted-properties': [
         'error',
         {
@@ -63,6 +65,34 @@ module.exports = tseslint.config(
         },
       ],
     },
+  },
+  {
+    // Function size (docs/guide/contributing.md, "Function size"): lines without blanks and comments.
+    files: ['core/**/*.ts', 'plugins/**/*.ts', 'entry/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 120, skipBlankLines: true, skipComments: true }],
+      'max-params': ['error', 7],
+    },
+  },
+  {
+    // Declarative lists rather than steps: the config schemas and the contract suites' lists of checks.
+    files: ['core/config/root-schema.ts', 'core/config/serve-schema.ts', 'core/testing/*.ts'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  {
+    // Still to split (each over 120 lines): lineChart, Journal.read, the sandbox's attempt, detectSignature.
+    files: [
+      'core/report/svg.ts',
+      'core/serve/journal.ts',
+      'plugins/rewards/sandbox/sandbox.ts',
+      'plugins/policies/onnx-lm/signature.ts',
+    ],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  {
+    // Still to regroup: stepMetrics takes 8 parameters.
+    files: ['core/trainer/trainer.ts'],
+    rules: { 'max-params': ['error', 8] },
   },
   {
     files: ['**/*.js'],

@@ -22,11 +22,11 @@ export const bench: Bench = {
       const answers = Array.from({ length: 12 }, (_, i) => String(i));
       const config = {
         name: 'bench-trainer',
-        plugins: [path.join(__dirname, '../test/fixtures/categorical-policy.js')],
+        plugins: [path.join(__dirname, '../core/testing/index.js')],
         task: { use: 'corl:inline', options: { train: train64 } },
         agents: [
-          { policy: { use: 'test:categorical', options: { answers } } },
-          { policy: { use: 'test:categorical', options: { answers } } },
+          { policy: { use: 'testing:categorical', options: { answers } } },
+          { policy: { use: 'testing:categorical', options: { answers } } },
         ],
         topology: 'corl:ring',
         reward: 'corl:vote',

@@ -193,7 +193,10 @@ export function serveSection(): JsonSchema {
  * is a name). The `serve` section is filled with its defaults.
  */
 export function serveRootSchema(): JsonSchema {
-  const root = structuredClone(rootSchema()) as Record<string, any>;
+  const root = structuredClone(rootSchema()) as {
+    [key: string]: unknown;
+    properties: { [key: string]: unknown; agents: { description?: string; items: { required?: string[] } } };
+  };
   root.$id = 'https://corl.dev/schema/corl-serve.schema.json';
   root.title = 'corl serve config';
   root.required = ['agents', 'topology', 'reward'];

@@ -1,7 +1,7 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { DependencyContainer } from 'tsyringe';
-import type { JsonSchema, PluginKind } from '../contracts/plugin';
+import { PLUGIN_KINDS, type JsonSchema, type PluginKind } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
 import { loadSelectionModule } from '../registry/load';
 import type { PluginRegistry } from '../registry/registry';
@@ -42,14 +42,9 @@ export class ConfigValidator {
       schemaType: 'string',
       modifying: true,
       errors: true,
-      validate: function corlPlugin(
-        kind: PluginKind,
-        data: unknown,
-        _schema: unknown,
-        cxt?: { instancePath: string; parentData: any; parentDataProperty: string | number },
-      ) {
+      validate: function corlPlugin(kind: PluginKind, data: unknown, _schema: unknown, cxt?: SelectionSite) {
         const errors = self.validateSelection(kind, data, cxt!);
-        (corlPlugin as any).errors = errors;
+        (corlPlugin as typeof corlPlugin & { errors?: ErrorObject[] }).errors = errors;
         return errors.length === 0;
       },
     });
@@ -92,11 +87,7 @@ export class ConfigValidator {
     return fn;
   }
 
-  private validateSelection(
-    kind: PluginKind,
-    data: unknown,
-    cxt: { instancePath: string; parentData: any; parentDataProperty: string | number },
-  ): ErrorObject[] {
+  private validateSelection(kind: PluginKind, data: unknown, cxt: SelectionSite): ErrorObject[] {
     const at = cxt.instancePath;
     const fail = (pointer: string, message: string, params: Record<string, unknown> = {}): ErrorObject[] => [
       {
@@ -146,20 +137,7 @@ export class ConfigValidator {
     if (!this.registry.has(kind, sel.use)) {
       const names = this.registry.names(kind);
       const guess = closest(sel.use, names);
-      const other = (
-        [
-          'task',
-          'policy',
-          'reward',
-          'topology',
-          'diversity',
-          'extractor',
-          'equivalence',
-          'advantage',
-          'metrics',
-          'interaction',
-        ] as PluginKind[]
-      ).find((k) => this.registry.has(k, sel.use));
+      const other = PLUGIN_KINDS.find((k) => this.registry.has(k, sel.use));
       return fail(
         `${at}${typeof data === 'string' ? '' : '/use'}`,
         `expected ${article(kind)} plugin, one of ${names.map((n) => `"${n}"`).join(', ') || '(none registered)'}; got "${sel.use}"`,
@@ -204,10 +182,10 @@ export function pointerToPath(pointer: string): string {
 }
 
 function valueAt(data: unknown, pointer: string): unknown {
-  let v: any = data;
+  let v: unknown = data;
   for (const seg of pointer.split('/').slice(1)) {
     if (v === null || typeof v !== 'object') return undefined;
-    v = v[seg.replace(/~1/g, '/').replace(/~0/g, '~')];
+    v = (v as Record<string, unknown>)[seg.replace(/~1/g, '/').replace(/~0/g, '~')];
   }
   return v;
 }
@@ -221,8 +199,30 @@ function show(v: unknown): string {
   return `${typeof v} ${s.length > 60 ? s.slice(0, 57) + '...' : s}`;
 }
 
+/** Where ajv found a selection: its pointer, and the parent object the resolved selection replaces it in. */
+interface SelectionSite {
+  instancePath: string;
+  parentData: Record<string | number, unknown>;
+  parentDataProperty: string | number;
+}
+
+/** The ajv error params toIssue reads: each keyword's own (\`corlPlugin\` sets message, hint and plugin). */
+interface IssueParams {
+  readonly message: string;
+  readonly hint?: string;
+  readonly plugin?: string;
+  readonly missingProperty: string;
+  readonly additionalProperty: string;
+  readonly type: string | string[];
+  readonly allowedValues: unknown[];
+  readonly allowedValue: unknown;
+  readonly comparison: string;
+  readonly limit: number;
+  readonly pattern: string;
+}
+
 function toIssue(e: ErrorObject, data: unknown): ConfigIssue {
-  const p = e.params as Record<string, any>;
+  const p = e.params as IssueParams;
   const actual = valueAt(data, e.instancePath);
   let pointer = e.instancePath;
   let message: string;
@@ -233,7 +233,7 @@ function toIssue(e: ErrorObject, data: unknown): ConfigIssue {
       break;
     case 'additionalProperties': {
       pointer = `${e.instancePath}/${escape(p.additionalProperty)}`;
-      const allowed = Object.keys((e.parentSchema as any)?.properties ?? {});
+      const allowed = Object.keys((e.parentSchema as JsonSchema | undefined)?.properties ?? {});
       message = `unknown field "${p.additionalProperty}"; expected one of ${allowed.map((a) => `"${a}"`).join(', ') || '(no fields)'}`;
       const guess = closest(p.additionalProperty, allowed);
       if (guess) hint = `did you mean "${guess}"?`;

@@ -136,8 +136,12 @@ export interface PluginContext extends ManifestQueryContext {
   create<K extends PluginKind>(kind: K, selection: ResolvedSelection): Promise<PluginKindMap[K]>;
 }
 
-/** A plugin: its manifest and the factory that builds an instance from validated options. */
-export interface PluginDefinition<K extends PluginKind = PluginKind, O = any> {
+/**
+ * A plugin: its manifest and the factory that builds an instance from validated options. `O` is its
+ * options type; the default `never` stands for a plugin of any options (every definition is
+ * assignable to it), whose `create` takes only options validated against its own schema.
+ */
+export interface PluginDefinition<K extends PluginKind = PluginKind, O = never> {
   /** Static facts: name, kind, options schema, corl range, ground-truth and token-statistics needs. */
   readonly manifest: PluginManifest<K, O>;
   /** Build an instance. Options are complete (defaults applied) and frozen. */

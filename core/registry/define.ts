@@ -1,4 +1,4 @@
-import type { DependencyContainer } from 'tsyringe';
+import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import type { PluginContext, PluginDefinition, PluginKind, PluginKindMap, PluginManifest } from '../contracts/plugin';
 import { CorlError } from '../errors';
 import { registryOf } from './registry';
@@ -26,15 +26,16 @@ export function definePlugin<K extends PluginKind, O>(def: {
  * export const mySink = definePlugin({ manifest: { ... }, create: fromClass(MySink) });
  * ```
  */
-export function fromClass<T>(cls: new (...args: any[]) => T): (options: unknown, ctx: PluginContext) => T {
-  return (_options, ctx) => ctx.container.resolve(cls);
+export function fromClass<T>(cls: new (...args: never[]) => T): (options: unknown, ctx: PluginContext) => T {
+  // tsyringe fills the constructor's parameters itself, whatever their types: its token takes any constructor.
+  return (_options, ctx) => ctx.container.resolve(cls as InjectionToken<T>);
 }
 
 /** A module's synchronous `register(container)`, as {@link registerAll} builds it. */
 export type RegisterFunction = (container: DependencyContainer) => void;
 
 /** Build a module's `register(container)` from its plugin definitions. */
-export function registerAll(...defs: PluginDefinition<any, any>[]): RegisterFunction {
+export function registerAll(...defs: PluginDefinition[]): RegisterFunction {
   defs.forEach((d, i) => {
     const manifest = (d as { manifest?: unknown } | null)?.manifest;
     if (manifest && typeof manifest === 'object' && typeof (d as { create?: unknown }).create === 'function') return;

@@ -93,7 +93,8 @@ export async function instantiate<K extends PluginKind>(
   registerServices(raw, scope.services ?? {}, entitlement, gate);
   let instance: PluginKindMap[K];
   try {
-    instance = await def.create(selection.options, ctx);
+    // the options were validated and defaulted against this definition's own schema
+    instance = await def.create(selection.options as never, ctx);
   } catch (e) {
     if (isCorlError(e)) throw e;
     // A refusal tsyringe wrapped (a constructor's @inject of a withheld token) is reported as itself.
@@ -111,14 +112,17 @@ export async function instantiate<K extends PluginKind>(
 
 /** Answers manifest questions (ground truth, token statistics) for a selection, nested ones included. */
 export function manifestQueries(registry: PluginRegistry, kind: PluginKind = 'reward'): ManifestQueryContext {
+  // A resolved selection's options were validated against its plugin's schema: they are that plugin's options.
   const q: ManifestQueryContext = {
     usesGroundTruth(sel) {
       const m = registry.get(kind, sel.use).manifest;
-      return typeof m.usesGroundTruth === 'function' ? m.usesGroundTruth(sel.options, q) : m.usesGroundTruth === true;
+      return typeof m.usesGroundTruth === 'function'
+        ? m.usesGroundTruth(sel.options as never, q)
+        : m.usesGroundTruth === true;
     },
     tokenStats(sel) {
       const m = registry.get(kind, sel.use).manifest;
-      return typeof m.tokenStats === 'function' ? m.tokenStats(sel.options, q) : m.tokenStats === true;
+      return typeof m.tokenStats === 'function' ? m.tokenStats(sel.options as never, q) : m.tokenStats === true;
     },
   };
   return q;

@@ -27,7 +27,7 @@ export function resolveModule(spec: string, baseDir: string): string {
 
 function requireModule(spec: string, baseDir: string): PluginModule {
   const file = resolveModule(spec, baseDir);
-  let mod: any;
+  let mod: { register?: unknown; default?: { register?: unknown } } | null | undefined;
   try {
     mod = require(file);
   } catch (e) {
@@ -37,9 +37,9 @@ function requireModule(spec: string, baseDir: string): PluginModule {
   }
   const register =
     typeof mod?.register === 'function'
-      ? mod.register
+      ? (mod.register as PluginModule['register'])
       : typeof mod?.default?.register === 'function'
-        ? mod.default.register
+        ? (mod.default.register as PluginModule['register'])
         : undefined;
   if (!register) {
     throw new CorlError(

@@ -96,9 +96,16 @@ export function ticks(lo: number, hi: number, count = 5, minStep = 0): number[] 
   const raw = Math.max((hi - lo) / count, minStep);
   const mag = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw * (1 - 1e-12)) ?? raw;
+  // Each tick from its index, and at most count + 1 of them (step >= raw): adding `step` to the last
+  // tick never moves when the range is below the floating-point spacing at lo (0.3 to 0.30000000000000004).
+  const start = Math.ceil(lo / step - 1e-9) * step;
+  const n = Math.floor((hi - start) / step + 1e-9);
   const out: number[] = [];
-  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toFixed(10)));
-  return out;
+  for (let k = 0; k <= n; k++) {
+    const v = Number((start + k * step).toFixed(10));
+    if (out[out.length - 1] !== v) out.push(v);
+  }
+  return out.length ? out : [lo];
 }
 
 /**

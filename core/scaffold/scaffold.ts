@@ -276,7 +276,13 @@ export function scaffold(o: ScaffoldOptions): ScaffoldResult {
     );
   }
   const sources = listFiles(from);
-  const pkg = JSON.parse(fs.readFileSync(path.join(from, 'package.json'), 'utf8')) as Record<string, any>;
+  const pkg = JSON.parse(fs.readFileSync(path.join(from, 'package.json'), 'utf8')) as {
+    [field: string]: unknown;
+    name?: string;
+    description?: string;
+    devDependencies?: Record<string, string>;
+    peerDependencies?: Record<string, string>;
+  };
   const tools = Object.keys(pkg.devDependencies ?? {}).filter((d) => d !== 'corl');
   const wanted: Toolchain = o.toolchain ?? (install.checkout ? 'link' : 'registry');
   const linked = wanted === 'link' ? linkedTools(install, tools) : { specs: {}, missing: [] };

@@ -281,6 +281,7 @@ export class Journal {
       }
       return { records: [], lines: [], tornTail: torn && text.length > 0, notes: [] };
     }
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a line read from disk, checked field by field below
     let head: any;
     try {
       head = JSON.parse(lines[0]!);
@@ -355,7 +356,7 @@ export class Journal {
           no,
         );
       }
-      let r: any;
+      let r: { q?: unknown; c?: unknown } | null;
       try {
         r = JSON.parse(line);
       } catch {
@@ -434,7 +435,7 @@ export class Journal {
     const numbers: number[] = [];
     lines.forEach((line, i) => {
       if (i === 0 || line.trim() === '') return;
-      let r: any;
+      let r: unknown;
       try {
         r = JSON.parse(line);
       } catch {

@@ -56,6 +56,8 @@ export function checkReplay(replay: Replay, file: string, ctx: RestoreContext): 
   let reached: number | undefined;
   replay.records.forEach((rec, i) => {
     const line = replay.lines[i]!;
+    // A record as read from disk, not yet the JournalRecord its type claims: checked field by field below.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- every field is checked before it is used
     const r = rec as unknown as Record<string, any>;
     const bad = (field: string, expected: string, got: unknown): CorlError =>
       new CorlError(
@@ -125,6 +127,7 @@ export function checkReplay(replay: Replay, file: string, ctx: RestoreContext): 
         `the first answer of agent "${r.a}" for group "${r.g}" at step ${r.s} (answers are journaled once)`,
         'a second answer',
       );
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the answer object, checked field by field below
     const a = r.r as Record<string, any>;
     if (!a || typeof a !== 'object' || Array.isArray(a)) throw bad('"r"', 'an answer object', a);
     if (a.id !== r.g) throw bad('"r.id"', `the group id "${r.g}"`, a.id);

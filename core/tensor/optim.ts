@@ -69,17 +69,25 @@ export function clipByGlobalNorm(
   return { grads: grads.map((d) => g.mul(d, factor)), norm };
 }
 
+/** What AdamW updates, one entry per parameter: its value, gradient, moments and whether it decays. */
+export interface AdamWState {
+  readonly params: readonly Tensor[];
+  readonly grads: readonly Tensor[];
+  /** First moments. */
+  readonly m: readonly Tensor[];
+  /** Second moments. */
+  readonly v: readonly Tensor[];
+  /** Weight decay applies to parameter i where `decayed[i]`. */
+  readonly decayed: readonly boolean[];
+}
+
 /**
  * One AdamW step for every parameter: m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g²,
  * p ← p·(1 − lr·λ) − (lr / (1−β₁ᵗ)) · m / (√v / √(1−β₂ᵗ) + ε). Weight decay applies where `decayed[i]`.
  */
 export function adamwUpdate(
   g: Graph,
-  params: readonly Tensor[],
-  grads: readonly Tensor[],
-  m: readonly Tensor[],
-  v: readonly Tensor[],
-  decayed: readonly boolean[],
+  { params, grads, m, v, decayed }: AdamWState,
   s: AdamWInputs,
   o: AdamWOptions,
 ): { params: Tensor[]; m: Tensor[]; v: Tensor[] } {

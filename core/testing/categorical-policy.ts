@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Completion } from '../contracts/completion';
+import type { JsonSchema } from '../contracts/plugin';
 import type {
   Policy,
   PolicyDescription,
@@ -19,6 +20,50 @@ import { grpoLoss } from '../grpo/loss';
 import { definePlugin } from '../registry/define';
 import { writeJsonAtomic } from '../util/fs';
 import { mixSeed, Rng } from '../util/rng';
+
+/**
+ * The options schema of `testing:categorical`. {@link CategoricalPolicyOptions} is written out (so
+ * corl/testing's declarations need nothing beyond corl), and a compile-time check in
+ * test/core/testing/categorical-policy.test.ts fails when it and `FromSchema` of this schema differ.
+ */
+export const CATEGORICAL_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    answers: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      minItems: 1,
+      default: ['1', '2', '3', '4'],
+      description: 'candidate answers (the whole vocabulary)',
+    },
+    format: {
+      type: 'string',
+      default: 'The answer is \\boxed{{answer}}.',
+      description: 'completion text; {answer} is replaced by the sampled answer',
+    },
+    learningRate: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      default: 0.5,
+      description: 'gradient-descent step on the logits',
+    },
+    initScale: {
+      type: 'number',
+      minimum: 0,
+      default: 1,
+      description: 'standard deviation of the seeded initial logits',
+    },
+    prefer: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      default: {},
+      description: 'prompt -> answer whose initial logit is raised',
+    },
+    preferStrength: { type: 'number', default: 2, description: "how much a preferred answer's logit is raised" },
+    family: { type: 'string', minLength: 1, default: 'categorical', description: 'model family label' },
+  },
+  additionalProperties: false,
+} as const satisfies JsonSchema;
 
 /** Options of `testing:categorical`. */
 export interface CategoricalPolicyOptions {
@@ -65,6 +110,11 @@ export function nucleus(p: readonly number[], topP: number): number[] {
 export class CategoricalPolicy implements Policy {
   private readonly logits = new Map<string, number[]>();
   private updates = 0;
+
+  /** Updates applied so far (a checkpoint restores the count). */
+  get updatesApplied(): number {
+    return this.updates;
+  }
 
   constructor(
     private readonly options: CategoricalPolicyOptions,
@@ -293,44 +343,7 @@ export const categoricalPolicy = definePlugin({
     description:
       'Test policy: per prompt, a softmax over candidate answers trained with the GRPO objective (seconds per run)',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        answers: {
-          type: 'array',
-          items: { type: 'string', minLength: 1 },
-          minItems: 1,
-          default: ['1', '2', '3', '4'],
-          description: 'candidate answers (the whole vocabulary)',
-        },
-        format: {
-          type: 'string',
-          default: 'The answer is \\boxed{{answer}}.',
-          description: 'completion text; {answer} is replaced by the sampled answer',
-        },
-        learningRate: {
-          type: 'number',
-          exclusiveMinimum: 0,
-          default: 0.5,
-          description: 'gradient-descent step on the logits',
-        },
-        initScale: {
-          type: 'number',
-          minimum: 0,
-          default: 1,
-          description: 'standard deviation of the seeded initial logits',
-        },
-        prefer: {
-          type: 'object',
-          additionalProperties: { type: 'string' },
-          default: {},
-          description: 'prompt -> answer whose initial logit is raised',
-        },
-        preferStrength: { type: 'number', default: 2, description: "how much a preferred answer's logit is raised" },
-        family: { type: 'string', minLength: 1, default: 'categorical', description: 'model family label' },
-      },
-      additionalProperties: false,
-    },
+    options: CATEGORICAL_OPTIONS_SCHEMA,
   },
   create: (options: CategoricalPolicyOptions, ctx) => new CategoricalPolicy(options, ctx.seed),
 });

@@ -293,21 +293,169 @@ function isUnit(word: string, units: ReadonlySet<string>): boolean {
  * nested input costs the same as flat input.
  */
 function rewriteMacros(src: string, units: ReadonlySet<string>): string {
-  const n = src.length;
-  const match = braceMatches(src);
-  // braces to leave out of the output (unwrapped groups), and closes after which a `\frac` needs its second argument
-  const skip = new Uint8Array(n);
-  const fracSecond = new Uint8Array(n);
-  const out: string[] = [];
-  let i = 0;
-  // Emit the next argument of a macro at i: a group is walked normally (its braces kept); a single
-  // token is wrapped in braces. Returns the new position and the group's close index (or -1).
-  const argument = (at: number): { next: number; close: number } => {
-    let j = at;
-    while (j < n && isSpace(src.charCodeAt(j))) j++;
+  return new MacroWalk(src, units).run();
+}
+
+/** The state of one {@link rewriteMacros} walk: the position, the output and the braces decided ahead. */
+class MacroWalk {
+  private readonly n: number;
+  private readonly match: Int32Array;
+  /** Braces to leave out of the output (unwrapped groups). */
+  private readonly skip: Uint8Array;
+  /** Closing braces after which a `\frac` needs its second argument. */
+  private readonly fracSecond: Uint8Array;
+  private readonly out: string[] = [];
+  private i = 0;
+
+  constructor(
+    private readonly src: string,
+    private readonly units: ReadonlySet<string>,
+  ) {
+    this.n = src.length;
+    this.match = braceMatches(src);
+    this.skip = new Uint8Array(this.n);
+    this.fracSecond = new Uint8Array(this.n);
+  }
+
+  run(): string {
+    while (this.i < this.n) {
+      const c = this.src.charCodeAt(this.i);
+      if (c === 92 /* \ */) this.macro();
+      else if (c === 123 /* { */ || c === 125 /* } */) this.brace(c);
+      else this.character(c);
+    }
+    return this.out.join('');
+  }
+
+  private skipSpaces(j: number): number {
+    while (j < this.n && isSpace(this.src.charCodeAt(j))) j++;
+    return j;
+  }
+
+  /** A macro at i: dropped, spaced, unwrapped, renamed, or given its arguments' braces. */
+  private macro(): void {
+    const { src, n, out } = this;
+    let k = this.i + 1;
+    while (k < n && isLetter(src.charCodeAt(k))) k++;
+    if (k === this.i + 1) k = Math.min(n, this.i + 2); // a one-character macro: \, \{ \$ \% \\ ...
+    if (src.charCodeAt(k) === 42 /* * */ && src.slice(this.i + 1, k) === 'hspace') k++;
+    const name = src.slice(this.i + 1, k);
+    this.i = k;
+    if (DROP.has(name)) {
+      // \left. and \right. are invisible delimiters
+      if ((name === 'left' || name === 'right' || name === 'middle') && src.charCodeAt(this.i) === 46) this.i++;
+      return;
+    }
+    if (SPACE.has(name)) {
+      out.push(' ');
+      return;
+    }
+    if (name === '%') {
+      out.push('%');
+      return;
+    }
+    if (name === '{' || name === '}') {
+      out.push('\\', name);
+      return;
+    }
+    if (DROP_WITH_ARG.has(name)) {
+      const j = this.skipSpaces(this.i);
+      if (src.charCodeAt(j) === 123 && this.match[j]! > j) this.i = this.match[j]! + 1;
+      return;
+    }
+    if (UNWRAP.has(name)) return this.unwrap(name);
+    if (name === 'begin' || name === 'end') return this.environment(name);
+    const renamed = RENAME[name] ?? name;
+    if (renamed === '{' || renamed === '}') {
+      out.push('\\', renamed);
+      return;
+    }
+    if (renamed === '|' || renamed === '$') {
+      out.push(renamed);
+      return;
+    }
+    out.push('\\', renamed);
+    if (renamed === 'frac' || renamed === 'binom') this.fracArguments();
+    else if (renamed === 'sqrt') this.sqrtArguments();
+  }
+
+  /**
+   * `\text{…}` and the like: the group's braces are left out and its content walked; a short text
+   * group reading "and", "or" or "," becomes a comma, and a unit phrase goes, with its power.
+   */
+  private unwrap(name: string): void {
+    const { src, match, out } = this;
+    const j = this.skipSpaces(this.i);
+    if (src.charCodeAt(j) !== 123 || match[j]! <= j) return;
+    const close = match[j]!;
+    if (TEXTLIKE.has(name) && close - j < 40) {
+      const inner = src.slice(j + 1, close).trim();
+      if (inner === 'and' || inner === 'or' || inner === ',') {
+        this.i = close + 1;
+        out.push(',');
+        return;
+      }
+      if (inner.length > 0 && isUnitPhrase(inner, this.units)) {
+        this.i = close + 1;
+        // the unit's power goes with it: \text{cm}^2
+        const pow = /^\s*\^\s*(?:\{\s*[23]\s*\}|[23])/.exec(src.slice(this.i, this.i + 12));
+        if (pow) this.i += pow[0].length;
+        out.push(' ');
+        return;
+      }
+    }
+    this.skip[j] = 1;
+    this.skip[close] = 1;
+    out.push(' ');
+    this.i = j;
+  }
+
+  /** `\begin{env}` / `\end{env}`, every matrix environment written as pmatrix. */
+  private environment(name: 'begin' | 'end'): void {
+    const { src, match } = this;
+    const j = this.skipSpaces(this.i);
+    if (src.charCodeAt(j) === 123 && match[j]! > j && match[j]! - j < 40) {
+      const env = src.slice(j + 1, match[j]!).trim();
+      this.out.push(`\\${name}{${MATRIX_ENVS.has(env) ? 'pmatrix' : env}}`);
+      this.i = match[j]! + 1;
+    } else this.out.push(`\\${name}`);
+  }
+
+  /** `\frac` / `\binom`: a group first argument is walked (its close then asks for the second); else both now. */
+  private fracArguments(): void {
+    const first = this.argument(this.i);
+    if (first.close > 0) {
+      this.fracSecond[first.close] = 1;
+      this.i = first.next;
+    } else this.i = this.argument(first.next).next;
+  }
+
+  /** `\sqrt[n]x`: the optional index kept without spaces, then the radicand. */
+  private sqrtArguments(): void {
+    const { src, n } = this;
+    let j = this.skipSpaces(this.i);
+    if (src.charCodeAt(j) === 91 /* [ */) {
+      const limit = Math.min(n, j + MAX_OPTIONAL_ARG);
+      let e = j + 1;
+      while (e < limit && src.charCodeAt(e) !== 93) e++;
+      if (e < limit) {
+        this.out.push(src.slice(j, e + 1).replace(/\s+/g, ''));
+        j = e + 1;
+      }
+    }
+    this.i = this.argument(j).next;
+  }
+
+  /**
+   * Emit the next argument of a macro at `at`: a group is walked normally (its braces kept); a single
+   * token is wrapped in braces. Returns the new position and the group's close index (or -1).
+   */
+  private argument(at: number): { next: number; close: number } {
+    const { src, n, out } = this;
+    const j = this.skipSpaces(at);
     if (j >= n) return { next: j, close: -1 };
     const c = src.charCodeAt(j);
-    if (c === 123 /* { */) return { next: j, close: match[j]! };
+    if (c === 123 /* { */) return { next: j, close: this.match[j]! };
     if (c === 92 /* \ */) {
       let k = j + 1;
       while (k < n && isLetter(src.charCodeAt(k))) k++;
@@ -318,153 +466,38 @@ function rewriteMacros(src: string, units: ReadonlySet<string>): string {
     if (c === 125 /* } */ || c === 36 /* $ */) return { next: j, close: -1 };
     out.push('{', src[j]!, '}');
     return { next: j + 1, close: -1 };
-  };
-  while (i < n) {
-    const c = src.charCodeAt(i);
-    if (c === 92 /* \ */) {
-      let k = i + 1;
-      while (k < n && isLetter(src.charCodeAt(k))) k++;
-      if (k === i + 1) k = Math.min(n, i + 2); // a one-character macro: \, \{ \$ \% \\ ...
-      if (src.charCodeAt(k) === 42 /* * */ && src.slice(i + 1, k) === 'hspace') k++;
-      const name = src.slice(i + 1, k);
-      i = k;
-      if (DROP.has(name)) {
-        // \left. and \right. are invisible delimiters
-        if ((name === 'left' || name === 'right' || name === 'middle') && src.charCodeAt(i) === 46) i++;
-        continue;
-      }
-      if (SPACE.has(name)) {
-        out.push(' ');
-        continue;
-      }
-      if (name === '%') {
-        out.push('%');
-        continue;
-      }
-      if (name === '{' || name === '}') {
-        out.push('\\', name);
-        continue;
-      }
-      if (DROP_WITH_ARG.has(name)) {
-        let j = i;
-        while (j < n && isSpace(src.charCodeAt(j))) j++;
-        if (src.charCodeAt(j) === 123 && match[j]! > j) i = match[j]! + 1;
-        continue;
-      }
-      if (UNWRAP.has(name)) {
-        let j = i;
-        while (j < n && isSpace(src.charCodeAt(j))) j++;
-        if (src.charCodeAt(j) === 123 && match[j]! > j) {
-          const close = match[j]!;
-          if (TEXTLIKE.has(name) && close - j < 40) {
-            const inner = src.slice(j + 1, close).trim();
-            if (inner === 'and' || inner === 'or' || inner === ',') {
-              i = close + 1;
-              out.push(',');
-              continue;
-            }
-            if (inner.length > 0 && isUnitPhrase(inner, units)) {
-              i = close + 1;
-              // the unit's power goes with it: \text{cm}^2
-              const pow = /^\s*\^\s*(?:\{\s*[23]\s*\}|[23])/.exec(src.slice(i, i + 12));
-              if (pow) i += pow[0].length;
-              out.push(' ');
-              continue;
-            }
-          }
-          skip[j] = 1;
-          skip[close] = 1;
-          out.push(' ');
-          i = j;
-        }
-        continue;
-      }
-      if (name === 'begin' || name === 'end') {
-        let j = i;
-        while (j < n && isSpace(src.charCodeAt(j))) j++;
-        if (src.charCodeAt(j) === 123 && match[j]! > j && match[j]! - j < 40) {
-          const env = src.slice(j + 1, match[j]!).trim();
-          out.push(`\\${name}{${MATRIX_ENVS.has(env) ? 'pmatrix' : env}}`);
-          i = match[j]! + 1;
-        } else out.push(`\\${name}`);
-        continue;
-      }
-      const renamed = RENAME[name] ?? name;
-      if (renamed === '{' || renamed === '}') {
-        out.push('\\', renamed);
-        continue;
-      }
-      if (renamed === '|' || renamed === '$') {
-        out.push(renamed);
-        continue;
-      }
-      out.push('\\', renamed);
-      if (renamed === 'frac' || renamed === 'binom') {
-        const first = argument(i);
-        if (first.close > 0) {
-          fracSecond[first.close] = 1;
-          i = first.next;
-        } else {
-          const second = argument(first.next);
-          i = second.next;
-        }
-      } else if (renamed === 'sqrt') {
-        let j = i;
-        while (j < n && isSpace(src.charCodeAt(j))) j++;
-        if (src.charCodeAt(j) === 91 /* [ */) {
-          const limit = Math.min(n, j + MAX_OPTIONAL_ARG);
-          let e = j + 1;
-          while (e < limit && src.charCodeAt(e) !== 93) e++;
-          if (e < limit) {
-            out.push(src.slice(j, e + 1).replace(/\s+/g, ''));
-            j = e + 1;
-          }
-        }
-        i = argument(j).next;
-      }
-      continue;
-    }
-    if (c === 123 /* { */ || c === 125 /* } */) {
-      if (!skip[i]) out.push(src[i]!);
-      if (c === 125 && fracSecond[i]) {
-        i = argument(i + 1).next;
-        continue;
-      }
-      i++;
-      continue;
-    }
-    if (c === 36 /* $ */) {
-      i++;
-      continue;
-    }
-    if (c === 126 /* ~ */) {
-      out.push(' ');
-      i++;
-      continue;
-    }
-    if (c < 32 || c === 127) {
-      out.push(' ');
-      i++;
-      continue;
+  }
+
+  /** A group brace: kept unless its group was unwrapped; a `\frac`'s first group then takes its second. */
+  private brace(c: number): void {
+    if (!this.skip[this.i]) this.out.push(this.src[this.i]!);
+    if (c === 125 && this.fracSecond[this.i]) this.i = this.argument(this.i + 1).next;
+    else this.i++;
+  }
+
+  /** Any other character: `$` goes, `~` and control characters are spaces, Unicode look-alikes mapped. */
+  private character(c: number): void {
+    const ch = this.src[this.i]!;
+    this.i++;
+    if (c === 36 /* $ */) return;
+    if (c === 126 /* ~ */ || c < 32 || c === 127) {
+      this.out.push(' ');
+      return;
     }
     if (c >= 128) {
-      const u = UNICODE[src[i]!];
+      const u = UNICODE[ch];
       if (u !== undefined) {
-        out.push(u);
-        i++;
-        continue;
+        this.out.push(u);
+        return;
       }
       if (isSpace(c)) {
-        out.push(' ');
-        i++;
-        continue;
+        this.out.push(' ');
+        return;
       }
       // lone surrogates and other invisible characters are kept as they are: keys stay injective
     }
-    out.push(src[i]!);
-    i++;
+    this.out.push(ch);
   }
-  return out.join('');
 }
 
 function renameMacro(m: string): string {

@@ -2,27 +2,76 @@
 // chanwoo-park-official/MAPoRL, trl/trl/trainer/utils_multi_unified.py): each turn is rewarded by its
 // verifier score plus a discounted share of later rounds' scores, plus the α incentives (all 0 by default).
 // docs/algorithms/maporl.md works the formulas through.
-import type { DebateScores, Interaction, InteractionShare } from '../../core/contracts/interaction';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import type { DebateScores, Interaction } from '../../core/contracts/interaction';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 
-/** Options of `corl:debate`. */
-export interface DebateOptions {
-  /** Discussion rounds after round 0. */
-  rounds: number;
-  /** Quote neighbours' answers only, or their whole solutions. */
-  share: InteractionShare;
-  /** Which later scores count toward a turn's reward (the released `rule_horizon`). */
-  horizon: 'discounted_sum' | 'last' | 'current';
-  /** Whose later scores count: every agent's mean, or the agent's own (the released `rule_agent_share`). */
-  agentShare: 'all' | 'individual';
-  /** γ of the discounted sum (the released `rule_discount`). */
-  discount: number;
-  /** The released `alpha` list: [α0, α1, α2, α3] (docs/algorithms/maporl.md, "Incentives"). */
-  alpha: [number, number, number, number];
-  /** A score above it reads as a right answer, below it as a wrong one (the released bonus_rule's 0.5). */
-  threshold: number;
-}
+/** The options schema of `corl:debate`. */
+const DEBATE_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    /** Discussion rounds after round 0. */
+    rounds: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 16,
+      default: 2,
+      description: "discussion rounds after round 0 (MAPoRL's 3-turn runs: 2)",
+    },
+    /** Quote neighbours' answers only, or their whole solutions. */
+    share: {
+      enum: ['answer', 'solution'],
+      default: 'solution',
+      description: "quote each neighbour's previous answer only, or its whole solution (cut to the context)",
+    },
+    /** Which later scores count toward a turn's reward (the released `rule_horizon`). */
+    horizon: {
+      enum: ['discounted_sum', 'last', 'current'],
+      default: 'discounted_sum',
+      description: "later scores a turn is credited with: discounted sum to the last round, the last round's, or none",
+    },
+    /** Whose later scores count: every agent's mean, or the agent's own (the released `rule_agent_share`). */
+    agentShare: {
+      enum: ['all', 'individual'],
+      default: 'all',
+      description: "later rounds count every agent's mean score (all) or the agent's own (individual)",
+    },
+    /** γ of the discounted sum (the released `rule_discount`). */
+    discount: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      default: 0.3,
+      description: 'discount gamma of later rounds',
+    },
+    /** The released `alpha` list: [α0, α1, α2, α3] (docs/algorithms/maporl.md, "Incentives"). */
+    alpha: {
+      type: 'array',
+      items: { type: 'number' },
+      minItems: 4,
+      maxItems: 4,
+      default: [0, 0, 0, 0],
+      description:
+        'incentives [a0, a1, a2, a3]: a0 changing with the neighbours, a1 against them, a2/a3 swaying the neighbours (docs/algorithms/maporl.md)',
+    },
+    /** A score above it reads as a right answer, below it as a wrong one (the released bonus_rule's 0.5). */
+    threshold: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      default: 0.5,
+      description: 'a verifier score above it is a right answer, below it a wrong one (incentives only)',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** Options of `corl:debate`, derived from its schema (a four-number `alpha` is a tuple). */
+export type DebateOptions = FromSchema<
+  typeof DEBATE_OPTIONS_SCHEMA,
+  { deserialize: [{ pattern: { type: 'array'; minItems: 4; maxItems: 4 }; output: [number, number, number, number] }] }
+>;
 
 const meanOf = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
@@ -101,58 +150,7 @@ export const debateInteraction = definePlugin({
     description:
       "MAPoRL debate: agents answer, then read their neighbours' answers and answer again; each turn earns its verifier score plus a discounted share of later rounds' (γ = 0.3)",
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        rounds: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 16,
-          default: 2,
-          description: "discussion rounds after round 0 (MAPoRL's 3-turn runs: 2)",
-        },
-        share: {
-          enum: ['answer', 'solution'],
-          default: 'solution',
-          description: "quote each neighbour's previous answer only, or its whole solution (cut to the context)",
-        },
-        horizon: {
-          enum: ['discounted_sum', 'last', 'current'],
-          default: 'discounted_sum',
-          description:
-            "later scores a turn is credited with: discounted sum to the last round, the last round's, or none",
-        },
-        agentShare: {
-          enum: ['all', 'individual'],
-          default: 'all',
-          description: "later rounds count every agent's mean score (all) or the agent's own (individual)",
-        },
-        discount: {
-          type: 'number',
-          minimum: 0,
-          maximum: 1,
-          default: 0.3,
-          description: 'discount gamma of later rounds',
-        },
-        alpha: {
-          type: 'array',
-          items: { type: 'number' },
-          minItems: 4,
-          maxItems: 4,
-          default: [0, 0, 0, 0],
-          description:
-            'incentives [a0, a1, a2, a3]: a0 changing with the neighbours, a1 against them, a2/a3 swaying the neighbours (docs/algorithms/maporl.md)',
-        },
-        threshold: {
-          type: 'number',
-          minimum: 0,
-          maximum: 1,
-          default: 0.5,
-          description: 'a verifier score above it is a right answer, below it a wrong one (incentives only)',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: DEBATE_OPTIONS_SCHEMA,
   },
   create(options: DebateOptions): Interaction {
     return {

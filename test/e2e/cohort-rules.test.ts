@@ -34,7 +34,7 @@ async function run3(dir: string, topology: unknown, rule: string): Promise<Rollo
     name,
     policy: {
       use: 'test:categorical',
-      options: { family: `fam-${i}`, ...(i === 1 ? { bias: { 'What is 1 + 1?': 0 } } : {}) },
+      options: { family: `fam-${i}`, ...(i === 1 ? { prefer: { 'What is 1 + 1?': '1' } } : {}) },
     },
   }));
   const config = coRlConfig({

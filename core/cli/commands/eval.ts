@@ -1,11 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
+import type { Equivalence } from '../../contracts/equivalence';
+import type { Problem } from '../../contracts/problem';
 import { loadConfig } from '../../config/load';
 import { CorlError } from '../../errors';
 import type { Agreement } from '../../metrics/agreement';
 import { AnswerKeys } from '../../trainer/answer-keys';
-import { buildCohort, type Agent } from '../../trainer/cohort';
+import { buildCohort, type Agent, type Cohort } from '../../trainer/cohort';
 import {
   agentScores,
   ensembleCorrect,
@@ -16,7 +18,7 @@ import {
   type AgentScores,
   type EvalRow,
 } from '../../trainer/evaluate';
-import { defaultCountProgress, NoCountProgress } from '../../trainer/progress';
+import { defaultCountProgress, NoCountProgress, type CountProgress } from '../../trainer/progress';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/fs';
 import { intFlag, pct, table } from '../output';
 
@@ -222,6 +224,65 @@ function outputName(agent: Agent, taken: Set<string>): string {
 /** Evaluate as the flags say. */
 export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
   if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config>, got none', { where: '-c' });
+  checkDataFlags(flags);
+  const parsed = parseEvalFlags(flags);
+  const loaded = await loadConfig(flags.config, { overrides: parsed.overrides });
+  const ev = loaded.config.eval;
+  const m = parsed.ensemble ?? ev.ensemble;
+  if (m > ev.samples)
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      `expected --ensemble at most the samples per problem (${ev.samples}), got ${m}`,
+      { where: '--ensemble', hint: 'raise --samples or lower --ensemble' },
+    );
+  const chosen = chosenAgents(loaded.config.agents, flags.agent ?? 'all');
+  if (parsed.ensemble !== undefined && chosen.length < 2)
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --ensemble with at least two agents, got ${chosen.length}`, {
+      where: '--ensemble',
+      hint: 'use --agent all with a config of two or more agents',
+    });
+
+  const cohort = await buildCohort(loaded);
+  const progress = flags.quiet ? new NoCountProgress() : defaultCountProgress();
+  try {
+    const selected = cohort.agents.filter((a) => chosen.includes(a.index));
+    // Release the agents that are not evaluated before any session exists, so the others get their cores.
+    for (const a of cohort.agents) if (!selected.includes(a)) await a.policy.close?.();
+    const problems = scoredProblems(cohort, parsed.limit, parsed.data);
+    const keys = new AnswerKeys(cohort.extractor, cohort.equivalence);
+    const perAgent = await evaluateSelected(cohort, selected, problems, keys, { batch: parsed.batch, progress });
+    const outDir = flags.out ? path.resolve(flags.out) : undefined;
+    const files = outDir ? await writeAgentFiles(outDir, selected, perAgent) : [];
+    const referenceKey = (id: string) => keys.referenceKey(id, cohort.data.groundTruth);
+    const { ensembles, pairs } = await pairFigures(selected, perAgent, m, cohort.equivalence, referenceKey);
+    const summary: EvalSummary = {
+      config: loaded.file ?? flags.config,
+      data: parsed.data,
+      format: parsed.format,
+      problems: problems.length,
+      samples: ev.samples,
+      sampling: { temperature: ev.sampling.temperature, topP: ev.sampling.topP, maxTokens: ev.sampling.maxTokens },
+      batch: parsed.batch,
+      agents: selected.map((agent, i) => ({
+        index: agent.index,
+        name: agent.name,
+        family: agent.policy.describe().family,
+        ...agentScores(perAgent[i]!),
+        ...(files[i] ? { file: path.basename(files[i]!) } : {}),
+      })),
+      ensembles,
+      pairs,
+    };
+    if (outDir) await writeJsonAtomic(path.join(outDir, 'summary.json'), summary);
+    return summary;
+  } finally {
+    progress.stop();
+    await cohort.close();
+  }
+}
+
+/** --format and --template go with --data, and must make sense. */
+function checkDataFlags(flags: EvalFlags): void {
   if (flags.format !== undefined && !flags.data)
     throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --format only with --data, got --format alone', {
       where: '--format',
@@ -244,8 +305,19 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
       where: '--template',
     });
   }
+}
+
+/** The numeric flags, and the config overrides they and --data make (a benchmark file replaces the task). */
+function parseEvalFlags(flags: EvalFlags): {
+  overrides: Record<string, unknown>;
+  ensemble: number | undefined;
+  limit: number | undefined;
+  batch: number;
+  data: string | null;
+  format: string | null;
+} {
   const samples = intFlag('--samples', flags.samples, 1);
-  const ensembleFlag = intFlag('--ensemble', flags.ensemble, 1);
+  const ensemble = intFlag('--ensemble', flags.ensemble, 1);
   const limit = intFlag('--limit', flags.limit, 0);
   const batch = intFlag('--batch', flags.batch ?? '32', 0)!;
   const temperature = numberFlag('--temperature', flags.temperature, 0);
@@ -265,17 +337,11 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
     };
     overrides['trainer.steps'] = 0; // an evaluation-only task has no train split
   }
-  const loaded = await loadConfig(flags.config, { overrides });
-  const ev = loaded.config.eval;
-  const m = ensembleFlag ?? ev.ensemble;
-  if (m > ev.samples)
-    throw new CorlError(
-      'CORL_ERR_CLI_USAGE',
-      `expected --ensemble at most the samples per problem (${ev.samples}), got ${m}`,
-      { where: '--ensemble', hint: 'raise --samples or lower --ensemble' },
-    );
-  const agents = loaded.config.agents;
-  const which = flags.agent ?? 'all';
+  return { overrides, ensemble, limit, batch, data, format };
+}
+
+/** The indices --agent names: all, an index, or a name. */
+function chosenAgents(agents: readonly { name: string }[], which: string): number[] {
   const chosen =
     which === 'all'
       ? agents.map((_, i) => i)
@@ -287,118 +353,113 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
       { where: '--agent' },
     );
   }
-  if (ensembleFlag !== undefined && chosen.length < 2)
-    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --ensemble with at least two agents, got ${chosen.length}`, {
-      where: '--ensemble',
-      hint: 'use --agent all with a config of two or more agents',
-    });
+  return chosen;
+}
 
-  const cohort = await buildCohort(loaded);
-  const progress = flags.quiet ? new NoCountProgress() : defaultCountProgress();
-  try {
-    const selected = cohort.agents.filter((a) => chosen.includes(a.index));
-    // Release the agents that are not evaluated before any session exists, so the others get their cores.
-    for (const a of cohort.agents) if (!selected.includes(a)) await a.policy.close?.();
-    const problems = evalProblems(cohort.data, { ...ev, maxProblems: limit ?? ev.maxProblems });
-    const gt = cohort.data.groundTruth;
-    if (problems.length === 0) {
-      throw new CorlError(
-        'CORL_ERR_TASK_DATA',
-        `expected held-out problems to evaluate, got none from task "${loaded.config.task.use}"`,
-        {
-          where: data ?? 'task',
-          hint: data ? 'check the file' : 'give the task a held-out split, or pass --data <file.jsonl>',
-        },
-      );
-    }
-    const unscored = problems.filter((p) => gt.get(p.id) === undefined);
-    if (unscored.length) {
-      throw new CorlError(
-        'CORL_ERR_TASK_DATA',
-        `expected a reference answer for every problem, got none for ${unscored.length} (first: "${unscored[0]!.id}")`,
-        {
-          where: data ?? 'task',
-          hint: 'evaluation needs references: give every row its answer (or a solution with \\boxed{})',
-        },
-      );
-    }
-    const keys = new AnswerKeys(cohort.extractor, cohort.equivalence);
-    const done = new Map<number, number>();
-    progress.start(problems.length * selected.length, 'eval');
-    const perAgent = await Promise.all(
-      selected.map((agent) =>
-        evaluateAgent(agent, problems, keys, gt, cohort.equivalence, {
-          samples: ev.samples,
-          sampling: ev.sampling,
-          batch,
-          onBatch: (n, total) => {
-            done.set(agent.index, n);
-            progress.update(
-              [...done.values()].reduce((x, y) => x + y, 0),
-              `${agent.name} ${n}/${total}`,
-            );
-          },
-        }),
-      ),
+/** The held-out problems to evaluate (at most `limit`), each with a reference answer. */
+function scoredProblems(cohort: Cohort, limit: number | undefined, data: string | null): readonly Problem[] {
+  const ev = cohort.loaded.config.eval;
+  const problems = evalProblems(cohort.data, { ...ev, maxProblems: limit ?? ev.maxProblems });
+  if (problems.length === 0) {
+    throw new CorlError(
+      'CORL_ERR_TASK_DATA',
+      `expected held-out problems to evaluate, got none from task "${cohort.loaded.config.task.use}"`,
+      {
+        where: data ?? 'task',
+        hint: data ? 'check the file' : 'give the task a held-out split, or pass --data <file.jsonl>',
+      },
     );
-    progress.stop();
-
-    let outDir: string | undefined;
-    const files: string[] = [];
-    if (flags.out) {
-      outDir = path.resolve(flags.out);
-      const taken = new Set<string>(['summary']);
-      for (const [i, agent] of selected.entries()) {
-        const file = path.join(outDir, outputName(agent, taken));
-        files.push(file);
-        await writeFileAtomic(file, perAgent[i]!.map((r) => JSON.stringify(outputRow(r, agent))).join('\n') + '\n');
-      }
-    }
-    const referenceKey = (id: string) => keys.referenceKey(id, gt);
-    const ensembles: { agents: [string, string]; m: number; k: number; accuracy: number }[] = [];
-    const pairs: EvalSummary['pairs'][number][] = [];
-    for (let a = 0; a < selected.length; a++) {
-      for (let b = a + 1; b < selected.length; b++) {
-        const names: [string, string] = [selected[a]!.name, selected[b]!.name];
-        if (m > 0) {
-          const right = await ensembleCorrect([perAgent[a]!, perAgent[b]!], m, cohort.equivalence, referenceKey);
-          ensembles.push({ agents: names, m, k: 2 * m, accuracy: mean(right.map(Number)) });
-        }
-        const s = await pairAgreement(perAgent[a]!, perAgent[b]!, cohort.equivalence);
-        pairs.push({
-          agents: names,
-          kappa: s.kappa,
-          complementarity: s.complementarity,
-          sameWrong: s.sameWrong,
-          coverage: s.coverage,
-          counts: s.counts,
-        });
-      }
-    }
-    const summary: EvalSummary = {
-      config: loaded.file ?? flags.config,
-      data,
-      format,
-      problems: problems.length,
-      samples: ev.samples,
-      sampling: { temperature: ev.sampling.temperature, topP: ev.sampling.topP, maxTokens: ev.sampling.maxTokens },
-      batch,
-      agents: selected.map((agent, i) => ({
-        index: agent.index,
-        name: agent.name,
-        family: agent.policy.describe().family,
-        ...agentScores(perAgent[i]!),
-        ...(files[i] ? { file: path.basename(files[i]!) } : {}),
-      })),
-      ensembles,
-      pairs,
-    };
-    if (outDir) await writeJsonAtomic(path.join(outDir, 'summary.json'), summary);
-    return summary;
-  } finally {
-    progress.stop();
-    await cohort.close();
   }
+  const unscored = problems.filter((p) => cohort.data.groundTruth.get(p.id) === undefined);
+  if (unscored.length) {
+    throw new CorlError(
+      'CORL_ERR_TASK_DATA',
+      `expected a reference answer for every problem, got none for ${unscored.length} (first: "${unscored[0]!.id}")`,
+      {
+        where: data ?? 'task',
+        hint: 'evaluation needs references: give every row its answer (or a solution with \\boxed{})',
+      },
+    );
+  }
+  return problems;
+}
+
+/** Every selected agent's rows, evaluated side by side, with one progress bar over all of them. */
+async function evaluateSelected(
+  cohort: Cohort,
+  selected: readonly Agent[],
+  problems: readonly Problem[],
+  keys: AnswerKeys,
+  run: { batch: number; progress: CountProgress },
+): Promise<EvalRow[][]> {
+  const ev = cohort.loaded.config.eval;
+  const done = new Map<number, number>();
+  run.progress.start(problems.length * selected.length, 'eval');
+  const perAgent = await Promise.all(
+    selected.map((agent) =>
+      evaluateAgent(agent, problems, keys, cohort.data.groundTruth, cohort.equivalence, {
+        samples: ev.samples,
+        sampling: ev.sampling,
+        batch: run.batch,
+        onBatch: (n, total) => {
+          done.set(agent.index, n);
+          run.progress.update(
+            [...done.values()].reduce((x, y) => x + y, 0),
+            `${agent.name} ${n}/${total}`,
+          );
+        },
+      }),
+    ),
+  );
+  run.progress.stop();
+  return perAgent;
+}
+
+/** One JSONL file of per-problem rows per agent under `outDir`; returns their paths in agent order. */
+async function writeAgentFiles(
+  outDir: string,
+  selected: readonly Agent[],
+  perAgent: readonly EvalRow[][],
+): Promise<string[]> {
+  const files: string[] = [];
+  const taken = new Set<string>(['summary']);
+  for (const [i, agent] of selected.entries()) {
+    const file = path.join(outDir, outputName(agent, taken));
+    files.push(file);
+    await writeFileAtomic(file, perAgent[i]!.map((r) => JSON.stringify(outputRow(r, agent))).join('\n') + '\n');
+  }
+  return files;
+}
+
+/** For every pair of agents: its budget-fair ensemble (maj@2m, when m > 0) and its agreement figures. */
+async function pairFigures(
+  selected: readonly Agent[],
+  perAgent: readonly EvalRow[][],
+  m: number,
+  equivalence: Equivalence,
+  referenceKey: (id: string) => string | null,
+): Promise<Pick<EvalSummary, 'ensembles' | 'pairs'>> {
+  const ensembles: { agents: [string, string]; m: number; k: number; accuracy: number }[] = [];
+  const pairs: EvalSummary['pairs'][number][] = [];
+  for (let a = 0; a < selected.length; a++) {
+    for (let b = a + 1; b < selected.length; b++) {
+      const names: [string, string] = [selected[a]!.name, selected[b]!.name];
+      if (m > 0) {
+        const right = await ensembleCorrect([perAgent[a]!, perAgent[b]!], m, equivalence, referenceKey);
+        ensembles.push({ agents: names, m, k: 2 * m, accuracy: mean(right.map(Number)) });
+      }
+      const s = await pairAgreement(perAgent[a]!, perAgent[b]!, equivalence);
+      pairs.push({
+        agents: names,
+        kappa: s.kappa,
+        complementarity: s.complementarity,
+        sameWrong: s.sameWrong,
+        coverage: s.coverage,
+        counts: s.counts,
+      });
+    }
+  }
+  return { ensembles, pairs };
 }
 
 /** The line written for one agent's answers to one problem. */

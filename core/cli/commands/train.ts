@@ -145,6 +145,9 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
 }
 
 function sameExceptSteps(a: unknown, b: unknown): boolean {
-  const strip = (c: any): unknown => ({ ...c, trainer: { ...c.trainer, steps: 0 } });
+  const strip = (c: unknown): unknown => {
+    const config = c as { trainer?: object } | null;
+    return { ...config, trainer: { ...config?.trainer, steps: 0 } };
+  };
   return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
 }

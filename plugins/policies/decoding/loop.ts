@@ -7,7 +7,7 @@
 // context). A row's draws come only from its own stream, so its completion depends on its seed, not
 // on the other rows of the batch nor on how the model lays out its cache.
 import type { Rng } from '../../../core/util/rng';
-import { chooseToken } from './sampling';
+import { chooseToken, type TokenRule } from './sampling';
 
 /** One sequence to decode. */
 export interface DecodeRow {
@@ -79,22 +79,18 @@ export async function decodeRows(
   const done = new Uint8Array(rows.length);
   const end = options.end ?? -1;
   let scratch = new Float64Array(0);
+  const rules: TokenRule[] = rows.map((row) => ({
+    temperature: row.temperature,
+    topP: row.topP,
+    rng: row.rng,
+    stats: options.tokenStats,
+  }));
   const choose = (r: number, step: StepLogits): void => {
     const row = rows[r]!;
     const o = out[r]!;
     if (scratch.length < 2 * step.vocab) scratch = new Float64Array(2 * step.vocab);
     const banned = o.tokens.length < (row.minTokens ?? 0) ? end : -1;
-    const c = chooseToken(
-      step.logits,
-      step.offset(r),
-      step.vocab,
-      row.temperature,
-      row.topP,
-      row.rng,
-      scratch,
-      options.tokenStats,
-      banned,
-    );
+    const c = chooseToken(step.logits, step.offset(r), step.vocab, rules[r]!, scratch, banned);
     o.tokens.push(c.token);
     o.logprobs.push(c.logprob);
     if (options.tokenStats) {

@@ -16,22 +16,31 @@ export interface Choice {
   readonly meanLogprob: number;
 }
 
+/** How a row's tokens are chosen: the same for every token of the row. */
+export interface TokenRule {
+  /** Softmax temperature; 0 or less: greedy. */
+  readonly temperature: number;
+  /** Nucleus mass in (0, 1]; 1: the whole vocabulary. */
+  readonly topP: number;
+  readonly rng: Rng;
+  /** Whether to compute the entropy and mean log-probability (else NaN). */
+  readonly stats: boolean;
+}
+
 /**
- * Choose the next token from `logits[offset .. offset + V)`. `scratch` needs 2V entries. With
- * `stats` false the entropy and mean are not computed (returned as NaN). A `banned` token id is never
- * chosen (minimum lengths); log-probabilities and statistics stay those of the full distribution.
+ * Choose the next token from `logits[offset .. offset + V)` by `rule`. `scratch` needs 2V entries.
+ * A `banned` token id is never chosen (minimum lengths); log-probabilities and statistics stay those
+ * of the full distribution.
  */
 export function chooseToken(
   logits: Float32Array,
   offset: number,
   V: number,
-  temperature: number,
-  topP: number,
-  rng: Rng,
+  rule: TokenRule,
   scratch: Float64Array,
-  stats: boolean,
   banned = -1,
 ): Choice {
+  const { temperature, topP, rng, stats } = rule;
   const T = temperature > 0 ? temperature : 1;
   let max = -Infinity;
   for (let v = 0; v < V; v++) max = Math.max(max, logits[offset + v]! / T);

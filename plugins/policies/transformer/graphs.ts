@@ -147,16 +147,8 @@ export function buildStepGraph(a: Architecture, specs: readonly ParamSpec[], o: 
     const { grads: clipped, norm: gradNorm } = clipByGlobalNorm(g, grads, o.gradClip);
     const m = declareParams(g, specs, 'm.');
     const v = declareParams(g, specs, 'v.');
-    const up = adamwUpdate(
-      g,
-      params,
-      clipped,
-      m,
-      v,
-      specs.map((s) => s.decay),
-      adamwInputs(g),
-      o.optimizer,
-    );
+    const decayed = specs.map((s) => s.decay);
+    const up = adamwUpdate(g, { params, grads: clipped, m, v, decayed }, adamwInputs(g), o.optimizer);
     outputs.push(['grad_norm', gradNorm]);
     specs.forEach((s, i) =>
       outputs.push([`next.${s.name}`, up.params[i]!], [`next_m.${s.name}`, up.m[i]!], [`next_v.${s.name}`, up.v[i]!]),
@@ -178,16 +170,8 @@ export function buildApplyGraph(specs: readonly ParamSpec[], optimizer: AdamWOpt
   const m = declareParams(g, specs, 'm.');
   const v = declareParams(g, specs, 'v.');
   const { grads: clipped, norm } = clipByGlobalNorm(g, grads, gradClip);
-  const up = adamwUpdate(
-    g,
-    params,
-    clipped,
-    m,
-    v,
-    specs.map((s) => s.decay),
-    adamwInputs(g),
-    optimizer,
-  );
+  const decayed = specs.map((s) => s.decay);
+  const up = adamwUpdate(g, { params, grads: clipped, m, v, decayed }, adamwInputs(g), optimizer);
   const outputs: [string, Tensor][] = [['grad_norm', norm]];
   specs.forEach((s, i) =>
     outputs.push([`next.${s.name}`, up.params[i]!], [`next_m.${s.name}`, up.m[i]!], [`next_v.${s.name}`, up.v[i]!]),

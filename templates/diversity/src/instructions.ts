@@ -1,14 +1,30 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { CorlError, definePlugin, type AgentView, type DiversityStrategy } from 'corl';
 
-/** Options of the strategy. */
-export interface InstructionsOptions {
-  /** Instruction of agent n is `instructions[n mod length]`; an empty string leaves the prompt as it is. */
-  instructions: string[];
-  /** Where the instruction goes. */
-  position: 'prefix' | 'suffix';
-  /** Sampling temperature of agent n (absent or null: the run's). */
-  temperatures: (number | null)[];
-}
+/** Options of the strategy: a JSON Schema, which corl validates and defaults a config's options against before `create` runs. */
+const INSTRUCTIONS_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    instructions: {
+      type: 'array',
+      items: { type: 'string' },
+      minItems: 1,
+      default: ['', 'Think step by step, then give the answer in \\boxed{}. '],
+      description: 'instruction per agent, cycled; "" leaves the prompt unchanged',
+    },
+    position: { enum: ['prefix', 'suffix'], default: 'prefix', description: 'put the instruction before or after the prompt' },
+    temperatures: {
+      type: 'array',
+      items: { anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
+      default: [],
+      description: 'sampling temperature per agent (null or missing: the run\'s)',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options type, derived from the schema (json-schema-to-ts), so the two cannot drift. */
+export type InstructionsOptions = FromSchema<typeof INSTRUCTIONS_OPTIONS_SCHEMA>;
 
 /**
  * Input diversity by instruction: each agent sees the problem with its own instruction added (and,
@@ -21,26 +37,7 @@ export const exampleDiversity = definePlugin({
     kind: 'diversity',
     description: 'Each agent sees the prompt with its own instruction added, optionally at its own temperature',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        instructions: {
-          type: 'array',
-          items: { type: 'string' },
-          minItems: 1,
-          default: ['', 'Think step by step, then give the answer in \\boxed{}. '],
-          description: 'instruction per agent, cycled; "" leaves the prompt unchanged',
-        },
-        position: { enum: ['prefix', 'suffix'], default: 'prefix', description: 'put the instruction before or after the prompt' },
-        temperatures: {
-          type: 'array',
-          items: { anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
-          default: [],
-          description: 'sampling temperature per agent (null or missing: the run\'s)',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: INSTRUCTIONS_OPTIONS_SCHEMA,
   },
   create(options: InstructionsOptions): DiversityStrategy {
     if (options.instructions.every((s) => s === '') && options.temperatures.every((t) => t === null)) {

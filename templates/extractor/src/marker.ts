@@ -1,12 +1,18 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { definePlugin, type AnswerExtractor } from 'corl';
 
-/** Options of the extractor. */
-export interface MarkerOptions {
-  /** The text that introduces the final answer (GSM8K solutions end with "#### 72"). */
-  marker: string;
-  /** Strip thousands separators and a trailing period from the answer. */
-  clean: boolean;
-}
+/** Options of the extractor: a JSON Schema, which corl validates and defaults a config's options against before `create` runs. */
+const MARKER_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    marker: { type: 'string', minLength: 1, default: '####', description: 'text that introduces the final answer' },
+    clean: { type: 'boolean', default: true, description: 'drop thousands separators and a trailing period' },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options type, derived from the schema (json-schema-to-ts), so the two cannot drift. */
+export type MarkerOptions = FromSchema<typeof MARKER_OPTIONS_SCHEMA>;
 
 /**
  * The final answer is the rest of the line after the last `marker` ("#### 72" → "72"). Total and
@@ -33,14 +39,7 @@ export const exampleExtractor = definePlugin({
     kind: 'extractor',
     description: 'The final answer is the rest of the line after the last marker, e.g. "#### 72" (GSM8K style)',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        marker: { type: 'string', minLength: 1, default: '####', description: 'text that introduces the final answer' },
-        clean: { type: 'boolean', default: true, description: 'drop thousands separators and a trailing period' },
-      },
-      additionalProperties: false,
-    },
+    options: MARKER_OPTIONS_SCHEMA,
   },
   create(options: MarkerOptions): AnswerExtractor {
     return { extract: (text) => extractAfterMarker(text, options) };

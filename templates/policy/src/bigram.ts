@@ -1,21 +1,25 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import {
   CorlError, definePlugin, grpo, mixSeed, Rng, writeJsonAtomic,
   type Completion, type Policy, type PolicyDescription, type SampleRequest, type SamplingOptions, type UpdateBatch, type UpdateResult,
 } from 'corl';
 
-/** Options of the policy. */
-export interface BigramOptions {
-  /** The characters it can write; one token each, plus an end-of-text token. */
-  alphabet: string;
-  /** Plain gradient-descent step on the logits. */
-  learningRate: number;
-  /** Standard deviation of the seeded initial logits. */
-  initScale: number;
-  /** Model family label (cross-family pairs are reported apart from same-family ones). */
-  family: string;
-}
+/** Options of the policy: a JSON Schema, which corl validates and defaults a config's options against before `create` runs. */
+const BIGRAM_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    alphabet: { type: 'string', minLength: 1, default: '0123456789 ', description: 'characters it can write (one token each, plus an end token)' },
+    learningRate: { type: 'number', exclusiveMinimum: 0, default: 0.5, description: 'gradient-descent step on the logits' },
+    initScale: { type: 'number', minimum: 0, default: 0.5, description: 'standard deviation of the seeded initial logits' },
+    family: { type: 'string', minLength: 1, default: 'bigram', description: 'model family label' },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options type, derived from the schema (json-schema-to-ts), so the two cannot drift. */
+export type BigramOptions = FromSchema<typeof BIGRAM_OPTIONS_SCHEMA>;
 
 /** Softmax of logits / T; T = 0 (greedy) is read at T = 1, the convention for greedy log-probabilities. */
 export function softmax(logits: ArrayLike<number>, temperature: number): number[] {
@@ -205,16 +209,7 @@ export const examplePolicy = definePlugin({
     kind: 'policy',
     description: 'A character bigram language model trained with the GRPO objective (a minimal trainable policy)',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        alphabet: { type: 'string', minLength: 1, default: '0123456789 ', description: 'characters it can write (one token each, plus an end token)' },
-        learningRate: { type: 'number', exclusiveMinimum: 0, default: 0.5, description: 'gradient-descent step on the logits' },
-        initScale: { type: 'number', minimum: 0, default: 0.5, description: 'standard deviation of the seeded initial logits' },
-        family: { type: 'string', minLength: 1, default: 'bigram', description: 'model family label' },
-      },
-      additionalProperties: false,
-    },
+    options: BIGRAM_OPTIONS_SCHEMA,
   },
   create: (options: BigramOptions, ctx) => new BigramPolicy(options, ctx.seed),
 });

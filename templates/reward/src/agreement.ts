@@ -1,12 +1,18 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { definePlugin, matches, pluralityVote, type RewardResult, type RewardSource } from 'corl';
 
-/** Options of the reward, validated against `manifest.options` before `create` sees them. */
-export interface AgreementOptions {
-  /** Reward of a completion that agrees with every supervisor answer. */
-  scale: number;
-  /** Agreement shares below this earn nothing. */
-  minShare: number;
-}
+/** Options of the reward: a JSON Schema, which corl validates and defaults a config's options against before `create` runs. */
+const AGREEMENT_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    scale: { type: 'number', exclusiveMinimum: 0, default: 1, description: 'reward of full agreement' },
+    minShare: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'agreement shares below this earn 0' },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options type, derived from the schema (json-schema-to-ts), so the two cannot drift. */
+export type AgreementOptions = FromSchema<typeof AGREEMENT_OPTIONS_SCHEMA>;
 
 /**
  * Soft peer agreement: a completion earns the share of its supervisors' answers that are equivalent
@@ -21,14 +27,7 @@ export const exampleReward = definePlugin({
     description: 'Soft peer agreement: reward = share of the supervisors\' answers equivalent to this answer',
     corl: '^0.1.0',
     usesGroundTruth: false,
-    options: {
-      type: 'object',
-      properties: {
-        scale: { type: 'number', exclusiveMinimum: 0, default: 1, description: 'reward of full agreement' },
-        minShare: { type: 'number', minimum: 0, maximum: 1, default: 0, description: 'agreement shares below this earn 0' },
-      },
-      additionalProperties: false,
-    },
+    options: AGREEMENT_OPTIONS_SCHEMA,
   },
   create(options: AgreementOptions): RewardSource {
     return {

@@ -1,22 +1,26 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { CorlError, definePlugin, MapGroundTruth, type Problem, type Reference, type Task, type TaskData } from 'corl';
 
-/** Options of the task. */
-export interface JsonlTaskOptions {
-  /** JSONL file, one problem per line, relative to the config's folder. */
-  file: string;
-  /** Field of the prompt, of the reference answer, and of the id (rows without one get `line-<n>`). */
-  promptField: string;
-  answerField: string;
-  idField: string;
-  /** The prompt shown to the policy; `{prompt}` is replaced by the row's prompt. */
-  template: string;
-  /** When set, the reference answer is the text after the last occurrence of it (GSM8K: "####"); the whole field is kept as the worked solution. */
-  answerMarker: string;
-  /** How many rows from the end of the file are held out for evaluation. */
-  heldOut: number;
-}
+/** Options of the task: a JSON Schema, which corl validates and defaults a config's options against before `create` runs. */
+const JSONL_TASK_OPTIONS_SCHEMA = {
+  type: 'object',
+  required: ['file'],
+  properties: {
+    file: { type: 'string', minLength: 1, description: 'JSONL file, relative to the config' },
+    promptField: { type: 'string', minLength: 1, default: 'question', description: 'field holding the prompt' },
+    answerField: { type: 'string', minLength: 1, default: 'answer', description: 'field holding the reference answer' },
+    idField: { type: 'string', minLength: 1, default: 'id', description: 'field holding the id (missing: line-<n>)' },
+    template: { type: 'string', default: '{prompt}', description: 'prompt shown to the policy; {prompt} is the row\'s prompt' },
+    answerMarker: { type: 'string', default: '', description: 'reference = text after the last marker (GSM8K: "####"); empty: the whole field' },
+    heldOut: { type: 'integer', minimum: 0, default: 0, description: 'rows from the end of the file held out for evaluation' },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options type, derived from the schema (json-schema-to-ts), so the two cannot drift. */
+export type JsonlTaskOptions = FromSchema<typeof JSONL_TASK_OPTIONS_SCHEMA>;
 
 /**
  * Problems from a JSONL file (e.g. GSM8K's `{"question": …, "answer": "… #### 72"}`). References go
@@ -29,20 +33,7 @@ export const exampleTask = definePlugin({
     kind: 'task',
     description: 'Problems from a JSONL file: a prompt field, a reference answer field, the last rows held out',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      required: ['file'],
-      properties: {
-        file: { type: 'string', minLength: 1, description: 'JSONL file, relative to the config' },
-        promptField: { type: 'string', minLength: 1, default: 'question', description: 'field holding the prompt' },
-        answerField: { type: 'string', minLength: 1, default: 'answer', description: 'field holding the reference answer' },
-        idField: { type: 'string', minLength: 1, default: 'id', description: 'field holding the id (missing: line-<n>)' },
-        template: { type: 'string', default: '{prompt}', description: 'prompt shown to the policy; {prompt} is the row\'s prompt' },
-        answerMarker: { type: 'string', default: '', description: 'reference = text after the last marker (GSM8K: "####"); empty: the whole field' },
-        heldOut: { type: 'integer', minimum: 0, default: 0, description: 'rows from the end of the file held out for evaluation' },
-      },
-      additionalProperties: false,
-    },
+    options: JSONL_TASK_OPTIONS_SCHEMA,
   },
   create(options: JsonlTaskOptions, ctx): Task {
     const file = path.resolve(ctx.baseDir, options.file);

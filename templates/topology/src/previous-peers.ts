@@ -1,10 +1,17 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { CorlError, definePlugin, type Topology } from 'corl';
 
-/** Options of the topology. */
-export interface PreviousPeersOptions {
-  /** How many preceding agents supervise each agent (1 = Co-RL's ring, N − 1 = every peer). */
-  peers: number;
-}
+/** Options of the topology: a JSON Schema, which corl validates and defaults a config's options against before `create` runs. */
+const PREVIOUS_PEERS_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    peers: { type: 'integer', minimum: 1, default: 1, description: 'supervisors per agent: 1 is the Co-RL ring, N - 1 every peer' },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options type, derived from the schema (json-schema-to-ts), so the two cannot drift. */
+export type PreviousPeersOptions = FromSchema<typeof PREVIOUS_PEERS_OPTIONS_SCHEMA>;
 
 /**
  * Each agent is supervised by the `peers` agents before it in a ring, nearest first (the teacher):
@@ -17,13 +24,7 @@ export const exampleTopology = definePlugin({
     kind: 'topology',
     description: 'Each agent is supervised by the `peers` agents before it in a ring, nearest first',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        peers: { type: 'integer', minimum: 1, default: 1, description: 'supervisors per agent: 1 is the Co-RL ring, N - 1 every peer' },
-      },
-      additionalProperties: false,
-    },
+    options: PREVIOUS_PEERS_OPTIONS_SCHEMA,
   },
   create(options: PreviousPeersOptions): Topology {
     const validate = (agents: number): void => {

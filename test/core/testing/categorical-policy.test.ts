@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { FromSchema } from 'json-schema-to-ts';
 import * as fs from 'node:fs';
 import type { Completion } from '../../../core/contracts/completion';
 import type { UpdateBatch } from '../../../core/contracts/policy';
@@ -12,7 +13,11 @@ import {
   temperedSoftmax,
   type CategoricalPolicyOptions,
 } from '../../../core/testing';
+import { CATEGORICAL_OPTIONS_SCHEMA } from '../../../core/testing/categorical-policy';
 import { tempDir } from '../../fixtures/configs';
+
+/** true when each of A and B is assignable to the other. */
+type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
 const opts = (o: Partial<CategoricalPolicyOptions> = {}): CategoricalPolicyOptions => ({
   answers: ['a', 'b'],
@@ -26,6 +31,12 @@ const opts = (o: Partial<CategoricalPolicyOptions> = {}): CategoricalPolicyOptio
 });
 
 describe('core/testing/categorical-policy (testing:categorical)', () => {
+  it('CategoricalPolicyOptions is the type of its schema (checked when this file compiles)', () => {
+    // Written out so corl/testing's declarations need no json-schema-to-ts; this fails to build on drift.
+    const same: SameShape<CategoricalPolicyOptions, FromSchema<typeof CATEGORICAL_OPTIONS_SCHEMA>> = true;
+    expect(same).to.equal(true);
+  });
+
   it('tempered softmax and nucleus by hand', () => {
     const p = temperedSoftmax([0, Math.log(2)], 1);
     expect(p[0]).to.be.closeTo(1 / 3, 1e-12);

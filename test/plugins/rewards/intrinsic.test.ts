@@ -73,7 +73,14 @@ describe('corl:intrinsic in a run', function () {
     const tmp = tempDir();
     try {
       const loaded = await loadConfigValue(
-        coRlConfig({ reward: { use: 'corl:intrinsic', options: { method: 'rent' } }, topology: 'corl:self' }),
+        coRlConfig({
+          reward: { use: 'corl:intrinsic', options: { method: 'rent' } },
+          topology: 'corl:self',
+          agents: ['a', 'b'].map((name) => ({
+            name,
+            policy: { use: 'test:categorical', options: { noTokenStats: true } },
+          })),
+        }),
         { baseDir: tmp.dir },
       );
       expect(loaded.tokenStats).to.equal(true);

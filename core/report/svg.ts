@@ -164,6 +164,20 @@ export function fitText(s: string, width: number, size: number, bold = false): s
 const f1 = (v: number): string => v.toFixed(1);
 const REF_COLOR = '#555555';
 
+/** A series as the chart draws it: its position in the input and its resolved style. */
+type ChartSeries = Series & { readonly index: number; readonly style: SeriesStyle };
+
+/** Where the plot lies in the SVG and how data maps onto it. */
+interface Frame {
+  /** Left margin (room for the y tick labels) and top of the plot. */
+  readonly m: { readonly l: number; readonly r: number; readonly t: number };
+  /** Plot width and height. */
+  readonly pw: number;
+  readonly ph: number;
+  readonly X: (x: number) => number;
+  readonly Y: (y: number) => number;
+}
+
 /**
  * A line chart as an inline SVG string. Lines carry their palette colour and a marker (so a
  * greyscale print tells them apart); a line that another drawn later coincides with is drawn wider,
@@ -172,7 +186,7 @@ const REF_COLOR = '#555555';
  */
 export function lineChart(all: readonly Series[], o: ChartOptions): string {
   // A series without a single finite value (a metric that config does not log) gets no legend entry.
-  const series = all
+  const series: ChartSeries[] = all
     .map((s, i) => {
       const base = s.style ?? seriesStyle(i);
       return { ...s, index: i, style: s.color ? { ...base, color: s.color } : base };
@@ -181,18 +195,7 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
   const off = o.offScale ? offScale(series) : new Set<number>();
   const drawn = series.filter((s) => !off.has(s.index));
   const W = o.width ?? 540;
-  const titleLines = wrapText(o.title, W - 16, 13, true);
-  const subLines = o.subtitle ? wrapText(o.subtitle, W - 16, 11) : [];
-  const top = 8 + 16 * titleLines.length + 14 * subLines.length;
-  const head = [
-    ...titleLines.map(
-      (t, i) => `<text class="title" x="8" y="${18 + 16 * i}" font-size="13" font-weight="bold">${escapeXml(t)}</text>`,
-    ),
-    ...subLines.map(
-      (t, i) =>
-        `<text class="subtitle" x="8" y="${16 + 16 * titleLines.length + 14 * i}" font-size="11" fill="#555">${escapeXml(t)}</text>`,
-    ),
-  ];
+  const { head, top } = chartHead(o, W);
   const xs = drawn.flatMap((s) => s.points.map((p) => p[0]));
   const refs = (o.references ?? []).filter((r) => Number.isFinite(r.y));
   const ys = [
@@ -208,56 +211,97 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
     x0 -= 1;
     x1 += 1;
   }
-  let [y0, y1] = o.yRange ?? [Math.min(...ys), Math.max(...ys)];
-  if (!o.yRange) {
-    const pad = (y1 - y0) * 0.08 || Math.abs(y0) * 0.1 || 0.1;
-    y0 -= pad;
-    y1 += pad;
-    const [lo, hi] = o.yBounds ?? [-Infinity, Infinity];
-    y0 = Math.max(y0, lo);
-    y1 = Math.min(y1, hi);
-    if (o.minSpan !== undefined && y1 - y0 < o.minSpan) {
-      // widened about its middle; where that crosses a bound, moved back inside it
-      const mid = Math.min(Math.max((y0 + y1) / 2, lo + o.minSpan / 2), hi - o.minSpan / 2);
-      y0 = Math.max(lo, mid - o.minSpan / 2);
-      y1 = Math.min(hi, mid + o.minSpan / 2);
-    }
-  }
+  const [y0, y1] = yDomain(ys, o);
   const yTicks = ticks(y0, y1);
   const yTickText = tickLabels(yTicks);
   const m = { l: 26 + Math.max(...yTickText.map((t) => textWidth(t, 10))), r: 14, t: top + 8 };
   const pw = W - m.l - m.r;
   const ph = 200;
-  // Legend: as many columns as the longest name allows; a name too long for one column is cut, its full text in a tooltip.
-  const entryWidth = (name: string): number => 34 + textWidth(name, 10);
+  const frame: Frame = {
+    m,
+    pw,
+    ph,
+    X: (x) => m.l + ((x - x0) / (x1 - x0)) * pw,
+    // Bands (± sd) may overshoot a range such as [0, 1]; they are clipped to the plot area.
+    Y: (y) => m.t + ph - ((Math.min(Math.max(y, y0), y1) - y0) / (y1 - y0)) * ph,
+  };
   // a series left out of the plot says so in the legend, with the range of its values
-  const label = (s: (typeof series)[number]): string => {
+  const label = (s: ChartSeries): string => {
     if (!off.has(s.index)) return s.name;
     const [a, b] = valueRange([{ points: s.points }]).map((v) => Number(v.toPrecision(3)));
     return `${s.name}: off the scale, ${a === b ? a : `${a} … ${b}`}`;
   };
-  const widest = Math.max(...series.map((s) => entryWidth(label(s))), ...refs.map((r) => entryWidth(r.label)), 1);
-  const columns = Math.max(1, Math.min(3, Math.floor((W - 16) / widest)));
-  const colW = (W - 16) / columns;
-  const legendTop = m.t + ph + 50;
-  const legendRows = Math.ceil((series.length + refs.length) / columns);
-  const height = legendTop + 14 * legendRows + 4;
-  const X = (x: number): number => m.l + ((x - x0) / (x1 - x0)) * pw;
-  // Bands (± sd) may overshoot a range such as [0, 1]; they are clipped to the plot area.
-  const Y = (y: number): number => m.t + ph - ((Math.min(Math.max(y, y0), y1) - y0) / (y1 - y0)) * ph;
+  const legend = legendLayout(series.map(label), refs, W, m.t + ph + 50);
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${legend.height}" viewBox="0 0 ${W} ${legend.height}" role="img" aria-label="${escapeXml(o.title)}" font-family="system-ui, sans-serif">`,
+    ...head,
+    ...axesSvg(frame, yTicks, yTickText, ticks(x0, x1, 6, xs.every(Number.isInteger) ? 1 : 0), o),
+    ...bandsSvg(frame, drawn),
+    // The frame over the bands but under the lines: a line at a bound (an agreement of 1) stays visible.
+    `<rect class="plot" x="${f1(m.l)}" y="${m.t}" width="${f1(pw)}" height="${ph}" fill="none" stroke="#999"/>`,
+    ...refs.map((r) => {
+      const y = frame.Y(r.y);
+      return `<line class="ref-line" x1="${f1(m.l)}" x2="${f1(m.l + pw)}" y1="${f1(y)}" y2="${f1(y)}" stroke="${r.color ?? REF_COLOR}" stroke-width="1.4" stroke-dasharray="2 3"/>`;
+    }),
+    ...linesSvg(frame, drawn),
+    ...legendSvg(legend, series, series.map(label), refs),
+    '</svg>',
+  ];
+  return parts.join('');
+}
+
+/** The title and subtitle lines, wrapped to the chart's width, and the height they take. */
+function chartHead(o: ChartOptions, W: number): { head: string[]; top: number } {
+  const titleLines = wrapText(o.title, W - 16, 13, true);
+  const subLines = o.subtitle ? wrapText(o.subtitle, W - 16, 11) : [];
+  const head = [
+    ...titleLines.map(
+      (t, i) => `<text class="title" x="8" y="${18 + 16 * i}" font-size="13" font-weight="bold">${escapeXml(t)}</text>`,
+    ),
+    ...subLines.map(
+      (t, i) =>
+        `<text class="subtitle" x="8" y="${16 + 16 * titleLines.length + 14 * i}" font-size="11" fill="#555">${escapeXml(t)}</text>`,
+    ),
+  ];
+  return { head, top: 8 + 16 * titleLines.length + 14 * subLines.length };
+}
+
+/** The y range: `yRange` if given, else the values' range with a margin, kept in `yBounds`, at least `minSpan` wide. */
+function yDomain(ys: readonly number[], o: ChartOptions): [number, number] {
+  if (o.yRange) return [o.yRange[0], o.yRange[1]];
+  let [y0, y1] = [Math.min(...ys), Math.max(...ys)];
+  const pad = (y1 - y0) * 0.08 || Math.abs(y0) * 0.1 || 0.1;
+  y0 -= pad;
+  y1 += pad;
+  const [lo, hi] = o.yBounds ?? [-Infinity, Infinity];
+  y0 = Math.max(y0, lo);
+  y1 = Math.min(y1, hi);
+  if (o.minSpan !== undefined && y1 - y0 < o.minSpan) {
+    // widened about its middle; where that crosses a bound, moved back inside it
+    const mid = Math.min(Math.max((y0 + y1) / 2, lo + o.minSpan / 2), hi - o.minSpan / 2);
+    y0 = Math.max(lo, mid - o.minSpan / 2);
+    y1 = Math.min(hi, mid + o.minSpan / 2);
+  }
+  return [y0, y1];
+}
+
+/** Grid lines and tick labels of both axes, and the axis titles. */
+function axesSvg(
+  f: Frame,
+  yTicks: readonly number[],
+  yTickText: readonly string[],
+  xTicks: readonly number[],
+  o: ChartOptions,
+): string[] {
+  const { m, pw, ph, X, Y } = f;
   const parts: string[] = [];
-  parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" role="img" aria-label="${escapeXml(o.title)}" font-family="system-ui, sans-serif">`,
-  );
-  parts.push(...head);
   for (const [k, t] of yTicks.entries()) {
     parts.push(`<line x1="${f1(m.l)}" x2="${f1(m.l + pw)}" y1="${f1(Y(t))}" y2="${f1(Y(t))}" stroke="#e5e5e5"/>`);
     parts.push(
       `<text x="${f1(m.l - 6)}" y="${f1(Y(t) + 4)}" font-size="10" text-anchor="end" fill="#444">${yTickText[k]}</text>`,
     );
   }
-  // Training steps are whole numbers: their axis has no ticks between them.
-  const xTicks = ticks(x0, x1, 6, xs.every(Number.isInteger) ? 1 : 0);
+  // Training steps are whole numbers: their axis has no ticks between them (the caller's minimum step).
   for (const [k, t] of tickLabels(xTicks).entries()) {
     parts.push(
       `<text x="${f1(X(xTicks[k]!))}" y="${m.t + ph + 14}" font-size="10" text-anchor="middle" fill="#444">${t}</text>`,
@@ -269,7 +313,13 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
   parts.push(
     `<text transform="translate(12 ${m.t + ph / 2}) rotate(-90)" font-size="11" text-anchor="middle">${escapeXml(fitText(o.yLabel, ph, 11))}</text>`,
   );
-  // Bands first, all of them, so that no band covers a line.
+  return parts;
+}
+
+/** The ± sd bands: every fill first, then every dotted edge, so that no band covers another's edge. */
+function bandsSvg(f: Frame, drawn: readonly ChartSeries[]): string[] {
+  const { X, Y } = f;
+  const parts: string[] = [];
   for (const s of drawn) {
     if (!s.band || s.band.length < 2) continue;
     const upper = s.band.map((b) => `${f1(X(b[0]))},${f1(Y(b[2]))}`);
@@ -285,16 +335,13 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
         `<polyline class="band-edge" points="${s.band.map((b) => `${f1(X(b[0]))},${f1(Y(b[k]))}`).join(' ')}" fill="none" stroke="${s.style.color}" stroke-width="0.7" stroke-dasharray="1 2"/>`,
       );
   }
-  // The frame over the bands but under the lines: a line at a bound (an agreement of 1) stays visible.
-  parts.push(
-    `<rect class="plot" x="${f1(m.l)}" y="${m.t}" width="${f1(pw)}" height="${ph}" fill="none" stroke="#999"/>`,
-  );
-  for (const r of refs) {
-    const y = Y(r.y);
-    parts.push(
-      `<line class="ref-line" x1="${f1(m.l)}" x2="${f1(m.l + pw)}" y1="${f1(y)}" y2="${f1(y)}" stroke="${r.color ?? REF_COLOR}" stroke-width="1.4" stroke-dasharray="2 3"/>`,
-    );
-  }
+  return parts;
+}
+
+/** The lines, then their markers; a line that later lines cover is drawn wider, with larger markers. */
+function linesSvg(f: Frame, drawn: readonly ChartSeries[]): string[] {
+  const { X, Y } = f;
+  const parts: string[] = [];
   // A line that later lines lie on (the same pixels at half of its points or more) is drawn wider, once per such line.
   const pixels = drawn.map((s) =>
     s.points.filter((p) => Number.isFinite(p[1])).map((p) => `${f1(X(p[0]))},${f1(Y(p[1]))}`),
@@ -332,7 +379,34 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
       if ((k - offset) % step === 0) parts.push(markerSvg(s.style, X(x), Y(y), r));
     });
   });
-  // Each entry: a sample of the line (and its marker) at (x, y), then the name.
+  return parts;
+}
+
+/** Legend grid: as many columns as the longest name allows (at most 3), rows below the plot. */
+interface LegendLayout {
+  readonly columns: number;
+  readonly colW: number;
+  readonly top: number;
+  /** Height of the whole chart, legend included. */
+  readonly height: number;
+}
+
+function legendLayout(labels: readonly string[], refs: readonly ReferenceLine[], W: number, top: number): LegendLayout {
+  // A name too long for one column is cut, its full text in a tooltip.
+  const entryWidth = (name: string): number => 34 + textWidth(name, 10);
+  const widest = Math.max(...labels.map(entryWidth), ...refs.map((r) => entryWidth(r.label)), 1);
+  const columns = Math.max(1, Math.min(3, Math.floor((W - 16) / widest)));
+  const rows = Math.ceil((labels.length + refs.length) / columns);
+  return { columns, colW: (W - 16) / columns, top, height: top + 14 * rows + 4 };
+}
+
+/** The legend: each entry a sample of the line (and its marker), then the name; reference lines last. */
+function legendSvg(
+  l: LegendLayout,
+  series: readonly ChartSeries[],
+  labels: readonly string[],
+  refs: readonly ReferenceLine[],
+): string[] {
   const entry = (
     k: number,
     name: string,
@@ -340,24 +414,22 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
     cls: string,
     attrs = '',
   ): string => {
-    const lx = 8 + (k % columns) * colW;
-    const ly = legendTop + 14 * Math.floor(k / columns);
-    return `<g class="${cls}"${attrs}><title>${escapeXml(name)}</title>${sample(lx, ly - 4)}<text x="${f1(lx + 27)}" y="${ly}" font-size="10">${escapeXml(fitText(name, colW - 34, 10))}</text></g>`;
+    const lx = 8 + (k % l.columns) * l.colW;
+    const ly = l.top + 14 * Math.floor(k / l.columns);
+    return `<g class="${cls}"${attrs}><title>${escapeXml(name)}</title>${sample(lx, ly - 4)}<text x="${f1(lx + 27)}" y="${ly}" font-size="10">${escapeXml(fitText(name, l.colW - 34, 10))}</text></g>`;
   };
-  series.forEach((s, i) =>
-    parts.push(
+  return [
+    ...series.map((s, i) =>
       entry(
         i,
-        label(s),
+        labels[i]!,
         (x, y) =>
           `<line x1="${f1(x)}" x2="${f1(x + 22)}" y1="${y}" y2="${y}" stroke="${s.style.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>${markerSvg(s.style, x + 11, y, 3)}`,
         'legend-entry',
         ` data-series="${s.index}"`,
       ),
     ),
-  );
-  refs.forEach((r, j) =>
-    parts.push(
+    ...refs.map((r, j) =>
       entry(
         series.length + j,
         r.label,
@@ -366,7 +438,5 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
         'legend-entry ref-entry',
       ),
     ),
-  );
-  parts.push('</svg>');
-  return parts.join('');
+  ];
 }

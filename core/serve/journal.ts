@@ -281,110 +281,13 @@ export class Journal {
       }
       return { records: [], lines: [], tornTail: torn && text.length > 0, notes: [] };
     }
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a line read from disk, checked field by field below
-    let head: any;
-    try {
-      head = JSON.parse(lines[0]!);
-    } catch {
-      head = undefined;
-    }
-    if (!head || typeof head !== 'object' || head.t !== 'open') {
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL',
-        `expected a journal header ({"t":"open",…}) at line 1 of ${file}, got ${JSON.stringify(lines[0]!.slice(0, 60))}`,
-        file,
-        1,
-      );
-    }
-    if (head.v !== 1 && head.v !== JOURNAL_VERSION) {
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL_VERSION',
-        `expected a journal of format version 1 or ${JOURNAL_VERSION}, got version ${JSON.stringify(head.v)} in ${file}`,
-        file,
-        1,
-      );
-    }
-    const same =
-      JSON.stringify(head.agents) === JSON.stringify(cohort.agents) &&
-      head.topology === cohort.topology &&
-      head.reward === cohort.reward;
-    if (!same) {
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL',
-        `expected a journal of agents [${cohort.agents.join(', ')}] with ${cohort.topology} and ${cohort.reward}, got one of agents [${(Array.isArray(head.agents) ? head.agents : []).join(', ')}] with ${head.topology} and ${head.reward}`,
-        file,
-        1,
-      );
-    }
+    const head = readHeader(file, lines[0]!, cohort);
     if (head.v === 1) return Journal.readLegacy(file, lines, torn);
-
-    if (
-      verifyLine(lines[0]!) === undefined ||
-      !Number.isSafeInteger(head.gen) ||
-      head.gen < 1 ||
-      !Number.isSafeInteger(head.records) ||
-      head.records < 0 ||
-      !head.exchange ||
-      !Number.isSafeInteger(head.exchange.newest) ||
-      !Number.isSafeInteger(head.exchange.maxStepsAhead)
-    ) {
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL_CORRUPT',
-        `expected the header of ${file} to pass its checksum and carry gen, records and exchange, got ${JSON.stringify(lines[0]!.slice(0, 80))}`,
-        file,
-        1,
-      );
-    }
-    const header = head as JournalHeader;
+    const header = checkHeaderV2(file, lines[0]!, head);
     const id = SUFFIX.exec(lines[0]!)![1]!;
-    const records: JournalRecord[] = [];
-    const numbers: number[] = [];
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i]!;
-      const no = i + 1;
-      if (verifyLine(line) === undefined) {
-        // The final line may be damaged by a crash during its write even with its newline present
-        // (an unflushed page): it is a torn tail like a line without newline. Earlier ones are not.
-        if (i === lines.length - 1 && !torn) {
-          torn = true;
-          break;
-        }
-        throw journalError(
-          'CORL_ERR_SERVE_JOURNAL_CORRUPT',
-          `expected the record at line ${no} of ${file} to pass its checksum, got ${JSON.stringify(line.slice(0, 60))}: the file was changed or damaged in the middle`,
-          file,
-          no,
-        );
-      }
-      let r: { q?: unknown; c?: unknown } | null;
-      try {
-        r = JSON.parse(line);
-      } catch {
-        throw journalError(
-          'CORL_ERR_SERVE_JOURNAL_CORRUPT',
-          `expected a JSON record at line ${no} of ${file}, got ${JSON.stringify(line.slice(0, 60))}`,
-          file,
-          no,
-        );
-      }
-      const expected = records.length + 1;
-      if (r?.q !== expected) {
-        const what =
-          typeof r?.q === 'number' && r.q > expected
-            ? `record ${r.q}: records ${expected}${r.q - 1 > expected ? `–${r.q - 1}` : ''} are missing`
-            : `record ${JSON.stringify(r?.q)}: lines are out of order or repeated`;
-        throw journalError(
-          'CORL_ERR_SERVE_JOURNAL_ORDER',
-          `expected record ${expected} at line ${no} of ${file}, got ${what}`,
-          file,
-          no,
-        );
-      }
-      delete r.q;
-      delete r.c;
-      records.push(r as JournalRecord);
-      numbers.push(no);
-    }
+    const read = readRecords(file, lines, torn);
+    const { records, numbers } = read;
+    torn = read.torn;
     const tornNote = torn ? ' (after dropping a torn last line)' : '';
     if (records.length < header.records) {
       throw journalError(
@@ -393,39 +296,7 @@ export class Journal {
         file,
       );
     }
-    const notes: string[] = [];
-    if (seal === 'unreadable') {
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
-        `expected a readable seal ${Journal.sealFile(file)} beside the journal, got one whose slots all fail their checksum`,
-        Journal.sealFile(file),
-      );
-    }
-    if (seal === undefined || seal.gen < header.gen) {
-      // A crash between writing a new generation and its seal leaves this state with nothing appended.
-      if (records.length > header.records)
-        notes.push(
-          `journal: ${seal === undefined ? 'no seal' : 'a seal of an older generation'} beside ${file}; a cut at a line boundary among the ${records.length - header.records} record(s) appended since the last compaction could not be ruled out`,
-        );
-    } else if (seal.gen > header.gen) {
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
-        `expected the journal generation ${seal.gen} its seal names, got generation ${header.gen} in ${file}: the file was replaced by an older copy`,
-        file,
-      );
-    } else if (seal.id !== id) {
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
-        `expected the journal its seal was written for (header checksum ${seal.id}), got another one (${id}) in ${file}`,
-        file,
-      );
-    } else if (records.length < seal.records) {
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
-        `expected at least ${seal.records} records in ${file} (its seal says they were durable), got ${records.length}${tornNote}: the file was cut short`,
-        file,
-      );
-    }
+    const notes = checkSeal(file, seal, header, id, records.length, tornNote);
     return { records, lines: numbers, header, tornTail: torn, notes };
   }
 
@@ -552,4 +423,171 @@ export class Journal {
     await this.fd?.close();
     this.fd = undefined;
   }
+}
+
+/** A journal's header line as parsed, before its fields are checked. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a line read from disk, checked field by field
+type ParsedHeader = Record<string, any>;
+
+/** Line 1 of a journal: a header of this cohort (agents, topology, reward), version 1 or current. */
+function readHeader(file: string, line: string, cohort: JournalCohort): ParsedHeader {
+  let head: ParsedHeader | undefined;
+  try {
+    head = JSON.parse(line);
+  } catch {
+    head = undefined;
+  }
+  if (!head || typeof head !== 'object' || head.t !== 'open') {
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL',
+      `expected a journal header ({"t":"open",…}) at line 1 of ${file}, got ${JSON.stringify(line.slice(0, 60))}`,
+      file,
+      1,
+    );
+  }
+  if (head.v !== 1 && head.v !== JOURNAL_VERSION) {
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL_VERSION',
+      `expected a journal of format version 1 or ${JOURNAL_VERSION}, got version ${JSON.stringify(head.v)} in ${file}`,
+      file,
+      1,
+    );
+  }
+  const same =
+    JSON.stringify(head.agents) === JSON.stringify(cohort.agents) &&
+    head.topology === cohort.topology &&
+    head.reward === cohort.reward;
+  if (!same) {
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL',
+      `expected a journal of agents [${cohort.agents.join(', ')}] with ${cohort.topology} and ${cohort.reward}, got one of agents [${(Array.isArray(head.agents) ? head.agents : []).join(', ')}] with ${head.topology} and ${head.reward}`,
+      file,
+      1,
+    );
+  }
+  return head;
+}
+
+/** A current-version header: its checksum passes and it carries gen, records and the exchange state. */
+function checkHeaderV2(file: string, line: string, head: ParsedHeader): JournalHeader {
+  if (
+    verifyLine(line) === undefined ||
+    !Number.isSafeInteger(head.gen) ||
+    head.gen < 1 ||
+    !Number.isSafeInteger(head.records) ||
+    head.records < 0 ||
+    !head.exchange ||
+    !Number.isSafeInteger(head.exchange.newest) ||
+    !Number.isSafeInteger(head.exchange.maxStepsAhead)
+  ) {
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL_CORRUPT',
+      `expected the header of ${file} to pass its checksum and carry gen, records and exchange, got ${JSON.stringify(line.slice(0, 80))}`,
+      file,
+      1,
+    );
+  }
+  return head as JournalHeader;
+}
+
+/** Records of lines 2…: each passes its checksum and carries the next sequence number; a damaged last line is a torn tail. */
+function readRecords(
+  file: string,
+  lines: readonly string[],
+  torn: boolean,
+): { records: JournalRecord[]; numbers: number[]; torn: boolean } {
+  const records: JournalRecord[] = [];
+  const numbers: number[] = [];
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const no = i + 1;
+    if (verifyLine(line) === undefined) {
+      // The final line may be damaged by a crash during its write even with its newline present
+      // (an unflushed page): it is a torn tail like a line without newline. Earlier ones are not.
+      if (i === lines.length - 1 && !torn) {
+        torn = true;
+        break;
+      }
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL_CORRUPT',
+        `expected the record at line ${no} of ${file} to pass its checksum, got ${JSON.stringify(line.slice(0, 60))}: the file was changed or damaged in the middle`,
+        file,
+        no,
+      );
+    }
+    let r: { q?: unknown; c?: unknown } | null;
+    try {
+      r = JSON.parse(line);
+    } catch {
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL_CORRUPT',
+        `expected a JSON record at line ${no} of ${file}, got ${JSON.stringify(line.slice(0, 60))}`,
+        file,
+        no,
+      );
+    }
+    const expected = records.length + 1;
+    if (r?.q !== expected) {
+      const what =
+        typeof r?.q === 'number' && r.q > expected
+          ? `record ${r.q}: records ${expected}${r.q - 1 > expected ? `–${r.q - 1}` : ''} are missing`
+          : `record ${JSON.stringify(r?.q)}: lines are out of order or repeated`;
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL_ORDER',
+        `expected record ${expected} at line ${no} of ${file}, got ${what}`,
+        file,
+        no,
+      );
+    }
+    delete r.q;
+    delete r.c;
+    records.push(r as JournalRecord);
+    numbers.push(no);
+  }
+  return { records, numbers, torn };
+}
+
+/** Notes (or a coded error) from the seal: its generation, header checksum and durable record count against the file. */
+function checkSeal(
+  file: string,
+  seal: ReturnType<typeof readSeal>,
+  header: JournalHeader,
+  id: string,
+  count: number,
+  tornNote: string,
+): string[] {
+  const notes: string[] = [];
+  if (seal === 'unreadable') {
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+      `expected a readable seal ${Journal.sealFile(file)} beside the journal, got one whose slots all fail their checksum`,
+      Journal.sealFile(file),
+    );
+  }
+  if (seal === undefined || seal.gen < header.gen) {
+    // A crash between writing a new generation and its seal leaves this state with nothing appended.
+    if (count > header.records)
+      notes.push(
+        `journal: ${seal === undefined ? 'no seal' : 'a seal of an older generation'} beside ${file}; a cut at a line boundary among the ${count - header.records} record(s) appended since the last compaction could not be ruled out`,
+      );
+  } else if (seal.gen > header.gen) {
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+      `expected the journal generation ${seal.gen} its seal names, got generation ${header.gen} in ${file}: the file was replaced by an older copy`,
+      file,
+    );
+  } else if (seal.id !== id) {
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+      `expected the journal its seal was written for (header checksum ${seal.id}), got another one (${id}) in ${file}`,
+      file,
+    );
+  } else if (count < seal.records) {
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+      `expected at least ${seal.records} records in ${file} (its seal says they were durable), got ${count}${tornNote}: the file was cut short`,
+      file,
+    );
+  }
+  return notes;
 }

@@ -95,6 +95,42 @@ export function detectSignature(
   const cfgDim =
     intOf(config.head_dim) ??
     (hidden !== undefined && heads !== undefined && hidden % heads === 0 ? hidden / heads : undefined);
+  let { kvHeads, headDim } = cacheShape(pastNames, byName, bad);
+  if (kvHeads !== undefined && cfgKv !== undefined && kvHeads !== cfgKv)
+    throw bad(
+      `expected ${cfgKv} key/value heads (num_key_value_heads of config.json), got ${kvHeads} in the shape of past_key_values.0.key`,
+    );
+  if (headDim !== undefined && cfgDim !== undefined && headDim !== cfgDim && config.head_dim === undefined) {
+    throw bad(
+      `expected head size ${cfgDim} (hidden_size / num_attention_heads of config.json), got ${headDim} in the shape of past_key_values.0.key`,
+    );
+  }
+  kvHeads ??= cfgKv;
+  headDim ??= cfgDim;
+  if (kvHeads === undefined || headDim === undefined) {
+    throw bad(
+      `expected the number of key/value heads and the head size, from the shape of past_key_values.0.key or from config.json (num_key_value_heads / num_attention_heads, hidden_size or head_dim), got ${kvHeads ?? 'no head count'} and ${headDim ?? 'no head size'}`,
+      "put the model's config.json in the folder",
+    );
+  }
+  return {
+    layers: L,
+    kvHeads,
+    headDim,
+    positionIds: byName.has('position_ids'),
+    useCacheBranch: byName.has('use_cache_branch'),
+    idType: idType === 'int32' ? 'int32' : 'int64',
+    pastNames,
+    presentNames,
+  };
+}
+
+/** Heads and head size that the past_key_values inputs' fixed dimensions give (undefined where symbolic), all alike. */
+function cacheShape(
+  pastNames: readonly (readonly [string, string])[],
+  byName: ReadonlyMap<string, ValueInfo>,
+  bad: (what: string, hint?: string) => CorlError,
+): { kvHeads: number | undefined; headDim: number | undefined } {
   let kvHeads: number | undefined;
   let headDim: number | undefined;
   for (const [k, v] of pastNames) {
@@ -127,31 +163,5 @@ export function detectSignature(
       }
     }
   }
-  if (kvHeads !== undefined && cfgKv !== undefined && kvHeads !== cfgKv)
-    throw bad(
-      `expected ${cfgKv} key/value heads (num_key_value_heads of config.json), got ${kvHeads} in the shape of past_key_values.0.key`,
-    );
-  if (headDim !== undefined && cfgDim !== undefined && headDim !== cfgDim && config.head_dim === undefined) {
-    throw bad(
-      `expected head size ${cfgDim} (hidden_size / num_attention_heads of config.json), got ${headDim} in the shape of past_key_values.0.key`,
-    );
-  }
-  kvHeads ??= cfgKv;
-  headDim ??= cfgDim;
-  if (kvHeads === undefined || headDim === undefined) {
-    throw bad(
-      `expected the number of key/value heads and the head size, from the shape of past_key_values.0.key or from config.json (num_key_value_heads / num_attention_heads, hidden_size or head_dim), got ${kvHeads ?? 'no head count'} and ${headDim ?? 'no head size'}`,
-      "put the model's config.json in the folder",
-    );
-  }
-  return {
-    layers: L,
-    kvHeads,
-    headDim,
-    positionIds: byName.has('position_ids'),
-    useCacheBranch: byName.has('use_cache_branch'),
-    idType: idType === 'int32' ? 'int32' : 'int64',
-    pastNames,
-    presentNames,
-  };
+  return { kvHeads, headDim };
 }

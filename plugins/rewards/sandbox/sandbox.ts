@@ -235,15 +235,15 @@ export class Sandbox {
     };
   }
 
-  /** One sandbox on `inputs`, until every outcome is in, an input overruns, or the interpreter ends. */
-  private attempt(
+  /** What the harness is told: the program, its inputs and the limits each input and the whole sandbox run under. */
+  private jobFor(
     program: string,
     mode: HarnessJob['mode'],
     entryPoint: string,
     inputs: readonly (readonly string[])[],
-  ): Promise<Attempt> {
+  ): HarnessJob {
     const timeoutS = this.options.timeoutMs / 1000;
-    const job: HarnessJob = {
+    return {
       program,
       mode,
       entryPoint,
@@ -256,6 +256,16 @@ export class Sandbox {
       maxOutput: this.options.maxOutput,
       auditHook: this.options.auditHook !== false,
     };
+  }
+
+  /** One sandbox on `inputs`, until every outcome is in, an input overruns, or the interpreter ends. */
+  private attempt(
+    program: string,
+    mode: HarnessJob['mode'],
+    entryPoint: string,
+    inputs: readonly (readonly string[])[],
+  ): Promise<Attempt> {
+    const job = this.jobFor(program, mode, entryPoint, inputs);
     return new Promise<Attempt>((resolve) => {
       const { child, workDir } = this.spawnHarness();
       const results = new Map<number, TestOutcome>();
@@ -355,19 +365,8 @@ export class Sandbox {
       });
       child.stderr!.resume();
       const info = child.stdio[3] as import('node:stream').Readable | null;
-      if (info && this.plan) {
-        let text = '';
-        info.setEncoding('utf8');
-        info.on('data', (c: string) => {
-          text += c;
-          const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
-          if (m && initPid === undefined) {
-            initPid = Number(m[1]);
-            // a kill asked for before the init was known went to bwrap; nothing more to do
-          }
-        });
-        info.on('error', () => undefined);
-      }
+      // a kill asked for before the init was known went to bwrap; nothing more to do then
+      if (info && this.plan) watchInitPid(info, (pid) => (initPid ??= pid));
       child.on('error', () => {
         exited = true;
         settle();
@@ -402,4 +401,20 @@ function signal(pid: number): void {
   } catch {
     /* already gone */
   }
+}
+
+/** Calls `found` with the sandbox init's pid once bwrap's --info-fd JSON names it. */
+function watchInitPid(info: import('node:stream').Readable, found: (pid: number) => void): void {
+  let text = '';
+  let known = false;
+  info.setEncoding('utf8');
+  info.on('data', (c: string) => {
+    text += c;
+    const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
+    if (m && !known) {
+      known = true;
+      found(Number(m[1]));
+    }
+  });
+  info.on('error', () => undefined);
 }

@@ -115,6 +115,8 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
       const s = agentScores(round[agent.index]!);
       metrics[`eval/round${r}/pass@1`] = s.pass1;
       if (ev.samples > 1) metrics[`eval/round${r}/maj@${ev.samples}`] = s.majority;
+      if (r > 0)
+        Object.assign(metrics, peerUse(rounds[r - 1]!, round, cohort.neighbours[agent.index]!, agent.index, r));
     });
     records.push({ step, agent: agent.index, phase: 'eval', metrics });
   }
@@ -297,6 +299,41 @@ async function evaluateDiscussion(
       }),
     );
   }
+}
+
+/**
+ * How an agent uses its neighbours in round r: its samples split by whether every neighbour's
+ * aligned sample of round r − 1 was right, or every one wrong (mixed cases in neither). Per case:
+ * the share of samples, their accuracy in round r, and the same samples' own accuracy in round r − 1.
+ */
+function peerUse(
+  prev: readonly (readonly EvalRow[])[],
+  round: readonly (readonly EvalRow[])[],
+  neighbours: readonly number[],
+  agent: number,
+  r: number,
+): Record<string, number> {
+  const cases = { peers_right: { n: 0, after: 0, before: 0 }, peers_wrong: { n: 0, after: 0, before: 0 } };
+  let total = 0;
+  round[agent]!.forEach((row, i) =>
+    row.correct.forEach((right, j) => {
+      total++;
+      const seen = neighbours.map((m) => prev[m]![i]!.correct[j]!);
+      const c = seen.every(Boolean) ? cases.peers_right : seen.some(Boolean) ? undefined : cases.peers_wrong;
+      if (!c) return;
+      c.n++;
+      c.after += Number(right);
+      c.before += Number(prev[agent]![i]!.correct[j]!);
+    }),
+  );
+  const m: Record<string, number> = {};
+  for (const [name, c] of Object.entries(cases)) {
+    m[`eval/round${r}/${name}/share`] = total ? c.n / total : 0;
+    if (c.n === 0) continue;
+    m[`eval/round${r}/${name}/pass@1`] = c.after / c.n;
+    m[`eval/round${r}/${name}/before`] = c.before / c.n;
+  }
+  return m;
 }
 
 /** One agent's scores over its rows. */

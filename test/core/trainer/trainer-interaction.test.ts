@@ -149,6 +149,18 @@ describe('trainer: a scripted debate, worked by hand', function () {
     expect([0, 1, 2].map((r) => evalOf(0)[`eval/round${r}/pass@1`])).to.deep.equal([1, 0, 1]);
     expect([0, 1, 2].map((r) => evalOf(1)[`eval/round${r}/pass@1`])).to.deep.equal([0, 1, 0]);
     expect([evalOf(0)['eval/accuracy'], evalOf(1)['eval/accuracy']]).to.deep.equal([1, 0]);
+    // Neighbour use: in round 1 A read B's wrong round-0 answer and followed it (right before, wrong
+    // after); in round 2 it read B's right round-1 answer and was right again.
+    expect(evalOf(0)).to.include({
+      'eval/round1/peers_wrong/share': 1,
+      'eval/round1/peers_wrong/pass@1': 0,
+      'eval/round1/peers_wrong/before': 1,
+      'eval/round1/peers_right/share': 0,
+      'eval/round2/peers_right/share': 1,
+      'eval/round2/peers_right/pass@1': 1,
+      'eval/round2/peers_right/before': 0,
+    });
+    expect(evalOf(0)).not.to.have.property('eval/round1/peers_right/pass@1');
   });
 
   it('3 agents, complete topology, 2 rounds: every incentive fires once, rewards and advantages by hand', async () => {
@@ -319,5 +331,18 @@ describe('trainer: a scripted debate, worked by hand', function () {
     const evalOf = (agent: number) => metrics.find((m) => m.phase === 'eval' && m.agent === agent)!.metrics;
     expect([0, 1, 2].map((r) => evalOf(2)[`eval/round${r}/pass@1`])).to.deep.equal([0, 1, 1]);
     expect([0, 1, 2].map((r) => evalOf(0)[`eval/round${r}/pass@1`])).to.deep.equal([1, 1, 1]);
+    // Neighbour use: A2 read two right round-0 answers and turned right; A0 read A2 wrong and A1 right
+    // in round 1 (mixed: in neither case), two right answers in round 2.
+    expect(evalOf(2)).to.include({
+      'eval/round1/peers_right/share': 1,
+      'eval/round1/peers_right/pass@1': 1,
+      'eval/round1/peers_right/before': 0,
+    });
+    expect(evalOf(0)).to.include({
+      'eval/round1/peers_right/share': 0,
+      'eval/round1/peers_wrong/share': 0,
+      'eval/round2/peers_right/share': 1,
+      'eval/round2/peers_right/before': 1,
+    });
   });
 });

@@ -141,4 +141,34 @@ describe('e2e: corl train with corl:debate (MAPoRL)', function () {
     expect(v.code).to.equal(1);
     expect(v.stderr).to.match(/^CORL_ERR_CONFIG_LABEL_FREE/);
   });
+
+  it('--eval-split validation measures base models on the validation split (--steps 0), never on resume', () => {
+    const file = writeConfig(
+      tmp.dir,
+      'arith-debate.json',
+      debateConfig({
+        task: { use: 'corl:arith', options: { train: 8, heldOut: 3, validation: 4 } },
+        trainer: { steps: 0, batchSize: 2, groupSize: 2, evalEvery: 0, checkpointEvery: 0, sampling: { maxTokens: 4 } },
+        eval: { samples: 2, sampling: { temperature: 1, maxTokens: 4 } },
+      }),
+    );
+    const out = path.join(tmp.dir, 'run');
+    const r = corl(['train', '-c', file, '--steps', '0', '--eval-split', 'validation', '--out', out]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'config.json'), 'utf8')).eval.split).to.equal('validation');
+    const rows = jsonl(path.join(out, 'eval', 'step-000000.jsonl'));
+    expect(rows.map((x) => x.id)).to.have.length(2 * 4);
+    const evals = jsonl(path.join(out, 'metrics.jsonl')).filter((m) => m.phase === 'eval' && m.agent === 0);
+    expect(evals[0].metrics).to.have.property('eval/round1/peers_right/share');
+    const bad = corl(['train', '-c', file, '--eval-split', 'held-out', '--out', path.join(tmp.dir, 'bad')]);
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr)
+      .to.match(/^CORL_ERR_CLI_USAGE/)
+      .and.contain('"held-out"');
+    const again = corl(['train', '--resume', out, '--eval-split', 'test']);
+    expect(again.code).to.equal(2);
+    expect(again.stderr)
+      .to.match(/^CORL_ERR_CLI_USAGE/)
+      .and.contain('--eval-split');
+  });
 });

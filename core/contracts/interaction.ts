@@ -86,6 +86,12 @@ export interface Judgement {
  * again. The trainer runs the rounds, scores every turn with the run's reward source (the verifier)
  * and hands the scores to `credit`, whose output is each turn's reward; advantages are then taken per
  * (agent, problem, round) over the K debates. Label-free: it sees scores, never references.
+ *
+ * The optional `turn`, `reads` and `judge` let a protocol other than a debate run through the same
+ * trainer: CoMAS (arXiv 2510.08529, `corl:comas`) has evaluation turns (an agent checks one other
+ * agent's proposal) and a judge that scores proposals against their evaluations, which the
+ * verifier's scores and a pure `credit` alone cannot express. They were added without changing the
+ * members above; absent, the trainer runs the debate it always ran.
  */
 export interface Interaction {
   /** Discussion rounds after round 0 (R ≥ 1); a debate has R + 1 turns per agent. */
@@ -113,7 +119,8 @@ export interface Interaction {
   /**
    * Optional: judge one problem's whole discussion before `credit` (e.g. with a judge model, CoMAS);
    * the trainer hands the result to `credit` as {@link DebateScores.judged}. Label-free: the record
-   * and the tools carry no reference.
+   * and the tools carry no reference. Async and separate from `credit` because a judge calls a model
+   * (an HTTP server, or a cohort policy through the tools), while `credit` stays pure.
    */
   judge?(record: DiscussionRecord, tools: JudgeTools): Promise<Judgement>;
   /** Release resources. Optional. */

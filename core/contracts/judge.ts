@@ -74,7 +74,12 @@ export interface JudgeResult {
 /**
  * A judge of proposals and their evaluations (`judge` inside `corl:comas`'s options): a chat model
  * behind an OpenAI-compatible server (`corl:openai-judge`), or a judge built from a cohort policy
- * (`corl:policy-judge`). Label-free: it never receives a reference.
+ * (`corl:policy-judge`). Label-free: it never receives a reference. It is a plugin kind of its own,
+ * selected inside the interaction's options rather than at the top of a config, because CoMAS's
+ * LLM-as-a-judge is one interchangeable part of the protocol (an LLM for real models, a cohort
+ * policy on the embedded benchmark) and only the interaction that asks for judgements uses one; a
+ * judge that samples a cohort policy does so through {@link JudgeTools.sample}, which the trainer
+ * lends, so no plugin ever holds another agent's policy.
  */
 export interface Judge {
   /** The cohort agents whose policies it samples (checked against the cohort size); absent: none. */

@@ -36,7 +36,20 @@ const REGIMES = [
 
 /** A config without the fields a baseline is allowed to change. */
 function skeleton(c: any): unknown {
-  const { name, description, labelFree, topology, reward, diversity, agents, trainer, eval: ev, ...rest } = c;
+  const {
+    name,
+    description,
+    labelFree,
+    topology,
+    reward,
+    diversity,
+    interaction,
+    agents,
+    trainer,
+    eval: ev,
+    ...rest
+  } = c;
+  void interaction;
   void name;
   void description;
   void labelFree;
@@ -151,6 +164,13 @@ describe('e2e: shipped configs and base checkpoints', function () {
         options: { method: 'intuitor' },
       });
       expect(read(path.join(R.configs, 'co-rl-diff-plus.json')).diversity.use).to.equal('corl:rephrase');
+      // CoMAS is co-rl-diff (the two families in a ring, the vote scoring turns for monitoring) plus its interaction.
+      const comas = read(path.join(R.configs, 'comas.json'));
+      expect({ ...comas, interaction: undefined, name: 'co-rl-diff', description: diff.description }).to.deep.equal({
+        ...diff,
+        interaction: undefined,
+      });
+      expect(comas.interaction.use).to.equal('corl:comas');
       expect(read(path.join(R.configs, 'base.json')).trainer.steps).to.equal(0);
       // Families: co-rl-diff pairs alpha with beta, co-rl-same alpha with its second seed, n3-ring all three.
       const families = (f: string) =>

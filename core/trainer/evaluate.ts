@@ -307,12 +307,6 @@ async function evaluateDiscussion(
   }
 }
 
-/** The last round whose turns answer the problem (not `evaluate` rounds): the one evaluation scores. */
-export function finalAnswerRound(interaction: Pick<Interaction, 'rounds' | 'turn'>): number {
-  for (let r = interaction.rounds; r > 0; r--) if ((interaction.turn?.(r) ?? 'answer') === 'answer') return r;
-  return 0;
-}
-
 /** One agent's scores over its rows. */
 export interface AgentScores {
   /** pass@1: mean over problems of the share of right samples. */
@@ -399,4 +393,10 @@ export function mean(values: readonly number[]): number {
       n++;
     }
   return n ? s / n : 0;
+}
+
+/** The last round whose turns answer the problem (not `evaluate` rounds): the one evaluation scores. */
+export function finalAnswerRound(interaction: Pick<Interaction, 'rounds' | 'turn'>): number {
+  for (let r = interaction.rounds; r > 0; r--) if ((interaction.turn?.(r) ?? 'answer') === 'answer') return r;
+  return 0;
 }

@@ -164,13 +164,6 @@ describe('e2e: shipped configs and base checkpoints', function () {
         options: { method: 'intuitor' },
       });
       expect(read(path.join(R.configs, 'co-rl-diff-plus.json')).diversity.use).to.equal('corl:rephrase');
-      // CoMAS is co-rl-diff (the two families in a ring, the vote scoring turns for monitoring) plus its interaction.
-      const comas = read(path.join(R.configs, 'comas.json'));
-      expect({ ...comas, interaction: undefined, name: 'co-rl-diff', description: diff.description }).to.deep.equal({
-        ...diff,
-        interaction: undefined,
-      });
-      expect(comas.interaction.use).to.equal('corl:comas');
       expect(read(path.join(R.configs, 'base.json')).trainer.steps).to.equal(0);
       // Families: co-rl-diff pairs alpha with beta, co-rl-same alpha with its second seed, n3-ring all three.
       const families = (f: string) =>
@@ -184,6 +177,16 @@ describe('e2e: shipped configs and base checkpoints', function () {
         `beta:${R.models}/beta`,
         `alpha:${R.models}/alpha-s1`,
       ]);
+      // CoMAS: co-rl-diff (the two families in a ring, the vote scoring turns for monitoring) plus its
+      // interaction; the slip regime only, like MAPoRL (the systematic models never read discussion turns).
+      if (R.name === 'slips') {
+        const comas = read(path.join(R.configs, 'comas.json'));
+        expect({ ...comas, interaction: undefined, name: diff.name, description: diff.description }).to.deep.equal({
+          ...diff,
+          interaction: undefined,
+        });
+        expect(comas.interaction.use).to.equal('corl:comas');
+      } else expect(shipped).to.not.include('comas.json');
     });
 
     it(`${R.name}: each shipped checkpoint loads under the architecture its configs and its pretraining recipe give`, async () => {

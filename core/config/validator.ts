@@ -158,6 +158,7 @@ export class ConfigValidator {
           'advantage',
           'metrics',
           'interaction',
+          'judge',
         ] as PluginKind[]
       ).find((k) => this.registry.has(k, sel.use));
       return fail(

@@ -2,6 +2,7 @@ import type { Equivalence } from '../contracts/equivalence';
 import type { MetricsRecord } from '../contracts/metrics-sink';
 import type { GroundTruth, Problem } from '../contracts/problem';
 import type { Completion } from '../contracts/completion';
+import type { Interaction } from '../contracts/interaction';
 import type { EvalConfig, SamplingConfig } from '../config/types';
 import type { TaskData } from '../contracts/task';
 import { CorlError } from '../errors';
@@ -10,7 +11,7 @@ import { pluralityVote } from '../voting/plurality';
 import { mixSeed } from '../util/rng';
 import { sampleChecked, type Agent, type Cohort } from './cohort';
 import { AnswerKeys } from './answer-keys';
-import { roundPrompt } from './discussion';
+import { turnPrompt, turnsRead } from './discussion';
 
 /** One agent's answers to one held-out problem. */
 export interface EvalRow {
@@ -94,10 +95,11 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
   const problems = evalProblems(cohort.data, ev);
   const gt = cohort.data.groundTruth;
   if (problems.length === 0) return { rows: [], records: [], accuracy: cohort.agents.map(() => 0) };
-  // With an interaction, the scores (and rows, pairs, ensemble) are the final round's; each round's pass@1 is added.
+  // With an interaction, the scores (and rows, pairs, ensemble) are the final answer round's (an
+  // `evaluate` round checks another agent's turn: it is reported per round only); each round's pass@1 is added.
   const rounds = cohort.interaction ? await evaluateDiscussion(cohort, problems, keys, ev) : undefined;
   const perAgent =
-    rounds?.[rounds.length - 1] ??
+    rounds?.[finalAnswerRound(cohort.interaction!)] ??
     (await Promise.all(cohort.agents.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.grading, ev))));
   const rows = perAgent.flat();
   const records: MetricsRecord[] = [];
@@ -250,9 +252,13 @@ async function evaluateDiscussion(
   const gt = cohort.data.groundTruth;
   const S = ev.samples;
   let completions = await Promise.all(cohort.agents.map((agent) => sampleEval(agent, problems, ev)));
+  const history: Completion[][][][] = [];
+  const use = cohort.loaded.config.interaction!.use;
+  const formats = { discussion: cohort.discussionPrompt, evaluation: cohort.evaluationPrompt };
   const rounds: EvalRow[][][] = [];
   for (let r = 0; ; r++) {
     const cs = completions;
+    history.push(cs);
     rounds.push(
       await Promise.all(
         cohort.agents.map((agent) => evalRows(agent, problems, cs[agent.index]!, keys, gt, cohort.grading, r)),
@@ -262,19 +268,21 @@ async function evaluateDiscussion(
     completions = await Promise.all(
       cohort.agents.map(async (agent) => {
         const window = agent.policy.contextWindow?.();
+        const refs = turnsRead(interaction, r + 1, agent.index, cohort.neighbours, use);
         const requests = problems.flatMap((p, i) =>
           Array.from({ length: S }, (_, j) => ({
             id: p.id,
             images: p.images,
-            prompt: roundPrompt(
-              cohort.discussionPrompt,
+            prompt: turnPrompt(
+              interaction,
+              formats,
               p.prompt,
-              cohort.neighbours[agent.index]!.map((m) => {
-                const text = cs[m]![i]![j]!.text;
-                return { agent: m, answer: keys.of(text).answer, text };
+              refs.map((t) => {
+                const text = history[t.round]![t.agent]![i]![j]!.text;
+                return { agent: t.agent, answer: keys.of(text).answer, text };
               }),
+              r + 1,
               {
-                share: interaction.share,
                 window,
                 maxTokens: ev.sampling.maxTokens,
                 where: `agents[${agent.index}] evaluation sample ${j} of problem "${p.id}", round ${r + 1}`,
@@ -422,4 +430,10 @@ export function mean(values: readonly number[]): number {
       n++;
     }
   return n ? s / n : 0;
+}
+
+/** The last round whose turns answer the problem (not `evaluate` rounds): the one evaluation scores. */
+export function finalAnswerRound(interaction: Pick<Interaction, 'rounds' | 'turn'>): number {
+  for (let r = interaction.rounds; r > 0; r--) if ((interaction.turn?.(r) ?? 'answer') === 'answer') return r;
+  return 0;
 }

@@ -191,6 +191,16 @@ describe('e2e: shipped configs and base checkpoints', function () {
         `beta:${R.models}/beta`,
         `alpha:${R.models}/alpha-s1`,
       ]);
+      // CoMAS: co-rl-diff (the two families in a ring, the vote scoring turns for monitoring) plus its
+      // interaction; the slip regime only, like MAPoRL (the systematic models never read discussion turns).
+      if (R.name === 'slips') {
+        const comas = read(path.join(R.configs, 'comas.json'));
+        expect({ ...comas, interaction: undefined, name: diff.name, description: diff.description }).to.deep.equal({
+          ...diff,
+          interaction: undefined,
+        });
+        expect(comas.interaction.use).to.equal('corl:comas');
+      } else expect(shipped).to.not.include('comas.json');
     });
 
     it(`${R.name}: each shipped checkpoint loads under the architecture its configs and its pretraining recipe give`, async () => {

@@ -3,6 +3,7 @@ import * as advantages from './advantages';
 import * as answers from './answers';
 import * as diversity from './diversity';
 import * as interactions from './interactions';
+import * as judges from './judges';
 import * as metrics from './metrics';
 import * as policies from './policies';
 import * as rewards from './rewards';
@@ -14,6 +15,6 @@ import * as topologies from './topologies';
  * third-party plugin module takes.
  */
 export async function register(container: DependencyContainer): Promise<void> {
-  for (const m of [tasks, answers, policies, rewards, topologies, diversity, advantages, metrics, interactions])
+  for (const m of [tasks, answers, policies, rewards, topologies, diversity, advantages, metrics, judges, interactions])
     await m.register(container);
 }

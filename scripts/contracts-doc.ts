@@ -174,6 +174,8 @@ export function contractsReference(root: string): string {
       ['equivalence', 'Equivalence'],
       ['advantage', 'AdvantageEstimator'],
       ['metrics', 'MetricsSink'],
+      ['interaction', 'Interaction'],
+      ['judge', 'Judge'],
     ].map(([kind, iface]) => `| \`${kind}\` | [\`${iface}\`](#${iface!.toLowerCase()}) | \`${kind}Contract\` |`),
     '',
     '## Files',

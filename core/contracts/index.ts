@@ -11,3 +11,4 @@ export * from './advantage-estimator';
 export * from './metrics-sink';
 export * from './plugin';
 export * from './interaction';
+export * from './judge';

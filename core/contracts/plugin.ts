@@ -4,6 +4,7 @@ import type { AnswerExtractor } from './answer-extractor';
 import type { DiversityStrategy } from './diversity-strategy';
 import type { Equivalence } from './equivalence';
 import type { Interaction } from './interaction';
+import type { Judge } from './judge';
 import type { MetricsSink } from './metrics-sink';
 import type { Policy } from './policy';
 import type { RewardSource } from './reward-source';
@@ -32,6 +33,8 @@ export interface PluginKindMap {
   metrics: MetricsSink;
   /** Multi-round discussion between agents and the credit of each turn (`interaction`). */
   interaction: Interaction;
+  /** A judge of proposals and their evaluations, nested in an interaction's options (`corl:comas`). */
+  judge: Judge;
 }
 
 /** The kinds of plugin corl knows. */
@@ -49,6 +52,7 @@ export const PLUGIN_KINDS: readonly PluginKind[] = [
   'advantage',
   'metrics',
   'interaction',
+  'judge',
 ];
 
 /** A JSON Schema (draft 2020-12) object. */

@@ -49,6 +49,13 @@ export interface Task {
    * Optional: without it the trainer uses a plain chat text ("Other agents answered: …"). Pure.
    */
   discussionPrompt?(prompt: string, turns: readonly NeighbourTurn[]): string;
+  /**
+   * The prompt of an evaluation turn (an interaction's `evaluate` round, CoMAS): `prompt` with one
+   * other agent's turn to check, in the task's format. Optional: without it the trainer uses
+   * `discussionPrompt` with that one turn when the task has one (the evaluator answers again after
+   * reading it), else a plain chat text asking for the solution's errors and an answer of its own. Pure.
+   */
+  evaluationPrompt?(prompt: string, turn: NeighbourTurn): string;
 }
 
 /** Injection token of the run's {@link Task} (its data holds the references): registered only in the container of a reward source that declares `usesGroundTruth`. */

@@ -10,6 +10,7 @@ export const TEMPLATE_KINDS = [
   'extractor',
   'policy',
   'task',
+  'interaction',
 ] as const satisfies readonly PluginKind[];
 
 /** A kind with a template. */

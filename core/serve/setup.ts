@@ -34,7 +34,25 @@ export interface LoadedServeConfig {
 /** Load and validate a serve config file (the serve root schema: no task or policies needed). */
 export async function loadServeConfig(file: string, options: LoadOptions = {}): Promise<LoadedServeConfig> {
   const loaded = await loadConfig(file, { ...options, schema: serveRootSchema() });
-  return { loaded, config: loaded.config as unknown as ServeConfig };
+  return { loaded, config: singleTurn(loaded.config as unknown as ServeConfig, file) };
+}
+
+/**
+ * The service scores one group of completions per request: it never sees a discussion's rounds, so
+ * a config with an `interaction` (a debate) is refused rather than served as if it had none.
+ */
+function singleTurn(config: ServeConfig, where: string): ServeConfig {
+  const { interaction } = config;
+  if (interaction)
+    throw new CorlError(
+      'CORL_ERR_CONFIG_INVALID',
+      `expected no "interaction" in a serve config (corl serve scores single-turn groups), got "${interaction.use}"`,
+      {
+        where: `${where}: interaction`,
+        hint: 'remove "interaction" and serve the verifier alone, or run the debate with corl train (docs/algorithms/maporl.md)',
+      },
+    );
+  return config;
 }
 
 /** Validate an in-memory serve config (tests, benchmarks). */
@@ -43,7 +61,7 @@ export async function loadServeConfigValue(
   options: LoadOptions & { baseDir?: string; name?: string } = {},
 ): Promise<LoadedServeConfig> {
   const loaded = await loadConfigValue(value, { ...options, schema: serveRootSchema() });
-  return { loaded, config: loaded.config as unknown as ServeConfig };
+  return { loaded, config: singleTurn(loaded.config as unknown as ServeConfig, options.name ?? 'config') };
 }
 
 /** The plugins a service scores with: the very instances and contracts the trainer uses. */

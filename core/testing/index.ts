@@ -12,6 +12,7 @@ import { diversityContract, type DiversityKitOptions } from './diversity';
 import { equivalenceContract, type EquivalenceKitOptions } from './equivalence';
 import { extractorContract, type ExtractorKitOptions } from './extractor';
 import { interactionContract, type InteractionKitOptions } from './interaction';
+import { judgeContract, type JudgeKitOptions } from './judge';
 import { metricsContract, type MetricsKitOptions } from './metrics';
 import { policyContract, type PolicyKitOptions } from './policy';
 import { rewardContract, type RewardKitOptions } from './reward';
@@ -44,6 +45,7 @@ export {
   neighbourLayouts,
   type InteractionKitOptions,
 } from './interaction';
+export { judgeChecks, judgeContract, judgeRequests, type JudgeKitOptions } from './judge';
 export { metricsChecks, metricsContract, sampleRecords, type MetricsKitOptions } from './metrics';
 export {
   CategoricalPolicy,
@@ -62,7 +64,8 @@ export type AnyKitOptions = KitOptions &
   EquivalenceKitOptions &
   PolicyKitOptions &
   MetricsKitOptions &
-  InteractionKitOptions;
+  InteractionKitOptions &
+  JudgeKitOptions;
 
 /** The contract suite of whatever kind `plugin` is. */
 export function contractSuite(plugin: PluginDefinition<PluginKind>, kit: AnyKitOptions = {}): void {
@@ -88,6 +91,8 @@ export function contractSuite(plugin: PluginDefinition<PluginKind>, kit: AnyKitO
       return metricsContract(plugin as PluginDefinition<'metrics'>, kit);
     case 'interaction':
       return interactionContract(plugin as PluginDefinition<'interaction'>, kit);
+    case 'judge':
+      return judgeContract(plugin as PluginDefinition<'judge'>, kit);
     default:
       throw new CorlError(
         'CORL_ERR_TESTING_SETUP',

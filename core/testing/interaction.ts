@@ -149,6 +149,49 @@ export function interactionChecks(plugin: PluginDefinition<'interaction'>, kit: 
       },
     },
     {
+      title: 'names a known kind for every round and only earlier turns to read (when it has turn or reads)',
+      run: async () => {
+        for (const options of optionSetsOf(kit)) {
+          const t = await kitCreate(plugin, kit, options);
+          if (!t.turn && !t.reads) continue;
+          for (const agents of sizes)
+            neighbourLayouts(agents).forEach((neighbours) => {
+              try {
+                t.validate(agents, neighbours);
+              } catch {
+                return;
+              }
+              for (let r = 1; r <= t.rounds; r++) {
+                const kind = t.turn?.(r) ?? 'answer';
+                assert.ok(
+                  kind === 'answer' || kind === 'evaluate',
+                  `${label(options)}: turn(${r}) should be "answer" or "evaluate", got ${String(kind)}`,
+                );
+                for (let a = 0; a < agents; a++) {
+                  const refs = t.reads
+                    ? t.reads(r, a, neighbours)
+                    : neighbours[a]!.map((m) => ({ round: r - 1, agent: m }));
+                  const what = `${label(options)}: reads(${r}, ${a}) of ${agents} agents`;
+                  assert.ok(Array.isArray(refs), `${what} should be an array`);
+                  for (const ref of refs)
+                    assert.ok(
+                      Number.isInteger(ref.round) &&
+                        ref.round >= 0 &&
+                        ref.round < r &&
+                        Number.isInteger(ref.agent) &&
+                        ref.agent >= 0 &&
+                        ref.agent < agents,
+                      `${what} should name turns of rounds 0..${r - 1} and agents 0..${agents - 1}, got ${JSON.stringify(ref)}`,
+                    );
+                  if (kind === 'evaluate')
+                    assert.equal(refs.length, 1, `${what}: an evaluate round reads exactly one turn`);
+                }
+              }
+            });
+        }
+      },
+    },
+    {
       title: 'is deterministic and pure (frozen scores, the same credit when asked again)',
       run: async () => {
         for (const options of optionSetsOf(kit)) {

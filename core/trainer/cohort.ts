@@ -13,7 +13,7 @@ import type { Topology } from '../contracts/topology';
 import type { LoadedConfig } from '../config/load';
 import { CorlError, isCorlError } from '../errors';
 import { createRunPlugins } from '../config/run-plugins';
-import { chatDiscussionPrompt } from '../util/discussion-text';
+import { chatDiscussionPrompt, chatEvaluationPrompt } from '../util/discussion-text';
 import { mixSeed, Rng } from '../util/rng';
 import type { DiscussionFormat } from './discussion';
 
@@ -46,6 +46,11 @@ export interface Cohort {
   readonly neighbours: readonly (readonly number[])[];
   /** The task's discussion prompt format (the chat default when the task has none). */
   readonly discussionPrompt: DiscussionFormat;
+  /**
+   * The task's evaluation prompt format for `evaluate` rounds, as a discussion format of one turn:
+   * `Task.evaluationPrompt`, else its discussion prompt with that turn, else the chat default.
+   */
+  readonly evaluationPrompt: DiscussionFormat;
   readonly sinks: readonly MetricsSink[];
   /** Release every plugin that holds threads, sessions or processes, and dispose their containers. */
   close(): Promise<void>;
@@ -78,6 +83,12 @@ export async function buildCohort(loaded: LoadedConfig): Promise<Cohort> {
   const discussionPrompt: DiscussionFormat = task?.discussionPrompt
     ? (prompt, turns) => task.discussionPrompt!(prompt, turns)
     : chatDiscussionPrompt;
+  const evaluationPrompt: DiscussionFormat = (prompt, turns) =>
+    task?.evaluationPrompt
+      ? task.evaluationPrompt(prompt, turns[0]!)
+      : task?.discussionPrompt
+        ? task.discussionPrompt(prompt, turns)
+        : chatEvaluationPrompt(prompt, turns[0]!);
   return {
     loaded,
     data: p.data!,
@@ -92,6 +103,7 @@ export async function buildCohort(loaded: LoadedConfig): Promise<Cohort> {
     interaction: p.interaction,
     neighbours,
     discussionPrompt,
+    evaluationPrompt,
     sinks: p.sinks,
     close: p.close,
   };

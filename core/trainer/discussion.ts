@@ -1,6 +1,6 @@
 // Prompts of discussion rounds: each agent's view of the problem with its neighbours' previous turns,
 // in the task's format, shortened to the policy's context (docs/guide/writing-an-interaction.md).
-import type { InteractionShare } from '../contracts/interaction';
+import type { Interaction, InteractionShare, TurnRef } from '../contracts/interaction';
 import type { ContextWindow } from '../contracts/policy';
 import type { NeighbourTurn } from '../contracts/task';
 import { CorlError } from '../errors';
@@ -89,4 +89,64 @@ export function roundPrompt(
       hint: 'lower the sampling maxTokens, give agents fewer neighbours (another topology), or use a policy with a longer context',
     },
   );
+}
+
+/** What a round's prompts need of the interaction: its share, and optionally its turn kinds and reads. */
+export type TurnPlan = Pick<Interaction, 'share' | 'turn' | 'reads'>;
+
+/** The formats a round's prompt may be built with. */
+export interface TurnFormats {
+  readonly discussion: DiscussionFormat;
+  readonly evaluation: DiscussionFormat;
+}
+
+/**
+ * The earlier turns agent `agent` reads in round `round` (the interaction's `reads`, or its neighbours'
+ * turns of round − 1), checked: each of an earlier round and an agent of the cohort, exactly one for an
+ * `evaluate` round; otherwise CORL_ERR_INTERACTION_OUTPUT.
+ */
+export function turnsRead(
+  plan: TurnPlan,
+  round: number,
+  agent: number,
+  neighbours: readonly (readonly number[])[],
+  use: string,
+): readonly TurnRef[] {
+  const refs = plan.reads
+    ? plan.reads(round, agent, neighbours)
+    : neighbours[agent]!.map((m) => ({ round: round - 1, agent: m }));
+  const N = neighbours.length;
+  const evaluate = (plan.turn?.(round) ?? 'answer') === 'evaluate';
+  const ok =
+    Array.isArray(refs) &&
+    refs.every(
+      (t) =>
+        Number.isInteger(t?.round) &&
+        t.round >= 0 &&
+        t.round < round &&
+        Number.isInteger(t.agent) &&
+        t.agent >= 0 &&
+        t.agent < N,
+    ) &&
+    (!evaluate || refs.length === 1);
+  if (!ok)
+    throw new CorlError(
+      'CORL_ERR_INTERACTION_OUTPUT',
+      `expected "${use}" to name ${evaluate ? 'exactly one earlier turn' : 'earlier turns'} (rounds 0..${round - 1}, agents 0..${N - 1}) for agent ${agent} to read in round ${round}, got ${JSON.stringify(refs)?.slice(0, 120)}`,
+      { where: 'interaction' },
+    );
+  return refs;
+}
+
+/** The prompt of agent `agent` in round `round`: the turns it reads, in the format of the round's kind. */
+export function turnPrompt(
+  plan: TurnPlan,
+  formats: TurnFormats,
+  prompt: string,
+  read: readonly PreviousTurn[],
+  round: number,
+  o: Omit<RoundPromptOptions, 'share'>,
+): string {
+  const evaluate = (plan.turn?.(round) ?? 'answer') === 'evaluate';
+  return roundPrompt(evaluate ? formats.evaluation : formats.discussion, prompt, read, { ...o, share: plan.share });
 }

@@ -2,6 +2,7 @@ import type { Equivalence } from '../contracts/equivalence';
 import type { MetricsRecord } from '../contracts/metrics-sink';
 import type { GroundTruth, Problem } from '../contracts/problem';
 import type { Completion } from '../contracts/completion';
+import type { Interaction } from '../contracts/interaction';
 import type { EvalConfig, SamplingConfig } from '../config/types';
 import type { TaskData } from '../contracts/task';
 import { missingValidationSplit } from '../config/data-checks';
@@ -10,7 +11,7 @@ import { pluralityVote } from '../voting/plurality';
 import { mixSeed } from '../util/rng';
 import { sampleChecked, type Agent, type Cohort } from './cohort';
 import { AnswerKeys } from './answer-keys';
-import { roundPrompt } from './discussion';
+import { turnPrompt, turnsRead } from './discussion';
 
 /** One agent's answers to one held-out problem. */
 export interface EvalRow {
@@ -85,10 +86,11 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
   const problems = evalProblems(cohort.data, ev);
   const gt = cohort.data.groundTruth;
   if (problems.length === 0) return { rows: [], records: [], accuracy: cohort.agents.map(() => 0) };
-  // With an interaction, the scores (and rows, pairs, ensemble) are the final round's; each round's pass@1 is added.
+  // With an interaction, the scores (and rows, pairs, ensemble) are the final answer round's (an
+  // `evaluate` round checks another agent's turn: it is reported per round only); each round's pass@1 is added.
   const rounds = cohort.interaction ? await evaluateDiscussion(cohort, problems, keys, ev) : undefined;
   const perAgent =
-    rounds?.[rounds.length - 1] ??
+    rounds?.[finalAnswerRound(cohort.interaction!)] ??
     (await Promise.all(cohort.agents.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.grading, ev))));
   const rows = perAgent.flat();
   const records: MetricsRecord[] = [];
@@ -106,6 +108,8 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
       const s = agentScores(round[agent.index]!);
       metrics[`eval/round${r}/pass@1`] = s.pass1;
       if (ev.samples > 1) metrics[`eval/round${r}/maj@${ev.samples}`] = s.majority;
+      if (r > 0)
+        Object.assign(metrics, peerUse(rounds[r - 1]!, round, cohort.neighbours[agent.index]!, agent.index, r));
     });
     records.push({ step, agent: agent.index, phase: 'eval', metrics });
   }
@@ -239,9 +243,13 @@ async function evaluateDiscussion(
   const gt = cohort.data.groundTruth;
   const S = ev.samples;
   let completions = await Promise.all(cohort.agents.map((agent) => sampleEval(agent, problems, ev)));
+  const history: Completion[][][][] = [];
+  const use = cohort.loaded.config.interaction!.use;
+  const formats = { discussion: cohort.discussionPrompt, evaluation: cohort.evaluationPrompt };
   const rounds: EvalRow[][][] = [];
   for (let r = 0; ; r++) {
     const cs = completions;
+    history.push(cs);
     rounds.push(
       await Promise.all(
         cohort.agents.map((agent) => evalRows(agent, problems, cs[agent.index]!, keys, gt, cohort.grading, r)),
@@ -251,19 +259,21 @@ async function evaluateDiscussion(
     completions = await Promise.all(
       cohort.agents.map(async (agent) => {
         const window = agent.policy.contextWindow?.();
+        const refs = turnsRead(interaction, r + 1, agent.index, cohort.neighbours, use);
         const requests = problems.flatMap((p, i) =>
           Array.from({ length: S }, (_, j) => ({
             id: p.id,
             images: p.images,
-            prompt: roundPrompt(
-              cohort.discussionPrompt,
+            prompt: turnPrompt(
+              interaction,
+              formats,
               p.prompt,
-              cohort.neighbours[agent.index]!.map((m) => {
-                const text = cs[m]![i]![j]!.text;
-                return { agent: m, answer: keys.of(text).answer, text };
+              refs.map((t) => {
+                const text = history[t.round]![t.agent]![i]![j]!.text;
+                return { agent: t.agent, answer: keys.of(text).answer, text };
               }),
+              r + 1,
               {
-                share: interaction.share,
                 window,
                 maxTokens: ev.sampling.maxTokens,
                 where: `agents[${agent.index}] evaluation sample ${j} of problem "${p.id}", round ${r + 1}`,
@@ -288,6 +298,41 @@ async function evaluateDiscussion(
       }),
     );
   }
+}
+
+/**
+ * How an agent uses its neighbours in round r: its samples split by whether every neighbour's
+ * aligned sample of round r − 1 was right, or every one wrong (mixed cases in neither). Per case:
+ * the share of samples, their accuracy in round r, and the same samples' own accuracy in round r − 1.
+ */
+function peerUse(
+  prev: readonly (readonly EvalRow[])[],
+  round: readonly (readonly EvalRow[])[],
+  neighbours: readonly number[],
+  agent: number,
+  r: number,
+): Record<string, number> {
+  const cases = { peers_right: { n: 0, after: 0, before: 0 }, peers_wrong: { n: 0, after: 0, before: 0 } };
+  let total = 0;
+  round[agent]!.forEach((row, i) =>
+    row.correct.forEach((right, j) => {
+      total++;
+      const seen = neighbours.map((m) => prev[m]![i]!.correct[j]!);
+      const c = seen.every(Boolean) ? cases.peers_right : seen.some(Boolean) ? undefined : cases.peers_wrong;
+      if (!c) return;
+      c.n++;
+      c.after += Number(right);
+      c.before += Number(prev[agent]![i]!.correct[j]!);
+    }),
+  );
+  const m: Record<string, number> = {};
+  for (const [name, c] of Object.entries(cases)) {
+    m[`eval/round${r}/${name}/share`] = total ? c.n / total : 0;
+    if (c.n === 0) continue;
+    m[`eval/round${r}/${name}/pass@1`] = c.after / c.n;
+    m[`eval/round${r}/${name}/before`] = c.before / c.n;
+  }
+  return m;
 }
 
 /** One agent's scores over its rows. */
@@ -376,4 +421,10 @@ export function mean(values: readonly number[]): number {
       n++;
     }
   return n ? s / n : 0;
+}
+
+/** The last round whose turns answer the problem (not `evaluate` rounds): the one evaluation scores. */
+export function finalAnswerRound(interaction: Pick<Interaction, 'rounds' | 'turn'>): number {
+  for (let r = interaction.rounds; r > 0; r--) if ((interaction.turn?.(r) ?? 'answer') === 'answer') return r;
+  return 0;
 }

@@ -2,6 +2,8 @@
 // (docs/architecture.md, "One training step"). What a step leaves behind goes through the writers:
 // metrics-writer.ts, checkpoint-writer.ts and timing-writer.ts.
 import type { Completion } from '../contracts/completion';
+import type { DiscussionRecord, Judgement } from '../contracts/interaction';
+import type { JudgeSample, JudgeTools } from '../contracts/judge';
 import type { LossOptions, SampleRequest, TrainingSample, UpdateResult } from '../contracts/policy';
 import type { Problem } from '../contracts/problem';
 import type { AgentAnswers, CompletionView, RewardContext, RewardResult } from '../contracts/reward-source';
@@ -10,7 +12,7 @@ import { CorlError } from '../errors';
 import { deepFreeze } from '../util/fs';
 import { mixSeed } from '../util/rng';
 import { AnswerKeys } from './answer-keys';
-import { roundPrompt } from './discussion';
+import { turnPrompt, turnsRead } from './discussion';
 import { agentFailure, batchAt, buildCohort, sampleChecked, type Agent, type Cohort } from './cohort';
 import { evaluateCohort, mean } from './evaluate';
 import { NoProgress, type ProgressReporter } from './progress';
@@ -235,7 +237,7 @@ async function trainStep(
   for (let r = 1; interaction && r <= interaction.rounds; r++) {
     const tr = performance.now();
     const what = `round ${r} at step ${step + 1}`;
-    const { prompts, completions: cs } = await discussionRound(cohort, keys, batch, rounds[r - 1]!, r);
+    const { prompts, completions: cs } = await discussionRound(cohort, keys, batch, rounds, r);
     sampleMs += performance.now() - tr;
     const ks = await answerKeysOf(cohort, keys, batch, cs, what);
     rounds.push({
@@ -245,8 +247,10 @@ async function trainStep(
       results: await rewardCohort(cohort, keys, batch, cs, ks, r, what),
     });
   }
+  // An interaction that judges turns itself (CoMAS) does so now, problem by problem, label-free.
+  const judged = interaction?.judge ? await judgeCohort(cohort, keys, batch, rounds) : undefined;
   // In a discussion the interaction turns the verifier's scores into each turn's reward.
-  const credited: RewardResult[][][] = interaction ? credit(cohort, rounds, problems) : [rounds[0]!.results];
+  const credited: RewardResult[][][] = interaction ? credit(cohort, rounds, problems, judged) : [rounds[0]!.results];
   const t2 = performance.now();
   // 4. Advantages (one group per agent, problem and round) and 5. updates, every agent concurrently.
   const advantages = advantagesOf(cohort, credited);
@@ -269,6 +273,7 @@ async function trainStep(
       updates[a.index]!,
     );
     if (interaction) Object.assign(m, await roundMetrics(cohort, grades, problems, rounds, a.index));
+    if (judged) Object.assign(m, judgeMetrics(judged));
     rewardSum += m['reward/mean']!;
     if (m['label/accuracy'] !== undefined) labelAccs.push(m['label/accuracy']);
     await metrics.write({ step: step + 1, agent: a.index, phase: 'train', metrics: m });
@@ -321,32 +326,40 @@ function sampleCohort(cohort: Cohort, views: readonly SampleRequest[][], step: n
   );
 }
 
-/** Round r of a discussion: each debate's prompt carries the neighbours' turns of round r − 1; one sample each. */
+/**
+ * Round r of a discussion: each debate's prompt carries the earlier turns of the same debate the
+ * interaction names (by default the neighbours' turns of round r − 1), in the format of the round's
+ * kind (discussion or evaluation); one sample each.
+ */
 async function discussionRound(
   cohort: Cohort,
   keys: AnswerKeys,
   batch: StepBatch,
-  prev: Round,
+  rounds: readonly Round[],
   r: number,
 ): Promise<{ prompts: string[][][]; completions: Completion[][][] }> {
   const interaction = cohort.interaction!;
+  const use = cohort.loaded.config.interaction!.use;
   const { step, problems, views } = batch;
   const tc = cohort.loaded.config.trainer;
   const K = tc.groupSize;
   const what = `round ${r} at step ${step + 1}`;
+  const formats = { discussion: cohort.discussionPrompt, evaluation: cohort.evaluationPrompt };
   const prompts = cohort.agents.map((a) => {
     const window = a.policy.contextWindow?.();
+    const refs = turnsRead(interaction, r, a.index, cohort.neighbours, use);
     return problems.map((p, i) =>
       Array.from({ length: K }, (_, k) =>
-        roundPrompt(
-          cohort.discussionPrompt,
+        turnPrompt(
+          interaction,
+          formats,
           views[a.index]![i]!.prompt,
-          cohort.neighbours[a.index]!.map((m) => {
-            const text = prev.completions[m]![i]![k]!.text;
-            return { agent: m, answer: keys.of(text).answer, text };
+          refs.map((t) => {
+            const text = rounds[t.round]!.completions[t.agent]![i]![k]!.text;
+            return { agent: t.agent, answer: keys.of(text).answer, text };
           }),
+          r,
           {
-            share: interaction.share,
             window,
             maxTokens: tc.sampling.maxTokens,
             where: `agents[${a.index}] debate ${k} of problem "${p.id}", ${what}`,
@@ -367,6 +380,118 @@ async function discussionRound(
   );
   const completions = sampled.map((flat) => problems.map((_, i) => flat.slice(i * K, (i + 1) * K).map((g) => g[0]!)));
   return { prompts, completions };
+}
+
+/**
+ * The interaction's own judgement of every problem's discussion (CoMAS), `[problem]`: the record of
+ * every turn as text, and tools that lend the judge answer equality and samples of the cohort's own
+ * policies (seeded by agent, step, problem and call; never trained on). No reference reaches it.
+ */
+async function judgeCohort(
+  cohort: Cohort,
+  keys: AnswerKeys,
+  batch: StepBatch,
+  rounds: readonly Round[],
+): Promise<Judgement[]> {
+  const interaction = cohort.interaction!;
+  const use = cohort.loaded.config.interaction!.use;
+  const { step, problems, views } = batch;
+  const N = cohort.agents.length;
+  const K = rounds[0]!.completions[0]![0]!.length;
+  const out: Judgement[] = [];
+  for (const [i, p] of problems.entries()) {
+    let calls = 0;
+    const record: DiscussionRecord = deepFreeze({
+      problem: p.id,
+      prompt: p.prompt,
+      step,
+      agents: N,
+      debates: K,
+      turns: rounds.map((round) =>
+        round.completions.map((row, a) =>
+          row[i]!.map((c, k) => ({
+            prompt: round.prompts[a]![i]![k]!,
+            text: c.text,
+            answer: keys.of(c.text).answer,
+            key: round.answerKeys[a]![i]![k] ?? null,
+          })),
+        ),
+      ),
+    });
+    const tools: JudgeTools = Object.freeze({
+      agents: N,
+      equal: (x: string, y: string) => cohort.equivalence.equal(x, y),
+      sample: async (agent: number, n: number): Promise<JudgeSample[]> => {
+        const a = cohort.agents[agent];
+        if (!a || !Number.isInteger(n) || n < 1)
+          throw new CorlError(
+            'CORL_ERR_INTERACTION_OUTPUT',
+            `expected "${use}" to ask for n ≥ 1 samples of an agent 0..${N - 1}, got ${n} of agent ${agent}`,
+            { where: 'interaction' },
+          );
+        const what = `judge sampling of problem "${p.id}" at step ${step + 1}`;
+        const [group] = await sampleChecked(
+          a,
+          [views[agent]![i]!],
+          { n, ...samplingOf(cohort), seed: mixSeed(a.seed, 'judge', step, i, calls++) },
+          what,
+        );
+        const texts = group!.map((c) => c.text);
+        let ks: (string | null)[];
+        try {
+          ks = await keys.forReward(p, texts);
+        } catch (e) {
+          throw agentFailure(a, `answer keys of ${what}`, e);
+        }
+        return texts.map((text, k) => ({ text, answer: keys.of(text).answer, key: ks[k] ?? null }));
+      },
+    });
+    let judgement: Judgement;
+    try {
+      judgement = await interaction.judge!(record, tools);
+    } catch (e) {
+      throw agentFailure(undefined, `the judging of problem "${p.id}" at step ${step + 1}`, e);
+    }
+    checkJudgement(judgement, rounds.length, N, K, p, use);
+    out.push(judgement);
+  }
+  return out;
+}
+
+function checkJudgement(j: Judgement, turns: number, N: number, K: number, p: Problem, use: string): void {
+  const q = j?.quality;
+  const ok =
+    Array.isArray(q) &&
+    q.length === turns &&
+    q.every(
+      (row) =>
+        Array.isArray(row) &&
+        row.length === N &&
+        row.every(
+          (g) =>
+            Array.isArray(g) &&
+            g.length === K &&
+            g.every((v) => v === null || (typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1)),
+        ),
+    ) &&
+    [j.calls, j.samples].every((c) => Number.isInteger(c) && c >= 0);
+  if (!ok)
+    throw new CorlError(
+      'CORL_ERR_INTERACTION_OUTPUT',
+      `expected "${use}" to judge problem "${p.id}" with quality[${turns} rounds][${N} agents][${K} debates] in [0, 1] or null, and whole counts of calls and samples, got another shape or value`,
+      { where: 'interaction' },
+    );
+}
+
+/** The step's judge budget and verdicts, summed over its problems (the same on every agent's record). */
+function judgeMetrics(judged: readonly Judgement[]): Record<string, number> {
+  const quality = judged.flatMap((j) => j.quality.flat(2)).filter((v) => v !== null);
+  return {
+    'judge/calls': judged.reduce((s, j) => s + j.calls, 0),
+    'judge/samples': judged.reduce((s, j) => s + j.samples, 0),
+    'judge/verdicts': quality.length,
+    ...(quality.length ? { 'judge/quality_mean': mean(quality as number[]) } : {}),
+  };
 }
 
 /** The answer key of every completion (agent → problem → K). */
@@ -536,7 +661,12 @@ function saveRollouts(
 }
 
 /** Each turn's reward from the interaction's credit of the verifier's scores, problem by problem: `[round][agent][problem]`. */
-function credit(cohort: Cohort, rounds: readonly Round[], problems: readonly Problem[]): RewardResult[][][] {
+function credit(
+  cohort: Cohort,
+  rounds: readonly Round[],
+  problems: readonly Problem[],
+  judged?: readonly Judgement[],
+): RewardResult[][][] {
   const interaction = cohort.interaction!;
   const N = cohort.agents.length;
   const K = rounds[0]!.completions[0]![0]!.length;
@@ -544,7 +674,14 @@ function credit(cohort: Cohort, rounds: readonly Round[], problems: readonly Pro
   for (const [i, p] of problems.entries()) {
     const scores = rounds.map((round) => round.results.map((row) => [...row[i]!.rewards]));
     const rewards = interaction.credit(
-      deepFreeze({ agents: N, turns: rounds.length, debates: K, scores, neighbours: cohort.neighbours }),
+      deepFreeze({
+        agents: N,
+        turns: rounds.length,
+        debates: K,
+        scores,
+        neighbours: cohort.neighbours,
+        ...(judged ? { judged: judged[i]! } : {}),
+      }),
     );
     checkCredit(rewards, rounds.length, N, K, p, cohort.loaded.config.interaction!.use);
     rounds.forEach((_, r) =>

@@ -19,3 +19,24 @@ export function chatDiscussionPrompt(
     'Consider their reasoning and answers, then solve the question again and give your own final answer.'
   );
 }
+
+/**
+ * A chat-friendly evaluation prompt (an interaction's `evaluate` turn, CoMAS): the question, one other
+ * agent's solution (or answer), and a request to list its errors and end with an answer of one's own.
+ * Tasks without `evaluationPrompt` or `discussionPrompt` use it. Agents are numbered from 1.
+ */
+export function chatEvaluationPrompt(
+  prompt: string,
+  turn: { readonly agent: number; readonly answer: string | null; readonly solution?: string },
+): string {
+  const answer = turn.answer ?? '(no answer)';
+  const quoted =
+    turn.solution !== undefined
+      ? `Agent ${turn.agent + 1}'s solution (answer: ${answer}):\n${turn.solution}`
+      : `Agent ${turn.agent + 1}'s answer: ${answer}`;
+  return (
+    `${prompt}\n\nCheck another agent's work on this question.\n\n${quoted}\n\n` +
+    'List every error you find in it and say briefly why each is wrong; do not retell the parts that are right. ' +
+    'Then solve the question yourself and give your own final answer.'
+  );
+}

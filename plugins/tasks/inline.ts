@@ -5,7 +5,7 @@ import { MapGroundTruth } from '../../core/contracts/problem';
 import type { Task, TaskData } from '../../core/contracts/task';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-import { chatDiscussionPrompt } from '../../core/util/discussion-text';
+import { chatDiscussionPrompt, chatEvaluationPrompt } from '../../core/util/discussion-text';
 
 const row = {
   type: 'object',
@@ -53,6 +53,7 @@ export const inlineTask = definePlugin({
   create(options: InlineOptions, ctx): Task {
     return {
       discussionPrompt: chatDiscussionPrompt,
+      evaluationPrompt: chatEvaluationPrompt,
       async load(): Promise<TaskData> {
         const refs: [string, Reference][] = [];
         const seen = new Set<string>();

@@ -6,7 +6,7 @@ import { MapGroundTruth } from '../../core/contracts/problem';
 import type { Task, TaskData } from '../../core/contracts/task';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-import { chatDiscussionPrompt } from '../../core/util/discussion-text';
+import { chatDiscussionPrompt, chatEvaluationPrompt } from '../../core/util/discussion-text';
 import { mixSeed, Rng } from '../../core/util/rng';
 import { lastBoxed } from '../answers/extract';
 
@@ -311,6 +311,7 @@ export const jsonlTask = definePlugin({
       readJsonlProblems(path.resolve(ctx.baseDir, file), options.format, options.fields, option);
     return {
       discussionPrompt: chatDiscussionPrompt,
+      evaluationPrompt: chatEvaluationPrompt,
       async load(): Promise<TaskData> {
         let train = options.train !== undefined ? read(options.train, 'task.options.train') : [];
         let heldOut = options.heldOut !== undefined ? read(options.heldOut, 'task.options.heldOut') : [];

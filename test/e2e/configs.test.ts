@@ -36,7 +36,20 @@ const REGIMES = [
 
 /** A config without the fields a baseline is allowed to change. */
 function skeleton(c: any): unknown {
-  const { name, description, labelFree, topology, reward, diversity, agents, trainer, eval: ev, ...rest } = c;
+  const {
+    name,
+    description,
+    labelFree,
+    topology,
+    reward,
+    diversity,
+    interaction,
+    agents,
+    trainer,
+    eval: ev,
+    ...rest
+  } = c;
+  void interaction;
   void name;
   void description;
   void labelFree;
@@ -127,11 +140,12 @@ describe('e2e: shipped configs and base checkpoints', function () {
       }
     });
 
-    it(`${R.name}: only the ground-truth baseline reads labels; the rest are provably label-free`, async () => {
+    it(`${R.name}: only the ground-truth baselines (gt, MAPoRL's verifier) read labels; the rest are provably label-free`, async () => {
+      const supervised = ['gt.json', 'maporl.json'];
       for (const f of shipped) {
         const loaded = await loadConfig(path.join(R.configs, f));
-        expect(loaded.supervised, f).to.equal(f === 'gt.json');
-        expect(loaded.config.labelFree, f).to.equal(f !== 'gt.json');
+        expect(loaded.supervised, f).to.equal(supervised.includes(f));
+        expect(loaded.config.labelFree, f).to.equal(!supervised.includes(f));
       }
     });
 
@@ -151,6 +165,19 @@ describe('e2e: shipped configs and base checkpoints', function () {
         options: { method: 'intuitor' },
       });
       expect(read(path.join(R.configs, 'co-rl-diff-plus.json')).diversity.use).to.equal('corl:rephrase');
+      // MAPoRL: co-rl-diff with a debate scored by the ground-truth verifier (the slip regime only: the
+      // systematic models were not pretrained on discussion turns).
+      if (shipped.includes('maporl.json')) {
+        const { interaction, reward, labelFree, name, description, ...maporl } = read(
+          path.join(R.configs, 'maporl.json'),
+        );
+        void name;
+        void description;
+        expect([interaction.use, reward, labelFree]).to.deep.equal(['corl:debate', 'corl:gt-verifier', false]);
+        const { reward: _r, labelFree: _l, name: _n, description: _d, ...rest } = diff;
+        expect(maporl).to.deep.equal(rest);
+      }
+      if (R.name === 'slips') expect(shipped).to.include('maporl.json');
       expect(read(path.join(R.configs, 'base.json')).trainer.steps).to.equal(0);
       // Families: co-rl-diff pairs alpha with beta, co-rl-same alpha with its second seed, n3-ring all three.
       const families = (f: string) =>
@@ -164,6 +191,16 @@ describe('e2e: shipped configs and base checkpoints', function () {
         `beta:${R.models}/beta`,
         `alpha:${R.models}/alpha-s1`,
       ]);
+      // CoMAS: co-rl-diff (the two families in a ring, the vote scoring turns for monitoring) plus its
+      // interaction; the slip regime only, like MAPoRL (the systematic models never read discussion turns).
+      if (R.name === 'slips') {
+        const comas = read(path.join(R.configs, 'comas.json'));
+        expect({ ...comas, interaction: undefined, name: diff.name, description: diff.description }).to.deep.equal({
+          ...diff,
+          interaction: undefined,
+        });
+        expect(comas.interaction.use).to.equal('corl:comas');
+      } else expect(shipped).to.not.include('comas.json');
     });
 
     it(`${R.name}: each shipped checkpoint loads under the architecture its configs and its pretraining recipe give`, async () => {

@@ -76,7 +76,7 @@ describe('e2e: create-corl-plugin → npm install → npm test → corl train', 
     expect(kind.code).to.equal(1);
     expect(kind.stderr)
       .to.contain('CORL_ERR_SCAFFOLD_KIND')
-      .and.contain('reward, topology, diversity, extractor, policy, task');
+      .and.contain('reward, topology, diversity, extractor, policy, task, interaction');
     const noKind = create(['k'], tmp.dir); // not a terminal: no prompt, so the kind is required
     expect(noKind.code).to.equal(1);
     expect(noKind.stderr).to.contain('CORL_ERR_SCAFFOLD_KIND');

@@ -15,7 +15,8 @@ function documentedName(name: string): string {
   return name
     .replace(/^pair\/\d+-\d+\//, 'pair/<a>-<b>/')
     .replace(/maj@\d+$/, () => (name.startsWith('ensemble/') ? 'maj@<M>' : 'maj@<n>'))
-    .replace(/^weighted\/\d+\/reward$/, 'weighted/<i>/reward');
+    .replace(/^weighted\/\d+\/reward$/, 'weighted/<i>/reward')
+    .replace(/\/round\d+\//, '/round<r>/');
 }
 
 describe('docs/reference/metrics.md', function () {
@@ -32,18 +33,31 @@ describe('docs/reference/metrics.md', function () {
         trainer: { steps: 2, batchSize: 3, groupSize: 4, evalEvery: 1, checkpointEvery: 0, sampling: { maxTokens: 4 } },
         eval: { samples: 3, ensemble: 2, sampling: { temperature: 1, maxTokens: 4 } },
       });
-      const loaded = await loadConfigValue(config, { baseDir: tmp.dir });
-      const run = await RunDirectory.create(path.join(tmp.dir, 'run'), loaded.config, loaded.source, {
-        baseDir: tmp.dir,
-        supervised: false,
+      // A debate (2 rounds, the ground-truth verifier) adds the per-round and neighbour-use metrics.
+      const debate = coRlConfig({
+        name: 'fixture-debate',
+        labelFree: false,
+        topology: 'corl:complete',
+        reward: 'corl:gt-verifier',
+        interaction: { use: 'corl:debate', options: { rounds: 2, share: 'answer' } },
+        trainer: { steps: 1, batchSize: 3, groupSize: 4, evalEvery: 1, checkpointEvery: 0, sampling: { maxTokens: 4 } },
+        eval: { samples: 3, sampling: { temperature: 1, maxTokens: 4 } },
       });
-      await train(loaded, { run });
-      const records = fs
-        .readFileSync(path.join(run.dir, 'metrics.jsonl'), 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { metrics: Record<string, number> });
-      const names = new Set(records.flatMap((r) => Object.keys(r.metrics)));
+      const names = new Set<string>();
+      for (const [name, c, supervised] of [
+        ['run', config, false],
+        ['debate', debate, true],
+      ] as const) {
+        const loaded = await loadConfigValue(c, { baseDir: tmp.dir });
+        const run = await RunDirectory.create(path.join(tmp.dir, name), loaded.config, loaded.source, {
+          baseDir: tmp.dir,
+          supervised,
+        });
+        await train(loaded, { run });
+        for (const line of fs.readFileSync(path.join(run.dir, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean))
+          for (const n of Object.keys((JSON.parse(line) as { metrics: Record<string, number> }).metrics)) names.add(n);
+      }
+      expect([...names]).to.include.members(['eval/round1/peers_right/share', 'train/round2/accuracy']);
       const missing: string[] = [];
       for (const n of names) {
         const inner = n.replace(/^weighted\/\d+\//, '');

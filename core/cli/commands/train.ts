@@ -12,6 +12,7 @@ import { portableText } from '../../report/portable';
 interface TrainFlags {
   config?: string;
   steps?: string;
+  evalSplit?: string;
   out?: string;
   resume?: string;
   quiet?: boolean;
@@ -24,6 +25,10 @@ export function trainCommand(program: Command): void {
     .description('train a cohort on a config (Co-RL, TTRL, GT-reward, ...), or resume a run')
     .option('-c, --config <file>', 'config file (JSON, comments allowed)')
     .option('--steps <n>', 'override trainer.steps (on resume: continue up to this many steps)')
+    .option(
+      '--eval-split <split>',
+      'override eval.split: "test" (held-out) or "validation" (a new run only), e.g. to measure base models with --steps 0',
+    )
     .option('--out <dir>', 'run directory (default: runs/<name>-<date>-<time>)')
     .option('--resume <dir>', 'continue a run from its last checkpoint')
     .option('-q, --quiet', 'no progress output')
@@ -59,7 +64,19 @@ export function trainCommand(program: Command): void {
 
 async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
   const steps = intFlag('--steps', flags.steps, 0);
-  const overrides = steps === undefined ? {} : { 'trainer.steps': steps };
+  const overrides: Record<string, unknown> = steps === undefined ? {} : { 'trainer.steps': steps };
+  if (flags.evalSplit !== undefined) {
+    if (flags.evalSplit !== 'test' && flags.evalSplit !== 'validation')
+      throw new CorlError('CORL_ERR_CLI_USAGE', `expected --eval-split test or validation, got "${flags.evalSplit}"`, {
+        where: '--eval-split',
+      });
+    if (flags.resume)
+      throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --eval-split on a new run only, got it with --resume', {
+        where: '--eval-split',
+        hint: 'a run keeps the split it started with; start a new run to evaluate on another split',
+      });
+    overrides['eval.split'] = flags.evalSplit;
+  }
   let loaded: LoadedConfig;
   let run: RunDirectory;
   if (flags.resume) {

@@ -15,4 +15,14 @@ export const INTERACTION_CODES = defineCodes({
     cause: "An interaction's credit returned rewards of the wrong shape or a non-finite reward.",
     fix: 'return rewards[round][agent][debate] with the shape of the scores it was given, every value finite',
   },
+  CORL_ERR_JUDGE_OPTIONS: {
+    cause:
+      "A judge's options contradict each other or a field corl sets (e.g. corl:openai-judge's extraBody naming model or messages).",
+    fix: 'set that field through its own option and remove it from extraBody',
+  },
+  CORL_ERR_JUDGE_OUTPUT: {
+    cause:
+      'A judge returned a number of scores other than the number of items it was given, a score outside 1..3, or counts of calls and samples that are not whole numbers.',
+    fix: 'return one score per item, each in [1, 3] or null (no verdict), and whole, non-negative calls and samples',
+  },
 });

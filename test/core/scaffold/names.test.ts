@@ -15,10 +15,18 @@ describe('core/scaffold/names (kinds, plugin and package names)', () => {
     expect(checkKind('reward')).to.equal('reward');
     for (const bad of ['rewards', 'equivalence', undefined]) {
       expect(() => checkKind(bad)).to.throw(
-        /CORL_ERR_SCAFFOLD_KIND.*reward, topology, diversity, extractor, policy, task/,
+        /CORL_ERR_SCAFFOLD_KIND.*reward, topology, diversity, extractor, policy, task, interaction/,
       );
     }
-    expect(TEMPLATE_KINDS).to.deep.equal(['reward', 'topology', 'diversity', 'extractor', 'policy', 'task']);
+    expect(TEMPLATE_KINDS).to.deep.equal([
+      'reward',
+      'topology',
+      'diversity',
+      'extractor',
+      'policy',
+      'task',
+      'interaction',
+    ]);
   });
 
   it('plugin names are scope:name in lowercase, never in the corl: scope', () => {

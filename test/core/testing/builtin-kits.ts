@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { drGrpoAdvantage, grpoAdvantage, rlooAdvantage } from '../../../plugins/advantages';
 import { choiceExtractor, exactEquivalence, mathEquivalence, mathExtractor } from '../../../plugins/answers';
 import { noDiversity, rephraseDiversity } from '../../../plugins/diversity';
-import { debateInteraction } from '../../../plugins/interactions';
+import { comasInteraction, debateInteraction } from '../../../plugins/interactions';
+import { openaiJudge, policyJudge } from '../../../plugins/judges';
 import { jsonlSink } from '../../../plugins/metrics';
 import { onnxLmPolicy } from '../../../plugins/policies/onnx-lm';
 import { openaiPolicy } from '../../../plugins/policies/openai';
@@ -73,13 +74,25 @@ const openaiCompletions: Record<string, unknown> = {
   vllmTokenIds: true,
 };
 let fakeOpenAI: FakeOpenAI | undefined;
+// corl:openai-judge gets a server of its own that answers every scoring prompt with a score drawn from
+// the request seed (and, for one seed in three, a reply without a score: no verdict).
+const judgeOptions: Record<string, unknown> = { model: 'judge-model', baseUrl: 'http://127.0.0.1:1/v1' };
+const judgeNoSeed: Record<string, unknown> = { ...judgeOptions, sendSeed: false, systemPrompt: 'Be strict.' };
+let fakeJudge: FakeOpenAI | undefined;
 before(async () => {
   fakeOpenAI = await new FakeOpenAI({ model: 'test-model', tokenIds: 'field' }).start();
   openaiOptions.baseUrl = fakeOpenAI.url;
   openaiCompletions.baseUrl = fakeOpenAI.url;
+  fakeJudge = await new FakeOpenAI({
+    model: 'judge-model',
+    respond: (_prompt, seed) => (seed % 4 === 3 ? 'I cannot decide.' : `It holds up. <score>${1 + (seed % 3)}</score>`),
+  }).start();
+  judgeOptions.baseUrl = fakeJudge.url;
+  judgeNoSeed.baseUrl = fakeJudge.url;
 });
 after(async () => {
   await fakeOpenAI?.close();
+  await fakeJudge?.close();
 });
 
 // corl:onnx-lm is checked on the tiny random-weight optimum-layout model, written before the suites run.
@@ -219,6 +232,43 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
         { options: { alpha: [1, 2] }, field: 'alpha' },
         { options: { discount: 1.5 }, field: 'discount' },
         { options: { rounds: 0 }, field: 'rounds' },
+      ],
+    },
+  },
+  {
+    plugin: comasInteraction,
+    kit: {
+      optionSets: [
+        { cycles: 1, share: 'answer' },
+        { cycles: 3, references: 1, judge: { use: 'corl:policy-judge', options: { agent: 0, samples: 2 } } },
+      ],
+      invalidOptions: [
+        { options: { cycles: 0 }, field: 'cycles' },
+        { options: { references: 0 }, field: 'references' },
+        { options: { judge: 'corl:no-such-judge' }, field: 'judge' },
+      ],
+    },
+  },
+  {
+    plugin: policyJudge,
+    kit: {
+      optionSets: [{ agent: 1, samples: 3 }, { unchallenged: 1 }],
+      invalidOptions: [
+        { options: { agent: -1 }, field: 'agent' },
+        { options: { samples: 0 }, field: 'samples' },
+        { options: { unchallenged: 4 }, field: 'unchallenged' },
+      ],
+    },
+  },
+  {
+    plugin: openaiJudge,
+    kit: {
+      options: judgeOptions,
+      optionSets: [judgeNoSeed],
+      optionalWithoutDefault: ['apiKeyEnv', 'systemPrompt'],
+      invalidOptions: [
+        { options: { model: 'm', extraBody: { messages: [] } }, field: 'extraBody' },
+        { options: { model: 'm', temperature: 3 }, field: 'temperature' },
       ],
     },
   },

@@ -1,0 +1,87 @@
+// The embedded judge of corl:comas: a cohort policy's own plurality answer stands in for an LLM judge's
+// reading of a proposal and its evaluation (docs/algorithms/comas.md, "The judge").
+import type { Judge, JudgeItem, JudgeRequest, JudgeResult } from '../../core/contracts/judge';
+import { definePlugin } from '../../core/registry/define';
+import { pluralityVote } from '../../core/voting/plurality';
+
+/** Options of `corl:policy-judge`. */
+export interface PolicyJudgeOptions {
+  /** The agent whose policy judges, or `all`: every agent's samples pooled. */
+  agent: number | 'all';
+  /** Completions each judging agent samples per problem. */
+  samples: number;
+  /** The score of a proposal off the judge's answer that its evaluation did not contest. */
+  unchallenged: number;
+}
+
+/**
+ * The rubric score of one item given the judge's answer key `judge` (null: no verdict):
+ * 3 when the proposal's key is the judge's (no criticism can hold), 1 when it is not and the
+ * evaluation contested it (answered otherwise: a fatal criticism that holds), `unchallenged` when it
+ * is not and the evaluation let it stand.
+ */
+export async function policyVerdict(
+  item: JudgeItem,
+  judge: string | null,
+  unchallenged: number,
+  equal: (a: string, b: string) => Promise<boolean>,
+): Promise<number | null> {
+  if (judge === null) return null;
+  const p = item.proposal.key;
+  const same = async (a: string | null, b: string): Promise<boolean> => a !== null && (a === b || (await equal(a, b)));
+  if (await same(p, judge)) return 3;
+  const e = item.evaluation.key;
+  const contested = e !== null && (p === null || !(await same(e, p)));
+  return contested ? 1 : unchallenged;
+}
+
+/** `corl:policy-judge`: the plurality answer of a cohort policy's own samples judges every proposal. */
+export const policyJudge = definePlugin({
+  manifest: {
+    name: 'corl:policy-judge',
+    kind: 'judge',
+    description:
+      'Embedded judge: a cohort policy samples the problem; a proposal on its plurality answer scores 3, one off it 1 if its evaluation contested it, else 2',
+    corl: '^0.1.0',
+    options: {
+      type: 'object',
+      properties: {
+        agent: {
+          oneOf: [{ type: 'integer', minimum: 0 }, { const: 'all' }],
+          default: 'all',
+          description: 'the agent whose policy judges, or "all": every agent\'s samples pooled into one plurality',
+        },
+        samples: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 256,
+          default: 8,
+          description: 'completions each judging agent samples per problem (its plurality is the judge answer)',
+        },
+        unchallenged: {
+          type: 'number',
+          minimum: 1,
+          maximum: 3,
+          default: 2,
+          description: 'score of a proposal off the judge answer whose evaluation did not contest it (rubric 1..3)',
+        },
+      },
+      additionalProperties: false,
+    },
+  },
+  create(options: PolicyJudgeOptions): Judge {
+    return {
+      ...(options.agent === 'all' ? {} : { agents: [options.agent] }),
+      async score(req: JudgeRequest): Promise<JudgeResult> {
+        const who = options.agent === 'all' ? Array.from({ length: req.agents }, (_, a) => a) : [options.agent];
+        const keys: (string | null)[] = [];
+        for (const a of who) for (const s of await req.sample(a, options.samples)) keys.push(s.key);
+        const vote = await pluralityVote(keys, { key: (x) => x, equal: (a, b) => req.equal(a, b) }, 0);
+        const scores: (number | null)[] = [];
+        for (const item of req.items)
+          scores.push(await policyVerdict(item, vote.label, options.unchallenged, req.equal));
+        return { scores, calls: who.length, samples: who.length * options.samples };
+      },
+    };
+  },
+});

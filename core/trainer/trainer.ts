@@ -262,16 +262,14 @@ async function trainStep(
   const allProblems = rounds.flatMap(() => problems);
   for (const a of cohort.agents) {
     const results = credited.flatMap((round) => round[a.index]!);
-    const m = await stepMetrics(
-      cohort,
-      grades,
-      allProblems,
-      perAgent(rounds, (round) => round.completions, a.index),
-      perAgent(rounds, (round) => round.answerKeys, a.index),
+    const m = await stepMetrics(cohort, grades, {
+      problems: allProblems,
+      completions: perAgent(rounds, (round) => round.completions, a.index),
+      answerKeys: perAgent(rounds, (round) => round.answerKeys, a.index),
       results,
-      advantages[a.index]!,
-      updates[a.index]!,
-    );
+      advantages: advantages[a.index]!,
+      update: updates[a.index]!,
+    });
     if (interaction) Object.assign(m, await roundMetrics(cohort, grades, problems, rounds, a.index));
     if (judged) Object.assign(m, judgeMetrics(judged));
     rewardSum += m['reward/mean']!;
@@ -777,16 +775,18 @@ function checkRewards(result: RewardResult, k: number, agent: Agent, problem: Pr
   });
 }
 
-async function stepMetrics(
-  cohort: Cohort,
-  grades: AnswerKeys,
-  problems: readonly Problem[],
-  completions: readonly Completion[][],
-  answerKeys: readonly (readonly (string | null)[])[],
-  results: readonly RewardResult[],
-  advantages: readonly (readonly number[])[],
-  update: UpdateResult,
-): Promise<Record<string, number>> {
+/** One agent's step, problem slot by problem slot (round by round in a discussion), as its metrics read it. */
+interface AgentStep {
+  readonly problems: readonly Problem[];
+  readonly completions: readonly Completion[][];
+  readonly answerKeys: readonly (readonly (string | null)[])[];
+  readonly results: readonly RewardResult[];
+  readonly advantages: readonly (readonly number[])[];
+  readonly update: UpdateResult;
+}
+
+async function stepMetrics(cohort: Cohort, grades: AnswerKeys, step: AgentStep): Promise<Record<string, number>> {
+  const { problems, completions, answerKeys, results, advantages, update } = step;
   const eq = cohort.grading;
   const same = async (a: string | null | undefined, b: string | null | undefined): Promise<boolean> =>
     a != null && b != null && (a === b || (await eq.equal(a, b)));

@@ -2,30 +2,54 @@
 // solutions, another agent evaluates each, a judge scores each proposal against its evaluation on a
 // 1–3 rubric, and the normalized score s = (score − 1)/2 rewards the proposal (s) and its evaluation
 // (1 − s). Label-free: no reference reaches it or its judge. docs/algorithms/comas.md works it through.
-import type {
-  DebateScores,
-  DiscussionRecord,
-  Interaction,
-  InteractionShare,
-  Judgement,
-  TurnRef,
-} from '../../core/contracts/interaction';
+import type { ExtendedJSONSchema, FromExtendedSchema } from 'json-schema-to-ts';
+import type { DebateScores, DiscussionRecord, Interaction, Judgement, TurnRef } from '../../core/contracts/interaction';
 import type { Judge, JudgeItem, JudgeTools } from '../../core/contracts/judge';
-import type { PluginContext, ResolvedSelection } from '../../core/contracts/plugin';
+import type { PluginContext, PluginKind, ResolvedSelection } from '../../core/contracts/plugin';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 
-/** Options of `corl:comas`. */
-export interface ComasOptions {
-  /** Propose-then-evaluate cycles per problem (the released `num_rounds`). */
-  cycles: number;
-  /** How many earlier (proposal, evaluation) pairs a later proposal quotes (the released `num_references`). */
-  references: number;
-  /** Quote turns as answers only, or as whole solutions. */
-  share: InteractionShare;
-  /** The judge, a `judge` plugin selection. */
-  judge: ResolvedSelection;
-}
+/** corl's schema keyword for a nested plugin selection, `{ corlPlugin: kind }`. */
+type CorlPluginKeyword = { corlPlugin: PluginKind };
+
+/** The options schema of `corl:comas`. */
+const COMAS_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    cycles: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 8,
+      default: 2,
+      description: 'propose-then-evaluate cycles per problem (the released num_rounds: 2); 2·cycles turns',
+    },
+    references: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 16,
+      default: 2,
+      description: "earlier (proposal, evaluation) pairs a later proposal quotes: its own, then its neighbours'",
+    },
+    share: {
+      enum: ['answer', 'solution'],
+      default: 'solution',
+      description: 'quote turns as answers only, or as whole solutions (cut to the context)',
+    },
+    judge: {
+      corlPlugin: 'judge',
+      default: 'corl:policy-judge',
+      description: 'the judge: "corl:policy-judge" (a cohort policy, embedded) or "corl:openai-judge" (an LLM)',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies ExtendedJSONSchema<CorlPluginKeyword>;
+
+/** Options of `corl:comas`, derived from its schema; `judge` is a selection the validator has resolved. */
+export type ComasOptions = FromExtendedSchema<
+  CorlPluginKeyword,
+  typeof COMAS_OPTIONS_SCHEMA,
+  { deserialize: [{ pattern: { corlPlugin: 'judge' }; output: ResolvedSelection }] }
+>;
 
 /** The agent whose proposal agent `e` evaluates: e − 1 (mod N), the ring's "n reads n − 1". */
 export const evaluatedBy = (e: number, agents: number): number => (e - 1 + agents) % agents;
@@ -144,36 +168,7 @@ export const comasInteraction = definePlugin({
     description:
       'CoMAS: agents propose, the next agent evaluates each proposal, a judge scores it 1-3; the proposal earns s = (score - 1)/2, its evaluation 1 - s',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        cycles: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 8,
-          default: 2,
-          description: 'propose-then-evaluate cycles per problem (the released num_rounds: 2); 2·cycles turns',
-        },
-        references: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 16,
-          default: 2,
-          description: "earlier (proposal, evaluation) pairs a later proposal quotes: its own, then its neighbours'",
-        },
-        share: {
-          enum: ['answer', 'solution'],
-          default: 'solution',
-          description: 'quote turns as answers only, or as whole solutions (cut to the context)',
-        },
-        judge: {
-          corlPlugin: 'judge',
-          default: 'corl:policy-judge',
-          description: 'the judge: "corl:policy-judge" (a cohort policy, embedded) or "corl:openai-judge" (an LLM)',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: COMAS_OPTIONS_SCHEMA,
   },
   async create(options: ComasOptions, ctx: PluginContext): Promise<Interaction> {
     const judge = await ctx.create('judge', options.judge);

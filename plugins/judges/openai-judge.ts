@@ -1,28 +1,12 @@
 // The chat judge of corl:comas: an LLM behind an OpenAI-compatible server reads a proposal and its
 // evaluation and scores the proposal on CoMAS's 1–3 rubric (docs/algorithms/comas.md, "The judge").
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { PluginContext } from '../../core/contracts/plugin';
 import type { Judge, JudgeItem, JudgeRequest, JudgeResult } from '../../core/contracts/judge';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 import { mixSeed } from '../../core/util/rng';
 import { OpenAIClient, type ClientEffects } from '../policies/openai/client';
-
-/** Options of `corl:openai-judge`. */
-export interface OpenAIJudgeOptions {
-  baseUrl: string;
-  model: string;
-  apiKeyEnv?: string;
-  systemPrompt?: string;
-  temperature: number;
-  maxTokens: number;
-  timeoutSeconds: number;
-  retries: number;
-  backoffSeconds: number;
-  maxBackoffSeconds: number;
-  concurrency: number;
-  sendSeed: boolean;
-  extraBody: Record<string, unknown>;
-}
 
 /** The scoring prompt of one item: the problem, the proposal, the evaluation, the rubric and the answer format. */
 export function judgePrompt(problem: string, item: JudgeItem): string {
@@ -107,6 +91,49 @@ export class OpenAIJudge implements Judge {
   }
 }
 
+/** The options schema of this plugin. */
+const OPENAI_JUDGE_OPTIONS_SCHEMA = {
+  type: 'object',
+  required: ['model'],
+  properties: {
+    baseUrl: {
+      type: 'string',
+      pattern: '^https?://',
+      default: 'http://127.0.0.1:8000/v1',
+      description: 'server URL up to and including /v1 (vLLM, SGLang, llama.cpp server, a hosted API)',
+    },
+    model: { type: 'string', minLength: 1, description: 'the judge model the server serves' },
+    apiKeyEnv: {
+      type: 'string',
+      pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+      description: 'name of the environment variable holding the API key (the key never goes in a config)',
+    },
+    systemPrompt: { type: 'string', description: 'a system message sent before each scoring prompt' },
+    temperature: { type: 'number', minimum: 0, maximum: 2, default: 0, description: 'judge sampling temperature' },
+    maxTokens: {
+      type: 'integer',
+      minimum: 1,
+      default: 512,
+      description: 'most tokens of each judgement (reasons, then <score>N</score>)',
+    },
+    timeoutSeconds: { type: 'number', exclusiveMinimum: 0, default: 600, description: 'per-attempt timeout' },
+    retries: { type: 'integer', minimum: 0, default: 4, description: 'retries after a 429, a 5xx or a timeout' },
+    backoffSeconds: { type: 'number', minimum: 0, default: 0.5, description: 'first retry delay (doubles)' },
+    maxBackoffSeconds: { type: 'number', minimum: 0, default: 30, description: 'cap of the retry delay' },
+    concurrency: { type: 'integer', minimum: 1, default: 8, description: 'most requests in flight at once' },
+    sendSeed: { type: 'boolean', default: true, description: 'send a per-request seed (step, problem, item)' },
+    extraBody: {
+      type: 'object',
+      default: {},
+      description: 'extra request fields merged into every body (cannot override the fields corl sets)',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** Options of `corl:openai-judge`, derived from its schema. */
+export type OpenAIJudgeOptions = FromSchema<typeof OPENAI_JUDGE_OPTIONS_SCHEMA>;
+
 /** `corl:openai-judge`: CoMAS's LLM-as-a-judge through an OpenAI-compatible chat server. */
 export const openaiJudge = definePlugin({
   manifest: {
@@ -115,44 +142,7 @@ export const openaiJudge = definePlugin({
     description:
       'LLM judge through an OpenAI-compatible /v1/chat/completions server: scores each proposal 1-3 from its evaluation (<score>N</score>)',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      required: ['model'],
-      properties: {
-        baseUrl: {
-          type: 'string',
-          pattern: '^https?://',
-          default: 'http://127.0.0.1:8000/v1',
-          description: 'server URL up to and including /v1 (vLLM, SGLang, llama.cpp server, a hosted API)',
-        },
-        model: { type: 'string', minLength: 1, description: 'the judge model the server serves' },
-        apiKeyEnv: {
-          type: 'string',
-          pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
-          description: 'name of the environment variable holding the API key (the key never goes in a config)',
-        },
-        systemPrompt: { type: 'string', description: 'a system message sent before each scoring prompt' },
-        temperature: { type: 'number', minimum: 0, maximum: 2, default: 0, description: 'judge sampling temperature' },
-        maxTokens: {
-          type: 'integer',
-          minimum: 1,
-          default: 512,
-          description: 'most tokens of each judgement (reasons, then <score>N</score>)',
-        },
-        timeoutSeconds: { type: 'number', exclusiveMinimum: 0, default: 600, description: 'per-attempt timeout' },
-        retries: { type: 'integer', minimum: 0, default: 4, description: 'retries after a 429, a 5xx or a timeout' },
-        backoffSeconds: { type: 'number', minimum: 0, default: 0.5, description: 'first retry delay (doubles)' },
-        maxBackoffSeconds: { type: 'number', minimum: 0, default: 30, description: 'cap of the retry delay' },
-        concurrency: { type: 'integer', minimum: 1, default: 8, description: 'most requests in flight at once' },
-        sendSeed: { type: 'boolean', default: true, description: 'send a per-request seed (step, problem, item)' },
-        extraBody: {
-          type: 'object',
-          default: {},
-          description: 'extra request fields merged into every body (cannot override the fields corl sets)',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: OPENAI_JUDGE_OPTIONS_SCHEMA,
   },
   create(options: OpenAIJudgeOptions, ctx: PluginContext): Judge {
     return new OpenAIJudge(options, ctx.seed);

@@ -1,18 +1,9 @@
 // The embedded judge of corl:comas: a cohort policy's own plurality answer stands in for an LLM judge's
 // reading of a proposal and its evaluation (docs/algorithms/comas.md, "The judge").
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Judge, JudgeItem, JudgeRequest, JudgeResult } from '../../core/contracts/judge';
 import { definePlugin } from '../../core/registry/define';
 import { pluralityVote } from '../../core/voting/plurality';
-
-/** Options of `corl:policy-judge`. */
-export interface PolicyJudgeOptions {
-  /** The agent whose policy judges, or `all`: every agent's samples pooled. */
-  agent: number | 'all';
-  /** Completions each judging agent samples per problem. */
-  samples: number;
-  /** The score of a proposal off the judge's answer that its evaluation did not contest. */
-  unchallenged: number;
-}
 
 /**
  * The rubric score of one item given the judge's answer key `judge` (null: no verdict):
@@ -35,6 +26,36 @@ export async function policyVerdict(
   return contested ? 1 : unchallenged;
 }
 
+/** The options schema of this plugin. */
+const POLICY_JUDGE_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    agent: {
+      oneOf: [{ type: 'integer', minimum: 0 }, { const: 'all' }],
+      default: 'all',
+      description: 'the agent whose policy judges, or "all": every agent\'s samples pooled into one plurality',
+    },
+    samples: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 256,
+      default: 8,
+      description: 'completions each judging agent samples per problem (its plurality is the judge answer)',
+    },
+    unchallenged: {
+      type: 'number',
+      minimum: 1,
+      maximum: 3,
+      default: 2,
+      description: 'score of a proposal off the judge answer whose evaluation did not contest it (rubric 1..3)',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** Options of `corl:policy-judge`, derived from its schema. */
+export type PolicyJudgeOptions = FromSchema<typeof POLICY_JUDGE_OPTIONS_SCHEMA>;
+
 /** `corl:policy-judge`: the plurality answer of a cohort policy's own samples judges every proposal. */
 export const policyJudge = definePlugin({
   manifest: {
@@ -43,31 +64,7 @@ export const policyJudge = definePlugin({
     description:
       'Embedded judge: a cohort policy samples the problem; a proposal on its plurality answer scores 3, one off it 1 if its evaluation contested it, else 2',
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        agent: {
-          oneOf: [{ type: 'integer', minimum: 0 }, { const: 'all' }],
-          default: 'all',
-          description: 'the agent whose policy judges, or "all": every agent\'s samples pooled into one plurality',
-        },
-        samples: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 256,
-          default: 8,
-          description: 'completions each judging agent samples per problem (its plurality is the judge answer)',
-        },
-        unchallenged: {
-          type: 'number',
-          minimum: 1,
-          maximum: 3,
-          default: 2,
-          description: 'score of a proposal off the judge answer whose evaluation did not contest it (rubric 1..3)',
-        },
-      },
-      additionalProperties: false,
-    },
+    options: POLICY_JUDGE_OPTIONS_SCHEMA,
   },
   create(options: PolicyJudgeOptions): Judge {
     return {

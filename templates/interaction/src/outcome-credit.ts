@@ -1,14 +1,19 @@
-import { CorlError, definePlugin, type DebateScores, type Interaction, type InteractionShare } from 'corl';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { CorlError, definePlugin, type DebateScores, type Interaction } from 'corl';
 
-/** Options of the interaction. */
-export interface OutcomeCreditOptions {
-  /** Discussion rounds after round 0 (each agent answers alone, then reads its neighbours `rounds` times). */
-  rounds: number;
-  /** Quote each neighbour's previous answer only, or its whole solution. */
-  share: InteractionShare;
-  /** w: how much of a turn's reward is its agent's final-round score rather than its own. */
-  weight: number;
-}
+/** Options of the interaction: a JSON Schema, which corl validates and defaults a config's options against before `create` runs. */
+const OUTCOME_CREDIT_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    rounds: { type: 'integer', minimum: 1, maximum: 8, default: 1, description: 'discussion rounds after round 0' },
+    share: { enum: ['answer', 'solution'], default: 'answer', description: "quote neighbours' answers or whole solutions" },
+    weight: { type: 'number', minimum: 0, maximum: 1, default: 0.5, description: "share of a turn's reward taken from its agent's final-round score" },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options type, derived from the schema (json-schema-to-ts), so the two cannot drift. */
+export type OutcomeCreditOptions = FromSchema<typeof OUTCOME_CREDIT_OPTIONS_SCHEMA>;
 
 /**
  * The reward of every turn, rewards[t][a][k] = (1 − w)·v(t, a, k) + w·v(T − 1, a, k): its own verifier
@@ -29,15 +34,7 @@ export const exampleInteraction = definePlugin({
     kind: 'interaction',
     description: "A debate whose turns earn their own verifier score mixed with their agent's final-round score",
     corl: '^0.1.0',
-    options: {
-      type: 'object',
-      properties: {
-        rounds: { type: 'integer', minimum: 1, maximum: 8, default: 1, description: 'discussion rounds after round 0' },
-        share: { enum: ['answer', 'solution'], default: 'answer', description: "quote neighbours' answers or whole solutions" },
-        weight: { type: 'number', minimum: 0, maximum: 1, default: 0.5, description: "share of a turn's reward taken from its agent's final-round score" },
-      },
-      additionalProperties: false,
-    },
+    options: OUTCOME_CREDIT_OPTIONS_SCHEMA,
   },
   create(options: OutcomeCreditOptions): Interaction {
     return {

@@ -8,6 +8,7 @@ import type { Judge, JudgeItem, JudgeTools } from '../../core/contracts/judge';
 import type { PluginContext, PluginKind, ResolvedSelection } from '../../core/contracts/plugin';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
+import { deepFreeze } from '../../core/util/fs';
 
 /** corl's schema keyword for a nested plugin selection, `{ corlPlugin: kind }`. */
 type CorlPluginKeyword = { corlPlugin: PluginKind };
@@ -108,15 +109,18 @@ export function comasItems(record: DiscussionRecord): { items: JudgeItem[]; at: 
 /** The judge's scores (1..3 or null) as each proposal's quality (s = (score − 1)/2), checked. */
 export async function comasJudgement(judge: Judge, record: DiscussionRecord, tools: JudgeTools): Promise<Judgement> {
   const { items, at } = comasItems(record);
-  const result = await judge.score({
-    agents: tools.agents,
-    equal: tools.equal,
-    sample: tools.sample,
-    problem: record.problem,
-    prompt: record.prompt,
-    step: record.step,
-    items,
-  });
+  // Frozen, as every context the framework hands a plugin: a judge cannot change the items it is counted against.
+  const result = await judge.score(
+    deepFreeze({
+      agents: tools.agents,
+      equal: tools.equal,
+      sample: tools.sample,
+      problem: record.problem,
+      prompt: record.prompt,
+      step: record.step,
+      items,
+    }),
+  );
   const scores = result?.scores;
   const bad =
     !Array.isArray(scores) ||

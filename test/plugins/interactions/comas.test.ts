@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import type { CorlError } from '../../../core/errors';
 import { isCorlError } from '../../../core/errors';
 import type { DebateScores, DiscussionRecord, Interaction } from '../../../core/contracts/interaction';
-import type { Judge, JudgeRequest, JudgeTools } from '../../../core/contracts/judge';
+import type { Judge, JudgeItem, JudgeRequest, JudgeResult, JudgeTools } from '../../../core/contracts/judge';
 import type { PluginContext } from '../../../core/contracts/plugin';
 import { GROUND_TRUTH } from '../../../core/contracts/problem';
 import { TASK } from '../../../core/contracts/task';
@@ -227,6 +227,20 @@ describe('corl:comas, worked by hand', () => {
       expect(e.code, JSON.stringify(scores)).to.equal('CORL_ERR_JUDGE_OUTPUT');
       expect(e.where).to.equal('interaction.options.judge');
     }
+  });
+
+  it('hands the judge a frozen request: a judge that pops an item or rewrites a proposal changes nothing', async () => {
+    const d = record(2, 2, 1);
+    const tamper: Judge = {
+      async score(req: JudgeRequest): Promise<JudgeResult> {
+        const items = req.items as JudgeItem[];
+        expect(() => items.pop()).to.throw(TypeError);
+        expect(() => ((items[0]!.proposal as { key: string | null }).key = 'forged')).to.throw(TypeError);
+        return { scores: items.map(() => 3), calls: 1, samples: 0 };
+      },
+    };
+    const j = await comasJudgement(tamper, d, noTools);
+    expect(j.quality.flat(2).filter((q) => q !== null)).to.deep.equal([1, 1]);
   });
 
   it('refuses cohorts it cannot serve with CORL_ERR_INTERACTION_AGENTS', async () => {

@@ -337,3 +337,38 @@ export async function thrown(f: () => unknown, what: string): Promise<unknown> {
   }
   assert.fail(`${what} should throw`);
 }
+
+/** The check that a kind which never receives references does not declare ground truth; `why` says what it sees. */
+export function labelFreeCheck(kind: PluginKind, plugin: PluginDefinition, why: string): Check {
+  return {
+    title: `is label-free: its manifest does not declare usesGroundTruth (${kind}s never receive references)`,
+    run: () => {
+      assert.ok(plugin.manifest.usesGroundTruth === undefined || plugin.manifest.usesGroundTruth === false, why);
+    },
+  };
+}
+
+/**
+ * The check that `probe` gives the same transcript from two instances of every option set, and from
+ * the first when asked again (`what` names the answers in a failure).
+ */
+export function repeatableCheck<K extends PluginKind>(
+  title: string,
+  plugin: PluginDefinition<K>,
+  kit: KitOptions,
+  probe: (instance: PluginKindMap[K]) => unknown,
+  what: string,
+): Check {
+  return {
+    title,
+    run: async () => {
+      for (const options of optionSetsOf(kit)) {
+        const a = await kitCreate(plugin, kit, options);
+        const b = await kitCreate(plugin, kit, options);
+        const first = probe(a);
+        sameTranscript(first, probe(b), `${what} for ${label(options)}`);
+        assert.deepEqual(probe(a), first, `${label(options)}: asking again should give the same ${what}`);
+      }
+    },
+  };
+}

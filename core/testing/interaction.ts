@@ -9,8 +9,9 @@ import {
   finite,
   kitCreate,
   label,
+  labelFreeCheck,
   optionSetsOf,
-  sameTranscript,
+  repeatableCheck,
   suite,
   type Check,
   type KitOptions,
@@ -88,15 +89,11 @@ export function interactionChecks(plugin: PluginDefinition<'interaction'>, kit: 
   const sizes = kit.sizes ?? [1, 2, 3, 4, 5];
   return [
     ...commonChecks('interaction', plugin, kit),
-    {
-      title: 'is label-free: its manifest does not declare usesGroundTruth (interactions never receive references)',
-      run: () => {
-        assert.ok(
-          plugin.manifest.usesGroundTruth === undefined || plugin.manifest.usesGroundTruth === false,
-          'an interaction sees verifier scores only; ground truth belongs to the reward source (the verifier)',
-        );
-      },
-    },
+    labelFreeCheck(
+      'interaction',
+      plugin,
+      'an interaction sees verifier scores only; ground truth belongs to the reward source (the verifier)',
+    ),
     {
       title: 'has at least one discussion round and a known share',
       run: async () => {
@@ -191,18 +188,13 @@ export function interactionChecks(plugin: PluginDefinition<'interaction'>, kit: 
         }
       },
     },
-    {
-      title: 'is deterministic and pure (frozen scores, the same credit when asked again)',
-      run: async () => {
-        for (const options of optionSetsOf(kit)) {
-          const a = await kitCreate(plugin, kit, options);
-          const b = await kitCreate(plugin, kit, options);
-          const first = probe(a, sizes);
-          sameTranscript(first, probe(b, sizes), `credits for ${label(options)}`);
-          assert.deepEqual(probe(a, sizes), first, `${label(options)}: asking again should give the same credits`);
-        }
-      },
-    },
+    repeatableCheck(
+      'is deterministic and pure (frozen scores, the same credit when asked again)',
+      plugin,
+      kit,
+      (t) => probe(t, sizes),
+      'credits',
+    ),
   ];
 }
 

@@ -6,6 +6,7 @@ import {
   expectKind,
   kitCreate,
   label,
+  labelFreeCheck,
   optionSetsOf,
   sameTranscript,
   suite,
@@ -86,15 +87,7 @@ export function judgeChecks(plugin: PluginDefinition<'judge'>, kit: JudgeKitOpti
   };
   return [
     ...commonChecks('judge', plugin, kit),
-    {
-      title: 'is label-free: its manifest does not declare usesGroundTruth (judges never receive references)',
-      run: () => {
-        assert.ok(
-          plugin.manifest.usesGroundTruth === undefined || plugin.manifest.usesGroundTruth === false,
-          'a judge reads proposals and evaluations; ground truth never reaches it',
-        );
-      },
-    },
+    labelFreeCheck('judge', plugin, 'a judge reads proposals and evaluations; ground truth never reaches it'),
     {
       title: 'scores every item in [1, 3] or null, counts whole calls and samples, and names only cohort agents',
       run: async () => {

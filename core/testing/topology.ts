@@ -8,7 +8,7 @@ import {
   kitCreate,
   label,
   optionSetsOf,
-  sameTranscript,
+  repeatableCheck,
   suite,
   type Check,
   type KitOptions,
@@ -78,18 +78,13 @@ export function topologyChecks(plugin: PluginDefinition<'topology'>, kit: Topolo
         }
       },
     },
-    {
-      title: 'is deterministic under a seed and pure (the same question gets the same answer)',
-      run: async () => {
-        for (const options of optionSetsOf(kit)) {
-          const a = await kitCreate(plugin, kit, options);
-          const b = await kitCreate(plugin, kit, options);
-          const first = probe(a, sizes);
-          sameTranscript(first, probe(b, sizes), `supervisors for ${label(options)}`);
-          assert.deepEqual(probe(a, sizes), first, `${label(options)}: asking again should give the same supervisors`);
-        }
-      },
-    },
+    repeatableCheck(
+      'is deterministic under a seed and pure (the same question gets the same answer)',
+      plugin,
+      kit,
+      (t) => probe(t, sizes),
+      'supervisors',
+    ),
   ];
 }
 

@@ -2,13 +2,9 @@
 // sample is known in advance, so the judged rewards, advantages, judge budget and per-round metrics
 // are checked against numbers worked by hand (docs/algorithms/comas.md).
 import { expect } from 'chai';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { loadConfigValue } from '../../../core/config/load';
-import { RunDirectory } from '../../../core/trainer/run-dir';
-import { train } from '../../../core/trainer/trainer';
 import { chatEvaluationPrompt } from '../../../core/util/discussion-text';
 import { fixture, tempDir } from '../../fixtures/configs';
+import { readRollouts, trainIn, type TurnRollout } from '../../support/scripted-run';
 
 const P = 'What is 1 + 1?';
 const H = 'What is 1 + 3?';
@@ -16,12 +12,6 @@ const checks = (prompt: string, agent: number, answer: string): string =>
   chatEvaluationPrompt(prompt, { agent, answer });
 /** GRPO's advantage of two rewards x > y (unbiased std |x − y|/√2, ε = 1e-6). */
 const pair = (d: number): number => d / 2 / (d / Math.SQRT2 + 1e-6);
-
-interface Rollout {
-  agent: number;
-  round: number;
-  completions: { prompt: string; key: string; reward: number; advantage: number }[];
-}
 
 describe('trainer: a scripted CoMAS step, worked by hand', function () {
   this.timeout(60000);
@@ -61,21 +51,13 @@ describe('trainer: a scripted CoMAS step, worked by hand', function () {
       trainer: { steps: 1, batchSize: 1, groupSize: 2, evalEvery: 0, checkpointEvery: 0, saveRollouts: true },
       eval: { atStart: false, samples: 1 },
     };
-    const loaded = await loadConfigValue(config, { baseDir: tmp.dir });
+    const { loaded, run, result } = await trainIn(tmp.dir, config, false);
     expect(loaded.supervised).to.equal(false);
-    const run = await RunDirectory.create(path.join(tmp.dir, 'run'), loaded.config, loaded.source, {
-      baseDir: tmp.dir,
-      supervised: false,
-    });
-    const result = await train(loaded, { run });
     expect(result.supervised).to.equal(false);
 
-    const rollouts: Rollout[] = fs
-      .readFileSync(path.join(tmp.dir, 'run', 'rollouts.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
-    const at = (agent: number, round: number): Rollout => rollouts.find((r) => r.agent === agent && r.round === round)!;
+    const rollouts = readRollouts(tmp.dir);
+    const at = (agent: number, round: number): TurnRollout =>
+      rollouts.find((r) => r.agent === agent && r.round === round)!;
     // Verdicts (judge answer 2): B's 3, contested by A's 2 → 1 (s 0); B's 2 → 3 (s 1); A's 2 → 3
     // (s 1, B's contest of it earns nothing); A's 3, let stand by B → 2 (s 0.5).
     const expected: [number, number, string[], number[], number[]][] = [

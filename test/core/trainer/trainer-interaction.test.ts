@@ -4,11 +4,9 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadConfigValue } from '../../../core/config/load';
-import { RunDirectory } from '../../../core/trainer/run-dir';
-import { train } from '../../../core/trainer/trainer';
 import { chatDiscussionPrompt } from '../../../core/util/discussion-text';
 import { fixture, tempDir } from '../../fixtures/configs';
+import { readRollouts, trainIn, type TurnRollout } from '../../support/scripted-run';
 
 const P = 'What is 1 + 1?';
 const H = 'What is 1 + 3?';
@@ -16,14 +14,6 @@ const says = (prompt: string, agent: number, answer: string): string =>
   chatDiscussionPrompt(prompt, [{ agent, answer }]);
 /** GRPO's advantage of two rewards x > y (unbiased std |x − y|/√2, ε = 1e-6). */
 const pair = (d: number): number => d / 2 / (d / Math.SQRT2 + 1e-6);
-
-interface Rollout {
-  step: number;
-  agent: number;
-  round: number;
-  id: string;
-  completions: { prompt: string; key: string; score: number; reward: number; advantage: number }[];
-}
 
 describe('trainer: a scripted debate, worked by hand', function () {
   this.timeout(60000);
@@ -60,18 +50,9 @@ describe('trainer: a scripted debate, worked by hand', function () {
       trainer: { steps: 1, batchSize: 1, groupSize: 2, evalEvery: 0, checkpointEvery: 0, saveRollouts: true },
       eval: { atStart: false, samples: 1 },
     };
-    const loaded = await loadConfigValue(config, { baseDir: tmp.dir });
-    const run = await RunDirectory.create(path.join(tmp.dir, 'run'), loaded.config, loaded.source, {
-      baseDir: tmp.dir,
-      supervised: true,
-    });
-    await train(loaded, { run });
+    const { run } = await trainIn(tmp.dir, config, true);
 
-    const rollouts: Rollout[] = fs
-      .readFileSync(path.join(tmp.dir, 'run', 'rollouts.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
+    const rollouts = readRollouts(tmp.dir);
     expect(rollouts.map((r) => [r.agent, r.round])).to.deep.equal([
       [0, 0],
       [0, 1],
@@ -80,7 +61,8 @@ describe('trainer: a scripted debate, worked by hand', function () {
       [1, 1],
       [1, 2],
     ]);
-    const at = (agent: number, round: number): Rollout => rollouts.find((r) => r.agent === agent && r.round === round)!;
+    const at = (agent: number, round: number): TurnRollout =>
+      rollouts.find((r) => r.agent === agent && r.round === round)!;
     // [debate 0, debate 1] of each (agent, round): the answers, the verifier's scores, the credited
     // rewards and GRPO's advantages over the two debates. By hand (γ = 0.3; the discounted-sum
     // denominators are 1.39 at round 0, 1.3 at round 1, 1 at round 2; α = [0.5, 1, 0.25, 2]):
@@ -224,12 +206,7 @@ describe('trainer: a scripted debate, worked by hand', function () {
       trainer: { steps: 1, batchSize: 1, groupSize: 2, evalEvery: 0, checkpointEvery: 0, saveRollouts: true },
       eval: { atStart: false, samples: 1 },
     };
-    const loaded = await loadConfigValue(config, { baseDir: tmp.dir });
-    const run = await RunDirectory.create(path.join(tmp.dir, 'run'), loaded.config, loaded.source, {
-      baseDir: tmp.dir,
-      supervised: true,
-    });
-    await train(loaded, { run });
+    const { run } = await trainIn(tmp.dir, config, true);
 
     // Rewards by hand. γ = 0.3, agentShare "all": a turn's score is (own + Σ 0.3^s · mean of all agents
     // s rounds later) / (1 + Σ 0.3^s); α = [0.5, 1, 0.25, 2]. "Seen" is the mean of the agent's two
@@ -287,11 +264,7 @@ describe('trainer: a scripted debate, worked by hand', function () {
       [lower(2), [0, 0], lower(0.5)],
     ];
 
-    const rollouts: Rollout[] = fs
-      .readFileSync(path.join(tmp.dir, 'run', 'rollouts.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
+    const rollouts = readRollouts(tmp.dir);
     expect(rollouts).to.have.length(9);
     for (let a = 0; a < 3; a++) {
       const updates = fs

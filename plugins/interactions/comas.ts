@@ -8,7 +8,6 @@ import type { Judge, JudgeItem, JudgeTools } from '../../core/contracts/judge';
 import type { PluginContext, PluginKind, ResolvedSelection } from '../../core/contracts/plugin';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-import { deepFreeze } from '../../core/util/fs';
 
 /** corl's schema keyword for a nested plugin selection, `{ corlPlugin: kind }`. */
 type CorlPluginKeyword = { corlPlugin: PluginKind };
@@ -96,10 +95,12 @@ export function comasItems(record: DiscussionRecord): { items: JudgeItem[]; at: 
       for (let k = 0; k < record.debates; k++) {
         const p = record.turns[r - 1]![t]![k]!;
         const v = record.turns[r]![e]![k]!;
-        items.push({
-          proposal: { agent: t, text: p.text, answer: p.answer, key: p.key },
-          evaluation: { agent: e, text: v.text, answer: v.answer, key: v.key },
-        });
+        items.push(
+          Object.freeze({
+            proposal: Object.freeze({ agent: t, text: p.text, answer: p.answer, key: p.key }),
+            evaluation: Object.freeze({ agent: e, text: v.text, answer: v.answer, key: v.key }),
+          }),
+        );
         at.push({ round: r - 1, author: t, evaluator: e, debate: k });
       }
     }
@@ -111,14 +112,14 @@ export async function comasJudgement(judge: Judge, record: DiscussionRecord, too
   const { items, at } = comasItems(record);
   // Frozen, as every context the framework hands a plugin: a judge cannot change the items it is counted against.
   const result = await judge.score(
-    deepFreeze({
+    Object.freeze({
       agents: tools.agents,
       equal: tools.equal,
       sample: tools.sample,
       problem: record.problem,
       prompt: record.prompt,
       step: record.step,
-      items,
+      items: Object.freeze(items),
     }),
   );
   const scores = result?.scores;

@@ -15,7 +15,7 @@ const STEP_CHECK_OPTIONS_SCHEMA = {
       minimum: 1,
       maximum: 3,
       default: 2,
-      description: 'score of flawed work whose evaluation gave the same answer (did not catch the flaw), rubric 1..3',
+      description: 'score of flawed work whose evaluation gave the same answer or none (did not catch the flaw), rubric 1..3',
     },
     unchecked: {
       oneOf: [{ type: 'number', minimum: 1, maximum: 3 }, { type: 'null' }],

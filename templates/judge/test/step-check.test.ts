@@ -67,11 +67,12 @@ describe('example:judge', () => {
         [RIGHT, slip], // right; the evaluation's criticism does not hold
         [slip, RIGHT], // flawed, and the evaluation answered otherwise: a fatal criticism that holds
         [slip, slip], // flawed, and the evaluation let it stand
+        [slip, 'Looks fine to me.'], // flawed, and the evaluation gave no answer: let stand too
         ['\\boxed{113}', RIGHT], // nothing written to check
       ]),
     );
-    expect(r).to.deep.equal({ scores: [3, 3, 1, 2, null], calls: 0, samples: 0 });
-    // corl:comas rewards a proposal s = (score − 1)/2 and its evaluation 1 − s: 1/0, 1/0, 0/1, 0.5/0.5, nothing.
+    expect(r).to.deep.equal({ scores: [3, 3, 1, 2, 2, null], calls: 0, samples: 0 });
+    // corl:comas rewards a proposal s = (score − 1)/2 and its evaluation 1 − s: 1/0, 1/0, 0/1, 0.5/0.5, 0.5/0.5, nothing.
   });
 
   it('options move the scores of flawed work let stand and of unchecked proposals', async () => {

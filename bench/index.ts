@@ -32,6 +32,10 @@ const BENCHES: Record<string, { description: string; load: () => Bench }> = {
     description: 'corl serve throughput and latency: 8 agents posting 12-completion groups (ring and self)',
     load: () => require('./serve').bench,
   },
+  discussion: {
+    description: "discussion prompts (roundPrompt) per debate per round against sampling the debate's completion",
+    load: () => require('./discussion').bench,
+  },
 };
 
 async function main(): Promise<void> {

@@ -87,10 +87,12 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
     }
     const extractor = await make('extractor', config.extractor, 'extractor');
     services = { ...services, extractor };
-    const equivalence = await make('equivalence', config.equivalence, 'equivalence');
+    // The run's equivalence, made one way: the instance rewards and votes use, and (training) a second
+    // one, created identically, that grades against references so the first never sees one.
+    const makeEquivalence = () => make('equivalence', config.equivalence, 'equivalence');
+    const equivalence = await makeEquivalence();
     services = { ...services, equivalence };
-    const grading =
-      set === 'training' ? equivalenceFacade(await make('equivalence', config.equivalence, 'equivalence')) : undefined;
+    const grading = set === 'training' ? equivalenceFacade(await makeEquivalence()) : undefined;
     const topology = await make('topology', config.topology, 'topology');
     services = { ...services, topology };
     let diversity: DiversityStrategy | undefined;

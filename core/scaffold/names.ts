@@ -11,6 +11,7 @@ export const TEMPLATE_KINDS = [
   'policy',
   'task',
   'interaction',
+  'judge',
 ] as const satisfies readonly PluginKind[];
 
 /** A kind with a template. */

@@ -330,8 +330,16 @@ export function scaffold(o: ScaffoldOptions): ScaffoldResult {
   };
 }
 
-/** Put the description into the manifest's `description:` line (the first one in the file). */
+/**
+ * Put the description into the manifest's `description:` line: the first one after `manifest: {`, so
+ * that the options schema's descriptions above it stay as they are. Single- or double-quoted.
+ */
 function replaceDescription(text: string, description: string): string {
   const quoted = `'${description.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, ' ')}'`;
-  return text.replace(/(\n\s*description: )'(?:[^'\\]|\\.)*'/, (_m, head: string) => `${head}${quoted}`);
+  const at = text.indexOf('manifest: {');
+  if (at < 0) return text;
+  const tail = text
+    .slice(at)
+    .replace(/(\n\s*description: )(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")/, (_m, head: string) => `${head}${quoted}`);
+  return text.slice(0, at) + tail;
 }

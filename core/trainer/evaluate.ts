@@ -60,6 +60,16 @@ export interface EvalResult {
 }
 
 /**
+ * The run's grading against references: answer keys and verdicts through the cohort's grading
+ * equivalence (`Cohort.grading`, a second instance of the config's equivalence that no reward
+ * source holds). The one construction the trainer's evaluation and monitoring, `corl eval` and
+ * `corl pretrain` grade with, so the same completions get the same correctness in each.
+ */
+export function gradingKeys(cohort: Pick<Cohort, 'extractor' | 'grading'>): AnswerKeys {
+  return new AnswerKeys(cohort.extractor, cohort.grading);
+}
+
+/**
  * The problems an evaluation uses: those of `config.split` (held-out test problems, or the task's
  * validation split), the first `maxProblems` of them (all when 0), in the task's order.
  */

@@ -14,7 +14,7 @@ import { mixSeed } from '../util/rng';
 import { AnswerKeys } from './answer-keys';
 import { turnPrompt, turnsRead } from './discussion';
 import { agentFailure, batchAt, buildCohort, sampleChecked, type Agent, type Cohort } from './cohort';
-import { evaluateCohort, mean } from './evaluate';
+import { evaluateCohort, gradingKeys, mean } from './evaluate';
 import { NoProgress, type ProgressReporter } from './progress';
 import { CheckpointWriter } from './checkpoint-writer';
 import { MetricsWriter } from './metrics-writer';
@@ -123,7 +123,7 @@ async function loop(
   const keys = new AnswerKeys(cohort.extractor, cohort.equivalence, cohort.reward);
   // Grading against references goes through a separate equivalence instance: the one whose keys
   // and verdicts reach reward sources never sees a reference.
-  const grades = new AnswerKeys(cohort.extractor, cohort.grading);
+  const grades = gradingKeys(cohort);
   const lastEval: number[] = cohort.agents.map(() => NaN);
   const evaluate = async (stepsDone: number): Promise<void> => {
     const t = performance.now();

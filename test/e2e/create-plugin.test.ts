@@ -1,6 +1,6 @@
-// The five-minute path, for real: the create-corl-plugin binary generates a reward plugin into a
-// temporary folder, `npm install` links it to this corl offline, `npm test` builds it and passes its
-// tests, and `npm run train` (corl train) picks it up from the config's `plugins` list.
+// The five-minute path, for real: the create-corl-plugin binary generates a reward plugin (and a
+// judge) into a temporary folder, `npm install` links it to this corl offline, `npm test` builds it
+// and passes its tests, and `npm run train` (corl train) picks it up from the config's `plugins` list.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -65,6 +65,42 @@ describe('e2e: create-corl-plugin → npm install → npm test → corl train', 
     ).to.equal(true);
   });
 
+  it('generates a judge plugin that installs offline, passes its tests and judges a corl:comas run', () => {
+    const made = create(['lab-steps', '--kind', 'judge', '--name', 'lab:steps'], tmp.dir);
+    expect(made.code, made.out).to.equal(0);
+    expect(made.stdout).to.contain('a judge plugin "lab:steps"');
+    const dir = path.join(tmp.dir, 'lab-steps');
+    expect(fs.readFileSync(path.join(dir, 'src/step-check.ts'), 'utf8'))
+      .to.contain("name: 'lab:steps'")
+      .and.contain('export const stepsJudge = definePlugin(');
+
+    const install = npm(['install', ...NPM_FLAGS], dir);
+    expect(install.code, install.out).to.equal(0);
+    const test = npm(['test'], dir);
+    expect(test.code, test.out).to.equal(0);
+    expect(test.stdout)
+      .to.contain('lab:steps satisfies the judge contract')
+      .and.match(/\d+ passing/)
+      .and.not.match(/failing/);
+
+    const train = npm(['run', 'train', '--', '--out', 'runs/e2e', '-q'], dir);
+    expect(train.code, train.out).to.equal(0);
+    expect(train.stdout).to.contain('label-free run: 20 step(s)');
+    const config = JSON.parse(fs.readFileSync(path.join(dir, 'runs/e2e/config.json'), 'utf8'));
+    expect(config.interaction.options.judge.use).to.equal('lab:steps');
+    const train1 = fs
+      .readFileSync(path.join(dir, 'runs/e2e/metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((m) => m.phase === 'train');
+    expect(train1.length).to.equal(40);
+    expect(
+      train1.every((m) => m.metrics['judge/verdicts'] > 0),
+      'every step judged through the generated plugin',
+    ).to.equal(true);
+  });
+
   it('refuses a non-empty folder, an unknown kind and a bad name with coded errors, writing nothing', () => {
     fs.mkdirSync(path.join(tmp.dir, 'busy'));
     fs.writeFileSync(path.join(tmp.dir, 'busy/keep.txt'), 'mine');
@@ -76,7 +112,7 @@ describe('e2e: create-corl-plugin → npm install → npm test → corl train', 
     expect(kind.code).to.equal(1);
     expect(kind.stderr)
       .to.contain('CORL_ERR_SCAFFOLD_KIND')
-      .and.contain('reward, topology, diversity, extractor, policy, task, interaction');
+      .and.contain('reward, topology, diversity, extractor, policy, task, interaction, judge');
     const noKind = create(['k'], tmp.dir); // not a terminal: no prompt, so the kind is required
     expect(noKind.code).to.equal(1);
     expect(noKind.stderr).to.contain('CORL_ERR_SCAFFOLD_KIND');

@@ -4,7 +4,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { coRlConfig, dataFixture, tempDir, writeConfig } from '../fixtures/configs';
 
-const BIN = path.resolve(__dirname, '../../../bin/corl.js');
+const ROOT = path.resolve(__dirname, '../../..');
+const BIN = path.join(ROOT, 'bin/corl.js');
 const TESTING = path.resolve(__dirname, '../../core/testing/index.js');
 const MATH_TEMPLATE = '{question}\nPut the final answer in \\boxed{}.';
 
@@ -223,6 +224,45 @@ describe('e2e: corl eval and corl agreement', function () {
     const summary = JSON.parse(fs.readFileSync(path.join(out, 'summary.json'), 'utf8'));
     expect(summary.agents.map((x: any) => x.pass1)).to.deep.equal(metrics.map((m) => m.metrics['eval/accuracy']));
     expect(summary.agents.map((x: any) => x.majority)).to.deep.equal(metrics.map((m) => m.metrics['eval/maj@3']));
+  });
+
+  it("corl eval on a run's checkpoint grades the same samples as the trainer's evaluation of that step did", () => {
+    // The two shipped slip-regime families, one update step on the embedded benchmark, evaluated and
+    // checkpointed after it; then corl eval with each policy loaded from that checkpoint.
+    const comas = JSON.parse(fs.readFileSync(path.join(ROOT, 'configs/comas.json'), 'utf8'));
+    const agents = (from: (i: number) => string) =>
+      comas.agents.map((a: any, i: number) => ({
+        ...a,
+        policy: { ...a.policy, options: { ...a.policy.options, checkpoint: from(i) } },
+      }));
+    const config = (from: (i: number) => string) => ({
+      name: 'eval-checkpoint',
+      seed: 5,
+      labelFree: true,
+      task: { use: 'corl:arith', options: { seed: 1234, train: 50, heldOut: 12 } },
+      agents: agents(from),
+      topology: 'corl:ring',
+      reward: 'corl:vote',
+      trainer: { steps: 1, batchSize: 2, groupSize: 2, evalEvery: 1, checkpointEvery: 1, sampling: { maxTokens: 40 } },
+      eval: { samples: 2, atStart: false, sampling: { temperature: 1, maxTokens: 40 } },
+    });
+    const base = (i: number) => path.join(ROOT, 'models/slips', comas.agents[i].policy.options.family);
+    const run = path.join(tmp.dir, 'run');
+    const train = corl(['train', '-c', writeConfig(tmp.dir, 'train.json', config(base)), '--out', run, '-q']);
+    expect(train.code, train.stderr).to.equal(0);
+    const saved = (i: number) => path.join(run, 'checkpoints/step-000001', `agent-${i}`);
+    const out = path.join(tmp.dir, 'eval');
+    const file = writeConfig(tmp.dir, 'eval.json', config(saved));
+    const r = corl(['eval', '-c', file, '--batch', '0', '--out', out, '-q']);
+    expect(r.code, r.stderr).to.equal(0);
+    const trained = jsonl(path.join(run, 'eval/step-000001.jsonl'));
+    const evaluated = [...jsonl(path.join(out, 'alpha.jsonl')), ...jsonl(path.join(out, 'beta.jsonl'))];
+    const graded = (rows: any[]) => rows.map((x) => [x.agent, x.id, x.answers, x.keys, x.correct, x.majCorrect]);
+    expect(graded(evaluated)).to.deep.equal(graded(trained));
+    // Not a vacuous match: the 12 problems × 2 agents × 2 samples hold right and wrong answers.
+    const verdicts = trained.flatMap((x) => x.correct);
+    expect(verdicts).to.have.length(48);
+    expect(verdicts).to.include(true).and.to.include(false);
   });
 
   it('refuses bad invocations and bad data with coded errors', () => {

@@ -1,10 +1,10 @@
 // A new user's path with the published package, not the checkout: `npm pack` this corl (its prepack
 // rebuilds dist/ in place from the same sources), install the tarball into a fresh project outside
 // the checkout, run the create-corl-plugin that came with it, then install, test and train the
-// generated plugin. Nothing is copied or linked by hand: npm resolves everything, from its cache
-// where it can (--prefer-offline). The environment of every command is stripped of what `npm test`
-// and this checkout add (npm_* settings, onnxruntime switches, the checkout's node_modules/.bin), so
-// the repository's own .npmrc cannot help. Slow (one pack, two installs of corl's dependencies).
+// generated plugin, and install and test a judge plugin generated the same way. Nothing is copied or
+// linked by hand: npm resolves everything, from its cache where it can (--prefer-offline). The
+// environment of every command is stripped of what `npm test` and this checkout add (npm_* settings,
+// onnxruntime switches, the checkout's node_modules/.bin), so the repository's own .npmrc cannot help. Slow (one pack, three installs of corl's dependencies).
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -59,8 +59,11 @@ describe('e2e: npm pack → install the tarball → npx create-corl-plugin → n
       'dist/entry/index.js',
       'dist/entry/testing.js',
       'templates/reward/package.json',
+      'templates/judge/package.json',
+      'templates/judge/comas-arith.config.json',
       'schema/corl.schema.json',
       'docs/guide/writing-a-reward-plugin.md',
+      'docs/guide/writing-a-judge.md',
     ]);
     const dev = shipped.filter(
       (f) =>
@@ -134,5 +137,21 @@ describe('e2e: npm pack → install the tarball → npx create-corl-plugin → n
       metrics.some((m) => m.phase === 'train' && m.metrics['agreement/mean_reward'] !== undefined),
       'rewards came from the generated plugin',
     ).to.equal(true);
+
+    // The newest kind from the same tarball: a judge, whose tests run corl/testing's judge contract.
+    const judge = sh('npx', ['create-corl-plugin', '../lab-steps', '--kind', 'judge', '--name', 'lab:steps'], app);
+    expect(judge.code, judge.out).to.equal(0);
+    const judgeDir = path.join(tmp.dir, 'lab-steps');
+    const judgeInstall = sh('npm', ['install', ...NPM_FLAGS], judgeDir);
+    expect(judgeInstall.code, judgeInstall.out).to.equal(0);
+    const judgeTest = sh('npm', ['test'], judgeDir);
+    expect(judgeTest.code, judgeTest.out).to.equal(0);
+    expect(judgeTest.stdout)
+      .to.contain('lab:steps satisfies the judge contract')
+      .and.match(/\d+ passing/)
+      .and.not.match(/failing/);
+    // Its embedded-benchmark config finds the checkpoints the tarball ships.
+    const validate = sh('npx', ['corl', 'validate', 'comas-arith.config.json'], judgeDir);
+    expect(validate.code, validate.out).to.equal(0);
   });
 });

@@ -83,6 +83,16 @@ describe('templates/ (every template is a real package that builds, passes its t
         const metrics = fs.readFileSync(path.join(dir, 'runs/ci/metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
         expect(metrics.filter((m) => m.phase === 'train').length).to.equal(20 * (kind === 'topology' ? 3 : 2));
         if (kind === 'reward') expect(metrics.some((m) => m.metrics['agreement/mean_reward'] !== undefined), 'the run used the plugin\'s reward').to.equal(true);
+        if (kind === 'judge') {
+          // corl:comas judged every (proposal, evaluation) pair with the plugin: 4 problems × 2 evaluators × 6 debates, no model asked.
+          const train = metrics.filter((m) => m.phase === 'train');
+          expect(train.map((m) => m.metrics['judge/verdicts'])).to.deep.equal(new Array(40).fill(48));
+          expect(train.every((m) => m.metrics['judge/calls'] === 0 && m.metrics['judge/samples'] === 0)).to.equal(true);
+          // The embedded-benchmark config resolves against the shipped checkpoints and the built plugin.
+          const arith = run(dir, [path.join(ROOT, 'bin/corl.js'), 'validate', 'comas-arith.config.json']);
+          expect(arith.code, arith.out).to.equal(0);
+          expect(arith.out).to.contain('2 agent(s)').and.contain('label-free');
+        }
       });
     }
 

@@ -13,6 +13,7 @@ import {
   ensembleCorrect,
   evaluateAgent,
   evalProblems,
+  gradingKeys,
   mean,
   pairAgreement,
   type AgentScores,
@@ -249,12 +250,13 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
     // Release the agents that are not evaluated before any session exists, so the others get their cores.
     for (const a of cohort.agents) if (!selected.includes(a)) await a.policy.close?.();
     const problems = scoredProblems(cohort, parsed.limit, parsed.data);
-    const keys = new AnswerKeys(cohort.extractor, cohort.equivalence);
+    // Graded as the trainer grades its evaluation: the same construction, the grading instance.
+    const keys = gradingKeys(cohort);
     const perAgent = await evaluateSelected(cohort, selected, problems, keys, { batch: parsed.batch, progress });
     const outDir = flags.out ? path.resolve(flags.out) : undefined;
     const files = outDir ? await writeAgentFiles(outDir, selected, perAgent) : [];
     const referenceKey = (id: string) => keys.referenceKey(id, cohort.data.groundTruth);
-    const { ensembles, pairs } = await pairFigures(selected, perAgent, m, cohort.equivalence, referenceKey);
+    const { ensembles, pairs } = await pairFigures(selected, perAgent, m, cohort.grading, referenceKey);
     const summary: EvalSummary = {
       config: loaded.file ?? flags.config,
       data: parsed.data,
@@ -397,7 +399,7 @@ async function evaluateSelected(
   run.progress.start(problems.length * selected.length, 'eval');
   const perAgent = await Promise.all(
     selected.map((agent) =>
-      evaluateAgent(agent, problems, keys, cohort.data.groundTruth, cohort.equivalence, {
+      evaluateAgent(agent, problems, keys, cohort.data.groundTruth, cohort.grading, {
         samples: ev.samples,
         sampling: ev.sampling,
         batch: run.batch,

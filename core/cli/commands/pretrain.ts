@@ -6,7 +6,7 @@ import { loadConfig } from '../../config/load';
 import { CorlError } from '../../errors';
 import { AnswerKeys } from '../../trainer/answer-keys';
 import { buildCohort, sampleChecked, type Agent, type Cohort } from '../../trainer/cohort';
-import { evalProblems, mean } from '../../trainer/evaluate';
+import { evalProblems, gradingKeys, mean } from '../../trainer/evaluate';
 import { mixSeed, Rng } from '../../util/rng';
 import { intFlag, pct, table } from '../output';
 
@@ -138,7 +138,7 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
       }
     }
     const pc = loaded.config.pretrain;
-    const keys = new AnswerKeys(cohort.extractor, cohort.equivalence);
+    const keys = gradingKeys(cohort);
     const prompts = cohort.data.pretrainPromptLengths;
     const out = path.resolve(flags.out);
     const dirOf = (a: Agent) => (agents.length === 1 ? out : path.join(out, a.name));

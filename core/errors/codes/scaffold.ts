@@ -3,7 +3,7 @@ import { defineCodes } from './spec';
 export const SCAFFOLD_CODES = defineCodes({
   CORL_ERR_SCAFFOLD_KIND: {
     cause: '`create-corl-plugin` was given a plugin kind it has no template for (or none, off a terminal).',
-    fix: 'pass `--kind` with one of the kinds listed: reward, topology, diversity, extractor, policy, task, interaction',
+    fix: 'pass `--kind` with one of the kinds listed: reward, topology, diversity, extractor, policy, task, interaction, judge',
   },
   CORL_ERR_SCAFFOLD_NAME: {
     cause:

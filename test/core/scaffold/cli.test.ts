@@ -29,7 +29,7 @@ describe('core/scaffold/cli (create-corl-plugin: flags, prompts on a terminal on
       packageName: 'my-task',
       description: 'Rows from a file',
     });
-    expect(s.questions[1]).to.contain('reward, topology, diversity, extractor, policy, task, interaction');
+    expect(s.questions[1]).to.contain('reward, topology, diversity, extractor, policy, task, interaction, judge');
     expect(s.questions[3]).to.contain('(my-task)');
     expect(s.questions[4]).to.contain('(local:my-task)');
     expect(out.join('')).to.contain('expected --kind to be one of').and.contain('expected a plugin name "scope:name"');

@@ -15,7 +15,7 @@ describe('core/scaffold/names (kinds, plugin and package names)', () => {
     expect(checkKind('reward')).to.equal('reward');
     for (const bad of ['rewards', 'equivalence', undefined]) {
       expect(() => checkKind(bad)).to.throw(
-        /CORL_ERR_SCAFFOLD_KIND.*reward, topology, diversity, extractor, policy, task, interaction/,
+        /CORL_ERR_SCAFFOLD_KIND.*reward, topology, diversity, extractor, policy, task, interaction, judge/,
       );
     }
     expect(TEMPLATE_KINDS).to.deep.equal([
@@ -26,6 +26,7 @@ describe('core/scaffold/names (kinds, plugin and package names)', () => {
       'policy',
       'task',
       'interaction',
+      'judge',
     ]);
   });
 

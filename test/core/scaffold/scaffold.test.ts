@@ -13,6 +13,7 @@ import {
   thisInstall,
   type CorlInstall,
 } from '../../../core/scaffold/scaffold';
+import { TEMPLATE_KINDS } from '../../../core/scaffold/names';
 import { ROOT } from '../../../scripts/generate';
 import { tempDir } from '../../fixtures/configs';
 
@@ -94,6 +95,27 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
     expect(fs.readFileSync(path.join(tmp.dir, 'b/src/jsonl.ts'), 'utf8')).to.contain(
       "description: 'Lab\\'s rows: \\'quoted\\'',",
     );
+  });
+
+  it("--description replaces every kind's manifest description, and no options schema description", () => {
+    for (const kind of TEMPLATE_KINDS) {
+      const dir = path.join(tmp.dir, `d-${kind}`);
+      scaffold({ dir, kind, name: 'lab:d', packageName: `d-${kind}`, toolchain: 'registry', description: 'Mine' });
+      const template = path.join(ROOT, 'templates', kind, 'src');
+      for (const f of fs.readdirSync(template).filter((x) => x !== 'index.ts')) {
+        const before = fs.readFileSync(path.join(template, f), 'utf8').split('\n');
+        const after = fs.readFileSync(path.join(dir, 'src', f), 'utf8').split('\n');
+        const changed = after.flatMap((line, i) =>
+          line === rewriteNames(before[i]!, kind, { name: 'lab:d', packageName: `d-${kind}` }) ? [] : [i],
+        );
+        expect(changed, `${kind}/src/${f}: one line changes`).to.have.length(1);
+        expect(after[changed[0]!]!.trim(), kind).to.equal("description: 'Mine',");
+        expect(
+          after.slice(0, changed[0]).some((l) => l.includes('manifest: {')),
+          `${kind}: the line is in the manifest`,
+        ).to.equal(true);
+      }
+    }
   });
 
   it('an installed corl (under node_modules) depends on its own folder by default, ^version with registry', () => {

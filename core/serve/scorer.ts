@@ -167,23 +167,60 @@ function failure(e: unknown, what: string): CorlError {
 
 /** Request-level summary of a list of answers (deterministic: computed from stored answers only). */
 export function summarize(answers: readonly GroupAnswer[]): Record<string, number> {
-  const rewards = answers.flatMap((a) => a.rewards);
-  const m: Record<string, number> = {};
-  const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
-  m['reward/mean'] = mean(rewards);
-  const mu = m['reward/mean'];
-  m['reward/std'] =
-    rewards.length > 1 ? Math.sqrt(rewards.reduce((s, r) => s + (r - mu) * (r - mu), 0) / (rewards.length - 1)) : 0;
-  m['reward/frac_zero_std'] = mean(answers.map((a) => (a.rewards.every((r) => r === a.rewards[0]) ? 1 : 0)));
-  const labeled = answers.filter((a) => a.label !== undefined);
-  if (labeled.length) m['label/labeled_fraction'] = mean(labeled.map((a) => (a.label !== null ? 1 : 0)));
-  const agreeing = answers.filter((a) => a.agree !== undefined);
-  if (agreeing.length) m['label/peer_agreement'] = mean(agreeing.map((a) => a.agree!));
-  m['exchange/fallback_fraction'] = mean(answers.map((a) => (a.source === 'self' || a.source === 'zero' ? 1 : 0)));
-  const keys = new Set(answers.flatMap((a) => Object.keys(a.metrics)));
-  for (const k of keys) {
-    const vs = answers.map((a) => a.metrics[k]).filter((v): v is number => v !== undefined);
-    if (vs.length) m[k] = mean(vs);
+  // Plain loops, summing in the same order as a mean over the flattened lists (the same floats):
+  // this runs once per request, and a fresh service runs it in the interpreter.
+  let count = 0;
+  let sum = 0;
+  for (const a of answers)
+    for (const r of a.rewards) {
+      sum += r;
+      count++;
+    }
+  const mu = count ? sum / count : 0;
+  let squares = 0;
+  for (const a of answers) for (const r of a.rewards) squares += (r - mu) * (r - mu);
+  let flat = 0;
+  let labeled = 0;
+  let withLabel = 0;
+  let agreeing = 0;
+  let agreed = 0;
+  let fallbacks = 0;
+  for (const a of answers) {
+    const r = a.rewards;
+    let same = 1;
+    for (let i = 1; i < r.length; i++) if (r[i] !== r[0]) same = 0;
+    flat += same;
+    if (a.label !== undefined) {
+      labeled++;
+      if (a.label !== null) withLabel++;
+    }
+    if (a.agree !== undefined) {
+      agreeing++;
+      agreed += a.agree;
+    }
+    if (a.source === 'self' || a.source === 'zero') fallbacks++;
   }
+  const n = answers.length;
+  const m: Record<string, number> = {};
+  m['reward/mean'] = mu;
+  m['reward/std'] = count > 1 ? Math.sqrt(squares / (count - 1)) : 0;
+  m['reward/frac_zero_std'] = n ? flat / n : 0;
+  if (labeled) m['label/labeled_fraction'] = withLabel / labeled;
+  if (agreeing) m['label/peer_agreement'] = agreed / agreeing;
+  m['exchange/fallback_fraction'] = n ? fallbacks / n : 0;
+  // The reward source's metrics: per name (first-seen order), the mean over the answers that have it.
+  const metrics = new Map<string, { sum: number; count: number }>();
+  for (const a of answers)
+    for (const k in a.metrics) {
+      const v = a.metrics[k];
+      if (v === undefined) continue;
+      const acc = metrics.get(k);
+      if (!acc) metrics.set(k, { sum: v, count: 1 });
+      else {
+        acc.sum += v;
+        acc.count++;
+      }
+    }
+  for (const [k, acc] of metrics) m[k] = acc.sum / acc.count;
   return m;
 }

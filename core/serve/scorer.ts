@@ -4,6 +4,7 @@ import type { AgentAnswers, CompletionView, RewardContext, RewardResult } from '
 import { CorlError, isCorlError } from '../errors';
 import { matches } from '../voting/plurality';
 import type { ServeRuntime } from './setup';
+import { mapPacked } from '../util/arrays';
 
 /** One posted completion. */
 export interface PostedCompletion {
@@ -64,12 +65,12 @@ export class Scorer {
     try {
       if (!this.rt.reward.answerKeys) {
         // The run's extractor and equivalence: answer and key of each text in one pass.
-        const found = group.completions.map((c) => this.rt.keys.of(c.text));
+        const found = mapPacked(group.completions, (c) => this.rt.keys.of(c.text));
         this.answers.set(
           group,
-          found.map((f) => f.answer),
+          mapPacked(found, (f) => f.answer),
         );
-        return found.map((f) => (typeof f.key === 'string' && f.key !== '' ? f.key : null));
+        return mapPacked(found, (f) => (typeof f.key === 'string' && f.key !== '' ? f.key : null));
       }
       const keys = await this.rt.keys.forReward(
         this.problem(group),
@@ -81,7 +82,7 @@ export class Scorer {
           `expected ${group.completions.length} answer keys from "${this.rt.config.reward.use}", got ${Array.isArray(keys) ? keys.length : typeof keys}`,
         );
       }
-      return keys.map((k) => (typeof k === 'string' && k !== '' ? k : null));
+      return mapPacked(keys, (k) => (typeof k === 'string' && k !== '' ? k : null));
     } catch (e) {
       throw failure(e, `answer keys of group "${group.id}"`);
     }
@@ -99,7 +100,7 @@ export class Scorer {
     const rt = this.rt;
     const own: AgentAnswers = { agent, keys };
     const raw = rt.reward.answerKeys ? undefined : this.answers.get(group);
-    const completions: CompletionView[] = group.completions.map((c, k) => ({
+    const completions: CompletionView[] = mapPacked(group.completions, (c, k) => ({
       text: c.text,
       answer: rt.reward.answerKeys ? (keys[k] ?? null) : raw ? (raw[k] ?? null) : rt.keys.of(c.text).answer,
       key: keys[k] ?? null,
@@ -155,7 +156,14 @@ export class Scorer {
 
   /** The `zero` fallback: no label, every reward 0. */
   zero(group: PostedGroup, keys: readonly (string | null)[]): GroupAnswer {
-    return { id: group.id, rewards: keys.map(() => 0), keys: [...keys], label: null, source: 'zero', metrics: {} };
+    return {
+      id: group.id,
+      rewards: mapPacked(keys, () => 0),
+      keys: [...keys],
+      label: null,
+      source: 'zero',
+      metrics: {},
+    };
   }
 }
 

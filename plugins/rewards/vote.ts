@@ -3,6 +3,7 @@ import type { RewardResult, RewardSource } from '../../core/contracts/reward-sou
 import { definePlugin } from '../../core/registry/define';
 import type { Equivalence } from '../../core/contracts/equivalence';
 import { matchesAtOnce, pluralityVote } from '../../core/voting/plurality';
+import { mapPacked } from '../../core/util/arrays';
 
 const VOTE_OPTIONS_SCHEMA = {
   type: 'object',
@@ -48,7 +49,7 @@ export const voteReward = definePlugin({
         const vote =
           options.rule === 'majority'
             ? await majorityOfLabels(
-                ctx.supervisors.map((sup) => sup.keys),
+                mapPacked(ctx.supervisors, (sup) => sup.keys),
                 ctx.equivalence,
                 options.threshold,
               )

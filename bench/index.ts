@@ -29,7 +29,8 @@ const BENCHES: Record<string, { description: string; load: () => Bench }> = {
     load: () => require('./answers').bench,
   },
   serve: {
-    description: 'corl serve throughput and latency: 8 agents posting 12-completion groups (ring and self)',
+    description:
+      'corl serve throughput and latency: 8 agents posting 12-completion groups (ring and self), each case a fresh service timed for BENCH_SERVE_SECONDS (8), nothing excluded',
     load: () => require('./serve').bench,
   },
   discussion: {

@@ -3,14 +3,17 @@
 // agents posting POST /v1/groups concurrently, each request one 12-completion group or a micro-batch
 // of 8 such groups, of about 600-character math completions ending in a boxed answer. Two configs: a ring (Co-RL: each
 // agent waits for its peer's answers of the same step) and corl:self (TTRL: no waiting).
-// Figures: completions scored per second, request latency p50/p99 as the agents see it, requests.
+// Each case runs for a fixed time (BENCH_SERVE_SECONDS, default 8) against a freshly started service, from
+// its first request on: nothing is excluded as warm-up, since "holds" means sustained throughput and a
+// service's first seconds (V8 still compiling the request path) are part of what a cohort gets.
+// Figures over the whole window: completions scored per second, request latency p50/p99 as the agents
+// see it, requests, service CPU per request; then a per-second series (completions/s, p50/p99, service
+// CPU per request) that shows the ramp from cold, and the first second on its own.
 // Each config also runs with the journal off (serve.journal: false), side by side; another keeps the journal on tmpfs, separating the disk's fdatasync from the service's work.
 // A summary at the end puts the journal on, off and on tmpfs side by side, and says whether the
-// journal-on target (>= 20k completions/s, p99 < 20 ms, one group per request) was met, with the load.
+// journal-on target (>= 20k completions/s, p99 < 20 ms, one group per request, over the whole window) was met, with the load.
 // Profile the service with BENCH_SERVE_PROF=<dir> (passes --cpu-prof --cpu-prof-dir=<dir>); run only
 // some cases with BENCH_SERVE_ONLY=<regular expression> over "<label>, <n> group(s) per request".
-// BENCH_SERVE_WARMUP=<n> sets the uncounted warm-up requests per agent (default 5): V8 is still
-// optimising the request path after 40 requests, so a larger n measures the warm service a long run sees.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -24,8 +27,8 @@ const AGENTS = 8;
 const K = 12;
 /** Groups per request: one prompt's group (a trainer posting as it goes), or a micro-batch of 8 prompts. */
 const REQUEST_SIZES = [1, 8];
-const WARMUP_STEPS = warmupSteps(process.env.BENCH_SERVE_WARMUP);
-const STEPS = 60;
+/** Seconds each case runs, from the service's first request to its last answer. */
+const SECONDS = benchSeconds(process.env.BENCH_SERVE_SECONDS, process.env.BENCH_SERVE_WARMUP);
 
 const FILLER = [
   'Let us set up the problem carefully. ',
@@ -56,10 +59,14 @@ function completionText(rng: Rng, group: number): string {
   return `${text}So the final answer is $\\boxed{${FORMS[group % FORMS.length]!(n)}}$.`;
 }
 
-/** Every request body of one agent, built before timing starts (distinct texts: no cache hits across agents). */
-function bodies(agent: number, steps: number, groups: number): string[] {
+/**
+ * One agent's request bodies, step 0, 1, 2, ... in turn: a seeded stream per agent, so every run posts the
+ * same sequence, and distinct texts (no cache hits across agents or steps). Made as the agent goes, since
+ * a timed run's length in requests is not known ahead.
+ */
+function bodyMaker(agent: number, groups: number): (step: number) => string {
   const rng = new Rng(1000 + agent);
-  return Array.from({ length: steps }, (_, step) =>
+  return (step) =>
     JSON.stringify({
       agent: `agent${agent}`,
       step,
@@ -68,8 +75,7 @@ function bodies(agent: number, steps: number, groups: number): string[] {
         prompt: `Problem ${g} of step ${step}`,
         completions: Array.from({ length: K }, () => completionText(rng, step * groups + g)),
       })),
-    }),
-  );
+    });
 }
 
 function startService(config: string, journal: string | undefined): Promise<{ url: string; proc: ChildProcess }> {
@@ -139,18 +145,75 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 }
 
-/** One case's figures, for the side-by-side summary. */
-interface Figures {
-  readonly topology: string;
-  readonly journal: 'on' | 'off' | 'tmpfs';
-  readonly groups: number;
+/** Latency and throughput of a run of answered requests (in the order they were answered). */
+interface Stretch {
   readonly perSecond: number;
   readonly p50: number;
   readonly p99: number;
 }
 
+/** One case's figures, for the side-by-side summary: the whole window, and its first second. */
+interface Figures extends Stretch {
+  readonly topology: string;
+  readonly journal: 'on' | 'off' | 'tmpfs';
+  readonly groups: number;
+  readonly first: Stretch;
+}
+
 /** The target of the journal-on service (issue 14): at 8 agents and one 12-completion group per request. */
 const TARGET = { perSecond: 20_000, p99: 20 };
+
+/** A point on the timed window's clock: seconds since its start, service CPU seconds, answers so far. */
+interface Mark {
+  readonly t: number;
+  readonly cpu: number | undefined;
+  readonly answered: number;
+}
+
+function stretch(latencies: readonly number[], completions: number, seconds: number): Stretch {
+  const sorted = [...latencies].sort((x, y) => x - y);
+  return {
+    perSecond: completions / seconds,
+    p50: sorted.length ? quantile(sorted, 0.5) : NaN,
+    p99: sorted.length ? quantile(sorted, 0.99) : NaN,
+  };
+}
+
+/**
+ * The 8 agents post step after step until the window's time is up; then each finishes the steps up
+ * to the furthest any agent has begun (a ring's agent waits for its peer's same step), and the
+ * window ends with the last answer. Latencies are kept in the order the answers came.
+ */
+async function drive(
+  url: URL,
+  groups: number,
+  onAnswer: (ms: number, ok: boolean, text: string) => void,
+): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: AGENTS });
+  const next = new Array<number>(AGENTS).fill(0);
+  let stop = Infinity;
+  const timer = setTimeout(() => {
+    stop = Math.max(...next);
+  }, SECONDS * 1000);
+  const runAgent = async (a: number): Promise<void> => {
+    const make = bodyMaker(a, groups);
+    let body = make(0);
+    while (next[a]! < stop) {
+      const t0 = performance.now();
+      const pending = postJson(agent, url, body);
+      next[a]!++;
+      body = make(next[a]!); // the next body is made while this request is in flight
+      const r = await pending;
+      onAnswer(performance.now() - t0, r.status === 200, r.text);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: AGENTS }, (_, a) => runAgent(a)));
+  } finally {
+    clearTimeout(timer);
+    agent.destroy();
+  }
+}
 
 async function measure(
   label: string,
@@ -166,69 +229,91 @@ async function measure(
   fs.writeFileSync(file, JSON.stringify(config));
   const journalOff = (config.serve as { journal?: unknown } | undefined)?.journal === false;
   const service = await startService(file, journalOff ? undefined : path.join(dir, 'journal.jsonl'));
-  const agent = new http.Agent({ keepAlive: true, maxSockets: AGENTS });
   try {
     const url = new URL(service.url);
-    const steps = STEPS * (groups === 1 ? 4 : 1);
-    const all = Array.from({ length: AGENTS }, (_, a) => bodies(a, WARMUP_STEPS + steps, groups));
     const latencies: number[] = [];
     let failures = 0;
-    const runAgent = async (a: number, from: number, to: number, record: boolean): Promise<void> => {
-      for (let s = from; s < to; s++) {
-        const t0 = performance.now();
-        const r = await postJson(agent, url, all[a]![s]!);
-        const ms = performance.now() - t0;
-        if (r.status !== 200) {
-          failures++;
-          if (failures === 1) process.stderr.write(`first failure: HTTP ${r.status} ${r.text.slice(0, 200)}\n`);
-        }
-        if (record) latencies.push(ms);
-      }
+    const onAnswer = (ms: number, ok: boolean, text: string): void => {
+      latencies.push(ms);
+      if (ok) return;
+      failures++;
+      if (failures === 1) process.stderr.write(`first failure: ${text.slice(0, 200)}\n`);
     };
-    await Promise.all(Array.from({ length: AGENTS }, (_, a) => runAgent(a, 0, WARMUP_STEPS, false)));
-    const serviceCpu0 = cpuSeconds(service.proc.pid);
     const clientCpu0 = process.cpuUsage();
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: AGENTS }, (_, a) => runAgent(a, WARMUP_STEPS, WARMUP_STEPS + steps, true)));
-    const seconds = (performance.now() - t0) / 1000;
+    const mark = (): Mark => ({
+      t: (performance.now() - t0) / 1000,
+      cpu: cpuSeconds(service.proc.pid),
+      answered: latencies.length,
+    });
+    const marks: Mark[] = [mark()];
+    const ticker = setInterval(() => marks.push(mark()), 1000);
+    try {
+      await drive(url, groups, onAnswer);
+    } finally {
+      clearInterval(ticker);
+    }
+    marks.push(mark());
+    // The last answers come in after the time is up: a stub of under half a second joins the second before it.
+    if (marks.length >= 3 && marks[marks.length - 1]!.t - marks[marks.length - 2]!.t < 0.5)
+      marks.splice(marks.length - 2, 1);
+    const seconds = marks[marks.length - 1]!.t;
     const clientCpu = process.cpuUsage(clientCpu0);
-    const serviceCpu1 = cpuSeconds(service.proc.pid);
-    latencies.sort((x, y) => x - y);
-    const completions = AGENTS * steps * groups * K;
+    const perRequest = groups * K;
+    const whole = stretch(latencies, latencies.length * perRequest, seconds);
+    const series = marks.slice(1).map((m, i) => {
+      const from = marks[i]!;
+      const answered = latencies.slice(from.answered, m.answered);
+      return {
+        from: from.t,
+        to: m.t,
+        answered: answered.length,
+        cpu: m.cpu === undefined || from.cpu === undefined ? undefined : m.cpu - from.cpu,
+        ...stretch(answered, answered.length * perRequest, m.t - from.t),
+      };
+    });
+    const first = series[0]!;
     results.push({
       topology: (config.topology as string).replace(/^corl:/, ''),
       journal: journalOff ? 'off' : journalDir === os.tmpdir() ? 'on' : 'tmpfs',
       groups,
-      perSecond: completions / seconds,
-      p50: quantile(latencies, 0.5),
-      p99: quantile(latencies, 0.99),
+      ...whole,
+      first,
     });
+    const kib = (Buffer.byteLength(bodyMaker(0, groups)(0)) / 1024).toFixed(1);
+    const ms = (x: number): string => x.toFixed(2);
+    const cpuUs = (cpu: number | undefined, n: number): string =>
+      cpu === undefined || n === 0 ? '-' : ((cpu / n) * 1e6).toFixed(0);
+    const serviceCpu =
+      marks[0]!.cpu === undefined || marks[marks.length - 1]!.cpu === undefined
+        ? undefined
+        : marks[marks.length - 1]!.cpu! - marks[0]!.cpu!;
     process.stdout.write(
-      `${label}, ${groups} group(s) per request: ${AGENTS} agents x ${steps} requests of ${groups} x ${K} completions (${(all[0]![0]!.length / 1024).toFixed(1)} KiB each; ${WARMUP_STEPS} warm-up requests per agent not counted)\n`,
+      `${label}, ${groups} group(s) per request: ${AGENTS} agents, requests of ${groups} x ${K} completions (${kib} KiB each), for ${SECONDS} s from the fresh service's first request (nothing excluded)\n`,
     );
     process.stdout.write(
-      `  requests ${latencies.length} (${failures} failed), completions ${completions}, ${seconds.toFixed(2)} s\n`,
+      `  requests ${latencies.length} (${failures} failed), completions ${latencies.length * perRequest}, ${seconds.toFixed(2)} s\n`,
     );
-    process.stdout.write(`  completions scored per second: ${(completions / seconds).toFixed(0)}\n`);
+    process.stdout.write(`  completions scored per second (whole window): ${whole.perSecond.toFixed(0)}\n`);
+    const sorted = [...latencies].sort((x, y) => x - y);
     process.stdout.write(
-      `  latency ms: p50 ${quantile(latencies, 0.5).toFixed(2)}, p99 ${quantile(latencies, 0.99).toFixed(2)}, max ${latencies[latencies.length - 1]!.toFixed(2)}\n`,
+      `  latency ms (whole window): p50 ${ms(whole.p50)}, p99 ${ms(whole.p99)}, max ${ms(sorted[sorted.length - 1] ?? NaN)}\n`,
     );
+    process.stdout.write(
+      `  first second: ${first.perSecond.toFixed(0)} completions/s, p50 ${ms(first.p50)}, p99 ${ms(first.p99)} ms, service ${cpuUs(first.cpu, first.answered)} µs CPU per request\n`,
+    );
+    process.stdout.write('  per second (s: completions/s, p50 / p99 ms, service µs CPU per request):\n');
+    for (const s of series)
+      process.stdout.write(
+        `    ${s.from.toFixed(1)}-${s.to.toFixed(1)}: ${s.perSecond.toFixed(0)}, ${ms(s.p50)} / ${ms(s.p99)}, ${cpuUs(s.cpu, s.answered)}\n`,
+      );
     // Both run on this machine: the client's share shows whether it, rather than the service, is the limit.
     const share = (cpu: number): string => `${((cpu / seconds) * 100).toFixed(0)}%`;
     process.stdout.write(
-      `  cpu of the timed part, as a share of one core: service ${serviceCpu0 === undefined || serviceCpu1 === undefined ? 'unknown' : `${share(serviceCpu1 - serviceCpu0)} (${(((serviceCpu1 - serviceCpu0) / latencies.length) * 1e6).toFixed(0)} µs per request)`}, bench client ${share((clientCpu.user + clientCpu.system) / 1e6)} (${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(2)})\n`,
+      `  cpu of the whole window, as a share of one core: service ${serviceCpu === undefined ? 'unknown' : `${share(serviceCpu)} (${cpuUs(serviceCpu, latencies.length)} µs per request)`}, bench client ${share((clientCpu.user + clientCpu.system) / 1e6)} (${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(2)})\n`,
     );
-    const prom = await new Promise<string>((resolve, reject) =>
-      http
-        .get(`${service.url}/metrics`, { agent }, (res) => {
-          let t = '';
-          res.on('data', (c) => {
-            t += c;
-          });
-          res.on('end', () => resolve(t));
-        })
-        .on('error', reject),
-    );
+    if (journalOff) return;
+    const prom = await getText(`${service.url}/metrics`);
     const value = (series: string): number =>
       Number(
         prom
@@ -236,19 +321,31 @@ async function measure(
           .find((l) => l.startsWith(`${series} `))
           ?.split(' ')[1] ?? NaN,
       );
-    if (journalOff) return;
     const syncs = value('corl_serve_journal_sync_seconds_count');
     const records = value('corl_serve_journal_records_total');
     process.stdout.write(
-      `  journal (warm-up included): ${syncs} fdatasyncs, mean ${((value('corl_serve_journal_sync_seconds_sum') / syncs) * 1000).toFixed(2)} ms, ${(records / syncs).toFixed(1)} records per sync\n`,
+      `  journal: ${syncs} fdatasyncs, mean ${((value('corl_serve_journal_sync_seconds_sum') / syncs) * 1000).toFixed(2)} ms, ${(records / syncs).toFixed(1)} records per sync\n`,
     );
   } finally {
-    agent.destroy();
     const exited = new Promise((r) => service.proc.once('exit', r));
     service.proc.kill('SIGTERM');
     await exited;
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function getText(url: string): Promise<string> {
+  return new Promise<string>((resolve, reject) =>
+    http
+      .get(url, (res) => {
+        let t = '';
+        res.on('data', (c) => {
+          t += c;
+        });
+        res.on('end', () => resolve(t));
+      })
+      .on('error', reject),
+  );
 }
 
 export const bench: Bench = {
@@ -329,7 +426,9 @@ function summarize(results: readonly Figures[]): void {
       if (of.some((f) => f)) rows.push([`${topology}, ${groups} group(s) per request`, ...of.map(cell)]);
     }
   const width = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  process.stdout.write('summary: completions scored per second (latency p50 / p99 ms)\n');
+  process.stdout.write(
+    `summary: completions scored per second (latency p50 / p99 ms) over each case's whole ${SECONDS} s window\n`,
+  );
   for (const r of rows)
     process.stdout.write(
       `  ${r
@@ -340,15 +439,20 @@ function summarize(results: readonly Figures[]): void {
   for (const f of results.filter((r) => r.journal === 'on' && r.groups === 1)) {
     const met = f.perSecond >= TARGET.perSecond && f.p99 < TARGET.p99;
     process.stdout.write(
-      `  target (>= ${TARGET.perSecond} completions/s with p99 < ${TARGET.p99} ms, journal on, 1 group per request), ${f.topology}: ${met ? 'met' : 'not met'} (${f.perSecond.toFixed(0)}/s, p99 ${f.p99.toFixed(1)} ms; load average ${os.loadavg()[0]!.toFixed(2)} on ${os.cpus().length} cores)\n`,
+      `  target (>= ${TARGET.perSecond} completions/s with p99 < ${TARGET.p99} ms over the whole ${SECONDS} s window, journal on, 1 group per request), ${f.topology}: ${met ? 'met' : 'not met'} (${f.perSecond.toFixed(0)}/s, p99 ${f.p99.toFixed(1)} ms; first second ${f.first.perSecond.toFixed(0)}/s, p99 ${f.first.p99.toFixed(1)} ms; load average ${os.loadavg()[0]!.toFixed(2)} on ${os.cpus().length} cores)\n`,
     );
   }
 }
 
-/** Uncounted warm-up requests per agent: BENCH_SERVE_WARMUP when it is a whole number, else 5. */
-function warmupSteps(text: string | undefined): number {
-  if (text === undefined || text === '') return 5;
+/** Seconds per case: BENCH_SERVE_SECONDS when it is a positive number, else 8. */
+function benchSeconds(text: string | undefined, warmup: string | undefined): number {
+  // The warm-up knob is gone: every request is counted, and the per-second series shows the warm service.
+  if (warmup !== undefined && warmup !== '')
+    throw new Error(
+      'BENCH_SERVE_WARMUP: no longer read (every request is counted); set BENCH_SERVE_SECONDS and read the per-second series for the warm service',
+    );
+  if (text === undefined || text === '') return 8;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`BENCH_SERVE_WARMUP: expected a whole number, got "${text}"`);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`BENCH_SERVE_SECONDS: expected a positive number, got "${text}"`);
   return n;
 }

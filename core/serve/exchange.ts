@@ -5,6 +5,7 @@ import { CorlError } from '../errors';
 import type { Journal, JournalRecord } from './journal';
 import type { GroupAnswer, LabelSource, PostedGroup, Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
+import { mapPacked } from '../util/arrays';
 
 /** How one exchange behaves. */
 export interface ExchangeOptions {
@@ -181,7 +182,7 @@ export class Exchange {
     if (this.closing) throw unavailable();
     this.admit(step, groups);
     const deadline = performance.now() + Math.min(Math.max(0, waitMs), this.options.waitMs);
-    const hashes = groups.map(groupHash);
+    const hashes = mapPacked(groups, (g) => groupHash(g));
     const check = (): void => {
       groups.forEach((g, i) => {
         const posted = this.postedHash(agent, step, g.id);
@@ -195,9 +196,10 @@ export class Exchange {
       });
     };
     check();
-    const fresh = groups
-      .map((g, i) => (this.postedHash(agent, step, g.id) === undefined ? i : -1))
-      .filter((i) => i >= 0);
+    const fresh: number[] = [];
+    groups.forEach((g, i) => {
+      if (this.postedHash(agent, step, g.id) === undefined) fresh.push(i);
+    });
     const computed = await Promise.all(fresh.map((i) => this.scorer.keys(groups[i]!)));
     check(); // a concurrent post may have stored keys meanwhile
     this.admit(step, groups); // or moved the newest step, or filled the step
@@ -311,9 +313,10 @@ export class Exchange {
     // A pointwise source (a verifier) never looks at supervisors: nothing to wait for.
     if (this.rt.pointwise) {
       const own = slot.keys.get(agent)!.keys;
-      const present = sup
-        .filter((m) => m === agent || slot.keys.has(m))
-        .map((m) => ({ agent: m, keys: m === agent ? own : slot.keys.get(m)!.keys }));
+      const present = mapPacked(
+        sup.filter((m) => m === agent || slot.keys.has(m)),
+        (m) => ({ agent: m, keys: m === agent ? own : slot.keys.get(m)!.keys }),
+      );
       return this.store(
         slot,
         agent,
@@ -333,7 +336,7 @@ export class Exchange {
     let answer: GroupAnswer;
     const absent = missing();
     if (absent.length === 0) {
-      answer = await this.scorer.score(agent, slot.step, group, own, sup.map(answersOf), 'supervisors');
+      answer = await this.scorer.score(agent, slot.step, group, own, mapPacked(sup, answersOf), 'supervisors');
     } else if (absent.length < others.length) {
       this.events.fallback?.('partial');
       answer = await this.scorer.score(
@@ -341,7 +344,10 @@ export class Exchange {
         slot.step,
         group,
         own,
-        sup.filter((m) => m === agent || slot.keys.has(m)).map(answersOf),
+        mapPacked(
+          sup.filter((m) => m === agent || slot.keys.has(m)),
+          answersOf,
+        ),
         'partial',
       );
     } else if (this.options.fallback === 'self') {

@@ -3,6 +3,7 @@ import type { FinishReason } from '../contracts/completion';
 import { CorlError } from '../errors';
 import { MAX_GROUP_ID } from './restore';
 import type { PostedCompletion, PostedGroup } from './scorer';
+import { mapPacked } from '../util/arrays';
 
 /** POST /v1/groups. */
 export interface GroupsRequest {
@@ -105,7 +106,7 @@ export function parseGroupsRequest(
       String(o.groups.length),
     );
   const seen = new Map<string, number>();
-  const groups = o.groups.map((g, i): PostedGroup => {
+  const groups = mapPacked(o.groups, (g, i): PostedGroup => {
     const w = `groups[${i}]`;
     const go = object(g, w);
     let id: string;
@@ -130,7 +131,7 @@ export function parseGroupsRequest(
         `at most ${limits.maxCompletions} entries (serve.maxCompletions)`,
         String(go.completions.length),
       );
-    const completions = go.completions.map((c, k) => completion(c, `${w}.completions[${k}]`));
+    const completions = mapPacked(go.completions, (c, k) => completion(c, `${w}.completions[${k}]`));
     if (go.reference !== undefined && go.reference !== null && typeof go.reference !== 'string')
       throw bad(`${w}.reference`, 'a string', go.reference);
     let testInputs: string[][] | undefined;

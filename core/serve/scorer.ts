@@ -4,6 +4,7 @@ import type { AgentAnswers, CompletionView, RewardContext, RewardResult } from '
 import { CorlError, isCorlError } from '../errors';
 import { matches } from '../voting/plurality';
 import type { ServeRuntime } from './setup';
+import { mapPacked } from '../util/arrays';
 
 /** One posted completion. */
 export interface PostedCompletion {
@@ -64,12 +65,12 @@ export class Scorer {
     try {
       if (!this.rt.reward.answerKeys) {
         // The run's extractor and equivalence: answer and key of each text in one pass.
-        const found = group.completions.map((c) => this.rt.keys.of(c.text));
+        const found = mapPacked(group.completions, (c) => this.rt.keys.of(c.text));
         this.answers.set(
           group,
-          found.map((f) => f.answer),
+          mapPacked(found, (f) => f.answer),
         );
-        return found.map((f) => (typeof f.key === 'string' && f.key !== '' ? f.key : null));
+        return mapPacked(found, (f) => (typeof f.key === 'string' && f.key !== '' ? f.key : null));
       }
       const keys = await this.rt.keys.forReward(
         this.problem(group),
@@ -81,7 +82,7 @@ export class Scorer {
           `expected ${group.completions.length} answer keys from "${this.rt.config.reward.use}", got ${Array.isArray(keys) ? keys.length : typeof keys}`,
         );
       }
-      return keys.map((k) => (typeof k === 'string' && k !== '' ? k : null));
+      return mapPacked(keys, (k) => (typeof k === 'string' && k !== '' ? k : null));
     } catch (e) {
       throw failure(e, `answer keys of group "${group.id}"`);
     }
@@ -99,7 +100,7 @@ export class Scorer {
     const rt = this.rt;
     const own: AgentAnswers = { agent, keys };
     const raw = rt.reward.answerKeys ? undefined : this.answers.get(group);
-    const completions: CompletionView[] = group.completions.map((c, k) => ({
+    const completions: CompletionView[] = mapPacked(group.completions, (c, k) => ({
       text: c.text,
       answer: rt.reward.answerKeys ? (keys[k] ?? null) : raw ? (raw[k] ?? null) : rt.keys.of(c.text).answer,
       key: keys[k] ?? null,
@@ -155,7 +156,14 @@ export class Scorer {
 
   /** The `zero` fallback: no label, every reward 0. */
   zero(group: PostedGroup, keys: readonly (string | null)[]): GroupAnswer {
-    return { id: group.id, rewards: keys.map(() => 0), keys: [...keys], label: null, source: 'zero', metrics: {} };
+    return {
+      id: group.id,
+      rewards: mapPacked(keys, () => 0),
+      keys: [...keys],
+      label: null,
+      source: 'zero',
+      metrics: {},
+    };
   }
 }
 
@@ -167,23 +175,60 @@ function failure(e: unknown, what: string): CorlError {
 
 /** Request-level summary of a list of answers (deterministic: computed from stored answers only). */
 export function summarize(answers: readonly GroupAnswer[]): Record<string, number> {
-  const rewards = answers.flatMap((a) => a.rewards);
-  const m: Record<string, number> = {};
-  const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
-  m['reward/mean'] = mean(rewards);
-  const mu = m['reward/mean'];
-  m['reward/std'] =
-    rewards.length > 1 ? Math.sqrt(rewards.reduce((s, r) => s + (r - mu) * (r - mu), 0) / (rewards.length - 1)) : 0;
-  m['reward/frac_zero_std'] = mean(answers.map((a) => (a.rewards.every((r) => r === a.rewards[0]) ? 1 : 0)));
-  const labeled = answers.filter((a) => a.label !== undefined);
-  if (labeled.length) m['label/labeled_fraction'] = mean(labeled.map((a) => (a.label !== null ? 1 : 0)));
-  const agreeing = answers.filter((a) => a.agree !== undefined);
-  if (agreeing.length) m['label/peer_agreement'] = mean(agreeing.map((a) => a.agree!));
-  m['exchange/fallback_fraction'] = mean(answers.map((a) => (a.source === 'self' || a.source === 'zero' ? 1 : 0)));
-  const keys = new Set(answers.flatMap((a) => Object.keys(a.metrics)));
-  for (const k of keys) {
-    const vs = answers.map((a) => a.metrics[k]).filter((v): v is number => v !== undefined);
-    if (vs.length) m[k] = mean(vs);
+  // Plain loops, summing in the same order as a mean over the flattened lists (the same floats):
+  // this runs once per request, and a fresh service runs it in the interpreter.
+  let count = 0;
+  let sum = 0;
+  for (const a of answers)
+    for (const r of a.rewards) {
+      sum += r;
+      count++;
+    }
+  const mu = count ? sum / count : 0;
+  let squares = 0;
+  for (const a of answers) for (const r of a.rewards) squares += (r - mu) * (r - mu);
+  let flat = 0;
+  let labeled = 0;
+  let withLabel = 0;
+  let agreeing = 0;
+  let agreed = 0;
+  let fallbacks = 0;
+  for (const a of answers) {
+    const r = a.rewards;
+    let same = 1;
+    for (let i = 1; i < r.length; i++) if (r[i] !== r[0]) same = 0;
+    flat += same;
+    if (a.label !== undefined) {
+      labeled++;
+      if (a.label !== null) withLabel++;
+    }
+    if (a.agree !== undefined) {
+      agreeing++;
+      agreed += a.agree;
+    }
+    if (a.source === 'self' || a.source === 'zero') fallbacks++;
   }
+  const n = answers.length;
+  const m: Record<string, number> = {};
+  m['reward/mean'] = mu;
+  m['reward/std'] = count > 1 ? Math.sqrt(squares / (count - 1)) : 0;
+  m['reward/frac_zero_std'] = n ? flat / n : 0;
+  if (labeled) m['label/labeled_fraction'] = withLabel / labeled;
+  if (agreeing) m['label/peer_agreement'] = agreed / agreeing;
+  m['exchange/fallback_fraction'] = n ? fallbacks / n : 0;
+  // The reward source's metrics: per name (first-seen order), the mean over the answers that have it.
+  const metrics = new Map<string, { sum: number; count: number }>();
+  for (const a of answers)
+    for (const k in a.metrics) {
+      const v = a.metrics[k];
+      if (v === undefined) continue;
+      const acc = metrics.get(k);
+      if (!acc) metrics.set(k, { sum: v, count: 1 });
+      else {
+        acc.sum += v;
+        acc.count++;
+      }
+    }
+  for (const [k, acc] of metrics) m[k] = acc.sum / acc.count;
   return m;
 }

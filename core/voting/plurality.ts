@@ -40,7 +40,12 @@ export async function pluralityVote(
     const k = keys[i];
     if (k === null || k === undefined || k === '') continue;
     voters++;
-    let home = clusters.find((c) => c.key === k);
+    let home: VoteCluster | undefined;
+    for (const c of clusters)
+      if (c.key === k) {
+        home = c;
+        break;
+      }
     if (!home) {
       for (const c of clusters) {
         if (await equivalence.equal(c.key, k)) {
@@ -61,6 +66,15 @@ export async function pluralityVote(
 
 /** Whether a completion's key matches a label (null never matches). */
 export async function matches(key: string | null, label: string | null, equivalence: Equivalence): Promise<boolean> {
+  return matchesAtOnce(key, label) ?? equivalence.equal(key!, label!);
+}
+
+/**
+ * What {@link matches} says when it needs no `equal`: false for a null or empty key or a null label,
+ * true for identical keys; undefined when only `equal` can tell. Lets a caller skip a wait per
+ * completion for the common cases.
+ */
+export function matchesAtOnce(key: string | null, label: string | null): boolean | undefined {
   if (key === null || label === null || key === '') return false;
-  return key === label || equivalence.equal(key, label);
+  return key === label ? true : undefined;
 }

@@ -57,6 +57,7 @@ const TAIL_WINDOW = 256;
  * marker is near the end.
  */
 export function lastIndexOfTail(text: string, needle: string, foldCase = false, end = text.length): number {
+  if (foldCase && !anyBefore(text, needle, end)) return -1;
   let w = TAIL_WINDOW;
   for (;;) {
     const start = Math.max(0, end - w);
@@ -70,6 +71,29 @@ export function lastIndexOfTail(text: string, needle: string, foldCase = false, 
     if (start === 0) return -1;
     w *= 8;
   }
+}
+
+/** Per needle, its first non-letter ('' when it has none): needles are a handful of constants. */
+const NON_LETTER = new Map<string, string>();
+
+/**
+ * False when a case-folded search for `needle` before `end` cannot match: folding changes letters
+ * only, so a non-letter of the needle ('<', ':', a space) must stand in the text as it is. One
+ * native search for it spares lowercasing windows of a text that holds none (a completion without
+ * any `<` has no `</answer>`).
+ */
+function anyBefore(text: string, needle: string, end: number): boolean {
+  let c = NON_LETTER.get(needle);
+  if (c === undefined) {
+    c = '';
+    for (let j = 0; j < needle.length; j++)
+      if (!isLetter(needle.charCodeAt(j))) {
+        c = needle[j]!;
+        break;
+      }
+    if (NON_LETTER.size < 64) NON_LETTER.set(needle, c);
+  }
+  return c === '' || (end > 0 && text.lastIndexOf(c, end - 1) >= 0);
 }
 
 /** Whether a UTF-16 code is an ASCII letter. */

@@ -2,7 +2,8 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { definePlugin } from '../../core/registry/define';
 import type { Equivalence } from '../../core/contracts/equivalence';
-import { matches, pluralityVote } from '../../core/voting/plurality';
+import { matchesAtOnce, pluralityVote } from '../../core/voting/plurality';
+import { mapPacked } from '../../core/util/arrays';
 
 const VOTE_OPTIONS_SCHEMA = {
   type: 'object',
@@ -48,7 +49,7 @@ export const voteReward = definePlugin({
         const vote =
           options.rule === 'majority'
             ? await majorityOfLabels(
-                ctx.supervisors.map((sup) => sup.keys),
+                mapPacked(ctx.supervisors, (sup) => sup.keys),
                 ctx.equivalence,
                 options.threshold,
               )
@@ -62,7 +63,11 @@ export const voteReward = definePlugin({
             ? vote
             : await pluralityVote(ctx.own.keys, ctx.equivalence, options.threshold);
         const rewards: number[] = [];
-        for (const c of ctx.completions) rewards.push((await matches(c.key, vote.label, ctx.equivalence)) ? 1 : 0);
+        for (const c of ctx.completions) {
+          // Equal keys and missing answers are settled at once; only differing keys wait for `equal`.
+          const now = matchesAtOnce(c.key, vote.label);
+          rewards.push((now ?? (await ctx.equivalence.equal(c.key!, vote.label!))) ? 1 : 0);
+        }
         const metrics: Record<string, number> = { 'vote/answered_fraction': vote.total ? vote.voters / vote.total : 0 };
         if (vote.label !== null) metrics['vote/majority_ratio'] = vote.share;
         // the reference logs labeled fractions of own, peer and both labels

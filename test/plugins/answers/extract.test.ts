@@ -9,6 +9,7 @@ import {
   lastNumber,
   minervaAnswer,
 } from '../../../plugins/answers/extract';
+import { lastIndexOfTail } from '../../../plugins/answers/latex';
 
 describe('plugins/answers/extract', () => {
   describe('minervaAnswer', () => {
@@ -123,6 +124,33 @@ describe('plugins/answers/extract', () => {
     it('is total: empty strings and non-strings give null', () => {
       expect(extractMathAnswer('')).to.equal(null);
       expect(extractMathAnswer(undefined as unknown as string)).to.equal(null);
+    });
+  });
+  describe('lastIndexOfTail', () => {
+    it('finds the last case-folded match, before `end` when given', () => {
+      const text = 'See <ANSWER>4</Answer> then </answer>.';
+      // "See <ANSWER>4" is 13 characters; "See <ANSWER>4</Answer> then " is 28
+      expect(lastIndexOfTail(text, '</answer>', true)).to.equal(28);
+      expect(lastIndexOfTail(text, '</answer>', true, 28)).to.equal(13);
+      expect(lastIndexOfTail(text, '<answer>', true, 13)).to.equal(4);
+      expect(lastIndexOfTail(text, '</answer>', false)).to.equal(28);
+      expect(lastIndexOfTail(text, '</Answer>', false)).to.equal(13);
+    });
+
+    it('is -1 when a non-letter of the needle is nowhere before `end`', () => {
+      expect(lastIndexOfTail('The ANSWER is 4', '</answer>', true)).to.equal(-1);
+      expect(lastIndexOfTail('The ANSWER is 4', 'answer:', true)).to.equal(-1);
+      expect(lastIndexOfTail('x </answer>', '</answer>', true, 2)).to.equal(-1);
+      expect(lastIndexOfTail('</answer>', '</answer>', true, 0)).to.equal(-1);
+      // the needle's non-letters are there but not in the needle's order: still no match
+      expect(lastIndexOfTail('a: answer', 'answer:', true)).to.equal(-1);
+    });
+
+    it('widens its window over a long text, with non-ASCII letters before the match', () => {
+      const filler = 'İstanbul, ÅNGSTRÖM. '.repeat(200); // 4 000 characters, "İ" lowercases to two
+      expect(lastIndexOfTail(`${filler}ANSWER: 5`, 'answer:', true)).to.equal(4000);
+      expect(lastIndexOfTail(`ANSWER: 5 ${filler}`, 'answer:', true)).to.equal(0);
+      expect(lastIndexOfTail(`${filler}answer 5`, 'answer:', true)).to.equal(-1);
     });
   });
 });

@@ -41,7 +41,7 @@ export function trainCommand(program: Command): void {
       if (!result) return;
       const out = process.stdout;
       out.write(
-        `\n${result.supervised ? 'supervised run (a reward source read ground truth)' : 'label-free run'}: ${result.steps} step(s)${result.stopped ? ' (stopped early, resumable)' : ''}\n`,
+        `\n${result.supervised ? 'supervised run (a reward source read ground truth)' : result.trainedOnLabels ? 'supervised run (a reward source was trained on labels)' : 'label-free run'}: ${result.steps} step(s)${result.stopped ? ' (stopped early, resumable)' : ''}\n`,
       );
       out.write(
         table([
@@ -132,7 +132,8 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
     run = await RunDirectory.create(out, loaded.config, loaded.source, {
       configFile: loaded.file,
       baseDir: loaded.baseDir,
-      supervised: loaded.supervised,
+      supervised: loaded.supervised || loaded.trainedOnLabels,
+      ...(loaded.trainedOnLabels ? { trainedOnLabels: true } : {}),
     });
     process.stderr.write(`run directory: ${run.dir}\n`);
   }

@@ -11,4 +11,9 @@ export const REWARD_CODES = defineCodes({
       'A reward source was given options that its schema accepts but that cannot work (an invalid regular expression, weights that are all zero, a code task without test inputs).',
     fix: 'fix the option named in the message',
   },
+  CORL_ERR_REWARD_VERIFIER: {
+    cause:
+      "A learned verifier (corl:learned-verifier) cannot be used: its checkpoint folder is missing, unreadable or corrupt, its tokenizer has no single token for a verdict (Y, N), or a problem with the verdict cue does not fit the verifier's context.",
+    fix: 'point `checkpoint` at a folder written by `corl pretrain` on a labelled verdict corpus (models/README.md, "Verifiers"), relative to the config file; or retrain the verifier with a larger context',
+  },
 });

@@ -140,12 +140,15 @@ describe('e2e: shipped configs and base checkpoints', function () {
       }
     });
 
-    it(`${R.name}: only the ground-truth baselines (gt, MAPoRL's verifier) read labels; the rest are provably label-free`, async () => {
+    it(`${R.name}: only the ground-truth baselines (gt, MAPoRL's verifiers) use labels; the rest are provably label-free`, async () => {
       const supervised = ['gt.json', 'maporl.json'];
+      // MAPoRL's learned verifier reads no labels, but was trained on them.
+      const trained = ['maporl-learned.json'];
       for (const f of shipped) {
         const loaded = await loadConfig(path.join(R.configs, f));
         expect(loaded.supervised, f).to.equal(supervised.includes(f));
-        expect(loaded.config.labelFree, f).to.equal(!supervised.includes(f));
+        expect(loaded.trainedOnLabels, f).to.equal(trained.includes(f));
+        expect(loaded.config.labelFree, f).to.equal(!supervised.includes(f) && !trained.includes(f));
       }
     });
 
@@ -178,6 +181,17 @@ describe('e2e: shipped configs and base checkpoints', function () {
         expect(maporl).to.deep.equal(rest);
       }
       if (R.name === 'slips') expect(shipped).to.include('maporl.json');
+      // MAPoRL with its learned verifier: maporl.json with the reward swapped, nothing else.
+      if (R.name === 'slips') {
+        const { reward, name, description, ...learned } = read(path.join(R.configs, 'maporl-learned.json'));
+        const { reward: _r, name: _n, description: _d, ...maporl } = read(path.join(R.configs, 'maporl.json'));
+        expect([name, reward]).to.deep.equal([
+          'maporl-learned',
+          { use: 'corl:learned-verifier', options: { checkpoint: '../models/verifiers/arith-slips' } },
+        ]);
+        expect(description).to.be.a('string');
+        expect(learned).to.deep.equal(maporl);
+      } else expect(shipped).to.not.include('maporl-learned.json');
       expect(read(path.join(R.configs, 'base.json')).trainer.steps).to.equal(0);
       // Families: co-rl-diff pairs alpha with beta, co-rl-same alpha with its second seed, n3-ring all three.
       const families = (f: string) =>

@@ -17,6 +17,7 @@ import { openaiPolicy } from '../../../plugins/policies/openai';
 import { transformerPolicy } from '../../../plugins/policies/transformer';
 import { tempDir } from '../../fixtures/configs';
 import { writeTinyLm } from '../../fixtures/onnx-lm';
+import { writeTinyVerifier } from '../../fixtures/tiny-verifier';
 import { FakeOpenAI } from '../../fixtures/openai-server';
 import {
   execTestsReward,
@@ -25,6 +26,7 @@ import {
   groundTruthReward,
   gtVerifierReward,
   intrinsicReward,
+  learnedVerifierReward,
   voteReward,
   weightedReward,
 } from '../../../plugins/rewards';
@@ -113,6 +115,18 @@ before(() => {
 });
 after(() => {
   onnxLmDir?.cleanup();
+});
+
+// corl:learned-verifier is checked on the hand-weighted tiny verifier, written before the suites run.
+const verifierOptions: Record<string, unknown> = { checkpoint: 'unset' };
+let verifierDir: ReturnType<typeof tempDir> | undefined;
+before(async () => {
+  verifierDir = tempDir('corl-kit-verifier-');
+  await writeTinyVerifier(verifierDir.dir);
+  verifierOptions.checkpoint = verifierDir.dir;
+});
+after(() => {
+  verifierDir?.cleanup();
 });
 
 export const BUILTIN_KITS: readonly BuiltinKit[] = [
@@ -220,6 +234,16 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
   { plugin: voteReward, kit: { optionSets: [{ rule: 'teacher' }, { threshold: 0.6 }] } },
   { plugin: groundTruthReward, kit: { optionSets: [{ correct: 2, wrong: -1 }] } },
   { plugin: gtVerifierReward, kit: {} },
+  {
+    plugin: learnedVerifierReward,
+    kit: {
+      options: verifierOptions,
+      invalidOptions: [
+        { options: {}, field: 'checkpoint' },
+        { options: { checkpoint: 'x', threads: 0 }, field: 'threads' },
+      ],
+    },
+  },
   {
     plugin: debateInteraction,
     kit: {

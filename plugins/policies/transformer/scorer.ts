@@ -84,6 +84,42 @@ export class CheckpointScorer {
         `expected sequences of 1 to ${C} tokens (the checkpoint's context), got ${rows.find((r) => r.length === 0 || r.length > C)!.length}`,
       );
     }
+    const logits = await this.forward(rows, T);
+    return rows.map((r, i) => logits.slice((i * T + r.length - 1) * V, (i * T + r.length) * V));
+  }
+
+  /**
+   * Teacher-forced log-probabilities: for each row of ids (at most `architecture.context` long,
+   * starting with the end token), log p(ids[t] | ids[<t]) for every t ≥ `from[i]` (≥ 1), in one
+   * batched forward pass.
+   */
+  async tokenLogprobs(rows: readonly (readonly number[])[], from: readonly number[]): Promise<number[][]> {
+    if (rows.length === 0) return [];
+    const C = this.architecture.context;
+    const V = this.architecture.vocab;
+    const T = Math.max(...rows.map((r) => r.length));
+    if (T > C || rows.some((r, i) => r.length < 2 || !(from[i]! >= 1 && from[i]! < r.length))) {
+      throw new CorlError(
+        'CORL_ERR_TENSOR_GRAPH',
+        `expected sequences of 2 to ${C} tokens (the checkpoint's context) with a first target inside, got lengths ${JSON.stringify(rows.map((r) => r.length))} from ${JSON.stringify(from)}`,
+      );
+    }
+    const logits = await this.forward(rows, T);
+    return rows.map((r, i) => {
+      const out: number[] = [];
+      for (let t = from[i]!; t < r.length; t++) {
+        const o = (i * T + t - 1) * V;
+        let m = -Infinity;
+        for (let v = 0; v < V; v++) m = Math.max(m, logits[o + v]!);
+        let z = 0;
+        for (let v = 0; v < V; v++) z += Math.exp(logits[o + v]! - m);
+        out.push(logits[o + r[t]!]! - m - Math.log(z));
+      }
+      return out;
+    });
+  }
+
+  private async forward(rows: readonly (readonly number[])[], T: number): Promise<Float32Array> {
     const ids = new Int32Array(rows.length * T).fill(END);
     rows.forEach((r, i) => ids.set(r, i * T));
     const feeds: Record<string, { data: Float32Array | Int32Array; dims: readonly number[] }> = {
@@ -93,8 +129,7 @@ export class CheckpointScorer {
       feeds[s.name] = { data: this.params[i]!, dims: s.shape };
     });
     const out = await this.session.run(feeds, ['logits']);
-    const logits = out.logits!.data as Float32Array;
-    return rows.map((r, i) => logits.slice((i * T + r.length - 1) * V, (i * T + r.length) * V));
+    return out.logits!.data as Float32Array;
   }
 
   /** Release the onnxruntime session. */

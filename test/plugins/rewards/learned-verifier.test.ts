@@ -7,12 +7,19 @@ import { isCorlError, type CorlError } from '../../../core/errors';
 import { createPlugin, rewardContext } from '../../../core/testing';
 import {
   learnedVerifierReward,
+  likelihoodFeatures,
+  likelihoodScore,
   VERDICT_CUE,
   verdictProbability,
   verifierText,
 } from '../../../plugins/rewards/learned-verifier';
 import { coRlConfig, tempDir, writeConfig } from '../../fixtures/configs';
-import { tinyVerifierProbability, TINY_VERIFIER_EPS, writeTinyVerifier } from '../../fixtures/tiny-verifier';
+import {
+  tinyVerifierLogprobs,
+  tinyVerifierProbability,
+  TINY_VERIFIER_EPS,
+  writeTinyVerifier,
+} from '../../fixtures/tiny-verifier';
 
 async function failure(p: Promise<unknown>): Promise<CorlError> {
   try {
@@ -92,6 +99,47 @@ describe('plugins/rewards/learned-verifier (corl:learned-verifier)', function ()
     } finally {
       await reward.close?.();
     }
+  });
+
+  it('a likelihood head: σ(w·[min, mean] + b) of the token log-probabilities, equal to hand-computed values', async () => {
+    const head = path.join(tmp.dir, 'likelihood');
+    fs.mkdirSync(head);
+    const spec = { format: 'corl-learned-verifier', version: 1, head: 'likelihood', model: '../verifier' };
+    fs.writeFileSync(path.join(head, 'verifier.json'), JSON.stringify({ ...spec, weights: [0.5, 2], bias: 0.25 }));
+    // Hand: problem "1", empty solution: the one target is the closing end token, read at "1" (t = 1):
+    // x0 = 1 + a/2 = 1.99998, x1 = 0, h0 = x0/√(x0²/4 + 1e-5) = 1.99999; V = 33 (31 characters, end, unknown);
+    // log p(end) = −log(e^1.99999 + 32) = −log(39.38898) = −3.67349.
+    expect(tinyVerifierLogprobs('1', '')).to.have.length(1);
+    expect(tinyVerifierLogprobs('1', '')[0]).to.be.closeTo(-3.67349, 1e-5);
+    expect(likelihoodFeatures([-3, -1, -2])).to.deep.equal([-3, -2]);
+    expect(likelihoodScore({ weights: [0.5, 2], bias: 0.25 }, [-3, -2])).to.be.closeTo(1 / (1 + Math.exp(5.25)), 1e-15);
+    const reward = (await createPlugin(learnedVerifierReward, { checkpoint: head })) as RewardSource;
+    try {
+      const problem = { id: 'p', prompt: '1+1=' };
+      const texts = ['1+1=2;\\boxed{2}', '11', '', 'Y'];
+      const r = await reward.score(rewardContext({ keys: ['2', '11', null, null], texts, problem }));
+      r.rewards.forEach((v, k) => {
+        const lp = tinyVerifierLogprobs(problem.prompt, texts[k]!);
+        const f = [Math.min(...lp), lp.reduce((x, y) => x + y, 0) / lp.length] as const;
+        expect(v, texts[k]).to.be.closeTo(1 / (1 + Math.exp(-(0.5 * f[0] + 2 * f[1] + 0.25))), 1e-6);
+      });
+      const one = await reward.score(rewardContext({ keys: [null], texts: [''], problem: { id: 'q', prompt: '1' } }));
+      expect(one.rewards[0]).to.be.closeTo(1 / (1 + Math.exp(-(2.5 * -3.67349 + 0.25))), 1e-6);
+    } finally {
+      await reward.close?.();
+    }
+    // A malformed head file is refused.
+    fs.writeFileSync(path.join(head, 'verifier.json'), JSON.stringify({ ...spec, weights: [1], bias: 0 }));
+    const e = await failure(createPlugin(learnedVerifierReward, { checkpoint: head }));
+    expect(e.code).to.equal('CORL_ERR_REWARD_VERIFIER');
+    expect(e.message).to.contain('"weights": [2 numbers]');
+    fs.writeFileSync(
+      path.join(head, 'verifier.json'),
+      JSON.stringify({ ...spec, model: '../nope', weights: [1, 1], bias: 0 }),
+    );
+    const missing = await failure(createPlugin(learnedVerifierReward, { checkpoint: head }));
+    expect(missing.code).to.equal('CORL_ERR_REWARD_VERIFIER');
+    expect(missing.message).to.contain(path.join(tmp.dir, 'nope'));
   });
 
   it('options: checkpoint is required, unknown options are refused', async () => {

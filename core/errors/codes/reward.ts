@@ -13,7 +13,7 @@ export const REWARD_CODES = defineCodes({
   },
   CORL_ERR_REWARD_VERIFIER: {
     cause:
-      "A learned verifier (corl:learned-verifier) cannot be used: its checkpoint folder is missing, unreadable or corrupt, its tokenizer has no single token for a verdict (Y, N), or a problem with the verdict cue does not fit the verifier's context.",
-    fix: 'point `checkpoint` at a folder written by `corl pretrain` on a labelled verdict corpus (models/README.md, "Verifiers"), relative to the config file; or retrain the verifier with a larger context',
+      "A learned verifier (corl:learned-verifier) cannot be used: its folder, its verifier.json or the checkpoint it names is missing, malformed or corrupt, a verdict-head checkpoint's tokenizer has no single token for a verdict (Y, N), or a problem does not fit the verifier model's context.",
+    fix: 'point `checkpoint` (relative to the config file) at a folder made as models/README.md ("verifiers/") says: a verifier.json written by `scripts/verifier.js fit`, or a verdict-head checkpoint written by `corl pretrain`; or use a model with a larger context',
   },
 });

@@ -118,12 +118,29 @@ after(() => {
 });
 
 // corl:learned-verifier is checked on the hand-weighted tiny verifier, written before the suites run.
+// A verdict head (the checkpoint itself) and a likelihood head over it (verifier.json).
 const verifierOptions: Record<string, unknown> = { checkpoint: 'unset' };
+const likelihoodOptions: Record<string, unknown> = { checkpoint: 'unset' };
 let verifierDir: ReturnType<typeof tempDir> | undefined;
 before(async () => {
   verifierDir = tempDir('corl-kit-verifier-');
-  await writeTinyVerifier(verifierDir.dir);
-  verifierOptions.checkpoint = verifierDir.dir;
+  const model = path.join(verifierDir.dir, 'model');
+  await writeTinyVerifier(model);
+  verifierOptions.checkpoint = model;
+  const head = path.join(verifierDir.dir, 'likelihood');
+  fs.mkdirSync(head);
+  fs.writeFileSync(
+    path.join(head, 'verifier.json'),
+    JSON.stringify({
+      format: 'corl-learned-verifier',
+      version: 1,
+      head: 'likelihood',
+      model: '../model',
+      weights: [1, 1],
+      bias: 2,
+    }),
+  );
+  likelihoodOptions.checkpoint = head;
 });
 after(() => {
   verifierDir?.cleanup();
@@ -238,6 +255,7 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
     plugin: learnedVerifierReward,
     kit: {
       options: verifierOptions,
+      optionSets: [likelihoodOptions],
       invalidOptions: [
         { options: {}, field: 'checkpoint' },
         { options: { checkpoint: 'x', threads: 0 }, field: 'threads' },

@@ -38,6 +38,17 @@ export interface RunMeta {
   readonly trainedOnLabels?: boolean;
 }
 
+/** How a run used labels, as run.json records it: supervised when its reward read ground truth or was trained on labels. */
+export function labelUse(loaded: { readonly supervised: boolean; readonly trainedOnLabels: boolean }): {
+  supervised: boolean;
+  trainedOnLabels?: true;
+} {
+  return {
+    supervised: loaded.supervised || loaded.trainedOnLabels,
+    ...(loaded.trainedOnLabels ? { trainedOnLabels: true as const } : {}),
+  };
+}
+
 /** The state of a run before its first step. */
 const INITIAL_STATE: RunState = {
   version: 1,

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { loadConfig, loadConfigValue, type LoadedConfig } from '../../config/load';
 import { CorlError } from '../../errors';
 import { defaultProgress, NoProgress } from '../../trainer/progress';
-import { RunDirectory } from '../../trainer/run-dir';
+import { labelUse, RunDirectory } from '../../trainer/run-dir';
 import { train, type TrainResult } from '../../trainer/trainer';
 import { intFlag, pct, table } from '../output';
 import { writeRunReport } from '../../report/write';
@@ -132,8 +132,7 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
     run = await RunDirectory.create(out, loaded.config, loaded.source, {
       configFile: loaded.file,
       baseDir: loaded.baseDir,
-      supervised: loaded.supervised || loaded.trainedOnLabels,
-      ...(loaded.trainedOnLabels ? { trainedOnLabels: true } : {}),
+      ...labelUse(loaded),
     });
     process.stderr.write(`run directory: ${run.dir}\n`);
   }

@@ -26,6 +26,11 @@ export interface LoadedConfig {
   readonly registry: PluginRegistry;
   /** Whether any reward source reads ground truth (the run is then reported as supervised). */
   readonly supervised: boolean;
+  /**
+   * Whether a reward source was trained on labels although it reads none (`trainedOnLabels`: a learned
+   * verifier). It gets no references; the run is reported as supervised all the same.
+   */
+  readonly trainedOnLabels: boolean;
   /** Whether completions must carry token statistics. */
   readonly tokenStats: boolean;
   /** The config as given (overrides applied, before defaults): what a resume re-validates. */
@@ -178,13 +183,15 @@ export async function loadConfigValue(
   const config = deepFreeze(data) as unknown as CorlConfig;
   const queries = manifestQueries(registry);
   const supervised = queries.usesGroundTruth(config.reward);
-  if (config.labelFree && supervised) {
+  const trainedOnLabels = queries.trainedOnLabels(config.reward);
+  if (config.labelFree && (supervised || trainedOnLabels)) {
     const issue = locate({ pointer: '/reward', path: 'reward', message: '' });
     throw new CorlError(
       'CORL_ERR_CONFIG_LABEL_FREE',
-      `expected only label-free reward sources because "labelFree" is true, got "${config.reward.use}", which reads ground truth`,
+      `expected only label-free reward sources because "labelFree" is true, got "${config.reward.use}", which ${supervised ? 'reads ground truth' : 'was trained on labelled data (a learned verifier)'}`,
       {
         where: formatWhere(where, issue),
+        hint: 'a source trained on labels reads none at run time, but the run is not label-free; set "labelFree": false',
       },
     );
   }
@@ -208,6 +215,7 @@ export async function loadConfigValue(
     container,
     registry,
     supervised,
+    trainedOnLabels,
     tokenStats: queries.tokenStats(config.reward),
     source,
   };

@@ -250,6 +250,12 @@ export function rootSchema(): JsonSchema {
             description: 'held-out evaluation every N steps (0: only at the end)',
           },
           logEvery: { type: 'integer', minimum: 1, default: 50, description: 'progress line every N steps' },
+          corpus: {
+            type: 'string',
+            minLength: 1,
+            description:
+              'a JSONL file (or .jsonl.gz) of {"prompt", "completion"} rows to pretrain on instead of the task\'s corpus, relative to the config file; prompts are context only (e.g. a verifier\'s labelled verdicts); the task\'s pass@1 is then not measured',
+          },
         },
         additionalProperties: false,
       },

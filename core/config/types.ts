@@ -72,6 +72,8 @@ export interface PretrainConfig {
   readonly evalEvery: number;
   /** Print a progress line every this many steps. */
   readonly logEvery: number;
+  /** A JSONL file of `{prompt, completion}` rows trained on instead of the task's corpus (relative to the config file). */
+  readonly corpus?: string;
 }
 
 /** `corl serve` settings (the `serve` section; see core/config/serve-schema.ts). */

@@ -93,6 +93,13 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
    */
   readonly usesGroundTruth?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
   /**
+   * Reward sources: whether it was made from labelled data although it reads none at run time (a
+   * learned verifier trained on ground-truth verdicts). It gets no reference and no ground-truth
+   * service, as any label-free source; but a `labelFree` run refuses it, and a run using it is
+   * reported as supervised. A function when it depends on the options (composite sources).
+   */
+  readonly trainedOnLabels?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
+  /**
    * Reward sources: whether each completion's reward depends only on that completion (and the
    * reference), never on the rest of its group. `corl serve` then scores OpenRLHF samples one at a
    * time instead of collecting the K samples of a prompt first. Default false.
@@ -106,6 +113,8 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
 export interface ManifestQueryContext {
   /** Whether the selection (already resolved) uses ground truth. */
   usesGroundTruth(selection: ResolvedSelection): boolean;
+  /** Whether the selection (already resolved) was trained on labels (`trainedOnLabels`). */
+  trainedOnLabels(selection: ResolvedSelection): boolean;
   /** Whether the selection needs token statistics. */
   tokenStats(selection: ResolvedSelection): boolean;
 }

@@ -84,6 +84,7 @@ export async function instantiate<K extends PluginKind>(
     agent: scope.agent,
     baseDir: scope.baseDir,
     usesGroundTruth: (sel: ResolvedSelection) => queries.usesGroundTruth(sel),
+    trainedOnLabels: (sel: ResolvedSelection) => queries.trainedOnLabels(sel),
     tokenStats: (sel: ResolvedSelection) => queries.tokenStats(sel),
     create: <N extends PluginKind>(k: N, sel: ResolvedSelection) =>
       instantiate(k, sel, scope, where, { use: selection.use, entitlement }),
@@ -119,6 +120,12 @@ export function manifestQueries(registry: PluginRegistry, kind: PluginKind = 're
       return typeof m.usesGroundTruth === 'function'
         ? m.usesGroundTruth(sel.options as never, q)
         : m.usesGroundTruth === true;
+    },
+    trainedOnLabels(sel) {
+      const m = registry.get(kind, sel.use).manifest;
+      return typeof m.trainedOnLabels === 'function'
+        ? m.trainedOnLabels(sel.options as never, q)
+        : m.trainedOnLabels === true;
     },
     tokenStats(sel) {
       const m = registry.get(kind, sel.use).manifest;

@@ -4,7 +4,7 @@ import { parse as parseJsonc } from 'jsonc-parser';
 import { loadConfig, loadConfigValue, type LoadedConfig } from '../config/load';
 import { CorlError } from '../errors';
 import { LineProgress, NoProgress, defaultProgress, type ProgressReporter } from '../trainer/progress';
-import { RunDirectory } from '../trainer/run-dir';
+import { labelUse, RunDirectory } from '../trainer/run-dir';
 import { train } from '../trainer/trainer';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
 import { renderReport, resultRow, resultTable, type ReportGroup, type ReportStatus, type ResultRow } from './html';
@@ -120,7 +120,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
         const run = await RunDirectory.create(dir, fresh.config, fresh.source, {
           configFile: l.file,
           baseDir: l.baseDir,
-          supervised: fresh.supervised,
+          ...labelUse(fresh),
         });
         await train(fresh, { run, progress });
       }

@@ -32,8 +32,21 @@ export interface RunMeta {
   readonly baseDir: string;
   /** Wall-clock start (informational only; never part of metrics). */
   readonly startedAt: string;
-  /** Whether a reward source of the run reads ground truth (reports mark such runs). */
+  /** Whether a reward source of the run reads ground truth or was trained on labels (reports mark such runs). */
   readonly supervised: boolean;
+  /** Set when the reward reads no ground truth but was trained on labels (a learned verifier). */
+  readonly trainedOnLabels?: boolean;
+}
+
+/** How a run used labels, as run.json records it: supervised when its reward read ground truth or was trained on labels. */
+export function labelUse(loaded: { readonly supervised: boolean; readonly trainedOnLabels: boolean }): {
+  supervised: boolean;
+  trainedOnLabels?: true;
+} {
+  return {
+    supervised: loaded.supervised || loaded.trainedOnLabels,
+    ...(loaded.trainedOnLabels ? { trainedOnLabels: true as const } : {}),
+  };
 }
 
 /** The state of a run before its first step. */

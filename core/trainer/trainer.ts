@@ -54,6 +54,8 @@ export interface TrainResult {
   readonly stopped: boolean;
   /** Whether a reward source read ground truth. */
   readonly supervised: boolean;
+  /** Whether a reward source was trained on labels although it read none (a learned verifier). */
+  readonly trainedOnLabels: boolean;
   readonly agents: readonly AgentOutcome[];
 }
 
@@ -181,6 +183,7 @@ async function loop(
     steps: stopped ? state.nextStep : Math.max(state.nextStep, T),
     stopped,
     supervised: cohort.loaded.supervised,
+    trainedOnLabels: cohort.loaded.trainedOnLabels,
     agents: outcomes(cohort, run),
   };
 }

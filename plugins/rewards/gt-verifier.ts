@@ -6,7 +6,7 @@ import { matches } from '../../core/voting/plurality';
 /**
  * MAPoRL's verifier, from labels: each turn's score is 1 when its answer is equivalent to the
  * reference, else 0 (the released code's label-only mode). It reads ground truth, so a `labelFree`
- * run refuses it; MAPoRL's learned verifier is not built (docs/algorithms/maporl.md).
+ * run refuses it; MAPoRL's learned verifier is `corl:learned-verifier` (docs/algorithms/maporl.md).
  */
 export const gtVerifierReward = definePlugin({
   manifest: {

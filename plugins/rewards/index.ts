@@ -4,6 +4,7 @@ import { formatReward } from './format';
 import { groundTruthReward } from './ground-truth';
 import { gtVerifierReward } from './gt-verifier';
 import { intrinsicReward } from './intrinsic';
+import { learnedVerifierReward, verdictProbability, verifierText } from './learned-verifier';
 import { voteReward } from './vote';
 import { weightedReward } from './weighted';
 
@@ -14,6 +15,9 @@ export {
   groundTruthReward,
   gtVerifierReward,
   intrinsicReward,
+  learnedVerifierReward,
+  verdictProbability,
+  verifierText,
   voteReward,
   weightedReward,
 };
@@ -24,6 +28,7 @@ export const register = registerAll(
   voteReward,
   groundTruthReward,
   gtVerifierReward,
+  learnedVerifierReward,
   intrinsicReward,
   formatReward,
   weightedReward,

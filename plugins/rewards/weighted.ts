@@ -53,6 +53,8 @@ export const weightedReward = definePlugin({
     corl: '^0.1.0',
     usesGroundTruth: (options: WeightedOptions, q: ManifestQueryContext) =>
       options.sources.some((p) => q.usesGroundTruth(p.source)),
+    trainedOnLabels: (options: WeightedOptions, q: ManifestQueryContext) =>
+      options.sources.some((p) => q.trainedOnLabels(p.source)),
     tokenStats: (options: WeightedOptions, q: ManifestQueryContext) =>
       options.sources.some((p) => q.tokenStats(p.source)),
     options: WEIGHTED_OPTIONS_SCHEMA,

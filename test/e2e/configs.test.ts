@@ -10,6 +10,10 @@ import { loadConfig } from '../../core/config/load';
 import { RewardServer } from '../../core/serve/server';
 import { loadServeConfig } from '../../core/serve/setup';
 import { instantiate } from '../../core/registry/instantiate';
+import type { RewardSource } from '../../core/contracts/reward-source';
+import { createPlugin, rewardContext } from '../../core/testing';
+import { learnedVerifierReward } from '../../plugins/rewards/learned-verifier';
+import { arithTask } from '../../plugins/tasks';
 import { tempDir, writeConfig } from '../fixtures/configs';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -140,12 +144,15 @@ describe('e2e: shipped configs and base checkpoints', function () {
       }
     });
 
-    it(`${R.name}: only the ground-truth baselines (gt, MAPoRL's verifier) read labels; the rest are provably label-free`, async () => {
+    it(`${R.name}: only the ground-truth baselines (gt, MAPoRL's verifiers) use labels; the rest are provably label-free`, async () => {
       const supervised = ['gt.json', 'maporl.json'];
+      // MAPoRL's learned verifier reads no labels, but was trained on them.
+      const trained = ['maporl-learned.json'];
       for (const f of shipped) {
         const loaded = await loadConfig(path.join(R.configs, f));
         expect(loaded.supervised, f).to.equal(supervised.includes(f));
-        expect(loaded.config.labelFree, f).to.equal(!supervised.includes(f));
+        expect(loaded.trainedOnLabels, f).to.equal(trained.includes(f));
+        expect(loaded.config.labelFree, f).to.equal(!supervised.includes(f) && !trained.includes(f));
       }
     });
 
@@ -178,6 +185,17 @@ describe('e2e: shipped configs and base checkpoints', function () {
         expect(maporl).to.deep.equal(rest);
       }
       if (R.name === 'slips') expect(shipped).to.include('maporl.json');
+      // MAPoRL with its learned verifier: maporl.json with the reward swapped, nothing else.
+      if (R.name === 'slips') {
+        const { reward, name, description, ...learned } = read(path.join(R.configs, 'maporl-learned.json'));
+        const { reward: _r, name: _n, description: _d, ...maporl } = read(path.join(R.configs, 'maporl.json'));
+        expect([name, reward]).to.deep.equal([
+          'maporl-learned',
+          { use: 'corl:learned-verifier', options: { checkpoint: '../models/verifiers/arith-slips' } },
+        ]);
+        expect(description).to.be.a('string');
+        expect(learned).to.deep.equal(maporl);
+      } else expect(shipped).to.not.include('maporl-learned.json');
       expect(read(path.join(R.configs, 'base.json')).trainer.steps).to.equal(0);
       // Families: co-rl-diff pairs alpha with beta, co-rl-same alpha with its second seed, n3-ring all three.
       const families = (f: string) =>
@@ -267,6 +285,51 @@ describe('e2e: shipped configs and base checkpoints', function () {
       expect(evalRows[0].metrics).to.have.property('eval/maj@4');
       expect(metrics.some((m) => m.phase === 'eval' && m.metrics['ensemble/maj@4'] !== undefined)).to.equal(true);
       expect(metrics.some((m) => m.phase === 'eval' && m.metrics['pair/0-1/kappa'] !== undefined)).to.equal(true);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('maporl-learned.json runs a short debate through the binary, its turns scored by the shipped verifier', async () => {
+    const tmp = tempDir('corl-maporl-learned-');
+    try {
+      const c = read(path.join(CONFIGS, 'maporl-learned.json'));
+      for (const a of c.agents) a.policy.options.checkpoint = path.resolve(CONFIGS, a.policy.options.checkpoint);
+      c.reward.options.checkpoint = path.resolve(CONFIGS, c.reward.options.checkpoint);
+      c.$schema = path.join(ROOT, 'schema/corl.schema.json');
+      c.trainer = { ...c.trainer, steps: 1, batchSize: 2, groupSize: 2, evalEvery: 0, checkpointEvery: 0 };
+      c.trainer.saveRollouts = true;
+      c.eval = { ...c.eval, maxProblems: 2, samples: 2, ensemble: 2 };
+      const file = writeConfig(tmp.dir, 'maporl-learned.json', c);
+      const out = path.join(tmp.dir, 'run');
+      const r = spawnSync(process.execPath, [BIN, 'train', '-c', file, '--out', out], { encoding: 'utf8' });
+      expect(r.status, r.stderr).to.equal(0);
+      expect(r.stdout).to.contain('supervised run (a reward source was trained on labels): 1 step(s)');
+      // Every turn's score is the one the plugin gives in this process for the same problem and text.
+      const reward = (await createPlugin(learnedVerifierReward, c.reward.options)) as RewardSource;
+      try {
+        const task = (await loadConfig(file)).config.task;
+        const arith = await createPlugin(arithTask, task.options);
+        const prompts = new Map((await arith.load()).train.map((p) => [p.id, p.prompt] as const));
+        const rollouts = fs
+          .readFileSync(path.join(out, 'rollouts.jsonl'), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l));
+        expect(rollouts).to.have.length(2 * 2 * 3);
+        for (const row of rollouts) {
+          const problem = { id: row.id, prompt: prompts.get(row.id)! };
+          const texts = row.completions.map((x: { text: string }) => x.text);
+          const ctx = rewardContext({ keys: texts.map(() => null), texts, problem });
+          const expected = (await reward.score(ctx)).rewards;
+          row.completions.forEach((x: { score: number }, k: number) => {
+            expect(x.score).to.be.within(0, 1);
+            expect(x.score).to.be.closeTo(expected[k]!, 1e-9);
+          });
+        }
+      } finally {
+        await reward.close?.();
+      }
     } finally {
       tmp.cleanup();
     }

@@ -6,7 +6,9 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { debateCredit, type DebateOptions } from '../../plugins/interactions';
+import { verifierText } from '../../plugins/rewards/learned-verifier';
 import { coRlConfig, inlineTask, tempDir, writeConfig } from '../fixtures/configs';
+import { tinyVerifierProbability, writeTinyVerifier } from '../fixtures/tiny-verifier';
 
 const BIN = path.resolve(__dirname, '../../../bin/corl.js');
 
@@ -126,6 +128,61 @@ describe('e2e: corl train with corl:debate (MAPoRL)', function () {
           }
       }
     expect(changed, 'the policy answers discussion prompts anew, so some turns change').to.be.greaterThan(0);
+  });
+
+  it("with corl:learned-verifier: each turn's score is the verifier's P(Y), credited as corl:debate does; the run is marked supervised", async () => {
+    const verifier = path.join(tmp.dir, 'verifier');
+    await writeTinyVerifier(verifier);
+    const reward = { use: 'corl:learned-verifier', options: { checkpoint: verifier } };
+    const base = debateConfig({ reward });
+    const file = writeConfig(tmp.dir, 'learned.json', {
+      ...base,
+      trainer: { ...(base.trainer as object), steps: 1, evalEvery: 0 },
+    });
+    const out = path.join(tmp.dir, 'run');
+    const r = corl(['train', '-c', file, '--out', out]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.contain('supervised run (a reward source was trained on labels): 1 step(s)');
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8'))).to.include({
+      supervised: true,
+      trainedOnLabels: true,
+    });
+    const prompts = new Map(inlineTask.options.train.map((p) => [p.id, p.prompt] as const));
+    const rollouts = jsonl(path.join(out, 'rollouts.jsonl'));
+    expect(rollouts).to.have.length(2 * 4 * 3);
+    const distinct = new Set<string>();
+    for (const index of [0, 1, 2, 3]) {
+      const at = (agent: number, round: number) =>
+        rollouts.find((x) => x.index === index && x.agent === agent && x.round === round)!;
+      const id = at(0, 0).id;
+      // The score reads the problem's canonical prompt and the completion, never the discussion prompt.
+      const scores = [0, 1, 2].map((t) =>
+        [0, 1].map((a) =>
+          at(a, t).completions.map((c: { text: string; score: number }) => {
+            const hand = tinyVerifierProbability(verifierText(prompts.get(id)!, c.text));
+            expect(c.score, `${id} agent ${a} round ${t}`).to.be.closeTo(hand, 1e-6);
+            distinct.add(c.score.toFixed(6));
+            return c.score;
+          }),
+        ),
+      );
+      const credit = debateCredit(DEBATE, { agents: 2, turns: 3, debates: 5, scores, neighbours: [[1], [0]] });
+      for (const t of [0, 1, 2])
+        for (const a of [0, 1])
+          at(a, t).completions.forEach((c: { reward: number }, k: number) =>
+            expect(c.reward).to.be.closeTo(credit[t]![a]![k]!, 1e-9),
+          );
+    }
+    expect(distinct.size, 'the scores differ between completions').to.be.greaterThan(1);
+    // A labelFree config refuses it before any step.
+    const lf = writeConfig(tmp.dir, 'learned-lf.json', { ...base, labelFree: true });
+    const v = corl(['validate', lf]);
+    expect(v.code).to.equal(1);
+    expect(v.stderr)
+      .to.match(/^CORL_ERR_CONFIG_LABEL_FREE/)
+      .and.contain('trained on labelled data');
+    const ok = corl(['validate', file]);
+    expect(ok.stdout).to.contain('supervised (a reward source was trained on labels; it reads none)');
   });
 
   it('refuses corl:gt-verifier in a labelFree config with CORL_ERR_CONFIG_LABEL_FREE, before any step', () => {

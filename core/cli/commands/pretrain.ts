@@ -5,6 +5,7 @@ import type { Policy } from '../../contracts/policy';
 import { loadConfig } from '../../config/load';
 import { CorlError } from '../../errors';
 import { AnswerKeys } from '../../trainer/answer-keys';
+import { readPretrainCorpus } from '../../trainer/pretrain-corpus';
 import { buildCohort, sampleChecked, type Agent, type Cohort } from '../../trainer/cohort';
 import { evalProblems, gradingKeys, mean } from '../../trainer/evaluate';
 import { mixSeed, Rng } from '../../util/rng';
@@ -115,9 +116,11 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
       { where: '--agent' },
     );
   }
+  const pcorpus = loaded.config.pretrain.corpus;
+  const corpus = pcorpus === undefined ? undefined : readPretrainCorpus(path.resolve(loaded.baseDir, pcorpus));
   const cohort = await buildCohort(loaded);
   try {
-    const texts = cohort.data.pretrainText ?? [];
+    const texts = corpus?.texts ?? cohort.data.pretrainText ?? [];
     if (texts.length === 0) {
       throw new CorlError(
         'CORL_ERR_TASK_DATA',
@@ -139,7 +142,9 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
     }
     const pc = loaded.config.pretrain;
     const keys = gradingKeys(cohort);
-    const prompts = cohort.data.pretrainPromptLengths;
+    const prompts = corpus ? corpus.promptLengths : cohort.data.pretrainPromptLengths;
+    // A corpus of other texts (a verifier's verdicts) does not teach the task: its pass@1 is not measured.
+    const measure = corpus === undefined;
     const out = path.resolve(flags.out);
     const dirOf = (a: Agent) => (agents.length === 1 ? out : path.join(out, a.name));
     const log = (line: string) => {
@@ -166,7 +171,7 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
           tokens += r.metrics['pretrain/tokens'] ?? 0;
           const done = step + 1;
           const metrics: Record<string, number> = { ...r.metrics };
-          if (pc.evalEvery > 0 && done % pc.evalEvery === 0 && done < pc.steps) {
+          if (measure && pc.evalEvery > 0 && done % pc.evalEvery === 0 && done < pc.steps) {
             const acc = await heldOutAccuracy(cohort, a, keys, done);
             if (acc !== undefined) metrics['eval/accuracy'] = acc;
           }
@@ -180,7 +185,7 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
             t0 = Date.now();
           }
         }
-        const accuracy = await heldOutAccuracy(cohort, a, keys, pc.steps);
+        const accuracy = measure ? await heldOutAccuracy(cohort, a, keys, pc.steps) : undefined;
         record({
           phase: 'pretrain-eval',
           step: pc.steps,

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { loadConfig, loadConfigValue, type LoadedConfig } from '../../config/load';
 import { CorlError } from '../../errors';
 import { defaultProgress, NoProgress } from '../../trainer/progress';
-import { RunDirectory } from '../../trainer/run-dir';
+import { labelUse, RunDirectory } from '../../trainer/run-dir';
 import { train, type TrainResult } from '../../trainer/trainer';
 import { intFlag, pct, table } from '../output';
 import { writeRunReport } from '../../report/write';
@@ -41,7 +41,7 @@ export function trainCommand(program: Command): void {
       if (!result) return;
       const out = process.stdout;
       out.write(
-        `\n${result.supervised ? 'supervised run (a reward source read ground truth)' : 'label-free run'}: ${result.steps} step(s)${result.stopped ? ' (stopped early, resumable)' : ''}\n`,
+        `\n${result.supervised ? 'supervised run (a reward source read ground truth)' : result.trainedOnLabels ? 'supervised run (a reward source was trained on labels)' : 'label-free run'}: ${result.steps} step(s)${result.stopped ? ' (stopped early, resumable)' : ''}\n`,
       );
       out.write(
         table([
@@ -132,7 +132,7 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
     run = await RunDirectory.create(out, loaded.config, loaded.source, {
       configFile: loaded.file,
       baseDir: loaded.baseDir,
-      supervised: loaded.supervised,
+      ...labelUse(loaded),
     });
     process.stderr.write(`run directory: ${run.dir}\n`);
   }

@@ -15,8 +15,9 @@ export const CONFIG_CODES = defineCodes({
     fix: 'fix each listed field; `corl list` shows every plugin with its options, and schema/corl.schema.json gives editors autocompletion',
   },
   CORL_ERR_CONFIG_LABEL_FREE: {
-    cause: 'The config says `labelFree: true` but a reward source it selects reads ground truth.',
-    fix: 'remove the ground-truth source, or set `labelFree: false` (the run will then be reported as supervised)',
+    cause:
+      'The config says `labelFree: true` but a reward source it selects reads ground truth, or was trained on labelled data (a learned verifier: manifest `trainedOnLabels`).',
+    fix: 'remove that source, or set `labelFree: false` (the run will then be reported as supervised)',
   },
   CORL_ERR_CONFIG_TOPOLOGY: {
     cause:

@@ -11,4 +11,9 @@ export const REWARD_CODES = defineCodes({
       'A reward source was given options that its schema accepts but that cannot work (an invalid regular expression, weights that are all zero, a code task without test inputs).',
     fix: 'fix the option named in the message',
   },
+  CORL_ERR_REWARD_VERIFIER: {
+    cause:
+      "A learned verifier (corl:learned-verifier) cannot be used: its folder, its verifier.json or the checkpoint it names is missing, malformed or corrupt, a verdict-head checkpoint's tokenizer has no single token for a verdict (Y, N), or a problem does not fit the verifier model's context.",
+    fix: 'point `checkpoint` (relative to the config file) at a folder made as models/README.md ("verifiers/") says: a verifier.json written by `scripts/verifier.js fit`, or a verdict-head checkpoint written by `corl pretrain`; or use a model with a larger context',
+  },
 });

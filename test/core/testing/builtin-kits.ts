@@ -17,6 +17,7 @@ import { openaiPolicy } from '../../../plugins/policies/openai';
 import { transformerPolicy } from '../../../plugins/policies/transformer';
 import { tempDir } from '../../fixtures/configs';
 import { writeTinyLm } from '../../fixtures/onnx-lm';
+import { writeTinyVerifier } from '../../fixtures/tiny-verifier';
 import { FakeOpenAI } from '../../fixtures/openai-server';
 import {
   execTestsReward,
@@ -25,6 +26,7 @@ import {
   groundTruthReward,
   gtVerifierReward,
   intrinsicReward,
+  learnedVerifierReward,
   voteReward,
   weightedReward,
 } from '../../../plugins/rewards';
@@ -113,6 +115,35 @@ before(() => {
 });
 after(() => {
   onnxLmDir?.cleanup();
+});
+
+// corl:learned-verifier is checked on the hand-weighted tiny verifier, written before the suites run.
+// A verdict head (the checkpoint itself) and a likelihood head over it (verifier.json).
+const verifierOptions: Record<string, unknown> = { checkpoint: 'unset' };
+const likelihoodOptions: Record<string, unknown> = { checkpoint: 'unset' };
+let verifierDir: ReturnType<typeof tempDir> | undefined;
+before(async () => {
+  verifierDir = tempDir('corl-kit-verifier-');
+  const model = path.join(verifierDir.dir, 'model');
+  await writeTinyVerifier(model);
+  verifierOptions.checkpoint = model;
+  const head = path.join(verifierDir.dir, 'likelihood');
+  fs.mkdirSync(head);
+  fs.writeFileSync(
+    path.join(head, 'verifier.json'),
+    JSON.stringify({
+      format: 'corl-learned-verifier',
+      version: 1,
+      head: 'likelihood',
+      model: '../model',
+      weights: [1, 1],
+      bias: 2,
+    }),
+  );
+  likelihoodOptions.checkpoint = head;
+});
+after(() => {
+  verifierDir?.cleanup();
 });
 
 export const BUILTIN_KITS: readonly BuiltinKit[] = [
@@ -220,6 +251,17 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
   { plugin: voteReward, kit: { optionSets: [{ rule: 'teacher' }, { threshold: 0.6 }] } },
   { plugin: groundTruthReward, kit: { optionSets: [{ correct: 2, wrong: -1 }] } },
   { plugin: gtVerifierReward, kit: {} },
+  {
+    plugin: learnedVerifierReward,
+    kit: {
+      options: verifierOptions,
+      optionSets: [likelihoodOptions],
+      invalidOptions: [
+        { options: {}, field: 'checkpoint' },
+        { options: { checkpoint: 'x', threads: 0 }, field: 'threads' },
+      ],
+    },
+  },
   {
     plugin: debateInteraction,
     kit: {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { RunDirectory } from '../../../core/trainer/run-dir';
+import { labelUse, RunDirectory } from '../../../core/trainer/run-dir';
 import { tempDir } from '../../fixtures/configs';
 
 describe('core/trainer/run-dir', () => {
@@ -10,6 +10,15 @@ describe('core/trainer/run-dir', () => {
     tmp = tempDir();
   });
   afterEach(() => tmp.cleanup());
+
+  it('run.json records a reward trained on labels as supervised, and says so', () => {
+    expect(labelUse({ supervised: false, trainedOnLabels: false })).to.deep.equal({ supervised: false });
+    expect(labelUse({ supervised: true, trainedOnLabels: false })).to.deep.equal({ supervised: true });
+    expect(labelUse({ supervised: false, trainedOnLabels: true })).to.deep.equal({
+      supervised: true,
+      trainedOnLabels: true,
+    });
+  });
 
   it('creates the layout and refuses to create over an existing run', async () => {
     const dir = path.join(tmp.dir, 'run');

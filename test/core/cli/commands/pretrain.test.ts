@@ -129,4 +129,40 @@ describe('core/cli/commands/pretrain (corl pretrain)', function () {
     expect(r4.code).to.equal(2);
     expect(r4.stderr).to.match(/CORL_ERR_CLI_USAGE.*--out/);
   });
+
+  it("pretrain.corpus trains on its rows instead of the task's text, prompts as context only, and skips pass@1", () => {
+    const rows = [
+      { prompt: '1+1=2 Verdict:', completion: 'Y', extra: 'ignored' },
+      { prompt: '1+1=3 Verdict:', completion: 'N' },
+    ];
+    fs.writeFileSync(path.join(tmp.dir, 'verdicts.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n\n');
+    const agents = [{ name: 'v', policy: { use: 'corl:transformer', options: tiny } }];
+    const c = config(agents);
+    const file = writeConfig(tmp.dir, 'v.json', { ...c, pretrain: { ...c.pretrain, corpus: 'verdicts.jsonl' } });
+    const r = corl(['pretrain', '-c', file, '--out', 'models/v'], tmp.dir);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/v\s+\S+\s+6\s+\d+\.\d+\s+-\s/);
+    const lines = fs
+      .readFileSync(path.join(tmp.dir, 'models/v/pretrain-metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    // Trained tokens per step: each of the 4 texts trains its verdict and the end token (2), never
+    // its prompt; the task's worked solutions would train more.
+    for (const l of lines.filter((x) => x.phase === 'pretrain')) expect(l.metrics['pretrain/tokens']).to.equal(8);
+    for (const l of lines) expect(l.metrics).to.not.have.property('eval/accuracy');
+    // Bad corpora: a missing file, a row without a completion, a line that is not JSON.
+    const bad = (name: string, text: string | null) => {
+      if (text !== null) fs.writeFileSync(path.join(tmp.dir, name), text);
+      const f = writeConfig(tmp.dir, `bad-${name}.json`, { ...c, pretrain: { ...c.pretrain, corpus: name } });
+      return corl(['pretrain', '-c', f, '--out', 'models/bad'], tmp.dir);
+    };
+    expect(bad('missing.jsonl', null).stderr).to.match(/^CORL_ERR_TASK_DATA.*readable pretraining corpus/);
+    expect(bad('no-completion.jsonl', '{"prompt": "a"}\n').stderr)
+      .to.match(/^CORL_ERR_TASK_DATA/)
+      .and.contain('no-completion.jsonl:1');
+    expect(bad('not-json.jsonl', '{"prompt": "a", "completion": "Y"}\n{oops\n').stderr)
+      .to.match(/^CORL_ERR_TASK_DATA/)
+      .and.contain('not-json.jsonl:2');
+  });
 });

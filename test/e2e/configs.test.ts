@@ -172,8 +172,9 @@ describe('e2e: shipped configs and base checkpoints', function () {
         options: { method: 'intuitor' },
       });
       expect(read(path.join(R.configs, 'co-rl-diff-plus.json')).diversity.use).to.equal('corl:rephrase');
-      // MAPoRL: co-rl-diff with a debate scored by the ground-truth verifier (the slip regime only: the
-      // systematic models were not pretrained on discussion turns).
+      // MAPoRL: co-rl-diff with a debate scored by the ground-truth verifier. Only the slip regime's
+      // folder has it: the systematic models were not pretrained on discussion turns, so the systematic
+      // regime's CoMAS setting is its own folder over its own checkpoints (configs/systematic/interaction/).
       if (shipped.includes('maporl.json')) {
         const { interaction, reward, labelFree, name, description, ...maporl } = read(
           path.join(R.configs, 'maporl.json'),
@@ -210,7 +211,7 @@ describe('e2e: shipped configs and base checkpoints', function () {
         `alpha:${R.models}/alpha-s1`,
       ]);
       // CoMAS: co-rl-diff (the two families in a ring, the vote scoring turns for monitoring) plus its
-      // interaction; the slip regime only, like MAPoRL (the systematic models never read discussion turns).
+      // interaction; in configs/systematic/ only under interaction/, like MAPoRL.
       if (R.name === 'slips') {
         const comas = read(path.join(R.configs, 'comas.json'));
         expect({ ...comas, interaction: undefined, name: diff.name, description: diff.description }).to.deep.equal({
@@ -253,6 +254,134 @@ describe('e2e: shipped configs and base checkpoints', function () {
       }
     });
   }
+
+  // The CoMAS setting of each regime: co-rl-diff, ttrl, maporl, comas (and base) over checkpoints that
+  // were pretrained with discussion turns. The slip regime's are its own configs; the systematic
+  // regime's live in configs/systematic/interaction/ and load models/systematic-discussion/.
+  const INTERACTION = [
+    { name: 'slips', configs: CONFIGS, models: '../models/slips', recipes: path.join(CONFIGS, 'pretrain', 'slips') },
+    {
+      name: 'systematic',
+      configs: path.join(CONFIGS, 'systematic', 'interaction'),
+      models: '../../../models/systematic-discussion',
+      recipes: path.join(CONFIGS, 'pretrain', 'systematic-discussion'),
+    },
+  ];
+  const SETTING = ['base', 'co-rl-diff', 'ttrl', 'maporl', 'comas'];
+
+  for (const R of INTERACTION) {
+    it(`${R.name}: the CoMAS setting's configs are valid, named after their files, label-free except MAPoRL, and differ from co-rl-diff only where the method does`, async () => {
+      for (const n of SETTING) {
+        const f = path.join(R.configs, `${n}.json`);
+        const raw = read(f);
+        expect(fs.existsSync(path.resolve(path.dirname(f), raw.$schema)), `${f}: $schema resolves`).to.equal(true);
+        const loaded = await loadConfig(f);
+        expect(loaded.config.name, f).to.equal(n);
+        expect(loaded.supervised, f).to.equal(n === 'maporl');
+      }
+      const { name: _n, description: _d, ...diff } = read(path.join(R.configs, 'co-rl-diff.json'));
+      const method = (n: string): unknown => {
+        const { name, description, ...rest } = read(path.join(R.configs, `${n}.json`));
+        void name;
+        void description;
+        return rest;
+      };
+      expect(method('base')).to.deep.equal({ ...diff, trainer: { ...diff.trainer, steps: 0 } });
+      expect(method('ttrl')).to.deep.equal({ ...diff, topology: 'corl:self' });
+      expect(method('maporl')).to.deep.equal({
+        ...diff,
+        labelFree: false,
+        reward: 'corl:gt-verifier',
+        interaction: { use: 'corl:debate', options: { rounds: 2, share: 'answer' } },
+      });
+      expect(method('comas')).to.deep.equal({
+        ...diff,
+        interaction: {
+          use: 'corl:comas',
+          options: {
+            cycles: 1,
+            share: 'answer',
+            judge: { use: 'corl:policy-judge', options: { agent: 'all', samples: 4 } },
+          },
+        },
+      });
+      const families = read(path.join(R.configs, 'co-rl-diff.json')).agents.map(
+        (a: any) => a.policy.options.family + ':' + a.policy.options.checkpoint,
+      );
+      expect(families).to.deep.equal([`alpha:${R.models}/alpha`, `beta:${R.models}/beta`]);
+    });
+  }
+
+  it("systematic: the CoMAS setting keeps the systematic regime's budget and recipes, adding only discussion turns and a validation split", () => {
+    const sys = path.join(CONFIGS, 'systematic');
+    const recipe = (dir: string, a: string) => read(path.join(CONFIGS, 'pretrain', dir, `${a}.json`));
+    // Configs: configs/systematic/co-rl-diff.json with the new checkpoints, alpha's wider context
+    // (a discussion prompt and its solution do not fit in 64 characters) and a validation split.
+    const plain = read(path.join(sys, 'co-rl-diff.json'));
+    const inter = read(path.join(sys, 'interaction', 'co-rl-diff.json'));
+    const expected = JSON.parse(JSON.stringify(plain));
+    expected.$schema = '../../../schema/corl.schema.json';
+    expected.description = inter.description;
+    expected.task.options.validation = 200;
+    for (const a of expected.agents) a.policy.options.checkpoint = `../../../models/systematic-discussion/${a.name}`;
+    expected.agents[0].policy.options.context = 96;
+    expect(inter).to.deep.equal(expected);
+    expect(inter.trainer).to.deep.include({ steps: 150, batchSize: 16, groupSize: 8, loss: { type: 'bnpo' } });
+    // Recipes: the systematic ones plus the slip recipes' discussion turns, the validation split kept
+    // out of the corpus, and alpha's context (its thread count does not change the recipe).
+    for (const a of ['alpha', 'beta']) {
+      const r = recipe('systematic', a);
+      const d = recipe('systematic-discussion', a);
+      const want = JSON.parse(JSON.stringify(r));
+      want.name = `pretrain-systematic-discussion-${a}`;
+      want.description = d.description;
+      want.task.options.pretrain.discussion = recipe('slips', a).task.options.pretrain.discussion;
+      want.task.options.validation = 200;
+      want.agents[0].policy.options.context = d.agents[0].policy.options.context;
+      want.agents[0].policy.options.threads = d.agents[0].policy.options.threads;
+      expect(d, a).to.deep.equal(want);
+      const inConfig = inter.agents.find((x: any) => x.name === a).policy.options.context;
+      expect(d.agents[0].policy.options.context, a).to.equal(inConfig);
+    }
+  });
+
+  it('systematic: the discussion-reading checkpoints load under the architecture their configs and recipes give', async () => {
+    const dir = path.join(CONFIGS, 'systematic', 'interaction');
+    const co = await loadConfig(path.join(dir, 'co-rl-diff.json'));
+    for (const [i, agent] of co.config.agents.entries()) {
+      const policy = await instantiate('policy', agent.policy, {
+        container: co.container.createChildContainer(),
+        registry: co.registry,
+        seed: i,
+        baseDir: co.baseDir,
+      });
+      try {
+        expect(policy.describe().family).to.equal((agent.policy.options as any).family);
+        expect(policy.describe().details).to.include({ optimizerSteps: 0, pretrainSteps: 0 });
+      } finally {
+        await policy.close?.();
+      }
+      const folder = path.join(ROOT, 'models', 'systematic-discussion', agent.name!);
+      expect(fs.readdirSync(folder).sort()).to.deep.equal([
+        'corl.json',
+        'model.onnx',
+        'optimizer.bin',
+        'pretrain-metrics.jsonl',
+      ]);
+      expect(read(path.join(folder, 'corl.json')).training.pretrainSteps).to.equal(3000);
+      const recipe = (await loadConfig(path.join(CONFIGS, 'pretrain', 'systematic-discussion', `${agent.name}.json`)))
+        .config.agents[0]!.policy.options;
+      const arch = (o: any) => {
+        const { checkpoint, checkpointOptimizer, threads, optimizer, ...rest } = o;
+        void checkpoint;
+        void checkpointOptimizer;
+        void threads;
+        void optimizer;
+        return rest;
+      };
+      expect(arch(recipe), agent.name).to.deep.equal(arch(agent.policy.options));
+    }
+  });
 
   it('the default job runs through the binary: co-rl.json on a small budget prints base and final accuracy and the report', () => {
     const tmp = tempDir('corl-default-');

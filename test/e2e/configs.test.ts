@@ -21,6 +21,12 @@ const CONFIGS = path.join(ROOT, 'configs');
 const BIN = path.join(ROOT, 'bin/corl.js');
 
 const read = (file: string): any => JSON.parse(fs.readFileSync(file, 'utf8'));
+/** A policy's options without what a checkpoint's recipe and an RL config may set apart. */
+function architecture(options: Record<string, unknown>): Record<string, unknown> {
+  const rest = { ...options };
+  for (const k of ['checkpoint', 'checkpointOptimizer', 'threads', 'optimizer']) delete rest[k];
+  return rest;
+}
 const jsonIn = (dir: string): string[] =>
   fs
     .readdirSync(dir)
@@ -242,15 +248,7 @@ describe('e2e: shipped configs and base checkpoints', function () {
         }
         // The recipe that made the checkpoint builds the same architecture.
         const recipe = (await loadConfig(path.join(R.recipes, `${agent.name}.json`))).config.agents[0]!.policy.options;
-        const arch = (o: any) => {
-          const { checkpoint, checkpointOptimizer, threads, optimizer, ...rest } = o;
-          void checkpoint;
-          void checkpointOptimizer;
-          void threads;
-          void optimizer;
-          return rest;
-        };
-        expect(arch(recipe), agent.name).to.deep.equal(arch(agent.policy.options));
+        expect(architecture(recipe), agent.name).to.deep.equal(architecture(agent.policy.options));
       }
     });
   }
@@ -371,15 +369,7 @@ describe('e2e: shipped configs and base checkpoints', function () {
       expect(read(path.join(folder, 'corl.json')).training.pretrainSteps).to.equal(3000);
       const recipe = (await loadConfig(path.join(CONFIGS, 'pretrain', 'systematic-discussion', `${agent.name}.json`)))
         .config.agents[0]!.policy.options;
-      const arch = (o: any) => {
-        const { checkpoint, checkpointOptimizer, threads, optimizer, ...rest } = o;
-        void checkpoint;
-        void checkpointOptimizer;
-        void threads;
-        void optimizer;
-        return rest;
-      };
-      expect(arch(recipe), agent.name).to.deep.equal(arch(agent.policy.options));
+      expect(architecture(recipe), agent.name).to.deep.equal(architecture(agent.policy.options));
     }
   });
 

@@ -22,6 +22,33 @@ function sh(cmd: string, args: string[], cwd: string): { code: number; out: stri
 const npm = (args: string[], cwd: string) => sh('npm', args, cwd);
 const create = (args: string[], cwd: string) => sh(process.execPath, [BIN, ...args], cwd);
 
+/**
+ * A generated package as its author runs it: `npm install` offline, `npm test` (its contract suite
+ * must pass under `contract`'s title) and `npm run train` (a label-free run of 20 steps). Returns the
+ * run's resolved config and its train-phase metric rows.
+ */
+function installTestTrain(dir: string, contract: string): { config: any; train: any[] } {
+  const install = npm(['install', ...NPM_FLAGS], dir);
+  expect(install.code, install.out).to.equal(0);
+  const test = npm(['test'], dir);
+  expect(test.code, test.out).to.equal(0);
+  expect(test.stdout)
+    .to.contain(contract)
+    .and.match(/\d+ passing/)
+    .and.not.match(/failing/);
+  const run = npm(['run', 'train', '--', '--out', 'runs/e2e', '-q'], dir);
+  expect(run.code, run.out).to.equal(0);
+  expect(run.stdout).to.contain('label-free run: 20 step(s)');
+  const config = JSON.parse(fs.readFileSync(path.join(dir, 'runs/e2e/config.json'), 'utf8'));
+  const train = fs
+    .readFileSync(path.join(dir, 'runs/e2e/metrics.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((m) => m.phase === 'train');
+  return { config, train };
+}
+
 describe('e2e: create-corl-plugin → npm install → npm test → corl train', function () {
   this.timeout(300000);
   let tmp: ReturnType<typeof tempDir>;
@@ -38,29 +65,11 @@ describe('e2e: create-corl-plugin → npm install → npm test → corl train', 
       .and.contain('next:\n  cd lab-agree\n  npm install\n  npm test\n  npm run train');
     const dir = path.join(tmp.dir, 'lab-agree');
 
-    const install = npm(['install', ...NPM_FLAGS], dir);
-    expect(install.code, install.out).to.equal(0);
+    const { config, train } = installTestTrain(dir, 'lab:agree satisfies the reward contract');
     expect(fs.realpathSync(path.join(dir, 'node_modules/corl'))).to.equal(fs.realpathSync(ROOT));
-
-    const test = npm(['test'], dir);
-    expect(test.code, test.out).to.equal(0);
-    expect(test.stdout)
-      .to.contain('lab:agree satisfies the reward contract')
-      .and.match(/\d+ passing/)
-      .and.not.match(/failing/);
-
-    const train = npm(['run', 'train', '--', '--out', 'runs/e2e', '-q'], dir);
-    expect(train.code, train.out).to.equal(0);
-    expect(train.stdout).to.contain('label-free run: 20 step(s)');
-    const config = JSON.parse(fs.readFileSync(path.join(dir, 'runs/e2e/config.json'), 'utf8'));
     expect(JSON.stringify(config)).to.contain('"lab:agree"');
-    const metrics = fs
-      .readFileSync(path.join(dir, 'runs/e2e/metrics.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
     expect(
-      metrics.some((m) => m.phase === 'train' && m.metrics['agreement/mean_reward'] !== undefined),
+      train.some((m) => m.metrics['agreement/mean_reward'] !== undefined),
       'rewards came from the generated plugin',
     ).to.equal(true);
   });
@@ -74,26 +83,8 @@ describe('e2e: create-corl-plugin → npm install → npm test → corl train', 
       .to.contain("name: 'lab:steps'")
       .and.contain('export const stepsJudge = definePlugin(');
 
-    const install = npm(['install', ...NPM_FLAGS], dir);
-    expect(install.code, install.out).to.equal(0);
-    const test = npm(['test'], dir);
-    expect(test.code, test.out).to.equal(0);
-    expect(test.stdout)
-      .to.contain('lab:steps satisfies the judge contract')
-      .and.match(/\d+ passing/)
-      .and.not.match(/failing/);
-
-    const train = npm(['run', 'train', '--', '--out', 'runs/e2e', '-q'], dir);
-    expect(train.code, train.out).to.equal(0);
-    expect(train.stdout).to.contain('label-free run: 20 step(s)');
-    const config = JSON.parse(fs.readFileSync(path.join(dir, 'runs/e2e/config.json'), 'utf8'));
+    const { config, train: train1 } = installTestTrain(dir, 'lab:steps satisfies the judge contract');
     expect(config.interaction.options.judge.use).to.equal('lab:steps');
-    const train1 = fs
-      .readFileSync(path.join(dir, 'runs/e2e/metrics.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l))
-      .filter((m) => m.phase === 'train');
     expect(train1.length).to.equal(40);
     expect(
       train1.every((m) => m.metrics['judge/verdicts'] > 0),

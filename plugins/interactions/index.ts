@@ -1,17 +1,8 @@
 import { registerAll } from '../../core/registry/define';
-import {
-  comasCredit,
-  comasInteraction,
-  comasItems,
-  comasJudgement,
-  comasReads,
-  evaluatedBy,
-  evaluatorOf,
-  type ComasOptions,
-} from './comas';
-import { debateInteraction, debateCredit, type DebateOptions } from './debate';
+import { comasInteraction } from './comas';
+import { debateInteraction } from './debate';
 
-export { debateInteraction, debateCredit, type DebateOptions };
+export { debateInteraction, debateCredit, type DebateOptions } from './debate';
 export {
   comasCredit,
   comasInteraction,
@@ -21,7 +12,7 @@ export {
   evaluatedBy,
   evaluatorOf,
   type ComasOptions,
-};
+} from './comas';
 
 /** Registers the built-in interaction protocols. */
 export const register = registerAll(debateInteraction, comasInteraction);

@@ -190,6 +190,33 @@ export interface CompareReportResult extends CompareResult {
  * was given them. For a folder another `corl compare` is still filling, or after upgrading corl.
  */
 export async function reportCompare(out: string): Promise<CompareReportResult> {
+  const { groups, unfinished, order, seeds } = readComparison(out);
+  const status = compareStatus(groups, order, seeds, unfinished);
+  const result = await writeCompareOutputs(
+    out,
+    groups,
+    [
+      `Rendered by corl report ${portablePath(out)} from ${groups.reduce((n, g) => n + g.runs.length, 0)} finished run(s)${unfinished.length ? `; left out, unfinished: ${unfinished.join(', ')}` : ''}.`,
+      'Seeds: config seed + 1000·i for run seed-i.',
+    ],
+    status,
+  );
+  return { ...result, unfinished };
+}
+
+/** The finished runs of a comparison folder, grouped by config in the order `corl compare` was given them. */
+export interface Comparison {
+  readonly groups: readonly ReportGroup[];
+  /** Run folders left out because they have not finished (config/seed-i). */
+  readonly unfinished: readonly string[];
+  /** Config names in the order `corl compare` was given them. */
+  readonly order: readonly string[];
+  /** Seeds per config that `corl compare` was asked for (0 when not recorded). */
+  readonly seeds: number;
+}
+
+/** Read a comparison folder (`corl compare --out`, or a packed copy), running nothing. */
+export function readComparison(out: string): Comparison {
   const metaFile = path.join(out, 'compare.json');
   if (!fs.existsSync(metaFile))
     throw new CorlError(
@@ -248,23 +275,12 @@ export async function reportCompare(out: string): Promise<CompareReportResult> {
     return i < 0 ? order.length : i;
   };
   groups.sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name));
-  const seeds = typeof meta.seeds === 'number' ? meta.seeds : 0;
-  const status = compareStatus(
+  return {
     groups,
-    order.filter((n): n is string => n !== undefined),
-    seeds,
     unfinished,
-  );
-  const result = await writeCompareOutputs(
-    out,
-    groups,
-    [
-      `Rendered by corl report ${portablePath(out)} from ${groups.reduce((n, g) => n + g.runs.length, 0)} finished run(s)${unfinished.length ? `; left out, unfinished: ${unfinished.join(', ')}` : ''}.`,
-      'Seeds: config seed + 1000·i for run seed-i.',
-    ],
-    status,
-  );
-  return { ...result, unfinished };
+    order: order.filter((n): n is string => n !== undefined),
+    seeds: typeof meta.seeds === 'number' ? meta.seeds : 0,
+  };
 }
 
 /**

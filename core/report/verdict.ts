@@ -21,14 +21,28 @@ const points = (x: number): string => {
 };
 
 /**
+ * Each agent's change against the same agent in `b`, "(alpha +6.3, beta +10.6)", when both rows
+ * have the same agents in the same order (the first baseline is the untrained base); else "".
+ */
+function perAgentChange(method: ResultRow, b: ResultRow): string {
+  const a = method.perAgent;
+  if (a.length < 2 || a.length !== b.perAgent.length || a.some((x, i) => x.name !== b.perAgent[i]!.name)) return '';
+  return ` (${a.map((x, i) => `${x.name} ${points(x.mean - b.perAgent[i]!.mean)}`).join(', ')})`;
+}
+
+/**
  * One plain sentence saying whether the method helped: its average final pass@1 against each
- * baseline's, in points, with the problem count and the seeds, and a warning when the difference is
- * within one standard deviation of the seeds (or rests on one seed). Example:
- * "co-rl: +6.2 points over base, +3.1 over ttrl on 200 held-out problems; 1 seed, see docs/results.md for 3".
+ * baseline's, in points (and each agent's against the first baseline's same agent), with the
+ * problem count and the seeds, and a warning when the difference is within one standard deviation
+ * of the seeds (or rests on one seed). Example: "co-rl: +8.4 points over base (alpha +6.3,
+ * beta +10.6), −1.3 over ttrl on 200 held-out problems; 1 seed, see docs/results.md for 3".
  */
 export function verdictLine(v: VerdictInput): string {
   const m = v.method.average.mean;
-  const parts = v.baselines.map((b, i) => `${points(m - b.average.mean)}${i === 0 ? ' points' : ''} over ${b.name}`);
+  const parts = v.baselines.map(
+    (b, i) =>
+      `${points(m - b.average.mean)}${i === 0 ? ` points over ${b.name}${perAgentChange(v.method, b)}` : ` over ${b.name}`}`,
+  );
   const seeds = Math.min(v.method.seeds, ...v.baselines.map((b) => b.seeds));
   const spread = Math.max(v.method.average.sd, ...v.baselines.map((b) => b.average.sd));
   const noisy = seeds > 1 && v.baselines.some((b) => Math.abs(m - b.average.mean) <= spread);

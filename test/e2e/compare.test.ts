@@ -94,11 +94,16 @@ describe('e2e: corl compare and the report', function () {
     expect(r.status, r.stderr).to.equal(0);
     const last = r.stdout.trim().split('\n').pop()!;
     const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
-    const diff = 100 * (results[1].average.mean - results[0].average.mean);
-    const points = Math.abs(diff).toFixed(1);
-    const sign = points === '0.0' ? '±' : diff > 0 ? '+' : '−'; // no "−0.0"
+    const signed = (x: number): string => {
+      const points = Math.abs(100 * x).toFixed(1);
+      return `${points === '0.0' ? '±' : x > 0 ? '+' : '−'}${points}`; // no "−0.0"
+    };
+    type Agent = { name: string; mean: number };
+    const agents = (results[1].perAgent as Agent[])
+      .map((a, i) => `${a.name} ${signed(a.mean - (results[0].perAgent as Agent[])[i]!.mean)}`)
+      .join(', ');
     expect(last).to.equal(
-      `fixture-co-rl: ${sign}${points} points over fixture-base on 3 held-out problems; 1 seed, see docs/results.md for 3`,
+      `fixture-co-rl: ${signed(results[1].average.mean - results[0].average.mean)} points over fixture-base (${agents}) on 3 held-out problems; 1 seed, see docs/results.md for 3`,
     );
   });
 

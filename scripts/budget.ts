@@ -24,7 +24,9 @@ export function stepGains(groups: readonly ReportGroup[]): StepGains {
     const steps = [...series[0]!.keys()].filter((s) => series.every((m) => m.has(s)));
     return new Map(steps.map((s) => [s, series.reduce((a, m) => a + m.get(s)! - m.get(0)!, 0) / series.length]));
   });
-  const steps = [...perConfig[0]!.keys()].filter((s) => s > 0 && perConfig.every((m) => m.has(s))).sort((a, b) => a - b);
+  const steps = [...perConfig[0]!.keys()]
+    .filter((s) => s > 0 && perConfig.every((m) => m.has(s)))
+    .sort((a, b) => a - b);
   return {
     configs: groups.map((g) => g.name),
     rows: steps.map((step) => {

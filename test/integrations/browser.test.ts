@@ -135,7 +135,7 @@ describeWithChromium('integrations: the report in headless Chromium', function (
     expect(reward.lines).to.equal(7);
     const offScale = reward.legend.filter((l) => l.includes('off the scale'));
     expect(offScale).to.have.length(1);
-    const range = /^intuitor: off the scale, (\d+\.\d) … (\d+\.\d)$/.exec(offScale[0]!);
+    const range = /^intuitor: off the scale, (\d+(?:\.\d+)?) … (\d+(?:\.\d+)?)$/.exec(offScale[0]!);
     expect(range, offScale[0]).to.not.equal(null);
     expect(Number(range![1])).to.be.above(1); // above every other reward's 0 … 1
     expect(confusablePairs(seen.series)).to.deep.equal({ colour: [], greyscale: [] });

@@ -96,38 +96,43 @@ export function evaluateClaims(groups: readonly ReportGroup[], blind: BlindSpots
     holds: undefined,
   });
 
-  {
-    const claim = 'Co-RL cross-family beats TTRL by ≥ 2 points';
-    const rule = 'co-rl-diff − ttrl ≥ 2.0 points of average pass@1 after training';
-    if (!diff || !ttrl) claims.push(missing(claim, rule, ['co-rl-diff', 'ttrl']));
-    else {
-      const d = finalAndChange(diff).final;
-      const t = finalAndChange(ttrl).final;
-      const gap = d.mean - t.mean;
-      claims.push({
-        claim,
-        rule,
-        measured: `co-rl-diff ${pct(d)} against ttrl ${pct(t)}: ${points(gap)}`,
-        holds: gap >= 0.02 - 1e-12,
-      });
-    }
-  }
-  {
-    const claim = 'Co-RL is within 2 points of ground truth';
-    const rule = 'gt − co-rl-diff ≤ 2.0 points of average pass@1 after training';
-    if (!diff || !gt) claims.push(missing(claim, rule, ['co-rl-diff', 'gt']));
-    else {
-      const d = finalAndChange(diff).final;
-      const g = finalAndChange(gt).final;
-      const gap = d.mean - g.mean;
-      claims.push({
-        claim,
-        rule,
-        measured: `co-rl-diff ${pct(d)} against gt ${pct(g)}: ${points(gap)}`,
-        holds: -gap <= 0.02 + 1e-12,
-      });
-    }
-  }
+  /** A claim on the gap in average pass@1 between co-rl-diff and another config, held when `test(gap)`. */
+  const gapClaim = (
+    claim: string,
+    rule: string,
+    other: ReportGroup | undefined,
+    name: string,
+    test: (gap: number) => boolean,
+  ): Claim => {
+    if (!diff || !other) return missing(claim, rule, ['co-rl-diff', name]);
+    const d = finalAndChange(diff).final;
+    const o = finalAndChange(other).final;
+    const gap = d.mean - o.mean;
+    return {
+      claim,
+      rule,
+      measured: `co-rl-diff ${pct(d)} against ${name} ${pct(o)}: ${points(gap)}`,
+      holds: test(gap),
+    };
+  };
+  claims.push(
+    gapClaim(
+      'Co-RL cross-family beats TTRL by ≥ 2 points',
+      'co-rl-diff − ttrl ≥ 2.0 points of average pass@1 after training',
+      ttrl,
+      'ttrl',
+      (gap) => gap >= 0.02 - 1e-12,
+    ),
+  );
+  claims.push(
+    gapClaim(
+      'Co-RL is within 2 points of ground truth',
+      'gt − co-rl-diff ≤ 2.0 points of average pass@1 after training',
+      gt,
+      'gt',
+      (gap) => -gap <= 0.02 + 1e-12,
+    ),
+  );
   claims.push(labelClaim('TTRL', ttrl, blind, 'falls'));
   claims.push(labelClaim('Co-RL', diff, blind, 'rises'));
   {

@@ -7,8 +7,7 @@
 import { readComparison } from '../core/report/compare';
 import type { ReportGroup } from '../core/report/html';
 import { resultRow } from '../core/report/html';
-import { labelCategoryLines } from '../core/report/markdown';
-import { meanSd } from '../core/report/runs';
+import { averageChange, labelCategoryLines } from '../core/report/markdown';
 
 /** The blind spot (problem category) of each agent, by agent name. */
 export type BlindSpots = Readonly<Record<string, string>>;
@@ -35,23 +34,7 @@ const points = (x: number): string => `${x >= 0 ? '+' : '−'}${Math.abs(100 * x
 
 /** Average pass@1 over agents after training and its change from step 0, mean ± sd over seeds. */
 function finalAndChange(g: ReportGroup): { final: Stat; change: Stat } {
-  const r = resultRow(g);
-  const seeds = g.runs.length;
-  // the change per seed, so its sd is the spread of the gain, not of the final score
-  const agents = g.runs[0]?.agents.length ?? 0;
-  const perSeed = g.runs.map((run) => {
-    let gain = 0;
-    for (let i = 0; i < agents; i++) {
-      const evals = run.records.filter(
-        (x) => x.phase === 'eval' && x.agent === i && x.metrics['eval/accuracy'] !== undefined,
-      );
-      const first = evals.find((x) => x.step === 0)?.metrics['eval/accuracy'];
-      const last = evals[evals.length - 1]?.metrics['eval/accuracy'];
-      gain += (last ?? NaN) - (first ?? NaN);
-    }
-    return gain / agents;
-  });
-  return { final: { ...r.average, n: seeds }, change: meanSd(perSeed) };
+  return { final: { ...resultRow(g).average, n: g.runs.length }, change: averageChange(g) };
 }
 
 /** Pseudo-label accuracy on each agent's own blind spot, first → last 10 training steps. */

@@ -299,6 +299,22 @@ function evalSplit(groups: readonly ReportGroup[]): string {
   }
 }
 
+/** Change of pass@1 from step 0 to the last evaluation, averaged over agents, then mean ± sd over seeds. */
+export function averageChange(g: ReportGroup): { mean: number; sd: number; n: number } {
+  return meanSd(
+    g.runs.map((run) => {
+      const n = run.agents.length;
+      const last = lastEval(run);
+      let s = 0;
+      for (let i = 0; i < n; i++)
+        s +=
+          (valueAt(run.records, 'eval/accuracy', i, last) ?? NaN) -
+          (valueAt(run.records, 'eval/accuracy', i, 0) ?? NaN);
+      return s / n;
+    }),
+  );
+}
+
 const pts = (s: Stat, sd: boolean): string =>
   Number.isFinite(s.mean) ? `${(100 * s.mean).toFixed(1)}${sd && s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}` : '–';
 const signed = (s: Stat, sd: boolean): string =>
@@ -338,18 +354,7 @@ export function markdownTables(groups: readonly ReportGroup[], rows: readonly Re
   out.push(row(Array(10).fill('---')));
   for (const [k, r] of rows.entries()) {
     const g = groups[k]!;
-    const change = meanSd(
-      g.runs.map((run) => {
-        const n = run.agents.length;
-        const last = lastEval(run);
-        let s = 0;
-        for (let i = 0; i < n; i++)
-          s +=
-            (valueAt(run.records, 'eval/accuracy', i, last) ?? NaN) -
-            (valueAt(run.records, 'eval/accuracy', i, 0) ?? NaN);
-        return s / n;
-      }),
-    );
+    const change = averageChange(g);
     out.push(
       row([
         r.name,

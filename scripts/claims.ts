@@ -7,7 +7,7 @@
 import { readComparison } from '../core/report/compare';
 import type { ReportGroup } from '../core/report/html';
 import { resultRow } from '../core/report/html';
-import { averageChange, labelCategoryLines } from '../core/report/markdown';
+import { averageChange, labelCategoryLines, pts, signed, type Stat } from '../core/report/markdown';
 
 /** The blind spot (problem category) of each agent, by agent name. */
 export type BlindSpots = Readonly<Record<string, string>>;
@@ -22,19 +22,15 @@ export interface Claim {
   readonly holds: boolean | 'mixed' | undefined;
 }
 
-interface Stat {
-  readonly mean: number;
-  readonly sd: number;
-  readonly n: number;
-}
+const pct = (s: Stat): string => pts(s, true);
+const points = (x: number): string => signed({ mean: x, sd: 0, n: 1 }, false);
 
-const pct = (s: Stat): string =>
-  Number.isFinite(s.mean) ? `${(100 * s.mean).toFixed(1)}${s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}` : '–';
-const points = (x: number): string => `${x >= 0 ? '+' : '−'}${Math.abs(100 * x).toFixed(1)}`;
+/** Average pass@1 over agents after training, mean ± sd over seeds. */
+const final = (g: ReportGroup): Stat => ({ ...resultRow(g).average, n: g.runs.length });
 
 /** Average pass@1 over agents after training and its change from step 0, mean ± sd over seeds. */
 function finalAndChange(g: ReportGroup): { final: Stat; change: Stat } {
-  return { final: { ...resultRow(g).average, n: g.runs.length }, change: averageChange(g) };
+  return { final: final(g), change: averageChange(g) };
 }
 
 /** Pseudo-label accuracy on each agent's own blind spot, first → last 10 training steps. */
@@ -88,8 +84,8 @@ export function evaluateClaims(groups: readonly ReportGroup[], blind: BlindSpots
     test: (gap: number) => boolean,
   ): Claim => {
     if (!diff || !other) return missing(claim, rule, ['co-rl-diff', name]);
-    const d = finalAndChange(diff).final;
-    const o = finalAndChange(other).final;
+    const d = final(diff);
+    const o = final(other);
     const gap = d.mean - o.mean;
     return {
       claim,

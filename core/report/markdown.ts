@@ -7,7 +7,8 @@ import { agreement } from '../metrics/agreement';
 import { meanSd, metricSeries, valueAt, type RunSummary } from './runs';
 
 /** Mean and sample sd over seeds. */
-type Stat = { readonly mean: number; readonly sd: number; readonly n: number };
+/** A mean ± sd over n values (seeds, runs). */
+export type Stat = { readonly mean: number; readonly sd: number; readonly n: number };
 
 /** What a category table needs of one evaluation row (a run's eval/step-N.jsonl). */
 interface CategoryEvalRow {
@@ -300,7 +301,7 @@ function evalSplit(groups: readonly ReportGroup[]): string {
 }
 
 /** Change of pass@1 from step 0 to the last evaluation, averaged over agents, then mean ± sd over seeds. */
-export function averageChange(g: ReportGroup): { mean: number; sd: number; n: number } {
+export function averageChange(g: ReportGroup): Stat {
   return meanSd(
     g.runs.map((run) => {
       const n = run.agents.length;
@@ -315,9 +316,11 @@ export function averageChange(g: ReportGroup): { mean: number; sd: number; n: nu
   );
 }
 
-const pts = (s: Stat, sd: boolean): string =>
+/** A share as percent with one decimal, `± sd` when asked and over more than one value; `–` when not finite. */
+export const pts = (s: Stat, sd: boolean): string =>
   Number.isFinite(s.mean) ? `${(100 * s.mean).toFixed(1)}${sd && s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}` : '–';
-const signed = (s: Stat, sd: boolean): string =>
+/** Like `pts`, signed (`+` or `−`): a change in points. */
+export const signed = (s: Stat, sd: boolean): string =>
   Number.isFinite(s.mean)
     ? `${s.mean >= 0 ? '+' : '−'}${Math.abs(100 * s.mean).toFixed(1)}${sd && s.n > 1 ? ` ± ${(100 * s.sd).toFixed(1)}` : ''}`
     : '–';

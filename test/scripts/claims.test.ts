@@ -110,8 +110,7 @@ describe("scripts/claims (the paper's claims on a comparison)", () => {
     expect(() => parseBlindSpots('alpha:carry')).to.throw(/expected --blind agent=category/);
   });
 
-  it('docs/results.md quotes exactly what the committed raw outputs give, for every claims block', function () {
-    this.timeout(120000);
+  it('docs/results.md quotes exactly what the committed raw outputs give, for every claims block', () => {
     const page = fs.readFileSync(path.join(ROOT, 'docs', 'results.md'), 'utf8');
     const blocks = [
       ...page.matchAll(

@@ -1,9 +1,9 @@
-// Suites that need a real browser (headless Chromium, driven by puppeteer-core). A machine without one
-// fails these suites with the command that installs it; nothing is skipped unless the person running
-// the tests says so with CORL_SKIP_BROWSER=1, and the skipped suites then stay listed as pending.
+// Suites that need a real browser (headless Chromium, driven by puppeteer-core). They always run: a
+// machine without a browser fails them with the command that installs one. There is no switch to
+// skip them.
 import { CHROMIUM_INSTALL, findChromium } from '../../scripts/report-browser';
 
-/** `describe` with the browser's path, when Chromium is installed; otherwise a failing suite (a pending one under CORL_SKIP_BROWSER=1). */
+/** `describe` with the browser's path, when Chromium is installed; otherwise a suite that fails, saying how to get one. */
 export function describeWithChromium(title: string, fn: (this: Mocha.Suite, chromium: string) => void): void {
   const chromium = findChromium();
   if (chromium !== null) {
@@ -14,17 +14,10 @@ export function describeWithChromium(title: string, fn: (this: Mocha.Suite, chro
   }
   const given = process.env.CORL_CHROMIUM;
   const missing = given ? `CORL_CHROMIUM names ${given}, which does not exist` : 'Chromium is not installed';
-  const how = `${CHROMIUM_INSTALL}, or set CORL_CHROMIUM to a Chromium or Chrome binary`;
-  if (process.env.CORL_SKIP_BROWSER === '1') {
-    describe.skip(`${title} (skipped by CORL_SKIP_BROWSER=1; needs Chromium: ${how})`, () => {
-      it('runs when Chromium is installed');
-    });
-    return;
-  }
   describe(title, () => {
     it('needs Chromium', () => {
       throw new Error(
-        `no Chromium found (${missing}): ${how} (or CORL_SKIP_BROWSER=1 to leave the browser checks untested)`,
+        `no Chromium found (${missing}): ${CHROMIUM_INSTALL}, or set CORL_CHROMIUM to a Chromium or Chrome binary`,
       );
     });
   });

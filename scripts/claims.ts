@@ -7,7 +7,8 @@
 import { readComparison } from '../core/report/compare';
 import type { ReportGroup } from '../core/report/html';
 import { resultRow } from '../core/report/html';
-import { averageChange, labelCategoryLines, pts, signed, type Stat } from '../core/report/markdown';
+import { averageChange, labelCategoryLines, pts, signed } from '../core/report/markdown';
+import type { Stat } from '../core/report/runs';
 
 /** The blind spot (problem category) of each agent, by agent name. */
 export type BlindSpots = Readonly<Record<string, string>>;

@@ -4,11 +4,7 @@ import { existingOrGz, readTextMaybeGz } from '../util/gz';
 import { CorlError } from '../errors';
 import type { ReportGroup, ResultRow } from './html';
 import { agreement } from '../metrics/agreement';
-import { meanSd, metricSeries, valueAt, type RunSummary } from './runs';
-
-/** Mean and sample sd over seeds. */
-/** A mean ± sd over n values (seeds, runs). */
-export type Stat = { readonly mean: number; readonly sd: number; readonly n: number };
+import { meanSd, metricSeries, valueAt, type RunSummary, type Stat } from './runs';
 
 /** What a category table needs of one evaluation row (a run's eval/step-N.jsonl). */
 interface CategoryEvalRow {

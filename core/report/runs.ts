@@ -76,8 +76,11 @@ export function valueAt(
   return metricSeries(records, metric, agent).find(([s]) => s === step)?.[1];
 }
 
+/** A mean ± sample sd over n values (seeds, runs). */
+export type Stat = { readonly mean: number; readonly sd: number; readonly n: number };
+
 /** Mean and sample standard deviation (sd 0 for a single value). */
-export function meanSd(values: readonly number[]): { mean: number; sd: number; n: number } {
+export function meanSd(values: readonly number[]): Stat {
   const v = values.filter(Number.isFinite);
   if (v.length === 0) return { mean: NaN, sd: NaN, n: 0 };
   const mean = v.reduce((a, b) => a + b, 0) / v.length;

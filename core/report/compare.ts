@@ -20,6 +20,8 @@ export interface CompareOptions {
   readonly configs: readonly string[];
   /** Seeds per config: run i uses seed = config seed + 1000·i (agents add their index). */
   readonly seeds: number;
+  /** Index of the first seed (default 0): runs i = firstSeed … firstSeed + seeds − 1, in folders seed-<i>. */
+  readonly firstSeed?: number;
   /** Folder of the comparison: <out>/<config name>/seed-<i>/ per run, report.html, results.json. */
   readonly out: string;
   /** Override trainer.steps of every training config (evaluation-only configs, with 0 steps, stay at 0). */
@@ -71,63 +73,27 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       hint: 'set a different "name" in one of them',
     });
   fs.mkdirSync(o.out, { recursive: true });
+  const first = o.firstSeed ?? 0;
   await writeJsonAtomic(path.join(o.out, 'compare.json'), {
     configs: o.configs.map((c) => path.resolve(c)),
     seeds: o.seeds,
+    ...(first !== 0 ? { firstSeed: first } : {}),
     steps: o.steps ?? null,
   });
 
   const total = loaded.length * o.seeds;
   let k = 0;
-  const groups: ReportGroup[] = [];
-  for (const l of loaded) {
-    const runs = [];
-    for (let i = 0; i < o.seeds; i++) {
+  // Seed by seed across configs, so that a comparison cut short holds whole seeds of every config.
+  for (let i = first; i < first + o.seeds; i++) {
+    for (const l of loaded) {
       k++;
-      const dir = path.join(o.out, l.config.name, `seed-${i}`);
-      const seed = seedOf(l.config.seed, i);
-      const label = `[${k}/${total}] ${l.config.name} seed ${seed}`;
-      const progress: ProgressReporter =
-        o.progress === 'none'
-          ? new NoProgress()
-          : o.progress === 'lines'
-            ? new LineProgress(l.config.trainer.logEvery)
-            : defaultProgress(l.config.trainer.logEvery);
-      if (fs.existsSync(path.join(dir, 'state.json'))) {
-        const { run } = RunDirectory.resume(dir);
-        const state = run.state();
-        if (state.finished && state.nextStep >= l.config.trainer.steps) {
-          log(`${label}: done earlier, skipped`);
-        } else {
-          log(`${label}: resuming at step ${state.nextStep}`);
-          const again = await loadConfigValue(run.source(), {
-            baseDir: run.meta().baseDir,
-            overrides: { 'trainer.steps': l.config.trainer.steps },
-            name: l.config.name,
-          });
-          await run.writeConfig(again.config, again.source);
-          if (state.finished) await run.writeState({ ...state, finished: false });
-          await train(again, { run, resume: true, progress });
-        }
-      } else {
-        log(`${label}: starting`);
-        const fresh = await loadConfigValue(l.source, {
-          baseDir: l.baseDir,
-          file: l.file,
-          name: l.config.name,
-          overrides: { seed },
-        });
-        const run = await RunDirectory.create(dir, fresh.config, fresh.source, {
-          configFile: l.file,
-          baseDir: l.baseDir,
-          ...labelUse(fresh),
-        });
-        await train(fresh, { run, progress });
-      }
-      runs.push(readRun(dir));
+      await runOne(l, i, `[${k}/${total}] ${l.config.name} seed ${seedOf(l.config.seed, i)}`, o, log);
     }
-    groups.push({ name: l.config.name, runs });
   }
+  const groups: ReportGroup[] = loaded.map((l) => ({
+    name: l.config.name,
+    runs: Array.from({ length: o.seeds }, (_, j) => readRun(path.join(o.out, l.config.name, `seed-${first + j}`))),
+  }));
   const verdict =
     o.verdict && groups.length > 1
       ? compareVerdict(
@@ -136,12 +102,60 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
         )
       : undefined;
   const written = await writeCompareOutputs(o.out, groups, [
-    `Command: corl compare ${o.configs.map((c) => portablePath(c)).join(' ')} --seeds ${o.seeds}${o.steps !== undefined ? ` --steps ${o.steps}` : ''} --out ${portablePath(o.out)}`,
-    o.seeds === 1
+    `Command: corl compare ${o.configs.map((c) => portablePath(c)).join(' ')} --seeds ${o.seeds}${first !== 0 ? ` --first-seed ${first}` : ''}${o.steps !== undefined ? ` --steps ${o.steps}` : ''} --out ${portablePath(o.out)}`,
+    o.seeds === 1 && first === 0
       ? "Seeds: one run per config, at the config's own seed."
-      : `Seeds: config seed + 1000·i for i = 0..${o.seeds - 1}.`,
+      : `Seeds: config seed + 1000·i for i = ${first}..${first + o.seeds - 1}.`,
   ]);
   return verdict ? { ...written, verdict } : written;
+}
+
+/** Run seed index `i` of one config in the comparison folder: skip it when finished, resume it when interrupted. */
+async function runOne(
+  l: LoadedConfig,
+  i: number,
+  label: string,
+  o: CompareOptions,
+  log: (l: string) => void,
+): Promise<void> {
+  const dir = path.join(o.out, l.config.name, `seed-${i}`);
+  const progress: ProgressReporter =
+    o.progress === 'none'
+      ? new NoProgress()
+      : o.progress === 'lines'
+        ? new LineProgress(l.config.trainer.logEvery)
+        : defaultProgress(l.config.trainer.logEvery);
+  if (fs.existsSync(path.join(dir, 'state.json'))) {
+    const { run } = RunDirectory.resume(dir);
+    const state = run.state();
+    if (state.finished && state.nextStep >= l.config.trainer.steps) {
+      log(`${label}: done earlier, skipped`);
+      return;
+    }
+    log(`${label}: resuming at step ${state.nextStep}`);
+    const again = await loadConfigValue(run.source(), {
+      baseDir: run.meta().baseDir,
+      overrides: { 'trainer.steps': l.config.trainer.steps },
+      name: l.config.name,
+    });
+    await run.writeConfig(again.config, again.source);
+    if (state.finished) await run.writeState({ ...state, finished: false });
+    await train(again, { run, resume: true, progress });
+    return;
+  }
+  log(`${label}: starting`);
+  const fresh = await loadConfigValue(l.source, {
+    baseDir: l.baseDir,
+    file: l.file,
+    name: l.config.name,
+    overrides: { seed: seedOf(l.config.seed, i) },
+  });
+  const run = await RunDirectory.create(dir, fresh.config, fresh.source, {
+    configFile: l.file,
+    baseDir: l.baseDir,
+    ...labelUse(fresh),
+  });
+  await train(fresh, { run, progress });
 }
 
 /** The verdict of the last group against the others; problems counted from its first run's step-0 eval rows. */

@@ -73,6 +73,32 @@ describe('e2e: corl compare and the report', function () {
     expect(after.length).to.equal(before.length + 2);
   });
 
+  it('--first-seed starts at a later seed index, and runs go seed by seed across configs', () => {
+    const ring = writeConfig(tmp.dir, 'co-rl.json', coRlConfig());
+    const base = writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 } }));
+    const out = path.join(tmp.dir, 'cmp');
+    const args = ['compare', base, ring, '--seeds', '2', '--first-seed', '3', '--steps', '1', '--out', out];
+    const r = corl([...args, '--progress', 'none']);
+    expect(r.status, r.stderr).to.equal(0);
+    // seed = config seed (11) + 1000·i for i = 3, 4; folders named by the index
+    const order = r.stderr.split('\n').filter((l) => l.includes(': starting'));
+    expect(order).to.deep.equal([
+      '[1/4] fixture-base seed 3011: starting',
+      '[2/4] fixture-co-rl seed 3011: starting',
+      '[3/4] fixture-base seed 4011: starting',
+      '[4/4] fixture-co-rl seed 4011: starting',
+    ]);
+    for (const s of [3, 4])
+      expect(
+        JSON.parse(fs.readFileSync(path.join(out, 'fixture-co-rl', `seed-${s}`, 'config.json'), 'utf8')).seed,
+      ).to.equal(11 + 1000 * s);
+    expect(fs.existsSync(path.join(out, 'fixture-co-rl', 'seed-0'))).to.equal(false);
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'compare.json'), 'utf8')).firstSeed).to.equal(3);
+    expect(corl(['compare', base, ring, '--seeds', '1', '--first-seed', '-1', '--out', out]).stderr).to.contain(
+      'CORL_ERR_CLI_USAGE',
+    );
+  });
+
   it('--verdict ends with one line: the last config against the others, in points, with the problem count and seeds', () => {
     const ring = writeConfig(tmp.dir, 'co-rl.json', coRlConfig());
     const base = writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 } }));

@@ -13,6 +13,7 @@ export function compareCommand(program: Command): void {
     )
     .argument('<configs...>', 'config files, one row each')
     .option('--seeds <n>', 'seeds per config', '3')
+    .option('--first-seed <i>', 'index of the first seed: runs seed-<i> … seed-<i + n − 1> (default 0)')
     .option('--steps <n>', 'override trainer.steps of every training config (evaluation-only configs stay at 0)')
     .option(
       '--out <dir>',
@@ -27,10 +28,11 @@ export function compareCommand(program: Command): void {
     .action(
       async (
         configs: string[],
-        flags: { seeds: string; steps?: string; out?: string; progress: string; verdict?: boolean },
+        flags: { seeds: string; firstSeed?: string; steps?: string; out?: string; progress: string; verdict?: boolean },
       ) => {
         const seeds = intFlag('--seeds', flags.seeds, 1)!;
         const steps = intFlag('--steps', flags.steps, 0);
+        const firstSeed = intFlag('--first-seed', flags.firstSeed, 0);
         const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
         const out = flags.out ?? path.join('runs', `compare-${stamp}`);
         if (!['auto', 'lines', 'none'].includes(flags.progress)) {
@@ -41,7 +43,15 @@ export function compareCommand(program: Command): void {
           );
         }
         const progress = flags.progress as 'auto' | 'lines' | 'none';
-        const result = await runCompare({ configs, seeds, out, steps, progress, verdict: flags.verdict === true });
+        const result = await runCompare({
+          configs,
+          seeds,
+          firstSeed,
+          out,
+          steps,
+          progress,
+          verdict: flags.verdict === true,
+        });
         process.stdout.write(
           `\n${result.table}\n\nrows with GT = yes used ground truth in their reward (supervised)\nreport: ${result.report}\n${result.verdict ? `\n${result.verdict}\n` : ''}`,
         );

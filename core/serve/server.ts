@@ -445,6 +445,8 @@ export class RewardServer {
     const req = parseGroupsRequest(body, {
       maxGroups: rt.settings.exchange.maxGroupsPerStep,
       maxCompletions: rt.settings.maxCompletions,
+      maxRequestCompletions: rt.settings.maxRequestCompletions,
+      maxTestInputs: rt.settings.maxTestInputs,
     });
     const agent = this.agent(req.agent, 'agent');
     const K = rt.settings.groupSize;
@@ -479,7 +481,7 @@ export class RewardServer {
 
   private async postGetReward(body: unknown, params: URLSearchParams): Promise<unknown> {
     const rt = this.runtime;
-    const req = parseGetRewardRequest(body);
+    const req = parseGetRewardRequest(body, rt.settings.maxRequestCompletions);
     const name = params.get('agent') ?? rt.settings.getReward.agent ?? rt.agents[0]!;
     const agent = this.agent(
       /^\d+$/.test(name) && rt.agentIndex(name) === undefined ? Number(name) : name,

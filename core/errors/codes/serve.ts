@@ -53,7 +53,7 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_LIMIT: {
     cause:
-      'A request alone goes over a count limit (HTTP 413): more completions in a group than `serve.maxCompletions`, more groups than `serve.exchange.maxGroupsPerStep`, or a group id longer than 1024 characters. The message names the field.',
+      'A request alone goes over a count limit (HTTP 413): more completions in a group than `serve.maxCompletions`, more completions in the whole request (or /get_reward samples) than `serve.maxRequestCompletions`, more `testInputs` in a group than `serve.maxTestInputs`, more groups than `serve.exchange.maxGroupsPerStep`, or a group id longer than 1024 characters. The message names the field. Nothing of the request is stored.',
     fix: 'split the request, shorten the ids, or raise the named limit in the serve config',
   },
   CORL_ERR_SERVE_STEP_EXPIRED: {

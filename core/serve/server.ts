@@ -8,12 +8,12 @@ import { CorlError, isCorlError, type ErrorCode } from '../errors';
 import { CORL_VERSION } from '../version';
 import { GetRewardScorer } from './barrier';
 import { Credentials, type Caller } from './identity';
-import { Exchange, type RetainRule } from './exchange';
+import type { Exchange } from './exchange';
 import { Journal, type JournalCohort } from './journal';
 import { ServeMetrics } from './prom';
 import { parseGetRewardRequest, parseGroupsRequest } from './requests';
-import { checkReplay } from './restore';
-import { Scorer, summarize, type GroupAnswer } from './scorer';
+import { summarize, type GroupAnswer, type Scorer } from './scorer';
+import { openState, type ServeState } from './state';
 import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './setup';
 
 /** How to start a {@link RewardServer}; unset fields come from the config's `serve` section. */
@@ -85,10 +85,12 @@ function openFileLimit(): number | undefined {
 
 /** A running reward service. */
 export class RewardServer {
-  readonly metrics = new ServeMetrics();
   private readonly scorer: Scorer;
   private readonly groups: Exchange;
   private readonly getReward: GetRewardScorer;
+  private readonly journal: Journal;
+  /** A torn last line of the journal was dropped at start. */
+  readonly tornTail: boolean;
   private readonly started = Date.now();
   private inflight = 0;
   private stopping?: Promise<void>;
@@ -99,52 +101,18 @@ export class RewardServer {
 
   private constructor(
     readonly runtime: ServeRuntime,
-    private readonly journal: Journal,
+    state: ServeState,
     private readonly server: http.Server,
     private readonly credentials: Credentials,
-    readonly tornTail: boolean,
-    records: Parameters<Exchange['restore']>[0],
+    readonly metrics: ServeMetrics,
   ) {
     const s = runtime.settings;
-    this.scorer = new Scorer(runtime);
-    const events = {
-      wait: (seconds: number, arrived: boolean) => {
-        this.metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' });
-        this.metrics.waitSeconds.observe(seconds);
-      },
-      fallback: (kind: string) => this.metrics.fallbacks.inc({ kind }),
-      replay: () => this.metrics.replays.inc(),
-    };
-    this.groups = new Exchange(
-      runtime,
-      this.scorer,
-      journal,
-      {
-        namespace: 'groups',
-        waitMs: s.exchange.wait * 1000,
-        fallback: s.exchange.fallback,
-        keepSteps: s.exchange.keepSteps,
-        startStep: s.exchange.startStep,
-        maxStepsAhead: s.exchange.maxStepsAhead,
-        maxGroupsPerStep: s.exchange.maxGroupsPerStep,
-      },
-      events,
-    );
-    const getRewardExchange = new Exchange(
-      runtime,
-      this.scorer,
-      journal,
-      {
-        namespace: 'get_reward',
-        waitMs: s.exchange.wait * 1000,
-        fallback: s.exchange.fallback,
-        keepSteps: Infinity,
-        keepRounds: s.getReward.keepRounds,
-      },
-      events,
-    );
-    this.groups.restore(records);
-    getRewardExchange.restore(records);
+    this.scorer = state.scorer;
+    this.groups = state.groups;
+    this.journal = state.journal;
+    this.tornTail = state.tornTail;
+    const getRewardExchange = state.rounds;
+    const journal = state.journal;
     this.getReward = new GetRewardScorer(runtime, this.scorer, getRewardExchange, this.metrics);
     journal.onSync = (seconds, n) => {
       this.metrics.journalSync.observe(seconds);
@@ -158,7 +126,7 @@ export class RewardServer {
     );
     this.metrics.gauge(
       'corl_serve_exchange_newest_step',
-      'the newest step of POST /v1/groups (posts may run serve.exchange.maxStepsAhead beyond it)',
+      'the newest step any agent reached on POST /v1/groups',
       () => this.groups.newest,
     );
     this.metrics.gauge(
@@ -234,39 +202,16 @@ export class RewardServer {
         topology: served.config.topology.use,
         reward: served.config.reward.use,
       };
-      let opened: {
-        journal: Journal;
-        replay: { records: Parameters<Exchange['restore']>[0]; tornTail: boolean; notes: readonly string[] };
-      };
-      if (runtime.journalFile === undefined) {
-        opened = {
-          journal: Journal.disabled(),
-          replay: {
-            records: [],
-            tornTail: false,
-            notes: ['journal: none (serve.journal is false): labels live in memory only and are lost at restart'],
-          },
-        };
-      } else {
-        const file = runtime.journalFile;
-        opened = await Journal.open(file, cohort, (replay) => {
-          // Nothing is rewritten before every record has been checked: a refusal leaves the file as it was.
-          const { newest: reached } = checkReplay(replay, file, {
-            agents: runtime.agents,
-            maxStepsAhead: settings.exchange.maxStepsAhead,
-          });
-          const newest = Math.max(settings.exchange.startStep, reached ?? -1);
-          const keep = (n: string): RetainRule =>
-            n === 'groups'
-              ? { steps: settings.exchange.keepSteps, newest }
-              : { steps: Infinity, rounds: settings.getReward.keepRounds };
-          return {
-            keep: Exchange.retain(replay.records, keep),
-            exchange: { newest, maxStepsAhead: settings.exchange.maxStepsAhead },
-          };
-        });
-      }
-      journal = opened.journal;
+      const metrics = new ServeMetrics();
+      const state = await openState(runtime, cohort, {
+        wait: (seconds: number, arrived: boolean) => {
+          metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' });
+          metrics.waitSeconds.observe(seconds);
+        },
+        fallback: (kind: string) => metrics.fallbacks.inc({ kind }),
+        replay: () => metrics.replays.inc(),
+      });
+      journal = state.journal;
       const server = http.createServer({
         keepAlive: true,
         // Slow or stuck clients are cut (HTTP 408) so that they cannot hold connections, and the
@@ -302,15 +247,15 @@ export class RewardServer {
           resolve();
         });
       });
-      const rs = new RewardServer(runtime, journal, server, credentials, opened.replay.tornTail, opened.replay.records);
+      const rs = new RewardServer(runtime, state, server, credentials, metrics);
       for (const note of credentials.startNotes(host)) options.log?.(note);
-      for (const note of opened.replay.notes) options.log?.(note);
-      if (opened.replay.tornTail)
+      for (const note of state.notes) options.log?.(note);
+      if (state.tornTail)
         options.log?.(
           `journal: dropped a torn last line of ${runtime.journalFile} (the previous service stopped mid-write; that write was never acknowledged)`,
         );
       if (runtime.journalFile !== undefined)
-        options.log?.(`journal: ${runtime.journalFile} (${opened.replay.records.length} record(s) restored)`);
+        options.log?.(`journal: ${runtime.journalFile} (${state.restored} record(s) restored)`);
       return rs;
     } catch (e) {
       await journal?.close();
@@ -523,7 +468,12 @@ export class RewardServer {
       pointwise: rt.pointwise,
       groupSize: s.groupSize,
       maxCompletions: s.maxCompletions,
-      exchange: { ...s.exchange, slots: this.groups.size, newestStep: this.groups.newest },
+      exchange: {
+        ...s.exchange,
+        slots: this.groups.size,
+        newestStep: this.groups.newest,
+        steps: this.groups.reaches(),
+      },
       getReward: {
         groupSize: s.getReward.groupSize,
         wait: s.getReward.wait,

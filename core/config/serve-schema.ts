@@ -111,6 +111,13 @@ export function serveSection(): JsonSchema {
         description:
           'agent tokens: a JSON file `{agent: token}` relative to the config file (--tokens-file overrides), one distinct token of at least 16 characters per agent; each agent then posts only with its own token and only as itself (docs/guide/serve.md, Agent identity)',
       },
+      keepReplies: {
+        type: 'integer',
+        minimum: 1,
+        default: 65536,
+        description:
+          'requests sent with an Idempotency-Key remembered per agent (POST /get_reward: with their replies, journaled), counted back from the newest; a retry of an older one is a new request',
+      },
       journal: {
         anyOf: [{ type: 'string', minLength: 1 }, { enum: [false] }],
         description:

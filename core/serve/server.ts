@@ -11,7 +11,8 @@ import { Credentials, type Caller } from './identity';
 import type { Exchange } from './exchange';
 import { Journal, type JournalCohort } from './journal';
 import { ServeMetrics } from './prom';
-import { parseGetRewardRequest, parseGroupsRequest } from './requests';
+import { ReplyLedger, requestHash, requestId } from './ledger';
+import { parseGetRewardRequest, parseGroupsRequest, type GetRewardRequest } from './requests';
 import { summarize, type GroupAnswer, type Scorer } from './scorer';
 import { openState, type ServeState } from './state';
 import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './setup';
@@ -50,6 +51,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   CORL_ERR_SERVE_INTERNAL: 500,
   CORL_ERR_SERVE_UNAVAILABLE: 503,
   CORL_ERR_SERVE_BUSY: 503,
+  CORL_ERR_SERVE_CANCELLED: 499,
   CORL_ERR_SERVE_PEER_TIMEOUT: 504,
 };
 
@@ -89,6 +91,8 @@ export class RewardServer {
   private readonly groups: Exchange;
   private readonly getReward: GetRewardScorer;
   private readonly journal: Journal;
+  private readonly replies: ReplyLedger;
+  private readonly groupIds: ReplyLedger;
   /** A torn last line of the journal was dropped at start. */
   readonly tornTail: boolean;
   private readonly started = Date.now();
@@ -110,6 +114,8 @@ export class RewardServer {
     this.scorer = state.scorer;
     this.groups = state.groups;
     this.journal = state.journal;
+    this.replies = state.replies;
+    this.groupIds = state.groupIds;
     this.tornTail = state.tornTail;
     const getRewardExchange = state.rounds;
     const journal = state.journal;
@@ -296,6 +302,7 @@ export class RewardServer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const t0 = performance.now();
+    const gone = goneSignal(res);
     const [pathname = '/', search = ''] = (req.url ?? '/').split('?', 2);
     const route = ['/health', '/metrics', '/v1/groups', '/get_reward'].includes(pathname) ? pathname : 'other';
     this.inflight++;
@@ -339,9 +346,15 @@ export class RewardServer {
       );
       if (route === '/metrics')
         return sendText(res, 200, this.metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
+      const ctx: RequestContext = {
+        caller,
+        id: requestId(req.headers['idempotency-key']),
+        gone,
+        params,
+      };
       const body = await readJson(req, this.runtime.settings.maxBodyBytes);
-      if (route === '/v1/groups') return send(res, 200, await this.postGroups(body, caller));
-      return send(res, 200, await this.postGetReward(body, params, caller));
+      if (route === '/v1/groups') return send(res, 200, await this.postGroups(body, ctx));
+      return send(res, 200, await this.postGetReward(body, ctx));
     } catch (e) {
       const err = isCorlError(e)
         ? e
@@ -363,7 +376,8 @@ export class RewardServer {
     } finally {
       this.inflight--;
       if (this.stopping) this.server.closeIdleConnections();
-      const code = status === 200 ? res.statusCode : status;
+      // A client that left before its answer was sent counts as 499, whatever was computed for it.
+      const code = gone.aborted ? 499 : status === 200 ? res.statusCode : status;
       this.metrics.requests.inc({ route, status: String(code) });
       this.metrics.latency.observe((performance.now() - t0) / 1000, { route });
     }
@@ -382,7 +396,7 @@ export class RewardServer {
     return i;
   }
 
-  private async postGroups(body: unknown, caller: Caller): Promise<unknown> {
+  private async postGroups(body: unknown, ctx: RequestContext): Promise<unknown> {
     const rt = this.runtime;
     const req = parseGroupsRequest(body, {
       maxGroups: rt.settings.exchange.maxGroupsPerStep,
@@ -390,7 +404,7 @@ export class RewardServer {
       maxRequestCompletions: rt.settings.maxRequestCompletions,
       maxTestInputs: rt.settings.maxTestInputs,
     });
-    const agent = this.credentials.agentOf(caller, this.agent(req.agent, 'agent'), 'agent')!;
+    const agent = this.credentials.agentOf(ctx.caller, this.agent(req.agent, 'agent'), 'agent')!;
     const K = rt.settings.groupSize;
     req.groups.forEach((g, i) => {
       if (K > 0 && g.completions.length !== K) {
@@ -408,23 +422,33 @@ export class RewardServer {
         );
       }
     });
-    const answers = await this.groups.post(
-      agent,
-      req.step,
-      req.groups,
-      req.wait === undefined ? undefined : req.wait * 1000,
-    );
-    this.metrics.completions.inc(
-      { route: '/v1/groups' },
-      answers.reduce((s, a) => s + a.rewards.length, 0),
-    );
-    return { agent: rt.agents[agent], step: req.step, groups: answers.map(publicAnswer), metrics: summarize(answers) };
+    const post = async (): Promise<unknown> => {
+      const answers = await this.groups.post(
+        agent,
+        req.step,
+        req.groups,
+        req.wait === undefined ? undefined : req.wait * 1000,
+      );
+      this.metrics.completions.inc(
+        { route: '/v1/groups' },
+        answers.reduce((s, a) => s + a.rewards.length, 0),
+      );
+      return {
+        agent: rt.agents[agent],
+        step: req.step,
+        groups: answers.map(publicAnswer),
+        metrics: summarize(answers),
+      };
+    };
+    // A retry is answered from the stored answers whatever its id; an id only refuses its reuse for another body.
+    if (ctx.id === undefined) return post();
+    return this.groupIds.run(agent, ctx.id, requestHash([req.step, req.groups]), post);
   }
 
-  private async postGetReward(body: unknown, params: URLSearchParams, caller: Caller): Promise<unknown> {
+  private async postGetReward(body: unknown, ctx: RequestContext): Promise<unknown> {
     const rt = this.runtime;
     const req = parseGetRewardRequest(body, rt.settings.maxRequestCompletions);
-    const name = params.get('agent');
+    const name = ctx.params.get('agent');
     const named =
       name === null
         ? undefined
@@ -434,10 +458,17 @@ export class RewardServer {
           );
     // With agent tokens the token says who posts; otherwise ?agent=, else serve.getReward.agent, else the first.
     const agent =
-      this.credentials.agentOf(caller, named, 'agent (query parameter)') ??
+      this.credentials.agentOf(ctx.caller, named, 'agent (query parameter)') ??
       rt.agentIndex(rt.settings.getReward.agent ?? rt.agents[0]!)!;
+    if (ctx.id === undefined) return this.getRewardReply(agent, req, ctx.gone);
+    // With an id the samples stay at the barrier if the request goes away: its retry claims the reply.
+    const fp = requestHash([req.query, req.prompts ?? null, req.labels ?? null]);
+    return this.replies.run(agent, ctx.id, fp, () => this.getRewardReply(agent, req));
+  }
+
+  private async getRewardReply(agent: number, req: GetRewardRequest, gone?: AbortSignal): Promise<unknown> {
     const samples = req.query.map((query, i) => ({ query, prompt: req.prompts?.[i], label: req.labels?.[i] }));
-    const results = await this.getReward.score(agent, samples);
+    const results = await this.getReward.score(agent, samples, gone);
     this.metrics.completions.inc({ route: '/get_reward' }, results.length);
     const names = [...new Set(results.flatMap((r) => Object.keys(r.logs)))].sort();
     const extra: Record<string, number[]> = {};
@@ -485,6 +516,31 @@ export class RewardServer {
       uptimeSeconds: (Date.now() - this.started) / 1000,
     };
   }
+}
+
+/** What a route handler needs to know about its request beyond the body. */
+interface RequestContext {
+  readonly caller: Caller;
+  /** The Idempotency-Key, when sent. */
+  readonly id: string | undefined;
+  /** Aborted when the request goes away before it is answered (the client closed the connection). */
+  readonly gone: AbortSignal;
+  readonly params: URLSearchParams;
+}
+
+/** A signal aborted (with CORL_ERR_SERVE_CANCELLED) when the response closes before it was sent in full. */
+function goneSignal(res: http.ServerResponse): AbortSignal {
+  const ctrl = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished)
+      ctrl.abort(
+        new CorlError(
+          'CORL_ERR_SERVE_CANCELLED',
+          'expected the client to wait for its answer, got a closed connection',
+        ),
+      );
+  });
+  return ctrl.signal;
 }
 
 function publicAnswer(a: GroupAnswer): unknown {

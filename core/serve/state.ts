@@ -3,6 +3,7 @@
 // compacted journal is what they then hold (docs/guide/serve.md "Journal and restart").
 import { Exchange, type ExchangeEvents, type RecordSink } from './exchange';
 import { Journal, type JournalCohort, type JournalRecord } from './journal';
+import { ReplyLedger } from './ledger';
 import { checkReplay } from './restore';
 import { Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
@@ -14,6 +15,10 @@ export interface ServeState {
   readonly groups: Exchange;
   /** POST /get_reward under a peer topology. */
   readonly rounds: Exchange;
+  /** Replies to POST /get_reward requests sent with an Idempotency-Key. */
+  readonly replies: ReplyLedger;
+  /** Fingerprints of POST /v1/groups requests sent with an Idempotency-Key (their replies are rebuilt from the answers). */
+  readonly groupIds: ReplyLedger;
   readonly journal: Journal;
   /** A torn last line was dropped at start. */
   readonly tornTail: boolean;
@@ -72,6 +77,9 @@ export async function openState(rt: ServeRuntime, cohort: JournalCohort, events:
   const scorer = new Scorer(rt);
   const sink = new DeferredSink();
   const [groups, rounds] = exchanges(rt, scorer, sink, events);
+  const keep = rt.settings.keepReplies;
+  const replies = new ReplyLedger(rt.agents, sink, keep, true, () => events.replay?.());
+  const groupIds = new ReplyLedger(rt.agents, sink, keep, false);
   const file = rt.journalFile;
   if (file === undefined) {
     sink.journal = Journal.disabled();
@@ -79,6 +87,8 @@ export async function openState(rt: ServeRuntime, cohort: JournalCohort, events:
       scorer,
       groups,
       rounds,
+      replies,
+      groupIds,
       journal: sink.journal,
       tornTail: false,
       notes: ['journal: none (serve.journal is false): labels live in memory only and are lost at restart'],
@@ -92,9 +102,10 @@ export async function openState(rt: ServeRuntime, cohort: JournalCohort, events:
     for (const r of read.records) {
       groups.restore(r);
       rounds.restore(r);
+      replies.restore(r);
     }
     return {
-      keep: [...groups.snapshot(), ...rounds.snapshot()].map((x) => x.record),
+      keep: [...groups.snapshot(), ...rounds.snapshot()].map((x) => x.record).concat(replies.snapshot()),
       exchange: { newest: Math.max(groups.newest, s.exchange.startStep), maxStepsAhead: s.exchange.maxStepsAhead },
     };
   });
@@ -103,6 +114,8 @@ export async function openState(rt: ServeRuntime, cohort: JournalCohort, events:
     scorer,
     groups,
     rounds,
+    replies,
+    groupIds,
     journal,
     tornTail: replay.tornTail,
     notes: replay.notes,

@@ -44,8 +44,8 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_CONFLICT: {
     cause:
-      'An agent posted a group (same agent, step and group id) again with different completions (HTTP 409). Retries must repeat the original request.',
-    fix: 'retry with the identical completions, or use a new step or group id for new samples',
+      'An agent posted a group (same agent, step and group id) again with different completions, or reused an Idempotency-Key with a different body (HTTP 409). Retries must repeat the original request.',
+    fix: 'retry with the identical request, and send a new Idempotency-Key with every new request (only its retries repeat it); use a new step or group id for new samples',
   },
   CORL_ERR_SERVE_PEER_TIMEOUT: {
     cause:
@@ -86,6 +86,11 @@ export const SERVE_CODES = defineCodes({
     cause:
       'A connection arrived while `serve.maxConnections` connections were already open (HTTP 503, then the connection is closed; GET /health is still answered on it). Connections beyond the cap plus a small spare are closed without an answer.',
     fix: 'reuse keep-alive connections (one per agent is enough) and retry after a moment, or raise `serve.maxConnections` (below `ulimit -n`)',
+  },
+  CORL_ERR_SERVE_CANCELLED: {
+    cause:
+      'The client closed the connection before its answer was ready (counted as HTTP 499 in the metrics; nobody receives it). Work done only for that request is stopped; a POST /get_reward sample without an Idempotency-Key leaves its barrier, so that a re-sent copy is not counted twice.',
+    fix: "keep the client's timeout above the longest wait (serve.exchange.wait, getReward.wait); send an Idempotency-Key (the shipped clients do) so that a retry gets the first attempt's answer",
   },
   CORL_ERR_SERVE_INTERNAL: {
     cause: 'An unexpected failure while handling one request (HTTP 500). The service keeps running.',

@@ -5,6 +5,16 @@ import { CorlError } from '../errors';
 import type { ReportGroup, ResultRow } from './html';
 import { agreement } from '../metrics/agreement';
 import { meanSd, metricSeries, valueAt, type RunSummary, type Stat } from './runs';
+import type { Verdicts } from './design';
+import { provenanceLine, verdictsMarkdown, type Provenance } from './verdict';
+
+/** What results.md says beside the tables: the plan and reads behind them, and the verdicts. */
+export interface TablesContext {
+  readonly verdicts: Verdicts;
+  readonly provenance: Provenance;
+  /** The primary metric in words. */
+  readonly metricText: string;
+}
 
 /** What a category table needs of one evaluation row (a run's eval/step-N.jsonl). */
 interface CategoryEvalRow {
@@ -325,12 +335,18 @@ const fixed3 = (s: Stat): string =>
 const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
 
 /**
- * The comparison's tables as Markdown, exactly as docs/results.md quotes them: the results table
- * (pass@1 per agent and its change from step 0), the split of each agent's change by problem
+ * The comparison's tables as Markdown, exactly as docs/results.md quotes them: the plan and the
+ * held-out reads behind them, the results table (pass@1 per agent and its change from step 0), the
+ * verdicts of the paired differences, the split of each agent's change by problem
  * category, pseudo-label accuracy by category early and late in training, and error overlap.
  */
-export function markdownTables(groups: readonly ReportGroup[], rows: readonly ResultRow[]): string {
+export function markdownTables(
+  groups: readonly ReportGroup[],
+  rows: readonly ResultRow[],
+  context?: TablesContext,
+): string {
   const out: string[] = [];
+  if (context) out.push(provenanceLine(context.provenance), '');
   const split = evalSplit(groups);
   out.push(
     `${split} pass@1 (%) after training, mean ± sd over seeds; change = final − step-0 average over agents.`,
@@ -369,6 +385,7 @@ export function markdownTables(groups: readonly ReportGroup[], rows: readonly Re
       ]),
     );
   }
+  if (context) out.push('', verdictsMarkdown(context.verdicts, context.metricText));
   const cats = categoryTable(groups);
   if (cats) {
     out.push('', `${split} pass@1 (%) by problem category: step 0 → last evaluation (change), mean over seeds.`, '');

@@ -38,15 +38,20 @@ export function bootstrapMeans(values: readonly (readonly number[])[], resamples
   for (let r = 0; r < resamples; r++) {
     let total = 0;
     for (let i = 0; i < n; i++) {
-      const v = values[rng.int(n)]!;
+      const v = values[pick(rng, n)]!;
       const m = v.length;
       let s = 0;
-      for (let j = 0; j < m; j++) s += v[rng.int(m)]!;
+      for (let j = 0; j < m; j++) s += v[pick(rng, m)]!;
       total += s / m;
     }
     means[r] = total / n;
   }
   return means;
+}
+
+/** A uniform index in [0, n) from one 32-bit draw (n ≪ 2³²: the bias is below n/2³²). */
+function pick(rng: Rng, n: number): number {
+  return Math.floor((rng.nextU32() * n) / 4294967296);
 }
 
 /** The q-quantile of sorted values, linearly interpolated between order statistics (numpy's default). */

@@ -18,12 +18,13 @@ interface VerdictsFile {
 
 /**
  * The committed comparison under `dir` (its sub-folders' verdicts.json) holding configs with the
- * identities `a` and `b`, planned ones first, then the most seeds: the decided pair when its design
+ * identities `a` and `b`, planned ones first, then the most seeds, then the most configs (the main
+ * comparison rather than a copy of its runs in another): the decided pair when its design
  * names it, else the pair decided from the per-seed values at two-sided 5%. Undefined when none.
  */
 export function committedResult(dir: string, a: string, b: string): CommittedResult | undefined {
   if (!fs.existsSync(dir)) return undefined;
-  const found: CommittedResult[] = [];
+  const found: (CommittedResult & { configs: number })[] = [];
   for (const d of fs.readdirSync(dir, { withFileTypes: true })) {
     if (!d.isDirectory()) continue;
     const file = path.join(dir, d.name, 'verdicts.json');
@@ -46,10 +47,16 @@ export function committedResult(dir: string, a: string, b: string): CommittedRes
       (values?.[na] && values[nb]
         ? pairFromValues({ a: na, b: nb }, metric, values[na], values[nb], 0.05, v.design?.margin)
         : undefined);
-    if (pair && pair.n >= 2) found.push({ folder: portablePath(path.resolve(dir, d.name)), planned: !!v.plan, pair });
+    if (pair && pair.n >= 2)
+      found.push({ folder: portablePath(path.resolve(dir, d.name)), planned: !!v.plan, pair, configs: ids.length });
   }
   found.sort(
-    (x, y) => Number(y.planned) - Number(x.planned) || y.pair.n - x.pair.n || x.folder.localeCompare(y.folder),
+    (x, y) =>
+      Number(y.planned) - Number(x.planned) ||
+      y.pair.n - x.pair.n ||
+      y.configs - x.configs ||
+      x.folder.localeCompare(y.folder),
   );
-  return found[0];
+  const best = found[0];
+  return best && { folder: best.folder, planned: best.planned, pair: best.pair };
 }

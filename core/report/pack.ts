@@ -5,6 +5,7 @@ import { existingOrGz, gzipText, readTextMaybeGz } from '../util/gz';
 import { writeFileAtomic } from '../util/fs';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { evalStepFiles } from './markdown';
+import { READS_FILE } from './reads';
 
 /** Options of {@link packCompare}. */
 export interface PackOptions {
@@ -79,6 +80,9 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
       2,
     ) + '\n',
   );
+  // the held-out reads travel with the runs: a copy shows what was read of them, and re-rendering it reads nothing new
+  const ledger = path.join(o.from, READS_FILE);
+  if (fs.existsSync(ledger)) await write(path.join(o.to, READS_FILE), fs.readFileSync(ledger, 'utf8'));
   for (const name of fs
     .readdirSync(o.from, { withFileTypes: true })
     .filter((d) => d.isDirectory())

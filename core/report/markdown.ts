@@ -24,16 +24,27 @@ interface CategoryEvalRow {
   readonly pass: number;
 }
 
-/** The eval-row files of a run, by step (plain or gzip-compressed). */
+/**
+ * The eval-row files of a run, by step: plain, gzip- or brotli-compressed, or a link (a
+ * `step-N.jsonl.link` file holding the path, relative to its folder, of another run's identical
+ * rows: a compact pack stores the step-0 rows runs share once).
+ */
 export function evalStepFiles(runDir: string): Map<number, string> {
   const dir = path.join(runDir, 'eval');
-  const out = new Map<number, string>();
-  if (!fs.existsSync(dir)) return out;
+  const out = new Map<number, { file: string; rank: number }>();
+  if (!fs.existsSync(dir)) return new Map();
+  const ranks: Record<string, number> = { '': 0, '.gz': 1, '.br': 2, '.link': 3 };
   for (const f of fs.readdirSync(dir)) {
-    const m = /^step-(\d+)\.jsonl(\.gz)?$/.exec(f);
-    if (m && (!out.has(Number(m[1])) || !m[2])) out.set(Number(m[1]), path.join(dir, f));
+    const m = /^step-(\d+)\.jsonl(\.gz|\.br|\.link)?$/.exec(f);
+    if (!m) continue;
+    const rank = ranks[m[2] ?? '']!;
+    const step = Number(m[1]);
+    if (out.has(step) && out.get(step)!.rank <= rank) continue;
+    let file = path.join(dir, f);
+    if (m[2] === '.link') file = path.resolve(dir, fs.readFileSync(file, 'utf8').trim());
+    out.set(step, { file, rank });
   }
-  return out;
+  return new Map([...out].map(([step, v]) => [step, v.file]));
 }
 
 /** Read the evaluation rows of one step that carry a category (rows without one are skipped). */

@@ -31,6 +31,10 @@ export function reportCommand(program: Command): void {
       'attach a plan to a comparison folder whose runs were made without it (each run is checked against the planned configs), then render it under the plan',
     )
     .option(
+      '--compact',
+      'with --pack: a compact copy for many seeds (brotli, eval rows reduced to what is read, shared step-0 rows stored once, metrics no table reads rounded to 4 significant digits)',
+    )
+    .option(
       '--root <dir>',
       'with --pack: absolute paths under <dir> are written relative to it (default: the working directory)',
     )
@@ -38,11 +42,17 @@ export function reportCommand(program: Command): void {
       'after',
       '\nExamples:\n  corl report runs/co-rl-20261203-090000\n  corl report runs/cmp     # while another corl compare still fills it, or after upgrading corl\n  corl report runs/cmp --pack docs/results/slips     # the committed, recomputable copy\n',
     )
-    .action(async (input: string, flags: { pack?: string; root?: string; plan?: string }) => {
+    .action(async (input: string, flags: { pack?: string; root?: string; plan?: string; compact?: boolean }) => {
       let dir = input;
       if (flags.plan) await attach(input, flags.plan);
       if (flags.pack) {
-        const r = await packCompare({ from: input, to: flags.pack, root: flags.root, categories: categoriesOfRun });
+        const r = await packCompare({
+          from: input,
+          to: flags.pack,
+          root: flags.root,
+          categories: categoriesOfRun,
+          compact: flags.compact === true,
+        });
         process.stdout.write(
           `packed ${r.runs} run(s), ${(r.bytes / 1e6).toFixed(2)} MB, into ${flags.pack}${r.skipped.length ? `; left out, unfinished: ${r.skipped.join(', ')}` : ''}\n`,
         );

@@ -224,7 +224,10 @@ describe('report/markdown: the tables docs/results.md quotes', () => {
 
   it('a compact pack renders the same tables and verdicts: brotli, reduced rows, shared step-0 rows linked, diagnostics rounded', async () => {
     const m = path.join(out, 'ring', 'seed-0', 'metrics.jsonl');
-    fs.appendFileSync(m, JSON.stringify({ step: 2, agent: 0, phase: 'train', metrics: { 'loss/total': 0.123456789 } }) + '\n');
+    fs.appendFileSync(
+      m,
+      JSON.stringify({ step: 2, agent: 0, phase: 'train', metrics: { 'loss/total': 0.123456789 } }) + '\n',
+    );
     await reportCompare(out);
     const to = path.join(tmp.dir, 'compact');
     await packCompare({ from: out, to, root: tmp.dir, compact: true });

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { LoadedConfig } from '../config/load';
 import { committedResult } from '../report/committed';
-import type { Comparison } from '../report/compare';
+import { committedFolder, resultsPage, type Comparison } from '../report/compare';
 import { resultRow } from '../report/html';
 import { configDigest, SAME_CONFIG_OMIT } from '../report/identity';
 import { evalStepFiles } from '../report/markdown';
@@ -32,7 +32,7 @@ export function verdictFor(c: Comparison, loaded: readonly LoadedConfig[], commi
         .filter((l) => l.trim() && (JSON.parse(l) as { agent?: unknown }).agent === 0).length
     : 0;
   const split = loaded[loaded.length - 1]!.config.eval.split === 'validation' ? 'validation' : 'held-out';
-  const dir = committedDir ?? 'docs/results';
+  const dir = committedDir ?? committedFolder();
   const identity = (name: string): string | undefined => {
     const run = groups.find((g) => g.name === name)?.runs[0];
     const src = run && path.join(run.dir, 'config.source.json');
@@ -54,6 +54,7 @@ export function verdictFor(c: Comparison, loaded: readonly LoadedConfig[], commi
       }
     }
   }
+  const page = committed.length === 0 && seeds < 2 ? resultsPage() : undefined;
   return verdictLine({
     method: rows[rows.length - 1]!,
     baselines: rows.slice(0, -1),
@@ -61,5 +62,6 @@ export function verdictFor(c: Comparison, loaded: readonly LoadedConfig[], commi
     problems,
     split,
     committed,
+    ...(page ? { seeAlso: page } : {}),
   });
 }

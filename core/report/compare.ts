@@ -6,6 +6,7 @@ import { parse as parseJsonc } from 'jsonc-parser';
 import { CorlError } from '../errors';
 import { RunDirectory } from '../trainer/run-dir';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
+import { corlRoot } from '../util/paths';
 import { comparisonVerdicts, designOf, type Design, type PlanRecord, type Verdicts } from './design';
 import { followPlan, type FollowResult } from './follow';
 import { renderReport, resultRow, resultTable, type ReportGroup, type ReportStatus, type ResultRow } from './html';
@@ -395,4 +396,22 @@ function configName(file: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * corl's docs/results.md (the many-seed comparisons of every baseline), as a path from the current
+ * folder (`docs/results.md` in a checkout, `node_modules/corl/docs/results.md` in a project that
+ * installed corl); undefined when that file is not there, so a verdict never names a page that does
+ * not exist.
+ */
+export function resultsPage(cwd = process.cwd(), root = corlRoot()): string | undefined {
+  const file = path.join(root, 'docs', 'results.md');
+  if (!fs.existsSync(file)) return undefined;
+  const rel = path.relative(cwd, file);
+  return rel.startsWith('..') || path.isAbsolute(rel) ? file : rel.split(path.sep).join('/');
+}
+
+/** corl's committed comparisons (docs/results/, in a checkout; an installed package ships none). */
+export function committedFolder(root = corlRoot()): string {
+  return path.join(root, 'docs', 'results');
 }

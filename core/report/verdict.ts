@@ -109,6 +109,8 @@ export interface VerdictInput {
   readonly split?: string;
   /** The committed many-seed results of the same configs, for each baseline that has one. */
   readonly committed?: readonly CommittedResult[];
+  /** Where the many-seed comparisons are, named when one seed cannot decide and no committed result of these configs was found. */
+  readonly seeAlso?: string;
 }
 
 /**
@@ -147,7 +149,8 @@ export function verdictLine(v: VerdictInput): string {
     (c) =>
       `${c.pair.n} seeds of the same configs committed in ${c.folder}${c.planned ? ' (planned)' : ''}: ${c.pair.a} − ${c.pair.b} ${signedPoints(c.pair.mean)}, ${c.pair.t ? `${levelText(c.pair.alpha)} CI ${intervalText(c.pair.t)}, ` : ''}${outcomeText(c.pair)}`,
   );
-  return committed.length ? `${first}. ${committed.join('; ')}` : first;
+  if (committed.length) return `${first}. ${committed.join('; ')}`;
+  return v.seeAlso ? `${first}; see ${v.seeAlso} for many-seed comparisons` : first;
 }
 
 /** What a rendering says beside the verdicts: the plan and whether it was followed, and the held-out reads. */

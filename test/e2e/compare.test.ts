@@ -129,7 +129,7 @@ describe('e2e: corl compare and the report', function () {
       .map((a, i) => `${a.name} ${signed(a.mean - (results[0].perAgent as Agent[])[i]!.mean)}`)
       .join(', ');
     expect(last).to.equal(
-      `fixture-co-rl: ${signed(results[1].average.mean - results[0].average.mean)} points over fixture-base (${agents}) on 3 held-out problems; 1 seed cannot decide (an interval needs at least 2 seeds)`,
+      `fixture-co-rl: ${signed(results[1].average.mean - results[0].average.mean)} points over fixture-base (${agents}) on 3 held-out problems; 1 seed cannot decide (an interval needs at least 2 seeds); see docs/results.md for many-seed comparisons`,
     );
     // With a committed comparison of the same configs (names aside), the line points to it and says what it decided.
     const committed = path.join(tmp.dir, 'committed');

@@ -8,7 +8,10 @@ import { SPENDING, type Spending } from '../../stats/sequential';
 import { intFlag } from '../output';
 import { CorlError } from '../../errors';
 
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
 interface CompareFlags {
+  config: string[];
   seeds?: string;
   firstSeed?: string;
   steps?: string;
@@ -164,6 +167,7 @@ export function compareCommand(program: Command): void {
       'run several configs over several seeds (resumable), print a results table and paired verdicts (interval and outcome per pair); writes report.html with plots',
     )
     .argument('[configs...]', 'config files, one row each (none with --plan: the plan names them)')
+    .option('-c, --config <file>', 'a config file, one row; repeatable, after the arguments', collect, [])
     .option('--seeds <n>', 'seeds per config (default 3)')
     .option('--first-seed <i>', 'index of the first seed: runs seed-<i> … seed-<i + n − 1> (default 0)')
     .option('--steps <n>', 'override trainer.steps of every training config (evaluation-only configs stay at 0)')
@@ -201,7 +205,14 @@ export function compareCommand(program: Command): void {
       'after',
       '\nExamples:\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 3 --out runs/cmp\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 1 --verdict   # what npm start runs\n  corl compare configs/ttrl.json configs/co-rl-diff.json --until-resolved --looks 4,8,12 --margin 2 --out runs/seq\n  corl compare --plan docs/results/headline-slips/plan.json --out runs/headline-slips\n',
     )
-    .action(async (configs: string[], flags: CompareFlags) => {
+    .action(async (given: string[], flags: CompareFlags) => {
+      const configs = [...given, ...flags.config];
+      if (configs.length === 0 && flags.plan === undefined)
+        throw new CorlError(
+          'CORL_ERR_CLI_USAGE',
+          'expected configs (`corl compare <config> <config>...` or `corl compare -c <config> -c <config>...`), or --plan, got none',
+          { where: '<configs...>' },
+        );
       const jobs = intFlag('--jobs', flags.jobs, 1);
       if (!['auto', 'lines', 'none'].includes(flags.progress)) {
         throw new CorlError('CORL_ERR_CLI_USAGE', `expected --progress auto, lines or none, got "${flags.progress}"`, {

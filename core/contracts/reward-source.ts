@@ -1,6 +1,7 @@
 import type { Completion } from './completion';
 import type { Equivalence } from './equivalence';
 import type { Problem, Reference } from './problem';
+import type { WorkOptions } from './work';
 
 /** One of this agent's completions as a reward source sees it: text, extracted answer and its canonical key. */
 export interface CompletionView {
@@ -85,11 +86,15 @@ export interface AnswerKeyInput {
 export interface RewardSource {
   /**
    * The answer keys this source votes with, when they are not the run's extractor + equivalence
-   * keys (e.g. `corl:exec-vote` runs the code). These keys are what peers see.
+   * keys (e.g. `corl:exec-vote` runs the code). These keys are what peers see. `work` as for `score`.
    */
-  answerKeys?(input: AnswerKeyInput): Promise<(string | null)[]>;
-  /** Rewards for one agent's completions to one problem. */
-  score(ctx: RewardContext): Promise<RewardResult>;
+  answerKeys?(input: AnswerKeyInput, work?: WorkOptions): Promise<(string | null)[]>;
+  /**
+   * Rewards for one agent's completions to one problem. `work` (beside the context, never in it)
+   * says whom the work is for and when nobody waits for it any more: pass it on to
+   * `ctx.equivalence.equal` and to anything that queues or runs long (see {@link WorkOptions}).
+   */
+  score(ctx: RewardContext, work?: WorkOptions): Promise<RewardResult>;
   /** Release sandboxes, workers. Optional. */
   close?(): Promise<void>;
 }

@@ -6,6 +6,7 @@ import { EQUIVALENCE, type Equivalence } from '../contracts/equivalence';
 import { GROUND_TRUTH, type GroundTruth } from '../contracts/problem';
 import { TASK, type Task } from '../contracts/task';
 import { TOPOLOGY, type Topology } from '../contracts/topology';
+import type { WorkOptions } from '../contracts/work';
 import { CorlError, isCorlError } from '../errors';
 import { PLUGIN_REGISTRY } from './registry';
 
@@ -40,7 +41,10 @@ function facade<T extends object>(methods: T): T {
 
 /** The run's equivalence as plugins see it: `key` and `equal`, nothing else (no caches, no `close`). */
 export function equivalenceFacade(e: Equivalence): Equivalence {
-  return facade({ key: (answer: string) => e.key(answer), equal: (a: string, b: string) => e.equal(a, b) });
+  return facade({
+    key: (answer: string) => e.key(answer),
+    equal: (a: string, b: string, work?: WorkOptions) => e.equal(a, b, work),
+  });
 }
 
 /** The run's extractor as plugins see it. */

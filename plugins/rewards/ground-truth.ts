@@ -29,7 +29,7 @@ export const groundTruthReward = definePlugin({
   },
   create(options: GroundTruthOptions): RewardSource {
     return {
-      async score(ctx): Promise<RewardResult> {
+      async score(ctx, work): Promise<RewardResult> {
         if (!ctx.reference) {
           throw new CorlError(
             'CORL_ERR_TASK_DATA',
@@ -42,7 +42,7 @@ export const groundTruthReward = definePlugin({
         const target = ctx.equivalence.key(ctx.reference.answer);
         const rewards: number[] = [];
         for (const c of ctx.completions)
-          rewards.push((await matches(c.key, target, ctx.equivalence)) ? options.correct : options.wrong);
+          rewards.push((await matches(c.key, target, ctx.equivalence, work)) ? options.correct : options.wrong);
         return { rewards };
       },
     };

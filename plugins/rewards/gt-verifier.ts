@@ -20,7 +20,7 @@ export const gtVerifierReward = definePlugin({
   },
   create(): RewardSource {
     return {
-      async score(ctx): Promise<RewardResult> {
+      async score(ctx, work): Promise<RewardResult> {
         if (!ctx.reference) {
           throw new CorlError(
             'CORL_ERR_TASK_DATA',
@@ -30,7 +30,7 @@ export const gtVerifierReward = definePlugin({
         }
         const target = ctx.equivalence.key(ctx.reference.answer);
         const rewards: number[] = [];
-        for (const c of ctx.completions) rewards.push((await matches(c.key, target, ctx.equivalence)) ? 1 : 0);
+        for (const c of ctx.completions) rewards.push((await matches(c.key, target, ctx.equivalence, work)) ? 1 : 0);
         const right = rewards.reduce((a, b) => a + b, 0) / Math.max(rewards.length, 1);
         return { rewards, metrics: { 'verifier/score_mean': right } };
       },

@@ -1,6 +1,7 @@
 import type { ExtendedJSONSchema, FromExtendedSchema } from 'json-schema-to-ts';
 import type { ManifestQueryContext, PluginContext, PluginKind, ResolvedSelection } from '../../core/contracts/plugin';
 import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
+import type { WorkOptions } from '../../core/contracts/work';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 import { checkResult } from '../../core/reward/checks';
@@ -83,8 +84,10 @@ export const weightedReward = definePlugin({
     }
     const keyed = parts.find((p) => p.source.answerKeys);
     return {
-      ...(keyed ? { answerKeys: (input: AnswerKeyInput) => keyed.source.answerKeys!(input) } : {}),
-      async score(rc: RewardContext): Promise<RewardResult> {
+      ...(keyed
+        ? { answerKeys: (input: AnswerKeyInput, work?: WorkOptions) => keyed.source.answerKeys!(input, work) }
+        : {}),
+      async score(rc: RewardContext, work?: WorkOptions): Promise<RewardResult> {
         const rewards = new Array<number>(rc.completions.length).fill(0);
         const metrics: Record<string, number> = {};
         let label: string | null | undefined;
@@ -92,7 +95,7 @@ export const weightedReward = definePlugin({
         for (const [i, p] of parts.entries()) {
           const { reference: _reference, ...rest } = rc;
           // Each part is held to the contract the pipeline holds the whole to (core/reward/checks.ts).
-          const r = checkResult(await p.source.score(p.groundTruth ? rc : rest), rewards.length, {
+          const r = checkResult(await p.source.score(p.groundTruth ? rc : rest, work), rewards.length, {
             use: options.sources[i]!.source.use,
             what: `problem "${rc.problem.id}" as part ${i} of corl:weighted`,
             where: `reward.options.sources[${i}]`,

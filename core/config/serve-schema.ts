@@ -103,6 +103,13 @@ export function serveSection(): JsonSchema {
             description:
               'seconds to receive a whole request, headers and body (else HTTP 408 and the connection is closed); the wait for supervisors comes after and is not counted; at least `headers`',
           },
+          work: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            default: 300,
+            description:
+              "seconds each phase of a request's work may take, its groups' answer keys and then their rewards (sandbox runs, symbolic comparisons, queueing for them included; the wait for supervisors is not counted); longer: stopped, HTTP 503 CORL_ERR_SERVE_WORK_TIMEOUT",
+          },
           idle: {
             type: 'number',
             exclusiveMinimum: 0,

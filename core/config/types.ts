@@ -99,7 +99,7 @@ export interface ServeSettings {
   /** Most open client connections from one peer address. */
   readonly maxConnectionsPerPeer: number;
   /** Seconds a client may take to send headers, a whole request, and an idle keep-alive connection may stay open. */
-  readonly timeouts: { readonly headers: number; readonly body: number; readonly idle: number };
+  readonly timeouts: { readonly headers: number; readonly body: number; readonly work: number; readonly idle: number };
   /** Requests with an Idempotency-Key remembered per agent. */
   readonly keepReplies: number;
   /** Agent tokens file (relative to the config file), when given. */

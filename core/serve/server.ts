@@ -1,5 +1,6 @@
 // `corl serve`: the reward plugins of a config over HTTP, and the cross-agent label exchange.
 // Routes and fields: docs/guide/serve.md.
+import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -16,6 +17,7 @@ import { ReplyLedger, requestHash, requestId } from './ledger';
 import { parseGetRewardRequest, parseGroupsRequest, type GetRewardRequest } from './requests';
 import { summarize, type GroupAnswer, type Scorer } from './scorer';
 import { openState, type ServeState } from './state';
+import type { RequestWork } from './work';
 import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './setup';
 
 /** How to start a {@link RewardServer}; unset fields come from the config's `serve` section. */
@@ -54,6 +56,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   CORL_ERR_SERVE_UNAVAILABLE: 503,
   CORL_ERR_SERVE_BUSY: 503,
   CORL_ERR_SERVE_CANCELLED: 499,
+  CORL_ERR_SERVE_WORK_TIMEOUT: 503,
   CORL_ERR_SERVE_PEER_TIMEOUT: 504,
 };
 
@@ -435,6 +438,7 @@ export class RewardServer {
         req.step,
         req.groups,
         req.wait === undefined ? undefined : req.wait * 1000,
+        this.work(agent, ctx.gone),
       );
       this.metrics.completions.inc(
         { route: '/v1/groups' },
@@ -467,15 +471,24 @@ export class RewardServer {
     const agent =
       this.credentials.agentOf(ctx.caller, named, 'agent (query parameter)') ??
       rt.agentIndex(rt.settings.getReward.agent ?? rt.agents[0]!)!;
-    if (ctx.id === undefined) return this.getRewardReply(agent, req, ctx.gone);
+    if (ctx.id === undefined) return this.getRewardReply(agent, req, this.work(agent, ctx.gone));
     // With an id the samples stay at the barrier if the request goes away: its retry claims the reply.
     const fp = requestHash([req.query, req.prompts ?? null, req.labels ?? null]);
-    return this.replies.run(agent, ctx.id, fp, () => this.getRewardReply(agent, req));
+    return this.replies.run(agent, ctx.id, fp, () => this.getRewardReply(agent, req, this.work(agent)));
   }
 
-  private async getRewardReply(agent: number, req: GetRewardRequest, gone?: AbortSignal): Promise<unknown> {
+  /** The work a request may ask of the plugins: its agent's lane, and `gone` when nobody else can claim its answer. */
+  private work(agent: number, gone?: AbortSignal): RequestWork {
+    return {
+      lane: this.runtime.agents[agent]!,
+      seconds: this.runtime.settings.timeouts.work,
+      ...(gone ? { gone } : {}),
+    };
+  }
+
+  private async getRewardReply(agent: number, req: GetRewardRequest, work: RequestWork): Promise<unknown> {
     const samples = req.query.map((query, i) => ({ query, prompt: req.prompts?.[i], label: req.labels?.[i] }));
-    const results = await this.getReward.score(agent, samples, gone);
+    const results = await this.getReward.score(agent, samples, work);
     this.metrics.completions.inc({ route: '/get_reward' }, results.length);
     const names = [...new Set(results.flatMap((r) => Object.keys(r.logs)))].sort();
     const extra: Record<string, number[]> = {};
@@ -552,6 +565,7 @@ interface RequestContext {
 /** A signal aborted (with CORL_ERR_SERVE_CANCELLED) when the response closes before it was sent in full. */
 function goneSignal(res: http.ServerResponse): AbortSignal {
   const ctrl = new AbortController();
+  setMaxListeners(0, ctrl.signal); // each group and phase of the request listens
   res.once('close', () => {
     if (!res.writableFinished)
       ctrl.abort(

@@ -82,6 +82,11 @@ export const SERVE_CODES = defineCodes({
       'A connection arrived over `serve.maxConnections` (or `serve.maxConnectionsPerPeer` for its address) while every held connection had a request in progress, so none could give up its place (HTTP 503, then the connection is closed; GET /health is still answered on it). Nothing is stored.',
     fix: 'retry after a moment (Retry-After: 1) and reuse keep-alive connections, or raise `serve.maxConnections` (below `ulimit -n`) or `serve.maxConnectionsPerPeer`',
   },
+  CORL_ERR_SERVE_WORK_TIMEOUT: {
+    cause:
+      "A request's work (the answer keys of its groups, or their rewards) ran longer than `serve.timeouts.work` seconds and was stopped (HTTP 503): sandbox runs and symbolic comparisons done only for it were cancelled. Keys are stored only when every group's keys were computed, so nothing of a request stopped in its keys phase is kept.",
+    fix: 'send fewer completions or testInputs per request (a group whose programs all run to their time limit takes completions × testInputs × timeoutMs / concurrency), or raise `serve.timeouts.work`; under load the work of other clients shares the sandbox in turn, so a retry later may fit',
+  },
   CORL_ERR_SERVE_CANCELLED: {
     cause:
       'The client closed the connection before its answer was ready (counted as HTTP 499 in the metrics; nobody receives it). Work done only for that request is stopped; a POST /get_reward sample without an Idempotency-Key leaves its barrier, so that a re-sent copy is not counted twice.',

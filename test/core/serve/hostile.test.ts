@@ -325,6 +325,38 @@ describe('serve: caps on groups per step, completions per group, id length', fun
     expect(lines).to.have.length(1 + 20 * 2); // the header, then keys and answer of each group held
   });
 
+  it("one client's slow symbolic comparisons do not hold another client's (issue 30)", async function () {
+    this.timeout(120000);
+    // Before: two answers \sum_{k=1}^{10^9} k^n stalled another client's symbolic request 12.8 s.
+    const config = {
+      name: 'serve-symbolic',
+      agents: [{ name: 'a' }, { name: 'b' }],
+      topology: 'corl:self',
+      reward: 'corl:vote',
+      equivalence: { use: 'corl:math', options: { workers: 1 } },
+      serve: { port: 0, exchange: { wait: 0 } },
+    };
+    server = await startServer(config, tmp.dir);
+    const sums = [2, 3, 5, 7].map((n) => `\\sum_{k=1}^{10^{9}} k^{${n}}`);
+    let attackDone = false;
+    const attack = post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('s', sums)] }).then((r) => {
+      attackDone = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const victim = await post(server.url, '/v1/groups', {
+      agent: 'b',
+      step: 0,
+      groups: [boxed('v', ['\\sqrt[3]{8}', '2', '2'])],
+    });
+    expect(victim.status).to.equal(200);
+    expect(victim.body.groups[0].rewards).to.deep.equal([1, 1, 1]); // the cube root is 2: one comparison
+    // Answered while the attacker's comparisons (each to its 2 s limit) still ran: the victim's lane
+    // got a worker of its own instead of waiting behind them.
+    expect(attackDone).to.equal(false);
+    expect((await attack).status).to.equal(200);
+  });
+
   it('the serve config refuses a headers timeout longer than the body timeout', async () => {
     try {
       server = await startServer(ringServeConfig({ timeouts: { headers: 30, body: 10 } }), tmp.dir);

@@ -177,16 +177,29 @@ export function agentFailure(agent: Agent | undefined, what: string, e: unknown)
  * resumed run sees exactly the problems an uninterrupted one does.
  */
 export function batchAt(train: readonly Problem[], step: number, batchSize: number, dataSeed: number): Problem[] {
-  const out: Problem[] = [];
-  const n = train.length;
+  return epochBatch(train, step, batchSize, (epoch) => mixSeed(dataSeed, 'data', epoch));
+}
+
+/**
+ * Batch `step` of an endless stream of epochs over `items`, epoch e a permutation seeded by
+ * `seedOf(e)`: a pure function of the step (training batches, `corl pretrain`'s texts).
+ */
+export function epochBatch<T>(
+  items: readonly T[],
+  step: number,
+  batchSize: number,
+  seedOf: (epoch: number) => number,
+): T[] {
+  const out: T[] = [];
+  const n = items.length;
   let pos = step * batchSize;
   let epoch = -1;
-  let order: Problem[] = [];
+  let order: T[] = [];
   while (out.length < batchSize) {
     const e = Math.floor(pos / n);
     if (e !== epoch) {
       epoch = e;
-      order = new Rng(mixSeed(dataSeed, 'data', e)).shuffle(train);
+      order = new Rng(seedOf(e)).shuffle(items);
     }
     out.push(order[pos % n]!);
     pos++;

@@ -9,6 +9,6 @@ export * as grpo from './grpo';
 export * as tensor from './tensor';
 export { Rng, mixSeed } from './util/rng';
 export { pluralityVote, type VoteOutcome, type VoteCluster } from './voting/plurality';
-export { matches } from './voting/match';
+export { matches, matchesAtOnce } from './voting/match';
 export { writeFileAtomic, writeJsonAtomic } from './util/fs';
 export { CORL_VERSION } from './version';

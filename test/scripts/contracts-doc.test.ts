@@ -32,6 +32,10 @@ describe('scripts/contracts-doc (docs/reference/contracts.md from the JSDoc of c
     try {
       fs.mkdirSync(path.join(tmp.dir, 'core/contracts'), { recursive: true });
       fs.writeFileSync(path.join(tmp.dir, 'core/contracts/index.ts'), "export * from './thing';\n");
+      for (const rel of HELPER_FILES) {
+        fs.mkdirSync(path.dirname(path.join(tmp.dir, rel)), { recursive: true });
+        fs.copyFileSync(path.join(ROOT, rel), path.join(tmp.dir, rel));
+      }
       fs.writeFileSync(
         path.join(tmp.dir, 'core/contracts/thing.ts'),
         '/** A thing. */\nexport interface Thing {\n  /** Documented. */\n  a: number;\n  b: string;\n}\n',

@@ -40,11 +40,6 @@ describe('scripts/contracts-doc (docs/reference/contracts.md from the JSDoc of c
         path.join(tmp.dir, 'core/contracts/thing.ts'),
         '/** A thing. */\nexport interface Thing {\n  /** Documented. */\n  a: number;\n  b: string;\n}\n',
       );
-      // the helper files documented after the contracts, as they are
-      for (const rel of HELPER_FILES) {
-        fs.mkdirSync(path.dirname(path.join(tmp.dir, rel)), { recursive: true });
-        fs.copyFileSync(path.join(ROOT, rel), path.join(tmp.dir, rel));
-      }
       expect(() => contractsReference(tmp.dir)).to.throw(/needs JSDoc[\s\S]*core\/contracts\/thing\.ts: Thing\.b/);
     } finally {
       tmp.cleanup();

@@ -75,7 +75,14 @@ export function serveSection(): JsonSchema {
         minimum: 1,
         default: 1000,
         description:
-          "most open client connections; one more gets a coded 503 (CORL_ERR_SERVE_BUSY; GET /health is still answered) and is closed; keep it below the process's open-file limit (ulimit -n)",
+          "most open client connections; keep it below the process's open-file limit (ulimit -n); at the cap a connection that sends a request takes the place of the one longest without a request in progress, and gets a coded 503 (CORL_ERR_SERVE_BUSY; GET /health is still answered) only when every one has a request in progress",
+      },
+      maxConnectionsPerPeer: {
+        type: 'integer',
+        minimum: 1,
+        default: 512,
+        description:
+          'most open connections from one peer address (every client on one machine is one peer); at either cap a new connection closes the connection that has waited longest without a request in progress, and gets a coded 503 only when every one has a request in progress',
       },
       timeouts: {
         type: 'object',

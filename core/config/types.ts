@@ -96,6 +96,8 @@ export interface ServeSettings {
   readonly maxKeyChars: number;
   /** Most open client connections. */
   readonly maxConnections: number;
+  /** Most open client connections from one peer address. */
+  readonly maxConnectionsPerPeer: number;
   /** Seconds a client may take to send headers, a whole request, and an idle keep-alive connection may stay open. */
   readonly timeouts: { readonly headers: number; readonly body: number; readonly idle: number };
   /** Requests with an Idempotency-Key remembered per agent. */

@@ -132,7 +132,11 @@ export class ServeMetrics {
   );
   readonly connectionsRefused = new Counter(
     'corl_serve_connections_refused_total',
-    'connections over serve.maxConnections, by outcome (answered: a coded 503 or GET /health, then closed; dropped: closed at once, beyond the spare)',
+    'connections over serve.maxConnections or serve.maxConnectionsPerPeer while every held one has a request in progress, by outcome (answered: a coded 503 or GET /health, then closed; dropped: closed at once, beyond the spare)',
+  );
+  readonly connectionsEvicted = new Counter(
+    'corl_serve_connections_evicted_total',
+    'connections without a request in progress closed to make room for a new one, by cap (total: serve.maxConnections; peer: serve.maxConnectionsPerPeer)',
   );
   private readonly extra: Metric[] = [];
 
@@ -156,6 +160,7 @@ export class ServeMetrics {
       this.journalSync,
       this.clientErrors,
       this.connectionsRefused,
+      this.connectionsEvicted,
       ...this.extra,
     ];
     return all.map((m) => m.render()).join('\n') + '\n';

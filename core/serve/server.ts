@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { CorlError, isCorlError, type ErrorCode } from '../errors';
 import { CORL_VERSION } from '../version';
 import { GetRewardScorer } from './barrier';
+import { ConnectionTable, type Cap } from './connections';
 import { Credentials, type Caller } from './identity';
 import type { Exchange } from './exchange';
 import { Journal, type JournalCohort } from './journal';
@@ -63,11 +64,12 @@ export function statusOf(e: CorlError): number {
 }
 
 /**
- * Connections past `serve.maxConnections` that are still read (at most this many, or the cap if
- * smaller): each gets one answer (GET /health, else a coded 503) and is closed. Beyond them Node
- * closes a connection at once, so open files stay bounded by the cap plus this spare.
+ * Connections over a cap that are still read (at most this many, or `serve.maxConnections` if
+ * smaller), waiting for their first request; a newer one closes the oldest. A request takes the
+ * place of a held connection without work, else it gets one answer (GET /health, else a coded 503)
+ * and its connection is closed. So open files stay bounded by the cap plus this spare.
  */
-export const SPARE_CONNECTIONS = 16;
+export const SPARE_CONNECTIONS = 64;
 
 /** Marks a server that is stopping, so answers close their connections. */
 const STOPPING = Symbol('corl.serve.stopping');
@@ -99,10 +101,10 @@ export class RewardServer {
   private readonly started = Date.now();
   private inflight = 0;
   private stopping?: Promise<void>;
-  /** Open connections within `serve.maxConnections`. */
-  private connections = 0;
-  /** Connections that arrived over the cap: answered once, then closed. */
-  private readonly overCap = new WeakSet<object>();
+  /** Open connections within `serve.maxConnections` and `serve.maxConnectionsPerPeer`. */
+  private readonly table: ConnectionTable;
+  /** Connections that arrived over a cap with nothing to close for them: answered once, then closed. */
+  private readonly overCap = new WeakMap<object, Cap>();
 
   private constructor(
     readonly runtime: ServeRuntime,
@@ -151,16 +153,19 @@ export class RewardServer {
       'seconds since the service started',
       () => (Date.now() - this.started) / 1000,
     );
+    this.table = new ConnectionTable(
+      s.maxConnections,
+      s.maxConnectionsPerPeer,
+      Math.min(SPARE_CONNECTIONS, s.maxConnections),
+      {
+        evicted: (cap) => this.metrics.connectionsEvicted.inc({ reason: cap }),
+        dropped: () => this.metrics.connectionsRefused.inc({ outcome: 'dropped' }),
+      },
+    );
     server.on('connection', (socket: Socket) => {
-      if (this.connections >= s.maxConnections) {
-        this.overCap.add(socket);
-        this.metrics.connectionsRefused.inc({ outcome: 'answered' });
-        return;
-      }
-      this.connections++;
-      socket.once('close', () => this.connections--);
+      const cap = this.table.open(socket);
+      if (cap) this.overCap.set(socket, cap);
     });
-    server.on('drop', () => this.metrics.connectionsRefused.inc({ outcome: 'dropped' }));
     server.on('request', (req, res) => {
       void this.handle(req, res);
     });
@@ -229,9 +234,8 @@ export class RewardServer {
         connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.min(t.headers, t.body) * 250)),
       });
       server.keepAliveTimeout = t.idle * 1000;
-      // Node closes connections beyond this at once; the spare ones over the cap get a coded 503.
+      // Connections over the caps are handled by the service (ConnectionTable), not dropped by Node.
       const spare = Math.min(SPARE_CONNECTIONS, settings.maxConnections);
-      server.maxConnections = settings.maxConnections + spare;
       const files = openFileLimit();
       if (files !== undefined && settings.maxConnections + spare + 64 > files) {
         options.log?.(
@@ -308,6 +312,7 @@ export class RewardServer {
     const route = ['/health', '/metrics', '/v1/groups', '/get_reward'].includes(pathname) ? pathname : 'other';
     this.inflight++;
     let status = 200;
+    let working = false;
     try {
       if (this.stopping)
         throw new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down');
@@ -323,19 +328,16 @@ export class RewardServer {
           where: pathname,
           data: { method },
         });
-      if (this.overCap.has(req.socket)) {
+      // A connection over a cap takes the place of one without work when it sends a request.
+      const refused = this.overCap.has(req.socket) ? this.table.promote(req.socket) : undefined;
+      if (refused === undefined) this.overCap.delete(req.socket);
+      else {
+        this.metrics.connectionsRefused.inc({ outcome: 'answered' });
         // One answer, then the connection closes: /health still tells a probe the service lives.
         res.setHeader('connection', 'close');
         if (route !== '/health') {
           res.setHeader('retry-after', '1');
-          throw new CorlError(
-            'CORL_ERR_SERVE_BUSY',
-            `expected at most ${this.runtime.settings.maxConnections} open connections (serve.maxConnections), got one more`,
-            {
-              where: 'connection',
-              hint: 'reuse keep-alive connections and retry after a moment, or raise serve.maxConnections',
-            },
-          );
+          throw busy(refused, this.runtime.settings, req.socket.remoteAddress ?? '');
         }
       }
       if (route === '/health') return send(res, 200, this.health());
@@ -354,6 +356,9 @@ export class RewardServer {
         params,
       };
       const body = await readJson(req, this.runtime.settings.maxBodyBytes);
+      // From here the service works for this request: its connection is not given up for another.
+      this.table.busy(req.socket);
+      working = true;
       if (route === '/v1/groups') return send(res, 200, await this.postGroups(body, ctx));
       return send(res, 200, await this.postGetReward(body, ctx));
     } catch (e) {
@@ -375,6 +380,7 @@ export class RewardServer {
         res.once('finish', () => req.socket.destroy());
       }
     } finally {
+      if (working) this.table.done(req.socket);
       this.inflight--;
       if (this.stopping) this.server.closeIdleConnections();
       // A client that left before its answer was sent counts as 499, whatever was computed for it.
@@ -517,6 +523,20 @@ export class RewardServer {
       uptimeSeconds: (Date.now() - this.started) / 1000,
     };
   }
+}
+
+/** The answer of a connection over a cap with no idle connection to close for it. */
+function busy(refused: Cap, s: ServeRuntime['settings'], peer: string): CorlError {
+  return new CorlError(
+    'CORL_ERR_SERVE_BUSY',
+    refused === 'peer'
+      ? `expected at most ${s.maxConnectionsPerPeer} open connections from ${peer} (serve.maxConnectionsPerPeer), got one more while all of them have requests in progress`
+      : `expected at most ${s.maxConnections} open connections (serve.maxConnections), got one more while all of them have requests in progress`,
+    {
+      where: 'connection',
+      hint: `reuse keep-alive connections and retry after a moment, or raise serve.${refused === 'peer' ? 'maxConnectionsPerPeer' : 'maxConnections'}`,
+    },
+  );
 }
 
 /** What a route handler needs to know about its request beyond the body. */

@@ -79,8 +79,8 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_BUSY: {
     cause:
-      'A connection arrived while `serve.maxConnections` connections were already open (HTTP 503, then the connection is closed; GET /health is still answered on it). Connections beyond the cap plus a small spare are closed without an answer.',
-    fix: 'reuse keep-alive connections (one per agent is enough) and retry after a moment, or raise `serve.maxConnections` (below `ulimit -n`)',
+      'A connection arrived over `serve.maxConnections` (or `serve.maxConnectionsPerPeer` for its address) while every held connection had a request in progress, so none could give up its place (HTTP 503, then the connection is closed; GET /health is still answered on it). Nothing is stored.',
+    fix: 'retry after a moment (Retry-After: 1) and reuse keep-alive connections, or raise `serve.maxConnections` (below `ulimit -n`) or `serve.maxConnectionsPerPeer`',
   },
   CORL_ERR_SERVE_CANCELLED: {
     cause:

@@ -182,6 +182,29 @@ export function serveSection(): JsonSchema {
         },
         additionalProperties: false,
       },
+      samples: {
+        type: 'object',
+        default: {},
+        description:
+          'POST /v1/samples: one completion per request (verl reward loop, TRL per-process slices, OpenRLHF agent executor)',
+        properties: {
+          wait: {
+            type: 'number',
+            minimum: 0,
+            default: 120,
+            description:
+              'seconds a group waits for the samples its declared size promises before it is scored with those that came (the wait for supervisors comes after)',
+          },
+          maxPending: {
+            type: 'integer',
+            minimum: 1,
+            default: 65536,
+            description:
+              'most samples waiting for the rest of their group at once, all agents together (more: HTTP 503 CORL_ERR_SERVE_BUSY, retry later)',
+          },
+        },
+        additionalProperties: false,
+      },
     },
     additionalProperties: false,
   };

@@ -69,7 +69,15 @@ export function groupHash(group: PostedGroup): string {
   // is unchanged from hashing them piece by piece, so journals stay valid); the one-shot hash
   // skips the Hash object.
   let text = group.reference ?? '\u0000';
-  for (const c of group.completions) text += '\u0001' + c.text;
+  for (const c of group.completions) {
+    text += '\u0001' + c.text;
+    // What else a completion carries, only when it does (a text-only group keeps its old fingerprint):
+    // a retry with other token counts or statistics is a different post.
+    if (c.length !== undefined) text += '\u0002' + c.length;
+    if (c.entropies) text += '\u0003' + c.entropies.join(',');
+    if (c.meanLogprobs) text += '\u0004' + c.meanLogprobs.join(',');
+  }
+  if (group.members) for (const m of group.members) text += '\u0005' + m.id;
   return hash('sha1', text, 'base64url');
 }
 
@@ -162,6 +170,16 @@ export class Exchange {
     if (this.options.keepRounds === undefined) return;
     const k = `${agent}\u0000${id}`;
     if ((this.rounds.get(k) ?? -1) < step) this.rounds.set(k, step);
+  }
+
+  /** The stored answer of an agent for a group, if any. */
+  answerOf(agent: number, step: number, id: string): GroupAnswer | undefined {
+    return this.slots.get(slotKey(step, id))?.answers.get(agent)?.answer;
+  }
+
+  /** The steps (rounds) at which a group id is held, newest first. */
+  stepsOf(id: string): number[] {
+    return [...(this.byId.get(id) ?? [])].sort((a, b) => b - a);
   }
 
   /** Whether an answer is stored for the agent and group. */
@@ -376,6 +394,7 @@ export class Exchange {
   ): Promise<GroupAnswer> {
     const existing = slot.answers.get(agent);
     if (existing) return existing.answer;
+    if (group.members) answer = { ...answer, members: group.members.map((m) => ({ id: m.id, h: m.h })) };
     slot.answers.set(agent, { answer, hash });
     await this.journal.append([
       {

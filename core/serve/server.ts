@@ -11,8 +11,10 @@ import { Exchange, type RetainRule } from './exchange';
 import { Journal, type JournalCohort } from './journal';
 import { ServeMetrics } from './prom';
 import { parseGetRewardRequest, parseGroupsRequest } from './requests';
+import { inPostedOrder, inScoringOrder } from './order';
 import { checkReplay } from './restore';
-import { Scorer, summarize, type GroupAnswer } from './scorer';
+import { parseSamplesRequest, SampleScorer } from './samples';
+import { Scorer, summarize, type GroupAnswer, type PostedCompletion, type PostedGroup } from './scorer';
 import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './setup';
 
 /** How to start a {@link RewardServer}; unset fields come from the config's `serve` section. */
@@ -85,6 +87,7 @@ export class RewardServer {
   private readonly scorer: Scorer;
   private readonly groups: Exchange;
   private readonly getReward: GetRewardScorer;
+  private readonly samples: SampleScorer;
   private readonly started = Date.now();
   private inflight = 0;
   private stopping?: Promise<void>;
@@ -142,6 +145,14 @@ export class RewardServer {
     this.groups.restore(records);
     getRewardExchange.restore(records);
     this.getReward = new GetRewardScorer(runtime, this.scorer, getRewardExchange, this.metrics);
+    // POST /v1/samples forms groups and hands them to the same exchanges: with a step, the one of
+    // POST /v1/groups; without, the one of POST /get_reward (rounds per group id).
+    this.samples = new SampleScorer(
+      runtime,
+      this.scorer,
+      { steps: this.groups, rounds: getRewardExchange },
+      this.metrics,
+    );
     journal.onSync = (seconds, n) => {
       this.metrics.journalSync.observe(seconds);
       this.metrics.journalRecords.inc({}, n);
@@ -166,6 +177,11 @@ export class RewardServer {
       'corl_serve_barrier_pending_samples',
       'POST /get_reward samples waiting for the rest of their group',
       () => this.getReward.pending,
+    );
+    this.metrics.gauge(
+      'corl_serve_pending_samples',
+      'POST /v1/samples samples waiting for the rest of their group',
+      () => this.samples.pendingSamples,
     );
     this.metrics.gauge(
       'corl_serve_uptime_seconds',
@@ -332,6 +348,7 @@ export class RewardServer {
       const closed = new Promise<void>((r) => this.server.close(() => r()));
       this.groups.close();
       this.getReward.shutdown();
+      this.samples.shutdown();
       this.server.closeIdleConnections();
       // Requests woken above answer with "connection: close"; anything still open after a grace
       // period (a client that never reads its answer) is cut.
@@ -347,7 +364,9 @@ export class RewardServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const t0 = performance.now();
     const [pathname = '/', search = ''] = (req.url ?? '/').split('?', 2);
-    const route = ['/health', '/metrics', '/v1/groups', '/get_reward'].includes(pathname) ? pathname : 'other';
+    const route = ['/health', '/metrics', '/v1/groups', '/v1/samples', '/get_reward'].includes(pathname)
+      ? pathname
+      : 'other';
     this.inflight++;
     let status = 200;
     try {
@@ -357,7 +376,7 @@ export class RewardServer {
       if (route === 'other')
         throw new CorlError(
           'CORL_ERR_SERVE_NOT_FOUND',
-          `expected one of POST /get_reward, POST /v1/groups, GET /health, GET /metrics; got ${req.method} ${pathname}`,
+          `expected one of POST /get_reward, POST /v1/groups, POST /v1/samples, GET /health, GET /metrics; got ${req.method} ${pathname}`,
           { where: pathname },
         );
       if (req.method !== method)
@@ -386,6 +405,7 @@ export class RewardServer {
         return sendText(res, 200, this.metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
       const body = await readJson(req, this.runtime.settings.maxBodyBytes);
       if (route === '/v1/groups') return send(res, 200, await this.postGroups(body));
+      if (route === '/v1/samples') return send(res, 200, await this.postSamples(body));
       return send(res, 200, await this.postGetReward(body, new URLSearchParams(search)));
     } catch (e) {
       const err = isCorlError(e)
@@ -456,6 +476,7 @@ export class RewardServer {
           { where: `groups[${i}].completions` },
         );
       }
+      g.completions.forEach((c, k) => checkTokenStats(rt, c, `groups[${i}].completions[${k}]`));
       if (rt.supervised && g.reference === undefined) {
         throw new CorlError(
           'CORL_ERR_SERVE_BAD_REQUEST',
@@ -464,12 +485,17 @@ export class RewardServer {
         );
       }
     });
-    const answers = await this.groups.post(
-      agent,
-      req.step,
-      req.groups,
-      req.wait === undefined ? undefined : req.wait * 1000,
-    );
+    this.countUntokenized('/v1/groups', req.groups);
+    // Scored in text order, so that a tie never depends on how the trainer ordered its batch.
+    const ordered = req.groups.map((g) => inScoringOrder(g));
+    const answers = (
+      await this.groups.post(
+        agent,
+        req.step,
+        ordered.map((o) => o.group),
+        req.wait === undefined ? undefined : req.wait * 1000,
+      )
+    ).map((a, i) => inPostedOrder(a, ordered[i]!.order));
     this.metrics.completions.inc(
       { route: '/v1/groups' },
       answers.reduce((s, a) => s + a.rewards.length, 0),
@@ -480,12 +506,20 @@ export class RewardServer {
   private async postGetReward(body: unknown, params: URLSearchParams): Promise<unknown> {
     const rt = this.runtime;
     const req = parseGetRewardRequest(body);
+    if (rt.tokenStats)
+      throw new CorlError(
+        'CORL_ERR_SERVE_BAD_REQUEST',
+        `expected per-token statistics because "${rt.config.reward.use}" reads them, got POST /get_reward, which carries text only`,
+        { where: 'query', hint: 'post each sample with its entropies or meanLogprobs through POST /v1/samples' },
+      );
     const name = params.get('agent') ?? rt.settings.getReward.agent ?? rt.agents[0]!;
     const agent = this.agent(
       /^\d+$/.test(name) && rt.agentIndex(name) === undefined ? Number(name) : name,
       'agent (query parameter)',
     );
     const samples = req.query.map((query, i) => ({ query, prompt: req.prompts?.[i], label: req.labels?.[i] }));
+    // OpenRLHF sends text only: lengths are characters here (docs/guide/serve.md "Lengths").
+    this.metrics.untokenized.inc({ route: '/get_reward' }, samples.length);
     const results = await this.getReward.score(agent, samples);
     this.metrics.completions.inc({ route: '/get_reward' }, results.length);
     const names = [...new Set(results.flatMap((r) => Object.keys(r.logs)))].sort();
@@ -496,6 +530,31 @@ export class RewardServer {
       scores: results.map((r) => Math.min(1, Math.max(0, r.reward))),
       extra_logs: extra,
     };
+  }
+
+  private async postSamples(body: unknown): Promise<unknown> {
+    const rt = this.runtime;
+    const req = parseSamplesRequest(body, {
+      maxCompletions: rt.settings.maxCompletions,
+      maxSamples: rt.settings.samples.maxPending,
+    });
+    const agent = this.agent(req.agent, 'agent');
+    req.samples.forEach((s, i) =>
+      checkTokenStats(rt, s.completion, req.single ? 'completion' : `samples[${i}].completion`),
+    );
+    const untokenized = req.samples.filter((s) => s.completion.length === undefined).length;
+    if (untokenized) this.metrics.untokenized.inc({ route: '/v1/samples' }, untokenized);
+    const answers = await this.samples.post(agent, req);
+    this.metrics.completions.inc({ route: '/v1/samples' }, answers.length);
+    if (req.single) return { agent: rt.agents[agent], ...answers[0]! };
+    return { agent: rt.agents[agent], samples: answers };
+  }
+
+  /** Completions posted without a token count: their length falls back to characters. */
+  private countUntokenized(route: string, groups: readonly PostedGroup[]): void {
+    let n = 0;
+    for (const g of groups) for (const c of g.completions) if (c.length === undefined) n++;
+    if (n) this.metrics.untokenized.inc({ route }, n);
   }
 
   private health(): unknown {
@@ -515,6 +574,7 @@ export class RewardServer {
       equivalence: rt.config.equivalence.use,
       supervised: rt.supervised,
       pointwise: rt.pointwise,
+      tokenStats: rt.tokenStats,
       groupSize: s.groupSize,
       maxCompletions: s.maxCompletions,
       exchange: { ...s.exchange, slots: this.groups.size, newestStep: this.groups.newest },
@@ -524,11 +584,22 @@ export class RewardServer {
         groupBy: s.getReward.groupBy,
         agent: s.getReward.agent ?? rt.agents[0],
       },
+      samples: { wait: s.samples.wait, maxPending: s.samples.maxPending, pending: this.samples.pendingSamples },
       journal: { file: rt.journalFile ?? null, written: this.journal.written },
       auth: this.token !== undefined,
       uptimeSeconds: (Date.now() - this.started) / 1000,
     };
   }
+}
+
+/** A reward that reads per-token statistics (RENT, Intuitor) needs them on every completion. */
+function checkTokenStats(rt: ServeRuntime, c: PostedCompletion, where: string): void {
+  if (!rt.tokenStats || c.entropies || c.meanLogprobs) return;
+  throw new CorlError(
+    'CORL_ERR_SERVE_BAD_REQUEST',
+    `expected ${where} to carry per-token statistics (entropies or meanLogprobs, one per generated token) because "${rt.config.reward.use}" reads them, got none`,
+    { where },
+  );
 }
 
 function publicAnswer(a: GroupAnswer): unknown {

@@ -81,6 +81,8 @@ export interface ServeRuntime {
   readonly supervised: boolean;
   /** Whether the reward source scores each completion on its own (manifest `pointwise`). */
   readonly pointwise: boolean;
+  /** Whether the reward source reads per-token statistics (manifest `tokenStats`: RENT, Intuitor). */
+  readonly tokenStats: boolean;
   /** Absolute path of the label journal; undefined when `serve.journal` is false (labels in memory only). */
   readonly journalFile: string | undefined;
   /** Agent index by name; undefined when unknown. */
@@ -113,7 +115,9 @@ export async function buildServeRuntime(
       options.journal === undefined && settings.journal === false
         ? undefined
         : path.resolve(options.journal ?? path.resolve(baseDir, settings.journal || `${config.name}.journal.jsonl`));
-    const pointwise = registry.get('reward', config.reward.use).manifest.pointwise === true;
+    const manifest = registry.get('reward', config.reward.use).manifest;
+    const pointwise = manifest.pointwise === true;
+    const tokenStats = manifest.tokenStats === true;
     return {
       loaded,
       config,
@@ -126,6 +130,7 @@ export async function buildServeRuntime(
       keys: new AnswerKeys(extractor, equivalence, reward, SERVE_ANSWER_CACHE),
       supervised: loaded.supervised,
       pointwise,
+      tokenStats,
       journalFile,
       agentIndex: (name) => byName.get(name),
       close: plugins.close,

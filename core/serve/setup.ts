@@ -115,9 +115,7 @@ export async function buildServeRuntime(
       options.journal === undefined && settings.journal === false
         ? undefined
         : path.resolve(options.journal ?? path.resolve(baseDir, settings.journal || `${config.name}.journal.jsonl`));
-    const manifest = registry.get('reward', config.reward.use).manifest;
-    const pointwise = manifest.pointwise === true;
-    const tokenStats = manifest.tokenStats === true;
+    const pointwise = registry.get('reward', config.reward.use).manifest.pointwise === true;
     return {
       loaded,
       config,
@@ -130,7 +128,7 @@ export async function buildServeRuntime(
       keys: new AnswerKeys(extractor, equivalence, reward, SERVE_ANSWER_CACHE),
       supervised: loaded.supervised,
       pointwise,
-      tokenStats,
+      tokenStats: loaded.tokenStats,
       journalFile,
       agentIndex: (name) => byName.get(name),
       close: plugins.close,

@@ -78,7 +78,8 @@ function optionalId(v: unknown, where: string): string | undefined {
   return v;
 }
 
-function parseSample(v: unknown, where: string, maxCompletions: number): PostedSample {
+function parseSample(v: unknown, where: string, limits: SampleLimits): PostedSample {
+  const { maxCompletions } = limits;
   const o = object(v, where);
   const at = (f: string): string => (where === 'the request body' ? f : `${where}.${f}`);
   let group: string;
@@ -119,6 +120,12 @@ function parseSample(v: unknown, where: string, maxCompletions: number): PostedS
   let testInputs: string[][] | undefined;
   if (o.testInputs !== undefined && o.testInputs !== null) {
     if (!Array.isArray(o.testInputs)) throw bad(at('testInputs'), 'an array of argument lists', o.testInputs);
+    if (o.testInputs.length > (limits.maxTestInputs ?? Infinity))
+      throw new CorlError(
+        'CORL_ERR_SERVE_LIMIT',
+        `expected ${at('testInputs')} to have at most ${limits.maxTestInputs} entries (serve.maxTestInputs), got ${o.testInputs.length}`,
+        { where: at('testInputs') },
+      );
     testInputs = o.testInputs.map((t, k) => {
       if (!Array.isArray(t) || !t.every((x) => typeof x === 'string'))
         throw bad(`${at('testInputs')}[${k}]`, 'an array of strings', t);
@@ -141,11 +148,18 @@ function parseSample(v: unknown, where: string, maxCompletions: number): PostedS
   };
 }
 
+/** Count limits of one POST /v1/samples request. */
+export interface SampleLimits {
+  /** Largest declared group size (`serve.maxCompletions`). */
+  readonly maxCompletions: number;
+  /** Most samples in one request. */
+  readonly maxSamples: number;
+  /** Most `testInputs` entries per sample (`serve.maxTestInputs`). */
+  readonly maxTestInputs?: number;
+}
+
 /** Parse and check a POST /v1/samples body. */
-export function parseSamplesRequest(
-  body: unknown,
-  limits: { maxCompletions: number; maxSamples: number },
-): SamplesRequest {
+export function parseSamplesRequest(body: unknown, limits: SampleLimits): SamplesRequest {
   const o = object(body, 'the request body');
   if (
     !(typeof o.agent === 'string' && o.agent.length > 0) &&
@@ -158,17 +172,17 @@ export function parseSamplesRequest(
     throw bad('wait', 'a number of seconds >= 0', o.wait);
   const single = o.samples === undefined;
   let samples: PostedSample[];
-  if (single) samples = [parseSample(o, 'the request body', limits.maxCompletions)];
+  if (single) samples = [parseSample(o, 'the request body', limits)];
   else {
     if (!Array.isArray(o.samples) || o.samples.length === 0)
       throw bad('samples', 'a non-empty array of {group, size, completion, ...}', o.samples);
     if (o.samples.length > limits.maxSamples)
       throw new CorlError(
         'CORL_ERR_SERVE_LIMIT',
-        `expected samples to have at most ${limits.maxSamples} entries (serve.samples.maxPending), got ${o.samples.length}`,
+        `expected samples to have at most ${limits.maxSamples} entries (serve.samples.maxPending, serve.maxRequestCompletions), got ${o.samples.length}`,
         { where: 'samples' },
       );
-    samples = o.samples.map((s, i) => parseSample(s, `samples[${i}]`, limits.maxCompletions));
+    samples = o.samples.map((s, i) => parseSample(s, `samples[${i}]`, limits));
   }
   return {
     agent: o.agent as string | number,

@@ -1,12 +1,13 @@
 // `corl serve`: the reward plugins of a config over HTTP, and the cross-agent label exchange.
 // Routes and fields: docs/guide/serve.md.
-import { timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import * as path from 'node:path';
 import { CorlError, isCorlError, type ErrorCode } from '../errors';
 import { CORL_VERSION } from '../version';
 import { GetRewardScorer } from './barrier';
+import { Credentials, type Caller } from './identity';
 import { Exchange, type RetainRule } from './exchange';
 import { Journal, type JournalCohort } from './journal';
 import { ServeMetrics } from './prom';
@@ -21,8 +22,10 @@ import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './
 export interface ServerOptions {
   readonly host?: string;
   readonly port?: number;
-  /** Bearer token every request but GET /health must carry. */
+  /** The service token: with agent tokens it reads GET /metrics; without, every agent shares it (every request but GET /health must carry one). */
   readonly token?: string;
+  /** The agents' tokens file (default: `serve.tokens`, relative to the config): a JSON object `{agent: token}`. */
+  readonly tokensFile?: string;
   /** Journal file (default: serve.journal, or <name>.journal.jsonl beside the config). */
   readonly journal?: string;
   /** Allow a non-loopback address without a token (trusted networks only). */
@@ -35,6 +38,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   CORL_ERR_SERVE_BAD_JSON: 400,
   CORL_ERR_SERVE_BAD_REQUEST: 400,
   CORL_ERR_SERVE_UNAUTHORIZED: 401,
+  CORL_ERR_SERVE_FORBIDDEN: 403,
   CORL_ERR_SERVE_NOT_FOUND: 404,
   CORL_ERR_SERVE_CONFLICT: 409,
   CORL_ERR_SERVE_STEP_EXPIRED: 410,
@@ -100,7 +104,7 @@ export class RewardServer {
     readonly runtime: ServeRuntime,
     private readonly journal: Journal,
     private readonly server: http.Server,
-    private readonly token: Buffer | undefined,
+    private readonly credentials: Credentials,
     readonly tornTail: boolean,
     records: Parameters<Exchange['restore']>[0],
   ) {
@@ -216,11 +220,18 @@ export class RewardServer {
     const settings = served.config.serve;
     const host = options.host ?? settings.host;
     const port = options.port ?? settings.port;
-    if (!isLoopback(host) && !options.token && !options.allowNoToken) {
+    const tokensFile =
+      options.tokensFile ?? (settings.tokens ? path.resolve(served.loaded.baseDir, settings.tokens) : undefined);
+    const credentials = Credentials.load(
+      served.config.agents.map((a) => a.name),
+      tokensFile,
+      options.token,
+    );
+    if (!isLoopback(host) && !credentials.required && !options.allowNoToken) {
       throw new CorlError(
         'CORL_ERR_SERVE_BIND',
-        `expected a bearer token to bind ${host} (beyond loopback), got none`,
-        { where: '--host' },
+        `expected agent tokens or a bearer token to bind ${host} (beyond loopback), got none`,
+        { where: '--host', hint: 'give each agent its own token (serve.tokens or --tokens-file)' },
       );
     }
     const t = settings.timeouts;
@@ -307,14 +318,8 @@ export class RewardServer {
           resolve();
         });
       });
-      const rs = new RewardServer(
-        runtime,
-        journal,
-        server,
-        options.token ? Buffer.from(options.token) : undefined,
-        opened.replay.tornTail,
-        opened.replay.records,
-      );
+      const rs = new RewardServer(runtime, journal, server, credentials, opened.replay.tornTail, opened.replay.records);
+      for (const note of credentials.startNotes(host)) options.log?.(note);
       for (const note of opened.replay.notes) options.log?.(note);
       if (opened.replay.tornTail)
         options.log?.(
@@ -399,14 +404,19 @@ export class RewardServer {
           );
         }
       }
-      if (route !== '/health') this.authorize(req);
       if (route === '/health') return send(res, 200, this.health());
+      const params = new URLSearchParams(search);
+      // OpenRLHF cannot set headers: POST /get_reward also takes the token as ?token=.
+      const caller = this.credentials.authenticate(
+        req.headers.authorization,
+        route === '/get_reward' ? params.get('token') : undefined,
+      );
       if (route === '/metrics')
         return sendText(res, 200, this.metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
       const body = await readJson(req, this.runtime.settings.maxBodyBytes);
-      if (route === '/v1/groups') return send(res, 200, await this.postGroups(body));
-      if (route === '/v1/samples') return send(res, 200, await this.postSamples(body));
-      return send(res, 200, await this.postGetReward(body, new URLSearchParams(search)));
+      if (route === '/v1/groups') return send(res, 200, await this.postGroups(body, caller));
+      if (route === '/v1/samples') return send(res, 200, await this.postSamples(body, caller));
+      return send(res, 200, await this.postGetReward(body, params, caller));
     } catch (e) {
       const err = isCorlError(e)
         ? e
@@ -434,19 +444,6 @@ export class RewardServer {
     }
   }
 
-  private authorize(req: http.IncomingMessage): void {
-    if (!this.token) return;
-    const h = req.headers.authorization ?? '';
-    const given = Buffer.from(h.startsWith('Bearer ') ? h.slice(7) : '');
-    if (given.length !== this.token.length || !timingSafeEqual(given, this.token)) {
-      throw new CorlError(
-        'CORL_ERR_SERVE_UNAUTHORIZED',
-        `expected "Authorization: Bearer <token>" with the service's token, got ${h ? 'a different token' : 'no Authorization header'}`,
-        { where: 'Authorization' },
-      );
-    }
-  }
-
   private agent(value: string | number, where: string): number {
     const rt = this.runtime;
     const i = typeof value === 'number' ? (value < rt.agents.length ? value : undefined) : rt.agentIndex(value);
@@ -460,13 +457,15 @@ export class RewardServer {
     return i;
   }
 
-  private async postGroups(body: unknown): Promise<unknown> {
+  private async postGroups(body: unknown, caller: Caller): Promise<unknown> {
     const rt = this.runtime;
     const req = parseGroupsRequest(body, {
       maxGroups: rt.settings.exchange.maxGroupsPerStep,
       maxCompletions: rt.settings.maxCompletions,
+      maxRequestCompletions: rt.settings.maxRequestCompletions,
+      maxTestInputs: rt.settings.maxTestInputs,
     });
-    const agent = this.agent(req.agent, 'agent');
+    const agent = this.credentials.agentOf(caller, this.agent(req.agent, 'agent'), 'agent')!;
     const K = rt.settings.groupSize;
     req.groups.forEach((g, i) => {
       if (K > 0 && g.completions.length !== K) {
@@ -503,20 +502,27 @@ export class RewardServer {
     return { agent: rt.agents[agent], step: req.step, groups: answers.map(publicAnswer), metrics: summarize(answers) };
   }
 
-  private async postGetReward(body: unknown, params: URLSearchParams): Promise<unknown> {
+  private async postGetReward(body: unknown, params: URLSearchParams, caller: Caller): Promise<unknown> {
     const rt = this.runtime;
-    const req = parseGetRewardRequest(body);
+    const req = parseGetRewardRequest(body, rt.settings.maxRequestCompletions);
     if (rt.tokenStats)
       throw new CorlError(
         'CORL_ERR_SERVE_BAD_REQUEST',
         `expected per-token statistics because "${rt.config.reward.use}" reads them, got POST /get_reward, which carries text only`,
         { where: 'query', hint: 'post each sample with its entropies or meanLogprobs through POST /v1/samples' },
       );
-    const name = params.get('agent') ?? rt.settings.getReward.agent ?? rt.agents[0]!;
-    const agent = this.agent(
-      /^\d+$/.test(name) && rt.agentIndex(name) === undefined ? Number(name) : name,
-      'agent (query parameter)',
-    );
+    const name = params.get('agent');
+    const named =
+      name === null
+        ? undefined
+        : this.agent(
+            /^\d+$/.test(name) && rt.agentIndex(name) === undefined ? Number(name) : name,
+            'agent (query parameter)',
+          );
+    // With agent tokens the token says who posts; otherwise ?agent=, else serve.getReward.agent, else the first.
+    const agent =
+      this.credentials.agentOf(caller, named, 'agent (query parameter)') ??
+      rt.agentIndex(rt.settings.getReward.agent ?? rt.agents[0]!)!;
     const samples = req.query.map((query, i) => ({ query, prompt: req.prompts?.[i], label: req.labels?.[i] }));
     // OpenRLHF sends text only: lengths are characters here (docs/guide/serve.md "Lengths").
     this.metrics.untokenized.inc({ route: '/get_reward' }, samples.length);
@@ -532,13 +538,14 @@ export class RewardServer {
     };
   }
 
-  private async postSamples(body: unknown): Promise<unknown> {
+  private async postSamples(body: unknown, caller: Caller): Promise<unknown> {
     const rt = this.runtime;
     const req = parseSamplesRequest(body, {
       maxCompletions: rt.settings.maxCompletions,
-      maxSamples: rt.settings.samples.maxPending,
+      maxSamples: Math.min(rt.settings.samples.maxPending, rt.settings.maxRequestCompletions),
+      maxTestInputs: rt.settings.maxTestInputs,
     });
-    const agent = this.agent(req.agent, 'agent');
+    const agent = this.credentials.agentOf(caller, this.agent(req.agent, 'agent'), 'agent')!;
     req.samples.forEach((s, i) =>
       checkTokenStats(rt, s.completion, req.single ? 'completion' : `samples[${i}].completion`),
     );
@@ -586,7 +593,7 @@ export class RewardServer {
       },
       samples: { wait: s.samples.wait, maxPending: s.samples.maxPending, pending: this.samples.pendingSamples },
       journal: { file: rt.journalFile ?? null, written: this.journal.written },
-      auth: this.token !== undefined,
+      auth: this.credentials.mode,
       uptimeSeconds: (Date.now() - this.started) / 1000,
     };
   }

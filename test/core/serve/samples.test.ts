@@ -297,6 +297,19 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
     server = undefined;
   });
 
+  it('with agent tokens, a sample is posted only as the agent whose token it carries', async () => {
+    const tokens = { a: 'token-of-agent-a-0123456789', b: 'token-of-agent-b-0123456789' };
+    fs.writeFileSync(`${tmp.dir}/tokens.json`, JSON.stringify(tokens), { mode: 0o600 });
+    server = await startServer(ringServeConfig({ tokens: 'tokens.json', exchange: { wait: 0.1 } }), tmp.dir);
+    const as = (t: string) => ({ authorization: `Bearer ${t}` });
+    const forged = await post(server.url, '/v1/samples', sample('b', 'g', 1, '1', { step: 0 }), as(tokens.a));
+    expect([forged.status, forged.body.error.code]).to.deep.equal([403, 'CORL_ERR_SERVE_FORBIDDEN']);
+    const none = await post(server.url, '/v1/samples', sample('a', 'g', 1, '1', { step: 0 }));
+    expect(none.status).to.equal(401);
+    const own = await post(server.url, '/v1/samples', sample('a', 'g', 1, '1', { step: 0 }), as(tokens.a));
+    expect(own.body).to.deep.include({ agent: 'a', reward: 1, source: 'self' });
+  });
+
   it('parses token counts and per-token statistics: their count is the length unless one is given', () => {
     const req = parseSamplesRequest(
       { agent: 'a', group: 7, size: 2, completion: { text: 'x', entropies: [0.5, 1], meanLogprobs: [-3, -4] } },

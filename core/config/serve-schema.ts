@@ -198,7 +198,7 @@ export function serveSection(): JsonSchema {
             enum: ['prompt', 'label'],
             default: 'prompt',
             description:
-              'what identifies a group: the prompt text, or the label field (set OpenRLHF --label_key to a problem id column for cross-agent exchange)',
+              'what identifies a group: the prompt text, or the label field (set OpenRLHF --data.label_key to a problem id column for cross-agent exchange)',
           },
           stripTokens: {
             type: 'array',

@@ -39,12 +39,12 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_GROUP_SIZE: {
     cause:
-      "A group has a number of completions other than `serve.groupSize`, or a request's lists have different lengths (HTTP 422).",
-    fix: 'send every group with exactly the configured number of completions (the GRPO group size K), or set `serve.groupSize` to 0 to accept any size',
+      "A group has a number of completions other than `serve.groupSize`, a request's lists have different lengths, or a POST /v1/samples sample declares another size than its group's or arrives for a group already scored (HTTP 422). Nothing of the request is stored.",
+    fix: 'send every group with exactly the configured number of completions (the GRPO group size K), or set `serve.groupSize` to 0 to accept any size; post each sample of a group once (a retry repeats its request id), with the same size',
   },
   CORL_ERR_SERVE_CONFLICT: {
     cause:
-      'An agent posted a group (same agent, step and group id) again with different completions (HTTP 409). Retries must repeat the original request.',
+      'An agent posted a group (same agent, step and group id) again with different completions, or a POST /v1/samples sample again (same request id, or position at a step) with a different completion (HTTP 409). Retries must repeat the original request.',
     fix: 'retry with the identical completions, or use a new step or group id for new samples',
   },
   CORL_ERR_SERVE_PEER_TIMEOUT: {
@@ -84,8 +84,8 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_BUSY: {
     cause:
-      'A connection arrived while `serve.maxConnections` connections were already open (HTTP 503, then the connection is closed; GET /health is still answered on it). Connections beyond the cap plus a small spare are closed without an answer.',
-    fix: 'reuse keep-alive connections (one per agent is enough) and retry after a moment, or raise `serve.maxConnections` (below `ulimit -n`)',
+      'A connection arrived while `serve.maxConnections` connections were already open (HTTP 503, then the connection is closed; GET /health is still answered on it), or `serve.samples.maxPending` POST /v1/samples samples were already waiting for their groups (HTTP 503, nothing stored). Connections beyond the cap plus a small spare are closed without an answer.',
+    fix: 'retry after a moment (the requests are idempotent); reuse keep-alive connections where the client can, or raise `serve.maxConnections` (below `ulimit -n`) or `serve.samples.maxPending`',
   },
   CORL_ERR_SERVE_INTERNAL: {
     cause: 'An unexpected failure while handling one request (HTTP 500). The service keeps running.',

@@ -1,14 +1,18 @@
-"""A small client for `corl serve`, using only the Python standard library.
+r"""A small client for `corl serve`, using only the Python standard library.
 
 Shared by the trainer integrations beside it (verl_reward_loop.py, trl_reward.py, openrlhf_agent.py)
 and usable on its own. Routes and fields: docs/guide/serve.md.
 
+Example (runs against the shipped ring, `npx corl serve -c configs/serve/co-rl.json`):
+
     from corl_client import CorlClient
-    client = CorlClient("http://127.0.0.1:8470")
-    answer = client.post_groups(agent="agent-0", step=0, groups=[
-        {"id": "p17", "prompt": "What is 2+2?", "completions": ["... \\boxed{4}", "... \\boxed{5}"]},
-    ])
-    answer["groups"][0]["rewards"]   # [1, 0] once agent-1 posted p17 at step 0 (configs/serve/co-rl.json)
+    client = CorlClient()  # $CORL_SERVE_URL, else http://127.0.0.1:8470
+    group = {"id": "p17", "prompt": "What is 2+2?",
+             "completions": ["... \\boxed{4}"] * 6 + ["... \\boxed{5}"] * 2}
+    answer = client.post_groups("agent-0", step=0, groups=[group], wait=0)
+    print(answer["groups"][0]["rewards"])  # [1, 1, 1, 1, 1, 1, 0, 0]
+    # agent-1 has not posted p17: wait=0 answers at once with agent-0's own vote (fallback "self");
+    # without it the call returns once agent-1's group is in, rewarded against agent-1's vote.
 
 `CorlClient` blocks (urllib); `AsyncCorlClient` is the same for asyncio code (verl's reward loop,
 OpenRLHF's agent executor, TRL's AsyncGRPOTrainer): its requests never block the event loop, so the

@@ -109,7 +109,7 @@ export function serveSection(): JsonSchema {
         type: 'string',
         minLength: 1,
         description:
-          "agent tokens: a JSON file `{agent: token}` relative to the config file (--tokens-file overrides), one distinct token of at least 16 characters per agent; each agent then posts only with its own token and only as itself (docs/guide/serve.md, Agent identity)",
+          'agent tokens: a JSON file `{agent: token}` relative to the config file (--tokens-file overrides), one distinct token of at least 16 characters per agent; each agent then posts only with its own token and only as itself (docs/guide/serve.md, Agent identity)',
       },
       journal: {
         anyOf: [{ type: 'string', minLength: 1 }, { enum: [false] }],

@@ -344,20 +344,14 @@ export class SampleScorer {
     } else if (s.rollout !== undefined && this.closed.has(pendingKey)) {
       throw this.complete(agent, step, s, this.closed.get(pendingKey)!, where);
     }
-    let p = this.pending.get(pendingKey);
-    if (!p) {
-      p = { key: pendingKey, agent, step, group: s.group, size: s.size, members: new Map() };
-      this.pending.set(pendingKey, p);
-      const group = p;
-      p.timer = setTimeout(() => this.close(group, true), this.rt.settings.samples.wait * 1000);
-    }
-    if (p.size !== s.size)
+    const open = this.pending.get(pendingKey);
+    if (open && open.size !== s.size)
       throw new CorlError(
         'CORL_ERR_SERVE_GROUP_SIZE',
-        `expected ${where ? `${where}.` : ''}size ${p.size} like the other samples of group "${s.group}" posted by agent "${this.rt.agents[agent]}", got ${s.size}`,
+        `expected ${where ? `${where}.` : ''}size ${open.size} like the other samples of group "${s.group}" posted by agent "${this.rt.agents[agent]}", got ${s.size}`,
         { where: `${where ? `${where}.` : ''}size` },
       );
-    const known = p.members.get(id);
+    const known = open?.members.get(id);
     if (known) {
       if (known.hash !== hash) throw this.conflict(agent, step, s, where);
       this.metrics.replays.inc();
@@ -370,6 +364,14 @@ export class SampleScorer {
         `expected at most ${this.rt.settings.samples.maxPending} samples waiting for their groups (serve.samples.maxPending), got one more`,
         { where: where || 'samples', hint: 'retry after a moment; complete groups free their samples' },
       );
+    // Nothing is created before every check has passed: a refused sample leaves no trace.
+    let p = open;
+    if (!p) {
+      p = { key: pendingKey, agent, step, group: s.group, size: s.size, members: new Map() };
+      this.pending.set(pendingKey, p);
+      const group = p;
+      p.timer = setTimeout(() => this.close(group, true), this.rt.settings.samples.wait * 1000);
+    }
     const member: Member = { id, sample: s, hash, waiters: [], waitMs };
     const answer = new Promise<SampleAnswer>((resolve, reject) => member.waiters.push({ resolve, reject }));
     p.members.set(id, member);
@@ -403,6 +405,7 @@ export class SampleScorer {
     this.pending.delete(p.key);
     clearTimeout(p.timer);
     const members = [...p.members.values()];
+    if (members.length === 0) return;
     this.waiting -= members.length;
     this.metrics.sampleGroups.inc({ outcome: partial && members.length < p.size ? 'partial' : 'complete' });
     if (p.step === undefined && members.some((m) => m.sample.rollout !== undefined))

@@ -288,6 +288,8 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
     );
     while ((await get(server.url, '/health')).body.samples.pending < 2) await new Promise((r) => setTimeout(r, 10));
     expect(await bad(sample('a', 'w2', 3, '1'))).to.deep.equal([503, 'CORL_ERR_SERVE_BUSY', 'samples']);
+    // The refused sample left no group behind (its wait would fire on nothing).
+    expect((await get(server.url, '/health')).body.samples.pending).to.equal(2);
     await server.close();
     const closed = await Promise.all(waiting);
     expect(closed.map((r) => r.body.error.code)).to.deep.equal([
@@ -308,6 +310,24 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
     expect(none.status).to.equal(401);
     const own = await post(server.url, '/v1/samples', sample('a', 'g', 1, '1', { step: 0 }), as(tokens.a));
     expect(own.body).to.deep.include({ agent: 'a', reward: 1, source: 'self' });
+  });
+
+  it('a refused sample leaves nothing behind: after samples.wait the service still answers', async () => {
+    server = await startServer(
+      ringServeConfig({ samples: { wait: 0.1, maxPending: 1 }, exchange: { wait: 0.1 } }),
+      tmp.dir,
+    );
+    const first = post(server.url, '/v1/samples', sample('a', 'x', 2, '1', { requestId: 'x0' }));
+    while ((await get(server.url, '/health')).body.samples.pending < 1) await new Promise((r) => setTimeout(r, 5));
+    const busy = await post(server.url, '/v1/samples', sample('a', 'y', 2, '1', { requestId: 'y0' }));
+    expect(busy.status).to.equal(503);
+    const sized = await post(server.url, '/v1/samples', sample('a', 'x', 3, '1', { requestId: 'x1' }));
+    expect(sized.status).to.equal(422);
+    expect((await first).body).to.deep.include({ groupSize: 1, source: 'self', reward: 1 });
+    await new Promise((r) => setTimeout(r, 300));
+    const health = await get(server.url, '/health');
+    expect([health.status, health.body.samples.pending]).to.deep.equal([200, 0]);
+    expect(server.metrics.sampleGroups.get({ outcome: 'partial' })).to.equal(1);
   });
 
   it('parses token counts and per-token statistics: their count is the length unless one is given', () => {

@@ -46,6 +46,8 @@ const TRL_KWARGS: Record<string, Set<string>> = {
   GRPOTrainer: new Set(['model', 'reward_funcs', 'args', 'train_dataset', 'eval_dataset', 'processing_class']),
   GRPOConfig: new Set(['num_generations', 'num_generations_eval', 'per_device_train_batch_size', 'steps_per_generation', 'seed']),
 };
+/** slime v0.3.1: flags of slime/utils/arguments.py for a group reward. */
+const SLIME_FLAGS = new Set(['--group-rm', '--custom-rm-path']);
 /** `corl serve` flags (docs/reference/cli.md). */
 const SERVE_FLAGS = new Set(['-c', '--host', '--port', '--journal', '--tokens-file', '--token-file', '--allow-no-token']);
 
@@ -173,6 +175,20 @@ function checkOpenrlhf(code: string, where: string): void {
   for (const m of code.matchAll(/\/get_reward\?agent=([\w-]+)/g)) expect(agents, where).to.include(m[1]);
 }
 
+function checkSlime(code: string, where: string): void {
+  for (const l of code.split('\n'))
+    for (const m of l.matchAll(/(?<![\w-])(--[a-z][a-z_.-]*)/g)) expect(SLIME_FLAGS, `${where} (slime v0.3.1)`).to.include(m[1]);
+  for (const m of code.matchAll(/\b(CORL_[A-Z_]+)=/g)) expect(['CORL_AGENT', 'CORL_SERVE_URL', 'CORL_SERVE_TOKEN', 'CORL_ID_KEY'], where).to.include(m[1]);
+  // slime's load_function: importlib.import_module of the dotted path's module, then the attribute.
+  for (const m of code.matchAll(/--custom-rm-path\s+(\S+)/g)) {
+    const r = python(
+      `import importlib, inspect; m, _, a = ${JSON.stringify(m[1])}.rpartition("."); print(inspect.iscoroutinefunction(getattr(importlib.import_module(m), a)))`,
+      {},
+    );
+    expect(r.stdout.trim(), `${where}: ${m[1]} ${r.stderr}`).to.equal('True');
+  }
+}
+
 describe('serve snippets: the guides and docstrings as written', function () {
   this.timeout(180000);
   let tmp: ReturnType<typeof tempDir>;
@@ -207,17 +223,19 @@ describe('serve snippets: the guides and docstrings as written', function () {
 
   it('trainer commands name only settings of the trainer release read and of the adapters', () => {
     const trainers = all.filter((b) => b.kind.startsWith('trainer '));
-    expect(trainers.map((b) => b.kind).sort()).to.include.members(['trainer openrlhf', 'trainer trl', 'trainer verl']);
+    expect(trainers.map((b) => b.kind).sort()).to.include.members(['trainer openrlhf', 'trainer slime', 'trainer trl', 'trainer verl']);
     for (const b of trainers) {
       const kind = b.kind.slice('trainer '.length);
       if (kind === 'verl') checkVerl(b.code, b.page);
       else if (kind === 'trl') checkTrl(b.code, b.page);
       else if (kind === 'openrlhf') checkOpenrlhf(b.code, b.page);
+      else if (kind === 'slime') checkSlime(b.code, b.page);
       else expect.fail(`${b.page}: unknown trainer block "${kind}"`);
     }
     checkVerl(docstringExamples('verl_reward_loop.py')[0]!, 'verl_reward_loop.py (docstring)');
     checkTrl(docstringExamples('trl_reward.py')[0]!, 'trl_reward.py (docstring)');
     checkOpenrlhf(docstringExamples('openrlhf_agent.py')[0]!, 'openrlhf_agent.py (docstring)');
+    checkSlime(docstringExamples('slime_rm.py')[0]!, 'slime_rm.py (docstring)');
     // openrlhf.md's commands are plain sh blocks: their flags too.
     const orl = fs.readFileSync(path.join(ROOT, 'docs/integrations/openrlhf.md'), 'utf8');
     for (const m of orl.matchAll(/```sh\n([\s\S]*?)\n```/g)) checkOpenrlhf(m[1]!, 'docs/integrations/openrlhf.md');

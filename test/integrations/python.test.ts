@@ -241,7 +241,7 @@ describe('integrations: the Python client against the real corl serve', function
       .readdirSync(INTEGRATIONS)
       .filter((f) => f.endsWith('.py'))
       .map((f) => f.slice(0, -3));
-    expect(modules).to.include.members(['corl_client', 'verl_reward_loop', 'trl_reward', 'openrlhf_agent']);
+    expect(modules).to.include.members(['corl_client', 'verl_reward_loop', 'trl_reward', 'openrlhf_agent', 'slime_rm']);
     // -I -S: no site-packages, no PYTHONPATH, no sitecustomize; what is loaded besides them must be the standard library.
     const code = `import sys; sys.path.insert(0, ${JSON.stringify(INTEGRATIONS)}); import ${modules.join(', ')}; print(sorted({m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names) - {'__main__', ${modules.map((m) => `'${m}'`).join(', ')}}))`;
     const r = spawnSync(PYTHON, ['-I', '-S', '-B', '-c', code], { encoding: 'utf8' });

@@ -426,4 +426,43 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
     });
     expect(await metric(s.url, 'corl_serve_untokenized_completions_total{route="/get_reward"}')).to.equal(2 * 2 * K);
   });
+
+  it('slime v0.3.1 --group-rm: the custom reward awaited on each whole group, the groups concurrently, lengths in tokens', async () => {
+    const K = 4;
+    const s = await serve(lengthRing({ exchange: { wait: 60 } }));
+    const rng = new Rng(107);
+    const plan = AGENTS.map(() => [0, 1, 2].map(() => answers(rng, K).map((a) => completion(rng, a))));
+    const out = await Promise.all(
+      AGENTS.map((agent, a) =>
+        python(
+          'trainers.py',
+          {
+            mode: 'slime_group_rm',
+            groups: plan[a]!.map((texts, j) => ({
+              delay: rng.int(30) / 1000,
+              samples: texts.map((t, k) => ({
+                prompt: [{ role: 'user', content: `Problem q${j}: find it.` }],
+                response: t,
+                response_length: words(t) + 1,
+                label: '2',
+                metadata: { id: `q${j}` },
+                status: k === 0 ? 'TRUNCATED' : 'COMPLETED',
+              })),
+            })),
+            env: { CORL_AGENT: agent, CORL_SERVE_URL: s.url },
+          },
+          tmp.dir,
+          `slime-${agent}`,
+        ),
+      ),
+    );
+    out.forEach((r, a) => {
+      const expected = plan[a]!.map((texts, j) => {
+        const theirs = plan[peer(a)]![j]!;
+        const label = servedLabel(theirs, theirs.map(keyOf));
+        return texts.map((t) => reward(keyOf(t), label, words(t) + 1));
+      });
+      expect(r, AGENTS[a]).to.deep.equal(expected);
+    });
+  });
 });

@@ -206,6 +206,53 @@ def openrlhf_remote(job):
     return asyncio.run(run())
 
 
+def slime_group_rm(job):
+    """slime v0.3.1 with --group-rm --custom-rm-path slime_rm.corl_group_rm: load_function imports the
+    module by its dotted path; each prompt's group is generated, then `await custom_rm(args, samples)`
+    on the whole group, the groups of a rollout concurrently (generate_and_rm_group tasks).
+    job {"groups": [{"delay", "samples": [{"prompt", "response", "response_length", "label",
+    "metadata", "status"}]}]}."""
+    import importlib
+    from dataclasses import dataclass, field
+    from enum import Enum
+
+    @dataclass
+    class Sample:  # slime.utils.types.Sample, the fields a reward reads
+        class Status(Enum):
+            PENDING = "pending"
+            COMPLETED = "completed"
+            TRUNCATED = "truncated"
+            ABORTED = "aborted"
+            FAILED = "failed"
+
+        group_index: int = None
+        index: int = None
+        prompt: object = ""
+        tokens: list = field(default_factory=list)
+        response: str = ""
+        response_length: int = 0
+        label: str = None
+        reward: object = None
+        metadata: dict = field(default_factory=dict)
+        status: "Sample.Status" = Status.PENDING
+
+    module_path, _, attr = "slime_rm.corl_group_rm".rpartition(".")
+    custom_rm = getattr(importlib.import_module(module_path), attr)
+    args = object()
+
+    async def generate_and_rm_group(g, gi):
+        await asyncio.sleep(g["delay"])
+        group = [Sample(group_index=gi, index=gi * 100 + i, prompt=x["prompt"], response=x["response"],
+                        response_length=x["response_length"], label=x["label"], metadata=x["metadata"],
+                        status=Sample.Status[x["status"]]) for i, x in enumerate(g["samples"])]
+        return await custom_rm(args, group)
+
+    async def run():
+        return await asyncio.gather(*[generate_and_rm_group(g, gi) for gi, g in enumerate(job["groups"])])
+
+    return asyncio.run(run())
+
+
 def main():
     job = json.load(open(sys.argv[1]))
     sys.path.insert(0, job["integrations"])
@@ -215,7 +262,8 @@ def main():
         os.environ[k] = v
     mode = job["mode"]
     fn = {"verl_loop": verl_loop, "verl_compute_score": verl_compute_score, "trl_grpo": trl_grpo,
-          "trl_async": trl_async, "openrlhf_agent": openrlhf_agent, "openrlhf_remote": openrlhf_remote}[mode]
+          "trl_async": trl_async, "openrlhf_agent": openrlhf_agent, "openrlhf_remote": openrlhf_remote,
+          "slime_group_rm": slime_group_rm}[mode]
     json.dump(fn(job), sys.stdout, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o))
 
 

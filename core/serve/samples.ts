@@ -257,7 +257,12 @@ export class SampleScorer {
   }
 
   /** Answers for a request's samples, aligned with them. */
-  post(agent: number, req: SamplesRequest): Promise<SampleAnswer[]> {
+  /**
+   * Answers for a request's samples, aligned with them. `gone` aborts when the client goes away:
+   * a sample without a request id (or position) then leaves its group, so that a re-sent copy is
+   * not counted twice; one with an id stays, and its retry gets its answer.
+   */
+  post(agent: number, req: SamplesRequest, gone?: AbortSignal): Promise<SampleAnswer[]> {
     if (this.closing) return Promise.reject(unavailable());
     const K = this.rt.settings.groupSize;
     req.samples.forEach((s, i) => {
@@ -276,11 +281,12 @@ export class SampleScorer {
         );
     });
     const waitMs = Math.min(Math.max(0, (req.wait ?? Infinity) * 1000), this.rt.settings.exchange.wait * 1000);
-    if (req.step !== undefined) this.admit(req.step);
+    // A step the window refuses is refused before its samples wait for their group.
+    if (req.step !== undefined) this.exchanges.steps.checkStep(agent, req.step);
     const answers: Promise<SampleAnswer>[] = [];
     try {
       req.samples.forEach((s, i) =>
-        answers.push(this.one(agent, req.step, s, waitMs, req.single ? '' : `samples[${i}]`)),
+        answers.push(this.one(agent, req.step, s, waitMs, req.single ? '' : `samples[${i}]`, gone)),
       );
     } catch (e) {
       // The samples before the refused one are posted (a retry finds them by id); nobody awaits them here.
@@ -290,31 +296,13 @@ export class SampleScorer {
     return Promise.all(answers);
   }
 
-  /** Refuse a step the step exchange would refuse, before its samples wait for their group. */
-  private admit(step: number): void {
-    const ex = this.exchanges.steps;
-    const { keepSteps, maxStepsAhead } = ex.options;
-    const oldest = ex.newest - keepSteps + 1;
-    if (step < oldest)
-      throw new CorlError(
-        'CORL_ERR_SERVE_STEP_EXPIRED',
-        `expected a step of at least ${oldest} (the newest is ${ex.newest}, ${keepSteps} are kept), got ${step}`,
-        { where: 'step' },
-      );
-    if (maxStepsAhead !== undefined && step > ex.newest + maxStepsAhead)
-      throw new CorlError(
-        'CORL_ERR_SERVE_STEP_AHEAD',
-        `expected a step of at most ${ex.newest + maxStepsAhead} (the newest step is ${ex.newest}; a post may run serve.exchange.maxStepsAhead = ${maxStepsAhead} beyond it), got ${step}`,
-        { where: 'step', hint: "post the trainer's real step (TRL: trainer_state.global_step)" },
-      );
-  }
-
   private one(
     agent: number,
     step: number | undefined,
     s: PostedSample,
     waitMs: number,
     where: string,
+    gone?: AbortSignal,
   ): Promise<SampleAnswer> {
     if (this.rt.pointwise) return this.pointwise(agent, step, s);
     const stable = s.requestId ?? (s.sample !== undefined ? `#${s.sample}` : undefined);
@@ -376,8 +364,25 @@ export class SampleScorer {
     const answer = new Promise<SampleAnswer>((resolve, reject) => member.waiters.push({ resolve, reject }));
     p.members.set(id, member);
     this.waiting++;
+    if (stable === undefined && gone) {
+      const group = p;
+      gone.addEventListener('abort', () => this.leave(group, id, gone.reason), { once: true });
+    }
     if (p.members.size >= p.size) this.close(p, false);
     return answer;
+  }
+
+  /** A sample whose client went away leaves its group, if the group is still forming. */
+  private leave(p: Pending, id: string, reason: unknown): void {
+    const m = p.members.get(id);
+    if (this.pending.get(p.key) !== p || !m) return;
+    p.members.delete(id);
+    this.waiting--;
+    for (const w of m.waiters) w.reject(reason);
+    if (p.members.size === 0) {
+      clearTimeout(p.timer);
+      this.pending.delete(p.key);
+    }
   }
 
   /** The stored answer of a sample whose group was scored, if the sample is one of its members. */
@@ -390,7 +395,7 @@ export class SampleScorer {
     where: string,
   ): SampleAnswer | undefined {
     const ex = step === undefined ? this.exchanges.rounds : this.exchanges.steps;
-    for (const at of step === undefined ? ex.stepsOf(s.group) : [step]) {
+    for (const at of step === undefined ? ex.stepsOf(agent, s.group) : [step]) {
       const a = ex.answerOf(agent, at, s.group);
       const k = a?.members?.findIndex((m) => m.id === id) ?? -1;
       if (!a || k < 0) continue;

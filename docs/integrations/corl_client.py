@@ -18,10 +18,29 @@ Example (runs against the shipped ring, `npx corl serve -c configs/serve/co-rl.j
 OpenRLHF's agent executor, TRL's AsyncGRPOTrainer): its requests never block the event loop, so the
 samples of a group posted from one loop can all be waiting at once.
 
-Retries: connection failures and the answers a retry can fix (503 while the service restarts, 504
-when the supervisors did not arrive and the fallback is "error") are retried with a fixed
-exponential backoff (no jitter: retries are idempotent, so their timing does not matter). Any other
-error answer is raised at once as a CorlServeError carrying the service's code.
+Retries: connection failures, timeouts and the answers a retry can fix (503 while the service
+restarts or is busy, 504 when the supervisors did not arrive and the fallback is "error") are
+retried with a fixed exponential backoff. Any other error answer is raised at once as a
+CorlServeError carrying the service's code.
+
+What is safe to retry, exactly:
+- Every call of post_groups and get_reward sends a fresh `Idempotency-Key` (a random UUID), and
+  its retries send the same one. The service computes a keyed request once per agent: a retry
+  while it is still being computed waits for that answer, a retry after it gets the answer the
+  first attempt got (POST /get_reward: stored and journaled, so also after a restart; POST
+  /v1/groups: rebuilt from the stored answers, byte for byte). So the client's own retries, after a
+  timeout included, never count a sample twice and never change another sample's reward.
+- A new call is a new request, even with the same arguments: calling get_reward again yourself
+  for a sample that already got its reward adds that sample to its group again. Retry by letting
+  this client retry (raise `retries` and `timeout`), not by calling again.
+- POST /v1/samples: every sample carries its own `requestId` (new_request_id(), set by the
+  adapters), and a sample retried with it gets its own reward, also after a restart; every call
+  also sends an Idempotency-Key like the other routes.
+- POST /v1/groups is also idempotent by its content (agent, step, group id and completions), so a
+  call repeated with identical groups is answered identically; repeating it with other
+  completions is refused (409 CORL_ERR_SERVE_CONFLICT).
+- The service remembers the newest serve.keepReplies keys of each agent, and a step's answers
+  until every agent has moved serve.exchange.keepSteps steps beyond it (410 after that).
 """
 
 import asyncio
@@ -31,10 +50,10 @@ import os
 import socket
 import ssl
 import time
+import uuid
 import urllib.error
 import urllib.parse
 import urllib.request
-import uuid
 
 __all__ = [
     "CLIENT_CODE",
@@ -42,6 +61,7 @@ __all__ = [
     "CorlClient",
     "CorlServeError",
     "completion_text",
+    "new_key",
     "new_request_id",
     "prompt_text",
     "sample_body",
@@ -114,7 +134,7 @@ class CorlClient:
         body = {"agent": agent, "step": int(step), "groups": list(groups)}
         if wait is not None:
             body["wait"] = float(wait)
-        return self.request("POST", "/v1/groups", body, retries=retries)
+        return self.request("POST", "/v1/groups", body, retries=retries, key=new_key())
 
     def get_reward(self, query, prompts=None, labels=None, agent=None, retries=None):
         """POST /get_reward (the OpenRLHF route): {"rewards", "scores", "extra_logs"}."""
@@ -126,7 +146,7 @@ class CorlClient:
         path = "/get_reward"
         if agent is not None:
             path += "?" + urllib.parse.urlencode({"agent": str(agent)})
-        return self.request("POST", path, body, retries=retries)
+        return self.request("POST", path, body, retries=retries, key=new_key())
 
     def post_samples(self, agent, samples, step=None, wait=None, retries=None):
         """POST /v1/samples with a list of samples (see `sample_body`): {"agent", "samples": [answer]}.
@@ -140,7 +160,7 @@ class CorlClient:
             body["step"] = int(step)
         if wait is not None:
             body["wait"] = float(wait)
-        return self.request("POST", "/v1/samples", body, retries=retries)
+        return self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
 
     def post_sample(self, agent, sample, step=None, wait=None, retries=None):
         """POST /v1/samples with one sample (see `sample_body`); returns its answer."""
@@ -149,7 +169,7 @@ class CorlClient:
             body["step"] = int(step)
         if wait is not None:
             body["wait"] = float(wait)
-        return self.request("POST", "/v1/samples", body, retries=retries)
+        return self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
 
     def metrics(self):
         """GET /metrics as Prometheus text."""
@@ -157,13 +177,16 @@ class CorlClient:
 
     # -- transport ------------------------------------------------------------------------------
 
-    def request(self, method, path, body=None, retries=None, raw=False):
-        """One route, with retries; returns decoded JSON (or text when raw)."""
+    def request(self, method, path, body=None, retries=None, raw=False, key=None):
+        """One route, with retries; returns decoded JSON (or text when raw). key: the
+        Idempotency-Key sent with every attempt (the routes above pass a fresh one per call)."""
         attempts = 1 + (self.retries if retries is None else int(retries))
         data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"accept": "application/json"}
         if data is not None:
             headers["content-type"] = "application/json"
+        if key is not None:
+            headers["idempotency-key"] = key
         if self.token:
             headers["authorization"] = "Bearer " + self.token
         delay = self.backoff
@@ -178,17 +201,30 @@ class CorlClient:
                     text = res.read().decode("utf-8")
                     return text if raw else json.loads(text)
             except urllib.error.HTTPError as e:
-                try:
-                    text = e.read().decode("utf-8")
-                except (OSError, ValueError):
-                    text = ""
-                last = _error_from(method, self.url + path, e.code, text)
+                last = _answer_error(method, self.url + path, e)
                 if e.code not in RETRY_STATUSES:
                     raise last
             except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError) as e:
                 reason = getattr(e, "reason", e)
                 last = CorlServeError("expected an answer from %s %s, got %s" % (method, self.url + path, reason))
         raise last
+
+
+def new_key():
+    """A fresh Idempotency-Key: one per call, repeated by that call's retries."""
+    return uuid.uuid4().hex
+
+
+def _answer_error(method, url, e):
+    try:
+        err = json.loads(e.read().decode("utf-8")).get("error") or {}
+    except (ValueError, AttributeError):
+        err = {}
+    code = err.get("code")
+    return CorlServeError(
+        "expected a successful answer from %s %s, got HTTP %d%s%s" % (
+            method, url, e.code, " " + code if code else "", ": " + err["message"] if err.get("message") else ""),
+        status=e.code, server_code=code, where=err.get("where"), hint=err.get("hint"))
 
 
 class AsyncCorlClient:
@@ -228,7 +264,7 @@ class AsyncCorlClient:
             body["step"] = int(step)
         if wait is not None:
             body["wait"] = float(wait)
-        return await self.request("POST", "/v1/samples", body, retries=retries)
+        return await self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
 
     async def post_sample(self, agent, sample, step=None, wait=None, retries=None):
         """POST /v1/samples with one sample (see `sample_body`); returns its answer."""
@@ -237,10 +273,11 @@ class AsyncCorlClient:
             body["step"] = int(step)
         if wait is not None:
             body["wait"] = float(wait)
-        return await self.request("POST", "/v1/samples", body, retries=retries)
+        return await self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
 
-    async def request(self, method, path, body=None, retries=None):
-        """One route, with retries; returns the decoded JSON answer."""
+    async def request(self, method, path, body=None, retries=None, key=None):
+        """One route, with retries; returns the decoded JSON answer. key: the Idempotency-Key sent
+        with every attempt (the routes above pass a fresh one per call)."""
         attempts = 1 + (self.retries if retries is None else int(retries))
         data = b"" if body is None else json.dumps(body).encode("utf-8")
         url = self.url + path
@@ -251,7 +288,7 @@ class AsyncCorlClient:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 30.0)
             try:
-                status, text = await asyncio.wait_for(self._exchange(method, path, data), self.timeout)
+                status, text = await asyncio.wait_for(self._exchange(method, path, data, key), self.timeout)
             except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as e:
                 last = CorlServeError("expected an answer from %s %s, got %s" % (method, url, e or type(e).__name__))
                 continue
@@ -262,7 +299,7 @@ class AsyncCorlClient:
                 raise last
         raise last
 
-    async def _exchange(self, method, path, data):
+    async def _exchange(self, method, path, data, key=None):
         ctx = ssl.create_default_context() if self._tls else None
         reader, writer = await asyncio.open_connection(self._host, self._port, ssl=ctx)
         try:
@@ -270,6 +307,8 @@ class AsyncCorlClient:
                     "Accept: application/json", "Connection: close", "Content-Length: %d" % len(data)]
             if data:
                 head.append("Content-Type: application/json")
+            if key is not None:
+                head.append("Idempotency-Key: " + key)
             if self.token:
                 head.append("Authorization: Bearer " + self.token)
             writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data)
@@ -341,6 +380,7 @@ def sample_body(group, size, text, tokens=None, finish_reason=None, sample=None,
         if value is not None:
             body[key] = int(value) if key == "sample" else str(value)
     return body
+
 
 
 def completion_text(completion):

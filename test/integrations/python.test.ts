@@ -236,6 +236,32 @@ describe('integrations: the Python client against the real corl serve', function
     expect(await metric(second.url, 'corl_serve_idempotent_replays_total')).to.equal(3 * PROBLEMS.length);
   });
 
+  it('a /get_reward sample re-sent by the client after its 1 s timeout is counted once (Idempotency-Key, issue 30)', async () => {
+    // Before: the retry joined the barrier as a second sample and changed its neighbours' rewards.
+    const K = 4;
+    const s = await serve({
+      name: 'py-solo',
+      agents: [{ name: 'agent-0' }],
+      topology: 'corl:self',
+      reward: 'corl:vote',
+      serve: { port: 0, getReward: { groupSize: K, wait: 60 } },
+    });
+    const prompt = 'Problem z: compute it.\n';
+    const rng = new Rng(11);
+    const all = ['5', '4', '4', '5'].map((a) => ({ query: `${prompt}${text(rng, a)}`, prompt, a }));
+    const [first, ...rest] = all;
+    const out = await python('driver.py', { url: s.url, mode: 'slow_retry', first, rest, delay: 1.5 }, tmp.dir, 'slow');
+    // Counted once, the group is these four samples, voted in text order (ties to the first seen).
+    const label = servedLabel(
+      all.map((x) => x.query),
+      all.map((x) => x.a),
+    );
+    expect(out.first.ok.rewards).to.deep.equal([first!.a === label ? 1 : 0]);
+    expect(out.rest.map((r: any) => r.ok.rewards[0])).to.deep.equal(rest.map((x) => (x.a === label ? 1 : 0)));
+    expect(await metric(s.url, 'corl_serve_completions_scored_total{route="/get_reward"}')).to.equal(K);
+    expect(await metric(s.url, 'corl_serve_requests_total{route="/get_reward",status="499"}')).to.be.at.least(1); // timed-out tries
+  });
+
   it('every Python file of docs/integrations imports with the standard library alone', () => {
     const modules = fs
       .readdirSync(INTEGRATIONS)

@@ -314,7 +314,7 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
 
   it('a refused sample leaves nothing behind: after samples.wait the service still answers', async () => {
     server = await startServer(
-      ringServeConfig({ samples: { wait: 0.1, maxPending: 1 }, exchange: { wait: 0.1 } }),
+      ringServeConfig({ samples: { wait: 2, maxPending: 1 }, exchange: { wait: 0.1 } }),
       tmp.dir,
     );
     const first = post(server.url, '/v1/samples', sample('a', 'x', 2, '1', { requestId: 'x0' }));
@@ -324,10 +324,32 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
     const sized = await post(server.url, '/v1/samples', sample('a', 'x', 3, '1', { requestId: 'x1' }));
     expect(sized.status).to.equal(422);
     expect((await first).body).to.deep.include({ groupSize: 1, source: 'self', reward: 1 });
+    // Past the refused samples' would-be waits too (they were posted just after the first).
     await new Promise((r) => setTimeout(r, 300));
     const health = await get(server.url, '/health');
     expect([health.status, health.body.samples.pending]).to.deep.equal([200, 0]);
     expect(server.metrics.sampleGroups.get({ outcome: 'partial' })).to.equal(1);
+  });
+
+  it('a sample without an id whose client goes away leaves its group: a re-sent copy is not counted twice', async () => {
+    server = await startServer(ringServeConfig({ exchange: { wait: 0.1 } }), tmp.dir);
+    const ctrl = new AbortController();
+    const gone = fetch(`${server.url}/v1/samples`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(sample('a', 'c', 2, '1')),
+      signal: ctrl.signal,
+    }).catch((e: Error) => e.name);
+    while ((await get(server.url, '/health')).body.samples.pending < 1) await new Promise((r) => setTimeout(r, 5));
+    ctrl.abort();
+    expect(await gone).to.equal('AbortError');
+    while ((await get(server.url, '/health')).body.samples.pending > 0) await new Promise((r) => setTimeout(r, 5));
+    const [x, y] = await Promise.all([
+      post(server.url, '/v1/samples', sample('a', 'c', 2, '1')),
+      post(server.url, '/v1/samples', sample('a', 'c', 2, '3')),
+    ]);
+    expect([x.body.groupSize, y.body.groupSize]).to.deep.equal([2, 2]);
+    expect([x.body.round, y.body.round]).to.deep.equal([0, 0]);
   });
 
   it('parses token counts and per-token statistics: their count is the length unless one is given', () => {

@@ -1,12 +1,14 @@
 // Served rewards against trained ones on the same inputs: a length-penalised reward reads lengths
 // in tokens when the client sends them (and characters, flagged, when it does not), and RENT and
 // Intuitor read the per-token statistics a client posts exactly as the trainer hands them over.
-// "Trained" is the reward source built from the same config by the trainer's own plugin path,
-// scored with the context the trainer builds from a sampled Completion (length = its token count).
+// "Trained" is the reward pipeline `corl train` scores with (core/reward), fed a sampled Completion
+// as the trainer feeds it (length = its token count), with the plugins built from the same config.
 import { expect } from 'chai';
 import type { Completion } from '../../../core/contracts/completion';
-import type { CompletionView, RewardContext, RewardSource } from '../../../core/contracts/reward-source';
 import { createRunPlugins } from '../../../core/config/run-plugins';
+import { AnswerKeys } from '../../../core/reward/answer-keys';
+import type { CompletionInput } from '../../../core/reward/context';
+import { RewardPipeline } from '../../../core/reward/pipeline';
 import type { RewardServer } from '../../../core/serve/server';
 import { loadServeConfigValue } from '../../../core/serve/setup';
 import { Rng } from '../../../core/util/rng';
@@ -29,16 +31,14 @@ function sampled(rng: Rng, n: number, a: string): Completion {
   };
 }
 
-/** The view the trainer builds from a sampled completion (core/trainer/trainer.ts). */
-function trainerView(c: Completion, answer: string | null, key: string | null): CompletionView {
+/** What the trainer hands the reward pipeline for a sampled completion (completionInput, core/trainer/trainer.ts). */
+function trainerInput(c: Completion): CompletionInput {
   return {
     text: c.text,
-    answer,
-    key,
     length: c.tokenIds.length,
     finishReason: c.finishReason,
-    ...(c.entropies ? { entropies: Array.from(c.entropies) } : {}),
-    ...(c.meanLogprobs ? { meanLogprobs: Array.from(c.meanLogprobs) } : {}),
+    ...(c.entropies ? { entropies: c.entropies } : {}),
+    ...(c.meanLogprobs ? { meanLogprobs: c.meanLogprobs } : {}),
   };
 }
 
@@ -53,25 +53,38 @@ function config(reward: unknown, extra: Record<string, unknown> = {}): Record<st
   };
 }
 
-/** The rewards the trainer computes for one group of `completions` under `cfg`. */
+/** The rewards the trainer computes for one group of `completions` under `cfg`: its reward pipeline, as `corl train` builds it. */
 async function trained(cfg: Record<string, unknown>, completions: readonly Completion[]): Promise<number[]> {
   const served = await loadServeConfigValue(cfg, { name: 'trained' });
   const plugins = await createRunPlugins(served.loaded, 'scoring');
   try {
-    const answers = completions.map((c) => plugins.extractor.extract(c.text));
-    const keys = await Promise.all(answers.map(async (a) => (a === null ? null : await plugins.equivalence.key(a))));
-    const ctx: RewardContext = {
-      problem: { id: 'p', prompt: 'problem p' },
-      prompt: 'problem p',
-      agent: 0,
-      agents: 1,
-      step: 0,
-      completions: completions.map((c, k) => trainerView(c, answers[k] ?? null, keys[k] ?? null)),
-      own: { agent: 0, keys },
-      supervisors: [{ agent: 0, keys }],
+    const pipeline = new RewardPipeline({
+      reward: plugins.reward,
+      use: served.config.reward.use,
+      keys: new AnswerKeys(plugins.extractor, plugins.equivalence),
       equivalence: plugins.equivalence,
-    };
-    return [...(await (plugins.reward as RewardSource).score(ctx)).rewards];
+    });
+    const problem = { id: 'p', prompt: 'problem p' };
+    const { answers, keys } = await pipeline.answers(
+      problem,
+      completions.map((c) => c.text),
+      'the trained group',
+    );
+    const scored = await pipeline.score(
+      {
+        problem,
+        prompt: problem.prompt,
+        agent: 0,
+        agents: 1,
+        step: 0,
+        completions: completions.map(trainerInput),
+        answers,
+        keys,
+        supervisors: [{ agent: 0, keys }],
+      },
+      'the trained group',
+    );
+    return [...scored.rewards];
   } finally {
     await plugins.close();
   }

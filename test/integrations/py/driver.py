@@ -2,13 +2,13 @@
 
 Usage: python3 driver.py JOB.json  (prints one JSON document with what each step got)
 
-A job: {"integrations": dir, "url": base URL, "agent": name, "mode": "raw", "steps": [...]}; a step
-is {"step", "groups", "wait"?, "retries"?}: one POST /v1/groups. The trainer adapters are driven by
-trainers.py.
+A job: {"integrations": dir, "url": base URL, "agent": name, "mode": "raw" | "slow_retry", ...}: see
+each mode below. The trainer adapters are driven by trainers.py.
 """
 
 import json
 import sys
+import threading
 
 
 def main():
@@ -32,6 +32,34 @@ def main():
         # step: {"step", "groups", "wait"?, "retries"?}
         for s in job["steps"]:
             out.append(attempt(lambda: client.post_groups(job["agent"], s["step"], s["groups"], wait=s.get("wait"), retries=s.get("retries"))))
+    elif mode == "slow_retry":
+        # {"first": sample, "rest": [samples], "delay": seconds}: the first sample from a client
+        # whose 1 s timeout runs out while the sample waits at its barrier, so it retries (up to twice);
+        # the rest are sent `delay` seconds later, concurrently, by a patient client
+        import time
+
+        slow = CorlClient(job["url"], retries=2, backoff=0.05, timeout=1.0)
+        results = {}
+
+        def first():
+            x = job["first"]
+            results["first"] = attempt(lambda: slow.get_reward([x["query"]], [x["prompt"]], agent=job.get("agent")))
+
+        t0 = threading.Thread(target=first)
+        t0.start()
+        time.sleep(job["delay"])
+        rest = [None] * len(job["rest"])
+
+        def send(i, x):
+            rest[i] = attempt(lambda: client.get_reward([x["query"]], [x["prompt"]], agent=job.get("agent")))
+
+        threads = [threading.Thread(target=send, args=(i, x)) for i, x in enumerate(job["rest"])]
+        for t in threads:
+            t.start()
+        for t in threads + [t0]:
+            t.join()
+        results["rest"] = rest
+        out = results
     else:
         raise SystemExit("unknown mode %r" % (mode,))
     json.dump(out, sys.stdout)

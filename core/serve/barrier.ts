@@ -86,7 +86,7 @@ export class GetRewardScorer {
           throw new CorlError(
             'CORL_ERR_SERVE_BAD_REQUEST',
             `expected labels[${i}] to carry the reference answer because "${this.rt.config.reward.use}" reads ground truth, got ${s.label === undefined ? 'no labels field' : 'null'}`,
-            { where: `labels[${i}]`, hint: 'start OpenRLHF with --label_key naming the answer column' },
+            { where: `labels[${i}]`, hint: 'start OpenRLHF with --data.label_key naming the answer column' },
           );
         }
       });

@@ -202,10 +202,12 @@ describe('core/reward/pipeline in corl train and corl serve: the same failure, t
   it("a source that tries to change its context changes nothing: not the service's request, nor the trainer's step", async () => {
     const server = await startServer(serveConfig('test:mutating-reward'), tmp.dir);
     try {
-      const group = boxed('g', ['2', '1', '2']);
+      // The service scores a group in text order ("Ties" in docs/guide/serve.md): this group's first
+      // completion is first in both orders, so "its own first key" is the same one.
+      const group = boxed('g', ['1', '2', '1']);
       const r = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [group] });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
-      expect(r.body.groups[0]).to.deep.include({ rewards: [1, 0, 1], keys: ['2', '1', '2'], label: '2' });
+      expect(r.body.groups[0]).to.deep.include({ rewards: [1, 0, 1], keys: ['1', '2', '1'], label: '1' });
     } finally {
       await server.close();
     }

@@ -536,39 +536,79 @@ async function rewardCohort(
   const { supervised } = cohort.loaded;
   const { step, problems, views } = batch;
   const N = cohort.agents.length;
-  const results: RewardResult[][] = [];
-  for (const a of cohort.agents) {
+  const contexts: RewardContext[][] = cohort.agents.map((a) => {
     const supervisors = cohort.topology.supervisors(a.index, N);
-    const row: RewardResult[] = [];
-    for (const [i, problem] of problems.entries()) {
+    return problems.map((problem, i) => {
       const group = completions[a.index]![i]!;
       const own: AgentAnswers = { agent: a.index, keys: [...answerKeys[a.index]![i]!] };
       // Frozen, and built of copies: a reward source can change nothing the run (or the next source) uses.
-      const ctx: RewardContext = deepFreeze({
+      return deepFreeze({
         problem,
         prompt: views[a.index]![i]!.prompt,
         ...(round !== undefined ? { round } : {}),
         agent: a.index,
         agents: N,
         step,
+        totalSteps: cohort.loaded.config.trainer.steps,
         completions: group.map((c, k) => view(c, keys.of(c.text).answer, own.keys[k] ?? null)),
         own,
         supervisors: supervisors.map((m) => ({ agent: m, keys: [...answerKeys[m]![i]!] })),
         equivalence: cohort.equivalence,
         ...(supervised ? { reference: cohort.data.groundTruth.get(problem.id) } : {}),
       });
-      let result: RewardResult;
+    });
+  });
+  const results = cohort.reward.scoreMany
+    ? await scoreStep(cohort, contexts, what)
+    : await scoreEach(cohort, contexts, what);
+  for (const a of cohort.agents)
+    problems.forEach((problem, i) => checkRewards(results[a.index]![i]!, completions[a.index]![i]!.length, a, problem));
+  return results;
+}
+
+/** The contexts of a step scored one by one. */
+async function scoreEach(
+  cohort: Cohort,
+  contexts: readonly (readonly RewardContext[])[],
+  what: string,
+): Promise<RewardResult[][]> {
+  const results: RewardResult[][] = [];
+  for (const a of cohort.agents) {
+    const row: RewardResult[] = [];
+    for (const ctx of contexts[a.index]!) {
       try {
-        result = await cohort.reward.score(ctx);
+        row.push(await cohort.reward.score(ctx));
       } catch (e) {
         throw agentFailure(a, `reward ${what}`, e);
       }
-      checkRewards(result, group.length, a, problem);
-      row.push(result);
     }
     results.push(row);
   }
   return results;
+}
+
+/** The contexts of a step scored in one call of the source's `scoreMany` (agent by agent, problem by problem). */
+async function scoreStep(
+  cohort: Cohort,
+  contexts: readonly (readonly RewardContext[])[],
+  what: string,
+): Promise<RewardResult[][]> {
+  const flat = contexts.flat();
+  let got: RewardResult[];
+  try {
+    got = await cohort.reward.scoreMany!(flat);
+  } catch (e) {
+    throw agentFailure(undefined, `reward ${what}`, e);
+  }
+  if (!Array.isArray(got) || got.length !== flat.length) {
+    throw new CorlError(
+      'CORL_ERR_REWARD_OUTPUT',
+      `expected ${flat.length} results from scoreMany of "${cohort.loaded.config.reward.use}" (one per agent and problem), got ${Array.isArray(got) ? got.length : typeof got}`,
+      { where: 'reward' },
+    );
+  }
+  let at = 0;
+  return contexts.map((row) => row.map(() => got[at++]!));
 }
 
 /** Each agent's advantages per problem and round from the advantage plugin, checked for shape and finiteness. */
@@ -743,6 +783,7 @@ function view(c: Completion, answer: string | null, key: string | null): Complet
     answer,
     key,
     length: c.tokenIds.length,
+    tokenIds: Array.from(c.tokenIds),
     finishReason: c.finishReason,
     ...(c.entropies ? { entropies: Array.from(c.entropies) } : {}),
     ...(c.meanLogprobs ? { meanLogprobs: Array.from(c.meanLogprobs) } : {}),

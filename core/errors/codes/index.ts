@@ -7,6 +7,7 @@ import { GRPO_CODES } from './grpo';
 import { INTERACTION_CODES } from './interaction';
 import { PLUGIN_CODES } from './plugin';
 import { POLICY_CODES } from './policy';
+import { PYTHON_CODES } from './python';
 import { REWARD_CODES } from './reward';
 import { RUN_CODES } from './run';
 import { SANDBOX_CODES } from './sandbox';
@@ -42,6 +43,7 @@ export const ERROR_CODES = {
   ...SERVE_CODES,
   ...BACKEND_CODES,
   ...INTERACTION_CODES,
+  ...PYTHON_CODES,
 } satisfies Record<string, ErrorSpec>;
 
 /** Every code corl raises. */

@@ -1,0 +1,2 @@
+export { pythonReward } from './plugin';
+export { HOST_SCRIPT } from './process';

@@ -1,0 +1,222 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import type { PluginContext } from '../../../core/contracts/plugin';
+import type { RewardContext, RewardResult, RewardSource } from '../../../core/contracts/reward-source';
+import { CorlError } from '../../../core/errors';
+import { definePlugin } from '../../../core/registry/define';
+import { batchOf, prepare, type CallOptions } from './calls';
+import { PythonHost, type HostOptions } from './process';
+
+const IDENTIFIER = '^[A-Za-z_][A-Za-z0-9_]*$';
+
+const PYTHON_OPTIONS_SCHEMA = {
+  type: 'object',
+  required: ['module'],
+  properties: {
+    module: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'the Python file defining the function (e.g. "reward.py", relative to the config file), or a dotted module name the interpreter can import',
+    },
+    function: {
+      type: 'string',
+      pattern: IDENTIFIER,
+      description: 'the function to call (default: reward_func for signature "trl", compute_score for "verl")',
+    },
+    signature: {
+      enum: ['trl', 'verl'],
+      default: 'trl',
+      description:
+        "trl: reward_func(prompts, completions, **kwargs) on a group (or a step) of completions, returning a float or None each, as TRL's GRPOTrainer calls it; verl: compute_score(data_source, solution_str, ground_truth, extra_info) per completion",
+    },
+    python: {
+      type: 'string',
+      minLength: 1,
+      default: 'python3',
+      description: 'the interpreter: a name on PATH or a path (relative to the config file), e.g. ".venv/bin/python"',
+    },
+    groundTruth: {
+      type: 'boolean',
+      default: false,
+      description:
+        "pass the reference answer (a supervised run): as the referenceColumn keyword (trl) or ground_truth (verl). false: label-free, the function never sees a reference, and verl-style ground_truth is the supervisors' plurality label",
+    },
+    referenceColumn: {
+      type: 'string',
+      pattern: IDENTIFIER,
+      default: 'solution',
+      description:
+        'the keyword a TRL-style function gets the reference under with groundTruth (TRL\'s accuracy_reward reads "solution")',
+    },
+    format: {
+      enum: ['standard', 'conversational'],
+      default: 'standard',
+      description:
+        'TRL dataset format: standard passes prompts and completions as strings; conversational as [{"role": "user"|"assistant", "content": ...}] message lists',
+    },
+    batch: {
+      enum: ['group', 'step'],
+      default: 'group',
+      description:
+        "trl: one call per group of K completions (what corl serve does too), or one call per agent and step with every group, as GRPOTrainer's batch; all calls of a step travel in one message either way",
+    },
+    labelRule: {
+      enum: ['pool', 'teacher', 'majority'],
+      default: 'pool',
+      description: "how pseudo_label is voted from the supervisors' answers (as corl:vote's rule)",
+    },
+    labelThreshold: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      default: 0,
+      description: 'minimum vote share of pseudo_label; below it there is no label (None)',
+    },
+    timeoutSeconds: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      default: 300,
+      description:
+        'limit on importing the module and on answering one step (or one served group); past it the process is killed',
+    },
+    stderr: {
+      enum: ['forward', 'discard'],
+      default: 'forward',
+      description:
+        'the function\'s prints and tracebacks: forwarded to corl\'s stderr ("python| " before each line), or discarded (the last line still appears in errors)',
+    },
+  },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+/** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
+type PythonOptions = FromSchema<typeof PYTHON_OPTIONS_SCHEMA>;
+
+const NAME = 'corl:python';
+const where = (option: string): string => `${NAME} options.${option}`;
+
+/** Resolve `module` and `python` against the config's folder, refusing a .py file that is not there. */
+function locate(options: PythonOptions, baseDir: string): { module: string; python: string } {
+  const module = options.module.endsWith('.py') ? path.resolve(baseDir, options.module) : options.module;
+  if (options.module.endsWith('.py') && !fs.existsSync(module)) {
+    throw new CorlError(
+      'CORL_ERR_PYTHON_IMPORT',
+      `expected a Python file at ${module} ("${options.module}", relative to the config's folder), got none`,
+      { where: where('module') },
+    );
+  }
+  const python = /[\\/]/.test(options.python) ? path.resolve(baseDir, options.python) : options.python;
+  return { module, python };
+}
+
+function describeCall(calls: readonly Record<string, unknown>[], contexts: readonly RewardContext[]) {
+  return (i: number): string => {
+    const c = contexts[0];
+    const n = calls.length;
+    return c
+      ? `call ${i + 1} of ${n} at step ${c.step + 1}${c.round !== undefined ? `, round ${c.round}` : ''}`
+      : `call ${i + 1}`;
+  };
+}
+
+/** Check the answers' shape against the calls (the host already checked the function's return). */
+function checkAnswers(answers: readonly unknown[], calls: readonly Record<string, unknown>[], name: string): void {
+  const ok =
+    answers.length === calls.length &&
+    answers.every((a, i) => {
+      const call = calls[i]!;
+      const r = a as Record<string, unknown> | null;
+      if (!r || typeof r !== 'object') return false;
+      const n = Array.isArray(call.samples)
+        ? call.samples.length
+        : (call.groups as { completions: unknown[] }[]).reduce((s, g) => s + g.completions.length, 0);
+      const xs = (Array.isArray(call.samples) ? r.scores : r.rewards) as unknown;
+      return (
+        Array.isArray(xs) &&
+        xs.length === n &&
+        xs.every((x) => x === null || (typeof x === 'number' && Number.isFinite(x)))
+      );
+    });
+  if (!ok)
+    throw new CorlError(
+      'CORL_ERR_PYTHON_EXITED',
+      `expected corl's protocol from the Python process of ${name} (one answer per call, one reward per completion), got answers of another shape`,
+      { where: where('function') },
+    );
+}
+
+/**
+ * A researcher's Python reward function, hosted in a long-lived process (host.py) and called over a
+ * pipe: TRL's `reward_func(prompts, completions, **kwargs)` or verl's `compute_score`. Label-free
+ * unless `groundTruth` is set; the label-free context it gets is the supervisors' plurality label
+ * (`pseudo_label`) and answer keys. Guide: docs/guide/python-rewards.md.
+ */
+export const pythonReward = definePlugin({
+  manifest: {
+    name: NAME,
+    kind: 'reward',
+    description:
+      "A Python reward function in a long-lived process: TRL's reward_func(prompts, completions, **kwargs), or verl's compute_score with groundTruth",
+    corl: '^0.1.0',
+    usesGroundTruth: (options: PythonOptions) => options.groundTruth,
+    options: PYTHON_OPTIONS_SCHEMA,
+  },
+  async create(options: PythonOptions, ctx: PluginContext): Promise<RewardSource> {
+    const { module, python } = locate(options, ctx.baseDir);
+    const fn = options.function ?? (options.signature === 'verl' ? 'compute_score' : 'reward_func');
+    const calls: CallOptions = options;
+    const hostOptions: HostOptions = {
+      python,
+      cwd: ctx.baseDir,
+      timeoutMs: options.timeoutSeconds * 1000,
+      where,
+      name: `${path.basename(options.module)}:${fn}`,
+      setup: {
+        module,
+        function: fn,
+        signature: options.signature,
+        format: options.format,
+        // A parameter the function cannot do without and corl never passes here: refused at start.
+        withheld: options.groundTruth
+          ? []
+          : [options.signature === 'verl' ? '' : options.referenceColumn].filter(Boolean),
+      },
+      ...(options.stderr === 'forward'
+        ? { forward: (line: string) => void process.stderr.write(`python| ${line}\n`) }
+        : {}),
+    };
+    let host: PythonHost | undefined = await PythonHost.start(hostOptions);
+    const live = async (): Promise<PythonHost> => {
+      if (!host || host.dead) host = await PythonHost.start(hostOptions);
+      return host;
+    };
+    const scoreMany = async (contexts: readonly RewardContext[]): Promise<RewardResult[]> => {
+      const prepared = [];
+      for (const c of contexts) prepared.push(await prepare(c, calls));
+      const batch = batchOf(prepared, calls, ctx.seed, where('groundTruth'));
+      if (!batch.calls.length) return batch.read([]);
+      const h = await live();
+      const step = contexts[0] ? `step ${contexts[0].step + 1}` : 'a request';
+      const answers = await h.request(
+        batch.calls,
+        `the ${batch.calls.length} call(s) of ${step}`,
+        describeCall(batch.calls, contexts),
+      );
+      checkAnswers(answers, batch.calls, hostOptions.name);
+      return batch.read(answers);
+    };
+    return {
+      scoreMany,
+      async score(rc: RewardContext): Promise<RewardResult> {
+        return (await scoreMany([rc]))[0]!;
+      },
+      async close() {
+        const h = host;
+        host = undefined;
+        await h?.close();
+      },
+    };
+  },
+});

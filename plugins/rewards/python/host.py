@@ -226,17 +226,20 @@ def seed_generators(seed):
 
 
 def as_number(value, what, allow_none):
-    """A finite float from a reward (bools and numpy scalars included), None to abstain where allowed."""
+    """A finite float from a reward (bools and numpy/torch scalars included), None to abstain where allowed."""
     if value is None:
         if allow_none:
             return None
         raise CallError("output", "%s is None: return a number" % what)
-    if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, bool)):
+    wanted = "a number or None" if allow_none else "a number"
+    if isinstance(value, (str, bytes)):
+        raise CallError("output", "%s is %s (%s): return %s" % (what, clip(repr(value))[:80], type(value).__name__, wanted))
+    if not isinstance(value, numbers.Real):
         try:
-            value = float(value)  # numpy/torch 0-d values
+            value = float(value)  # numpy and torch 0-d values
         except Exception:
-            raise CallError("output", "%s is %s (%s): return a number%s"
-                            % (what, clip(repr(value))[:80], type(value).__name__, " or None" if allow_none else ""))
+            raise CallError("output", "%s is %s (%s): return %s"
+                            % (what, clip(repr(value))[:80], type(value).__name__, wanted))
     number = float(value)
     if not math.isfinite(number):
         raise CallError("output", "%s is %r: return a finite number%s"

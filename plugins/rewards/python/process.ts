@@ -61,6 +61,8 @@ export interface HostOptions {
 const STDERR_TAIL = 16_384;
 /** The longest line accepted from the host (a larger one is not the protocol). */
 const MAX_LINE = 256 * 1024 * 1024;
+/** How long the interpreter may take to start and run the host's first line (a loaded machine included). */
+const STARTUP_MS = 30_000;
 /** How long a closing host may take to leave on its own before it is killed. */
 const CLOSE_MS = 2000;
 
@@ -95,6 +97,7 @@ export class PythonHost {
   private greeted = false;
   private readyInfo: HostReady | undefined;
   private onReady: ((e?: unknown) => void) | undefined;
+  private onHello: (() => void) | undefined;
   private nextId = 1;
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private failure: CorlError | undefined;
@@ -186,19 +189,17 @@ export class PythonHost {
 
   private handshake(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        killGroup(this.child.pid);
-        this.fail(
-          new CorlError(
-            'CORL_ERR_PYTHON_TIMEOUT',
-            `expected ${this.o.name} to be imported within ${this.o.timeoutMs / 1000} s, got no answer${this.lastStderr()}`,
-            { where: this.o.where('timeoutSeconds') },
-          ),
-        );
-      }, this.o.timeoutMs);
+      // The interpreter's own start (before the host's hello) gets a fixed allowance, loaded machines
+      // included; the import is held to timeoutSeconds from the hello on.
+      let timer = setTimeout(() => this.startTimeout(STARTUP_MS, 'start'), STARTUP_MS);
+      this.onHello = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => this.startTimeout(this.o.timeoutMs, 'import'), this.o.timeoutMs);
+      };
       this.onReady = (e?: unknown) => {
         clearTimeout(timer);
         this.onReady = undefined;
+        this.onHello = undefined;
         this.idle();
         if (e === undefined) resolve();
         else {
@@ -208,6 +209,23 @@ export class PythonHost {
       };
       if (this.failure) this.onReady(this.failure);
     });
+  }
+
+  private startTimeout(ms: number, phase: 'start' | 'import'): void {
+    killGroup(this.child.pid);
+    this.fail(
+      phase === 'start'
+        ? new CorlError(
+            'CORL_ERR_PYTHON_INTERPRETER',
+            `expected "${this.o.python}" to start corl's Python host within ${ms / 1000} s, got no word from it${this.lastStderr()}`,
+            { where: this.o.where('python') },
+          )
+        : new CorlError(
+            'CORL_ERR_PYTHON_TIMEOUT',
+            `expected ${String(this.o.setup.module)} to be imported within ${ms / 1000} s, got no answer${this.lastStderr()}`,
+            { where: this.o.where('timeoutSeconds') },
+          ),
+    );
   }
 
   private send(calls: readonly unknown[], what: string, describe: (call: number) => string): Promise<unknown[]> {
@@ -284,7 +302,7 @@ export class PythonHost {
     }
     if ('hello' in msg) {
       this.greeted = true;
-      return;
+      return this.onHello?.();
     }
     if ('ready' in msg) {
       this.readyInfo = msg.ready as HostReady;

@@ -19,7 +19,7 @@ export const PYTHON_CODES = defineCodes({
   CORL_ERR_PYTHON_RAISED: {
     cause:
       "The Python reward function raised an exception (SystemExit included). The message shows the traceback's last line and the line of the function that raised; the whole traceback is on stderr. The run stops; what it wrote (metrics, checkpoints) is kept and `corl train --resume` continues once the function is fixed.",
-    fix: 'fix the function (the traceback on stderr says where), then resume the run',
+    fix: 'fix the function (the traceback on stderr says where), then continue the run: corl train --resume <run directory>',
   },
   CORL_ERR_PYTHON_OUTPUT: {
     cause:

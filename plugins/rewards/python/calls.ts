@@ -165,6 +165,8 @@ export interface Batch {
   readonly calls: Record<string, unknown>[];
   /** One result per context, in order, from the host's answers to `calls`. */
   read(answers: readonly unknown[]): RewardResult[];
+  /** What call `i` was about, for messages: agent, problem (a group call) and global_step. */
+  describe(i: number): string;
 }
 
 /** Which contexts go into which call: one per group, or (trl, batch "step") one per agent and round. */
@@ -199,6 +201,13 @@ export function batchOf(prepared: readonly Prepared[], o: CallOptions, seed: num
   });
   return {
     calls,
+    describe(i) {
+      const members = groups[i] ?? [];
+      const c = prepared[members[0] ?? -1]?.ctx;
+      if (!c) return `call ${i + 1}`;
+      const what = members.length === 1 ? `, problem "${c.problem.id}"` : `, ${members.length} problems`;
+      return `agent ${c.agent}${what}, global_step ${c.step}${c.round !== undefined ? `, round ${c.round}` : ''}`;
+    },
     read(answers) {
       const results: (RewardResult | undefined)[] = prepared.map(() => undefined);
       groups.forEach((members, c) => {

@@ -125,9 +125,17 @@ def _user_frame(frames, module_file):
     return (mine or outside or [None])[-1]
 
 
+def _without_host(tb):
+    """The traceback from the first frame that is not this host's (the researcher's call onwards)."""
+    here = os.path.abspath(__file__)
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) == here:
+        tb = tb.tb_next
+    return tb
+
+
 def error_of(exc, kind, module_file=None):
-    """An ERROR object for an exception; prints the whole traceback to stderr."""
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    """An ERROR object for an exception; prints its traceback (from the researcher's code on) to stderr."""
+    text = "".join(traceback.format_exception(type(exc), exc, _without_host(exc.__traceback__)))
     sys.stderr.write(text)
     sys.stderr.flush()
     last = traceback.format_exception_only(type(exc), exc)[-1].strip()

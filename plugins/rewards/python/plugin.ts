@@ -111,16 +111,6 @@ function locate(options: PythonOptions, baseDir: string): { module: string; pyth
   return { module, python };
 }
 
-function describeCall(calls: readonly Record<string, unknown>[], contexts: readonly RewardContext[]) {
-  return (i: number): string => {
-    const c = contexts[0];
-    const n = calls.length;
-    return c
-      ? `call ${i + 1} of ${n} at step ${c.step + 1}${c.round !== undefined ? `, round ${c.round}` : ''}`
-      : `call ${i + 1}`;
-  };
-}
-
 /** Check the answers' shape against the calls (the host already checked the function's return). */
 function checkAnswers(answers: readonly unknown[], calls: readonly Record<string, unknown>[], name: string): void {
   const ok =
@@ -198,11 +188,9 @@ export const pythonReward = definePlugin({
       const batch = batchOf(prepared, calls, ctx.seed, where('groundTruth'));
       if (!batch.calls.length) return batch.read([]);
       const h = await live();
-      const step = contexts[0] ? `step ${contexts[0].step + 1}` : 'a request';
-      const answers = await h.request(
-        batch.calls,
-        `the ${batch.calls.length} call(s) of ${step}`,
-        describeCall(batch.calls, contexts),
+      const step = contexts[0] ? `global_step ${contexts[0].step}` : 'a request';
+      const answers = await h.request(batch.calls, `the ${batch.calls.length} call(s) of ${step}`, (i) =>
+        batch.describe(i),
       );
       checkAnswers(answers, batch.calls, hostOptions.name);
       return batch.read(answers);

@@ -4,6 +4,7 @@ import { CorlError } from '../../errors';
 import { RewardServer } from '../../serve/server';
 import { loadServeConfig } from '../../serve/setup';
 import { intFlag } from '../output';
+import { noConfig, pickConfig } from '../config-arg';
 
 interface ServeFlags {
   config?: string;
@@ -42,6 +43,7 @@ function readToken(file: string | undefined): string | undefined {
 export function serveCommand(program: Command): void {
   program
     .command('serve')
+    .argument('[config]', 'config file (the same as -c <file>)')
     .description(
       "serve a config's reward to external trainers (OpenRLHF /get_reward, verl and TRL /v1/groups) and exchange pseudo-labels between separate trainer jobs",
     )
@@ -58,8 +60,9 @@ export function serveCommand(program: Command): void {
       'after',
       '\nExamples:\n  corl serve -c configs/serve/co-rl.json\n  CORL_SERVE_TOKEN=s3cret corl serve -c serve.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n',
     )
-    .action(async (flags: ServeFlags) => {
-      if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config>, got none', { where: '-c' });
+    .action(async (config: string | undefined, flags: ServeFlags) => {
+      flags.config = pickConfig(config, flags.config, 'corl serve');
+      if (!flags.config) throw noConfig('corl serve');
       const port = intFlag('--port', flags.port, 0);
       if (port !== undefined && port > 65535)
         throw new CorlError('CORL_ERR_CLI_USAGE', `expected --port of at most 65535, got ${port}`, { where: '--port' });

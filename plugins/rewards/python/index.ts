@@ -1,2 +1,2 @@
-export { pythonReward } from './plugin';
+export { definePythonReward, pythonReward, type PythonRewardDefinition } from './plugin';
 export { HOST_SCRIPT } from './process';

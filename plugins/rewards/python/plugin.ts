@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { PluginContext } from '../../../core/contracts/plugin';
+import type { PluginContext, PluginDefinition } from '../../../core/contracts/plugin';
 import type { RewardContext, RewardResult, RewardSource } from '../../../core/contracts/reward-source';
 import { CorlError } from '../../../core/errors';
 import { definePlugin } from '../../../core/registry/define';
@@ -10,95 +10,110 @@ import { PythonHost, type HostOptions } from './process';
 
 const IDENTIFIER = '^[A-Za-z_][A-Za-z0-9_]*$';
 
+/** What the function is and what it receives: in the config for corl:python, fixed in code by {@link definePythonReward}. */
+const FUNCTION_PROPERTIES = {
+  module: {
+    type: 'string',
+    minLength: 1,
+    description:
+      'the Python file defining the function (e.g. "reward.py", relative to the config file), or a dotted module name the interpreter can import',
+  },
+  function: {
+    type: 'string',
+    pattern: IDENTIFIER,
+    description: 'the function to call (default: reward_func for signature "trl", compute_score for "verl")',
+  },
+  signature: {
+    enum: ['trl', 'verl'],
+    default: 'trl',
+    description:
+      "trl: reward_func(prompts, completions, **kwargs) on a group (or a step) of completions, returning a float or None each, as TRL's GRPOTrainer calls it; verl: compute_score(data_source, solution_str, ground_truth, extra_info) per completion",
+  },
+  groundTruth: {
+    type: 'boolean',
+    default: false,
+    description:
+      "pass the reference answer (a supervised run): as the referenceColumn keyword (trl) or ground_truth (verl). false: label-free, the function never sees a reference, and verl-style ground_truth is the supervisors' plurality label",
+  },
+  referenceColumn: {
+    type: 'string',
+    pattern: IDENTIFIER,
+    default: 'solution',
+    description:
+      'the keyword a TRL-style function gets the reference under with groundTruth (TRL\'s accuracy_reward reads "solution")',
+  },
+  format: {
+    enum: ['standard', 'conversational'],
+    default: 'standard',
+    description:
+      'TRL dataset format: standard passes prompts and completions as strings; conversational as [{"role": "user"|"assistant", "content": ...}] message lists',
+  },
+} as const;
+
+/** How it runs: options of corl:python and of every reward made with {@link definePythonReward}. */
+const RUNTIME_PROPERTIES = {
+  python: {
+    type: 'string',
+    minLength: 1,
+    default: 'python3',
+    description: 'the interpreter: a name on PATH or a path (relative to the config file), e.g. ".venv/bin/python"',
+  },
+  batch: {
+    enum: ['group', 'step'],
+    default: 'group',
+    description:
+      "trl: one call per group of K completions (what corl serve does too), or one call per agent and step with every group, as GRPOTrainer's batch; all calls of a step travel in one message either way",
+  },
+  labelRule: {
+    enum: ['pool', 'teacher', 'majority'],
+    default: 'pool',
+    description: "how pseudo_label is voted from the supervisors' answers (as corl:vote's rule)",
+  },
+  labelThreshold: {
+    type: 'number',
+    minimum: 0,
+    maximum: 1,
+    default: 0,
+    description: 'minimum vote share of pseudo_label; below it there is no label (None)',
+  },
+  timeoutSeconds: {
+    type: 'number',
+    exclusiveMinimum: 0,
+    default: 300,
+    description:
+      'limit on importing the module and on answering one step (or one served group); past it the process is killed',
+  },
+  stderr: {
+    enum: ['forward', 'discard'],
+    default: 'forward',
+    description:
+      'the function\'s prints and tracebacks: forwarded to corl\'s stderr ("python| " before each line), or discarded (the last line still appears in errors)',
+  },
+} as const;
+
 const PYTHON_OPTIONS_SCHEMA = {
   type: 'object',
   required: ['module'],
-  properties: {
-    module: {
-      type: 'string',
-      minLength: 1,
-      description:
-        'the Python file defining the function (e.g. "reward.py", relative to the config file), or a dotted module name the interpreter can import',
-    },
-    function: {
-      type: 'string',
-      pattern: IDENTIFIER,
-      description: 'the function to call (default: reward_func for signature "trl", compute_score for "verl")',
-    },
-    signature: {
-      enum: ['trl', 'verl'],
-      default: 'trl',
-      description:
-        "trl: reward_func(prompts, completions, **kwargs) on a group (or a step) of completions, returning a float or None each, as TRL's GRPOTrainer calls it; verl: compute_score(data_source, solution_str, ground_truth, extra_info) per completion",
-    },
-    python: {
-      type: 'string',
-      minLength: 1,
-      default: 'python3',
-      description: 'the interpreter: a name on PATH or a path (relative to the config file), e.g. ".venv/bin/python"',
-    },
-    groundTruth: {
-      type: 'boolean',
-      default: false,
-      description:
-        "pass the reference answer (a supervised run): as the referenceColumn keyword (trl) or ground_truth (verl). false: label-free, the function never sees a reference, and verl-style ground_truth is the supervisors' plurality label",
-    },
-    referenceColumn: {
-      type: 'string',
-      pattern: IDENTIFIER,
-      default: 'solution',
-      description:
-        'the keyword a TRL-style function gets the reference under with groundTruth (TRL\'s accuracy_reward reads "solution")',
-    },
-    format: {
-      enum: ['standard', 'conversational'],
-      default: 'standard',
-      description:
-        'TRL dataset format: standard passes prompts and completions as strings; conversational as [{"role": "user"|"assistant", "content": ...}] message lists',
-    },
-    batch: {
-      enum: ['group', 'step'],
-      default: 'group',
-      description:
-        "trl: one call per group of K completions (what corl serve does too), or one call per agent and step with every group, as GRPOTrainer's batch; all calls of a step travel in one message either way",
-    },
-    labelRule: {
-      enum: ['pool', 'teacher', 'majority'],
-      default: 'pool',
-      description: "how pseudo_label is voted from the supervisors' answers (as corl:vote's rule)",
-    },
-    labelThreshold: {
-      type: 'number',
-      minimum: 0,
-      maximum: 1,
-      default: 0,
-      description: 'minimum vote share of pseudo_label; below it there is no label (None)',
-    },
-    timeoutSeconds: {
-      type: 'number',
-      exclusiveMinimum: 0,
-      default: 300,
-      description:
-        'limit on importing the module and on answering one step (or one served group); past it the process is killed',
-    },
-    stderr: {
-      enum: ['forward', 'discard'],
-      default: 'forward',
-      description:
-        'the function\'s prints and tracebacks: forwarded to corl\'s stderr ("python| " before each line), or discarded (the last line still appears in errors)',
-    },
-  },
+  properties: { ...FUNCTION_PROPERTIES, ...RUNTIME_PROPERTIES },
+  additionalProperties: false,
+} as const satisfies JSONSchema;
+
+const RUNTIME_OPTIONS_SCHEMA = {
+  type: 'object',
+  properties: RUNTIME_PROPERTIES,
   additionalProperties: false,
 } as const satisfies JSONSchema;
 
 /** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
 type PythonOptions = FromSchema<typeof PYTHON_OPTIONS_SCHEMA>;
+/** The options of a reward made with {@link definePythonReward}. */
+type RuntimeOptions = FromSchema<typeof RUNTIME_OPTIONS_SCHEMA>;
 
-const NAME = 'corl:python';
-const where = (option: string): string => `${NAME} options.${option}`;
+/** Names an option in errors: `corl:python options.module`. */
+type Where = (option: string) => string;
 
 /** Resolve `module` and `python` against the config's folder, refusing a .py file that is not there. */
-function locate(options: PythonOptions, baseDir: string): { module: string; python: string } {
+function locate(options: PythonOptions, baseDir: string, where: Where): { module: string; python: string } {
   const module = options.module.endsWith('.py') ? path.resolve(baseDir, options.module) : options.module;
   if (options.module.endsWith('.py') && !fs.existsSync(module)) {
     throw new CorlError(
@@ -112,7 +127,12 @@ function locate(options: PythonOptions, baseDir: string): { module: string; pyth
 }
 
 /** Check the answers' shape against the calls (the host already checked the function's return). */
-function checkAnswers(answers: readonly unknown[], calls: readonly Record<string, unknown>[], name: string): void {
+function checkAnswers(
+  answers: readonly unknown[],
+  calls: readonly Record<string, unknown>[],
+  name: string,
+  where: Where,
+): void {
   const ok =
     answers.length === calls.length &&
     answers.every((a, i) => {
@@ -137,6 +157,60 @@ function checkAnswers(answers: readonly unknown[], calls: readonly Record<string
     );
 }
 
+/** A reward source calling the Python function the options name (see corl:python). */
+async function createPythonReward(options: PythonOptions, ctx: PluginContext, where: Where): Promise<RewardSource> {
+  const { module, python } = locate(options, ctx.baseDir, where);
+  const fn = options.function ?? (options.signature === 'verl' ? 'compute_score' : 'reward_func');
+  const calls: CallOptions = options;
+  const hostOptions: HostOptions = {
+    python,
+    cwd: ctx.baseDir,
+    timeoutMs: options.timeoutSeconds * 1000,
+    where,
+    name: `${path.basename(options.module)}:${fn}`,
+    setup: {
+      module,
+      function: fn,
+      signature: options.signature,
+      format: options.format,
+      // A parameter the function cannot do without and corl never passes here: refused at start.
+      withheld: options.groundTruth || options.signature === 'verl' ? [] : [options.referenceColumn],
+    },
+    ...(options.stderr === 'forward'
+      ? { forward: (line: string) => void process.stderr.write(`python| ${line}\n`) }
+      : {}),
+  };
+  let host: PythonHost | undefined = await PythonHost.start(hostOptions);
+  const live = async (): Promise<PythonHost> => {
+    if (!host || host.dead) host = await PythonHost.start(hostOptions);
+    return host;
+  };
+  const scoreMany = async (contexts: readonly RewardContext[]): Promise<RewardResult[]> => {
+    const prepared = [];
+    for (const c of contexts) prepared.push(await prepare(c, calls));
+    const batch = batchOf(prepared, calls, ctx.seed, where('groundTruth'));
+    if (!batch.calls.length) return batch.read([]);
+    const h = await live();
+    const step = contexts[0] ? `global_step ${contexts[0].step}` : 'a request';
+    const answers = await h.request(batch.calls, `the ${batch.calls.length} call(s) of ${step}`, (i) =>
+      batch.describe(i),
+    );
+    checkAnswers(answers, batch.calls, hostOptions.name, where);
+    return batch.read(answers);
+  };
+  return {
+    scoreMany,
+    async score(rc: RewardContext): Promise<RewardResult> {
+      return (await scoreMany([rc]))[0]!;
+    },
+    async close() {
+      const h = host;
+      host = undefined;
+      await h?.close();
+    },
+  };
+}
+
 /**
  * A researcher's Python reward function, hosted in a long-lived process (host.py) and called over a
  * pipe: TRL's `reward_func(prompts, completions, **kwargs)` or verl's `compute_score`. Label-free
@@ -145,7 +219,7 @@ function checkAnswers(answers: readonly unknown[], calls: readonly Record<string
  */
 export const pythonReward = definePlugin({
   manifest: {
-    name: NAME,
+    name: 'corl:python',
     kind: 'reward',
     description:
       "A Python reward function in a long-lived process: TRL's reward_func(prompts, completions, **kwargs), or verl's compute_score with groundTruth",
@@ -153,58 +227,72 @@ export const pythonReward = definePlugin({
     usesGroundTruth: (options: PythonOptions) => options.groundTruth,
     options: PYTHON_OPTIONS_SCHEMA,
   },
-  async create(options: PythonOptions, ctx: PluginContext): Promise<RewardSource> {
-    const { module, python } = locate(options, ctx.baseDir);
-    const fn = options.function ?? (options.signature === 'verl' ? 'compute_score' : 'reward_func');
-    const calls: CallOptions = options;
-    const hostOptions: HostOptions = {
-      python,
-      cwd: ctx.baseDir,
-      timeoutMs: options.timeoutSeconds * 1000,
-      where,
-      name: `${path.basename(options.module)}:${fn}`,
-      setup: {
-        module,
-        function: fn,
-        signature: options.signature,
-        format: options.format,
-        // A parameter the function cannot do without and corl never passes here: refused at start.
-        withheld: options.groundTruth
-          ? []
-          : [options.signature === 'verl' ? '' : options.referenceColumn].filter(Boolean),
-      },
-      ...(options.stderr === 'forward'
-        ? { forward: (line: string) => void process.stderr.write(`python| ${line}\n`) }
-        : {}),
-    };
-    let host: PythonHost | undefined = await PythonHost.start(hostOptions);
-    const live = async (): Promise<PythonHost> => {
-      if (!host || host.dead) host = await PythonHost.start(hostOptions);
-      return host;
-    };
-    const scoreMany = async (contexts: readonly RewardContext[]): Promise<RewardResult[]> => {
-      const prepared = [];
-      for (const c of contexts) prepared.push(await prepare(c, calls));
-      const batch = batchOf(prepared, calls, ctx.seed, where('groundTruth'));
-      if (!batch.calls.length) return batch.read([]);
-      const h = await live();
-      const step = contexts[0] ? `global_step ${contexts[0].step}` : 'a request';
-      const answers = await h.request(batch.calls, `the ${batch.calls.length} call(s) of ${step}`, (i) =>
-        batch.describe(i),
-      );
-      checkAnswers(answers, batch.calls, hostOptions.name);
-      return batch.read(answers);
-    };
-    return {
-      scoreMany,
-      async score(rc: RewardContext): Promise<RewardResult> {
-        return (await scoreMany([rc]))[0]!;
-      },
-      async close() {
-        const h = host;
-        host = undefined;
-        await h?.close();
-      },
-    };
+  create(options: PythonOptions, ctx: PluginContext): Promise<RewardSource> {
+    return createPythonReward(options, ctx, (option) => `corl:python options.${option}`);
   },
 });
+
+/** What {@link definePythonReward} fixes: the plugin's name and the function it calls. */
+export interface PythonRewardDefinition {
+  /** The plugin's name, `scope:name` (e.g. `lab:majority-steps`). */
+  readonly name: string;
+  /** One line for `corl list` and the docs. */
+  readonly description: string;
+  /** The Python file (an absolute path, e.g. `path.join(__dirname, '../../reward.py')`) or a dotted module name. */
+  readonly module: string;
+  /** The function (default: reward_func for "trl", compute_score for "verl"). */
+  readonly function?: string;
+  /** `trl` (default) or `verl`, as corl:python's `signature`. */
+  readonly signature?: 'trl' | 'verl';
+  /** Whether the function reads the reference (default false: label-free). */
+  readonly groundTruth?: boolean;
+  /** The keyword of the reference for a TRL-style function (default `solution`). */
+  readonly referenceColumn?: string;
+  /** `standard` (default) or `conversational` prompts and completions. */
+  readonly format?: 'standard' | 'conversational';
+  /** The corl versions it supports (default `^0.1.0`). */
+  readonly corl?: string;
+}
+
+/**
+ * A named reward plugin backed by a Python function: what corl:python does, with the module and
+ * function fixed in code and the runtime options (interpreter, batching, label rule, timeout) left
+ * to the config. A plugin package registers it like any other (`registerAll(myReward)`), so a
+ * config selects it by name and `rewardContract` from `corl/testing` checks it.
+ *
+ * ```ts
+ * export const majoritySteps = definePythonReward({
+ *   name: 'lab:majority-steps',
+ *   description: 'Majority agreement, 0 when a written step is wrong',
+ *   module: path.join(__dirname, '..', '..', 'reward.py'),
+ * });
+ * ```
+ */
+export function definePythonReward(def: PythonRewardDefinition): PluginDefinition<'reward', RuntimeOptions> {
+  const signature = def.signature ?? 'trl';
+  const fixed = {
+    module: def.module,
+    function: def.function ?? (signature === 'verl' ? 'compute_score' : 'reward_func'),
+    signature,
+    groundTruth: def.groundTruth ?? false,
+    referenceColumn: def.referenceColumn ?? 'solution',
+    format: def.format ?? 'standard',
+  } as const;
+  return definePlugin({
+    manifest: {
+      name: def.name,
+      kind: 'reward',
+      description: def.description,
+      corl: def.corl ?? '^0.1.0',
+      usesGroundTruth: fixed.groundTruth,
+      options: RUNTIME_OPTIONS_SCHEMA,
+    },
+    create(options: RuntimeOptions, ctx: PluginContext): Promise<RewardSource> {
+      return createPythonReward({ ...options, ...fixed }, ctx, (option) =>
+        option in FUNCTION_PROPERTIES
+          ? `${def.name} (its ${option}, ${JSON.stringify((fixed as Record<string, unknown>)[option] ?? '')})`
+          : `${def.name} options.${option}`,
+      );
+    },
+  });
+}

@@ -96,10 +96,11 @@ function trlGroup(p: Prepared, o: CallOptions, where: string): Record<string, un
   for (const [k, v] of Object.entries(ctx.problem.metadata ?? {})) if (!reserved.has(k)) columns[k] = v;
   columns.problem_id = ctx.problem.id;
   columns.pseudo_label = p.label;
-  columns.supervisor_answer_keys = ctx.supervisors.map((s) => [...s.keys]);
+  columns.supervisor_answer_keys = ctx.supervisors.map((s) => s.keys);
   const ref = reference(p, o, where);
   if (ref !== undefined) columns[o.referenceColumn] = ref;
-  const ids = ctx.completions.every((c) => c.tokenIds) ? ctx.completions.map((c) => [...c.tokenIds!]) : null;
+  // JSON.stringify reads the frozen arrays as they are: no copies.
+  const ids = ctx.completions.every((c) => c.tokenIds) ? ctx.completions.map((c) => c.tokenIds!) : null;
   return {
     prompt: ctx.prompt,
     completions: ctx.completions.map((c) => c.text),
@@ -109,7 +110,7 @@ function trlGroup(p: Prepared, o: CallOptions, where: string): Record<string, un
       answer_keys: ctx.completions.map((c) => c.key),
       extracted_answers: ctx.completions.map((c) => c.answer),
       finish_reasons: ctx.completions.map((c) => c.finishReason),
-      matches_pseudo_label: [...p.matches],
+      matches_pseudo_label: p.matches,
     },
   };
 }
@@ -151,7 +152,7 @@ function verlCall(p: Prepared, o: CallOptions, seed: string, where: string): Rec
       extracted_answer: c.answer,
       finish_reason: c.finishReason,
       ...(o.groundTruth ? {} : { pseudo_label: p.label, matches_pseudo_label: p.matches[k] }),
-      supervisor_answer_keys: ctx.supervisors.map((s) => [...s.keys]),
+      supervisor_answer_keys: ctx.supervisors.map((s) => s.keys),
       num_turns: null,
       rollout_reward_scores: {},
     },
@@ -179,7 +180,9 @@ function callGroups(prepared: readonly Prepared[], o: CallOptions): number[][] {
   for (const i of wanted) {
     const c = prepared[i]!.ctx;
     const key = `${c.agent}:${c.round ?? 0}:${c.step}`;
-    byCall.set(key, [...(byCall.get(key) ?? []), i]);
+    const members = byCall.get(key);
+    if (members) members.push(i);
+    else byCall.set(key, [i]);
   }
   return [...byCall.values()];
 }

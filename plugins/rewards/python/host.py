@@ -283,7 +283,7 @@ def trl_kwargs(call, conversational):
             text = g["completions"][i]
             completions.append([{"role": "assistant", "content": text}] if conversational else text)
             ids = g["completion_ids"]
-            completion_ids.append(list(ids[i]) if ids is not None else None)
+            completion_ids.append(ids[i] if ids is not None else None)
         for name, value in g["columns"].items():
             columns.setdefault(name, [None] * n)[offset:offset + k] = [value] * k
         for name, values in g["per_completion"].items():

@@ -6,7 +6,7 @@ import type { RewardContext, RewardResult, RewardSource } from '../../../core/co
 import { CorlError } from '../../../core/errors';
 import { definePlugin } from '../../../core/registry/define';
 import { batchOf, prepare, type CallOptions } from './calls';
-import { PythonHost, type HostOptions } from './process';
+import { HostGone, PythonHost, type HostOptions } from './process';
 
 const IDENTIFIER = '^[A-Za-z_][A-Za-z0-9_]*$';
 
@@ -181,20 +181,39 @@ async function createPythonReward(options: PythonOptions, ctx: PluginContext, wh
       : {}),
   };
   let host: PythonHost | undefined = await PythonHost.start(hostOptions);
+  let starting: Promise<PythonHost> | undefined;
+  // One host at a time: concurrent requests that find it dead (corl serve) wait for the same fresh one.
   const live = async (): Promise<PythonHost> => {
-    if (!host || host.dead) host = await PythonHost.start(hostOptions);
-    return host;
+    if (host && !host.dead) return host;
+    starting ??= (async () => {
+      const old = host;
+      host = undefined;
+      await old?.close();
+      host = await PythonHost.start(hostOptions);
+      return host;
+    })().finally(() => {
+      starting = undefined;
+    });
+    return starting;
   };
   const scoreMany = async (contexts: readonly RewardContext[]): Promise<RewardResult[]> => {
     const prepared = [];
     for (const c of contexts) prepared.push(await prepare(c, calls));
     const batch = batchOf(prepared, calls, ctx.seed, where('groundTruth'));
     if (!batch.calls.length) return batch.read([]);
-    const h = await live();
     const step = contexts[0] ? `global_step ${contexts[0].step}` : 'a request';
-    const answers = await h.request(batch.calls, `the ${batch.calls.length} call(s) of ${step}`, (i) =>
-      batch.describe(i),
-    );
+    const ask = async (): Promise<unknown[]> =>
+      (await live()).request(batch.calls, `the ${batch.calls.length} call(s) of ${step}`, (i) => batch.describe(i));
+    let answers: unknown[];
+    try {
+      answers = await ask();
+    } catch (e) {
+      // Queued behind a request that killed the process (corl serve scores groups concurrently): once more, on a fresh one.
+      if (!(e instanceof HostGone)) throw e;
+      answers = await ask().catch((again: unknown) => {
+        throw again instanceof HostGone ? again.failure : again;
+      });
+    }
     checkAnswers(answers, batch.calls, hostOptions.name, where);
     return batch.read(answers);
   };
@@ -204,6 +223,7 @@ async function createPythonReward(options: PythonOptions, ctx: PluginContext, wh
       return (await scoreMany([rc]))[0]!;
     },
     async close() {
+      await starting?.catch(() => undefined);
       const h = host;
       host = undefined;
       await h?.close();

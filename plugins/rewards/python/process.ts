@@ -86,6 +86,13 @@ interface Pending {
   reject(e: unknown): void;
 }
 
+/** A request refused unsent because its host had already failed (a timeout or a crash of an earlier request). */
+export class HostGone extends Error {
+  constructor(readonly failure: CorlError) {
+    super(failure.message);
+  }
+}
+
 /** One running host.py. Use {@link PythonHost.start}; `request` answers or throws a coded error. */
 export class PythonHost {
   private readonly child: ChildProcess;
@@ -131,7 +138,11 @@ export class PythonHost {
       // The group may outlive its leader (a forked child): end it too.
       killGroup(this.child.pid);
     });
-    this.child.once('close', () => this.fail(this.exitError()));
+    this.child.once('close', () => {
+      if (this.stderrLine && this.o.forward) this.o.forward(this.stderrLine);
+      this.stderrLine = '';
+      this.fail(this.exitError());
+    });
     this.child.stdout!.on('data', (d: Buffer) => this.onData(d));
     this.child.stderr!.setEncoding('utf8');
     this.child.stderr!.on('data', (d: string) => this.onStderr(d));
@@ -229,7 +240,8 @@ export class PythonHost {
   }
 
   private send(calls: readonly unknown[], what: string, describe: (call: number) => string): Promise<unknown[]> {
-    if (this.failure) return Promise.reject(this.failure);
+    // The process failed while this request waited its turn: it was never sent, and a fresh host may answer it.
+    if (this.failure) return Promise.reject(new HostGone(this.failure));
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       const timer = setTimeout(() => {
@@ -324,6 +336,11 @@ export class PythonHost {
     if (!this.o.forward) return;
     const lines = (this.stderrLine + d).split('\n');
     this.stderrLine = lines.pop() ?? '';
+    // A line that never ends (a flood without newlines) is passed on in pieces, never held whole.
+    if (this.stderrLine.length > STDERR_TAIL) {
+      lines.push(this.stderrLine);
+      this.stderrLine = '';
+    }
     for (const l of lines) this.o.forward(l);
   }
 

@@ -498,6 +498,49 @@ def reward_func(prompts, completions, corl, **kwargs):
       expect((await r.score(rewardContext({ keys: ['1'], step: 1 }))).rewards).to.deep.equal([1]);
     });
 
+    it('a request queued behind one that hangs is answered by a fresh process (corl serve scores concurrently)', async () => {
+      const module = py(
+        'hangs_once.py',
+        `
+import time
+def reward_func(prompts, completions, corl, **kwargs):
+    if corl.step == 0:
+        time.sleep(3600)
+    return [float(corl.step)] * len(completions)
+`,
+      );
+      const r = await make({ module, timeoutSeconds: 1 });
+      const [hung, queued] = await Promise.allSettled([
+        r.score(rewardContext({ keys: ['1'] })),
+        r.score(rewardContext({ keys: ['1', '2'], step: 2 })),
+      ]);
+      expect(hung.status).to.equal('rejected');
+      expect((hung as PromiseRejectedResult).reason.code).to.equal('CORL_ERR_PYTHON_TIMEOUT');
+      expect(queued.status, String((queued as PromiseRejectedResult).reason)).to.equal('fulfilled');
+      expect((queued as PromiseFulfilledResult<{ rewards: number[] }>).value.rewards).to.deep.equal([2, 2]);
+    });
+
+    it('a flood on stdout without a newline passes harmlessly', async () => {
+      const module = py(
+        'floods.py',
+        'import sys\ndef reward_func(prompts, completions, **kwargs):\n    sys.stdout.write("x" * 3_000_000)\n    return [0.5] * len(completions)\n',
+      );
+      const r = await make({ module, stderr: 'forward' });
+      const write = process.stderr.write;
+      let forwarded = 0;
+      process.stderr.write = ((chunk: string) => {
+        forwarded += chunk.length;
+        return true;
+      }) as typeof process.stderr.write;
+      try {
+        expect((await r.score(rewardContext({ keys: ['1'] }))).rewards).to.deep.equal([0.5]);
+        await r.close!();
+      } finally {
+        process.stderr.write = write;
+      }
+      expect(forwarded, 'the flood went to stderr, in pieces').to.be.greaterThan(2_000_000);
+    });
+
     it('exiting (os._exit, a signal) is a coded error with the exit code or signal; sys.exit is an exception', async () => {
       const module = py(
         'exits.py',

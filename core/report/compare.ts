@@ -7,6 +7,7 @@ import { LineProgress, NoProgress, defaultProgress, type ProgressReporter } from
 import { labelUse, RunDirectory } from '../trainer/run-dir';
 import { train } from '../trainer/trainer';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
+import { corlRoot } from '../util/paths';
 import { renderReport, resultRow, resultTable, type ReportGroup, type ReportStatus, type ResultRow } from './html';
 import { portablePath } from './portable';
 import { evalStepFiles, markdownTables } from './markdown';
@@ -169,7 +170,21 @@ function compareVerdict(groups: readonly ReportGroup[], split: string): string {
         .split('\n')
         .filter((l) => l.trim() && (JSON.parse(l) as { agent?: unknown }).agent === 0).length
     : 0;
-  return verdictLine({ method, baselines: rows.slice(0, -1), problems, split, seeAlso: 'docs/results.md' });
+  const seeAlso = resultsPage();
+  return verdictLine({ method, baselines: rows.slice(0, -1), problems, split, ...(seeAlso ? { seeAlso } : {}) });
+}
+
+/**
+ * Where the verdict's "see ... for 3" points: corl's docs/results.md (three seeds of every
+ * baseline), as a path from the current folder (`docs/results.md` in a checkout,
+ * `node_modules/corl/docs/results.md` in a project that installed corl); undefined when that file
+ * is not there, so a verdict never names a page that does not exist.
+ */
+export function resultsPage(cwd = process.cwd(), root = corlRoot()): string | undefined {
+  const file = path.join(root, 'docs', 'results.md');
+  if (!fs.existsSync(file)) return undefined;
+  const rel = path.relative(cwd, file);
+  return rel.startsWith('..') || path.isAbsolute(rel) ? file : rel.split(path.sep).join('/');
 }
 
 /** Write a comparison's table (results.txt, results.json) and report.html into its folder. */

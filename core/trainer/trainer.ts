@@ -23,8 +23,11 @@ import { TimingWriter } from './timing-writer';
 
 /** How to run {@link train}. */
 export interface TrainOptions {
-  /** The run directory: a new one, or the one being resumed. */
-  readonly run: RunDirectory;
+  /**
+   * The run directory: a new one, or the one being resumed; or a function that creates it, called
+   * once the run's plugins loaded (a config whose checkpoint or data cannot load leaves no folder).
+   */
+  readonly run: RunDirectory | (() => Promise<RunDirectory>);
   /** Continue from the run's last checkpoint instead of starting fresh. */
   readonly resume?: boolean;
   /** Where progress goes (default: nowhere). */
@@ -67,7 +70,6 @@ export interface TrainResult {
  */
 export async function train(loaded: LoadedConfig, options: TrainOptions): Promise<TrainResult> {
   const progress = options.progress ?? new NoProgress();
-  const run = options.run;
   const cohort = await buildCohort(loaded);
   try {
     if (loaded.config.trainer.steps > 0) {
@@ -83,6 +85,7 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
         }
       }
     }
+    const run = typeof options.run === 'function' ? await options.run() : options.run;
     const state: RunState = run.state();
     const checkpoints = new CheckpointWriter(cohort, run, loaded.config.trainer.keepCheckpoints);
     if (options.resume) {

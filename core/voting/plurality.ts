@@ -27,7 +27,11 @@ export interface VoteOutcome {
 /**
  * Plurality over non-null keys, clustered by equivalence rather than string identity (so `1/2` and
  * `0.5` vote together when the equivalence says they are equal). Equal keys never call `equal`.
- * Ties go to the cluster seen first; a winning share under `threshold` is no label.
+ * Ties go to the cluster seen first. `threshold` is the smallest winning share that makes a label:
+ * with share = (answers in the winning cluster) / (non-null answers), a share under it gives
+ * `label: null` (0: any plurality is a label; 0.5: at least half of the answers; 1: only unanimity).
+ * Null and empty keys never vote and never win. Resolves to a {@link VoteOutcome}: `label`,
+ * `share`, `voters`, `total` and the `clusters`.
  */
 export async function pluralityVote(
   keys: readonly (string | null)[],

@@ -12,6 +12,7 @@ interface ServeFlags {
   port?: string;
   journal?: string;
   tokenFile?: string;
+  tokensFile?: string;
   allowNoToken?: boolean;
 }
 
@@ -52,13 +53,17 @@ export function serveCommand(program: Command): void {
     .option('--port <n>', 'port (default: serve.port, 8470; 0 = any free port)')
     .option('--journal <file>', 'label journal (default: serve.journal, or <name>.journal.jsonl beside the config)')
     .option(
+      '--tokens-file <file>',
+      'agent tokens, a JSON file {agent: token} (default: serve.tokens): each agent posts only with its own token, only as itself',
+    )
+    .option(
       '--token-file <file>',
-      'require "Authorization: Bearer <token>" with the token in this file (or set CORL_SERVE_TOKEN)',
+      'the service token in this file (or set CORL_SERVE_TOKEN): with agent tokens it reads GET /metrics; without, every agent shares it',
     )
     .option('--allow-no-token', 'allow binding beyond loopback without a token (trusted networks only)')
     .addHelpText(
       'after',
-      '\nExamples:\n  corl serve -c configs/serve/co-rl.json\n  CORL_SERVE_TOKEN=s3cret corl serve -c serve.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n',
+      '\nExamples:\n  corl serve -c configs/serve/co-rl.json\n  corl serve -c serve.json --tokens-file tokens.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n',
     )
     .action(async (config: string | undefined, flags: ServeFlags) => {
       flags.config = pickConfig(config, flags.config, 'corl serve');
@@ -72,6 +77,7 @@ export function serveCommand(program: Command): void {
         port,
         journal: flags.journal,
         token: readToken(flags.tokenFile),
+        tokensFile: flags.tokensFile,
         allowNoToken: flags.allowNoToken,
         log: (line) => process.stderr.write(`${line}\n`),
       });

@@ -19,6 +19,11 @@ export const CONFIG_CODES = defineCodes({
       'The config says `labelFree: true` but a reward source it selects reads ground truth, or was trained on labelled data (a learned verifier: manifest `trainedOnLabels`).',
     fix: 'remove that source, or set `labelFree: false` (the run will then be reported as supervised)',
   },
+  CORL_ERR_CONFIG_PATH: {
+    cause:
+      'A path in the config (a checkpoint, a model folder, a data file) names nothing: no file or folder there, a package reference (`package:<package>/<path>`) whose package is not installed or that leaves it, or a malformed one. Every such path is listed with its field, its agent and where it was looked for.',
+    fix: "fix the path: relative paths are resolved from the config file's folder; the models that ship with corl are `package:corl/models/...` wherever corl is installed",
+  },
   CORL_ERR_CONFIG_TOPOLOGY: {
     cause:
       'The topology cannot serve the configured number of agents (for example `corl:ring` with one agent, or an adjacency matrix of the wrong size).',

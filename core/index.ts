@@ -8,6 +8,7 @@ export type { DependencyContainer } from 'tsyringe';
 export * as grpo from './grpo';
 export * as tensor from './tensor';
 export { Rng, mixSeed } from './util/rng';
-export { pluralityVote, matches, matchesAtOnce, type VoteOutcome, type VoteCluster } from './voting/plurality';
+export { pluralityVote, type VoteOutcome, type VoteCluster } from './voting/plurality';
+export { matches, matchesAtOnce } from './voting/match';
 export { writeFileAtomic, writeJsonAtomic } from './util/fs';
 export { CORL_VERSION } from './version';

@@ -15,7 +15,7 @@ export function contractFiles(root: string): string[] {
  * Files of helpers a plugin imports from `corl` besides the contracts, documented the same way after
  * them: the plurality vote and answer matching that `corl:vote` uses (the plugin guide's example).
  */
-export const HELPER_FILES: readonly string[] = ['core/voting/plurality.ts'];
+export const HELPER_FILES: readonly string[] = ['core/voting/plurality.ts', 'core/voting/match.ts'];
 
 /** One documented member. */
 interface Member {

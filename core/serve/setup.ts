@@ -9,7 +9,7 @@ import { serveRootSchema } from '../config/serve-schema';
 import type { CorlConfig, ServeSettings } from '../config/types';
 import { CorlError } from '../errors';
 import { createRunPlugins } from '../config/run-plugins';
-import { ANSWER_CACHE_LIMITS, AnswerKeys, type AnswerCacheLimits } from '../trainer/answer-keys';
+import { ANSWER_CACHE_LIMITS, AnswerKeys, type AnswerCacheLimits } from '../reward/answer-keys';
 
 /**
  * The service's answer cache keeps short texts only: a model's long completions almost never
@@ -75,7 +75,7 @@ export interface ServeRuntime {
   readonly reward: RewardSource;
   readonly extractor: AnswerExtractor;
   readonly equivalence: Equivalence;
-  /** Cached extraction and keys (the reward source's own `answerKeys` when it has one). */
+  /** Cached extraction and keys through the run's extractor and equivalence (the reward pipeline adds the source's own `answerKeys`). */
   readonly keys: AnswerKeys;
   /** Whether the reward source reads references (requests must then carry them). */
   readonly supervised: boolean;
@@ -123,7 +123,7 @@ export async function buildServeRuntime(
       reward,
       extractor,
       equivalence,
-      keys: new AnswerKeys(extractor, equivalence, reward, SERVE_ANSWER_CACHE),
+      keys: new AnswerKeys(extractor, equivalence, SERVE_ANSWER_CACHE),
       supervised: loaded.supervised,
       pointwise,
       journalFile,

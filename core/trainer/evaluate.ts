@@ -7,10 +7,11 @@ import type { EvalConfig, SamplingConfig } from '../config/types';
 import type { TaskData } from '../contracts/task';
 import { missingValidationSplit } from '../config/data-checks';
 import { agreement, type Agreement } from '../metrics/agreement';
+import { matches } from '../voting/match';
 import { pluralityVote } from '../voting/plurality';
 import { mixSeed } from '../util/rng';
 import { sampleChecked, type Agent, type Cohort } from './cohort';
-import { AnswerKeys } from './answer-keys';
+import { AnswerKeys } from '../reward/answer-keys';
 import { turnPrompt, turnsRead } from './discussion';
 
 /** One agent's answers to one held-out problem. */
@@ -219,7 +220,7 @@ async function evalRows(
     const ks = await keys.forCompletions(problem, texts);
     const target = keys.referenceKey(problem.id, gt);
     const correct: boolean[] = [];
-    for (const k of ks) correct.push(await sameKey(k, target, equivalence));
+    for (const k of ks) correct.push(await matches(k, target, equivalence));
     const vote = await pluralityVote(ks, equivalence, 0);
     rows.push({
       agent: agent.index,
@@ -229,7 +230,7 @@ async function evalRows(
       keys: ks,
       correct,
       majority: vote.label,
-      majCorrect: await sameKey(vote.label, target, equivalence),
+      majCorrect: await matches(vote.label, target, equivalence),
       reference: gt.get(problem.id)?.answer ?? null,
       meanLength: mean(group.map((c) => c.tokenIds.length)),
       ...(typeof problem.metadata?.category === 'string' ? { category: problem.metadata.category } : {}),
@@ -383,7 +384,7 @@ export async function ensembleCorrect(
   for (let i = 0; i < n; i++) {
     const pooled = perAgent.flatMap((rows) => rows[i]!.keys.slice(0, m));
     const vote = await pluralityVote(pooled, equivalence, 0);
-    out.push(await sameKey(vote.label, referenceKey(perAgent[0]![i]!.id), equivalence));
+    out.push(await matches(vote.label, referenceKey(perAgent[0]![i]!.id), equivalence));
   }
   return out;
 }
@@ -409,16 +410,10 @@ export async function pairAgreement(
     for (let j = 0; j < pairs; j++) {
       ca.push(x.correct[j]!);
       cb.push(y.correct[j]!);
-      same.push(await sameKey(x.keys[j] ?? null, y.keys[j] ?? null, equivalence));
+      same.push(await matches(x.keys[j] ?? null, y.keys[j] ?? null, equivalence));
     }
   }
   return agreement(ca, cb, same);
-}
-
-/** Whether two keys are the same answer (null never is). */
-export async function sameKey(a: string | null, b: string | null, eq: Equivalence): Promise<boolean> {
-  if (a === null || b === null) return false;
-  return a === b || eq.equal(a, b);
 }
 
 /** Mean of the finite values (0 for none). */

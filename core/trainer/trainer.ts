@@ -6,12 +6,15 @@ import type { DiscussionRecord, Judgement } from '../contracts/interaction';
 import type { JudgeSample, JudgeTools } from '../contracts/judge';
 import type { LossOptions, SampleRequest, TrainingSample, UpdateResult } from '../contracts/policy';
 import type { Problem } from '../contracts/problem';
-import type { AgentAnswers, CompletionView, RewardContext, RewardResult } from '../contracts/reward-source';
 import type { LoadedConfig } from '../config/load';
 import { CorlError } from '../errors';
 import { deepFreeze } from '../util/fs';
 import { mixSeed } from '../util/rng';
-import { AnswerKeys } from './answer-keys';
+import { AnswerKeys } from '../reward/answer-keys';
+import type { CompletionInput, GroupToScore } from '../reward/context';
+import { gradeGroup, labelStats, rewardStats, sourceStats, type GroupGrade } from '../reward/metrics';
+import { RewardPipeline, type GroupAnswers, type ScoredGroup } from '../reward/pipeline';
+import { matches } from '../voting/match';
 import { turnPrompt, turnsRead } from './discussion';
 import { agentFailure, batchAt, buildCohort, sampleChecked, type Agent, type Cohort } from './cohort';
 import { evaluateCohort, gradingKeys, mean } from './evaluate';
@@ -131,7 +134,13 @@ async function loop(
 ): Promise<TrainResult> {
   const { config } = cohort.loaded;
   const T = config.trainer.steps;
-  const keys = new AnswerKeys(cohort.extractor, cohort.equivalence, cohort.reward);
+  const keys = new AnswerKeys(cohort.extractor, cohort.equivalence);
+  const pipeline = new RewardPipeline({
+    reward: cohort.reward,
+    use: config.reward.use,
+    keys,
+    equivalence: cohort.equivalence,
+  });
   // Grading against references goes through a separate equivalence instance: the one whose keys
   // and verdicts reach reward sources never sees a reference.
   const grades = gradingKeys(cohort);
@@ -156,7 +165,7 @@ async function loop(
   let stopped = false;
   for (let step = state.nextStep; step < T; step++) {
     const t0 = performance.now();
-    const phase = await trainStep(cohort, keys, grades, step, run, writers.metrics);
+    const phase = await trainStep(cohort, pipeline, keys, grades, step, run, writers.metrics);
     const stepsDone = step + 1;
     const tEval = performance.now();
     if ((stepsDone === T || every(config.trainer.evalEvery, stepsDone)) && cohort.data.heldOut.length > 0)
@@ -207,16 +216,19 @@ interface StepPhase {
 interface Round {
   /** `completions[a][i][k]`. */
   readonly completions: Completion[][][];
+  /** `answered[a][i]`: the answers and voting keys of the group. */
+  readonly answered: GroupAnswers[][];
   /** `answerKeys[a][i][k]`. */
   readonly answerKeys: (string | null)[][][];
   /** `prompts[a][i][k]`: the prompt each completion was sampled from. */
   readonly prompts: string[][][];
   /** `results[a][i]`: the reward source's result (in a discussion, the verifier's scores). */
-  readonly results: RewardResult[][];
+  readonly results: ScoredGroup[][];
 }
 
 async function trainStep(
   cohort: Cohort,
+  pipeline: RewardPipeline,
   keys: AnswerKeys,
   grades: AnswerKeys,
   step: number,
@@ -235,14 +247,15 @@ async function trainStep(
   let sampleMs = performance.now() - t0;
   // 2. Answer keys, once per completion; they are all that agents share.
   const what0 = `at step ${step + 1}`;
-  const keys0 = await answerKeysOf(cohort, keys, batch, completions, what0);
+  const answered0 = await answerKeysOf(cohort, pipeline, batch, completions, what0);
   // 3. Rewards against the topology's supervisors (in a discussion, the verifier's score of each turn).
   const rounds: Round[] = [
     {
       completions,
-      answerKeys: keys0,
+      answered: answered0,
+      answerKeys: answered0.map((row) => row.map((g) => g.keys)),
       prompts: views.map((row, a) => row.map((v, i) => completions[a]![i]!.map(() => v.prompt))),
-      results: await rewardCohort(cohort, keys, batch, completions, keys0, interaction ? 0 : undefined, what0),
+      results: await rewardCohort(cohort, pipeline, batch, completions, answered0, interaction ? 0 : undefined, what0),
     },
   ];
   // Discussion rounds: debate k of agent a reads its neighbours' turns of debate k in the round before.
@@ -251,18 +264,19 @@ async function trainStep(
     const what = `round ${r} at step ${step + 1}`;
     const { prompts, completions: cs } = await discussionRound(cohort, keys, batch, rounds, r);
     sampleMs += performance.now() - tr;
-    const ks = await answerKeysOf(cohort, keys, batch, cs, what);
+    const answered = await answerKeysOf(cohort, pipeline, batch, cs, what);
     rounds.push({
       completions: cs,
-      answerKeys: ks,
+      answered,
+      answerKeys: answered.map((row) => row.map((g) => g.keys)),
       prompts,
-      results: await rewardCohort(cohort, keys, batch, cs, ks, r, what),
+      results: await rewardCohort(cohort, pipeline, batch, cs, answered, r, what),
     });
   }
   // An interaction that judges turns itself (CoMAS) does so now, problem by problem, label-free.
-  const judged = interaction?.judge ? await judgeCohort(cohort, keys, batch, rounds) : undefined;
+  const judged = interaction?.judge ? await judgeCohort(cohort, pipeline, batch, rounds) : undefined;
   // In a discussion the interaction turns the verifier's scores into each turn's reward.
-  const credited: RewardResult[][][] = interaction ? credit(cohort, rounds, problems, judged) : [rounds[0]!.results];
+  const credited: ScoredGroup[][][] = interaction ? credit(cohort, rounds, problems, judged) : [rounds[0]!.results];
   const t2 = performance.now();
   // 4. Advantages (one group per agent, problem and round) and 5. updates, every agent concurrently.
   const advantages = advantagesOf(cohort, credited);
@@ -399,7 +413,7 @@ async function discussionRound(
  */
 async function judgeCohort(
   cohort: Cohort,
-  keys: AnswerKeys,
+  pipeline: RewardPipeline,
   batch: StepBatch,
   rounds: readonly Round[],
 ): Promise<Judgement[]> {
@@ -422,8 +436,8 @@ async function judgeCohort(
           row[i]!.map((c, k) => ({
             prompt: round.prompts[a]![i]![k]!,
             text: c.text,
-            answer: keys.of(c.text).answer,
-            key: round.answerKeys[a]![i]![k] ?? null,
+            answer: round.answered[a]![i]!.answers[k] ?? null,
+            key: round.answered[a]![i]!.keys[k] ?? null,
           })),
         ),
       ),
@@ -447,13 +461,8 @@ async function judgeCohort(
           what,
         );
         const texts = group!.map((c) => c.text);
-        let ks: (string | null)[];
-        try {
-          ks = await keys.forReward(p, texts);
-        } catch (e) {
-          throw agentFailure(a, `answer keys of ${what}`, e);
-        }
-        return texts.map((text, k) => ({ text, answer: keys.of(text).answer, key: ks[k] ?? null }));
+        const { answers, keys } = await pipeline.answers(p, texts, `the ${what} of ${who(a)}`);
+        return texts.map((text, k) => ({ text, answer: answers[k] ?? null, key: keys[k] ?? null }));
       },
     });
     let judgement: Judgement;
@@ -504,54 +513,52 @@ function judgeMetrics(judged: readonly Judgement[]): Record<string, number> {
   };
 }
 
-/** The answer key of every completion (agent → problem → K). */
+/** The answers and voting keys of every completion (agent → problem → K). */
 async function answerKeysOf(
   cohort: Cohort,
-  keys: AnswerKeys,
+  pipeline: RewardPipeline,
   batch: StepBatch,
   completions: readonly (readonly (readonly Completion[])[])[],
   what: string,
-): Promise<(string | null)[][][]> {
-  const answerKeys: (string | null)[][][] = [];
+): Promise<GroupAnswers[][]> {
+  const out: GroupAnswers[][] = [];
   for (const a of cohort.agents) {
-    const perProblem: (string | null)[][] = [];
+    const perProblem: GroupAnswers[] = [];
     for (const [i, p] of batch.problems.entries()) {
-      try {
-        perProblem.push(
-          await keys.forReward(
-            p,
-            completions[a.index]![i]!.map((c) => c.text),
-          ),
-        );
-      } catch (e) {
-        throw agentFailure(a, `answer keys ${what}`, e);
-      }
+      const texts = completions[a.index]![i]!.map((c) => c.text);
+      perProblem.push(await pipeline.answers(p, texts, `problem "${p.id}" of ${who(a)} ${what}`));
     }
-    answerKeys.push(perProblem);
+    out.push(perProblem);
   }
-  return answerKeys;
+  return out;
 }
 
-/** Each agent's rewards per problem, from a frozen context of copies: its own keys and its supervisors'. */
+/** An agent as messages name it. */
+function who(a: Agent): string {
+  return `agent ${a.index} (${a.name})`;
+}
+
+/** Each agent's scored groups per problem, through the reward pipeline: its own keys and its supervisors'. */
 async function rewardCohort(
   cohort: Cohort,
-  keys: AnswerKeys,
+  pipeline: RewardPipeline,
   batch: StepBatch,
   completions: readonly (readonly (readonly Completion[])[])[],
-  answerKeys: readonly (readonly (readonly (string | null)[])[])[],
+  answered: readonly (readonly GroupAnswers[])[],
   round: number | undefined,
   what: string,
-): Promise<RewardResult[][]> {
+): Promise<ScoredGroup[][]> {
   const { supervised } = cohort.loaded;
   const { step, problems, views } = batch;
   const N = cohort.agents.length;
-  const contexts: RewardContext[][] = cohort.agents.map((a) => {
+  const groups: GroupToScore[] = [];
+  const whats: string[] = [];
+  for (const a of cohort.agents) {
     const supervisors = cohort.topology.supervisors(a.index, N);
-    return problems.map((problem, i) => {
-      const group = completions[a.index]![i]!;
-      const own: AgentAnswers = { agent: a.index, keys: [...answerKeys[a.index]![i]!] };
-      // Frozen, and built of copies: a reward source can change nothing the run (or the next source) uses.
-      return deepFreeze({
+    for (const [i, problem] of problems.entries()) {
+      const { answers, keys } = answered[a.index]![i]!;
+      const reference = supervised ? cohort.data.groundTruth.get(problem.id) : undefined;
+      groups.push({
         problem,
         prompt: views[a.index]![i]!.prompt,
         ...(round !== undefined ? { round } : {}),
@@ -559,69 +566,34 @@ async function rewardCohort(
         agents: N,
         step,
         totalSteps: cohort.loaded.config.trainer.steps,
-        completions: group.map((c, k) => view(c, keys.of(c.text).answer, own.keys[k] ?? null)),
-        own,
-        supervisors: supervisors.map((m) => ({ agent: m, keys: [...answerKeys[m]![i]!] })),
-        equivalence: cohort.equivalence,
-        ...(supervised ? { reference: cohort.data.groundTruth.get(problem.id) } : {}),
+        completions: completions[a.index]![i]!.map(completionInput),
+        answers,
+        keys,
+        supervisors: supervisors.map((m) => ({ agent: m, keys: answered[m]![i]!.keys })),
+        ...(reference !== undefined ? { reference } : {}),
       });
-    });
-  });
-  const results = cohort.reward.scoreMany
-    ? await scoreStep(cohort, contexts, what)
-    : await scoreEach(cohort, contexts, what);
-  for (const a of cohort.agents)
-    problems.forEach((problem, i) => checkRewards(results[a.index]![i]!, completions[a.index]![i]!.length, a, problem));
-  return results;
-}
-
-/** The contexts of a step scored one by one. */
-async function scoreEach(
-  cohort: Cohort,
-  contexts: readonly (readonly RewardContext[])[],
-  what: string,
-): Promise<RewardResult[][]> {
-  const results: RewardResult[][] = [];
-  for (const a of cohort.agents) {
-    const row: RewardResult[] = [];
-    for (const ctx of contexts[a.index]!) {
-      try {
-        row.push(await cohort.reward.score(ctx));
-      } catch (e) {
-        throw agentFailure(a, `reward ${what}`, e);
-      }
+      whats.push(`problem "${problem.id}" of ${who(a)} ${what}`);
     }
-    results.push(row);
   }
-  return results;
+  // The whole step in one go (one round trip for a source that scores many groups at once), agent by agent.
+  const scored = await pipeline.scoreMany(groups, whats, `the step's groups ${what}`);
+  return cohort.agents.map((_, a) => scored.slice(a * problems.length, (a + 1) * problems.length));
 }
 
-/** The contexts of a step scored in one call of the source's `scoreMany` (agent by agent, problem by problem). */
-async function scoreStep(
-  cohort: Cohort,
-  contexts: readonly (readonly RewardContext[])[],
-  what: string,
-): Promise<RewardResult[][]> {
-  const flat = contexts.flat();
-  let got: RewardResult[];
-  try {
-    got = await cohort.reward.scoreMany!(flat);
-  } catch (e) {
-    throw agentFailure(undefined, `reward ${what}`, e);
-  }
-  if (!Array.isArray(got) || got.length !== flat.length) {
-    throw new CorlError(
-      'CORL_ERR_REWARD_OUTPUT',
-      `expected ${flat.length} results from scoreMany of "${cohort.loaded.config.reward.use}" (one per agent and problem), got ${Array.isArray(got) ? got.length : typeof got}`,
-      { where: 'reward' },
-    );
-  }
-  let at = 0;
-  return contexts.map((row) => row.map(() => got[at++]!));
+/** A sampled completion as the reward pipeline reads it. */
+function completionInput(c: Completion): CompletionInput {
+  return {
+    text: c.text,
+    length: c.tokenIds.length,
+    tokenIds: c.tokenIds,
+    finishReason: c.finishReason,
+    ...(c.entropies ? { entropies: c.entropies } : {}),
+    ...(c.meanLogprobs ? { meanLogprobs: c.meanLogprobs } : {}),
+  };
 }
 
 /** Each agent's advantages per problem and round from the advantage plugin, checked for shape and finiteness. */
-function advantagesOf(cohort: Cohort, credited: readonly (readonly RewardResult[][])[]): number[][][] {
+function advantagesOf(cohort: Cohort, credited: readonly (readonly ScoredGroup[][])[]): number[][][] {
   return cohort.agents.map((a) => {
     const groups = credited.flatMap((round) => round[a.index]!.map((r) => r.rewards));
     const adv = cohort.advantage.estimate(groups);
@@ -682,7 +654,7 @@ function saveRollouts(
   batch: StepBatch,
   rounds: readonly Round[],
   agent: number,
-  results: readonly RewardResult[],
+  results: readonly ScoredGroup[],
   advantages: readonly (readonly number[])[],
   discussion: boolean,
 ): void {
@@ -716,11 +688,11 @@ function credit(
   rounds: readonly Round[],
   problems: readonly Problem[],
   judged?: readonly Judgement[],
-): RewardResult[][][] {
+): ScoredGroup[][][] {
   const interaction = cohort.interaction!;
   const N = cohort.agents.length;
   const K = rounds[0]!.completions[0]![0]!.length;
-  const out: RewardResult[][][] = rounds.map((round) => round.results.map((row) => row.map((x) => ({ ...x }))));
+  const out: ScoredGroup[][][] = rounds.map((round) => round.results.map((row) => row.map((x) => ({ ...x }))));
   for (const [i, p] of problems.entries()) {
     const scores = rounds.map((round) => round.results.map((row) => [...row[i]!.rewards]));
     const rewards = interaction.credit(
@@ -777,8 +749,7 @@ async function roundMetrics(
     for (const [i, p] of problems.entries()) {
       const target = grades.referenceKey(p.id, cohort.data.groundTruth);
       if (target === null) continue;
-      for (const key of round.answerKeys[agent]![i]!)
-        right.push(key !== null && (key === target || (await cohort.grading.equal(key, target))) ? 1 : 0);
+      for (const key of round.answerKeys[agent]![i]!) right.push((await matches(key, target, cohort.grading)) ? 1 : 0);
     }
     if (right.length) m[`train/round${r}/accuracy`] = mean(right);
     m[`reward/round${r}/score_mean`] = mean(round.results[agent]!.flatMap((x) => [...x.rewards]));
@@ -786,110 +757,40 @@ async function roundMetrics(
   return m;
 }
 
-function view(c: Completion, answer: string | null, key: string | null): CompletionView {
-  return {
-    text: c.text,
-    answer,
-    key,
-    length: c.tokenIds.length,
-    tokenIds: Array.from(c.tokenIds),
-    finishReason: c.finishReason,
-    ...(c.entropies ? { entropies: Array.from(c.entropies) } : {}),
-    ...(c.meanLogprobs ? { meanLogprobs: Array.from(c.meanLogprobs) } : {}),
-  };
-}
-
-function checkRewards(result: RewardResult, k: number, agent: Agent, problem: Problem): void {
-  const bad = !result || !Array.isArray(result.rewards) || result.rewards.length !== k;
-  if (bad) {
-    throw new CorlError(
-      'CORL_ERR_REWARD_OUTPUT',
-      `expected ${k} rewards for problem "${problem.id}", got ${
-        Array.isArray(result)
-          ? 'a bare array'
-          : Array.isArray(result?.rewards)
-            ? result.rewards.length
-            : `rewards: ${typeof result?.rewards}`
-      }`,
-      {
-        where: `agents[${agent.index}]`,
-        ...(Array.isArray(result) ? { hint: 'score() returns { rewards: [...] }, one reward per completion' } : {}),
-      },
-    );
-  }
-  result.rewards.forEach((r, i) => {
-    if (typeof r !== 'number' || !Number.isFinite(r)) {
-      throw new CorlError(
-        'CORL_ERR_REWARD_OUTPUT',
-        `expected a finite reward for completion ${i} of problem "${problem.id}", got ${r}`,
-        { where: `agents[${agent.index}]` },
-      );
-    }
-  });
-}
-
 /** One agent's step, problem slot by problem slot (round by round in a discussion), as its metrics read it. */
 interface AgentStep {
   readonly problems: readonly Problem[];
   readonly completions: readonly Completion[][];
   readonly answerKeys: readonly (readonly (string | null)[])[];
-  readonly results: readonly RewardResult[];
+  readonly results: readonly ScoredGroup[];
   readonly advantages: readonly (readonly number[])[];
   readonly update: UpdateResult;
 }
 
 async function stepMetrics(cohort: Cohort, grades: AnswerKeys, step: AgentStep): Promise<Record<string, number>> {
   const { problems, completions, answerKeys, results, advantages, update } = step;
-  const eq = cohort.grading;
-  const same = async (a: string | null | undefined, b: string | null | undefined): Promise<boolean> =>
-    a != null && b != null && (a === b || (await eq.equal(a, b)));
-  const rewards = results.flatMap((r) => [...r.rewards]);
-  const m: Record<string, number> = {};
-  m['reward/mean'] = mean(rewards);
-  const mu = m['reward/mean'];
-  m['reward/std'] =
-    rewards.length > 1 ? Math.sqrt(rewards.reduce((s, r) => s + (r - mu) * (r - mu), 0) / (rewards.length - 1)) : 0;
-  m['reward/frac_zero_std'] = mean(results.map((r) => (r.rewards.every((x) => x === r.rewards[0]) ? 1 : 0)));
+  const gt = cohort.data.groundTruth;
+  const m: Record<string, number> = rewardStats(results);
   m['advantage/abs_mean'] = mean(advantages.flatMap((g) => g.map(Math.abs)));
-
-  const labeled = results.filter((r) => r.label !== undefined);
-  if (labeled.length) {
-    m['label/labeled_fraction'] = mean(labeled.map((r) => (r.label !== null ? 1 : 0)));
-    const accs: number[] = [];
-    const agree: number[] = [];
-    const rewardAcc: number[] = [];
-    const byCategory: Record<string, number[]> = {};
-    for (const [i, r] of results.entries()) {
-      if (r.label === undefined) continue;
-      const target = grades.referenceKey(problems[i]!.id, cohort.data.groundTruth);
-      if (r.label !== null && target !== null) {
-        const right = (await same(r.label, target)) ? 1 : 0;
-        accs.push(right);
-        // Per problem category (tasks that tag metadata.category): where do pseudo-labels go wrong?
-        const category = problems[i]!.metadata?.category;
-        if (typeof category === 'string') (byCategory[category] ??= []).push(right);
-      }
-      if (r.label !== null && r.ownLabel != null) agree.push((await same(r.label, r.ownLabel)) ? 1 : 0);
-      if (target !== null && r.rewards.every((x) => x === 0 || x === 1)) {
-        for (const [k, key] of answerKeys[i]!.entries())
-          rewardAcc.push(((await same(key, target)) ? 1 : 0) === r.rewards[k] ? 1 : 0);
-      }
+  // Ground truth grades the labels, for monitoring only.
+  const graded: (GroupGrade | undefined)[] = [];
+  for (const [i, r] of results.entries()) {
+    if (r.label === undefined) {
+      graded.push(undefined);
+      continue;
     }
-    if (accs.length) m['label/accuracy'] = mean(accs);
-    for (const [category, v] of Object.entries(byCategory)) {
-      m[`label/accuracy/${category}`] = mean(v);
-      m[`label/count/${category}`] = v.length;
-    }
-    if (agree.length) m['label/peer_agreement'] = mean(agree);
-    if (rewardAcc.length) m['reward/accuracy'] = mean(rewardAcc);
+    const p = problems[i]!;
+    const category = typeof p.metadata?.category === 'string' ? p.metadata.category : undefined;
+    graded.push(await gradeGroup(r, answerKeys[i]!, grades.referenceKey(p.id, gt), category, cohort.grading));
   }
+  Object.assign(m, labelStats(results, graded));
 
   // Accuracy of the training samples themselves (monitoring).
   const right: number[] = [];
   for (const [i, p] of problems.entries()) {
-    const target = grades.referenceKey(p.id, cohort.data.groundTruth);
+    const target = grades.referenceKey(p.id, gt);
     if (target === null) continue;
-    for (const key of answerKeys[i]!) right.push((await same(key, target)) ? 1 : 0);
+    for (const key of answerKeys[i]!) right.push((await matches(key, target, cohort.grading)) ? 1 : 0);
   }
   if (right.length) m['train/accuracy'] = mean(right);
 
@@ -897,13 +798,7 @@ async function stepMetrics(cohort: Cohort, grades: AnswerKeys, step: AgentStep):
   m['completion/mean_length'] = mean(all.map((c) => c.tokenIds.length));
   m['completion/answered_fraction'] = mean(answerKeys.flat().map((k) => (k === null ? 0 : 1)));
   m['completion/truncated_fraction'] = mean(all.map((c) => (c.finishReason === 'length' ? 1 : 0)));
-
-  // Extra metrics of the reward source: mean over the problems that report them.
-  const extra = new Map<string, number[]>();
-  for (const r of results)
-    for (const [k, v] of Object.entries(r.metrics ?? {}))
-      if (Number.isFinite(v)) (extra.get(k) ?? extra.set(k, []).get(k)!).push(v);
-  for (const [k, vs] of extra) m[k] = mean(vs);
+  Object.assign(m, sourceStats(results));
   for (const [k, v] of Object.entries(update.metrics)) if (Number.isFinite(v)) m[k] = v;
   return m;
 }

@@ -2,7 +2,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-import { matches } from '../../core/voting/plurality';
+import { matches } from '../../core/voting/match';
 
 const GROUND_TRUTH_OPTIONS_SCHEMA = {
   type: 'object',

@@ -1,7 +1,7 @@
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-import { matches } from '../../core/voting/plurality';
+import { matches } from '../../core/voting/match';
 
 /**
  * MAPoRL's verifier, from labels: each turn's score is 1 when its answer is equivalent to the

@@ -23,7 +23,8 @@ export {
   voteReward,
   weightedReward,
 };
-export { pluralityVote, matches, type VoteOutcome, type VoteCluster } from '../../core/voting/plurality';
+export { pluralityVote, type VoteOutcome, type VoteCluster } from '../../core/voting/plurality';
+export { matches } from '../../core/voting/match';
 
 /** Registers the built-in reward sources. */
 export const register = registerAll(

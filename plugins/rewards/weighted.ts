@@ -3,6 +3,7 @@ import type { ManifestQueryContext, PluginContext, PluginKind, ResolvedSelection
 import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
+import { checkResult } from '../../core/reward/checks';
 
 /** corl's schema keyword for a nested plugin selection, `{ corlPlugin: kind }`. */
 type CorlPluginKeyword = { corlPlugin: PluginKind };
@@ -109,14 +110,12 @@ export const weightedReward = definePlugin({
       let label: string | null | undefined;
       let ownLabel: string | null | undefined;
       for (const [i, p] of parts.entries()) {
-        const r = results[i];
-        if (!r || !Array.isArray(r.rewards) || r.rewards.length !== rewards.length) {
-          throw new CorlError(
-            'CORL_ERR_REWARD_OUTPUT',
-            `expected ${rewards.length} rewards from part ${i} of corl:weighted (${options.sources[i]!.source.use}), got ${Array.isArray(r?.rewards) ? r.rewards.length : typeof r?.rewards}`,
-            { where: `reward.options.sources[${i}]` },
-          );
-        }
+        // Each part is held to the contract the pipeline holds the whole to (core/reward/checks.ts).
+        const r = checkResult(results[i], rewards.length, {
+          use: options.sources[i]!.source.use,
+          what: `problem "${rc.problem.id}" as part ${i} of corl:weighted`,
+          where: `reward.options.sources[${i}]`,
+        });
         r.rewards.forEach((x, k) => {
           rewards[k] = rewards[k]! + p.weight * x;
         });

@@ -108,7 +108,11 @@ describe('e2e: npm pack → install the tarball → npx create-corl-plugin → n
     const offline = sh('unshare', ['-n', 'npm', 'install', '--offline', '--no-audit', '--no-fund'], lab);
     expect(offline.code, offline.out).to.equal(0);
     expect(offline.out).to.not.match(/ENOTFOUND|nuget/i);
-    expect(fs.existsSync(path.join(lab, 'node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so'))).to.equal(false);
+    expect(
+      fs.existsSync(
+        path.join(lab, 'node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so'),
+      ),
+    ).to.equal(false);
     // The configs train where they are, and in a copy of the folder elsewhere (no relative path into corl).
     const copy = path.join(tmp.dir, 'elsewhere', 'lab-copy');
     fs.cpSync(lab, copy, { recursive: true, verbatimSymlinks: true });
@@ -117,7 +121,11 @@ describe('e2e: npm pack → install the tarball → npx create-corl-plugin → n
       expect(v.code, v.out).to.equal(0);
       expect(v.stdout).to.contain('plugins created');
     }
-    const labTrain = sh('npx', ['corl', 'train', 'configs/co-rl.json', '--steps', '1', '--out', 'runs/one', '-q'], copy);
+    const labTrain = sh(
+      'npx',
+      ['corl', 'train', 'configs/co-rl.json', '--steps', '1', '--out', 'runs/one', '-q'],
+      copy,
+    );
     expect(labTrain.code, labTrain.out).to.equal(0);
     expect(labTrain.stdout).to.contain('label-free run: 1 step(s)');
     expect(fs.readdirSync(path.join(copy, 'runs/one/tensorboard')).sort()).to.deep.equal(['alpha', 'beta', 'cohort']);

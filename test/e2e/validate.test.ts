@@ -127,7 +127,9 @@ describe('e2e: corl validate checks what corl train checks before its first step
     );
     const r = corl('validate', file);
     expect(r.status).to.equal(1);
-    expect(r.stderr).to.match(/^CORL_ERR_CONFIG_PATH: expected every path of the config to name a file or folder, got 2 that do not/);
+    expect(r.stderr).to.match(
+      /^CORL_ERR_CONFIG_PATH: expected every path of the config to name a file or folder, got 2 that do not/,
+    );
     expect(r.stderr).to.contain(
       `agents[0].policy.options.checkpoint: agent 0 (alpha): expected a folder at ${path.resolve(tmp.dir, '../models/slips/alpha')}, got nothing (corl ships this model: write "package:corl/models/slips/alpha"`,
     );

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { Policy } from '../../contracts/policy';
 import { loadConfig } from '../../config/load';
 import { CorlError } from '../../errors';
-import { AnswerKeys } from '../../trainer/answer-keys';
+import { AnswerKeys } from '../../reward/answer-keys';
 import { readPretrainCorpus } from '../../trainer/pretrain-corpus';
 import { buildCohort, sampleChecked, type Agent, type Cohort } from '../../trainer/cohort';
 import { evalProblems, gradingKeys, mean } from '../../trainer/evaluate';

@@ -72,11 +72,6 @@ export const SERVE_CODES = defineCodes({
       'A group was posted for a step older than the service still keeps (`serve.exchange.keepSteps` behind the newest step) (HTTP 410).',
     fix: 'post current steps; raise `serve.exchange.keepSteps` if agents legitimately lag that far behind each other',
   },
-  CORL_ERR_SERVE_REWARD_FAILED: {
-    cause:
-      'The configured reward source (or answer extraction) threw while scoring a request (HTTP 500). The service keeps running.',
-    fix: "read the message for the plugin's error; fix the plugin or its options and restart the service",
-  },
   CORL_ERR_SERVE_UNAVAILABLE: {
     cause:
       'The service is shutting down; requests still waiting are answered with HTTP 503 (their posted answers are journaled).',

@@ -4,7 +4,8 @@
 // reference only under `groundTruth: true`.
 import type { RewardContext, RewardResult } from '../../../core/contracts/reward-source';
 import { CorlError } from '../../../core/errors';
-import { matchesAtOnce, pluralityVote } from '../../../core/voting/plurality';
+import { matchesAtOnce } from '../../../core/voting/match';
+import { pluralityVote } from '../../../core/voting/plurality';
 import { majorityOfLabels } from '../vote';
 
 /** The options the calls depend on (a subset of corl:python's). */

@@ -16,7 +16,9 @@ describe('the verdict points only at a results page that exists', () => {
       fs.mkdirSync(path.join(installed, 'docs'), { recursive: true });
       fs.writeFileSync(path.join(installed, 'docs', 'results.md'), '# Results\n');
       expect(resultsPage(path.join(tmp.dir, 'lab'), installed)).to.equal('node_modules/corl/docs/results.md');
-      expect(resultsPage(path.join(tmp.dir, 'elsewhere'), installed)).to.equal(path.join(installed, 'docs', 'results.md'));
+      expect(resultsPage(path.join(tmp.dir, 'elsewhere'), installed)).to.equal(
+        path.join(installed, 'docs', 'results.md'),
+      );
       fs.rmSync(path.join(installed, 'docs', 'results.md'));
       expect(resultsPage(path.join(tmp.dir, 'lab'), installed)).to.equal(undefined);
     } finally {

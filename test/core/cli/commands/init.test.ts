@@ -37,17 +37,28 @@ describe('corl init', function () {
     const tarball = path.join(tmp.dir, 'corl-0.1.0.tgz');
     fs.writeFileSync(tarball, '');
     const r = initProject({ dir, corl: tarball, npmVersion: '10.9.2' });
-    expect(r.files).to.deep.equal(['.gitignore', '.npmrc', 'README.md', 'configs/base.json', 'configs/co-rl.json', 'configs/ttrl.json', 'package.json']);
+    expect(r.files).to.deep.equal([
+      '.gitignore',
+      '.npmrc',
+      'README.md',
+      'configs/base.json',
+      'configs/co-rl.json',
+      'configs/ttrl.json',
+      'package.json',
+    ]);
     expect(r.corlSpec).to.equal('file:../corl-0.1.0.tgz');
     const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
     expect(pkg).to.deep.include({ name: 'my-lab', private: true, allowScripts: { 'onnxruntime-node': false } });
     expect(pkg.dependencies).to.deep.equal({ corl: 'file:../corl-0.1.0.tgz' });
     expect(pkg.scripts.train).to.equal('corl train configs/co-rl.json');
     expect(fs.readFileSync(path.join(dir, '.npmrc'), 'utf8')).to.contain('onnxruntime-node-install=skip');
-    expect(fs.readFileSync(path.join(dir, 'README.md'), 'utf8')).to.contain('npx corl train configs/co-rl.json').and.contain('npm install');
+    expect(fs.readFileSync(path.join(dir, 'README.md'), 'utf8'))
+      .to.contain('npx corl train configs/co-rl.json')
+      .and.contain('npm install');
     for (const name of INIT_CONFIGS) {
       const loaded = await loadConfig(path.join(dir, 'configs', name));
-      for (const a of loaded.config.agents) expect(String(a.policy.options.checkpoint)).to.match(/^package:corl\/models\/slips\/(alpha|beta)$/);
+      for (const a of loaded.config.agents)
+        expect(String(a.policy.options.checkpoint)).to.match(/^package:corl\/models\/slips\/(alpha|beta)$/);
       expect(loaded.config.metrics.map((m) => m.use)).to.deep.equal(['corl:tensorboard']);
     }
   });
@@ -55,7 +66,12 @@ describe('corl init', function () {
   it('keeps a package.json already there (its corl, scripts, fields), adds allowScripts; an npm with allowScripts gets no .npmrc', () => {
     fs.writeFileSync(
       path.join(tmp.dir, 'package.json'),
-      JSON.stringify({ name: 'mine', dependencies: { corl: 'file:../corl.tgz', left: '^1.0.0' }, scripts: { train: 'my own' }, keep: 1 }),
+      JSON.stringify({
+        name: 'mine',
+        dependencies: { corl: 'file:../corl.tgz', left: '^1.0.0' },
+        scripts: { train: 'my own' },
+        keep: 1,
+      }),
     );
     const r = initProject({ dir: tmp.dir, npmVersion: '11.19.1' });
     expect(r.npmrc).to.equal(false);

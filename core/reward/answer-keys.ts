@@ -1,7 +1,6 @@
 import type { AnswerExtractor } from '../contracts/answer-extractor';
 import type { Equivalence } from '../contracts/equivalence';
 import type { GroundTruth, Problem } from '../contracts/problem';
-import type { RewardSource } from '../contracts/reward-source';
 
 /** Bounds of the cache: distinct texts, and their characters in all (about 2 bytes each in memory). */
 export const ANSWER_CACHE_LIMITS = { texts: 200_000, chars: 32 * 1024 * 1024, longestText: 16 * 1024 };
@@ -28,7 +27,6 @@ export class AnswerKeys {
   constructor(
     private readonly extractor: AnswerExtractor,
     private readonly equivalence: Equivalence,
-    private readonly reward?: RewardSource,
     private readonly limits: AnswerCacheLimits = ANSWER_CACHE_LIMITS,
   ) {}
 
@@ -60,13 +58,6 @@ export class AnswerKeys {
   /** Keys through the run's extractor and equivalence (evaluation, monitoring). */
   async forCompletions(_problem: Problem, texts: readonly string[]): Promise<(string | null)[]> {
     return texts.map((t) => this.of(t).key);
-  }
-
-  /** The keys the reward source votes with: its own `answerKeys` when it has one, else the run's. */
-  async forReward(problem: Problem, texts: readonly string[]): Promise<(string | null)[]> {
-    if (this.reward?.answerKeys)
-      return this.reward.answerKeys(Object.freeze({ problem, texts: Object.freeze([...texts]) }));
-    return this.forCompletions(problem, texts);
   }
 
   /** Canonical key of a problem's reference answer (null when it has none). */

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import type { AnswerExtractor } from '../../../core/contracts/answer-extractor';
 import type { Equivalence } from '../../../core/contracts/equivalence';
 import { SERVE_ANSWER_CACHE } from '../../../core/serve/setup';
-import { ANSWER_CACHE_LIMITS, AnswerKeys } from '../../../core/trainer/answer-keys';
+import { ANSWER_CACHE_LIMITS, AnswerKeys } from '../../../core/reward/answer-keys';
 
-describe('core/trainer/answer-keys (the key cache)', () => {
+describe('core/reward/answer-keys (the key cache)', () => {
   let extracted = 0;
   const extractor: AnswerExtractor = {
     extract: (t) => {
@@ -48,7 +48,7 @@ describe('core/trainer/answer-keys (the key cache)', () => {
   });
 
   it("keeps only short texts under corl serve's limits (a long completion is extracted each time)", () => {
-    const keys = new AnswerKeys(extractor, equivalence, undefined, SERVE_ANSWER_CACHE);
+    const keys = new AnswerKeys(extractor, equivalence, SERVE_ANSWER_CACHE);
     const short = 'so \\boxed{4}';
     const long = `${'w'.repeat(SERVE_ANSWER_CACHE.longestText)} \\boxed{5}`;
     for (let i = 0; i < 3; i++) {

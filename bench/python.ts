@@ -2,8 +2,9 @@
 // process) and by Python functions through corl's host, at the embedded benchmark's shape (2 agents ×
 // 16 prompts × 8 completions of ~40 characters) and at paper scale (2 agents × 128 prompts × 12
 // completions of ~600 characters). A step goes as one message (scoreMany: what the trainer does) or
-// one round trip per prompt (score, for comparison). Figures: median milliseconds per step over the
-// repeats, and what corl:python adds over corl:vote per step and per completion.
+// one round trip per prompt (score, for comparison). Figures: median wall milliseconds per step over
+// the repeats, mean CPU milliseconds per step (corl's process plus its Python host: the figure a
+// loaded machine disturbs least), and the CPU corl:python adds over corl:vote per completion.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -53,16 +54,46 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-async function timeStep(source: RewardSource, contexts: readonly RewardContext[], many: boolean): Promise<number> {
+/** CPU milliseconds of this process's Python hosts so far (Linux /proc; clock ticks of 10 ms). */
+function childCpuMs(): number {
+  let ticks = 0;
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // the fields after "(name) ": state ppid ... with utime and stime the 12th and 13th
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(f[1]) === process.pid && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('host.py'))
+        ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10;
+}
+
+/** Median wall milliseconds per step, and mean CPU milliseconds per step (corl's process and its Python host). */
+async function timeStep(
+  source: RewardSource,
+  contexts: readonly RewardContext[],
+  many: boolean,
+): Promise<{ wall: number; cpu: number }> {
   const times: number[] = [];
+  let cpu = 0;
   for (let r = 0; r < REPEATS + 1; r++) {
+    const p0 = childCpuMs(); // read outside the measured span: scanning /proc costs CPU too
     const t0 = process.hrtime.bigint();
+    const c0 = process.cpuUsage();
     if (many && source.scoreMany) await source.scoreMany(contexts);
     else for (const c of contexts) await source.score(c);
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (r > 0) times.push(ms); // the first is a warm-up (caches, the interpreter's first call)
+    const used = process.cpuUsage(c0);
+    // the first is a warm-up (caches, the interpreter's first call)
+    if (r > 0) {
+      times.push(ms);
+      cpu += (used.user + used.system) / 1000 + (childCpuMs() - p0);
+    }
   }
-  return median(times);
+  return { wall: median(times), cpu: cpu / REPEATS };
 }
 
 export const bench: Bench = {
@@ -78,6 +109,12 @@ export const bench: Bench = {
         'def reward_func(prompts, completions, matches_pseudo_label, **kwargs):\n    return [1.0 if m else 0.0 for m in matches_pseudo_label]\n',
       );
       const steps = path.join(ROOT, 'templates', 'python-reward', 'reward.py');
+      process.stdout.write(
+        `load average ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')} on ${os.cpus().length} cores\n`,
+      );
       const t0 = process.hrtime.bigint();
       const probe = await createPlugin(pythonReward, { module: coRl });
       process.stdout.write(
@@ -95,9 +132,9 @@ export const bench: Bench = {
         );
         const vote = await createPlugin(voteReward, {});
         const base = await timeStep(vote, contexts, false);
-        process.stdout.write(
-          `  corl:vote (in process)                          ${base.toFixed(2).padStart(9)} ms/step\n`,
-        );
+        const line = (label: string, t: { wall: number; cpu: number }, extra = ''): string =>
+          `  ${label.padEnd(47)} ${t.wall.toFixed(1).padStart(8)} ms wall ${t.cpu.toFixed(1).padStart(8)} ms CPU per step${extra}\n`;
+        process.stdout.write(line('corl:vote (in process)', base));
         const cases: [string, Record<string, unknown>, boolean][] = [
           ['corl:python, Co-RL in Python, one message/step', { module: coRl }, true],
           ['corl:python, same, batch "step" (GRPOTrainer)', { module: coRl, batch: 'step' }, true],
@@ -106,11 +143,10 @@ export const bench: Bench = {
         ];
         for (const [label, options, many] of cases) {
           const source = await createPlugin(pythonReward, { ...options, stderr: 'discard' });
-          const ms = await timeStep(source, contexts, many);
+          const t = await timeStep(source, contexts, many);
           await source.close?.();
-          process.stdout.write(
-            `  ${label.padEnd(47)} ${ms.toFixed(2).padStart(9)} ms/step  (+${(ms - base).toFixed(2)} ms, ${(((ms - base) * 1000) / n).toFixed(1)} µs/completion over corl:vote)\n`,
-          );
+          const over = (((t.cpu - base.cpu) * 1000) / n).toFixed(1);
+          process.stdout.write(line(label, t, ` (+${over} µs CPU per completion over corl:vote)`));
         }
       }
     } finally {

@@ -248,7 +248,10 @@ def as_number(value, what, allow_none):
         except Exception:
             raise CallError("output", "%s is %s (%s): return %s"
                             % (what, clip(repr(value))[:80], type(value).__name__, wanted))
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond a float's range
+        number = math.inf if value > 0 else -math.inf
     if not math.isfinite(number):
         raise CallError("output", "%s is %r: return a finite number%s"
                         % (what, number, ", or None to abstain" if allow_none else ""))

@@ -456,6 +456,7 @@ def reward_func(prompts, completions, corl, **kwargs):
         lambda: [1.0] * (n - 1),
         lambda: [0.0] * 10_000_000,
         lambda: [[1.0]] * n,
+        lambda: [10 ** 400] * n,
     ][corl.step]()
 `,
       );
@@ -469,6 +470,7 @@ def reward_func(prompts, completions, corl, **kwargs):
         'expected 2 rewards (one per completion, None to abstain), got 1',
         'got 10000000',
         'reward 0 is [1.0] (list)',
+        'reward 0 is inf',
       ];
       for (const [step, text] of expected.entries()) {
         const err = await failure(r.score(rewardContext({ keys: ['1', '2'], step })));

@@ -1,2 +1,3 @@
-export { definePythonReward, pythonReward, type PythonRewardDefinition } from './plugin';
+export { definePythonReward, type PythonRewardDefinition, type PythonRuntimeOptions } from './define';
+export { pythonReward } from './plugin';
 export { HOST_SCRIPT } from './process';

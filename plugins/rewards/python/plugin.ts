@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { PluginContext, PluginDefinition } from '../../../core/contracts/plugin';
+import type { PluginContext } from '../../../core/contracts/plugin';
 import type { RewardContext, RewardResult, RewardSource } from '../../../core/contracts/reward-source';
 import { CorlError } from '../../../core/errors';
 import { definePlugin } from '../../../core/registry/define';
@@ -10,8 +10,8 @@ import { HostGone, PythonHost, type HostOptions } from './process';
 
 const IDENTIFIER = '^[A-Za-z_][A-Za-z0-9_]*$';
 
-/** What the function is and what it receives: in the config for corl:python, fixed in code by {@link definePythonReward}. */
-const FUNCTION_PROPERTIES = {
+/** What the function is and what it receives: in the config for corl:python, fixed in code by definePythonReward (define.ts). */
+export const FUNCTION_PROPERTIES = {
   module: {
     type: 'string',
     minLength: 1,
@@ -50,7 +50,7 @@ const FUNCTION_PROPERTIES = {
   },
 } as const;
 
-/** How it runs: options of corl:python and of every reward made with {@link definePythonReward}. */
+/** How it runs: options of corl:python and of every reward made with definePythonReward (define.ts). */
 const RUNTIME_PROPERTIES = {
   python: {
     type: 'string',
@@ -98,19 +98,17 @@ const PYTHON_OPTIONS_SCHEMA = {
   additionalProperties: false,
 } as const satisfies JSONSchema;
 
-const RUNTIME_OPTIONS_SCHEMA = {
+export const RUNTIME_OPTIONS_SCHEMA = {
   type: 'object',
   properties: RUNTIME_PROPERTIES,
   additionalProperties: false,
 } as const satisfies JSONSchema;
 
 /** The options, as validated and defaulted by the schema (derived from it, so the two cannot drift). */
-type PythonOptions = FromSchema<typeof PYTHON_OPTIONS_SCHEMA>;
-/** The options of a reward made with {@link definePythonReward}. */
-type RuntimeOptions = FromSchema<typeof RUNTIME_OPTIONS_SCHEMA>;
+export type PythonOptions = FromSchema<typeof PYTHON_OPTIONS_SCHEMA>;
 
 /** Names an option in errors: `corl:python options.module`. */
-type Where = (option: string) => string;
+export type Where = (option: string) => string;
 
 /** Resolve `module` and `python` against the config's folder, refusing a .py file that is not there. */
 function locate(options: PythonOptions, baseDir: string, where: Where): { module: string; python: string } {
@@ -158,7 +156,11 @@ function checkAnswers(
 }
 
 /** A reward source calling the Python function the options name (see corl:python). */
-async function createPythonReward(options: PythonOptions, ctx: PluginContext, where: Where): Promise<RewardSource> {
+export async function createPythonReward(
+  options: PythonOptions,
+  ctx: PluginContext,
+  where: Where,
+): Promise<RewardSource> {
   const { module, python } = locate(options, ctx.baseDir, where);
   const fn = options.function ?? (options.signature === 'verl' ? 'compute_score' : 'reward_func');
   const calls: CallOptions = options;
@@ -251,68 +253,3 @@ export const pythonReward = definePlugin({
     return createPythonReward(options, ctx, (option) => `corl:python options.${option}`);
   },
 });
-
-/** What {@link definePythonReward} fixes: the plugin's name and the function it calls. */
-export interface PythonRewardDefinition {
-  /** The plugin's name, `scope:name` (e.g. `lab:majority-steps`). */
-  readonly name: string;
-  /** One line for `corl list` and the docs. */
-  readonly description: string;
-  /** The Python file (an absolute path, e.g. `path.join(__dirname, '../../reward.py')`) or a dotted module name. */
-  readonly module: string;
-  /** The function (default: reward_func for "trl", compute_score for "verl"). */
-  readonly function?: string;
-  /** `trl` (default) or `verl`, as corl:python's `signature`. */
-  readonly signature?: 'trl' | 'verl';
-  /** Whether the function reads the reference (default false: label-free). */
-  readonly groundTruth?: boolean;
-  /** The keyword of the reference for a TRL-style function (default `solution`). */
-  readonly referenceColumn?: string;
-  /** `standard` (default) or `conversational` prompts and completions. */
-  readonly format?: 'standard' | 'conversational';
-  /** The corl versions it supports (default `^0.1.0`). */
-  readonly corl?: string;
-}
-
-/**
- * A named reward plugin backed by a Python function: what corl:python does, with the module and
- * function fixed in code and the runtime options (interpreter, batching, label rule, timeout) left
- * to the config. A plugin package registers it like any other (`registerAll(myReward)`), so a
- * config selects it by name and `rewardContract` from `corl/testing` checks it.
- *
- * ```ts
- * export const majoritySteps = definePythonReward({
- *   name: 'lab:majority-steps',
- *   description: 'Majority agreement, 0 when a written step is wrong',
- *   module: path.join(__dirname, '..', '..', 'reward.py'),
- * });
- * ```
- */
-export function definePythonReward(def: PythonRewardDefinition): PluginDefinition<'reward', RuntimeOptions> {
-  const signature = def.signature ?? 'trl';
-  const fixed = {
-    module: def.module,
-    function: def.function ?? (signature === 'verl' ? 'compute_score' : 'reward_func'),
-    signature,
-    groundTruth: def.groundTruth ?? false,
-    referenceColumn: def.referenceColumn ?? 'solution',
-    format: def.format ?? 'standard',
-  } as const;
-  return definePlugin({
-    manifest: {
-      name: def.name,
-      kind: 'reward',
-      description: def.description,
-      corl: def.corl ?? '^0.1.0',
-      usesGroundTruth: fixed.groundTruth,
-      options: RUNTIME_OPTIONS_SCHEMA,
-    },
-    create(options: RuntimeOptions, ctx: PluginContext): Promise<RewardSource> {
-      return createPythonReward({ ...options, ...fixed }, ctx, (option) =>
-        option in FUNCTION_PROPERTIES
-          ? `${def.name} (its ${option}, ${JSON.stringify((fixed as Record<string, unknown>)[option] ?? '')})`
-          : `${def.name} options.${option}`,
-      );
-    },
-  });
-}

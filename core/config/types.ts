@@ -98,6 +98,8 @@ export interface ServeSettings {
   readonly maxConnections: number;
   /** Seconds a client may take to send headers, a whole request, and an idle keep-alive connection may stay open. */
   readonly timeouts: { readonly headers: number; readonly body: number; readonly idle: number };
+  /** Requests with an Idempotency-Key remembered per agent. */
+  readonly keepReplies: number;
   /** Agent tokens file (relative to the config file), when given. */
   readonly tokens?: string;
   /** Label journal path (relative to the config file), when given; false: no journal. */
@@ -125,6 +127,8 @@ export interface ServeSettings {
     readonly groupSize: number;
     /** Seconds a partial group waits before it is scored as it is. */
     readonly wait: number;
+    /** Groups each agent keeps, counted back from the one it posted last. */
+    readonly keepGroups: number;
     /** Rounds (epochs) of each prompt kept, counted back from its newest. */
     readonly keepRounds: number;
     /** What identifies a group. */

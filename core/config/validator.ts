@@ -297,6 +297,11 @@ interface IssueParams {
   readonly pattern: string;
 }
 
+/** ajv's errors for `data` as config issues ("expected X, got Y" at a JSON pointer), deduplicated: for other JSON files corl validates (plans). */
+export function schemaIssues(errors: readonly ErrorObject[], data: unknown): ConfigIssue[] {
+  return dedupe(errors.map((e) => toIssue(e, data)));
+}
+
 function toIssue(e: ErrorObject, data: unknown): ConfigIssue {
   const p = e.params as IssueParams;
   const actual = valueAt(data, e.instancePath);

@@ -214,6 +214,10 @@ export interface ReportStatus {
 export interface ReportOptions {
   /** Shown as a banner above everything else. */
   readonly status?: ReportStatus;
+  /** The verdict block (HTML, see verdictHtml in ./verdict.ts), shown right under the title. */
+  readonly verdict?: string;
+  /** The paired differences (HTML), shown after the results table. */
+  readonly paired?: string;
 }
 
 /**
@@ -303,13 +307,14 @@ th{background:#f3f3f3}tr.gt td{background:#fff6e5}
 .scroll{overflow-x:auto;max-width:100%}
 .banner{border:2px solid #b00020;background:#fdecee;color:#5c000d;padding:8px 12px;margin:0 0 12px;font-size:14px}
 .banner.partial{border-color:#a15c00;background:#fff4e0;color:#4a2a00}
+.verdict{border:1px solid #99a;background:#f5f6fb;padding:4px 12px;margin:0 0 12px;font-size:14px}.verdict ul{margin:4px 0}
 </style></head><body>
 ${options.status ? `<div class="banner ${options.status.level}" role="alert"><b>${options.status.level === 'failed' ? 'Failed run' : 'Partial results'}:</b> ${escapeXml(options.status.message)}</div>\n` : ''}<h1>${escapeXml(title)}</h1>
-${notes.map((n) => `<p class="note">${escapeXml(n)}</p>`).join('\n')}
+${options.verdict ? `${options.verdict}\n` : ''}${notes.map((n) => `<p class="note">${escapeXml(n)}</p>`).join('\n')}
 <p class="note">Held-out accuracy is measured against ground truth for monitoring only. Rows marked "yes" used ground truth in their reward (supervised); dashed lines in the plots are those rows. Values are mean ± sd over seeds where there are several; in the plots the sd is a tinted band with dotted edges. Each line has its own marker as well as its colour; the dotted grey line in the held-out chart is the base model (step 0).</p>
 <h2>Results</h2>
 <div class="scroll">${table}</div>
-<h2>Training curves</h2>
+${options.paired ? `<h2>Paired differences</h2>\n${options.paired}\n` : ''}<h2>Training curves</h2>
 <div class="charts">${charts.join('\n')}</div>
 <h2>Error decoupling between agents (held-out, first sample of each)</h2>
 <div class="scroll">${agreementTable(groups)}</div>

@@ -8,12 +8,13 @@ import { CorlError, isCorlError, type ErrorCode } from '../errors';
 import { CORL_VERSION } from '../version';
 import { GetRewardScorer } from './barrier';
 import { Credentials, type Caller } from './identity';
-import { Exchange, type RetainRule } from './exchange';
+import type { Exchange } from './exchange';
 import { Journal, type JournalCohort } from './journal';
 import { ServeMetrics } from './prom';
-import { parseGetRewardRequest, parseGroupsRequest } from './requests';
-import { checkReplay } from './restore';
-import { Scorer, summarize, type GroupAnswer } from './scorer';
+import { ReplyLedger, requestHash, requestId } from './ledger';
+import { parseGetRewardRequest, parseGroupsRequest, type GetRewardRequest } from './requests';
+import { summarize, type GroupAnswer, type Scorer } from './scorer';
+import { openState, type ServeState } from './state';
 import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './setup';
 
 /** How to start a {@link RewardServer}; unset fields come from the config's `serve` section. */
@@ -51,6 +52,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   CORL_ERR_SERVE_INTERNAL: 500,
   CORL_ERR_SERVE_UNAVAILABLE: 503,
   CORL_ERR_SERVE_BUSY: 503,
+  CORL_ERR_SERVE_CANCELLED: 499,
   CORL_ERR_SERVE_PEER_TIMEOUT: 504,
 };
 
@@ -86,10 +88,14 @@ function openFileLimit(): number | undefined {
 
 /** A running reward service. */
 export class RewardServer {
-  readonly metrics = new ServeMetrics();
   private readonly scorer: Scorer;
   private readonly groups: Exchange;
   private readonly getReward: GetRewardScorer;
+  private readonly journal: Journal;
+  private readonly replies: ReplyLedger;
+  private readonly groupIds: ReplyLedger;
+  /** A torn last line of the journal was dropped at start. */
+  readonly tornTail: boolean;
   private readonly started = Date.now();
   private inflight = 0;
   private stopping?: Promise<void>;
@@ -100,52 +106,20 @@ export class RewardServer {
 
   private constructor(
     readonly runtime: ServeRuntime,
-    private readonly journal: Journal,
+    state: ServeState,
     private readonly server: http.Server,
     private readonly credentials: Credentials,
-    readonly tornTail: boolean,
-    records: Parameters<Exchange['restore']>[0],
+    readonly metrics: ServeMetrics,
   ) {
     const s = runtime.settings;
-    this.scorer = new Scorer(runtime);
-    const events = {
-      wait: (seconds: number, arrived: boolean) => {
-        this.metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' });
-        this.metrics.waitSeconds.observe(seconds);
-      },
-      fallback: (kind: string) => this.metrics.fallbacks.inc({ kind }),
-      replay: () => this.metrics.replays.inc(),
-    };
-    this.groups = new Exchange(
-      runtime,
-      this.scorer,
-      journal,
-      {
-        namespace: 'groups',
-        waitMs: s.exchange.wait * 1000,
-        fallback: s.exchange.fallback,
-        keepSteps: s.exchange.keepSteps,
-        startStep: s.exchange.startStep,
-        maxStepsAhead: s.exchange.maxStepsAhead,
-        maxGroupsPerStep: s.exchange.maxGroupsPerStep,
-      },
-      events,
-    );
-    const getRewardExchange = new Exchange(
-      runtime,
-      this.scorer,
-      journal,
-      {
-        namespace: 'get_reward',
-        waitMs: s.exchange.wait * 1000,
-        fallback: s.exchange.fallback,
-        keepSteps: Infinity,
-        keepRounds: s.getReward.keepRounds,
-      },
-      events,
-    );
-    this.groups.restore(records);
-    getRewardExchange.restore(records);
+    this.scorer = state.scorer;
+    this.groups = state.groups;
+    this.journal = state.journal;
+    this.replies = state.replies;
+    this.groupIds = state.groupIds;
+    this.tornTail = state.tornTail;
+    const getRewardExchange = state.rounds;
+    const journal = state.journal;
     this.getReward = new GetRewardScorer(runtime, this.scorer, getRewardExchange, this.metrics);
     journal.onSync = (seconds, n) => {
       this.metrics.journalSync.observe(seconds);
@@ -159,7 +133,7 @@ export class RewardServer {
     );
     this.metrics.gauge(
       'corl_serve_exchange_newest_step',
-      'the newest step of POST /v1/groups (posts may run serve.exchange.maxStepsAhead beyond it)',
+      'the newest step any agent reached on POST /v1/groups',
       () => this.groups.newest,
     );
     this.metrics.gauge(
@@ -235,39 +209,16 @@ export class RewardServer {
         topology: served.config.topology.use,
         reward: served.config.reward.use,
       };
-      let opened: {
-        journal: Journal;
-        replay: { records: Parameters<Exchange['restore']>[0]; tornTail: boolean; notes: readonly string[] };
-      };
-      if (runtime.journalFile === undefined) {
-        opened = {
-          journal: Journal.disabled(),
-          replay: {
-            records: [],
-            tornTail: false,
-            notes: ['journal: none (serve.journal is false): labels live in memory only and are lost at restart'],
-          },
-        };
-      } else {
-        const file = runtime.journalFile;
-        opened = await Journal.open(file, cohort, (replay) => {
-          // Nothing is rewritten before every record has been checked: a refusal leaves the file as it was.
-          const { newest: reached } = checkReplay(replay, file, {
-            agents: runtime.agents,
-            maxStepsAhead: settings.exchange.maxStepsAhead,
-          });
-          const newest = Math.max(settings.exchange.startStep, reached ?? -1);
-          const keep = (n: string): RetainRule =>
-            n === 'groups'
-              ? { steps: settings.exchange.keepSteps, newest }
-              : { steps: Infinity, rounds: settings.getReward.keepRounds };
-          return {
-            keep: Exchange.retain(replay.records, keep),
-            exchange: { newest, maxStepsAhead: settings.exchange.maxStepsAhead },
-          };
-        });
-      }
-      journal = opened.journal;
+      const metrics = new ServeMetrics();
+      const state = await openState(runtime, cohort, {
+        wait: (seconds: number, arrived: boolean) => {
+          metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' });
+          metrics.waitSeconds.observe(seconds);
+        },
+        fallback: (kind: string) => metrics.fallbacks.inc({ kind }),
+        replay: () => metrics.replays.inc(),
+      });
+      journal = state.journal;
       const server = http.createServer({
         keepAlive: true,
         // Slow or stuck clients are cut (HTTP 408) so that they cannot hold connections, and the
@@ -303,15 +254,15 @@ export class RewardServer {
           resolve();
         });
       });
-      const rs = new RewardServer(runtime, journal, server, credentials, opened.replay.tornTail, opened.replay.records);
+      const rs = new RewardServer(runtime, state, server, credentials, metrics);
       for (const note of credentials.startNotes(host)) options.log?.(note);
-      for (const note of opened.replay.notes) options.log?.(note);
-      if (opened.replay.tornTail)
+      for (const note of state.notes) options.log?.(note);
+      if (state.tornTail)
         options.log?.(
           `journal: dropped a torn last line of ${runtime.journalFile} (the previous service stopped mid-write; that write was never acknowledged)`,
         );
       if (runtime.journalFile !== undefined)
-        options.log?.(`journal: ${runtime.journalFile} (${opened.replay.records.length} record(s) restored)`);
+        options.log?.(`journal: ${runtime.journalFile} (${state.restored} record(s) restored)`);
       return rs;
     } catch (e) {
       await journal?.close();
@@ -352,6 +303,7 @@ export class RewardServer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const t0 = performance.now();
+    const gone = goneSignal(res);
     const [pathname = '/', search = ''] = (req.url ?? '/').split('?', 2);
     const route = ['/health', '/metrics', '/v1/groups', '/get_reward'].includes(pathname) ? pathname : 'other';
     this.inflight++;
@@ -395,9 +347,15 @@ export class RewardServer {
       );
       if (route === '/metrics')
         return sendText(res, 200, this.metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
+      const ctx: RequestContext = {
+        caller,
+        id: requestId(req.headers['idempotency-key']),
+        gone,
+        params,
+      };
       const body = await readJson(req, this.runtime.settings.maxBodyBytes);
-      if (route === '/v1/groups') return send(res, 200, await this.postGroups(body, caller));
-      return send(res, 200, await this.postGetReward(body, params, caller));
+      if (route === '/v1/groups') return send(res, 200, await this.postGroups(body, ctx));
+      return send(res, 200, await this.postGetReward(body, ctx));
     } catch (e) {
       const err = isCorlError(e)
         ? e
@@ -419,7 +377,8 @@ export class RewardServer {
     } finally {
       this.inflight--;
       if (this.stopping) this.server.closeIdleConnections();
-      const code = status === 200 ? res.statusCode : status;
+      // A client that left before its answer was sent counts as 499, whatever was computed for it.
+      const code = gone.aborted ? 499 : status === 200 ? res.statusCode : status;
       this.metrics.requests.inc({ route, status: String(code) });
       this.metrics.latency.observe((performance.now() - t0) / 1000, { route });
     }
@@ -438,7 +397,7 @@ export class RewardServer {
     return i;
   }
 
-  private async postGroups(body: unknown, caller: Caller): Promise<unknown> {
+  private async postGroups(body: unknown, ctx: RequestContext): Promise<unknown> {
     const rt = this.runtime;
     const req = parseGroupsRequest(body, {
       maxGroups: rt.settings.exchange.maxGroupsPerStep,
@@ -446,7 +405,7 @@ export class RewardServer {
       maxRequestCompletions: rt.settings.maxRequestCompletions,
       maxTestInputs: rt.settings.maxTestInputs,
     });
-    const agent = this.credentials.agentOf(caller, this.agent(req.agent, 'agent'), 'agent')!;
+    const agent = this.credentials.agentOf(ctx.caller, this.agent(req.agent, 'agent'), 'agent')!;
     const K = rt.settings.groupSize;
     req.groups.forEach((g, i) => {
       if (K > 0 && g.completions.length !== K) {
@@ -464,23 +423,33 @@ export class RewardServer {
         );
       }
     });
-    const answers = await this.groups.post(
-      agent,
-      req.step,
-      req.groups,
-      req.wait === undefined ? undefined : req.wait * 1000,
-    );
-    this.metrics.completions.inc(
-      { route: '/v1/groups' },
-      answers.reduce((s, a) => s + a.rewards.length, 0),
-    );
-    return { agent: rt.agents[agent], step: req.step, groups: answers.map(publicAnswer), metrics: summarize(answers) };
+    const post = async (): Promise<unknown> => {
+      const answers = await this.groups.post(
+        agent,
+        req.step,
+        req.groups,
+        req.wait === undefined ? undefined : req.wait * 1000,
+      );
+      this.metrics.completions.inc(
+        { route: '/v1/groups' },
+        answers.reduce((s, a) => s + a.rewards.length, 0),
+      );
+      return {
+        agent: rt.agents[agent],
+        step: req.step,
+        groups: answers.map(publicAnswer),
+        metrics: summarize(answers),
+      };
+    };
+    // A retry is answered from the stored answers whatever its id; an id only refuses its reuse for another body.
+    if (ctx.id === undefined) return post();
+    return this.groupIds.run(agent, ctx.id, requestHash([req.step, req.groups]), post);
   }
 
-  private async postGetReward(body: unknown, params: URLSearchParams, caller: Caller): Promise<unknown> {
+  private async postGetReward(body: unknown, ctx: RequestContext): Promise<unknown> {
     const rt = this.runtime;
     const req = parseGetRewardRequest(body, rt.settings.maxRequestCompletions);
-    const name = params.get('agent');
+    const name = ctx.params.get('agent');
     const named =
       name === null
         ? undefined
@@ -490,10 +459,17 @@ export class RewardServer {
           );
     // With agent tokens the token says who posts; otherwise ?agent=, else serve.getReward.agent, else the first.
     const agent =
-      this.credentials.agentOf(caller, named, 'agent (query parameter)') ??
+      this.credentials.agentOf(ctx.caller, named, 'agent (query parameter)') ??
       rt.agentIndex(rt.settings.getReward.agent ?? rt.agents[0]!)!;
+    if (ctx.id === undefined) return this.getRewardReply(agent, req, ctx.gone);
+    // With an id the samples stay at the barrier if the request goes away: its retry claims the reply.
+    const fp = requestHash([req.query, req.prompts ?? null, req.labels ?? null]);
+    return this.replies.run(agent, ctx.id, fp, () => this.getRewardReply(agent, req));
+  }
+
+  private async getRewardReply(agent: number, req: GetRewardRequest, gone?: AbortSignal): Promise<unknown> {
     const samples = req.query.map((query, i) => ({ query, prompt: req.prompts?.[i], label: req.labels?.[i] }));
-    const results = await this.getReward.score(agent, samples);
+    const results = await this.getReward.score(agent, samples, gone);
     this.metrics.completions.inc({ route: '/get_reward' }, results.length);
     const names = [...new Set(results.flatMap((r) => Object.keys(r.logs)))].sort();
     const extra: Record<string, number[]> = {};
@@ -524,7 +500,12 @@ export class RewardServer {
       pointwise: rt.pointwise,
       groupSize: s.groupSize,
       maxCompletions: s.maxCompletions,
-      exchange: { ...s.exchange, slots: this.groups.size, newestStep: this.groups.newest },
+      exchange: {
+        ...s.exchange,
+        slots: this.groups.size,
+        newestStep: this.groups.newest,
+        steps: this.groups.reaches(),
+      },
       getReward: {
         groupSize: s.getReward.groupSize,
         wait: s.getReward.wait,
@@ -536,6 +517,31 @@ export class RewardServer {
       uptimeSeconds: (Date.now() - this.started) / 1000,
     };
   }
+}
+
+/** What a route handler needs to know about its request beyond the body. */
+interface RequestContext {
+  readonly caller: Caller;
+  /** The Idempotency-Key, when sent. */
+  readonly id: string | undefined;
+  /** Aborted when the request goes away before it is answered (the client closed the connection). */
+  readonly gone: AbortSignal;
+  readonly params: URLSearchParams;
+}
+
+/** A signal aborted (with CORL_ERR_SERVE_CANCELLED) when the response closes before it was sent in full. */
+function goneSignal(res: http.ServerResponse): AbortSignal {
+  const ctrl = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished)
+      ctrl.abort(
+        new CorlError(
+          'CORL_ERR_SERVE_CANCELLED',
+          'expected the client to wait for its answer, got a closed connection',
+        ),
+      );
+  });
+  return ctrl.signal;
 }
 
 function publicAnswer(a: GroupAnswer): unknown {

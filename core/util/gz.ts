@@ -2,19 +2,33 @@ import * as fs from 'node:fs';
 import * as zlib from 'node:zlib';
 
 /**
- * The file to read for `file`: itself when it exists, else its gzip-compressed twin `file.gz`
- * (the committed, compact copies of runs under docs/results/ are compressed), else `file`
+ * The file to read for `file`: itself when it exists, else its compressed twin `file.gz` or
+ * `file.br` (the committed, compact copies of runs under docs/results/ are compressed), else `file`
  * (so the caller's "no such file" names what it asked for).
  */
 export function existingOrGz(file: string): string {
-  if (fs.existsSync(file) || file.endsWith('.gz')) return file;
-  return fs.existsSync(`${file}.gz`) ? `${file}.gz` : file;
+  if (fs.existsSync(file) || file.endsWith('.gz') || file.endsWith('.br')) return file;
+  for (const twin of [`${file}.gz`, `${file}.br`]) if (fs.existsSync(twin)) return twin;
+  return file;
 }
 
-/** Read a text file, gunzipping it when its name ends in `.gz`. */
+/** Read a text file, decompressing it when its name ends in `.gz` (gzip) or `.br` (brotli). */
 export function readTextMaybeGz(file: string): string {
   const bytes = fs.readFileSync(file);
-  return file.endsWith('.gz') ? zlib.gunzipSync(bytes).toString('utf8') : bytes.toString('utf8');
+  if (file.endsWith('.gz')) return zlib.gunzipSync(bytes).toString('utf8');
+  if (file.endsWith('.br')) return zlib.brotliDecompressSync(bytes).toString('utf8');
+  return bytes.toString('utf8');
+}
+
+/** Brotli-compress text at the highest quality (deterministic; about a quarter smaller than gzip on metrics). */
+export function brotliText(text: string): Buffer {
+  return zlib.brotliCompressSync(Buffer.from(text, 'utf8'), {
+    params: {
+      [zlib.constants.BROTLI_PARAM_QUALITY]: 11,
+      [zlib.constants.BROTLI_PARAM_LGWIN]: 24,
+      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(text),
+    },
+  });
 }
 
 /** Gzip text with the highest compression (deterministic: no file name or time in the header). */

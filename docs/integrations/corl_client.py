@@ -10,10 +10,26 @@ its own. Routes and fields: docs/guide/serve.md.
     ])
     answer["groups"][0]["rewards"]   # [1, 0] under a ring once the peer posted p17 at step 0
 
-Retries: connection failures and the answers a retry can fix (503 while the service restarts, 504
-when the supervisors did not arrive and the fallback is "error") are retried with a fixed
-exponential backoff (no jitter: retries are idempotent, so their timing does not matter). Any other
-error answer is raised at once as a CorlServeError carrying the service's code.
+Retries: connection failures, timeouts and the answers a retry can fix (503 while the service
+restarts or is busy, 504 when the supervisors did not arrive and the fallback is "error") are
+retried with a fixed exponential backoff. Any other error answer is raised at once as a
+CorlServeError carrying the service's code.
+
+What is safe to retry, exactly:
+- Every call of post_groups and get_reward sends a fresh `Idempotency-Key` (a random UUID), and
+  its retries send the same one. The service computes a keyed request once per agent: a retry
+  while it is still being computed waits for that answer, a retry after it gets the answer the
+  first attempt got (POST /get_reward: stored and journaled, so also after a restart; POST
+  /v1/groups: rebuilt from the stored answers, byte for byte). So the client's own retries, after a
+  timeout included, never count a sample twice and never change another sample's reward.
+- A new call is a new request, even with the same arguments: calling get_reward again yourself
+  for a sample that already got its reward adds that sample to its group again. Retry by letting
+  this client retry (raise `retries` and `timeout`), not by calling again.
+- POST /v1/groups is also idempotent by its content (agent, step, group id and completions), so a
+  call repeated with identical groups is answered identically; repeating it with other
+  completions is refused (409 CORL_ERR_SERVE_CONFLICT).
+- The service remembers the newest serve.keepReplies keys of each agent, and a step's answers
+  until every agent has moved serve.exchange.keepSteps steps beyond it (410 after that).
 """
 
 import hashlib
@@ -21,6 +37,7 @@ import json
 import os
 import socket
 import time
+import uuid
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -100,7 +117,7 @@ class CorlClient:
         body = {"agent": agent, "step": int(step), "groups": list(groups)}
         if wait is not None:
             body["wait"] = float(wait)
-        return self.request("POST", "/v1/groups", body, retries=retries)
+        return self.request("POST", "/v1/groups", body, retries=retries, key=new_key())
 
     def get_reward(self, query, prompts=None, labels=None, agent=None, retries=None):
         """POST /get_reward (the OpenRLHF route): {"rewards", "scores", "extra_logs"}."""
@@ -112,7 +129,7 @@ class CorlClient:
         path = "/get_reward"
         if agent is not None:
             path += "?" + urllib.parse.urlencode({"agent": str(agent)})
-        return self.request("POST", path, body, retries=retries)
+        return self.request("POST", path, body, retries=retries, key=new_key())
 
     def metrics(self):
         """GET /metrics as Prometheus text."""
@@ -120,13 +137,16 @@ class CorlClient:
 
     # -- transport ------------------------------------------------------------------------------
 
-    def request(self, method, path, body=None, retries=None, raw=False):
-        """One route, with retries; returns decoded JSON (or text when raw)."""
+    def request(self, method, path, body=None, retries=None, raw=False, key=None):
+        """One route, with retries; returns decoded JSON (or text when raw). key: the
+        Idempotency-Key sent with every attempt (the routes above pass a fresh one per call)."""
         attempts = 1 + (self.retries if retries is None else int(retries))
         data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"accept": "application/json"}
         if data is not None:
             headers["content-type"] = "application/json"
+        if key is not None:
+            headers["idempotency-key"] = key
         if self.token:
             headers["authorization"] = "Bearer " + self.token
         delay = self.backoff
@@ -148,6 +168,11 @@ class CorlClient:
                 reason = getattr(e, "reason", e)
                 last = CorlServeError("expected an answer from %s %s, got %s" % (method, self.url + path, reason))
         raise last
+
+
+def new_key():
+    """A fresh Idempotency-Key: one per call, repeated by that call's retries."""
+    return uuid.uuid4().hex
 
 
 def _answer_error(method, url, e):

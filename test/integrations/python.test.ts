@@ -554,4 +554,22 @@ describe('integrations: Python clients against the real corl serve (python3 on P
     expect(metric(m, 'corl_serve_completions_scored_total{route="/get_reward"}')).to.equal(2 * K);
     expect(metric(m, 'corl_serve_barrier_partial_groups_total')).to.equal(undefined);
   });
+
+  it('a /get_reward sample re-sent by the client after its 1 s timeout is counted once (Idempotency-Key, issue 30)', async () => {
+    // Before: the retry joined the barrier as a second sample and changed its neighbours' rewards.
+    const K = 4;
+    const s = await serve(SOLO({ getReward: { groupSize: K, wait: 60 } }));
+    const prompt = 'Problem z: compute it.\n';
+    const rng = new Rng(11);
+    const all = ['5', '4', '4', '5'].map((a) => ({ query: `${prompt}${text(rng, a)}`, prompt, a }));
+    const [first, ...rest] = all;
+    const out = await python({ url: s.url, mode: 'slow_retry', first, rest, delay: 1.5 }, tmp.dir, 'slow');
+    // Counted once, the group is these four samples, voted in text order (ties to the first seen).
+    const label = plurality([...all].sort((x, y) => (x.query < y.query ? -1 : 1)).map((x) => x.a));
+    expect(out.first.ok.rewards).to.deep.equal([first!.a === label ? 1 : 0]);
+    expect(out.rest.map((r: any) => r.ok.rewards[0])).to.deep.equal(rest.map((x) => (x.a === label ? 1 : 0)));
+    const m = await metrics(s.url);
+    expect(metric(m, 'corl_serve_completions_scored_total{route="/get_reward"}')).to.equal(K);
+    expect(metric(m, 'corl_serve_requests_total{route="/get_reward",status="499"}')).to.be.at.least(1); // timed-out tries
+  });
 });

@@ -90,6 +90,34 @@ def main():
             for t in threads:
                 t.join()
             out.append(results)
+    elif mode == "slow_retry":
+        # {"first": sample, "rest": [samples], "delay": seconds}: the first sample from a client
+        # whose 1 s timeout runs out while the sample waits at its barrier, so it retries (up to twice);
+        # the rest are sent `delay` seconds later, concurrently, by a patient client
+        import time
+
+        slow = CorlClient(job["url"], retries=2, backoff=0.05, timeout=1.0)
+        results = {}
+
+        def first():
+            x = job["first"]
+            results["first"] = attempt(lambda: slow.get_reward([x["query"]], [x["prompt"]], agent=job.get("agent")))
+
+        t0 = threading.Thread(target=first)
+        t0.start()
+        time.sleep(job["delay"])
+        rest = [None] * len(job["rest"])
+
+        def send(i, x):
+            rest[i] = attempt(lambda: client.get_reward([x["query"]], [x["prompt"]], agent=job.get("agent")))
+
+        threads = [threading.Thread(target=send, args=(i, x)) for i, x in enumerate(job["rest"])]
+        for t in threads:
+            t.start()
+        for t in threads + [t0]:
+            t.join()
+        results["rest"] = rest
+        out = results
     else:
         raise SystemExit("unknown mode %r" % (mode,))
     json.dump(out, sys.stdout)

@@ -38,6 +38,10 @@ const BENCHES: Record<string, { description: string; load: () => Bench }> = {
       'runs per hour of the default Co-RL config (one at a time, two side by side) and the slip-regime plan’s wall time (minutes: run it on a quiet machine)',
     load: () => require('./seeds').bench,
   },
+  python: {
+    description: "corl:python's reward overhead per step against corl:vote",
+    load: () => require('./python').bench,
+  },
   discussion: {
     description: "discussion prompts (roundPrompt) per debate per round against sampling the debate's completion",
     load: () => require('./discussion').bench,

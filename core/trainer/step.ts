@@ -185,17 +185,21 @@ async function scoreRound(r: StepRun, batch: StepBatch, table: StepTable, round:
   const { cohort, pipeline } = r;
   const N = cohort.agents.length;
   const supervisorsOf = cohort.agents.map((a) => cohort.topology.supervisors(a.index, N));
-  for (const g of table.roundGroups(round)) {
-    const p = table.problemOf(g);
-    const reference = cohort.loaded.supervised ? cohort.data.groundTruth.get(p.id) : undefined;
-    const scored = await pipeline.score(
-      {
+  const groups = [...table.roundGroups(round)];
+  const whats = groups.map((g) => `problem "${table.problemOf(g).id}" of agent ${g.agent} ${roundOf(batch, round)}`);
+  // The whole round in one go: a source with scoreMany (a reward in another process) gets every group at once.
+  const scored = await pipeline.scoreMany(
+    groups.map((g) => {
+      const p = table.problemOf(g);
+      const reference = cohort.loaded.supervised ? cohort.data.groundTruth.get(p.id) : undefined;
+      return {
         problem: p,
         prompt: viewOf(batch, g.agent, g.problem).prompt,
         ...(batch.rounds > 0 ? { round } : {}),
         agent: g.agent,
         agents: N,
         step: batch.step,
+        totalSteps: cohort.loaded.config.trainer.steps,
         completions: g.rows.map((row) => completionInput(row)),
         answers: g.rows.map((row) => row.answer),
         keys: g.rows.map((row) => row.key),
@@ -204,14 +208,18 @@ async function scoreRound(r: StepRun, batch: StepBatch, table: StepTable, round:
           keys: table.group(m, round, g.problem).rows.map((row) => row.key),
         })),
         ...(reference !== undefined ? { reference } : {}),
-      },
-      `problem "${p.id}" of agent ${g.agent} ${roundOf(batch, round)}`,
-    );
-    g.scored = scored;
+      };
+    }),
+    whats,
+    `the groups ${roundOf(batch, round)}`,
+  );
+  groups.forEach((g, i) => {
+    const s = scored[i]!;
+    g.scored = s;
     g.rows.forEach((row, k) => {
-      row.score = scored.rewards[k] ?? NaN;
+      row.score = s.rewards[k] ?? NaN;
     });
-  }
+  });
 }
 
 /** A row's completion as the reward pipeline reads it. */
@@ -220,6 +228,7 @@ function completionInput(row: StepRow): CompletionInput {
   return {
     text: c.text,
     length: c.tokenIds.length,
+    tokenIds: c.tokenIds,
     finishReason: c.finishReason,
     ...(c.entropies ? { entropies: c.entropies } : {}),
     ...(c.meanLogprobs ? { meanLogprobs: c.meanLogprobs } : {}),

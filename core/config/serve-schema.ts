@@ -227,13 +227,36 @@ export function serveSection(): JsonSchema {
             enum: ['prompt', 'label'],
             default: 'prompt',
             description:
-              'what identifies a group: the prompt text, or the label field (set OpenRLHF --label_key to a problem id column for cross-agent exchange)',
+              'what identifies a group: the prompt text, or the label field (set OpenRLHF --data.label_key to a problem id column for cross-agent exchange)',
           },
           stripTokens: {
             type: 'array',
             items: { type: 'string', minLength: 1 },
             default: [...DEFAULT_STRIP_TOKENS],
             description: 'special tokens removed from the end of each response before extraction',
+          },
+        },
+        additionalProperties: false,
+      },
+      samples: {
+        type: 'object',
+        default: {},
+        description:
+          'POST /v1/samples: one completion per request (verl reward loop, TRL per-process slices, OpenRLHF agent executor)',
+        properties: {
+          wait: {
+            type: 'number',
+            minimum: 0,
+            default: 120,
+            description:
+              'seconds a group waits for the samples its declared size promises before it is scored with those that came (the wait for supervisors comes after)',
+          },
+          maxPending: {
+            type: 'integer',
+            minimum: 1,
+            default: 65536,
+            description:
+              'most samples waiting for the rest of their group at once, all agents together (more: HTTP 503 CORL_ERR_SERVE_BUSY, retry later)',
           },
         },
         additionalProperties: false,

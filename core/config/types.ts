@@ -138,6 +138,13 @@ export interface ServeSettings {
     /** Special tokens removed from the end of responses. */
     readonly stripTokens: readonly string[];
   };
+  /** POST /v1/samples (one completion per sample; the service forms the groups). */
+  readonly samples: {
+    /** Seconds an incomplete group waits for its declared size before it is scored as it is. */
+    readonly wait: number;
+    /** Most samples waiting for the rest of their group at once, all agents together. */
+    readonly maxPending: number;
+  };
 }
 
 /** One agent of the cohort. */

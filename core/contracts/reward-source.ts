@@ -13,6 +13,8 @@ export interface CompletionView {
   readonly key: string | null;
   /** Number of generated tokens. */
   readonly length: number;
+  /** The generated token ids, when the policy produced them (absent for texts `corl serve` scores). */
+  readonly tokenIds?: readonly number[];
   /** How the completion ended. */
   readonly finishReason: Completion['finishReason'];
   /** Per-token entropies, when the source's manifest asked for token statistics. */
@@ -46,6 +48,8 @@ export interface RewardContext {
   readonly agents: number;
   /** Zero-based training step. */
   readonly step: number;
+  /** The run's number of training steps (`trainer.steps`), when known (absent under `corl serve`). */
+  readonly totalSteps?: number;
   /** This agent's K completions for the problem, in rollout order. */
   readonly completions: readonly CompletionView[];
   /** This agent's own answer keys (same as `completions[i].key`), for self-votes and metrics. */
@@ -95,6 +99,13 @@ export interface RewardSource {
    * `ctx.equivalence.equal` and to anything that queues or runs long (see {@link WorkOptions}).
    */
   score(ctx: RewardContext, work?: WorkOptions): Promise<RewardResult>;
+  /**
+   * Rewards for many contexts at once, in order: for each context exactly what `score` gives it,
+   * computed in one go (e.g. one round trip to another process per step). Optional. When present,
+   * the trainer hands it every agent's every problem of a step (of each discussion round) in one
+   * call, agent by agent, problem by problem. `work` as for `score`.
+   */
+  scoreMany?(contexts: readonly RewardContext[], work?: WorkOptions): Promise<RewardResult[]>;
   /** Release sandboxes, workers. Optional. */
   close?(): Promise<void>;
 }

@@ -11,6 +11,8 @@ export interface CompletionInput {
   readonly text: string;
   /** Generated tokens (a client that does not know them sends the text's length). */
   readonly length: number;
+  /** The generated token ids, when the caller has them (a sampled completion; not a posted one). */
+  readonly tokenIds?: ArrayLike<number>;
   readonly finishReason: FinishReason;
   /** Per-token statistics, when the policy computed them. */
   readonly entropies?: ArrayLike<number>;
@@ -42,6 +44,7 @@ export function rewardContext(group: GroupToScore, equivalence: Equivalence): Re
     answer: group.answers[k] ?? null,
     key: group.keys[k] ?? null,
     length: c.length,
+    ...(c.tokenIds ? { tokenIds: Array.from(c.tokenIds) } : {}),
     finishReason: c.finishReason,
     ...(c.entropies ? { entropies: Array.from(c.entropies) } : {}),
     ...(c.meanLogprobs ? { meanLogprobs: Array.from(c.meanLogprobs) } : {}),
@@ -53,6 +56,7 @@ export function rewardContext(group: GroupToScore, equivalence: Equivalence): Re
     agent: group.agent,
     agents: group.agents,
     step: group.step,
+    ...(group.totalSteps !== undefined ? { totalSteps: group.totalSteps } : {}),
     completions,
     own: { agent: group.agent, keys: [...group.keys] },
     supervisors: group.supervisors.map((s) => ({ agent: s.agent, keys: [...s.keys] })),

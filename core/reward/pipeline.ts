@@ -6,6 +6,7 @@ import type { RewardSource } from '../contracts/reward-source';
 import type { WorkOptions } from '../contracts/work';
 import { matches } from '../voting/match';
 import type { AnswerKeys } from './answer-keys';
+import { CorlError } from '../errors';
 import { checkKeys, checkResult, rewardFailure, type CheckedResult } from './checks';
 import { plainCopy, rewardContext, type GroupToScore } from './context';
 import { deepFreeze } from '../util/fs';
@@ -64,13 +65,48 @@ export class RewardPipeline {
    * `corl serve`: whom it is for, and when nobody waits for it any more).
    */
   async score(group: GroupToScore, what: string, work?: WorkOptions): Promise<ScoredGroup> {
-    const { reward, use, equivalence } = this.parts;
+    const { reward, equivalence } = this.parts;
     let raw: unknown;
     try {
       raw = await reward.score(rewardContext(group, equivalence), work);
     } catch (e) {
       throw rewardFailure(e, `the reward of ${what}`);
     }
+    return this.checked(raw, group, what, work);
+  }
+
+  /**
+   * Score several groups (a step's): in one call of the source's `scoreMany` when it has one (a
+   * reward in another process makes one round trip), else group by group with `score`. Each result
+   * is checked as `score`'s is. `whats[i]` names group i in messages; `what` names them all.
+   */
+  async scoreMany(groups: readonly GroupToScore[], whats: readonly string[], what: string): Promise<ScoredGroup[]> {
+    const { reward, use, equivalence } = this.parts;
+    if (!reward.scoreMany) {
+      const out: ScoredGroup[] = [];
+      for (const [i, g] of groups.entries()) out.push(await this.score(g, whats[i] ?? what));
+      return out;
+    }
+    let raw: unknown;
+    try {
+      raw = await reward.scoreMany(groups.map((g) => rewardContext(g, equivalence)));
+    } catch (e) {
+      throw rewardFailure(e, `the rewards of ${what}`);
+    }
+    if (!Array.isArray(raw) || raw.length !== groups.length)
+      throw new CorlError(
+        'CORL_ERR_REWARD_OUTPUT',
+        `expected ${groups.length} results from scoreMany of "${use}" for ${what} (one per group), got ${Array.isArray(raw) ? raw.length : typeof raw}`,
+        { where: 'reward' },
+      );
+    const out: ScoredGroup[] = [];
+    for (const [i, g] of groups.entries()) out.push(await this.checked(raw[i], g, whats[i] ?? what));
+    return out;
+  }
+
+  /** The checks of one group's result, and the agreement of its label and own label. */
+  private async checked(raw: unknown, group: GroupToScore, what: string, work?: WorkOptions): Promise<ScoredGroup> {
+    const { use, equivalence } = this.parts;
     const result = checkResult(raw, group.completions.length, { use, what, where: 'reward' });
     const { label, ownLabel } = result;
     if (label == null || ownLabel == null) return result;

@@ -278,7 +278,8 @@ export function scaffold(o: ScaffoldOptions): ScaffoldResult {
  */
 function replaceDescription(text: string, description: string): string {
   const quoted = `'${description.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, ' ')}'`;
-  const at = text.indexOf('manifest: {');
+  // a manifest, or the definition of a Python reward (definePythonReward({ name, description, ... }))
+  const at = ['manifest: {', 'definePythonReward({'].map((m) => text.indexOf(m)).find((i) => i >= 0) ?? -1;
   if (at < 0) return text;
   const tail = text
     .slice(at)

@@ -1,11 +1,10 @@
 // POST /get_reward: OpenRLHF sends samples one at a time (the K samples of a prompt concurrently);
 // a group reward source needs all K, so samples meet at a barrier keyed by prompt (or label).
-import { setMaxListeners } from 'node:events';
 import { CorlError } from '../errors';
 import { groupHash, type Exchange } from './exchange';
 import { capAnswer, capKey, capKeys } from './keys';
 import { MAX_GROUP_ID } from './restore';
-import { inPhase, type RequestWork } from './work';
+import { inPhase, sharedRequestWork, type RequestWork } from './work';
 import type { ServeMetrics } from './prom';
 import type { GroupAnswer, PostedGroup, Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
@@ -90,7 +89,7 @@ export class GetRewardScorer {
           throw new CorlError(
             'CORL_ERR_SERVE_BAD_REQUEST',
             `expected labels[${i}] to carry the reference answer because "${this.rt.config.reward.use}" reads ground truth, got ${s.label === undefined ? 'no labels field' : 'null'}`,
-            { where: `labels[${i}]`, hint: 'start OpenRLHF with --label_key naming the answer column' },
+            { where: `labels[${i}]`, hint: 'start OpenRLHF with --data.label_key naming the answer column' },
           );
         }
       });
@@ -201,26 +200,13 @@ export class GetRewardScorer {
     );
   }
 
-  /**
-   * The work of a closed group, for its agent's lane: stopped only when every member's request has
-   * gone away (never, while a keyed member's retry may still claim the reply).
-   */
+  /** The work of a closed group, for its agent's lane: stopped only when every member's request has gone away. */
   private groupWork(agent: number, members: OpenGroup['members']): RequestWork {
-    const lane = this.rt.agents[agent]!;
-    const seconds = this.rt.settings.timeouts.work;
-    if (members.some((m) => !m.gone)) return { lane, seconds };
-    const ctrl = new AbortController();
-    setMaxListeners(0, ctrl.signal);
-    let waiting = members.length;
-    for (const m of members)
-      m.gone!.addEventListener(
-        'abort',
-        () => {
-          if (--waiting === 0) ctrl.abort(m.gone!.reason);
-        },
-        { once: true },
-      );
-    return { lane, seconds, gone: ctrl.signal };
+    return sharedRequestWork(
+      this.rt.agents[agent]!,
+      this.rt.settings.timeouts.work,
+      members.map((m) => m.gone),
+    );
   }
 
   private async scoreGroup(agent: number, group: PostedGroup, req: RequestWork): Promise<GroupAnswer> {

@@ -77,7 +77,15 @@ export function groupHash(group: PostedGroup): string {
   // is unchanged from hashing them piece by piece, so journals stay valid); the one-shot hash
   // skips the Hash object.
   let text = group.reference ?? '\u0000';
-  for (const c of group.completions) text += '\u0001' + c.text;
+  for (const c of group.completions) {
+    text += '\u0001' + c.text;
+    // What else a completion carries, only when it does (a text-only group keeps its old fingerprint):
+    // a retry with other token counts or statistics is a different post.
+    if (c.length !== undefined) text += '\u0002' + c.length;
+    if (c.entropies) text += '\u0003' + c.entropies.join(',');
+    if (c.meanLogprobs) text += '\u0004' + c.meanLogprobs.join(',');
+  }
+  if (group.members) for (const m of group.members) text += '\u0005' + m.id;
   return hash('sha1', text, 'base64url');
 }
 
@@ -231,6 +239,21 @@ export class Exchange {
     if (s === undefined) return 0;
     const slot = this.slots.get(this.slotKey(agent, s, id));
     return slot && !slot.answers.has(agent) && slot.keys.get(agent)?.hash === hash ? s : s + 1;
+  }
+
+  /** The stored answer of an agent for a group, if any. */
+  answerOf(agent: number, step: number, id: string): GroupAnswer | undefined {
+    return this.slots.get(this.slotKey(agent, step, id))?.answers.get(agent)?.value;
+  }
+
+  /** The steps (rounds) at which an agent's part holds a group id, newest first. */
+  stepsOf(agent: number, id: string): number[] {
+    return [...(this.byId[this.part[agent]!]!.get(id) ?? [])].sort((a, b) => b - a);
+  }
+
+  /** Throws the coded error a post of this agent at this step would get from the step window (steps mode). */
+  checkStep(agent: number, step: number): void {
+    this.windows?.[this.part[agent]!]!.admit(step);
   }
 
   /** Whether an answer is stored for the agent and group. */
@@ -437,6 +460,7 @@ export class Exchange {
         await inPhase(req, 'the rewards of its groups', (w) =>
           this.scorer.score(agent, slot.step, group, own, present, 'supervisors', w),
         ),
+        group,
       );
     }
     if (missing().length) {
@@ -451,6 +475,7 @@ export class Exchange {
       agent,
       hash,
       await inPhase(req, 'the rewards of its groups', (w) => this.scoreAfterWait(slot, agent, group, missing, w)),
+      group,
     );
   }
 
@@ -503,10 +528,18 @@ export class Exchange {
     );
   }
 
-  private async store(slot: Slot, agent: number, hash: string, computed: GroupAnswer): Promise<GroupAnswer> {
+  private async store(
+    slot: Slot,
+    agent: number,
+    hash: string,
+    computed: GroupAnswer,
+    group: PostedGroup,
+  ): Promise<GroupAnswer> {
     const existing = slot.answers.get(agent);
     if (existing) return existing.value;
-    const answer = capAnswer(computed, this.rt.settings.maxKeyChars);
+    const capped = capAnswer(computed, this.rt.settings.maxKeyChars);
+    // POST /v1/samples: which sample got which reward, so that a retry finds its own (also after a restart).
+    const answer = group.members ? { ...capped, members: group.members.map((m) => ({ id: m.id, h: m.h })) } : capped;
     // A slot dropped meanwhile (its steps or rounds left the window while this answer was being
     // computed) is no longer held: the answer goes to the waiting request only, never to the
     // journal, so that a replay drops the slot at the same point and finds nothing after it.

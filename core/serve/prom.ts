@@ -120,6 +120,14 @@ export class ServeMetrics {
     'corl_serve_barrier_partial_groups_total',
     'POST /get_reward groups scored with fewer than groupSize samples after the wait',
   );
+  readonly sampleGroups = new Counter(
+    'corl_serve_sample_groups_total',
+    'groups formed by POST /v1/samples: complete (the declared size arrived) or partial (serve.samples.wait ran out)',
+  );
+  readonly untokenized = new Counter(
+    'corl_serve_untokenized_completions_total',
+    'completions posted without a token count, by route (their length is the character count)',
+  );
   readonly journalRecords = new Counter('corl_serve_journal_records_total', 'records appended to the label journal');
   readonly journalSync = new Histogram(
     'corl_serve_journal_sync_seconds',
@@ -156,6 +164,8 @@ export class ServeMetrics {
       this.fallbacks,
       this.replays,
       this.barrierPartial,
+      this.sampleGroups,
+      this.untokenized,
       this.journalRecords,
       this.journalSync,
       this.clientErrors,

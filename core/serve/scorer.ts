@@ -13,6 +13,10 @@ export interface PostedCompletion {
   /** Generated tokens, when the client knows them (else the text's length in characters stands in). */
   readonly length?: number;
   readonly finishReason?: FinishReason;
+  /** Per-token entropy H(p_t) in nats, one per generated token (RENT). */
+  readonly entropies?: readonly number[];
+  /** Per-token mean over the vocabulary of log p_t(v), one per generated token (Intuitor). */
+  readonly meanLogprobs?: readonly number[];
 }
 
 /** One group as a client posts it: the K completions of one prompt. */
@@ -25,6 +29,15 @@ export interface PostedGroup {
   readonly reference?: string;
   /** Inputs of code tasks (Problem.testInputs). */
   readonly testInputs?: readonly (readonly string[])[];
+  /** POST /v1/samples: each completion's sample, stored with the answer so that a retry finds its reward. */
+  readonly members?: readonly SampleMember[];
+}
+
+/** A sample of a group formed by POST /v1/samples: its id (request id, or position) and fingerprint. */
+export interface SampleMember {
+  readonly id: string;
+  /** What a retry of the sample must repeat (its completion and reference). */
+  readonly h: string;
 }
 
 /** Where a group's label came from. */
@@ -47,6 +60,8 @@ export interface GroupAnswer {
   readonly agree?: number;
   /** The reward source's per-group metrics. */
   readonly metrics: Readonly<Record<string, number>>;
+  /** POST /v1/samples: the sample of each completion, aligned with `rewards`. */
+  readonly members?: readonly SampleMember[];
 }
 
 /** Scores groups with the runtime's reward source through the reward pipeline the trainer uses (core/reward). */
@@ -104,6 +119,8 @@ export class Scorer {
           text: c.text,
           length: c.length ?? c.text.length,
           finishReason: c.finishReason ?? 'stop',
+          ...(c.entropies ? { entropies: c.entropies } : {}),
+          ...(c.meanLogprobs ? { meanLogprobs: c.meanLogprobs } : {}),
         })),
         answers,
         keys,

@@ -14,8 +14,10 @@ import type { Exchange } from './exchange';
 import { Journal, type JournalCohort } from './journal';
 import { ServeMetrics } from './prom';
 import { ReplyLedger, requestHash, requestId } from './ledger';
+import { inPostedOrder, inScoringOrder } from './order';
 import { parseGetRewardRequest, parseGroupsRequest, type GetRewardRequest } from './requests';
-import { summarize, type GroupAnswer, type Scorer } from './scorer';
+import { parseSamplesRequest, SampleScorer } from './samples';
+import { summarize, type GroupAnswer, type PostedCompletion, type PostedGroup, type Scorer } from './scorer';
 import { openState, type ServeState } from './state';
 import type { RequestWork } from './work';
 import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './setup';
@@ -96,6 +98,7 @@ export class RewardServer {
   private readonly scorer: Scorer;
   private readonly groups: Exchange;
   private readonly getReward: GetRewardScorer;
+  private readonly samples: SampleScorer;
   private readonly journal: Journal;
   private readonly replies: ReplyLedger;
   private readonly groupIds: ReplyLedger;
@@ -126,6 +129,14 @@ export class RewardServer {
     const getRewardExchange = state.rounds;
     const journal = state.journal;
     this.getReward = new GetRewardScorer(runtime, this.scorer, getRewardExchange, this.metrics);
+    // POST /v1/samples forms groups and hands them to the same exchanges: with a step, the one of
+    // POST /v1/groups; without, the one of POST /get_reward (rounds per group id).
+    this.samples = new SampleScorer(
+      runtime,
+      this.scorer,
+      { steps: this.groups, rounds: getRewardExchange },
+      this.metrics,
+    );
     journal.onSync = (seconds, n) => {
       this.metrics.journalSync.observe(seconds);
       this.metrics.journalRecords.inc({}, n);
@@ -150,6 +161,11 @@ export class RewardServer {
       'corl_serve_barrier_pending_samples',
       'POST /get_reward samples waiting for the rest of their group',
       () => this.getReward.pending,
+    );
+    this.metrics.gauge(
+      'corl_serve_pending_samples',
+      'POST /v1/samples samples waiting for the rest of their group',
+      () => this.samples.pendingSamples,
     );
     this.metrics.gauge(
       'corl_serve_uptime_seconds',
@@ -296,6 +312,7 @@ export class RewardServer {
       const closed = new Promise<void>((r) => this.server.close(() => r()));
       this.groups.close();
       this.getReward.shutdown();
+      this.samples.shutdown();
       this.server.closeIdleConnections();
       // Requests woken above answer with "connection: close"; anything still open after a grace
       // period (a client that never reads its answer) is cut.
@@ -312,7 +329,9 @@ export class RewardServer {
     const t0 = performance.now();
     const gone = goneSignal(res);
     const [pathname = '/', search = ''] = (req.url ?? '/').split('?', 2);
-    const route = ['/health', '/metrics', '/v1/groups', '/get_reward'].includes(pathname) ? pathname : 'other';
+    const route = ['/health', '/metrics', '/v1/groups', '/v1/samples', '/get_reward'].includes(pathname)
+      ? pathname
+      : 'other';
     this.inflight++;
     let status = 200;
     let working = false;
@@ -323,7 +342,7 @@ export class RewardServer {
       if (route === 'other')
         throw new CorlError(
           'CORL_ERR_SERVE_NOT_FOUND',
-          `expected one of POST /get_reward, POST /v1/groups, GET /health, GET /metrics; got ${req.method} ${pathname}`,
+          `expected one of POST /get_reward, POST /v1/groups, POST /v1/samples, GET /health, GET /metrics; got ${req.method} ${pathname}`,
           { where: pathname },
         );
       if (req.method !== method)
@@ -363,6 +382,7 @@ export class RewardServer {
       this.table.busy(req.socket);
       working = true;
       if (route === '/v1/groups') return send(res, 200, await this.postGroups(body, ctx));
+      if (route === '/v1/samples') return send(res, 200, await this.postSamples(body, ctx));
       return send(res, 200, await this.postGetReward(body, ctx));
     } catch (e) {
       const err = isCorlError(e)
@@ -424,6 +444,7 @@ export class RewardServer {
           { where: `groups[${i}].completions` },
         );
       }
+      g.completions.forEach((c, k) => checkTokenStats(rt, c, `groups[${i}].completions[${k}]`));
       if (rt.supervised && g.reference === undefined) {
         throw new CorlError(
           'CORL_ERR_SERVE_BAD_REQUEST',
@@ -432,14 +453,19 @@ export class RewardServer {
         );
       }
     });
+    this.countUntokenized('/v1/groups', req.groups);
     const post = async (): Promise<unknown> => {
-      const answers = await this.groups.post(
-        agent,
-        req.step,
-        req.groups,
-        req.wait === undefined ? undefined : req.wait * 1000,
-        this.work(agent, ctx.gone),
-      );
+      // Scored in text order, so that a tie never depends on how the trainer ordered its batch.
+      const ordered = req.groups.map((g) => inScoringOrder(g));
+      const answers = (
+        await this.groups.post(
+          agent,
+          req.step,
+          ordered.map((o) => o.group),
+          req.wait === undefined ? undefined : req.wait * 1000,
+          this.work(agent, ctx.gone),
+        )
+      ).map((a, i) => inPostedOrder(a, ordered[i]!.order));
       this.metrics.completions.inc(
         { route: '/v1/groups' },
         answers.reduce((s, a) => s + a.rewards.length, 0),
@@ -459,6 +485,14 @@ export class RewardServer {
   private async postGetReward(body: unknown, ctx: RequestContext): Promise<unknown> {
     const rt = this.runtime;
     const req = parseGetRewardRequest(body, rt.settings.maxRequestCompletions);
+    if (rt.tokenStats)
+      throw new CorlError(
+        'CORL_ERR_SERVE_BAD_REQUEST',
+        `expected per-token statistics because "${rt.config.reward.use}" reads them, got POST /get_reward, which carries text only`,
+        { where: 'query', hint: 'post each sample with its entropies or meanLogprobs through POST /v1/samples' },
+      );
+    // OpenRLHF sends text only: lengths are characters here (docs/guide/serve.md "Lengths").
+    this.metrics.untokenized.inc({ route: '/get_reward' }, req.query.length);
     const name = ctx.params.get('agent');
     const named =
       name === null
@@ -484,6 +518,41 @@ export class RewardServer {
       seconds: this.runtime.settings.timeouts.work,
       ...(gone ? { gone } : {}),
     };
+  }
+
+  private async postSamples(body: unknown, ctx: RequestContext): Promise<unknown> {
+    const rt = this.runtime;
+    const req = parseSamplesRequest(body, {
+      maxCompletions: rt.settings.maxCompletions,
+      maxSamples: Math.min(rt.settings.samples.maxPending, rt.settings.maxRequestCompletions),
+      maxTestInputs: rt.settings.maxTestInputs,
+    });
+    const agent = this.credentials.agentOf(ctx.caller, this.agent(req.agent, 'agent'), 'agent')!;
+    req.samples.forEach((s, i) =>
+      checkTokenStats(rt, s.completion, req.single ? 'completion' : `samples[${i}].completion`),
+    );
+    const untokenized = req.samples.filter((s) => s.completion.length === undefined).length;
+    if (untokenized) this.metrics.untokenized.inc({ route: '/v1/samples' }, untokenized);
+    const post = async (): Promise<unknown> => {
+      const answers = await this.samples.post(
+        agent,
+        req,
+        this.work(agent, ctx.id === undefined ? ctx.gone : undefined),
+      );
+      this.metrics.completions.inc({ route: '/v1/samples' }, answers.length);
+      if (req.single) return { agent: rt.agents[agent], ...answers[0]! };
+      return { agent: rt.agents[agent], samples: answers };
+    };
+    // Samples are idempotent by their own request ids; an Idempotency-Key only refuses its reuse for another body.
+    if (ctx.id === undefined) return post();
+    return this.groupIds.run(agent, ctx.id, requestHash([req.step ?? null, req.samples]), post);
+  }
+
+  /** Completions posted without a token count: their length falls back to characters. */
+  private countUntokenized(route: string, groups: readonly PostedGroup[]): void {
+    let n = 0;
+    for (const g of groups) for (const c of g.completions) if (c.length === undefined) n++;
+    if (n) this.metrics.untokenized.inc({ route }, n);
   }
 
   private async getRewardReply(agent: number, req: GetRewardRequest, work: RequestWork): Promise<unknown> {
@@ -517,6 +586,7 @@ export class RewardServer {
       equivalence: rt.config.equivalence.use,
       supervised: rt.supervised,
       pointwise: rt.pointwise,
+      tokenStats: rt.tokenStats,
       groupSize: s.groupSize,
       maxCompletions: s.maxCompletions,
       exchange: {
@@ -531,6 +601,7 @@ export class RewardServer {
         groupBy: s.getReward.groupBy,
         agent: s.getReward.agent ?? rt.agents[0],
       },
+      samples: { wait: s.samples.wait, maxPending: s.samples.maxPending, pending: this.samples.pendingSamples },
       journal: { file: rt.journalFile ?? null, written: this.journal.written },
       auth: this.credentials.mode,
       uptimeSeconds: (Date.now() - this.started) / 1000,
@@ -576,6 +647,16 @@ function goneSignal(res: http.ServerResponse): AbortSignal {
       );
   });
   return ctrl.signal;
+}
+
+/** A reward that reads per-token statistics (RENT, Intuitor) needs them on every completion. */
+function checkTokenStats(rt: ServeRuntime, c: PostedCompletion, where: string): void {
+  if (!rt.tokenStats || c.entropies || c.meanLogprobs) return;
+  throw new CorlError(
+    'CORL_ERR_SERVE_BAD_REQUEST',
+    `expected ${where} to carry per-token statistics (entropies or meanLogprobs, one per generated token) because "${rt.config.reward.use}" reads them, got none`,
+    { where },
+  );
 }
 
 function publicAnswer(a: GroupAnswer): unknown {

@@ -81,6 +81,8 @@ export interface ServeRuntime {
   readonly supervised: boolean;
   /** Whether the reward source scores each completion on its own (manifest `pointwise`). */
   readonly pointwise: boolean;
+  /** Whether the reward source reads per-token statistics (manifest `tokenStats`: RENT, Intuitor). */
+  readonly tokenStats: boolean;
   /** Absolute path of the label journal; undefined when `serve.journal` is false (labels in memory only). */
   readonly journalFile: string | undefined;
   /** Agent index by name; undefined when unknown. */
@@ -126,6 +128,7 @@ export async function buildServeRuntime(
       keys: new AnswerKeys(extractor, equivalence, SERVE_ANSWER_CACHE),
       supervised: loaded.supervised,
       pointwise,
+      tokenStats: loaded.tokenStats,
       journalFile,
       agentIndex: (name) => byName.get(name),
       close: plugins.close,

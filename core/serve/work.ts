@@ -75,3 +75,27 @@ export async function inPhase<T>(
     p.done();
   }
 }
+
+/**
+ * The work of a group scored for several requests (samples of one group posted separately): in
+ * `lane`, stopped only when every member's request has gone away, never while one member's request
+ * cannot go away (undefined: a keyed request, whose retry may claim the answer).
+ */
+export function sharedRequestWork(
+  lane: string,
+  seconds: number,
+  gones: readonly (AbortSignal | undefined)[],
+): RequestWork {
+  if (gones.length === 0 || gones.some((g) => !g)) return { lane, seconds };
+  const ctrl = new AbortController();
+  setMaxListeners(0, ctrl.signal);
+  let waiting = gones.length;
+  for (const g of gones as readonly AbortSignal[]) {
+    const leave = (): void => {
+      if (--waiting === 0) ctrl.abort(g.reason);
+    };
+    if (g.aborted) leave();
+    else g.addEventListener('abort', leave, { once: true });
+  }
+  return { lane, seconds, gone: ctrl.signal };
+}

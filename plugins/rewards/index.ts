@@ -5,6 +5,7 @@ import { groundTruthReward } from './ground-truth';
 import { gtVerifierReward } from './gt-verifier';
 import { intrinsicReward } from './intrinsic';
 import { learnedVerifierReward, verdictProbability, verifierText } from './learned-verifier';
+import { pythonReward } from './python';
 import { voteReward } from './vote';
 import { weightedReward } from './weighted';
 
@@ -16,6 +17,7 @@ export {
   gtVerifierReward,
   intrinsicReward,
   learnedVerifierReward,
+  pythonReward,
   verdictProbability,
   verifierText,
   voteReward,
@@ -35,4 +37,5 @@ export const register = registerAll(
   weightedReward,
   execVoteReward,
   execTestsReward,
+  pythonReward,
 );

@@ -22,6 +22,9 @@ describe('scripts/contracts-doc (docs/reference/contracts.md from the JSDoc of c
       "- `readonly reference?: Reference` — The reference — present only when the source's manifest declares `usesGroundTruth`.",
     );
     expect(page).to.not.contain('{@link');
+    // the helpers a plugin imports besides the contracts: the vote the guide uses
+    for (const rel of HELPER_FILES) expect(page).to.contain(`## ${rel}`);
+    expect(page).to.contain('### pluralityVote\n').and.contain('### VoteOutcome\n');
   });
 
   it('a contract member without JSDoc is an error naming it', () => {

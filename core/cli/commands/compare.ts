@@ -199,7 +199,10 @@ export function compareCommand(program: Command): void {
     )
     .option('--looks <n,n,...>', 'with --until-resolved: seeds per config at each look; the last is the cap')
     .option('--boundary <name>', `with --until-resolved: ${[...SPENDING].join(' | ')} (default lan-demets-pocock)`)
-    .option('--jobs <n>', 'runs at once (default 1; a 2-agent run already keeps about 1.7 cores busy)')
+    .option(
+      '--jobs <n>',
+      'runs at once, in this process (default 1; a 2-agent run already keeps about 1.7 cores busy: npm run bench seeds measures whether 2 helps)',
+    )
     .option('--committed <dir>', 'where the one-seed verdict looks for committed results (default docs/results)')
     .addHelpText(
       'after',

@@ -8,6 +8,7 @@ import { INTERACTION_CODES } from './interaction';
 import { PLAN_CODES } from './plan';
 import { PLUGIN_CODES } from './plugin';
 import { POLICY_CODES } from './policy';
+import { PYTHON_CODES } from './python';
 import { REWARD_CODES } from './reward';
 import { RUN_CODES } from './run';
 import { SANDBOX_CODES } from './sandbox';
@@ -44,6 +45,7 @@ export const ERROR_CODES = {
   ...BACKEND_CODES,
   ...INTERACTION_CODES,
   ...PLAN_CODES,
+  ...PYTHON_CODES,
 } satisfies Record<string, ErrorSpec>;
 
 /** Every code corl raises. */

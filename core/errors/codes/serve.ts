@@ -39,13 +39,13 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_GROUP_SIZE: {
     cause:
-      "A group has a number of completions other than `serve.groupSize`, or a request's lists have different lengths (HTTP 422).",
-    fix: 'send every group with exactly the configured number of completions (the GRPO group size K), or set `serve.groupSize` to 0 to accept any size',
+      "A group has a number of completions other than `serve.groupSize`, a request's lists have different lengths, or a POST /v1/samples sample declares another size than its group's or arrives for a group already scored (HTTP 422). Nothing of the request is stored.",
+    fix: 'send every group with exactly the configured number of completions (the GRPO group size K), or set `serve.groupSize` to 0 to accept any size; post each sample of a group once (a retry repeats its request id), with the same size',
   },
   CORL_ERR_SERVE_CONFLICT: {
     cause:
-      'An agent posted a group (same agent, step and group id) again with different completions, or reused an Idempotency-Key with a different body (HTTP 409). Retries must repeat the original request.',
-    fix: 'retry with the identical request, and send a new Idempotency-Key with every new request (only its retries repeat it); use a new step or group id for new samples',
+      'An agent posted a group (same agent, step and group id) again with different completions, reused an Idempotency-Key with a different body, or posted a POST /v1/samples sample again (same request id, or position at a step) with a different completion (HTTP 409). Retries must repeat the original request.',
+    fix: 'retry with the identical request, and send a new Idempotency-Key (or sample request id) with every new request (only its retries repeat it); use a new step or group id for new samples',
   },
   CORL_ERR_SERVE_PEER_TIMEOUT: {
     cause:
@@ -79,8 +79,8 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_BUSY: {
     cause:
-      'A connection arrived over `serve.maxConnections` (or `serve.maxConnectionsPerPeer` for its address) while every held connection had a request in progress, so none could give up its place (HTTP 503, then the connection is closed; GET /health is still answered on it). Nothing is stored.',
-    fix: 'retry after a moment (Retry-After: 1) and reuse keep-alive connections, or raise `serve.maxConnections` (below `ulimit -n`) or `serve.maxConnectionsPerPeer`',
+      'A connection arrived over `serve.maxConnections` (or `serve.maxConnectionsPerPeer` for its address) while every held connection had a request in progress, so none could give up its place (HTTP 503, then the connection is closed; GET /health is still answered on it), or `serve.samples.maxPending` POST /v1/samples samples were already waiting for their groups (HTTP 503). Nothing is stored.',
+    fix: 'retry after a moment (Retry-After: 1; the requests are idempotent) and reuse keep-alive connections, or raise `serve.maxConnections` (below `ulimit -n`), `serve.maxConnectionsPerPeer` or `serve.samples.maxPending`',
   },
   CORL_ERR_SERVE_WORK_TIMEOUT: {
     cause:

@@ -140,6 +140,68 @@ describe('core/reward/pipeline', () => {
   });
 });
 
+describe('core/reward/pipeline: scoreMany (a whole step at once)', () => {
+  it('hands a source with scoreMany every group in one call, as frozen contexts with token ids and the step count, and checks each result', async () => {
+    const calls: RewardContext[][] = [];
+    let scoreCalls = 0;
+    const p = pipeline({
+      async score() {
+        scoreCalls++;
+        return { rewards: [0, 0, 0] };
+      },
+      async scoreMany(contexts) {
+        calls.push([...contexts]);
+        return contexts.map((c) => ({ rewards: [c.agent, c.step, 1], label: '4', ownLabel: '5' }));
+      },
+    });
+    const withIds = (agent: number) =>
+      group({
+        agent,
+        totalSteps: 10,
+        completions: ['\\boxed{4}', 'x', 'y'].map((text) => ({ text, length: 1, tokenIds: [7], finishReason: 'stop' })),
+      });
+    const scored = await p.scoreMany([withIds(0), withIds(1)], ['a', 'b'], 'the step');
+    expect(scoreCalls).to.equal(0);
+    expect(calls).to.have.length(1);
+    expect(calls[0]!.map((c) => c.agent)).to.deep.equal([0, 1]);
+    expect(Object.isFrozen(calls[0]![0]!.completions[0]!.tokenIds)).to.equal(true);
+    expect(calls[0]![0]!.completions[0]!.tokenIds).to.deep.equal([7]);
+    expect(calls[0]![0]!.totalSteps).to.equal(10);
+    expect(scored.map((s) => [s.rewards, s.agree])).to.deep.equal([
+      [[0, 0, 1], 0],
+      [[1, 0, 1], 0],
+    ]);
+  });
+
+  it('falls back to score group by group; a wrong count or a bad result is CORL_ERR_REWARD_OUTPUT, a throw CORL_ERR_REWARD_FAILED', async () => {
+    const one = pipeline({ score: async (c) => ({ rewards: [c.agent, 0, 0] }) });
+    expect((await one.scoreMany([group({ agent: 1 }), group()], ['a', 'b'], 'x')).map((s) => s.rewards)).to.deep.equal([
+      [1, 0, 0],
+      [0, 0, 0],
+    ]);
+    const short = pipeline({ score: async () => ({ rewards: [] }), scoreMany: async () => [{ rewards: [0, 0, 0] }] });
+    const e = await rejection(short.scoreMany([group(), group()], ['a', 'b'], 'the step'));
+    expect(isCorlError(e, 'CORL_ERR_REWARD_OUTPUT')).to.equal(true);
+    expect((e as Error).message).to.contain('expected 2 results from scoreMany');
+    const bad = pipeline({
+      score: async () => ({ rewards: [] }),
+      scoreMany: async () => [{ rewards: [0, 0, 0] }, { rewards: [NaN, 0, 0] }],
+    });
+    const b = await rejection(bad.scoreMany([group(), group()], ['a', 'problem "p1" of agent 1'], 'the step'));
+    expect(isCorlError(b, 'CORL_ERR_REWARD_OUTPUT')).to.equal(true);
+    expect((b as Error).message).to.contain('problem "p1" of agent 1');
+    const throws = pipeline({
+      score: async () => ({ rewards: [] }),
+      scoreMany: async () => {
+        throw new Error('pipe closed');
+      },
+    });
+    expect(
+      isCorlError(await rejection(throws.scoreMany([group()], ['a'], 'the step')), 'CORL_ERR_REWARD_FAILED'),
+    ).to.equal(true);
+  });
+});
+
 describe('core/reward/pipeline in corl train and corl serve: the same failure, the same code', function () {
   this.timeout(60000);
   let tmp: ReturnType<typeof tempDir>;
@@ -202,10 +264,12 @@ describe('core/reward/pipeline in corl train and corl serve: the same failure, t
   it("a source that tries to change its context changes nothing: not the service's request, nor the trainer's step", async () => {
     const server = await startServer(serveConfig('test:mutating-reward'), tmp.dir);
     try {
-      const group = boxed('g', ['2', '1', '2']);
+      // The service scores a group in text order ("Ties" in docs/guide/serve.md): this group's first
+      // completion is first in both orders, so "its own first key" is the same one.
+      const group = boxed('g', ['1', '2', '1']);
       const r = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [group] });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
-      expect(r.body.groups[0]).to.deep.include({ rewards: [1, 0, 1], keys: ['2', '1', '2'], label: '2' });
+      expect(r.body.groups[0]).to.deep.include({ rewards: [1, 0, 1], keys: ['1', '2', '1'], label: '1' });
     } finally {
       await server.close();
     }

@@ -137,6 +137,13 @@ export function serveSection(): JsonSchema {
         description:
           'label journal (append-only JSONL with checksums, replayed at start), relative to the config file; default <name>.journal.jsonl; false keeps labels in memory only (lost at restart: benchmarks and throwaway runs)',
       },
+      journalGrowth: {
+        type: 'number',
+        exclusiveMinimum: 0,
+        default: 64,
+        description:
+          'MiB the journal may grow beyond twice what its last compaction wrote before the running service compacts it (writes the records it holds, the step window and the keep* limits, to a new generation beside it); so the journal stays within about twice what the service holds plus this, whatever the number of prompts or steps',
+      },
       exchange: {
         type: 'object',
         default: {},

@@ -106,6 +106,8 @@ export interface ServeSettings {
   readonly tokens?: string;
   /** Label journal path (relative to the config file), when given; false: no journal. */
   readonly journal?: string | false;
+  /** MiB the journal may grow beyond twice what its last compaction wrote before the running service compacts it. */
+  readonly journalGrowth: number;
   /** The cross-agent exchange of POST /v1/groups. */
   readonly exchange: {
     /** Longest wait for supervisors' answers, in seconds. */

@@ -602,7 +602,13 @@ export class RewardServer {
         agent: s.getReward.agent ?? rt.agents[0],
       },
       samples: { wait: s.samples.wait, maxPending: s.samples.maxPending, pending: this.samples.pendingSamples },
-      journal: { file: rt.journalFile ?? null, written: this.journal.written },
+      journal: {
+        file: rt.journalFile ?? null,
+        written: this.journal.written,
+        bytes: this.journal.size,
+        compactions: this.journal.compactions,
+        ...(this.journal.compactError ? { compactError: this.journal.compactError } : {}),
+      },
       auth: this.credentials.mode,
       uptimeSeconds: (Date.now() - this.started) / 1000,
     };

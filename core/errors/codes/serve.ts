@@ -126,6 +126,11 @@ export const SERVE_CODES = defineCodes({
       'A journal record is well formed (its checksum holds) but means nothing the service could have written: an unknown agent or namespace, a step that is not a safe integer or runs beyond the step window, an answer without its keys or with rewards that do not match them. The message names the line and the field.',
     fix: 'restore the journal (and its `.seal` file) from a copy, or move both away to start an empty exchange; the service never restores a record it cannot vouch for',
   },
+  CORL_ERR_SERVE_JOURNAL_FILE: {
+    cause:
+      'The journal path (or its `.seal` beside it) is not a regular file: a FIFO, a character or block device (`/dev/zero`), a socket, a folder, or a symlink to one of them. The service refuses it at start instead of hanging on it or reading it forever; nothing is written.',
+    fix: 'point `serve.journal` (or `--journal`) at a regular file, or at a path where none exists yet; a symlink to a regular file is followed',
+  },
   CORL_ERR_SERVE_BIND: {
     cause:
       'The service cannot listen: the port is taken, the address is not local to this machine, or a non-loopback address was asked for without a bearer token.',

@@ -12,7 +12,7 @@ import { createPlugin, groundTruthTripwire, rewardContext } from '../../../core/
 import { RunDirectory } from '../../../core/trainer/run-dir';
 import { train } from '../../../core/trainer/trainer';
 import { coRlConfig, fixture, tempDir, writeConfig } from '../../fixtures/configs';
-import { attempts, CANARY } from '../../fixtures/hostile-plugins';
+import { attempts, CANARY, sightings } from '../../fixtures/hostile-plugins';
 
 // The task of these runs: every reference answer carries the canary, so any string holding it that
 // a plugin reaches is a label.
@@ -217,3 +217,56 @@ describe('core/registry capability boundary (each plugin gets only what its mani
     expect(() => kept!.resolve('corl.PluginOptions')).to.throw();
   });
 });
+
+describe("core/registry: the routes to labels through corl's own API (issue 30), as hostile plugins", function () {
+  this.timeout(120000);
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir('corl-label-routes-');
+    sightings.length = 0;
+  });
+  afterEach(() => tmp.cleanup());
+
+  const run = async (overrides: Record<string, unknown>) => {
+    const file = writeConfig(
+      tmp.dir,
+      'routes.json',
+      hostileConfig({ reward: 'corl:vote', diversity: 'corl:none', metrics: [], ...overrides }),
+    );
+    const loaded = await loadConfig(file);
+    const out = fs.mkdtempSync(path.join(tmp.dir, 'run-'));
+    const run = await RunDirectory.create(out, loaded.config, loaded.source, {
+      configFile: loaded.file,
+      baseDir: loaded.baseDir,
+      supervised: loaded.supervised,
+    });
+    const t = loaded.config.trainer as unknown as Record<string, unknown>;
+    expect(t.steps).to.equal(2);
+    return train(loaded, { run });
+  };
+
+  it('route 1: a label-free equivalence is never handed a reference (grading uses an equivalence trusted with them)', async () => {
+    await run({ equivalence: 'test:peek-equivalence', trainer: { ...trainerOf(), evalEvery: 1 } });
+    expect(sightings).to.deep.equal([]);
+  });
+
+  it('route 2: a usesGroundTruth getter or function that changes its answer gets no label', async () => {
+    await run({ reward: 'test:flip-getter' });
+    await run({ reward: 'test:flip-function' });
+    expect(sightings).to.deep.equal([]);
+  });
+
+  it("route 3: a module's register() cannot reach the registry", async () => {
+    await run({});
+    expect(sightings).to.deep.equal([]);
+  });
+
+  it("route 4: tsyringe's useFactory hands no path back to the registry", async () => {
+    await run({ metrics: ['test:factory-thief', 'test:global-thief'] });
+    expect(sightings).to.deep.equal([]);
+  });
+});
+
+function trainerOf(): Record<string, unknown> {
+  return (hostileConfig().trainer as Record<string, unknown>) ?? {};
+}

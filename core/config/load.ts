@@ -5,7 +5,7 @@ import type { DependencyContainer } from 'tsyringe';
 import type { JsonSchema } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
 import { createRunContainer } from '../registry/container';
-import { instantiate, manifestQueries } from '../registry/instantiate';
+import { instantiate, manifestQueries, trustedWithReferences } from '../registry/instantiate';
 import { loadPluginModules } from '../registry/load';
 import { PLUGIN_REGISTRY, type PluginRegistry } from '../registry/registry';
 import { deepFreeze } from '../util/fs';
@@ -134,7 +134,7 @@ export async function loadConfigValue(
   const registry = container.resolve(PLUGIN_REGISTRY);
   if (Array.isArray(data.plugins) && data.plugins.every((p) => typeof p === 'string')) {
     try {
-      await loadPluginModules(container, data.plugins as string[], baseDir);
+      await loadPluginModules(registry, data.plugins as string[], baseDir);
     } catch (e) {
       if (!isCorlError(e)) throw e;
       const index = (data.plugins as string[]).findIndex((p) => e.detail.includes(`"${p}"`));
@@ -147,7 +147,7 @@ export async function loadConfigValue(
     }
   }
 
-  const validator = new ConfigValidator(registry, container, baseDir);
+  const validator = new ConfigValidator(registry, baseDir);
   const issues = validator.validate(options.schema ?? rootSchema(), data).map(locate);
   if (issues.length) throw invalid(where, issues);
 
@@ -182,8 +182,18 @@ export async function loadConfigValue(
 
   const config = deepFreeze(data) as unknown as CorlConfig;
   const queries = manifestQueries(registry);
-  const supervised = queries.usesGroundTruth(config.reward);
-  const trainedOnLabels = queries.trainedOnLabels(config.reward);
+  // Asked once here; every later asking (entitlements, nested creation) gets the same answers.
+  const ask = <T>(slot: string, f: () => T): T => {
+    try {
+      return f();
+    } catch (e) {
+      if (!isCorlError(e)) throw e;
+      throw e.at(formatWhere(where, locate({ pointer: `/${slot}`, path: slot, message: '' })));
+    }
+  };
+  const supervised = ask('reward', () => queries.usesGroundTruth(config.reward));
+  const trainedOnLabels = ask('reward', () => queries.trainedOnLabels(config.reward));
+  const tokenStats = ask('reward', () => queries.tokenStats(config.reward));
   if (config.labelFree && (supervised || trainedOnLabels)) {
     const issue = locate({ pointer: '/reward', path: 'reward', message: '' });
     throw new CorlError(
@@ -195,12 +205,10 @@ export async function loadConfigValue(
       },
     );
   }
-  const topology = await instantiate(
-    'topology',
-    config.topology,
-    { container, registry, seed: config.seed, baseDir },
-    'topology',
+  checkGrading(config, registry, supervised, (slot) =>
+    formatWhere(where, locate({ pointer: `/${slot}`, path: slot, message: '' })),
   );
+  const topology = await instantiate('topology', config.topology, { registry, seed: config.seed, baseDir }, 'topology');
   try {
     topology.validate(config.agents.length);
   } catch (e) {
@@ -216,9 +224,35 @@ export async function loadConfigValue(
     registry,
     supervised,
     trainedOnLabels,
-    tokenStats: queries.tokenStats(config.reward),
+    tokenStats,
     source,
   };
+}
+
+/**
+ * A run that grades answers against references (training: monitoring and evaluation; any run whose
+ * reward reads ground truth) does so with `grading`, else `equivalence`: it must be an equivalence
+ * the run trusts with references, a built-in or one that declares `readsReferences`. A label-free
+ * equivalence is never handed a reference.
+ */
+function checkGrading(
+  config: CorlConfig,
+  registry: PluginRegistry,
+  supervised: boolean,
+  at: (slot: string) => string,
+): void {
+  const grades = (config as { task?: unknown }).task !== undefined || supervised;
+  const grader = config.grading ?? config.equivalence;
+  if (!grades || trustedWithReferences(registry, grader)) return;
+  const slot = config.grading ? 'grading' : 'equivalence';
+  throw new CorlError(
+    'CORL_ERR_CONFIG_GRADING',
+    `expected ${config.grading ? '"grading"' : 'an equivalence'} trusted with references to grade answers against them${supervised ? ` (the reward "${config.reward.use}" reads ground truth)` : ''}, got "${grader.use}", which is label-free (not a built-in, and its manifest does not declare readsReferences)`,
+    {
+      where: at(slot),
+      hint: `set "grading" to a built-in equivalence (e.g. "corl:math"), or declare readsReferences: true in the manifest of "${grader.use}" if the run may trust it with references`,
+    },
+  );
 }
 
 function formatWhere(file: string, issue: LocatedIssue): string {

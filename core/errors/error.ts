@@ -60,3 +60,18 @@ export function describeError(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
 }
+
+/**
+ * The first line of a thrown value's message, at most `max` characters: what a coded error may quote
+ * of an underlying one (a JavaScript error's later lines are often a stack or a dump of the input).
+ */
+export function errorLine(e: unknown, max = 300): string {
+  let m: string;
+  try {
+    m = e instanceof Error ? String(e.message) : String(e);
+  } catch {
+    m = 'an error that cannot be shown';
+  }
+  const line = (m.split('\n')[0] ?? '').trim();
+  return line.length > max ? `${line.slice(0, max - 3)}...` : line;
+}

@@ -116,7 +116,8 @@ export class Scorer {
       completions,
       own,
       supervisors,
-      equivalence: rt.equivalence,
+      // A source that reads references compares answers with them through the grading equivalence.
+      equivalence: rt.grading ?? rt.equivalence,
       ...(rt.supervised && group.reference !== undefined ? { reference: { answer: group.reference } } : {}),
     };
     let result: RewardResult;
@@ -138,7 +139,7 @@ export class Scorer {
     }
     let agree: number | undefined;
     if (result.label != null && result.ownLabel != null)
-      agree = (await matches(result.label, result.ownLabel, rt.equivalence)) ? 1 : 0;
+      agree = (await matches(result.label, result.ownLabel, rt.grading ?? rt.equivalence)) ? 1 : 0;
     const metrics: Record<string, number> = {};
     for (const [k, v] of Object.entries(result.metrics ?? {}))
       if (typeof v === 'number' && Number.isFinite(v)) metrics[k] = v;

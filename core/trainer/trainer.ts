@@ -554,7 +554,8 @@ async function rewardCohort(
         completions: group.map((c, k) => view(c, keys.of(c.text).answer, own.keys[k] ?? null)),
         own,
         supervisors: supervisors.map((m) => ({ agent: m, keys: [...answerKeys[m]![i]!] })),
-        equivalence: cohort.equivalence,
+        // A source that reads references compares answers with them through the grading equivalence.
+        equivalence: supervised ? cohort.grading : cohort.equivalence,
         ...(supervised ? { reference: cohort.data.groundTruth.get(problem.id) } : {}),
       });
       let result: RewardResult;

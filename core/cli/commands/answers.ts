@@ -67,9 +67,9 @@ export function answersCommand(program: Command): void {
 
 async function buildTools(flags: AnswersFlags): Promise<{ extractor: AnswerExtractor; equivalence: Equivalence }> {
   const container = await createRunContainer();
-  await loadPluginModules(container, flags.plugin ?? [], process.cwd());
   const registry = container.resolve(PLUGIN_REGISTRY);
-  const validator = new ConfigValidator(registry, container, process.cwd());
+  await loadPluginModules(registry, flags.plugin ?? [], process.cwd());
+  const validator = new ConfigValidator(registry, process.cwd());
   const resolve = (kind: PluginKind, name: string, json: string | undefined, flag: string) => {
     let options: unknown = {};
     if (json !== undefined) {
@@ -96,7 +96,7 @@ async function buildTools(flags: AnswersFlags): Promise<{ extractor: AnswerExtra
     }
     return { use: name, options: options as Record<string, unknown> };
   };
-  const scope = { container, registry, seed: 0, baseDir: process.cwd() };
+  const scope = { registry, seed: 0, baseDir: process.cwd() };
   const extractor = await instantiate(
     'extractor',
     resolve('extractor', flags.extractor, flags.extractorOptions, '--extractor-options'),

@@ -140,7 +140,7 @@ async function configRows(loaded: LoadedConfig): Promise<RephraseRow[]> {
   const task = await instantiate(
     'task',
     loaded.config.task,
-    { container: loaded.container, registry: loaded.registry, seed: loaded.config.seed, baseDir: loaded.baseDir },
+    { registry: loaded.registry, seed: loaded.config.seed, baseDir: loaded.baseDir },
     'task',
   );
   return taskRows(await task.load());
@@ -161,7 +161,6 @@ async function agentPolicy(loaded: LoadedConfig, agent: string | undefined): Pro
     'policy',
     agents[index]!.policy,
     {
-      container: loaded.container,
       registry: loaded.registry,
       seed: loaded.config.seed + index,
       agent: index,
@@ -184,7 +183,7 @@ async function backendPolicy(loaded: LoadedConfig, file: string): Promise<Policy
   }
   const baseDir = path.dirname(file);
   const data = { policy: value };
-  const issues = new ConfigValidator(loaded.registry, loaded.container, baseDir).validate(
+  const issues = new ConfigValidator(loaded.registry, baseDir).validate(
     { type: 'object', required: ['policy'], properties: { policy: { corlPlugin: 'policy' } } },
     data,
   );
@@ -199,7 +198,6 @@ async function backendPolicy(loaded: LoadedConfig, file: string): Promise<Policy
     'policy',
     data.policy as unknown as ResolvedSelection,
     {
-      container: loaded.container,
       registry: loaded.registry,
       seed: loaded.config.seed,
       agent: 0,

@@ -19,6 +19,11 @@ export const CONFIG_CODES = defineCodes({
       'The config says `labelFree: true` but a reward source it selects reads ground truth, or was trained on labelled data (a learned verifier: manifest `trainedOnLabels`).',
     fix: 'remove that source, or set `labelFree: false` (the run will then be reported as supervised)',
   },
+  CORL_ERR_CONFIG_GRADING: {
+    cause:
+      'The run grades answers against references (monitoring, evaluation, or a reward source that reads ground truth) with `grading` (default: `equivalence`), and that equivalence is label-free: not a built-in, and its manifest does not declare `readsReferences`. A label-free equivalence is never handed a reference.',
+    fix: 'set `grading` to a built-in equivalence (e.g. "corl:math"), or declare `readsReferences: true` in the manifest of the equivalence if the run may trust it with references',
+  },
   CORL_ERR_CONFIG_TOPOLOGY: {
     cause:
       'The topology cannot serve the configured number of agents (for example `corl:ring` with one agent, or an adjacency matrix of the wrong size).',

@@ -1,18 +1,22 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { injectable, inject } from 'tsyringe';
+import { container as rootContainer, injectable, inject } from 'tsyringe';
+import { EQUIVALENCE, type Equivalence } from '../../../core/contracts/equivalence';
+import type { MetricsSink } from '../../../core/contracts/metrics-sink';
+import { PLUGIN_OPTIONS } from '../../../core/contracts/plugin';
+import { TOPOLOGY, type Topology } from '../../../core/contracts/topology';
 import { loadConfig } from '../../../core/config/load';
 import { GROUND_TRUTH, MapGroundTruth, type GroundTruth } from '../../../core/contracts/problem';
 import type { RewardSource } from '../../../core/contracts/reward-source';
 import { isCorlError } from '../../../core/errors';
 import { definePlugin, fromClass } from '../../../core/registry/define';
 import { createRunPlugins } from '../../../core/config/run-plugins';
-import { createPlugin, groundTruthTripwire, rewardContext } from '../../../core/testing';
+import { createPlugin, exactEquivalence, groundTruthTripwire, rewardContext } from '../../../core/testing';
 import { RunDirectory } from '../../../core/trainer/run-dir';
 import { train } from '../../../core/trainer/trainer';
 import { coRlConfig, fixture, tempDir, writeConfig } from '../../fixtures/configs';
-import { attempts, CANARY, sightings } from '../../fixtures/hostile-plugins';
+import { attempts, CANARY, looks, sightings } from '../../fixtures/hostile-plugins';
 
 // The task of these runs: every reference answer carries the canary, so any string holding it that
 // a plugin reaches is a label.
@@ -69,21 +73,32 @@ describe('core/registry capability boundary (each plugin gets only what its mani
     for (const who of ['reward', 'reward.score', 'metrics', 'diversity', 'metrics.write', 'diversity.view']) {
       expect(by(who).length, `${who} made its attempts`).to.be.greaterThan(0);
     }
-    const leaks = attempts.filter((a) => !/^(refused:CORL_ERR_PLUGIN_CAPABILITY|absent|blocked)$/.test(a.outcome));
+    const leaks = attempts.filter(
+      (a) => !/^(refused:CORL_ERR_PLUGIN_(CAPABILITY|INVALID)|absent|blocked)$/.test(a.outcome),
+    );
     expect(
       leaks,
       'every attempt refused with a coded error, found nothing, or was blocked by a frozen object',
     ).to.deep.equal([]);
-    // The attack of the report, exactly: refused with a coded error, at creation and while scoring.
+    // No container is handed, under any name; the registration API adds definitions only while register() runs.
     for (const who of ['reward', 'reward.score', 'metrics', 'diversity']) {
-      expect(by(who).find((a) => a.route === 'resolve(corl.GroundTruth).get')?.outcome, who).to.equal(
-        'refused:CORL_ERR_PLUGIN_CAPABILITY',
-      );
-      expect(by(who).find((a) => a.route === 'resolve(corl.Task)')?.outcome, who).to.equal(
-        'refused:CORL_ERR_PLUGIN_CAPABILITY',
-      );
-      expect(by(who).find((a) => a.route === 'container.parent')?.outcome, who).to.equal('absent');
+      for (const route of ['ctx.container', 'ctx.container.resolve(corl.GroundTruth)', 'walk injected dependencies'])
+        expect(by(who).find((a) => a.route === route)?.outcome, `${who}: ${route}`).to.equal('absent');
+      for (const route of [
+        'mutate ctx.seed',
+        'replace ctx.create',
+        'add ctx.container',
+        "replace equivalence's methods",
+      ])
+        expect(by(who).find((a) => a.route === route)?.outcome, `${who}: ${route}`).to.equal('blocked');
     }
+    expect(by('register').find((a) => a.route === 'walk the registration API')?.outcome).to.equal('absent');
+    expect(by('register').find((a) => a.route === 'add a corl: plugin')?.outcome).to.equal(
+      'refused:CORL_ERR_PLUGIN_INVALID',
+    );
+    expect(by('late').find((a) => a.route === 'add after register returned')?.outcome).to.equal(
+      'refused:CORL_ERR_PLUGIN_INVALID',
+    );
     expect(by('reward').find((a) => a.route === 'create(task)')?.outcome).to.equal(
       'refused:CORL_ERR_PLUGIN_CAPABILITY',
     );
@@ -152,9 +167,6 @@ describe('core/registry capability boundary (each plugin gets only what its mani
         {
           groundTruth: wire.groundTruth,
           task: wire.task,
-          setup: (c) => {
-            c.register(GROUND_TRUTH, { useValue: wire.groundTruth });
-          },
         },
       );
     } catch (e) {
@@ -192,31 +204,109 @@ describe('core/registry capability boundary (each plugin gets only what its mani
     expect(r.rewards).to.deep.equal([1, 0, 0]);
   });
 
-  it('closing the run disposes every plugin container: a container kept by a plugin resolves nothing afterwards', async () => {
+  it('closing the run disposes what the run constructed: a class with dispose() is disposed once', async () => {
     const file = writeConfig(tmp.dir, 'plain.json', coRlConfig({ task: canaryTask }));
     const loaded = await loadConfig(file);
-    let kept: import('tsyringe').DependencyContainer | undefined;
-    const probe = definePlugin({
-      manifest: {
-        name: 'test:keeper',
-        kind: 'metrics',
-        description: 'keeps its container',
-        corl: '^0.1.0',
-        options: { type: 'object', properties: {}, additionalProperties: false },
-      },
-      create(_o, ctx) {
-        kept = ctx.container;
-        return { write() {} };
-      },
-    });
+    let disposed = 0;
+    @injectable()
+    class Keeper implements MetricsSink {
+      constructor(@inject(PLUGIN_OPTIONS) readonly options: Readonly<Record<string, unknown>>) {}
+      write(): void {}
+      dispose(): void {
+        disposed++;
+      }
+    }
+    const probe = definePlugin({ manifest: sinkManifest('test:keeper'), create: fromClass(Keeper) });
     loaded.registry.add(probe);
     const withProbe = { ...loaded, config: { ...loaded.config, metrics: [{ use: 'test:keeper', options: {} }] } };
     const p = await createRunPlugins(withProbe as typeof loaded);
-    expect(kept!.resolve('corl.PluginOptions')).to.deep.equal({});
+    expect((p.sinks[0] as Keeper).options).to.deep.equal({});
     await p.close();
-    expect(() => kept!.resolve('corl.PluginOptions')).to.throw();
+    expect(disposed).to.equal(1);
+  });
+
+  it('a factory is injected the services it declares, as facades of their methods only', async () => {
+    let got: Record<string, unknown> = {};
+    const plugin = definePlugin({
+      manifest: sinkManifest('test:declares'),
+      inject: { equivalence: EQUIVALENCE, topology: TOPOLOGY, options: PLUGIN_OPTIONS },
+      create(_o, _ctx, deps) {
+        got = deps;
+        return { write() {} };
+      },
+    });
+    await createPlugin(plugin, {}, { services: { equivalence: exactEquivalence, topology: ring } });
+    expect(Object.keys(got)).to.deep.equal(['equivalence', 'topology', 'options']);
+    expect(Object.keys(got.equivalence as object)).to.deep.equal(['key', 'equal']);
+    expect(Object.isFrozen(got) && Object.isFrozen(got.equivalence)).to.equal(true);
+    expect((got.equivalence as Equivalence).key(' 4 ')).to.equal(exactEquivalence.key(' 4 '));
+    expect((got.topology as Topology).supervisors(0, 3)).to.deep.equal([2]);
+  });
+
+  it('a declared dependency the plugin is not entitled to, or that the run has not created, is refused at creation', async () => {
+    const declaring = (name: string, inject: Record<string, string>) =>
+      definePlugin({ manifest: sinkManifest(name), inject, create: () => ({ write() {} }) });
+    const wire = groundTruthTripwire({ p1: { answer: CANARY } });
+    for (const [name, token, says] of [
+      ['test:wants-gt', 'corl.GroundTruth', /does not declare usesGroundTruth/],
+      ['test:wants-task', 'corl.Task', /does not declare usesGroundTruth/],
+      ['test:wants-registry', 'corl.PluginRegistry', /"corl\.PluginRegistry"/],
+      [
+        'test:wants-policy',
+        'corl.Policy',
+        /services the run holds for it \(corl\.PluginOptions, corl\.PluginContext\)/,
+      ],
+    ] as const) {
+      const error = await createPlugin(
+        declaring(name, { x: token }),
+        {},
+        { groundTruth: wire.groundTruth, task: wire.task },
+      ).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isCorlError(error, 'CORL_ERR_PLUGIN_CAPABILITY'), name).to.equal(true);
+      expect((error as Error).message, name).to.match(says);
+    }
+    expect(wire.touches).to.deep.equal([]);
+  });
+
+  it("no plugin container sees tsyringe's global container: a factory registered there is never called", async () => {
+    let handed: unknown;
+    rootContainer.register('test.global-factory', {
+      useFactory: (c) => {
+        handed = c;
+        return c;
+      },
+    });
+    @injectable()
+    class Reacher implements MetricsSink {
+      constructor(@inject('test.global-factory') readonly c: unknown) {}
+      write(): void {}
+    }
+    const error = await createPlugin(
+      definePlugin({ manifest: sinkManifest('test:reacher'), create: fromClass(Reacher) }),
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isCorlError(error, 'CORL_ERR_PLUGIN_CAPABILITY')).to.equal(true);
+    expect((error as Error).message).to.contain('"test.global-factory"');
+    expect(handed).to.equal(undefined);
   });
 });
+
+function sinkManifest(name: string) {
+  return {
+    name,
+    kind: 'metrics' as const,
+    description: 'a test sink',
+    corl: '^0.1.0',
+    options: { type: 'object', properties: {}, additionalProperties: false } as const,
+  };
+}
+
+const ring: Topology = { selfSupervised: false, validate: () => undefined, supervisors: (n, N) => [(n + N - 1) % N] };
 
 describe("core/registry: the routes to labels through corl's own API (issue 30), as hostile plugins", function () {
   this.timeout(120000);
@@ -224,6 +314,7 @@ describe("core/registry: the routes to labels through corl's own API (issue 30),
   beforeEach(() => {
     tmp = tempDir('corl-label-routes-');
     sightings.length = 0;
+    for (const k of Object.keys(looks)) delete looks[k];
   });
   afterEach(() => tmp.cleanup());
 
@@ -246,23 +337,48 @@ describe("core/registry: the routes to labels through corl's own API (issue 30),
   };
 
   it('route 1: a label-free equivalence is never handed a reference (grading uses an equivalence trusted with them)', async () => {
-    await run({ equivalence: 'test:peek-equivalence', trainer: { ...trainerOf(), evalEvery: 1 } });
+    // Grading with it is refused, naming the field and what to do.
+    const error = await run({ equivalence: 'test:peek-equivalence' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isCorlError(error, 'CORL_ERR_CONFIG_GRADING'), String(error)).to.equal(true);
+    expect((error as Error).message).to.match(/equivalence: .*"test:peek-equivalence".*set "grading"/);
+    // With a trusted grader, it keys every answer rewards compare and sees no reference: evaluation,
+    // monitoring and the supervised baseline's comparisons all go through the grader.
+    await run({
+      equivalence: 'test:peek-equivalence',
+      grading: 'corl:math',
+      trainer: { ...trainerOf(), evalEvery: 1 },
+    });
+    await run({
+      labelFree: false,
+      reward: 'corl:ground-truth',
+      equivalence: 'test:peek-equivalence',
+      grading: 'corl:math',
+    });
+    expect(looks.equivalence).to.be.greaterThan(20);
     expect(sightings).to.deep.equal([]);
   });
 
   it('route 2: a usesGroundTruth getter or function that changes its answer gets no label', async () => {
     await run({ reward: 'test:flip-getter' });
     await run({ reward: 'test:flip-function' });
+    expect(looks['flip-getter']).to.be.greaterThan(2);
+    expect(looks['flip-function']).to.be.greaterThan(2);
     expect(sightings).to.deep.equal([]);
   });
 
   it("route 3: a module's register() cannot reach the registry", async () => {
     await run({});
+    expect(looks.register).to.be.greaterThan(0);
     expect(sightings).to.deep.equal([]);
   });
 
   it("route 4: tsyringe's useFactory hands no path back to the registry", async () => {
     await run({ metrics: ['test:factory-thief', 'test:global-thief'] });
+    expect(looks['factory-thief']).to.equal(1);
+    expect(looks['global-thief']).to.equal(1);
     expect(sightings).to.deep.equal([]);
   });
 });

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { expect } from 'chai';
 import { container } from 'tsyringe';
 import { definePlugin, registerAll } from '../../../core/registry/define';
-import { createRunContainer } from '../../../core/registry/container';
+import { createRunContainer, registrar } from '../../../core/registry/container';
 import { PLUGIN_REGISTRY, PluginRegistry, registryOf } from '../../../core/registry/registry';
 import { isCorlError } from '../../../core/errors';
 
@@ -78,7 +78,7 @@ describe('core/registry/registry', () => {
   it('each run container has its own registry with the built-ins, and nothing leaks between them', async () => {
     const a = await createRunContainer();
     const b = await createRunContainer();
-    registerAll(topo('x:only-a'))(a);
+    registerAll(topo('x:only-a'))(registrar(a.resolve(PLUGIN_REGISTRY), { builtin: false }).api);
     expect(a.resolve(PLUGIN_REGISTRY).has('topology', 'x:only-a')).to.equal(true);
     expect(b.resolve(PLUGIN_REGISTRY).has('topology', 'x:only-a')).to.equal(false);
     expect(b.resolve(PLUGIN_REGISTRY).has('topology', 'corl:ring')).to.equal(true);
@@ -94,7 +94,7 @@ describe('core/registry/registry', () => {
       err = e;
     }
     expect(isCorlError(err, 'CORL_ERR_PLUGIN_INVALID'), String(err)).to.equal(true);
-    expect(String(err)).to.contain('argument 1').and.contain('got a container');
+    expect(String(err)).to.contain('argument 1').and.contain('got object');
     expect((err as { hint: string }).hint).to.contain('register: registerAll(a, b)');
     expect(code(() => registerAll(topo('x:t'), undefined as never))).to.equal('CORL_ERR_PLUGIN_INVALID');
   });

@@ -21,7 +21,7 @@ export interface LoadedConfig {
   readonly file?: string;
   /** Folder relative paths are resolved against. */
   readonly baseDir: string;
-  /** The run's child container (registry with built-ins and the config's plugin modules). */
+  /** The run's child container, host side only (it holds the registry; no plugin is ever handed it). */
   readonly container: DependencyContainer;
   readonly registry: PluginRegistry;
   /** Whether any reward source reads ground truth (the run is then reported as supervised). */

@@ -82,7 +82,7 @@ export function rootSchema(): JsonSchema {
         items: { type: 'string', minLength: 1 },
         default: [],
         description:
-          'plugin modules to load: paths relative to this file ("./my-plugin.js") or package names; each exports register(container)',
+          'plugin modules to load: paths relative to this file ("./my-plugin.js") or package names; each exports register(plugins)',
       },
       task: selection('task', 'where problems come from'),
       agents: {

@@ -13,8 +13,8 @@ import type { LoadedConfig } from './load';
 import { CorlError } from '../errors';
 import { checkRunData } from './data-checks';
 import { deepFreeze } from '../util/fs';
-import { instantiate, type InstanceScope } from '../registry/instantiate';
-import { equivalenceFacade, PluginScopes, type RunServices } from '../registry/scope';
+import { instantiate, sinkTrustedWithReferences, type InstanceScope } from '../registry/instantiate';
+import { equivalenceFacade, metricsSinkFacade, PluginScopes, type RunServices } from '../registry/scope';
 
 /** Which plugins to create: all of a training config, or what a reward service scores with. */
 export type PluginSet = 'training' | 'scoring';
@@ -112,7 +112,10 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
     const sinks: MetricsSink[] = [];
     const policies: Policy[] = [];
     if (set === 'training') {
-      for (const [i, sel] of config.metrics.entries()) sinks.push(await make('metrics', sel, `metrics[${i}]`));
+      for (const [i, sel] of config.metrics.entries()) {
+        const sink = await make('metrics', sel, `metrics[${i}]`);
+        sinks.push(metricsSinkFacade(sink, sinkTrustedWithReferences(registry, sel)));
+      }
       for (const [i, a] of config.agents.entries()) {
         policies.push(await make('policy', a.policy, `agents[${i}].policy`, { seed: config.seed + i, agent: i }));
       }

@@ -88,8 +88,9 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
   /**
    * Whether it reads ground truth (reward sources; other kinds never receive it). A function when
    * it depends on the options (e.g. a weighted sum uses ground truth if any part does). Only a
-   * source that declares it gets `RewardContext.reference` and `GROUND_TRUTH`/`TASK` in its
-   * container; a `labelFree` run refuses it, and a run using it is reported as supervised.
+   * source that declares it gets `RewardContext.reference` and may be injected `GROUND_TRUTH`/`TASK`;
+   * a `labelFree` run refuses it, and a run using it is reported as supervised. Read once, when the
+   * plugin is registered; a function is asked once per options.
    */
   readonly usesGroundTruth?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
   /**
@@ -108,11 +109,12 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
   /** Whether completions must carry per-token statistics (entropy, mean log-probability). */
   readonly tokenStats?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
   /**
-   * Equivalences: whether it may be handed references, to grade answers against them (monitoring and
-   * evaluation). A run grades only with an equivalence it trusts with references: a built-in, or one
-   * that declares this. An equivalence that does not is label-free: it never sees a reference, and a
-   * run that uses it names a trusted one in `grading`. A run whose rewards use an equivalence that
-   * declares it is not label-free (a `labelFree` run refuses it; its runs are reported as supervised).
+   * Whether the run may trust it with references or what is measured against them: its author
+   * states that it keeps them to itself, as corl's built-ins do (corl cannot check it). Equivalences:
+   * it may grade answers against references (`grading`, monitoring, evaluation, a reward source that
+   * reads ground truth); one that does not declare it is label-free and never sees a reference.
+   * Metrics sinks: it gets evaluation records and the training metrics measured against references
+   * (`label/accuracy`, ...); one that does not gets neither. Built-ins are trusted without it.
    */
   readonly readsReferences?: boolean;
 }

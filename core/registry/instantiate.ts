@@ -43,7 +43,22 @@ interface Creator {
 
 /** What a selection's manifest entitles its instance to: ground truth only for reward sources that declare it. */
 export function entitlementOf(registry: PluginRegistry, kind: PluginKind, selection: ResolvedSelection): Entitlement {
-  return { groundTruth: kind === 'reward' && manifestQueries(registry).usesGroundTruth(selection) };
+  const q = manifestQueries(registry);
+  return {
+    groundTruth: kind === 'reward' && q.usesGroundTruth(selection),
+    trainedOnLabels: kind === 'reward' && q.trainedOnLabels(selection),
+  };
+}
+
+/**
+ * Whether the run may hand a metrics sink the metrics measured against references: a built-in, or
+ * one whose manifest declares `readsReferences`.
+ */
+export function sinkTrustedWithReferences(registry: PluginRegistry, selection: ResolvedSelection): boolean {
+  return (
+    registry.isBuiltin('metrics', selection.use) ||
+    registry.get('metrics', selection.use).manifest.readsReferences === true
+  );
 }
 
 /**
@@ -64,14 +79,27 @@ function refuseNested(
   selection: ResolvedSelection,
   entitlement: Entitlement,
 ): CorlError | undefined {
-  if (!creator || creator.entitlement.groundTruth || !(entitlement.groundTruth || kind === 'task')) return undefined;
-  return new CorlError(
-    'CORL_ERR_PLUGIN_CAPABILITY',
-    `expected "${creator.use}", which does not declare usesGroundTruth, to create only plugins without ground truth, got a request for ${kind === 'task' ? `the task "${selection.use}"` : `"${selection.use}", which reads ground truth`}`,
-    {
-      hint: `declare usesGroundTruth in the manifest of "${creator.use}" (a function of its options when only some parts need it)`,
-    },
-  );
+  if (!creator || creator.entitlement.groundTruth) return undefined;
+  if (entitlement.groundTruth || kind === 'task') {
+    return new CorlError(
+      'CORL_ERR_PLUGIN_CAPABILITY',
+      `expected "${creator.use}", which does not declare usesGroundTruth, to create only plugins without ground truth, got a request for ${kind === 'task' ? `the task "${selection.use}"` : `"${selection.use}", which reads ground truth`}`,
+      {
+        hint: `declare usesGroundTruth in the manifest of "${creator.use}" (a function of its options when only some parts need it)`,
+      },
+    );
+  }
+  // A label-free run checked the creator's manifest; a part made from labels must show there too.
+  if (entitlement.trainedOnLabels && !creator.entitlement.trainedOnLabels) {
+    return new CorlError(
+      'CORL_ERR_PLUGIN_CAPABILITY',
+      `expected "${creator.use}", which does not declare trainedOnLabels, to create only plugins made without labels, got a request for "${selection.use}", which was trained on labels`,
+      {
+        hint: `declare trainedOnLabels in the manifest of "${creator.use}" (a function of its options when only some parts need it, as corl:weighted does)`,
+      },
+    );
+  }
+  return undefined;
 }
 
 /**

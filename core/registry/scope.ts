@@ -3,6 +3,7 @@ import { ADVANTAGE_ESTIMATOR, type AdvantageEstimator } from '../contracts/advan
 import { ANSWER_EXTRACTOR, type AnswerExtractor } from '../contracts/answer-extractor';
 import { DIVERSITY_STRATEGY, type DiversityStrategy } from '../contracts/diversity-strategy';
 import { EQUIVALENCE, type Equivalence } from '../contracts/equivalence';
+import type { MetricsRecord, MetricsSink } from '../contracts/metrics-sink';
 import { GROUND_TRUTH, type GroundTruth } from '../contracts/problem';
 import { TASK, type Task } from '../contracts/task';
 import { TOPOLOGY, type Topology } from '../contracts/topology';
@@ -34,10 +35,12 @@ export interface RunServices {
   readonly advantage?: AdvantageEstimator;
 }
 
-/** What a plugin's manifest entitles its container to. */
+/** What a plugin's manifest entitles it to. */
 export interface Entitlement {
-  /** It may hold the task and its ground truth. */
+  /** It may be injected the task and its ground truth. */
   readonly groundTruth: boolean;
+  /** It was made from labels (a reward source's `trainedOnLabels`): it may create plugins that were too. */
+  readonly trainedOnLabels?: boolean;
 }
 
 // Each service crosses into a plugin's container as a frozen object of the contract's methods
@@ -73,6 +76,35 @@ export function diversityFacade(d: DiversityStrategy): DiversityStrategy {
 /** The run's advantage estimator as plugins see it. */
 export function advantageFacade(a: AdvantageEstimator): AdvantageEstimator {
   return facade({ estimate: (groups) => a.estimate(groups) } satisfies AdvantageEstimator);
+}
+
+/**
+ * Metrics measured against references (docs/reference/metrics.md marks them *(ground truth)*):
+ * every evaluation record, and these training metrics.
+ */
+export function measuredAgainstReferences(name: string, phase: MetricsRecord['phase']): boolean {
+  return (
+    phase === 'eval' || /(^|\/)accuracy(\/|$)|^label\/count\/|^exec\/tests_passed$|^verifier\/score_mean$/.test(name)
+  );
+}
+
+/**
+ * A metrics sink as a run hands it records. A sink the run trusts with references (a built-in, or
+ * one whose manifest declares `readsReferences`) gets every record; any other gets training records
+ * without the metrics measured against references (aggregates of labels, which a plugin could read
+ * back step by step) and no evaluation records. `close` is the run's to call.
+ */
+export function metricsSinkFacade(sink: MetricsSink, trusted: boolean): MetricsSink {
+  if (trusted) return facade({ write: (r: MetricsRecord) => sink.write(r) });
+  return facade({
+    write(r: MetricsRecord) {
+      if (r.phase === 'eval') return;
+      const metrics = Object.fromEntries(
+        Object.entries(r.metrics).filter(([name]) => !measuredAgainstReferences(name, r.phase)),
+      );
+      return sink.write(Object.freeze({ ...r, metrics: Object.freeze(metrics) }));
+    },
+  });
 }
 
 /** Tokens that lead to labels: held only by the container of a reward source that declares `usesGroundTruth`. */

@@ -3,14 +3,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { container as rootContainer, injectable, inject } from 'tsyringe';
 import { EQUIVALENCE, type Equivalence } from '../../../core/contracts/equivalence';
-import type { MetricsSink } from '../../../core/contracts/metrics-sink';
+import type { MetricsRecord, MetricsSink } from '../../../core/contracts/metrics-sink';
 import { PLUGIN_OPTIONS } from '../../../core/contracts/plugin';
 import { TOPOLOGY, type Topology } from '../../../core/contracts/topology';
 import { loadConfig } from '../../../core/config/load';
 import { GROUND_TRUTH, MapGroundTruth, type GroundTruth } from '../../../core/contracts/problem';
 import type { RewardSource } from '../../../core/contracts/reward-source';
 import { isCorlError } from '../../../core/errors';
-import { definePlugin, fromClass } from '../../../core/registry/define';
+import { definePlugin, fromClass, registerAll } from '../../../core/registry/define';
+import { measuredAgainstReferences } from '../../../core/registry/scope';
 import { createRunPlugins } from '../../../core/config/run-plugins';
 import { createPlugin, exactEquivalence, groundTruthTripwire, rewardContext } from '../../../core/testing';
 import { RunDirectory } from '../../../core/trainer/run-dir';
@@ -293,6 +294,95 @@ describe('core/registry capability boundary (each plugin gets only what its mani
     expect(isCorlError(error, 'CORL_ERR_PLUGIN_CAPABILITY')).to.equal(true);
     expect((error as Error).message).to.contain('"test.global-factory"');
     expect(handed).to.equal(undefined);
+  });
+});
+
+describe('core/registry: what reaches plugins beyond the four routes', function () {
+  this.timeout(120000);
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => (tmp = tempDir('corl-label-more-')));
+  afterEach(() => tmp.cleanup());
+
+  it('a sink the run does not trust with references gets no evaluation record and no metric measured against them', async () => {
+    const got: Record<string, MetricsRecord[]> = { plain: [], trusted: [] };
+    const recorder = (name: string, key: string, readsReferences?: boolean) =>
+      definePlugin({
+        manifest: { ...sinkManifest(name), ...(readsReferences ? { readsReferences } : {}) },
+        create: () => ({ write: (r: MetricsRecord) => void got[key]!.push(r) }),
+      });
+    const bare = await loadConfig(writeConfig(tmp.dir, 'bare.json', coRlConfig({ task: canaryTask })));
+    bare.registry.add(recorder('test:plain-sink', 'plain'));
+    bare.registry.add(recorder('test:trusted-sink', 'trusted', true));
+    const metrics = [
+      { use: 'test:plain-sink', options: {} },
+      { use: 'test:trusted-sink', options: {} },
+      { use: 'corl:jsonl', options: { path: path.join(tmp.dir, 'copy.jsonl') } },
+    ];
+    const withSinks = { ...bare, config: { ...bare.config, metrics } } as typeof bare;
+    const out = path.join(tmp.dir, 'run');
+    const run = await RunDirectory.create(out, withSinks.config, withSinks.source, {
+      baseDir: withSinks.baseDir,
+      supervised: false,
+    });
+    await train(withSinks, { run });
+    const names = (rs: MetricsRecord[]) => [...new Set(rs.flatMap((r) => Object.keys(r.metrics)))];
+    expect(got.trusted!.some((r) => r.phase === 'eval')).to.equal(true);
+    expect(names(got.trusted!)).to.include.members(['label/accuracy', 'train/accuracy', 'reward/accuracy']);
+    expect(got.plain!.some((r) => r.phase === 'eval')).to.equal(false);
+    expect(names(got.plain!).filter((n) => /accuracy|^label\/count\//.test(n))).to.deep.equal([]);
+    expect(names(got.plain!)).to.include.members(['reward/mean', 'label/labeled_fraction']);
+    // The built-in sink, trusted, mirrors metrics.jsonl line for line.
+    expect(fs.readFileSync(path.join(tmp.dir, 'copy.jsonl'), 'utf8')).to.equal(
+      fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8'),
+    );
+  });
+
+  it('the metrics docs mark exactly the metrics the run withholds from an untrusted sink', () => {
+    const doc = fs.readFileSync(path.join(__dirname, '../../../../docs/reference/metrics.md'), 'utf8');
+    const marked = [...doc.matchAll(/^\| ([^|]+) \|[^\n]*\*\(ground truth\)\*/gm)].flatMap((m) =>
+      [...m[1]!.matchAll(/`([^`]+)`/g)].map((n) => n[1]!.replace(/<[^>]+>/g, 'x')),
+    );
+    expect(marked.length).to.be.greaterThan(6);
+    for (const name of marked) expect(measuredAgainstReferences(name, 'train'), name).to.equal(true);
+    for (const name of ['reward/mean', 'label/labeled_fraction', 'label/peer_agreement', 'vote/own_labeled', 'loss/kl'])
+      expect(measuredAgainstReferences(name, 'train'), name).to.equal(false);
+    expect(measuredAgainstReferences('pair/kappa', 'eval')).to.equal(true);
+  });
+
+  it('a reward that does not declare trainedOnLabels cannot create one that was trained on labels', async () => {
+    const learned = definePlugin({
+      manifest: {
+        name: 'test:learned',
+        kind: 'reward',
+        description: 'trained on labels',
+        corl: '^0.1.0',
+        trainedOnLabels: true,
+        options: { type: 'object', properties: {}, additionalProperties: false },
+      },
+      create: (): RewardSource => ({ score: async (c) => ({ rewards: c.completions.map(() => 1) }) }),
+    });
+    const nesting = (name: string, trainedOnLabels: boolean) =>
+      definePlugin({
+        manifest: {
+          name,
+          kind: 'reward',
+          description: 'creates the learned one',
+          corl: '^0.1.0',
+          trainedOnLabels,
+          options: { type: 'object', properties: {}, additionalProperties: false },
+        },
+        async create(_o, ctx): Promise<RewardSource> {
+          return ctx.create('reward', { use: 'test:learned', options: {} });
+        },
+      });
+    const register = registerAll(learned);
+    const error = await createPlugin(nesting('test:hides-it', false), {}, { register }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isCorlError(error, 'CORL_ERR_PLUGIN_CAPABILITY'), String(error)).to.equal(true);
+    expect((error as Error).message).to.contain('"test:learned", which was trained on labels');
+    await createPlugin(nesting('test:says-so', true), {}, { register });
   });
 });
 

@@ -49,6 +49,27 @@ export function serveSection(): JsonSchema {
         default: 256,
         description: 'most completions in one group of POST /v1/groups (more: HTTP 413)',
       },
+      maxRequestCompletions: {
+        type: 'integer',
+        minimum: 1,
+        default: 16384,
+        description:
+          'most completions in one request, all groups together (POST /v1/groups; POST /get_reward counts its samples); more: HTTP 413',
+      },
+      maxTestInputs: {
+        type: 'integer',
+        minimum: 1,
+        default: 64,
+        description:
+          'most entries of `testInputs` in one group (code rewards run every program on each); more: HTTP 413',
+      },
+      maxKeyChars: {
+        type: 'integer',
+        minimum: 64,
+        default: 1024,
+        description:
+          'longest answer key or label kept as it is; a longer one (a program that printed megabytes) is replaced by its SHA-256 digest (`sha256:…`), so two such keys agree exactly when identical and no answer or journal record grows with what a program printed',
+      },
       maxConnections: {
         type: 'integer',
         minimum: 1,
@@ -83,6 +104,12 @@ export function serveSection(): JsonSchema {
           },
         },
         additionalProperties: false,
+      },
+      tokens: {
+        type: 'string',
+        minLength: 1,
+        description:
+          'agent tokens: a JSON file `{agent: token}` relative to the config file (--tokens-file overrides), one distinct token of at least 16 characters per agent; each agent then posts only with its own token and only as itself (docs/guide/serve.md, Agent identity)',
       },
       journal: {
         anyOf: [{ type: 'string', minLength: 1 }, { enum: [false] }],

@@ -88,10 +88,18 @@ export interface ServeSettings {
   readonly groupSize: number;
   /** Most completions in one posted group. */
   readonly maxCompletions: number;
+  /** Most completions (or /get_reward samples) in one request. */
+  readonly maxRequestCompletions: number;
+  /** Most `testInputs` entries in one group. */
+  readonly maxTestInputs: number;
+  /** Longest answer key or label kept as it is (longer: its digest). */
+  readonly maxKeyChars: number;
   /** Most open client connections. */
   readonly maxConnections: number;
   /** Seconds a client may take to send headers, a whole request, and an idle keep-alive connection may stay open. */
   readonly timeouts: { readonly headers: number; readonly body: number; readonly idle: number };
+  /** Agent tokens file (relative to the config file), when given. */
+  readonly tokens?: string;
   /** Label journal path (relative to the config file), when given; false: no journal. */
   readonly journal?: string | false;
   /** The cross-agent exchange of POST /v1/groups. */

@@ -106,7 +106,11 @@ export class ConfigValidator {
         return fail(
           `${at}/${escape(extra[0]!)}`,
           `expected only "use" and "options" in ${article(kind)} selection, got "${extra[0]}"`,
-          { hint: `put plugin settings inside "options"` },
+          {
+            hint: closest(extra[0]!, ['use', 'options'])
+              ? `did you mean "${closest(extra[0]!, ['use', 'options'])}"?`
+              : `put plugin settings inside "options"`,
+          },
         );
       if (typeof o.use !== 'string' || !o.use)
         return fail(`${at}/use`, `expected "use" to name ${article(kind)} plugin, got ${show(o.use)}`, {

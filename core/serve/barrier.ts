@@ -2,6 +2,7 @@
 // a group reward source needs all K, so samples meet at a barrier keyed by prompt (or label).
 import { CorlError } from '../errors';
 import { groupHash, type Exchange } from './exchange';
+import { capAnswer, capKeys } from './keys';
 import type { ServeMetrics } from './prom';
 import type { GroupAnswer, PostedGroup, Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
@@ -112,7 +113,7 @@ export class GetRewardScorer {
       completions: [{ text: response }],
       ...(typeof s.label === 'string' ? { reference: s.label } : {}),
     };
-    const keys = await this.scorer.keys(group);
+    const keys = capKeys(await this.scorer.keys(group), this.rt.settings.maxKeyChars);
     const a = await this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors');
     return resultOf(a, 0);
   }
@@ -164,8 +165,11 @@ export class GetRewardScorer {
   private async scoreGroup(agent: number, group: PostedGroup): Promise<GroupAnswer> {
     const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
     if (sup.length === 1 && sup[0] === agent) {
-      const keys = await this.scorer.keys(group);
-      return this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors');
+      const keys = capKeys(await this.scorer.keys(group), this.rt.settings.maxKeyChars);
+      return capAnswer(
+        await this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors'),
+        this.rt.settings.maxKeyChars,
+      );
     }
     // Peer topology: the exchange, with "step" = how many earlier groups this agent posted for the
     // same key (agents see the same problems in the same order), kept in the journaled store so

@@ -3,6 +3,7 @@ import { hash } from 'node:crypto';
 import type { AgentAnswers } from '../contracts/reward-source';
 import { CorlError } from '../errors';
 import type { Journal, JournalRecord } from './journal';
+import { capAnswer, capKeys } from './keys';
 import type { GroupAnswer, LabelSource, PostedGroup, Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
 import { mapPacked } from '../util/arrays';
@@ -200,7 +201,8 @@ export class Exchange {
     groups.forEach((g, i) => {
       if (this.postedHash(agent, step, g.id) === undefined) fresh.push(i);
     });
-    const computed = await Promise.all(fresh.map((i) => this.scorer.keys(groups[i]!)));
+    const max = this.rt.settings.maxKeyChars;
+    const computed = await Promise.all(fresh.map(async (i) => capKeys(await this.scorer.keys(groups[i]!), max)));
     check(); // a concurrent post may have stored keys meanwhile
     this.admit(step, groups); // or moved the newest step, or filled the step
     const records: JournalRecord[] = [];
@@ -376,6 +378,7 @@ export class Exchange {
   ): Promise<GroupAnswer> {
     const existing = slot.answers.get(agent);
     if (existing) return existing.answer;
+    answer = capAnswer(answer, this.rt.settings.maxKeyChars);
     slot.answers.set(agent, { answer, hash });
     await this.journal.append([
       {

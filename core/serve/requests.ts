@@ -78,6 +78,10 @@ export interface GroupsLimits {
   readonly maxGroups: number;
   /** Most completions per group (`serve.maxCompletions`). */
   readonly maxCompletions: number;
+  /** Most completions in the request, all groups together (`serve.maxRequestCompletions`). */
+  readonly maxRequestCompletions?: number;
+  /** Most `testInputs` entries per group (`serve.maxTestInputs`). */
+  readonly maxTestInputs?: number;
 }
 
 function limit(where: string, expected: string, got: string): CorlError {
@@ -106,6 +110,7 @@ export function parseGroupsRequest(
       String(o.groups.length),
     );
   const seen = new Map<string, number>();
+  let total = 0;
   const groups = mapPacked(o.groups, (g, i): PostedGroup => {
     const w = `groups[${i}]`;
     const go = object(g, w);
@@ -131,12 +136,25 @@ export function parseGroupsRequest(
         `at most ${limits.maxCompletions} entries (serve.maxCompletions)`,
         String(go.completions.length),
       );
+    total += go.completions.length;
+    if (total > (limits.maxRequestCompletions ?? Infinity))
+      throw limit(
+        `${w}.completions`,
+        `at most ${limits.maxRequestCompletions} completions in the whole request (serve.maxRequestCompletions)`,
+        `${total} by this group`,
+      );
     const completions = mapPacked(go.completions, (c, k) => completion(c, `${w}.completions[${k}]`));
     if (go.reference !== undefined && go.reference !== null && typeof go.reference !== 'string')
       throw bad(`${w}.reference`, 'a string', go.reference);
     let testInputs: string[][] | undefined;
     if (go.testInputs !== undefined) {
       if (!Array.isArray(go.testInputs)) throw bad(`${w}.testInputs`, 'an array of argument lists', go.testInputs);
+      if (go.testInputs.length > (limits.maxTestInputs ?? Infinity))
+        throw limit(
+          `${w}.testInputs`,
+          `at most ${limits.maxTestInputs} entries (serve.maxTestInputs)`,
+          String(go.testInputs.length),
+        );
       testInputs = go.testInputs.map((t, k) => stringArray(t, `${w}.testInputs[${k}]`) as string[]);
     }
     return {
@@ -155,9 +173,11 @@ export function parseGroupsRequest(
   };
 }
 
-/** Parse and check a POST /get_reward body (OpenRLHF's fields; others are ignored). */
-export function parseGetRewardRequest(body: unknown): GetRewardRequest {
+/** Parse and check a POST /get_reward body (OpenRLHF's fields; others are ignored); at most `maxSamples` queries. */
+export function parseGetRewardRequest(body: unknown, maxSamples = Infinity): GetRewardRequest {
   const o = object(body, 'the request body');
+  if (Array.isArray(o.query) && o.query.length > maxSamples)
+    throw limit('query', `at most ${maxSamples} samples (serve.maxRequestCompletions)`, String(o.query.length));
   const query = stringArray(o.query, 'query') as string[];
   if (query.length === 0) throw bad('query', 'a non-empty array of strings', o.query);
   let prompts: string[] | undefined;

@@ -1,12 +1,13 @@
 // `corl serve`: the reward plugins of a config over HTTP, and the cross-agent label exchange.
 // Routes and fields: docs/guide/serve.md.
-import { timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import * as path from 'node:path';
 import { CorlError, isCorlError, type ErrorCode } from '../errors';
 import { CORL_VERSION } from '../version';
 import { GetRewardScorer } from './barrier';
+import { Credentials, type Caller } from './identity';
 import { Exchange, type RetainRule } from './exchange';
 import { Journal, type JournalCohort } from './journal';
 import { ServeMetrics } from './prom';
@@ -19,8 +20,10 @@ import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './
 export interface ServerOptions {
   readonly host?: string;
   readonly port?: number;
-  /** Bearer token every request but GET /health must carry. */
+  /** The service token: with agent tokens it reads GET /metrics; without, every agent shares it (every request but GET /health must carry one). */
   readonly token?: string;
+  /** The agents' tokens file (default: `serve.tokens`, relative to the config): a JSON object `{agent: token}`. */
+  readonly tokensFile?: string;
   /** Journal file (default: serve.journal, or <name>.journal.jsonl beside the config). */
   readonly journal?: string;
   /** Allow a non-loopback address without a token (trusted networks only). */
@@ -33,6 +36,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   CORL_ERR_SERVE_BAD_JSON: 400,
   CORL_ERR_SERVE_BAD_REQUEST: 400,
   CORL_ERR_SERVE_UNAUTHORIZED: 401,
+  CORL_ERR_SERVE_FORBIDDEN: 403,
   CORL_ERR_SERVE_NOT_FOUND: 404,
   CORL_ERR_SERVE_CONFLICT: 409,
   CORL_ERR_SERVE_STEP_EXPIRED: 410,
@@ -97,7 +101,7 @@ export class RewardServer {
     readonly runtime: ServeRuntime,
     private readonly journal: Journal,
     private readonly server: http.Server,
-    private readonly token: Buffer | undefined,
+    private readonly credentials: Credentials,
     readonly tornTail: boolean,
     records: Parameters<Exchange['restore']>[0],
   ) {
@@ -200,11 +204,18 @@ export class RewardServer {
     const settings = served.config.serve;
     const host = options.host ?? settings.host;
     const port = options.port ?? settings.port;
-    if (!isLoopback(host) && !options.token && !options.allowNoToken) {
+    const tokensFile =
+      options.tokensFile ?? (settings.tokens ? path.resolve(served.loaded.baseDir, settings.tokens) : undefined);
+    const credentials = Credentials.load(
+      served.config.agents.map((a) => a.name),
+      tokensFile,
+      options.token,
+    );
+    if (!isLoopback(host) && !credentials.required && !options.allowNoToken) {
       throw new CorlError(
         'CORL_ERR_SERVE_BIND',
-        `expected a bearer token to bind ${host} (beyond loopback), got none`,
-        { where: '--host' },
+        `expected agent tokens or a bearer token to bind ${host} (beyond loopback), got none`,
+        { where: '--host', hint: 'give each agent its own token (serve.tokens or --tokens-file)' },
       );
     }
     const t = settings.timeouts;
@@ -291,14 +302,8 @@ export class RewardServer {
           resolve();
         });
       });
-      const rs = new RewardServer(
-        runtime,
-        journal,
-        server,
-        options.token ? Buffer.from(options.token) : undefined,
-        opened.replay.tornTail,
-        opened.replay.records,
-      );
+      const rs = new RewardServer(runtime, journal, server, credentials, opened.replay.tornTail, opened.replay.records);
+      for (const note of credentials.startNotes(host)) options.log?.(note);
       for (const note of opened.replay.notes) options.log?.(note);
       if (opened.replay.tornTail)
         options.log?.(
@@ -380,13 +385,18 @@ export class RewardServer {
           );
         }
       }
-      if (route !== '/health') this.authorize(req);
       if (route === '/health') return send(res, 200, this.health());
+      const params = new URLSearchParams(search);
+      // OpenRLHF cannot set headers: POST /get_reward also takes the token as ?token=.
+      const caller = this.credentials.authenticate(
+        req.headers.authorization,
+        route === '/get_reward' ? params.get('token') : undefined,
+      );
       if (route === '/metrics')
         return sendText(res, 200, this.metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
       const body = await readJson(req, this.runtime.settings.maxBodyBytes);
-      if (route === '/v1/groups') return send(res, 200, await this.postGroups(body));
-      return send(res, 200, await this.postGetReward(body, new URLSearchParams(search)));
+      if (route === '/v1/groups') return send(res, 200, await this.postGroups(body, caller));
+      return send(res, 200, await this.postGetReward(body, params, caller));
     } catch (e) {
       const err = isCorlError(e)
         ? e
@@ -414,19 +424,6 @@ export class RewardServer {
     }
   }
 
-  private authorize(req: http.IncomingMessage): void {
-    if (!this.token) return;
-    const h = req.headers.authorization ?? '';
-    const given = Buffer.from(h.startsWith('Bearer ') ? h.slice(7) : '');
-    if (given.length !== this.token.length || !timingSafeEqual(given, this.token)) {
-      throw new CorlError(
-        'CORL_ERR_SERVE_UNAUTHORIZED',
-        `expected "Authorization: Bearer <token>" with the service's token, got ${h ? 'a different token' : 'no Authorization header'}`,
-        { where: 'Authorization' },
-      );
-    }
-  }
-
   private agent(value: string | number, where: string): number {
     const rt = this.runtime;
     const i = typeof value === 'number' ? (value < rt.agents.length ? value : undefined) : rt.agentIndex(value);
@@ -440,13 +437,15 @@ export class RewardServer {
     return i;
   }
 
-  private async postGroups(body: unknown): Promise<unknown> {
+  private async postGroups(body: unknown, caller: Caller): Promise<unknown> {
     const rt = this.runtime;
     const req = parseGroupsRequest(body, {
       maxGroups: rt.settings.exchange.maxGroupsPerStep,
       maxCompletions: rt.settings.maxCompletions,
+      maxRequestCompletions: rt.settings.maxRequestCompletions,
+      maxTestInputs: rt.settings.maxTestInputs,
     });
-    const agent = this.agent(req.agent, 'agent');
+    const agent = this.credentials.agentOf(caller, this.agent(req.agent, 'agent'), 'agent')!;
     const K = rt.settings.groupSize;
     req.groups.forEach((g, i) => {
       if (K > 0 && g.completions.length !== K) {
@@ -477,14 +476,21 @@ export class RewardServer {
     return { agent: rt.agents[agent], step: req.step, groups: answers.map(publicAnswer), metrics: summarize(answers) };
   }
 
-  private async postGetReward(body: unknown, params: URLSearchParams): Promise<unknown> {
+  private async postGetReward(body: unknown, params: URLSearchParams, caller: Caller): Promise<unknown> {
     const rt = this.runtime;
-    const req = parseGetRewardRequest(body);
-    const name = params.get('agent') ?? rt.settings.getReward.agent ?? rt.agents[0]!;
-    const agent = this.agent(
-      /^\d+$/.test(name) && rt.agentIndex(name) === undefined ? Number(name) : name,
-      'agent (query parameter)',
-    );
+    const req = parseGetRewardRequest(body, rt.settings.maxRequestCompletions);
+    const name = params.get('agent');
+    const named =
+      name === null
+        ? undefined
+        : this.agent(
+            /^\d+$/.test(name) && rt.agentIndex(name) === undefined ? Number(name) : name,
+            'agent (query parameter)',
+          );
+    // With agent tokens the token says who posts; otherwise ?agent=, else serve.getReward.agent, else the first.
+    const agent =
+      this.credentials.agentOf(caller, named, 'agent (query parameter)') ??
+      rt.agentIndex(rt.settings.getReward.agent ?? rt.agents[0]!)!;
     const samples = req.query.map((query, i) => ({ query, prompt: req.prompts?.[i], label: req.labels?.[i] }));
     const results = await this.getReward.score(agent, samples);
     this.metrics.completions.inc({ route: '/get_reward' }, results.length);
@@ -525,7 +531,7 @@ export class RewardServer {
         agent: s.getReward.agent ?? rt.agents[0],
       },
       journal: { file: rt.journalFile ?? null, written: this.journal.written },
-      auth: this.token !== undefined,
+      auth: this.credentials.mode,
       uptimeSeconds: (Date.now() - this.started) / 1000,
     };
   }

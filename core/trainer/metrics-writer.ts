@@ -1,6 +1,6 @@
 // Where a run's metrics records go: metrics.jsonl of the run directory, then every metrics sink of
 // the config, in order. Records are frozen first, so no sink can change what the next one gets.
-import type { MetricsRecord, MetricsSink } from '../contracts/metrics-sink';
+import type { MetricsRecord, MetricsRun, MetricsSink } from '../contracts/metrics-sink';
 import { deepFreeze } from '../util/fs';
 import type { RunDirectory } from './run-dir';
 
@@ -10,6 +10,12 @@ export class MetricsWriter {
     private readonly run: RunDirectory,
     private readonly sinks: readonly MetricsSink[],
   ) {}
+
+  /** Tell every sink which run it writes for (and, on a resume, the checkpoint's step); before the first write. */
+  async start(run: MetricsRun): Promise<void> {
+    deepFreeze(run);
+    for (const s of this.sinks) await s.start?.(run);
+  }
 
   async write(record: MetricsRecord): Promise<void> {
     deepFreeze(record);

@@ -98,6 +98,12 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
       checkpoints,
       timing: new TimingWriter(run.dir),
     };
+    await writers.metrics.start({
+      dir: run.dir,
+      config: loaded.config,
+      agents: cohort.agents.map((a) => a.name),
+      resumeAt: options.resume ? state.nextStep : null,
+    });
     return await loop(cohort, run, state, options, progress, writers);
   } finally {
     progress.stop();

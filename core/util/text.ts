@@ -1,30 +1,42 @@
-/** Levenshtein distance (small strings only: names and field names). */
+/**
+ * Edit distance with adjacent transpositions (optimal string alignment: "stpes" is one edit from
+ * "steps"). Small strings only: names and field names.
+ */
 export function editDistance(a: string, b: string): number {
   const m = a.length;
   const n = b.length;
+  let before: number[] = [];
   let prev = Array.from({ length: n + 1 }, (_, j) => j);
   for (let i = 1; i <= m; i++) {
     const cur = [i];
     for (let j = 1; j <= n; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1);
+      cur[j] = d;
     }
+    before = prev;
     prev = cur;
   }
   return prev[n]!;
 }
 
-/** The candidate closest to `word`, if it is plausibly a typo of it (distance ≤ a third of its length, at least 1). */
+/**
+ * The candidate closest to `word`, if it is plausibly a typo of it: the same but for case
+ * ("batchsize" for "batchSize"), or within a third of its length in edits (at least 1; a swap of
+ * two neighbouring letters is one edit).
+ */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
   for (const c of candidates) {
+    if (c === word) continue;
     const d = editDistance(word.toLowerCase(), c.toLowerCase());
     if (d < bestD) {
       best = c;
       bestD = d;
     }
   }
-  return best !== undefined && bestD > 0 && bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
+  return best !== undefined && bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
 }
 
 /** Offsets of line starts, for offset → line/column. */

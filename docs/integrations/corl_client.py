@@ -63,7 +63,8 @@ class CorlClient:
     """Talks to one `corl serve` process.
 
     url      base URL, e.g. "http://127.0.0.1:8470" (default: $CORL_SERVE_URL, else that)
-    token    bearer token (default: $CORL_SERVE_TOKEN); sent on every request
+    token    this agent's token (default: $CORL_SERVE_TOKEN); sent on every request. With agent
+             tokens (serve.tokens) each agent's trainer has its own and posts only as that agent
     timeout  seconds one HTTP request may take; keep it above serve.exchange.wait
     retries  extra attempts after a connection failure, a 503 or a 504
     backoff  seconds before the first retry, doubled after each (capped at 30)

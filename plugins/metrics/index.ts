@@ -1,7 +1,8 @@
 import { registerAll } from '../../core/registry/define';
 import { jsonlSink } from './jsonl';
+import { tensorboardSink } from './tensorboard';
 
-export { jsonlSink };
+export { jsonlSink, tensorboardSink };
 
 /** Registers the built-in metrics sinks. */
-export const register = registerAll(jsonlSink);
+export const register = registerAll(jsonlSink, tensorboardSink);

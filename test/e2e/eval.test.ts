@@ -268,7 +268,7 @@ describe('e2e: corl eval and corl agreement', function () {
   it('refuses bad invocations and bad data with coded errors', () => {
     const file = writeConfig(tmp.dir, 'eval.json', evalConfig(preferA, preferB));
     const usage: [string[], string][] = [
-      [['eval'], 'expected -c <config>'],
+      [['eval'], 'expected a config (`corl eval <config>` or `corl eval -c <config>`)'],
       [['eval', '-c', file, '--format', 'math'], 'expected --format only with --data'],
       [
         ['eval', '-c', file, '--data', dataFixture('gsm8k.jsonl'), '--format', 'csv'],

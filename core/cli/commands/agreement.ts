@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { Equivalence } from '../../contracts/equivalence';
 import { loadConfig } from '../../config/load';
+import { pickConfig } from '../config-arg';
 import { CorlError } from '../../errors';
 import { instantiate } from '../../registry/instantiate';
 import { ConfigValidator } from '../../config/validator';
@@ -51,6 +52,7 @@ export function agreementCommand(program: Command): void {
     )
     .argument('<a>', 'per-agent output of corl eval (model A)')
     .argument('<b>', 'per-agent output of corl eval (model B)')
+    .argument('[config]', 'the same as -c <file>')
     .option(
       '--use <first|majority|all>',
       "compare each model's first sample, its plurality answer, or every aligned pair of samples (sample j with sample j)",
@@ -81,17 +83,18 @@ export function agreementCommand(program: Command): void {
         '',
       ].join('\n'),
     )
-    .action(async (a: string, b: string, flags: AgreementFlags) => {
+    .action(async (a: string, b: string, config: string | undefined, flags: AgreementFlags) => {
+      flags.config = pickConfig(config, flags.config, 'corl agreement <a> <b>');
       const basis = flags.use ?? 'first';
       if (basis !== 'first' && basis !== 'majority' && basis !== 'all')
         throw new CorlError('CORL_ERR_CLI_USAGE', `expected --use to be first, majority or all, got "${basis}"`, {
           where: '--use',
         });
+      const equivalence = await openEquivalence(flags.config);
       const fileA = path.resolve(a);
       const fileB = path.resolve(b);
       const rowsA = readEvalOutput(fileA);
       const rowsB = fileB === fileA ? rowsA : readEvalOutput(fileB);
-      const equivalence = await openEquivalence(flags.config);
       let r;
       try {
         r = await outputAgreement(

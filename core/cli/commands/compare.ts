@@ -4,6 +4,8 @@ import { runCompare } from '../../report/compare';
 import { intFlag } from '../output';
 import { CorlError } from '../../errors';
 
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
 /** `corl compare`: run configs over seeds and tabulate them in the paper's shape. */
 export function compareCommand(program: Command): void {
   program
@@ -11,7 +13,8 @@ export function compareCommand(program: Command): void {
     .description(
       'run several configs over several seeds (resumable) and print a results table; writes report.html with plots',
     )
-    .argument('<configs...>', 'config files, one row each')
+    .argument('[configs...]', 'config files, one row each')
+    .option('-c, --config <file>', 'a config file, one row; repeatable, after the arguments', collect, [])
     .option('--seeds <n>', 'seeds per config', '3')
     .option('--first-seed <i>', 'index of the first seed: runs seed-<i> … seed-<i + n − 1> (default 0)')
     .option('--steps <n>', 'override trainer.steps of every training config (evaluation-only configs stay at 0)')
@@ -27,9 +30,24 @@ export function compareCommand(program: Command): void {
     )
     .action(
       async (
-        configs: string[],
-        flags: { seeds: string; firstSeed?: string; steps?: string; out?: string; progress: string; verdict?: boolean },
+        given: string[],
+        flags: {
+          config: string[];
+          seeds: string;
+          firstSeed?: string;
+          steps?: string;
+          out?: string;
+          progress: string;
+          verdict?: boolean;
+        },
       ) => {
+        const configs = [...given, ...flags.config];
+        if (configs.length === 0)
+          throw new CorlError(
+            'CORL_ERR_CLI_USAGE',
+            'expected configs (`corl compare <config> <config>...` or `corl compare -c <config> -c <config>...`), got none',
+            { where: '<configs...>' },
+          );
         const seeds = intFlag('--seeds', flags.seeds, 1)!;
         const steps = intFlag('--steps', flags.steps, 0);
         const firstSeed = intFlag('--first-seed', flags.firstSeed, 0);

@@ -22,6 +22,7 @@ import {
 import { defaultCountProgress, NoCountProgress, type CountProgress } from '../../trainer/progress';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/fs';
 import { intFlag, pct, table } from '../output';
+import { noConfig, pickConfig } from '../config-arg';
 
 interface EvalFlags {
   config?: string;
@@ -83,6 +84,7 @@ export interface EvalSummary {
 export function evalCommand(program: Command): void {
   program
     .command('eval')
+    .argument('[config]', 'config file (the same as -c <file>)')
     .description(
       "evaluate a config's policies on a benchmark JSONL (GSM8K, MATH-500) or the held-out split: pass@1, maj@K, budget-fair ensembles, per-problem outputs",
     )
@@ -129,7 +131,8 @@ export function evalCommand(program: Command): void {
         '',
       ].join('\n'),
     )
-    .action(async (flags: EvalFlags) => {
+    .action(async (config: string | undefined, flags: EvalFlags) => {
+      flags.config = pickConfig(config, flags.config, 'corl eval');
       const s = await runEval(flags);
       const out = process.stdout;
       out.write(
@@ -224,7 +227,7 @@ function outputName(agent: Agent, taken: Set<string>): string {
 
 /** Evaluate as the flags say. */
 export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
-  if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config>, got none', { where: '-c' });
+  if (!flags.config) throw noConfig('corl eval');
   checkDataFlags(flags);
   const parsed = parseEvalFlags(flags);
   const loaded = await loadConfig(flags.config, { overrides: parsed.overrides });

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import * as fs from 'node:fs';
 import type { JsonSchema, PluginKind } from '../../contracts/plugin';
 import { PLUGIN_KINDS } from '../../contracts/plugin';
 import { CorlError } from '../../errors';
@@ -6,6 +7,13 @@ import { loadConfig } from '../../config/load';
 import { createRunContainer } from '../../registry/container';
 import { loadPluginModules } from '../../registry/load';
 import { PLUGIN_REGISTRY, type PluginRegistry } from '../../registry/registry';
+import { pickConfig } from '../config-arg';
+
+interface ListFlags {
+  config?: string;
+  plugin?: string[];
+  json?: boolean;
+}
 
 /** `corl list`: every plugin by kind, with its description and options. */
 export function listCommand(program: Command): void {
@@ -13,10 +21,16 @@ export function listCommand(program: Command): void {
     .command('list')
     .description('list plugins by kind with one-line descriptions and their options')
     .argument('[kind]', `only this kind: ${PLUGIN_KINDS.join(', ')}`)
+    .argument('[config]', 'the same as -c <file> (alone, in place of the kind, too)')
     .option('-c, --config <file>', 'also load the plugin modules a config lists')
     .option('--plugin <module...>', 'also load these plugin modules')
     .option('--json', 'machine-readable output (manifests with option schemas)')
-    .action(async (kind: string | undefined, flags: { config?: string; plugin?: string[]; json?: boolean }) => {
+    .action(async (kindArg: string | undefined, config: string | undefined, flags: ListFlags) => {
+      // `corl list <config>`: a lone argument that is no kind but names a JSON file is the config
+      const lone = kindArg !== undefined && config === undefined && !PLUGIN_KINDS.includes(kindArg as PluginKind);
+      const isConfig = lone && (/\.jsonc?$/i.test(kindArg) || fs.existsSync(kindArg));
+      const kind = isConfig ? undefined : kindArg;
+      flags.config = pickConfig(isConfig ? kindArg : config, flags.config, 'corl list');
       if (kind !== undefined && !PLUGIN_KINDS.includes(kind as PluginKind)) {
         throw new CorlError('CORL_ERR_CLI_USAGE', `expected a kind, one of ${PLUGIN_KINDS.join(', ')}; got "${kind}"`, {
           where: 'kind',

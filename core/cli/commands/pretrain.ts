@@ -10,6 +10,7 @@ import { buildCohort, sampleChecked, type Agent, type Cohort } from '../../train
 import { evalProblems, gradingKeys, mean } from '../../trainer/evaluate';
 import { mixSeed, Rng } from '../../util/rng';
 import { intFlag, pct, table } from '../output';
+import { noConfig, pickConfig } from '../config-arg';
 
 interface PretrainFlags {
   config?: string;
@@ -23,6 +24,7 @@ interface PretrainFlags {
 export function pretrainCommand(program: Command): void {
   program
     .command('pretrain')
+    .argument('[config]', 'config file (the same as -c <file>)')
     .description(
       "pretrain the agents' policies on the task's worked solutions (supervised cross-entropy) and save checkpoints",
     )
@@ -35,7 +37,8 @@ export function pretrainCommand(program: Command): void {
       'after',
       '\nExamples:\n  corl pretrain -c configs/pretrain/slips/alpha.json --out models/my-alpha\n  corl pretrain -c configs/co-rl.json --agent 0 --out models/family-a --steps 200\n\nA config then starts from it with the policy option "checkpoint": "models/family-a".\n',
     )
-    .action(async (flags: PretrainFlags) => {
+    .action(async (config: string | undefined, flags: PretrainFlags) => {
+      flags.config = pickConfig(config, flags.config, 'corl pretrain');
       const results = await runPretrain(flags);
       const split = results[0]?.split === 'validation' ? 'validation' : 'held-out';
       process.stdout.write(
@@ -103,7 +106,7 @@ async function heldOutAccuracy(
 
 /** Pretrain as the flags say; resolves to one result per pretrained agent. */
 export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[]> {
-  if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config>, got none', { where: '-c' });
+  if (!flags.config) throw noConfig('corl pretrain');
   if (!flags.out)
     throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --out <dir> for the checkpoint, got none', { where: '--out' });
   const steps = intFlag('--steps', flags.steps, 1);

@@ -10,6 +10,7 @@ import { instantiate } from '../../registry/instantiate';
 import { readProblemsJsonl, taskRows, type RephraseRow } from '../../rephrase/input';
 import { DEFAULT_INSTRUCTION, rephrase } from '../../rephrase/rephrase';
 import { intFlag } from '../output';
+import { noConfig, pickConfig } from '../config-arg';
 
 interface RephraseFlags {
   config?: string;
@@ -42,6 +43,7 @@ function numberFlag(name: string, value: string | undefined, fallback: number, m
 export function rephraseCommand(program: Command): void {
   program
     .command('rephrase')
+    .argument('[config]', 'config file (the same as -c <file>)')
     .description(
       'rephrase problems through a chat backend into row-aligned variants (same ids and answers) for corl:rephrase; variants that change a number are dropped',
     )
@@ -91,8 +93,9 @@ export function rephraseCommand(program: Command): void {
         '',
       ].join('\n'),
     )
-    .action(async (flags: RephraseFlags) => {
-      if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config>, got none', { where: '-c' });
+    .action(async (config: string | undefined, flags: RephraseFlags) => {
+      flags.config = pickConfig(config, flags.config, 'corl rephrase');
+      if (!flags.config) throw noConfig('corl rephrase');
       if (!flags.out) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --out <file>, got none', { where: '--out' });
       if (flags.backend && flags.agent)
         throw new CorlError('CORL_ERR_CLI_USAGE', 'expected either --backend or --agent, got both', {

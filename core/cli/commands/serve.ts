@@ -4,6 +4,7 @@ import { CorlError } from '../../errors';
 import { RewardServer } from '../../serve/server';
 import { loadServeConfig } from '../../serve/setup';
 import { intFlag } from '../output';
+import { noConfig, pickConfig } from '../config-arg';
 
 interface ServeFlags {
   config?: string;
@@ -11,6 +12,7 @@ interface ServeFlags {
   port?: string;
   journal?: string;
   tokenFile?: string;
+  tokensFile?: string;
   allowNoToken?: boolean;
 }
 
@@ -42,6 +44,7 @@ function readToken(file: string | undefined): string | undefined {
 export function serveCommand(program: Command): void {
   program
     .command('serve')
+    .argument('[config]', 'config file (the same as -c <file>)')
     .description(
       "serve a config's reward to external trainers (OpenRLHF /get_reward, verl and TRL /v1/groups) and exchange pseudo-labels between separate trainer jobs",
     )
@@ -50,16 +53,21 @@ export function serveCommand(program: Command): void {
     .option('--port <n>', 'port (default: serve.port, 8470; 0 = any free port)')
     .option('--journal <file>', 'label journal (default: serve.journal, or <name>.journal.jsonl beside the config)')
     .option(
+      '--tokens-file <file>',
+      'agent tokens, a JSON file {agent: token} (default: serve.tokens): each agent posts only with its own token, only as itself',
+    )
+    .option(
       '--token-file <file>',
-      'require "Authorization: Bearer <token>" with the token in this file (or set CORL_SERVE_TOKEN)',
+      'the service token in this file (or set CORL_SERVE_TOKEN): with agent tokens it reads GET /metrics; without, every agent shares it',
     )
     .option('--allow-no-token', 'allow binding beyond loopback without a token (trusted networks only)')
     .addHelpText(
       'after',
-      '\nExamples:\n  corl serve -c configs/serve/co-rl.json\n  CORL_SERVE_TOKEN=s3cret corl serve -c serve.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n',
+      '\nExamples:\n  corl serve -c configs/serve/co-rl.json\n  corl serve -c serve.json --tokens-file tokens.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n',
     )
-    .action(async (flags: ServeFlags) => {
-      if (!flags.config) throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config>, got none', { where: '-c' });
+    .action(async (config: string | undefined, flags: ServeFlags) => {
+      flags.config = pickConfig(config, flags.config, 'corl serve');
+      if (!flags.config) throw noConfig('corl serve');
       const port = intFlag('--port', flags.port, 0);
       if (port !== undefined && port > 65535)
         throw new CorlError('CORL_ERR_CLI_USAGE', `expected --port of at most 65535, got ${port}`, { where: '--port' });
@@ -69,6 +77,7 @@ export function serveCommand(program: Command): void {
         port,
         journal: flags.journal,
         token: readToken(flags.tokenFile),
+        tokensFile: flags.tokensFile,
         allowNoToken: flags.allowNoToken,
         log: (line) => process.stderr.write(`${line}\n`),
       });

@@ -5,6 +5,7 @@ import { CorlError } from '../../errors';
 import { defaultProgress, NoProgress } from '../../trainer/progress';
 import { labelUse, RunDirectory } from '../../trainer/run-dir';
 import { train, type TrainResult } from '../../trainer/trainer';
+import { configArgument, noConfig, pickConfig } from '../config-arg';
 import { intFlag, pct, table } from '../output';
 import { writeRunReport } from '../../report/write';
 import { portableText } from '../../report/portable';
@@ -20,9 +21,9 @@ interface TrainFlags {
 
 /** `corl train`: run a config, or resume a run. */
 export function trainCommand(program: Command): void {
-  program
-    .command('train')
-    .description('train a cohort on a config (Co-RL, TTRL, GT-reward, ...), or resume a run')
+  configArgument(
+    program.command('train').description('train a cohort on a config (Co-RL, TTRL, GT-reward, ...), or resume a run'),
+  )
     .option('-c, --config <file>', 'config file (JSON, comments allowed)')
     .option('--steps <n>', 'override trainer.steps (on resume: continue up to this many steps)')
     .option(
@@ -36,8 +37,8 @@ export function trainCommand(program: Command): void {
       'after',
       '\nExamples:\n  corl train -c configs/co-rl.json\n  corl train -c configs/ttrl.json --steps 5 --out runs/try\n  corl train --resume runs/try --steps 10\n',
     )
-    .action(async (flags: TrainFlags) => {
-      const result = await runTrain(flags);
+    .action(async (config: string | undefined, flags: TrainFlags) => {
+      const result = await runTrain({ ...flags, config: pickConfig(config, flags.config, 'corl train') });
       if (!result) return;
       const out = process.stdout;
       out.write(
@@ -122,10 +123,7 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
       if (state.finished && steps > state.nextStep) await run.writeState({ ...state, finished: false });
     }
   } else {
-    if (!flags.config)
-      throw new CorlError('CORL_ERR_CLI_USAGE', 'expected -c <config> (or --resume <run dir>), got neither', {
-        where: '-c',
-      });
+    if (!flags.config) throw noConfig('corl train', ' or --resume <run dir>');
     loaded = await loadConfig(flags.config, { overrides });
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
     const out = flags.out ?? path.join('runs', `${loaded.config.name}-${stamp}`);

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { loadConfig } from '../../config/load';
 import { createRunPlugins } from '../../config/run-plugins';
 import { loadServeConfig } from '../../serve/setup';
+import { noConfig, pickConfig } from '../config-arg';
 
 /** Whether a file is a `corl serve` config: its `$schema` names the serve schema, or it has a `serve` section and no task. */
 function isServeConfig(file: string): boolean {
@@ -25,13 +26,16 @@ export function validateCommand(program: Command): void {
     .description(
       'validate a config: schema, plugin names and options, label-free and topology checks; all problems at once',
     )
-    .argument('<config>', 'config file')
+    .argument('[config]', 'config file (the same as -c <file>)')
+    .option('-c, --config <file>', 'config file')
     .option('--print', 'print the resolved config (defaults applied)')
     .option(
       '--schema-only',
       'check the schema and plugin options only; skip creating the plugins (opening task files, checkpoints, patterns)',
     )
-    .action(async (file: string, flags: { print?: boolean; schemaOnly?: boolean }) => {
+    .action(async (given: string | undefined, flags: { config?: string; print?: boolean; schemaOnly?: boolean }) => {
+      const file = pickConfig(given, flags.config, 'corl validate');
+      if (!file) throw noConfig('corl validate');
       if (isServeConfig(file)) {
         const served = await loadServeConfig(file);
         const c = served.config;

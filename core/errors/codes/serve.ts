@@ -15,8 +15,19 @@ export const SERVE_CODES = defineCodes({
     fix: 'send fewer groups per request, or raise `serve.maxBodyBytes` in the serve config',
   },
   CORL_ERR_SERVE_UNAUTHORIZED: {
-    cause: 'The service was started with a bearer token and the request carried none or a different one (HTTP 401).',
-    fix: 'send `Authorization: Bearer <token>` with the token given to `corl serve` (`--token-file` or CORL_SERVE_TOKEN)',
+    cause:
+      'The service was started with agent tokens or a service token and the request carried none, or one it does not know (HTTP 401).',
+    fix: "send `Authorization: Bearer <token>` with the agent's own token (`serve.tokens`), or the service token (`--token-file` or CORL_SERVE_TOKEN) for GET /metrics; POST /get_reward also takes `?token=`",
+  },
+  CORL_ERR_SERVE_FORBIDDEN: {
+    cause:
+      "A request posts as an agent other than the one whose token it carries, or posts with the service token (HTTP 403). With agent tokens (`serve.tokens`) each agent's token posts only as that agent; the service token only reads GET /metrics. Nothing is stored.",
+    fix: "give each agent's trainer its own token and let it post only as itself (the agent named in the body or ?agent= must be the token's)",
+  },
+  CORL_ERR_SERVE_TOKENS: {
+    cause:
+      'The agent tokens file (`serve.tokens` or `--tokens-file`) cannot be read, is not a JSON object `{agent: token}`, names an agent the config does not list, misses an agent, or has a token shorter than 16 characters or shared by two agents (or with the service token). The service does not start.',
+    fix: 'write one entry per agent of the config, each a distinct random token (e.g. `openssl rand -hex 24`), and keep the file private (chmod 600)',
   },
   CORL_ERR_SERVE_NOT_FOUND: {
     cause: 'No route has this path, or the method is not the one the route takes (HTTP 404 or 405).',
@@ -53,7 +64,7 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_LIMIT: {
     cause:
-      'A request alone goes over a count limit (HTTP 413): more completions in a group than `serve.maxCompletions`, more groups than `serve.exchange.maxGroupsPerStep`, or a group id longer than 1024 characters. The message names the field.',
+      'A request alone goes over a count limit (HTTP 413): more completions in a group than `serve.maxCompletions`, more completions in the whole request (or /get_reward samples) than `serve.maxRequestCompletions`, more `testInputs` in a group than `serve.maxTestInputs`, more groups than `serve.exchange.maxGroupsPerStep`, or a group id longer than 1024 characters. The message names the field. Nothing of the request is stored.',
     fix: 'split the request, shorten the ids, or raise the named limit in the serve config',
   },
   CORL_ERR_SERVE_STEP_EXPIRED: {

@@ -60,6 +60,8 @@ export interface RunResult {
 
 /** Environment of the unsafe process: nothing of the parent's. */
 const CLEAN_ENV: Readonly<Record<string, string>> = { PATH: '/usr/bin:/bin', LC_ALL: 'C.UTF-8' };
+/** Characters of an error marker kept (the harness writes an exception class name, at most 60). */
+const MAX_ERROR = 60;
 /** Bytes of stdout read from one sandbox before it is killed. */
 const MAX_STDOUT = 4 * 1024 * 1024;
 /** How long after its own limit an input is killed from outside (the in-process timer usually answers first). */
@@ -336,8 +338,10 @@ export class Sandbox {
           started = v.s;
           arm(this.options.timeoutMs + GRACE_MS, 'timeout');
         } else if (typeof v.i === 'number' && v.i === started && !results.has(v.i)) {
-          if (typeof v.out === 'string') results.set(v.i, { out: v.out });
-          else if (typeof v.err === 'string') results.set(v.i, { err: v.err });
+          // The harness truncates what it prints, but a program can print an outcome line of its own
+          // (of up to MAX_STDOUT characters): the limits hold here, whoever wrote the line.
+          if (typeof v.out === 'string') results.set(v.i, { out: v.out.slice(0, this.options.maxOutput) });
+          else if (typeof v.err === 'string') results.set(v.i, { err: v.err.slice(0, MAX_ERROR) });
           else return;
           if (timer) clearTimeout(timer);
           // every outcome in: end the sandbox now, orphans included

@@ -85,6 +85,39 @@ describeWithBwrap('serve: hostile generated code through POST /v1/groups (corl:e
     return answers.map((a) => a.body);
   }
 
+  it('a program printing its own outcome lines of megabytes gets a bounded key, answer and journal (issue 30)', async () => {
+    // Before: the program's own line set the key whatever maxOutput said; a 10 kB request gave a
+    // 257 MB answer and a 507 MB journal, 31.8 kB killed the service.
+    const forge = (n: number) =>
+      fenced(`import sys, json
+for i in range(8):
+    sys.__stdout__.write(json.dumps({"i": i, "out": "x" * 400000}) + "\\n")
+sys.__stdout__.flush()
+# ${n}`);
+    server = await startServer({ ...config, reward: { ...config.reward, options: { timeoutMs: 5000 } } }, tmp.dir);
+    const inputs = Array.from({ length: 8 }, (_, i) => [String(i)]);
+    const body = {
+      agent: 'hostile',
+      step: 0,
+      groups: [{ id: 'flood', prompt: 'p', completions: [0, 1, 2, 3].map(forge), testInputs: inputs }],
+    };
+    const r = await post(server.url, '/v1/groups', body);
+    expect(r.status, JSON.stringify(r.body).slice(0, 300)).to.equal(200);
+    const keys = r.body.groups[0].keys as string[];
+    // The program writes an outcome line for every input index (the one running is taken, 400 kB).
+    // Outputs cut to maxOutput (1000 characters) by the sandbox, then the key (the tuple of 8
+    // outputs, over serve.maxKeyChars) replaced by its digest.
+    for (const k of keys) expect(k).to.match(/^sha256:[A-Za-z0-9_-]{43}$/);
+    expect(new Set(keys).size).to.equal(1); // the same outputs: the same key
+    expect(JSON.stringify(r.body).length).to.be.below(2000);
+    expect(fs.statSync(path.join(tmp.dir, 'journal.jsonl')).size).to.be.below(4000);
+    expect((await get(server.url, '/health')).status).to.equal(200);
+    // And a restart replays it.
+    await server.close();
+    server = await startServer({ ...config, reward: { ...config.reward, options: { timeoutMs: 5000 } } }, tmp.dir);
+    expect((await post(server.url, '/v1/groups', body)).body).to.deep.equal(r.body);
+  });
+
   it('file, socket and fork are contained; the other agents get what they get without it', async () => {
     // What b and c get from a service that never sees the hostile agent.
     const quietDir = path.join(tmp.dir, 'quiet');

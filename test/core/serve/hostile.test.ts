@@ -210,6 +210,29 @@ describe('serve: caps on groups per step, completions per group, id length', fun
     expect((await get(server.url, '/health')).status).to.equal(200);
   });
 
+  it('an answer key of 100 kB is kept, voted, answered and journaled as its digest (serve.maxKeyChars)', async () => {
+    server = await startServer(ringServeConfig({ exchange: { wait: 5 }, maxKeyChars: 100 }), tmp.dir);
+    const huge = 'ab'.repeat(50_000);
+    const other = 'ab'.repeat(49_999) + 'ac';
+    const [a, b] = await Promise.all([
+      post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('g', [huge, huge, other, '1'])] }),
+      post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: [boxed('g', [huge, other, huge])] }),
+    ]);
+    expect(a.status).to.equal(200);
+    const [k1, k2, k3, k4] = a.body.groups[0].keys as string[];
+    expect(k1).to.match(/^sha256:[A-Za-z0-9_-]{43}$/);
+    expect(k2).to.equal(k1);
+    expect(k3)
+      .to.match(/^sha256:/)
+      .and.not.equal(k1); // a different long answer: a different digest
+    expect(k4).to.equal('1');
+    // a is rewarded against b's plurality (huge, twice): the digests vote like the answers would.
+    expect(a.body.groups[0]).to.deep.include({ label: k1, rewards: [1, 1, 0, 0] });
+    expect(b.body.groups[0]).to.deep.include({ label: k1, rewards: [1, 0, 1] });
+    expect(JSON.stringify(a.body).length + JSON.stringify(b.body).length).to.be.below(3000);
+    expect(fs.statSync(path.join(tmp.dir, 'journal.jsonl')).size).to.be.below(5000);
+  });
+
   it('more completions than serve.maxCompletions, or an id over 1024 characters: 413 naming the field', async () => {
     server = await startServer(ringServeConfig({ maxCompletions: 4, exchange: { wait: 0 } }), tmp.dir);
     const five = await post(server.url, '/v1/groups', {

@@ -76,4 +76,27 @@ describe('serve/requests', () => {
     fails(() => parseGetRewardRequest({ query: ['q', 3] }), 'CORL_ERR_SERVE_BAD_REQUEST', 'query[1]');
     fails(() => parseGetRewardRequest({ query: ['q'], labels: ['a', 'b'] }), 'CORL_ERR_SERVE_GROUP_SIZE', 'labels');
   });
+  it('caps testInputs per group, completions per request and samples per request (CORL_ERR_SERVE_LIMIT)', () => {
+    const limits = { maxGroups: 10, maxCompletions: 4, maxRequestCompletions: 6, maxTestInputs: 2 };
+    const group = (id: string, n: number, inputs = 1) => ({
+      id,
+      completions: Array(n).fill('x'),
+      testInputs: Array.from({ length: inputs }, () => ['1']),
+    });
+    expect(
+      parseGroupsRequest({ agent: 'a', step: 0, groups: [group('g', 4, 2), group('h', 2, 2)] }, limits).groups,
+    ).to.have.length(2);
+    fails(
+      () => parseGroupsRequest({ agent: 'a', step: 0, groups: [group('g', 1, 3)] }, limits),
+      'CORL_ERR_SERVE_LIMIT',
+      'groups[0].testInputs',
+    );
+    fails(
+      () => parseGroupsRequest({ agent: 'a', step: 0, groups: [group('g', 4), group('h', 2), group('i', 1)] }, limits),
+      'CORL_ERR_SERVE_LIMIT',
+      'groups[2].completions',
+    );
+    expect(parseGetRewardRequest({ query: ['q', 'r'] }, 2).query).to.have.length(2);
+    fails(() => parseGetRewardRequest({ query: ['q', 'r', 's'] }, 2), 'CORL_ERR_SERVE_LIMIT', 'query');
+  });
 });

@@ -359,7 +359,7 @@ describe('serve/server: bearer token, binding', function () {
       expect(none.headers.get('www-authenticate')).to.equal('Bearer');
       expect((await post(server.url, '/v1/groups', body, { authorization: 'Bearer wrong!' })).status).to.equal(401);
       expect((await get(server.url, '/metrics')).status).to.equal(401);
-      expect((await get(server.url, '/health')).body.auth).to.equal(true);
+      expect((await get(server.url, '/health')).body.auth).to.equal('shared');
       expect((await post(server.url, '/v1/groups', body, { authorization: 'Bearer s3cret' })).status).to.equal(200);
     } finally {
       await server.close();

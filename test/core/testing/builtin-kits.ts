@@ -11,7 +11,7 @@ import { choiceExtractor, exactEquivalence, mathEquivalence, mathExtractor } fro
 import { noDiversity, rephraseDiversity } from '../../../plugins/diversity';
 import { comasInteraction, debateInteraction } from '../../../plugins/interactions';
 import { openaiJudge, policyJudge } from '../../../plugins/judges';
-import { jsonlSink } from '../../../plugins/metrics';
+import { jsonlSink, tensorboardSink } from '../../../plugins/metrics';
 import { onnxLmPolicy } from '../../../plugins/policies/onnx-lm';
 import { openaiPolicy } from '../../../plugins/policies/openai';
 import { transformerPolicy } from '../../../plugins/policies/transformer';
@@ -474,4 +474,6 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
           .map((l) => JSON.parse(l)),
     },
   },
+  // Its event files are read back by an independent reader in test/integrations/tensorboard.test.ts.
+  { plugin: tensorboardSink, kit: { optionSets: [{}, { dir: 'tb', config: false }], optionalWithoutDefault: ['dir'] } },
 ];

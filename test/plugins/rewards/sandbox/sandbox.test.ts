@@ -142,6 +142,18 @@ describe('plugins/rewards/sandbox', function () {
       expect(r.outcomes).to.deep.equal([{ out: '1' }, { err: 'crash' }, { out: '1' }]);
       expect(r.starts).to.equal(2);
     });
+
+    it('an outcome line the program prints itself to the real stdout is cut to maxOutput like any output', async () => {
+      // Each input's program writes the harness's outcome line for the running input (1 MB of "x",
+      // and an error marker of 1000 characters for the second) before the harness can write its own.
+      const forge = `import sys, json
+i = int(input())
+line = {"i": i, "out": "x" * 1000000} if i == 0 else {"i": i, "err": "E" * 1000}
+sys.__stdout__.write(json.dumps(line) + "\\n")
+sys.__stdout__.flush()`;
+      const r = await run(sb, forge, [['0'], ['1']]);
+      expect(r.outcomes).to.deep.equal([{ out: 'x'.repeat(base.maxOutput) }, { err: 'E'.repeat(60) }]);
+    });
   });
 
   for (const { name, options, prefix } of modes) {

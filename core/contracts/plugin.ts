@@ -159,6 +159,9 @@ export interface PluginContext extends ManifestQueryContext {
  */
 export type PluginDependencies = { readonly [name: string]: InjectionToken<unknown> };
 
+/** What `inject` declares, resolved: the same names, each with its service. Frozen. */
+export type InjectedDependencies = Readonly<Record<string, unknown>>;
+
 /**
  * A plugin: its manifest and the factory that builds an instance from validated options. `O` is its
  * options type; the default `never` stands for a plugin of any options (every definition is
@@ -178,11 +181,7 @@ export interface PluginDefinition<K extends PluginKind = PluginKind, O = never> 
    * Build an instance. Options are complete (defaults applied) and frozen; `deps` holds what `inject`
    * declares, resolved and frozen (the run always passes it; it is optional only for direct calls in tests).
    */
-  create(
-    options: O,
-    ctx: PluginContext,
-    deps?: Readonly<Record<string, unknown>>,
-  ): PluginKindMap[K] | Promise<PluginKindMap[K]>;
+  create(options: O, ctx: PluginContext, deps?: InjectedDependencies): PluginKindMap[K] | Promise<PluginKindMap[K]>;
 }
 
 /**

@@ -3,7 +3,7 @@ import { ADVANTAGE_ESTIMATOR, type AdvantageEstimator } from '../contracts/advan
 import { ANSWER_EXTRACTOR, type AnswerExtractor } from '../contracts/answer-extractor';
 import { DIVERSITY_STRATEGY, type DiversityStrategy } from '../contracts/diversity-strategy';
 import { EQUIVALENCE, type Equivalence } from '../contracts/equivalence';
-import type { MetricsRecord, MetricsSink } from '../contracts/metrics-sink';
+import type { MetricsRecord, MetricsRun, MetricsSink } from '../contracts/metrics-sink';
 import { GROUND_TRUTH, type GroundTruth } from '../contracts/problem';
 import { TASK, type Task } from '../contracts/task';
 import { TOPOLOGY, type Topology } from '../contracts/topology';
@@ -92,11 +92,17 @@ export function measuredAgainstReferences(name: string, phase: MetricsRecord['ph
  * A metrics sink as a run hands it records. A sink the run trusts with references (a built-in, or
  * one whose manifest declares `readsReferences`) gets every record; any other gets training records
  * without the metrics measured against references (aggregates of labels, which a plugin could read
- * back step by step) and no evaluation records. `close` is the run's to call.
+ * back step by step), no evaluation records, and a `start` whose config holds no task options (an
+ * inline task's options are its problems and answers). `close` is the run's to call.
  */
 export function metricsSinkFacade(sink: MetricsSink, trusted: boolean): MetricsSink {
-  if (trusted) return facade({ write: (r: MetricsRecord) => sink.write(r) });
+  const start = sink.start
+    ? (run: MetricsRun) =>
+        sink.start!(trusted ? run : Object.freeze({ ...run, config: withoutTaskOptions(run.config) }))
+    : undefined;
+  if (trusted) return facade({ ...(start ? { start } : {}), write: (r: MetricsRecord) => sink.write(r) });
   return facade({
+    ...(start ? { start } : {}),
     write(r: MetricsRecord) {
       if (r.phase === 'eval') return;
       const metrics = Object.fromEntries(
@@ -105,6 +111,13 @@ export function metricsSinkFacade(sink: MetricsSink, trusted: boolean): MetricsS
       return sink.write(Object.freeze({ ...r, metrics: Object.freeze(metrics) }));
     },
   });
+}
+
+/** A config with its task reduced to the plugin's name. */
+function withoutTaskOptions(config: unknown): unknown {
+  const c = config as { task?: { use?: unknown } } | null;
+  if (!c || typeof c !== 'object' || !c.task || typeof c.task !== 'object') return config;
+  return Object.freeze({ ...c, task: Object.freeze({ use: c.task.use }) });
 }
 
 /** Tokens that lead to labels: held only by the container of a reward source that declares `usesGroundTruth`. */

@@ -30,7 +30,7 @@ export const PLUGIN_CODES = defineCodes({
   CORL_ERR_PLUGIN_CAPABILITY: {
     cause:
       "A plugin reached for something its manifest does not entitle it to: ground truth or the task (`GROUND_TRUTH`, `TASK`) declared in `inject` or `@inject`ed without declaring `usesGroundTruth`, a dependency the run does not hold for it (the plugin registry, a policy, a service created after it, a token of tsyringe's global container), or, through `ctx.create`, a task or a reward source that reads ground truth.",
-    fix: "inject only the tokens docs/reference/contracts.md lists (`PluginDefinition.inject`); a reward source that needs labels declares `usesGroundTruth` in its manifest (a function of its options when only some parts need it, as `corl:weighted` does); a `labelFree` config then refuses it and its runs are reported as supervised",
+    fix: 'inject only the tokens docs/reference/contracts.md lists (`PluginDefinition.inject`); a reward source that needs labels declares `usesGroundTruth` in its manifest (a function of its options when only some parts need it, as `corl:weighted` does); a `labelFree` config then refuses it and its runs are reported as supervised',
   },
   CORL_ERR_PLUGIN_OPTIONS: {
     cause:

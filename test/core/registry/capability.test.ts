@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { container as rootContainer, injectable, inject } from 'tsyringe';
 import { EQUIVALENCE, type Equivalence } from '../../../core/contracts/equivalence';
-import type { MetricsRecord, MetricsSink } from '../../../core/contracts/metrics-sink';
+import type { MetricsRecord, MetricsRun, MetricsSink } from '../../../core/contracts/metrics-sink';
 import { PLUGIN_OPTIONS } from '../../../core/contracts/plugin';
 import { TOPOLOGY, type Topology } from '../../../core/contracts/topology';
 import { loadConfig } from '../../../core/config/load';
@@ -209,9 +209,12 @@ describe('core/registry capability boundary (each plugin gets only what its mani
     const file = writeConfig(tmp.dir, 'plain.json', coRlConfig({ task: canaryTask }));
     const loaded = await loadConfig(file);
     let disposed = 0;
+    let injected: unknown;
     @injectable()
     class Keeper implements MetricsSink {
-      constructor(@inject(PLUGIN_OPTIONS) readonly options: Readonly<Record<string, unknown>>) {}
+      constructor(@inject(PLUGIN_OPTIONS) readonly options: Readonly<Record<string, unknown>>) {
+        injected = options;
+      }
       write(): void {}
       dispose(): void {
         disposed++;
@@ -221,7 +224,7 @@ describe('core/registry capability boundary (each plugin gets only what its mani
     loaded.registry.add(probe);
     const withProbe = { ...loaded, config: { ...loaded.config, metrics: [{ use: 'test:keeper', options: {} }] } };
     const p = await createRunPlugins(withProbe as typeof loaded);
-    expect((p.sinks[0] as Keeper).options).to.deep.equal({});
+    expect(injected).to.deep.equal({});
     await p.close();
     expect(disposed).to.equal(1);
   });
@@ -305,10 +308,14 @@ describe('core/registry: what reaches plugins beyond the four routes', function 
 
   it('a sink the run does not trust with references gets no evaluation record and no metric measured against them', async () => {
     const got: Record<string, MetricsRecord[]> = { plain: [], trusted: [] };
+    const configs: Record<string, unknown> = {};
     const recorder = (name: string, key: string, readsReferences?: boolean) =>
       definePlugin({
         manifest: { ...sinkManifest(name), ...(readsReferences ? { readsReferences } : {}) },
-        create: () => ({ write: (r: MetricsRecord) => void got[key]!.push(r) }),
+        create: () => ({
+          start: (run: MetricsRun) => void (configs[key] = run.config),
+          write: (r: MetricsRecord) => void got[key]!.push(r),
+        }),
       });
     const bare = await loadConfig(writeConfig(tmp.dir, 'bare.json', coRlConfig({ task: canaryTask })));
     bare.registry.add(recorder('test:plain-sink', 'plain'));
@@ -325,6 +332,10 @@ describe('core/registry: what reaches plugins beyond the four routes', function 
       supervised: false,
     });
     await train(withSinks, { run });
+    // An inline task's options are its problems and their answers: only a trusted sink sees them.
+    expect(JSON.stringify(configs.trusted)).to.contain(CANARY);
+    expect(JSON.stringify(configs.plain)).to.not.contain(CANARY);
+    expect((configs.plain as { task: unknown }).task).to.deep.equal({ use: 'corl:inline' });
     const names = (rs: MetricsRecord[]) => [...new Set(rs.flatMap((r) => Object.keys(r.metrics)))];
     expect(got.trusted!.some((r) => r.phase === 'eval')).to.equal(true);
     expect(names(got.trusted!)).to.include.members(['label/accuracy', 'train/accuracy', 'reward/accuracy']);

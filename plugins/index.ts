@@ -1,4 +1,4 @@
-import type { PluginRegistrar } from '../core/contracts/plugin';
+import type { PluginRegistrar } from '../core/registry/define';
 import * as advantages from './advantages';
 import * as answers from './answers';
 import * as diversity from './diversity';

@@ -11,7 +11,8 @@ import type { Task, TaskData } from '../contracts/task';
 import type { Topology } from '../contracts/topology';
 import type { LoadedConfig } from './load';
 import { CorlError } from '../errors';
-import { checkRunData } from './data-checks';
+import { checkRunData, evalCount } from './data-checks';
+import { checkMemory } from './memory';
 import { deepFreeze } from '../util/fs';
 import { instantiate, sinkTrustedWithReferences, type InstanceScope } from '../registry/instantiate';
 import { equivalenceFacade, metricsSinkFacade, PluginScopes, type RunServices } from '../registry/scope';
@@ -107,6 +108,8 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
       services = { ...services, advantage };
       checkRunData(config, data!, diversity);
       if (config.interaction) interaction = await make('interaction', config.interaction, 'interaction');
+      // Before any policy is created: a step or an evaluation that cannot fit in memory is refused.
+      checkMemory(config, registry, { evalProblems: evalCount(config, data!), rounds: interaction?.rounds ?? 0 });
     }
     const reward = await make('reward', config.reward, 'reward');
     const sinks: MetricsSink[] = [];

@@ -109,6 +109,13 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
   /** Whether completions must carry per-token statistics (entropy, mean log-probability). */
   readonly tokenStats?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
   /**
+   * Policies: a lower bound of the bytes it holds outside the JavaScript heap to sample `rows`
+   * sequences of up to `maxTokens` new tokens in one call (its caches). Config checks add it to
+   * the trainer's own needs and refuse (`CORL_ERR_CONFIG_MEMORY`) a step or an evaluation that
+   * cannot fit the machine's memory. Absent: nothing beyond the heap.
+   */
+  readonly memory?: (options: O, load: SamplingLoad) => number;
+  /**
    * Whether the run may trust it with references or what is measured against them: its author
    * states that it keeps them to itself, as corl's built-ins do (corl cannot check it). Equivalences:
    * it may grade answers against references (`grading`, monitoring, evaluation, a reward source that
@@ -117,6 +124,14 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
    * (`label/accuracy`, ...); one that does not gets neither. Built-ins are trusted without it.
    */
   readonly readsReferences?: boolean;
+}
+
+/** One sampling call's size, as {@link PluginManifest.memory} is asked about it. */
+export interface SamplingLoad {
+  /** Sequences sampled at once (prompts × samples per prompt). */
+  readonly rows: number;
+  /** New tokens per sequence, at most. */
+  readonly maxTokens: number;
 }
 
 /** Lets a manifest query ask about nested selections (used by composite plugins). */

@@ -24,7 +24,10 @@ export class CorlError extends Error {
   /** The "expected X, got Y" part alone, without code, place or hint (for re-wrapping). */
   readonly detail: string;
 
-  constructor(code: ErrorCode, message: string, details: CorlErrorDetails = {}) {
+  constructor(code: ErrorCode, text: string, details: CorlErrorDetails = {}) {
+    // A message quotes what went wrong, never where in corl's code: stack frames an underlying
+    // error carried in its message are dropped (the cause keeps them for debugging).
+    const message = withoutStackLines(text);
     const hint = details.hint ?? ERROR_CODES[code].fix;
     const where = details.where ? `${details.where}: ` : '';
     super(
@@ -48,6 +51,14 @@ export class CorlError extends Error {
   toJSON(): { code: ErrorCode; message: string; where?: string; hint: string; data?: Record<string, unknown> } {
     return { code: this.code, message: this.message, where: this.where, hint: this.hint, data: this.data };
   }
+}
+
+/** A JavaScript stack frame as error messages embed them: "    at fn (file:line:column)". */
+const STACK_FRAME = /\n[ \t]*at [^\n]*(?::\d+:\d+\)?|\(native\)|\(<anonymous>\))(?=\n|$)/g;
+
+/** `text` without the stack frames embedded in it. */
+export function withoutStackLines(text: string): string {
+  return text.replace(STACK_FRAME, '');
 }
 
 /** True when `e` is a {@link CorlError}, optionally with the given code. */

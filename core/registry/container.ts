@@ -18,15 +18,19 @@ export function provideBuiltins(plugins: BuiltinRegistrar, parent: DependencyCon
   parent.register(BUILTIN_PLUGINS, { useValue: plugins });
 }
 
+/** Who registers through a registration API: corl's built-ins (or, for test helpers, whichever definitions are theirs), and the module. */
+export interface RegistrarOrigin {
+  /** True for the built-ins; a test of each definition where a module may hand over built-ins (corl/testing's kits). */
+  readonly builtin: PluginOrigin['builtin'] | ((definition: PluginDefinition) => boolean);
+  readonly module?: string;
+}
+
 /**
  * The registration API a module's `register` is handed: a frozen object whose one method adds
  * definitions to `registry`, and nothing with a path back to it. `close()` ends it: a module that
  * kept the API and adds later gets CORL_ERR_PLUGIN_INVALID. Only the built-ins may use the `corl:` scope.
  */
-export function registrar(
-  registry: PluginRegistry,
-  origin: PluginOrigin & { readonly module?: string },
-): { api: PluginRegistrar; close(): void } {
+export function registrar(registry: PluginRegistry, origin: RegistrarOrigin): { api: PluginRegistrar; close(): void } {
   let open = true;
   const api: PluginRegistrar = Object.freeze({
     add(...definitions: PluginDefinition[]): void {
@@ -38,8 +42,9 @@ export function registrar(
         );
       }
       for (const d of definitions) {
-        if (!origin.builtin) reserveScope(d);
-        registry.add(d, { builtin: origin.builtin });
+        const builtin = typeof origin.builtin === 'function' ? origin.builtin(d) : origin.builtin;
+        if (!builtin) reserveScope(d);
+        registry.add(d, { builtin });
       }
     },
   });

@@ -10,6 +10,8 @@ import type {
 import { CorlError } from '../errors';
 import { PLUGIN_CLASS } from './registry';
 
+export type { PluginRegistrar } from '../contracts/plugin';
+
 /**
  * Type helper for a plugin definition: infers the kind, the options type and the dependencies. A
  * factory's dependencies are declared in `inject` (name → token) and handed to `create`, resolved,

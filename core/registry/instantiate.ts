@@ -151,7 +151,8 @@ export async function instantiate<K extends PluginKind>(
       instance = await def.create(selection.options as never, ctx, deps);
     }
   } catch (e) {
-    if (isCorlError(e)) throw e;
+    // A plugin's own refusal of an option is placed at the selection's options in the config.
+    if (isCorlError(e)) throw where && e.where?.startsWith('options') ? e.at(`${where}.${e.where}`) : e;
     // A refusal the plugin caught and replaced with an error of its own is reported as itself.
     if (gate.denied) throw gate.denied;
     throw new CorlError('CORL_ERR_PLUGIN_CREATE', `expected plugin "${selection.use}" to start, got ${errorLine(e)}`, {

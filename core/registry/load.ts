@@ -54,7 +54,17 @@ function requireModule(spec: string, baseDir: string): PluginModule {
 }
 
 function failed(spec: string, e: unknown): CorlError {
-  if (isCorlError(e)) return e;
+  if (isCorlError(e)) {
+    // Name the module, so that the config's error points at its entry in "plugins".
+    return e.detail.includes(`"${spec}"`)
+      ? e
+      : new CorlError(e.code, `${e.detail} (module "${spec}")`, {
+          where: e.where,
+          hint: e.hint,
+          data: e.data,
+          cause: e,
+        });
+  }
   return new CorlError(
     'CORL_ERR_PLUGIN_LOAD',
     `expected register(plugins) of "${spec}" to succeed, got ${errorLine(e)}`,

@@ -218,7 +218,8 @@ function snapshot(definition: PluginDefinition): PluginDefinition {
       'expected a plugin definition {manifest, create}, got ' + describe(definition),
     );
   }
-  const field = (key: string) => read(manifest, key, `manifest.${key}`);
+  let owner = '';
+  const field = (key: string) => read(manifest, key, `manifest.${key}${owner}`);
   const name = field('name');
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new CorlError(
@@ -226,6 +227,7 @@ function snapshot(definition: PluginDefinition): PluginDefinition {
       `expected a plugin name like "scope:name" (lowercase), got ${describe(name)}`,
     );
   }
+  owner = ` of "${name}"`;
   const where = (key: string) => `manifest.${key} of "${name}"`;
   const kind = field('kind');
   if (!PLUGIN_KINDS.includes(kind as PluginKind)) {
@@ -272,6 +274,14 @@ function snapshot(definition: PluginDefinition): PluginDefinition {
     }
     if (v !== undefined) copy[f] = v;
   }
+  const memory = field('memory');
+  if (memory !== undefined && typeof memory !== 'function') {
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_INVALID',
+      `expected ${where('memory')} to be a function of the options and a sampling load, got ${describe(memory)}`,
+    );
+  }
+  if (memory !== undefined) copy.memory = memory;
   const deps = dependencies(inject, name);
   const factory = create as PluginDefinition['create'];
   const frozenCreate: PluginDefinition['create'] = (o, ctx, d) => factory.call(definition, o, ctx, d);

@@ -46,11 +46,20 @@ export interface CreateOptions {
 /** The services a run creates before other plugins and may inject into them: none of them leads to a label. */
 export type LabelFreeServices = Omit<RunServices, 'task' | 'groundTruth'>;
 
+let builtinsOnce: Promise<PluginRegistry> | undefined;
+
+/** The registry of corl's built-ins (to tell them from a module's own plugins). */
+export function builtinRegistry(): Promise<PluginRegistry> {
+  builtinsOnce ??= createRunContainer().then(registryOf);
+  return builtinsOnce;
+}
+
 /** A run-like registry holding the built-ins, the module's plugins and `plugin` itself. */
 export async function pluginRegistry(plugin: PluginDefinition, options: CreateOptions = {}): Promise<PluginRegistry> {
   const registry = options.registry ?? registryOf(await createRunContainer());
   if (options.register) {
-    const r = registrar(registry, { builtin: false });
+    const builtins = await builtinRegistry();
+    const r = registrar(registry, { builtin: (d) => builtins.holds(d) });
     try {
       await options.register(r.api);
     } finally {

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import type { PluginDefinition, PluginKind, PluginRegistrar, ResolvedSelection } from '../contracts/plugin';
 import type { Reference } from '../contracts/problem';
 import { isCorlError, type CorlError } from '../errors';
-import { createRunContainer, registrar } from '../registry/container';
+import { registrar } from '../registry/container';
 import { manifestQueries, trustedWithReferences } from '../registry/instantiate';
-import { PluginRegistry, registryOf } from '../registry/registry';
+import { PluginRegistry } from '../registry/registry';
 import { kitCreate, kitOptions, label, optionSetsOf, type Check, type KitOptions } from './common';
+import { builtinRegistry } from './create';
 import { groundTruthTripwire } from './contexts';
 
 /** The marker every reference of the leak checks carries: a string holding it that a plugin can reach is a label. */
@@ -174,8 +175,7 @@ export function labelChecks(kind: PluginKind, plugin: PluginDefinition, kit: Kit
           ? 'is trusted with references (a built-in, or it declares readsReferences): runs may grade with it'
           : 'is never handed a reference: runs grade with an equivalence trusted with them, never this one',
       run: async () => {
-        const registry = registryOf(await createRunContainer());
-        const builtin = registry.holds(plugin);
+        const builtin = (await builtinRegistry()).holds(plugin);
         const scratch = new PluginRegistry();
         scratch.add(plugin, { builtin });
         const trusted = trustedWithReferences(scratch, { use: m.name, options: {} });
@@ -188,10 +188,9 @@ export function labelChecks(kind: PluginKind, plugin: PluginDefinition, kit: Kit
     checks.push({
       title: "is registered by its module's register(plugins), which is handed an API that only adds definitions",
       run: async () => {
-        const builtins = registryOf(await createRunContainer());
-        const builtin = m.name.startsWith('corl:') && builtins.holds(plugin);
+        const builtins = await builtinRegistry();
         const registry = new PluginRegistry();
-        const r = registrar(registry, { builtin });
+        const r = registrar(registry, { builtin: (d) => builtins.holds(d) });
         let api: PluginRegistrar | undefined;
         const seen = (a: PluginRegistrar) => {
           api = a;

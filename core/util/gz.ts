@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as zlib from 'node:zlib';
+import { MAX_INPUT_BYTES, NotARegularFile, readUserFile } from './files';
 
 /**
  * The file to read for `file`: itself when it exists, else its gzip-compressed twin `file.gz`
@@ -11,10 +12,23 @@ export function existingOrGz(file: string): string {
   return fs.existsSync(`${file}.gz`) ? `${file}.gz` : file;
 }
 
-/** Read a text file, gunzipping it when its name ends in `.gz`. */
+/**
+ * Read a text file, gunzipping it when its name ends in `.gz`: a regular file only (see
+ * `readUserFile`), and at most `MAX_INPUT_BYTES` once decompressed.
+ */
 export function readTextMaybeGz(file: string): string {
-  const bytes = fs.readFileSync(file);
-  return file.endsWith('.gz') ? zlib.gunzipSync(bytes).toString('utf8') : bytes.toString('utf8');
+  const bytes = readUserFile(file);
+  if (!file.endsWith('.gz')) return bytes.toString('utf8');
+  try {
+    return zlib.gunzipSync(bytes, { maxOutputLength: MAX_INPUT_BYTES }).toString('utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new NotARegularFile(
+        `a gzip file that expands past the ${MAX_INPUT_BYTES} bytes corl reads into memory`,
+        'EFBIG',
+      );
+    throw e;
+  }
 }
 
 /** Gzip text with the highest compression (deterministic: no file name or time in the header). */

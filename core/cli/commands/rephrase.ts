@@ -1,15 +1,16 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { ResolvedSelection } from '../../contracts/plugin';
 import type { Policy } from '../../contracts/policy';
 import { loadConfig, type LoadedConfig } from '../../config/load';
 import { ConfigValidator } from '../../config/validator';
-import { CorlError } from '../../errors';
+import { CorlError, errorLine } from '../../errors';
 import { instantiate } from '../../registry/instantiate';
 import { readProblemsJsonl, taskRows, type RephraseRow } from '../../rephrase/input';
 import { DEFAULT_INSTRUCTION, rephrase } from '../../rephrase/rephrase';
 import { intFlag } from '../output';
+import { NotARegularFile, readUserText } from '../../util/files';
+import { parseJson } from '../../util/json';
 import { noConfig, pickConfig } from '../config-arg';
 
 interface RephraseFlags {
@@ -176,11 +177,11 @@ async function agentPolicy(loaded: LoadedConfig, agent: string | undefined): Pro
 async function backendPolicy(loaded: LoadedConfig, file: string): Promise<Policy> {
   let value: unknown;
   try {
-    value = JSON.parse(fs.readFileSync(file, 'utf8'));
+    value = parseJson(readUserText(file));
   } catch (e) {
     throw new CorlError(
       'CORL_ERR_CLI_USAGE',
-      `expected a JSON file with a policy selection for --backend, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      `expected a JSON file with a policy selection for --backend, got ${e instanceof NotARegularFile || e instanceof SyntaxError ? e.message : ((e as NodeJS.ErrnoException).code ?? errorLine(e))}`,
       { where: file },
     );
   }

@@ -24,6 +24,11 @@ export const CONFIG_CODES = defineCodes({
       'The run grades answers against references (monitoring, evaluation, or a reward source that reads ground truth) with `grading` (default: `equivalence`), and that equivalence is label-free: not a built-in, and its manifest does not declare `readsReferences`. A label-free equivalence is never handed a reference.',
     fix: 'set `grading` to a built-in equivalence (e.g. "corl:math"), or declare `readsReferences: true` in the manifest of the equivalence if the run may trust it with references',
   },
+  CORL_ERR_CONFIG_MEMORY: {
+    cause:
+      "A training step or an evaluation of the config cannot fit in memory: agents × batch × group completions of up to maxTokens tokens (or held-out problems × samples) need more JavaScript heap than the process has, or the policies' sampling caches (their manifest `memory`) more than the machine has. The estimate is a lower bound.",
+    fix: 'lower the field named (trainer.groupSize, trainer.batchSize, eval.samples, eval.maxProblems or a maxTokens)',
+  },
   CORL_ERR_CONFIG_TOPOLOGY: {
     cause:
       'The topology cannot serve the configured number of agents (for example `corl:ring` with one agent, or an adjacency matrix of the wrong size).',

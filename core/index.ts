@@ -10,4 +10,5 @@ export * as tensor from './tensor';
 export { Rng, mixSeed } from './util/rng';
 export { pluralityVote, matches, type VoteOutcome, type VoteCluster } from './voting/plurality';
 export { writeFileAtomic, writeJsonAtomic } from './util/fs';
+export { RunAppendFile, type AppendRun } from './util/run-append';
 export { CORL_VERSION } from './version';

@@ -24,9 +24,10 @@ export class RunAppendFile {
   ) {}
 
   /**
-   * Open `file` for `run`: a new run marks where its lines begin; a resumed run keeps, from its
-   * mark on, the complete lines whose step (`stepOf`) is at most `run.resumeAt`, and cuts the rest
-   * (a torn last line included). A run without a mark (started by an older corl) cuts, from the
+   * Open `file` for `run`: a new run marks where its lines begin (in `<run dir>/sinks/`); a resumed
+   * run keeps, from its mark on, the complete lines whose step (`stepOf`) is at most
+   * `run.resumeAt`, and cuts the rest (a torn last line included), appending what it cut to
+   * `<file>.after-checkpoint`. A run without a mark (started by an older corl) cuts, from the
    * end, the lines past its checkpoint. Without `run` (a sink used outside a training run): plain
    * appending. Refuses what is not a regular file (CORL_ERR_IO naming it).
    */
@@ -43,7 +44,7 @@ export class RunAppendFile {
         if (run.resumeAt === null) {
           endLine(fd);
           writeFileAtomicSync(mark, JSON.stringify({ file: path.resolve(file), start: fs.fstatSync(fd).size }) + '\n');
-        } else cutBack(fd, startOf(mark), run.resumeAt, stepOf);
+        } else cutBack(file, fd, startOf(mark), run.resumeAt, stepOf);
       }
     } catch (e) {
       f.close();
@@ -109,6 +110,7 @@ function startOf(mark: string): number | undefined {
 
 /** Keep this run's complete lines up to the checkpoint's step; cut what follows them. */
 function cutBack(
+  file: string,
   fd: number,
   start: number | undefined,
   resumeAt: number,
@@ -119,7 +121,10 @@ function cutBack(
   const bytes = Buffer.alloc(size - from);
   fs.readSync(fd, bytes, 0, bytes.length, from);
   const kept = start === undefined ? keptFromEnd(bytes, resumeAt, stepOf) : keptFromStart(bytes, resumeAt, stepOf);
-  if (from + kept < size) fs.ftruncateSync(fd, from + kept);
+  if (from + kept >= size) return;
+  // Nothing written is lost: the cut lines go to a sibling file, as the run's own metrics.jsonl does.
+  fs.appendFileSync(`${file}.after-checkpoint`, bytes.subarray(kept));
+  fs.ftruncateSync(fd, from + kept);
 }
 
 /** Bytes of the leading complete lines whose step is at most `resumeAt`. */

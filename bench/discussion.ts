@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { loadConfigValue } from '../core/config/load';
 import type { Completion } from '../core/contracts/completion';
 import type { ContextWindow, Policy, SampleRequest } from '../core/contracts/policy';
-import { AnswerKeys } from '../core/trainer/answer-keys';
+import { AnswerKeys } from '../core/reward/answer-keys';
 import { buildCohort } from '../core/trainer/cohort';
 import { roundPrompt, type DiscussionFormat, type PreviousTurn } from '../core/trainer/discussion';
 import { chatDiscussionPrompt } from '../core/util/discussion-text';

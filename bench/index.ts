@@ -33,6 +33,15 @@ const BENCHES: Record<string, { description: string; load: () => Bench }> = {
       'corl serve throughput and latency: 8 agents posting 12-completion groups (ring and self), each case a fresh service timed for BENCH_SERVE_SECONDS (8), nothing excluded',
     load: () => require('./serve').bench,
   },
+  seeds: {
+    description:
+      'runs per hour of the default Co-RL config (one at a time, two side by side) and the slip-regime plan’s wall time (minutes: run it on a quiet machine)',
+    load: () => require('./seeds').bench,
+  },
+  python: {
+    description: "corl:python's reward overhead per step against corl:vote",
+    load: () => require('./python').bench,
+  },
   discussion: {
     description: "discussion prompts (roundPrompt) per debate per round against sampling the debate's completion",
     load: () => require('./discussion').bench,

@@ -4,3 +4,9 @@ import { installBuiltins } from './builtins';
 installBuiltins();
 
 export * from '../core';
+/** A named reward plugin backed by a Python function (the built-in corl:python with its module fixed in code). */
+export {
+  definePythonReward,
+  type PythonRewardDefinition,
+  type PythonRuntimeOptions,
+} from '../plugins/rewards/python/define';

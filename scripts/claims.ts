@@ -1,5 +1,6 @@
 // The paper's claims, tested on a packed comparison of the embedded benchmark (docs/results/<regime>):
-// each claim's numbers come from the committed raw outputs and its verdict from a stated rule, so
+// each claim's numbers come from the committed raw outputs and its outcome from a stated rule on a
+// 95% interval over seeds (holds, does not hold, inconclusive: never a bare yes or no), so
 // docs/results.md can quote the table and a test can check the quote (test/scripts/claims.test.ts).
 //   node dist/scripts/claims.js docs/results/slips [--blind alpha=carry,beta=borrow]
 // The configs are found by name: gt, ttrl, co-rl-diff and co-rl-same. Each agent's blind spot is
@@ -9,59 +10,118 @@ import type { ReportGroup } from '../core/report/html';
 import { resultRow } from '../core/report/html';
 import { averageChange, labelCategoryLines, pts, signed } from '../core/report/markdown';
 import type { Stat } from '../core/report/runs';
+import { analysePairs, type PairResult } from '../core/report/paired';
+import { intervalText, levelText, signedPoints } from '../core/report/verdict';
+import { sample, tInterval, type Interval } from '../core/stats/paired';
 
 /** The blind spot (problem category) of each agent, by agent name. */
 export type BlindSpots = Readonly<Record<string, string>>;
 
 export const DEFAULT_BLIND_SPOTS: BlindSpots = { alpha: 'carry', beta: 'borrow' };
 
-/** One tested claim: what it says, the numbers, and whether the rule holds (undefined: not measurable). */
+/** A claim's outcome by its interval: the interval lies where the claim says, lies on the other side, or straddles. */
+export type ClaimOutcome = 'holds' | 'does not hold' | 'inconclusive';
+
+/** One tested claim: what it says, the numbers with their interval, and the outcome (undefined: not measurable). */
 export interface Claim {
   readonly claim: string;
   readonly rule: string;
   readonly measured: string;
-  readonly holds: boolean | 'mixed' | undefined;
+  readonly outcome: ClaimOutcome | undefined;
 }
 
+/** Two-sided error rate of the claims' intervals. */
+export const CLAIMS_ALPHA = 0.05;
+
 const pct = (s: Stat): string => pts(s, true);
-const points = (x: number): string => signed({ mean: x, sd: 0, n: 1 }, false);
 
 /** Average pass@1 over agents after training, mean ± sd over seeds. */
 const final = (g: ReportGroup): Stat => ({ ...resultRow(g).average, n: g.runs.length });
 
-/** Average pass@1 over agents after training and its change from step 0, mean ± sd over seeds. */
-function finalAndChange(g: ReportGroup): { final: Stat; change: Stat } {
-  return { final: final(g), change: averageChange(g) };
+/** "holds" when the whole interval satisfies `holds`, "does not hold" when the whole interval satisfies `fails`. */
+function byInterval(
+  i: Interval | undefined,
+  holds: (x: number) => boolean,
+  fails: (x: number) => boolean,
+): ClaimOutcome {
+  if (!i) return 'inconclusive';
+  if (holds(i.lo) && holds(i.hi)) return 'holds';
+  if (fails(i.lo) && fails(i.hi)) return 'does not hold';
+  return 'inconclusive';
 }
 
-/** Pseudo-label accuracy on each agent's own blind spot, first → last 10 training steps. */
+/** "+0.5, 95% CI [−7.6, +8.6] over 3 seeds" (points). */
+function withInterval(mean: number, i: Interval | undefined, n: number): string {
+  return `${signedPoints(mean)}, ${i ? `${levelText(CLAIMS_ALPHA)} CI ${intervalText(i)}` : 'no interval'} over ${n} seed${n === 1 ? '' : 's'}`;
+}
+
+/** The paired difference a − b of a metric over seeds (t interval only). */
+function paired(groups: readonly ReportGroup[], a: string, b: string, metric: 'final' | 'change'): PairResult {
+  return analysePairs(groups, [{ a, b }], metric, { alpha: CLAIMS_ALPHA, resamples: 0 })[0]!;
+}
+
+/** Per agent, the change of pseudo-label accuracy (points) on its own blind spot, first → last 10 steps, with its interval over seeds. */
 function labelsOnBlindSpots(
   g: ReportGroup,
   blind: BlindSpots,
-): { agent: string; category: string; first: Stat; last: Stat }[] | undefined {
+):
+  | {
+      agent: string;
+      category: string;
+      first: Stat;
+      last: Stat;
+      change: Interval | undefined;
+      n: number;
+      mean: number;
+    }[]
+  | undefined {
   const lines = labelCategoryLines([g]);
   const out = [];
   for (const [agent, category] of Object.entries(blind)) {
     const cell = lines.find((l) => l.agent === agent)?.cells[category];
     if (!cell) return undefined;
-    out.push({ agent, category, first: cell.first, last: cell.last });
+    const perSeed = g.runs
+      .map((run) => labelCategoryLines([{ name: g.name, runs: [run] }]).find((l) => l.agent === agent)?.cells[category])
+      .filter((c): c is NonNullable<typeof c> => c !== undefined)
+      .map((c) => 100 * (c.last.mean - c.first.mean))
+      .filter(Number.isFinite);
+    const s = sample(perSeed);
+    out.push({
+      agent,
+      category,
+      first: cell.first,
+      last: cell.last,
+      change: tInterval(s, CLAIMS_ALPHA),
+      n: s.n,
+      mean: s.mean,
+    });
   }
   return out;
 }
 
 function labelClaim(name: string, g: ReportGroup | undefined, blind: BlindSpots, direction: 'falls' | 'rises'): Claim {
   const claim = `${name}'s label accuracy ${direction} on each agent's own blind spot (${g?.name ?? 'not run'})`;
-  const rule = `pseudo-label accuracy (%) on the agent's blind-spot category, first → last 10 steps, ${direction === 'falls' ? 'lower' : 'higher'} for every agent`;
+  const rule = `per agent, pseudo-label accuracy (%) on its blind-spot category, last − first 10 steps, paired by seed: holds when every agent's interval lies ${direction === 'falls' ? 'below' : 'above'} 0, does not hold when some agent's lies ${direction === 'falls' ? 'above' : 'below'} 0`;
   const cells = g && labelsOnBlindSpots(g, blind);
-  if (!cells) return { claim, rule, measured: 'not recorded by these runs', holds: undefined };
+  if (!cells) return { claim, rule, measured: 'not recorded by these runs', outcome: undefined };
   const measured = cells
-    .map((c) => `${c.agent} on ${c.category} ${pct({ ...c.first, n: 1 })} → ${pct({ ...c.last, n: 1 })}`)
+    .map(
+      (c) =>
+        `${c.agent} on ${c.category} ${pct({ ...c.first, n: 1 })} → ${pct({ ...c.last, n: 1 })} (${withInterval(c.mean, c.change, c.n)})`,
+    )
     .join('; ');
-  const holds = cells.every((c) => (direction === 'falls' ? c.last.mean < c.first.mean : c.last.mean > c.first.mean));
-  return { claim, rule, measured, holds };
+  const want = direction === 'falls' ? (x: number) => x < 0 : (x: number) => x > 0;
+  const against = direction === 'falls' ? (x: number) => x > 0 : (x: number) => x < 0;
+  const each = cells.map((c) => byInterval(c.change, want, against));
+  const outcome: ClaimOutcome = each.every((o) => o === 'holds')
+    ? 'holds'
+    : each.some((o) => o === 'does not hold')
+      ? 'does not hold'
+      : 'inconclusive';
+  return { claim, rule, measured, outcome };
 }
 
-/** The claims of issue 13 on one comparison's groups. Configs missing from it give `holds: undefined`. */
+/** The claims of issue 13 on one comparison's groups, each decided by its 95% interval over seeds. Configs missing from it give `outcome: undefined`. */
 export function evaluateClaims(groups: readonly ReportGroup[], blind: BlindSpots = DEFAULT_BLIND_SPOTS): Claim[] {
   const by = (n: string): ReportGroup | undefined => groups.find((g) => g.name === n);
   const gt = by('gt');
@@ -73,62 +133,60 @@ export function evaluateClaims(groups: readonly ReportGroup[], blind: BlindSpots
     claim,
     rule,
     measured: `no ${names.join(' or ')} in this comparison`,
-    holds: undefined,
+    outcome: undefined,
   });
-
-  /** A claim on the gap in average pass@1 between co-rl-diff and another config, held when `test(gap)`. */
-  const gapClaim = (
-    claim: string,
-    rule: string,
-    other: ReportGroup | undefined,
-    name: string,
-    test: (gap: number) => boolean,
-  ): Claim => {
-    if (!diff || !other) return missing(claim, rule, ['co-rl-diff', name]);
-    const d = final(diff);
-    const o = final(other);
-    const gap = d.mean - o.mean;
-    return {
-      claim,
-      rule,
-      measured: `co-rl-diff ${pct(d)} against ${name} ${pct(o)}: ${points(gap)}`,
-      holds: test(gap),
-    };
+  const beats = {
+    claim: 'Co-RL cross-family beats TTRL by ≥ 2 points',
+    rule: 'co-rl-diff − ttrl in average pass@1 after training, paired by seed: holds when the interval lies above 2 points, does not hold when it lies below 2',
   };
-  claims.push(
-    gapClaim(
-      'Co-RL cross-family beats TTRL by ≥ 2 points',
-      'co-rl-diff − ttrl ≥ 2.0 points of average pass@1 after training',
-      ttrl,
-      'ttrl',
-      (gap) => gap >= 0.02 - 1e-12,
-    ),
-  );
-  claims.push(
-    gapClaim(
-      'Co-RL is within 2 points of ground truth',
-      'gt − co-rl-diff ≤ 2.0 points of average pass@1 after training',
-      gt,
-      'gt',
-      (gap) => -gap <= 0.02 + 1e-12,
-    ),
-  );
+  const within = {
+    claim: 'Co-RL is within 2 points of ground truth',
+    rule: 'gt − co-rl-diff in average pass@1 after training, paired by seed: holds when the interval lies below 2 points, does not hold when it lies above 2',
+  };
+  if (!diff || !ttrl) claims.push(missing(beats.claim, beats.rule, ['co-rl-diff', 'ttrl']));
+  else {
+    const p = paired(groups, 'co-rl-diff', 'ttrl', 'final');
+    claims.push({
+      ...beats,
+      measured: `co-rl-diff ${pct(final(diff))} against ttrl ${pct(final(ttrl))}: ${withInterval(p.mean, p.t, p.n)}`,
+      outcome: byInterval(
+        p.t,
+        (x) => x >= 2,
+        (x) => x < 2,
+      ),
+    });
+  }
+  if (!diff || !gt) claims.push(missing(within.claim, within.rule, ['co-rl-diff', 'gt']));
+  else {
+    const p = paired(groups, 'gt', 'co-rl-diff', 'final');
+    claims.push({
+      ...within,
+      measured: `co-rl-diff ${pct(final(diff))} against gt ${pct(final(gt))}: gt − co-rl-diff ${withInterval(p.mean, p.t, p.n)}`,
+      outcome: byInterval(
+        p.t,
+        (x) => x <= 2,
+        (x) => x > 2,
+      ),
+    });
+  }
   claims.push(labelClaim('TTRL', ttrl, blind, 'falls'));
   claims.push(labelClaim('Co-RL', diff, blind, 'rises'));
   {
     const claim = 'Cross-family Co-RL beats same-family';
     const rule =
-      'co-rl-diff above co-rl-same in average pass@1 after training and in its change from step 0 (the pairs start from different bases); "mixed" when only one';
+      'co-rl-diff − co-rl-same in the change of average pass@1 from step 0 (the pairs start from different bases), paired by seed: holds when the interval lies above 0, does not hold when below';
     if (!diff || !same) claims.push(missing(claim, rule, ['co-rl-diff', 'co-rl-same']));
     else {
-      const d = finalAndChange(diff);
-      const s = finalAndChange(same);
-      const above = [d.final.mean > s.final.mean, d.change.mean > s.change.mean];
+      const p = paired(groups, 'co-rl-diff', 'co-rl-same', 'change');
       claims.push({
         claim,
         rule,
-        measured: `co-rl-diff ${pct(d.final)} (change ${points(d.change.mean)} ± ${(100 * d.change.sd).toFixed(1)}) against co-rl-same ${pct(s.final)} (change ${points(s.change.mean)} ± ${(100 * s.change.sd).toFixed(1)})`,
-        holds: above[0] && above[1] ? true : !above[0] && !above[1] ? false : 'mixed',
+        measured: `co-rl-diff ${pct(final(diff))} (change ${signed(averageChange(diff), true)}) against co-rl-same ${pct(final(same))} (change ${signed(averageChange(same), true)}): change ${withInterval(p.mean, p.t, p.n)}`,
+        outcome: byInterval(
+          p.t,
+          (x) => x > 0,
+          (x) => x < 0,
+        ),
       });
     }
   }
@@ -137,12 +195,12 @@ export function evaluateClaims(groups: readonly ReportGroup[], blind: BlindSpots
 
 /** The claims as the Markdown table docs/results.md quotes. */
 export function claimsTable(claims: readonly Claim[]): string {
-  const verdict = (c: Claim): string =>
-    c.holds === true ? '**yes**' : c.holds === false ? '**no**' : c.holds === 'mixed' ? 'mixed' : '–';
+  const outcome = (c: Claim): string =>
+    c.outcome === undefined ? '–' : c.outcome === 'inconclusive' ? 'inconclusive' : `**${c.outcome}**`;
   return [
-    '| claim | rule | measured (mean ± sd over seeds) | holds |',
+    '| claim | rule (95% t interval over seeds) | measured (mean ± sd over seeds; difference with its interval) | outcome |',
     '| --- | --- | --- | --- |',
-    ...claims.map((c) => `| ${c.claim} | ${c.rule} | ${c.measured} | ${verdict(c)} |`),
+    ...claims.map((c) => `| ${c.claim} | ${c.rule} | ${c.measured} | ${outcome(c)} |`),
   ].join('\n');
 }
 

@@ -11,6 +11,12 @@ export function contractFiles(root: string): string[] {
   return [...index.matchAll(/from '\.\/([\w-]+)'/g)].map((m) => `core/contracts/${m[1]}.ts`);
 }
 
+/**
+ * Files of helpers a plugin imports from `corl` besides the contracts, documented the same way after
+ * them: the plurality vote and answer matching that `corl:vote` uses (the plugin guide's example).
+ */
+export const HELPER_FILES: readonly string[] = ['core/voting/plurality.ts', 'core/voting/match.ts'];
+
 /** One documented member. */
 interface Member {
   readonly signature: string;
@@ -147,7 +153,7 @@ function escapeCode(s: string): string {
 /** The whole page. Throws when a contract declaration or member has no JSDoc. */
 export function contractsReference(root: string): string {
   const missing: string[] = [];
-  const files = contractFiles(root).map((rel) => ({
+  const files = [...contractFiles(root), ...HELPER_FILES].map((rel) => ({
     rel,
     decls: declarations(rel, fs.readFileSync(path.join(root, rel), 'utf8'), missing),
   }));
@@ -160,7 +166,8 @@ export function contractsReference(root: string): string {
     '',
     'Everything a plugin implements or receives, with every member, as written in `core/contracts/`.',
     'Import these types from `corl`; the suites in `corl/testing` check the behaviour each one promises.',
-    'A plugin is a `definePlugin({ manifest, create })` whose `create` returns the interface of its kind:',
+    'A plugin is a `definePlugin({ manifest, create })` whose `create` returns the interface of its kind',
+    `(the helpers it may use, such as \`pluralityVote\` and \`matches\`, follow the contracts: ${HELPER_FILES.map((f) => `[\`${f}\`](#${anchor(f)})`).join(', ')}):`,
     '',
     '| kind | interface | contract suite (`corl/testing`) |',
     '| --- | --- | --- |',

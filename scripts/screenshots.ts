@@ -7,7 +7,7 @@
 import 'reflect-metadata';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runCompare } from '../core/report/compare';
+import { runCompare } from '../core/compare/run';
 import { installBuiltins } from '../entry/builtins';
 import { compressPng } from './png';
 import { CHROMIUM_INSTALL, findChromium, launchChromium, screenshot } from './report-browser';

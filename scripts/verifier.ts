@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../core/config/load';
 import type { Problem } from '../core/contracts/problem';
-import { AnswerKeys } from '../core/trainer/answer-keys';
+import { AnswerKeys } from '../core/reward/answer-keys';
 import { buildCohort, sampleChecked } from '../core/trainer/cohort';
 import { mixSeed, Rng } from '../core/util/rng';
 import { installBuiltins } from '../entry/builtins';

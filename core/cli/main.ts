@@ -6,6 +6,7 @@ import { agreementCommand } from './commands/agreement';
 import { answersCommand } from './commands/answers';
 import { compareCommand } from './commands/compare';
 import { evalCommand } from './commands/eval';
+import { initCommand } from './commands/init';
 import { listCommand } from './commands/list';
 import { pretrainCommand } from './commands/pretrain';
 import { rephraseCommand } from './commands/rephrase';
@@ -17,6 +18,7 @@ import { exitQuietlyOnBrokenPipe, reportError } from './output';
 
 /** Every command of `corl`, in help order. Each file adds one command to the program. */
 const COMMANDS: ((program: Command) => void)[] = [
+  initCommand,
   trainCommand,
   pretrainCommand,
   evalCommand,

@@ -300,11 +300,16 @@ function invalid(file: string, issues: LocatedIssue[]): CorlError {
   const lines = issues.map(
     (i) => `  ${file}${i.line ? `:${i.line}:${i.column}` : ''}  ${i.path}: ${i.message}${i.hint ? ` (${i.hint})` : ''}`,
   );
+  const paths = issues.every((i) => i.problem === 'path');
   return new CorlError(
-    'CORL_ERR_CONFIG_INVALID',
-    `expected a valid config, got ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n${lines.join('\n')}\n`,
+    paths ? 'CORL_ERR_CONFIG_PATH' : 'CORL_ERR_CONFIG_INVALID',
+    paths
+      ? `expected every path of the config to name a file or folder, got ${issues.length} that ${issues.length === 1 ? 'does' : 'do'} not:\n${lines.join('\n')}\n`
+      : `expected a valid config, got ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n${lines.join('\n')}\n`,
     {
-      hint: 'fix each field listed; `corl list` shows every plugin and its options',
+      hint: paths
+        ? 'relative paths are resolved from the config file\'s folder; corl\'s own models are "package:corl/models/..." wherever corl is installed'
+        : 'fix each field listed; `corl list` shows every plugin and its options',
       data: { issues },
     },
   );

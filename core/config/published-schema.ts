@@ -1,6 +1,7 @@
 import type { JsonSchema, PluginKind } from '../contracts/plugin';
 import { PLUGIN_KINDS } from '../contracts/plugin';
 import type { PluginRegistry } from '../registry/registry';
+import { PACKAGE_PREFIX, PACKAGE_REF_PATTERN } from '../util/paths';
 import { rootSchema } from './root-schema';
 
 /**
@@ -57,6 +58,10 @@ function expand(schema: unknown): unknown {
     return { ...rest, $ref: `#/$defs/selection:${corlPlugin as PluginKind}` };
   }
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) out[k] = expand(v);
+  for (const [k, v] of Object.entries(o)) {
+    // a path checked at validation: for editors, a plain path or a well-formed package reference
+    if (k === 'corlPath') out.pattern = `^(?!${PACKAGE_PREFIX})|${PACKAGE_REF_PATTERN}`;
+    else out[k] = expand(v);
+  }
   return out;
 }

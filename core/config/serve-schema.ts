@@ -75,7 +75,14 @@ export function serveSection(): JsonSchema {
         minimum: 1,
         default: 1000,
         description:
-          "most open client connections; one more gets a coded 503 (CORL_ERR_SERVE_BUSY; GET /health is still answered) and is closed; keep it below the process's open-file limit (ulimit -n)",
+          "most open client connections; keep it below the process's open-file limit (ulimit -n); at the cap a connection that sends a request takes the place of the one longest without a request in progress, and gets a coded 503 (CORL_ERR_SERVE_BUSY; GET /health is still answered) only when every one has a request in progress",
+      },
+      maxConnectionsPerPeer: {
+        type: 'integer',
+        minimum: 1,
+        default: 512,
+        description:
+          'most open connections from one peer address (every client on one machine is one peer); at either cap a new connection closes the connection that has waited longest without a request in progress, and gets a coded 503 only when every one has a request in progress',
       },
       timeouts: {
         type: 'object',
@@ -111,6 +118,13 @@ export function serveSection(): JsonSchema {
         description:
           'agent tokens: a JSON file `{agent: token}` relative to the config file (--tokens-file overrides), one distinct token of at least 16 characters per agent; each agent then posts only with its own token and only as itself (docs/guide/serve.md, Agent identity)',
       },
+      keepReplies: {
+        type: 'integer',
+        minimum: 1,
+        default: 65536,
+        description:
+          'requests sent with an Idempotency-Key remembered per agent (POST /get_reward: with their replies, journaled), counted back from the newest; a retry of an older one is a new request',
+      },
       journal: {
         anyOf: [{ type: 'string', minLength: 1 }, { enum: [false] }],
         description:
@@ -137,7 +151,8 @@ export function serveSection(): JsonSchema {
             type: 'integer',
             minimum: 1,
             default: 64,
-            description: 'steps kept in memory and in the compacted journal, counted back from the newest step',
+            description:
+              "steps kept in memory and in the compacted journal, counted back from the slowest agent's newest step (a step expires only once every agent has moved this far beyond it)",
           },
           startStep: {
             type: 'integer',
@@ -145,21 +160,21 @@ export function serveSection(): JsonSchema {
             maximum: 1e15,
             default: 0,
             description:
-              'the newest step of an empty exchange: the first step posted may be at most maxStepsAhead beyond it (set it when trainers resume at a later step against a fresh journal)',
+              'the step of an agent that has posted nothing yet: the first step posted may be at most maxStepsAhead beyond it (set it when trainers resume at a later step against a fresh journal)',
           },
           maxStepsAhead: {
             type: 'integer',
             minimum: 1,
             default: 8,
             description:
-              'how far beyond the newest step a post may be (further: HTTP 422, nothing changes); each accepted post moves the newest step by at most this much',
+              "how far beyond the slowest agent's newest step a post may be (further: HTTP 422, nothing changes): a fast agent runs at most this far ahead of a peer that stopped posting",
           },
           maxGroupsPerStep: {
             type: 'integer',
             minimum: 1,
             default: 4096,
             description:
-              'most distinct group ids of one step, all agents together (more: HTTP 422 for the new ids); with keepSteps it bounds the slots held',
+              'most distinct group ids one agent may post in one step (more: HTTP 422 for the new ids); with keepSteps and maxStepsAhead it bounds the slots held',
           },
         },
         additionalProperties: false,
@@ -187,24 +202,54 @@ export function serveSection(): JsonSchema {
             default: 120,
             description: 'seconds a partial group waits for its remaining samples before it is scored as it is',
           },
+          keepGroups: {
+            type: 'integer',
+            minimum: 1,
+            default: 8192,
+            description:
+              "groups (prompts or labels) each agent keeps, counted back from the one it posted last; a group leaves memory and the compacted journal, all its rounds, once it is among no agent's newest, so a run over any number of distinct prompts stays bounded",
+          },
           keepRounds: {
             type: 'integer',
             minimum: 1,
             default: 4,
             description:
-              'rounds (epochs) of each prompt kept in memory and in the compacted journal, counted back from its newest; older ones are dropped so a long run stays bounded',
+              "rounds (epochs) of each group kept in memory and in the compacted journal, counted back from its newest (each agent's own newest round is always kept)",
           },
           groupBy: {
             enum: ['prompt', 'label'],
             default: 'prompt',
             description:
-              'what identifies a group: the prompt text, or the label field (set OpenRLHF --label_key to a problem id column for cross-agent exchange)',
+              'what identifies a group: the prompt text, or the label field (set OpenRLHF --data.label_key to a problem id column for cross-agent exchange)',
           },
           stripTokens: {
             type: 'array',
             items: { type: 'string', minLength: 1 },
             default: [...DEFAULT_STRIP_TOKENS],
             description: 'special tokens removed from the end of each response before extraction',
+          },
+        },
+        additionalProperties: false,
+      },
+      samples: {
+        type: 'object',
+        default: {},
+        description:
+          'POST /v1/samples: one completion per request (verl reward loop, TRL per-process slices, OpenRLHF agent executor)',
+        properties: {
+          wait: {
+            type: 'number',
+            minimum: 0,
+            default: 120,
+            description:
+              'seconds a group waits for the samples its declared size promises before it is scored with those that came (the wait for supervisors comes after)',
+          },
+          maxPending: {
+            type: 'integer',
+            minimum: 1,
+            default: 65536,
+            description:
+              'most samples waiting for the rest of their group at once, all agents together (more: HTTP 503 CORL_ERR_SERVE_BUSY, retry later)',
           },
         },
         additionalProperties: false,

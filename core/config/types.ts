@@ -96,8 +96,12 @@ export interface ServeSettings {
   readonly maxKeyChars: number;
   /** Most open client connections. */
   readonly maxConnections: number;
+  /** Most open client connections from one peer address. */
+  readonly maxConnectionsPerPeer: number;
   /** Seconds a client may take to send headers, a whole request, and an idle keep-alive connection may stay open. */
   readonly timeouts: { readonly headers: number; readonly body: number; readonly idle: number };
+  /** Requests with an Idempotency-Key remembered per agent. */
+  readonly keepReplies: number;
   /** Agent tokens file (relative to the config file), when given. */
   readonly tokens?: string;
   /** Label journal path (relative to the config file), when given; false: no journal. */
@@ -125,12 +129,21 @@ export interface ServeSettings {
     readonly groupSize: number;
     /** Seconds a partial group waits before it is scored as it is. */
     readonly wait: number;
+    /** Groups each agent keeps, counted back from the one it posted last. */
+    readonly keepGroups: number;
     /** Rounds (epochs) of each prompt kept, counted back from its newest. */
     readonly keepRounds: number;
     /** What identifies a group. */
     readonly groupBy: 'prompt' | 'label';
     /** Special tokens removed from the end of responses. */
     readonly stripTokens: readonly string[];
+  };
+  /** POST /v1/samples (one completion per sample; the service forms the groups). */
+  readonly samples: {
+    /** Seconds an incomplete group waits for its declared size before it is scored as it is. */
+    readonly wait: number;
+    /** Most samples waiting for the rest of their group at once, all agents together. */
+    readonly maxPending: number;
   };
 }
 

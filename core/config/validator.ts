@@ -4,6 +4,8 @@ import { PLUGIN_KINDS, type JsonSchema, type PluginKind } from '../contracts/plu
 import { CorlError, isCorlError } from '../errors';
 import { loadSelectionModule } from '../registry/load';
 import type { PluginRegistry } from '../registry/registry';
+import * as fs from 'node:fs';
+import { corlRoot, PACKAGE_PREFIX, resolveConfigPath, shippedReference } from '../util/paths';
 import { closest } from '../util/text';
 
 /** One problem found while validating a config. */
@@ -16,6 +18,8 @@ export interface ConfigIssue {
   readonly message: string;
   /** What to do, when there is something specific to say. */
   readonly hint?: string;
+  /** `path` for a path that names nothing (the `corlPath` keyword): a config with only such problems is CORL_ERR_CONFIG_PATH. */
+  readonly problem?: 'path';
 }
 
 /**
@@ -35,6 +39,16 @@ export class ConfigValidator {
     this.ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true, verbose: true });
     addFormats(this.ajv);
     const self = this;
+    this.ajv.addKeyword({
+      keyword: 'corlPath',
+      schemaType: 'string',
+      errors: true,
+      validate: function corlPath(want: 'dir' | 'file', data: unknown, _schema: unknown, cxt?: PathSite) {
+        const errors = typeof data === 'string' ? checkPath(want, data, self.baseDir, cxt!) : [];
+        (corlPath as typeof corlPath & { errors?: ErrorObject[] }).errors = errors;
+        return errors.length === 0;
+      },
+    });
     this.ajv.addKeyword({
       keyword: 'corlPlugin',
       schemaType: 'string',
@@ -157,12 +171,68 @@ export class ConfigValidator {
     cxt.parentData[cxt.parentDataProperty] = sel;
     const fn = this.pluginValidator(def.manifest.kind, def.manifest.name, def.manifest.options);
     if (fn(sel.options)) return [];
-    return (fn.errors ?? []).map((e) => ({
-      ...e,
-      instancePath: `${at}/options${e.instancePath}`,
-      params: { ...e.params, plugin: sel.use },
-    }));
+    // a path inside an agent's options is named with the agent (the options were validated on their own)
+    const who = agentOf(at, cxt.rootData);
+    return (fn.errors ?? []).map((e) => {
+      const named = e.keyword === 'corlPath' && who && !(e.params as { named?: boolean }).named;
+      const message = named ? `${who}${(e.params as { message: string }).message}` : undefined;
+      return {
+        ...e,
+        instancePath: `${at}/options${e.instancePath}`,
+        params: { ...e.params, plugin: sel.use, ...(message ? { message, named: true } : {}) },
+      };
+    });
   }
+}
+
+/** "agent 1 (beta): " for a pointer into `agents[1]` of a config, else "". */
+function agentOf(pointer: string, root: unknown): string {
+  const index = /^\/agents\/(\d+)(\/|$)/.exec(pointer)?.[1];
+  if (index === undefined) return '';
+  const named = (root as { agents?: { name?: unknown }[] } | null)?.agents?.[Number(index)]?.name;
+  return `agent ${index}${typeof named === 'string' ? ` (${named})` : ''}: `;
+}
+
+/** Where ajv found a path: its pointer and the whole config (for the agent's name). */
+interface PathSite {
+  instancePath: string;
+  rootData: unknown;
+}
+
+/**
+ * The `corlPath` keyword: the string names an existing folder (`dir`) or file (`file`), relative to
+ * the config's folder or as a package reference. The error names the agent whose options hold it
+ * and the resolved path; every such path of a config is checked, so all are reported at once.
+ */
+function checkPath(want: 'dir' | 'file', ref: string, baseDir: string, site: PathSite): ErrorObject[] {
+  const who = agentOf(site.instancePath, site.rootData);
+  const fail = (message: string, hint?: string): ErrorObject[] => [
+    {
+      instancePath: site.instancePath,
+      schemaPath: '#/corlPath',
+      keyword: 'corlPath',
+      params: { message: who + message, hint, problem: 'path' },
+      message: who + message,
+    },
+  ];
+  let resolved: string;
+  try {
+    resolved = resolveConfigPath(ref, baseDir);
+  } catch (e) {
+    if (isCorlError(e)) return fail(e.detail, e.hint);
+    throw e;
+  }
+  const stat = fs.statSync(resolved, { throwIfNoEntry: false });
+  if (stat && (want === 'dir' ? stat.isDirectory() : stat.isFile())) return [];
+  const shipped = ref.startsWith(PACKAGE_PREFIX) ? undefined : shippedReference(ref);
+  return fail(
+    `expected ${want === 'dir' ? 'a folder' : 'a file'} at ${resolved}, got ${stat ? (stat.isDirectory() ? 'a folder' : 'a file') : 'nothing'}`,
+    shipped
+      ? `corl ships this model: write "${shipped}", which resolves wherever corl is installed`
+      : ref.startsWith(PACKAGE_PREFIX)
+        ? `a package reference names a path inside the installed package; corl's models are in ${corlRoot()}/models`
+        : `relative paths are resolved from the config's folder, ${baseDir}`,
+  );
 }
 
 function isModulePath(use: string): boolean {
@@ -204,6 +274,7 @@ function show(v: unknown): string {
 /** Where ajv found a selection: its pointer, and the parent object the resolved selection replaces it in. */
 interface SelectionSite {
   instancePath: string;
+  rootData: unknown;
   parentData: Record<string | number, unknown>;
   parentDataProperty: string | number;
 }
@@ -213,6 +284,7 @@ interface IssueParams {
   readonly message: string;
   readonly hint?: string;
   readonly plugin?: string;
+  readonly problem?: 'path';
   readonly missingProperty: string;
   readonly additionalProperty: string;
   readonly type: string | string[];
@@ -223,6 +295,11 @@ interface IssueParams {
   readonly pattern: string;
 }
 
+/** ajv's errors for `data` as config issues ("expected X, got Y" at a JSON pointer), deduplicated: for other JSON files corl validates (plans). */
+export function schemaIssues(errors: readonly ErrorObject[], data: unknown): ConfigIssue[] {
+  return dedupe(errors.map((e) => toIssue(e, data)));
+}
+
 function toIssue(e: ErrorObject, data: unknown): ConfigIssue {
   const p = e.params as IssueParams;
   const actual = valueAt(data, e.instancePath);
@@ -231,6 +308,7 @@ function toIssue(e: ErrorObject, data: unknown): ConfigIssue {
   let hint: string | undefined = p.hint;
   switch (e.keyword) {
     case 'corlPlugin':
+    case 'corlPath':
       message = p.message;
       break;
     case 'additionalProperties': {
@@ -275,7 +353,7 @@ function toIssue(e: ErrorObject, data: unknown): ConfigIssue {
       message = `expected a value that ${e.message ?? 'matches the schema'}, got ${show(actual)}`;
   }
   if (p.plugin && !hint) hint = `see the options of "${p.plugin}" with \`corl list\``;
-  return { pointer, path: pointerToPath(pointer), message, hint };
+  return { pointer, path: pointerToPath(pointer), message, hint, ...(p.problem ? { problem: p.problem } : {}) };
 }
 
 function dedupe(issues: ConfigIssue[]): ConfigIssue[] {

@@ -12,6 +12,8 @@ export interface CompletionView {
   readonly key: string | null;
   /** Number of generated tokens. */
   readonly length: number;
+  /** The generated token ids, when the policy produced them (absent for texts `corl serve` scores). */
+  readonly tokenIds?: readonly number[];
   /** How the completion ended. */
   readonly finishReason: Completion['finishReason'];
   /** Per-token entropies, when the source's manifest asked for token statistics. */
@@ -45,6 +47,8 @@ export interface RewardContext {
   readonly agents: number;
   /** Zero-based training step. */
   readonly step: number;
+  /** The run's number of training steps (`trainer.steps`), when known (absent under `corl serve`). */
+  readonly totalSteps?: number;
   /** This agent's K completions for the problem, in rollout order. */
   readonly completions: readonly CompletionView[];
   /** This agent's own answer keys (same as `completions[i].key`), for self-votes and metrics. */
@@ -90,6 +94,13 @@ export interface RewardSource {
   answerKeys?(input: AnswerKeyInput): Promise<(string | null)[]>;
   /** Rewards for one agent's completions to one problem. */
   score(ctx: RewardContext): Promise<RewardResult>;
+  /**
+   * Rewards for many contexts at once, in order: for each context exactly what `score` gives it,
+   * computed in one go (e.g. one round trip to another process per step). Optional. When present,
+   * the trainer hands it every agent's every problem of a step (of each discussion round) in one
+   * call, agent by agent, problem by problem.
+   */
+  scoreMany?(contexts: readonly RewardContext[]): Promise<RewardResult[]>;
   /** Release sandboxes, workers. Optional. */
   close?(): Promise<void>;
 }

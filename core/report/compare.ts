@@ -1,221 +1,37 @@
+// Reading and rendering a comparison folder (`corl compare --out`, or a packed copy): its table,
+// report page, results.md and verdicts, running nothing. Running the comparison is core/compare's.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
-import { loadConfig, loadConfigValue, type LoadedConfig } from '../config/load';
 import { CorlError } from '../errors';
-import { LineProgress, NoProgress, defaultProgress, type ProgressReporter } from '../trainer/progress';
-import { labelUse, RunDirectory } from '../trainer/run-dir';
-import { train } from '../trainer/trainer';
+import { RunDirectory } from '../trainer/run-dir';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
+import { corlRoot } from '../util/paths';
+import { comparisonVerdicts, designOf, type Design, type PlanRecord, type Verdicts } from './design';
+import { followPlan, type FollowResult } from './follow';
 import { renderReport, resultRow, resultTable, type ReportGroup, type ReportStatus, type ResultRow } from './html';
+import { configDigest, SAME_CONFIG_OMIT } from './identity';
+import { markdownTables } from './markdown';
+import { PRIMARY_TEXT, seedIndex, primaryValue } from './paired';
 import { portablePath } from './portable';
-import { evalStepFiles, markdownTables } from './markdown';
-import { verdictLine } from './verdict';
-import { readTextMaybeGz } from '../util/gz';
+import { countRead, readLedger } from './reads';
 import { readRun } from './runs';
+import { pairedHtml, provenanceLine, verdictHtml, verdictsText, type Provenance } from './verdict';
 
-/** How to run {@link runCompare}. */
-export interface CompareOptions {
-  /** Config files, one row each. */
-  readonly configs: readonly string[];
-  /** Seeds per config: run i uses seed = config seed + 1000·i (agents add their index). */
-  readonly seeds: number;
-  /** Index of the first seed (default 0): runs i = firstSeed … firstSeed + seeds − 1, in folders seed-<i>. */
-  readonly firstSeed?: number;
-  /** Folder of the comparison: <out>/<config name>/seed-<i>/ per run, report.html, results.json. */
-  readonly out: string;
-  /** Override trainer.steps of every training config (evaluation-only configs, with 0 steps, stay at 0). */
-  readonly steps?: number;
-  /** Progress display per run: 'auto' (bar on a terminal), 'lines', or 'none'. */
-  readonly progress?: 'auto' | 'lines' | 'none';
-  /** Where status lines go. */
-  readonly log?: (line: string) => void;
-  /** End with a one-line verdict: the last config against each of the others (see {@link verdictLine}). */
-  readonly verdict?: boolean;
-}
-
-/** What a comparison produced. */
-export interface CompareResult {
-  readonly rows: readonly ResultRow[];
-  readonly table: string;
-  readonly report: string;
-  /** The verdict line, when asked for. */
-  readonly verdict?: string;
-}
-
-/** Seed of run `i` of a config whose own seed is `base`: far apart, so agents' seeds (seed + index) never collide across runs. */
-export function seedOf(base: number, i: number): number {
-  return base + 1000 * i;
-}
-
-/**
- * Run every config with every seed (skipping finished runs and resuming unfinished ones, so an
- * interrupted comparison continues where it stopped), then write the table and the report.
- */
-export async function runCompare(o: CompareOptions): Promise<CompareResult> {
-  const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
-  if (o.configs.length === 0)
-    throw new CorlError('CORL_ERR_CLI_USAGE', 'expected at least one config to compare, got none');
-  // Validate every config before running anything.
-  const loaded: LoadedConfig[] = [];
-  for (const file of o.configs) {
-    const plain = await loadConfig(file);
-    loaded.push(
-      o.steps === undefined || plain.config.trainer.steps === 0
-        ? plain
-        : await loadConfig(file, { overrides: { 'trainer.steps': o.steps } }),
-    );
-  }
-  const names = loaded.map((l) => l.config.name);
-  const dup = names.find((n, i) => names.indexOf(n) !== i);
-  if (dup)
-    throw new CorlError('CORL_ERR_CLI_USAGE', `expected configs with distinct names, got "${dup}" twice`, {
-      hint: 'set a different "name" in one of them',
-    });
-  fs.mkdirSync(o.out, { recursive: true });
-  const first = o.firstSeed ?? 0;
-  await writeJsonAtomic(path.join(o.out, 'compare.json'), {
-    configs: o.configs.map((c) => path.resolve(c)),
-    seeds: o.seeds,
-    ...(first !== 0 ? { firstSeed: first } : {}),
-    steps: o.steps ?? null,
-  });
-
-  const total = loaded.length * o.seeds;
-  let k = 0;
-  // Seed by seed across configs, so that a comparison cut short holds whole seeds of every config.
-  for (let i = first; i < first + o.seeds; i++) {
-    for (const l of loaded) {
-      k++;
-      await runOne(l, i, `[${k}/${total}] ${l.config.name} seed ${seedOf(l.config.seed, i)}`, o, log);
-    }
-  }
-  const groups: ReportGroup[] = loaded.map((l) => ({
-    name: l.config.name,
-    runs: Array.from({ length: o.seeds }, (_, j) => readRun(path.join(o.out, l.config.name, `seed-${first + j}`))),
-  }));
-  const verdict =
-    o.verdict && groups.length > 1
-      ? compareVerdict(
-          groups,
-          loaded[loaded.length - 1]!.config.eval.split === 'validation' ? 'validation' : 'held-out',
-        )
-      : undefined;
-  const written = await writeCompareOutputs(o.out, groups, [
-    `Command: corl compare ${o.configs.map((c) => portablePath(c)).join(' ')} --seeds ${o.seeds}${first !== 0 ? ` --first-seed ${first}` : ''}${o.steps !== undefined ? ` --steps ${o.steps}` : ''} --out ${portablePath(o.out)}`,
-    o.seeds === 1 && first === 0
-      ? "Seeds: one run per config, at the config's own seed."
-      : `Seeds: config seed + 1000·i for i = ${first}..${first + o.seeds - 1}.`,
-  ]);
-  return verdict ? { ...written, verdict } : written;
-}
-
-/** Run seed index `i` of one config in the comparison folder: skip it when finished, resume it when interrupted. */
-async function runOne(
-  l: LoadedConfig,
-  i: number,
-  label: string,
-  o: CompareOptions,
-  log: (l: string) => void,
-): Promise<void> {
-  const dir = path.join(o.out, l.config.name, `seed-${i}`);
-  const progress: ProgressReporter =
-    o.progress === 'none'
-      ? new NoProgress()
-      : o.progress === 'lines'
-        ? new LineProgress(l.config.trainer.logEvery)
-        : defaultProgress(l.config.trainer.logEvery);
-  if (fs.existsSync(path.join(dir, 'state.json'))) {
-    const { run } = RunDirectory.resume(dir);
-    const state = run.state();
-    if (state.finished && state.nextStep >= l.config.trainer.steps) {
-      log(`${label}: done earlier, skipped`);
-      return;
-    }
-    log(`${label}: resuming at step ${state.nextStep}`);
-    const again = await loadConfigValue(run.source(), {
-      baseDir: run.meta().baseDir,
-      overrides: { 'trainer.steps': l.config.trainer.steps },
-      name: l.config.name,
-    });
-    await run.writeConfig(again.config, again.source);
-    if (state.finished) await run.writeState({ ...state, finished: false });
-    await train(again, { run, resume: true, progress });
-    return;
-  }
-  log(`${label}: starting`);
-  const fresh = await loadConfigValue(l.source, {
-    baseDir: l.baseDir,
-    file: l.file,
-    name: l.config.name,
-    overrides: { seed: seedOf(l.config.seed, i) },
-  });
-  const run = await RunDirectory.create(dir, fresh.config, fresh.source, {
-    configFile: l.file,
-    baseDir: l.baseDir,
-    ...labelUse(fresh),
-  });
-  await train(fresh, { run, progress });
-}
-
-/** The verdict of the last group against the others; problems counted from its first run's step-0 eval rows. */
-function compareVerdict(groups: readonly ReportGroup[], split: string): string {
-  const rows = groups.map(resultRow);
-  const method = rows[rows.length - 1]!;
-  const first = groups[groups.length - 1]!.runs[0];
-  const file = first ? evalStepFiles(first.dir).get(0) : undefined;
-  const problems = file
-    ? readTextMaybeGz(file)
-        .split('\n')
-        .filter((l) => l.trim() && (JSON.parse(l) as { agent?: unknown }).agent === 0).length
-    : 0;
-  return verdictLine({ method, baselines: rows.slice(0, -1), problems, split, seeAlso: 'docs/results.md' });
-}
-
-/** Write a comparison's table (results.txt, results.json) and report.html into its folder. */
-async function writeCompareOutputs(
-  out: string,
-  groups: readonly ReportGroup[],
-  notes: readonly string[],
-  status?: ReportStatus,
-): Promise<CompareResult> {
-  const rows = groups.map(resultRow);
-  const table = resultTable(rows);
-  const report = path.join(out, 'report.html');
-  await writeFileAtomic(
-    report,
-    renderReport(`corl compare: ${groups.map((g) => g.name).join(', ')}`, groups, notes, status ? { status } : {}),
-  );
-  await writeJsonAtomic(path.join(out, 'results.json'), rows);
-  await writeFileAtomic(path.join(out, 'results.txt'), table + '\n');
-  await writeFileAtomic(path.join(out, 'results.md'), markdownTables(groups, rows));
-  return { rows, table, report };
-}
-
-/** What {@link reportCompare} found besides the table. */
-export interface CompareReportResult extends CompareResult {
-  /** Run folders left out because they have not finished (config/seed-i). */
-  readonly unfinished: readonly string[];
-}
-
-/**
- * Rewrite the table and report.html of a comparison folder from the runs it holds, running nothing:
- * finished runs only (an unfinished one is listed, not shown), configs in the order `corl compare`
- * was given them. For a folder another `corl compare` is still filling, or after upgrading corl.
- */
-export async function reportCompare(out: string): Promise<CompareReportResult> {
-  const { groups, unfinished, order, seeds } = readComparison(out);
-  const status = compareStatus(groups, order, seeds, unfinished);
-  const result = await writeCompareOutputs(
-    out,
-    groups,
-    [
-      `Rendered by corl report ${portablePath(out)} from ${groups.reduce((n, g) => n + g.runs.length, 0)} finished run(s)${unfinished.length ? `; left out, unfinished: ${unfinished.join(', ')}` : ''}.`,
-      'Seeds: config seed + 1000·i for run seed-i.',
-    ],
-    status,
-  );
-  return { ...result, unfinished };
+/** What compare.json holds (every field optional: older folders and packed copies have fewer). */
+export interface CompareMeta {
+  readonly configs?: unknown;
+  readonly seeds?: unknown;
+  readonly firstSeed?: unknown;
+  readonly steps?: unknown;
+  readonly order?: unknown;
+  readonly packed?: unknown;
+  /** How the comparison decides, when set by `corl compare` flags (a plan's design comes from the plan). */
+  readonly design?: unknown;
+  /** The plan the comparison runs under. */
+  readonly plan?: unknown;
+  /** sha256 of each config file when the comparison started, by config name. */
+  readonly sha256?: unknown;
 }
 
 /** The finished runs of a comparison folder, grouped by config in the order `corl compare` was given them. */
@@ -227,25 +43,49 @@ export interface Comparison {
   readonly order: readonly string[];
   /** Seeds per config that `corl compare` was asked for (0 when not recorded). */
   readonly seeds: number;
+  readonly meta: CompareMeta;
+  readonly design: Design;
 }
 
-/** Read a comparison folder (`corl compare --out`, or a packed copy), running nothing. */
-export function readComparison(out: string): Comparison {
+/** What a rendering of a comparison produced. */
+export interface CompareResult {
+  readonly rows: readonly ResultRow[];
+  readonly table: string;
+  readonly report: string;
+  readonly verdicts: Verdicts;
+  /** The verdicts, the look, the plan and the reads, as terminal lines. */
+  readonly summary: string;
+  readonly provenance: Provenance;
+  readonly follow?: FollowResult;
+  /** The one-line verdict of `corl compare --verdict`, when asked for. */
+  readonly verdict?: string;
+}
+
+/** Read compare.json of a folder; CORL_ERR_RUN_NOT_FOUND without one, CORL_ERR_RUN_CORRUPT when it is not JSON. */
+export function readCompareMeta(out: string): CompareMeta {
   const metaFile = path.join(out, 'compare.json');
   if (!fs.existsSync(metaFile))
     throw new CorlError(
       'CORL_ERR_RUN_NOT_FOUND',
       `expected a comparison folder with compare.json, got none in ${out}`,
-      { where: out, hint: 'pass the --out folder of corl compare, or a run directory' },
+      {
+        where: out,
+        hint: 'pass the --out folder of corl compare, or a run directory',
+      },
     );
-  let meta: { configs?: unknown; seeds?: unknown; order?: unknown };
   try {
-    meta = JSON.parse(fs.readFileSync(metaFile, 'utf8'));
+    return JSON.parse(fs.readFileSync(metaFile, 'utf8')) as CompareMeta;
   } catch (e) {
     throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in compare.json, got ${(e as Error).message}`, {
       where: metaFile,
     });
   }
+}
+
+/** Read a comparison folder (`corl compare --out`, or a packed copy), running nothing. */
+export function readComparison(out: string, options: { readonly allowEmpty?: boolean } = {}): Comparison {
+  const meta = readCompareMeta(out);
+  const design = designOf(meta, path.join(out, 'compare.json'));
   const groups: ReportGroup[] = [];
   const unfinished: string[] = [];
   const folders = fs
@@ -261,8 +101,7 @@ export function readComparison(out: string): Comparison {
     for (const s of seeds) {
       const dir = path.join(out, name, s);
       if (!fs.existsSync(path.join(dir, 'state.json'))) continue;
-      const run = RunDirectory.open(dir);
-      const state = run.state();
+      const state = RunDirectory.open(dir).state();
       if (!state.finished) {
         unfinished.push(`${name}/${s}`);
         continue;
@@ -271,13 +110,13 @@ export function readComparison(out: string): Comparison {
     }
     if (runs.length) groups.push({ name, runs });
   }
-  if (groups.length === 0)
+  if (groups.length === 0 && !options.allowEmpty)
     throw new CorlError(
       'CORL_ERR_RUN_NOT_FOUND',
       `expected at least one finished run in ${out}, got none${unfinished.length ? ` (${unfinished.length} unfinished)` : ''}`,
       { where: out },
     );
-  // The order corl compare was given: each listed config's folder is named by the config's "name".
+  // The order corl compare was given: each listed config's folder is named by the config's "name"
   // (a packed copy records the names themselves: its config paths may have moved since).
   const order = Array.isArray(meta.order)
     ? (meta.order as unknown[]).map((n) => (typeof n === 'string' ? n : undefined))
@@ -289,12 +128,239 @@ export function readComparison(out: string): Comparison {
     return i < 0 ? order.length : i;
   };
   groups.sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name));
+  const names = order.filter((n): n is string => n !== undefined);
   return {
     groups,
     unfinished,
-    order: order.filter((n): n is string => n !== undefined),
+    order: names.length ? names : groups.map((g) => g.name),
     seeds: typeof meta.seeds === 'number' ? meta.seeds : 0,
+    meta,
+    design,
   };
+}
+
+/** The evaluation split of a comparison's runs (the first run's config.json; held-out by default). */
+function splitOf(groups: readonly ReportGroup[]): 'held-out' | 'validation' {
+  const dir = groups[0]?.runs[0]?.dir;
+  if (!dir) return 'held-out';
+  try {
+    const c = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as { eval?: { split?: unknown } };
+    return c.eval?.split === 'validation' ? 'validation' : 'held-out';
+  } catch {
+    return 'held-out';
+  }
+}
+
+/** Options of {@link renderComparison}. */
+export interface RenderOptions {
+  /** What renders it, for the reads ledger ("corl compare", "corl report"). */
+  readonly by: string;
+  /** Notes under the report's title. */
+  readonly notes: readonly string[];
+  readonly status?: ReportStatus;
+}
+
+/**
+ * Write a comparison's table (results.txt, results.json, results.md), verdicts (verdicts.json) and
+ * report.html into its folder, counting the rendering in reads.jsonl when it shows held-out
+ * results of runs no earlier read showed.
+ */
+export async function renderComparison(out: string, c: Comparison, o: RenderOptions): Promise<CompareResult> {
+  const verdicts = comparisonVerdicts(c.groups, c.order, c.design);
+  const { groups, hidden } = shownRuns(c, verdicts);
+  const split = splitOf(c.groups);
+  const record = c.meta.plan as PlanRecord | undefined;
+  if (!groups.length) return renderBlind(out, c, verdicts, { split, record, hidden });
+  const rows = groups.map(resultRow);
+  const table = resultTable(rows);
+  const reads = split === 'held-out' ? (await countRead(out, groups, o.by, record?.sha256)).reads : readLedger(out);
+  const follow = record ? followPlan(record, groups, reads) : undefined;
+  const provenance: Provenance = {
+    ...(record ? { plan: { name: record.plan.name, file: record.file, sha256: record.sha256 } } : {}),
+    ...(follow ? { follow } : {}),
+    split,
+    reads: reads.length,
+    reconstructed: reads.filter((r) => r.reconstructed).length,
+  };
+  const metricText = `${split} ${PRIMARY_TEXT[c.design.metric]}`;
+  const report = path.join(out, 'report.html');
+  await writeFileAtomic(
+    report,
+    renderReport(
+      `corl compare: ${groups.map((g) => g.name).join(', ')}`,
+      groups,
+      hidden ? [...o.notes, hiddenNote(hidden, verdicts)] : o.notes,
+      {
+        ...(o.status ? { status: o.status } : {}),
+        verdict: verdictHtml(verdicts, metricText, provenance),
+        paired: pairedHtml(verdicts, metricText),
+      },
+    ),
+  );
+  await writeJsonAtomic(path.join(out, 'results.json'), rows);
+  await writeFileAtomic(path.join(out, 'results.txt'), table + '\n');
+  await writeFileAtomic(
+    path.join(out, 'results.md'),
+    markdownTables(groups, rows, { verdicts, provenance, metricText }),
+  );
+  await writeJsonAtomic(path.join(out, 'verdicts.json'), verdictsJson(groups, verdicts, provenance, follow));
+  return {
+    rows,
+    table,
+    report,
+    verdicts,
+    summary: verdictsText(verdicts, metricText, provenance),
+    provenance,
+    ...(follow ? { follow } : {}),
+  };
+}
+
+/**
+ * The runs a rendering may show: under a sequential design only those of the last completed look
+ * (or of the look where it stopped), so that results are read at looks and nowhere between; with
+ * no look yet, none. Returns them and how many finished runs it hides.
+ */
+function shownRuns(c: Comparison, v: Verdicts): { groups: readonly ReportGroup[]; hidden: number } {
+  const seq = c.design.sequential;
+  if (!seq) return { groups: c.groups, hidden: 0 };
+  const look = v.looks?.[v.looks.length - 1];
+  const keep = (i: number | undefined): boolean =>
+    look !== undefined && i !== undefined && i >= seq.first && i < seq.first + look.seeds;
+  const groups = c.groups
+    .map((g) => ({ ...g, runs: g.runs.filter((r) => keep(seedIndex(r))) }))
+    .filter((g) => g.runs.length);
+  const total = c.groups.reduce((n, g) => n + g.runs.length, 0);
+  return { groups, hidden: total - groups.reduce((n, g) => n + g.runs.length, 0) };
+}
+
+function hiddenNote(hidden: number, v: Verdicts): string {
+  const look = v.looks?.[v.looks.length - 1];
+  return `${hidden} finished run(s) after ${look ? `look ${look.look}` : 'the start'} are not shown: under a sequential design results are read at its looks only${v.next ? ` (${v.next})` : ''}.`;
+}
+
+/** Before a sequential comparison's first look: progress only, no held-out result, no read. */
+async function renderBlind(
+  out: string,
+  c: Comparison,
+  verdicts: Verdicts,
+  x: { split: 'held-out' | 'validation'; record?: PlanRecord; hidden: number },
+): Promise<CompareResult> {
+  const reads = readLedger(out);
+  const provenance: Provenance = {
+    ...(x.record ? { plan: { name: x.record.plan.name, file: x.record.file, sha256: x.record.sha256 } } : {}),
+    split: x.split,
+    reads: reads.length,
+    reconstructed: reads.filter((r) => r.reconstructed).length,
+  };
+  const finished = c.groups.map((g) => `${g.name} ${g.runs.length}`).join(', ');
+  const line = `No look yet: ${verdicts.next ?? 'the first look is not complete'}. Finished runs per config: ${finished || 'none'}. Under a sequential design no result is shown before a look.`;
+  const report = path.join(out, 'report.html');
+  const esc = (t: string): string => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  await writeFileAtomic(
+    report,
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>corl compare: no look yet</title></head><body style="font-family:system-ui,sans-serif;margin:24px">\n<h1>corl compare: ${esc(c.order.join(', '))}</h1>\n<p>${esc(line)}</p>\n<p>${esc(provenanceLine(provenance))}</p>\n</body></html>\n`,
+  );
+  await writeJsonAtomic(path.join(out, 'results.json'), []);
+  await writeFileAtomic(path.join(out, 'results.txt'), line + '\n');
+  await writeFileAtomic(path.join(out, 'results.md'), `${provenanceLine(provenance)}\n\n${line}\n`);
+  await writeJsonAtomic(path.join(out, 'verdicts.json'), {
+    design: verdicts.design,
+    split: x.split,
+    reads: reads.length,
+    pairs: [],
+    looks: [],
+    next: verdicts.next,
+  });
+  const metricText = `${x.split} ${PRIMARY_TEXT[c.design.metric]}`;
+  return {
+    rows: [],
+    table: line,
+    report,
+    verdicts,
+    summary: verdictsText(verdicts, metricText, provenance),
+    provenance,
+  };
+}
+
+/**
+ * verdicts.json: the design, the verdicts (and every look), the plan check, the reads, each
+ * config's identity (to find the committed result of the same configs) and each seed's primary
+ * metric, so that a verdict on any pair can be recomputed without the runs.
+ */
+function verdictsJson(
+  groups: readonly ReportGroup[],
+  v: Verdicts,
+  p: Provenance,
+  follow: FollowResult | undefined,
+): unknown {
+  const identities: Record<string, string> = {};
+  const values: Record<string, Record<string, Record<string, number>>> = { final: {}, change: {} };
+  for (const g of groups) {
+    const first = g.runs[0];
+    if (first) {
+      try {
+        const source = JSON.parse(fs.readFileSync(path.join(first.dir, 'config.source.json'), 'utf8')) as unknown;
+        identities[g.name] = configDigest(source, SAME_CONFIG_OMIT);
+      } catch {
+        // a run without its source has no identity
+      }
+    }
+    for (const metric of ['final', 'change'] as const)
+      values[metric]![g.name] = Object.fromEntries(
+        g.runs.flatMap((r) => {
+          const i = seedIndex(r);
+          return i === undefined ? [] : [[String(i), round(primaryValue(r, metric))]];
+        }),
+      );
+  }
+  return {
+    design: v.design,
+    ...(p.plan ? { plan: p.plan } : {}),
+    ...(follow ? { followed: follow.followed, checks: follow.checks } : {}),
+    split: p.split,
+    reads: p.reads,
+    pairs: v.pairs,
+    ...(v.looks
+      ? {
+          looks: v.looks.map((l) => ({
+            ...l,
+            pairs: l.pairs.map(({ seeds, ...rest }) => ({ ...rest, seeds: seeds.length })),
+          })),
+        }
+      : {}),
+    ...(v.stopped !== undefined ? { stopped: v.stopped } : {}),
+    ...(v.next ? { next: v.next } : {}),
+    identities,
+    values,
+  };
+}
+
+const round = (x: number): number => (Number.isFinite(x) ? Math.round(x * 1e9) / 1e9 : x);
+
+/** What {@link reportCompare} found besides the table. */
+export interface CompareReportResult extends CompareResult {
+  /** Run folders left out because they have not finished (config/seed-i). */
+  readonly unfinished: readonly string[];
+}
+
+/**
+ * Rewrite the table, verdicts and report.html of a comparison folder from the runs it holds, running
+ * nothing: finished runs only (an unfinished one is listed, not shown), configs in the order
+ * `corl compare` was given them. For a folder another `corl compare` is still filling, or after
+ * upgrading corl.
+ */
+export async function reportCompare(out: string): Promise<CompareReportResult> {
+  const c = readComparison(out);
+  const status = compareStatus(c.groups, c.order, c.seeds, c.unfinished);
+  const result = await renderComparison(out, c, {
+    by: 'corl report',
+    notes: [
+      `Rendered by corl report ${portablePath(out)} from ${c.groups.reduce((n, g) => n + g.runs.length, 0)} finished run(s)${c.unfinished.length ? `; left out, unfinished: ${c.unfinished.join(', ')}` : ''}.`,
+      'Seeds: config seed + 1000·i for run seed-i.',
+    ],
+    ...(status ? { status } : {}),
+  });
+  return { ...result, unfinished: c.unfinished };
 }
 
 /**
@@ -330,4 +396,22 @@ function configName(file: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * corl's docs/results.md (the many-seed comparisons of every baseline), as a path from the current
+ * folder (`docs/results.md` in a checkout, `node_modules/corl/docs/results.md` in a project that
+ * installed corl); undefined when that file is not there, so a verdict never names a page that does
+ * not exist.
+ */
+export function resultsPage(cwd = process.cwd(), root = corlRoot()): string | undefined {
+  const file = path.join(root, 'docs', 'results.md');
+  if (!fs.existsSync(file)) return undefined;
+  const rel = path.relative(cwd, file);
+  return rel.startsWith('..') || path.isAbsolute(rel) ? file : rel.split(path.sep).join('/');
+}
+
+/** corl's committed comparisons (docs/results/, in a checkout; an installed package ships none). */
+export function committedFolder(root = corlRoot()): string {
+  return path.join(root, 'docs', 'results');
 }

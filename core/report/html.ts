@@ -214,6 +214,10 @@ export interface ReportStatus {
 export interface ReportOptions {
   /** Shown as a banner above everything else. */
   readonly status?: ReportStatus;
+  /** The verdict block (HTML, see verdictHtml in ./verdict.ts), shown right under the title. */
+  readonly verdict?: string;
+  /** The paired differences (HTML), shown after the results table. */
+  readonly paired?: string;
 }
 
 /**
@@ -226,6 +230,67 @@ export function baseReference(rows: readonly ResultRow[]): ReferenceLine | undef
   const y = bases.reduce((a, b) => a + b, 0) / bases.length;
   const apart = Math.max(...bases) - Math.min(...bases) >= 0.0005;
   return { y, label: `base (step 0${apart ? ', mean of configs' : ''}): ${(y * 100).toFixed(1)}%` };
+}
+
+/** What one chart of the report shows besides its metric. */
+interface PlotSpec {
+  readonly title: string;
+  readonly yLabel: string;
+  /** A share (0 … 1) drawn in percent, as the results table gives it. */
+  readonly percent?: boolean;
+  /** Reference lines, in the metric's own unit (a share). */
+  readonly references?: readonly ReferenceLine[];
+}
+
+/** A series with every value (points and band) multiplied by `k`. */
+function scaleSeries(s: Series, k: number): Series {
+  if (k === 1) return s;
+  return {
+    ...s,
+    points: s.points.map(([x, y]) => [x, y * k] as [number, number]),
+    band: s.band?.map(([x, lo, hi]) => [x, lo * k, hi * k] as [number, number, number]),
+  };
+}
+
+/** Whether a series has at least two finite values and all of them are the same. */
+export function constantSeries(s: Pick<Series, 'points'>): boolean {
+  const ys = s.points.map((p) => p[1]).filter(Number.isFinite);
+  return ys.length >= 2 && ys.every((y) => Math.abs(y - ys[0]!) <= 1e-12 * Math.max(1, Math.abs(ys[0]!)));
+}
+
+function formatValue(v: number, percent?: boolean): string {
+  return percent ? `${Number(v.toFixed(1))}%` : String(Number(v.toPrecision(4)));
+}
+
+/**
+ * The reward sources of the groups that trained, each with the indexes of its groups, in order: one
+ * per reward selection (plugin and options: corl:intrinsic's RENT and Intuitor rewards are on
+ * different scales). Named by the plugin, with its options where the plugin appears with several.
+ */
+export function rewardSources(groups: readonly ReportGroup[]): { reward: string; groups: number[] }[] {
+  const out: { key: string; use: string; options: string; groups: number[] }[] = [];
+  groups.forEach((g, i) => {
+    // an evaluation-only config (no training step) has no reward to draw
+    if (!g.runs.some((r) => r.records.some((rec) => rec.phase === 'train'))) return;
+    const use = g.runs[0]?.reward?.use ?? 'unknown reward';
+    const options = JSON.stringify(g.runs[0]?.reward?.options ?? {});
+    const key = `${use} ${options}`;
+    const at = out.find((o) => o.key === key);
+    if (at) at.groups.push(i);
+    else out.push({ key, use, options, groups: [i] });
+  });
+  // options that tell apart sources of the same plugin: "corl:intrinsic (method rent)"
+  const differing = (o: (typeof out)[number]): string => {
+    const same = out.filter((x) => x.use === o.use).map((x) => JSON.parse(x.options) as Record<string, unknown>);
+    const mine = JSON.parse(o.options) as Record<string, unknown>;
+    const keys = Object.keys(mine).filter((k) => same.some((x) => JSON.stringify(x[k]) !== JSON.stringify(mine[k])));
+    const text = keys.map((k) => `${k} ${typeof mine[k] === 'string' ? mine[k] : JSON.stringify(mine[k])}`).join(', ');
+    return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  };
+  return out.map((o) => ({
+    reward: out.filter((x) => x.use === o.use).length > 1 ? `${o.use} (${differing(o)})` : o.use,
+    groups: o.groups,
+  }));
 }
 
 /** The report: results table, plots and agreement table, as one self-contained HTML page. */
@@ -243,27 +308,35 @@ export function renderReport(
   const plot = (
     metric: string,
     phase: 'train' | 'eval',
-    chartTitle: string,
-    yLabel: string,
-    yBounds?: [number, number],
-    references: readonly ReferenceLine[] = [],
+    chart: PlotSpec,
+    among: readonly number[] = groups.map((_, i) => i),
   ): string => {
-    // a share (0 … 1) is drawn over at least 5 points, so that a tenth of a point does not fill the plot
-    const minSpan = yBounds ? 0.05 : undefined;
     const smooth = phase === 'train' ? window : 1;
-    const series = single
+    const raw = single
       ? groups[0]!.runs[0]!.agents.map((_, i) => seriesOf(groups[0]!, metric, phase, i, seriesStyle(i), smooth))
-      : groups.map((g, i) => seriesOf(g, metric, phase, 'mean', seriesStyle(i), smooth));
-    const subtitle = smooth > 1 ? `each point the mean of the last ${smooth} steps` : undefined;
+      : among.map((i) => ({ ...seriesOf(groups[i]!, metric, phase, 'mean', seriesStyle(i), smooth), index: i }));
+    // shares are drawn in percent, the unit of the table beside them
+    const k = chart.percent ? 100 : 1;
+    const scaled = raw.map((s) => scaleSeries(s, k));
+    // a training curve that never moves (TTRL's agreement with its own label: 1 at every step) is named, not drawn
+    const still = phase === 'train' ? scaled.filter(constantSeries) : [];
+    const series = scaled.filter((s) => !still.includes(s));
+    const notes = [
+      smooth > 1 ? `each point the mean of the last ${smooth} steps` : '',
+      still.length
+        ? `not drawn, the same at every step: ${still.map((s) => `${s.name} ${formatValue(s.points.find((p) => Number.isFinite(p[1]))![1], chart.percent)}`).join(', ')}`
+        : '',
+    ].filter(Boolean);
     // a training curve on another scale (intuitor's self-certainty reward) is named, not drawn, where it would flatten the rest
     return lineChart(series, {
-      title: chartTitle,
-      subtitle,
+      title: chart.title,
+      subtitle: notes.length ? notes.join('; ') : undefined,
       xLabel: 'training step',
-      yLabel,
-      yBounds,
-      minSpan,
-      references,
+      yLabel: chart.percent ? `${chart.yLabel} (%)` : chart.yLabel,
+      yBounds: chart.percent ? [0, 100] : undefined,
+      // a share is drawn over at least 5 points, so that a tenth of a point does not fill the plot
+      minSpan: chart.percent ? 5 : undefined,
+      references: (chart.references ?? []).map((r) => ({ ...r, y: r.y * k })),
       offScale: phase === 'train',
     });
   };
@@ -282,13 +355,28 @@ export function renderReport(
   const named = (name: string, common: string | undefined): string =>
     common === undefined ? `${escapeXml(name)}&nbsp;` : '';
   const table = `<table><thead><tr><th>config</th><th>ground truth</th><th>seeds</th><th>steps</th>${Array.from({ length: maxAgents }, (_, i) => `<th>agent ${i} pass@1</th>`).join('')}<th>avg pass@1</th><th>base avg</th><th>${majName ? escapeXml(majName) : 'maj'}</th><th>${ensName ? `ensemble (${escapeXml(ensName)})` : 'ensemble'}</th><th>label acc</th></tr></thead><tbody>${rows.map((r) => `<tr${r.supervised ? ' class="gt"' : ''}><td>${escapeXml(r.name)}</td><td>${r.supervised ? 'yes (supervised)' : 'no'}</td><td>${r.seeds}</td><td>${r.steps}</td>${Array.from({ length: maxAgents }, (_, i) => `<td>${r.perAgent[i] ? `${escapeXml(r.perAgent[i]!.name)}: ${cell(r.perAgent[i])}` : ''}</td>`).join('')}<td><b>${cell(r.average)}</b></td><td>${cell(r.base)}</td><td>${r.maj ? `${named(r.maj.metric, majName)}${cell(r.maj)}` : '-'}</td><td>${r.ensemble ? `${named(r.ensemble.metric.replace('ensemble/', ''), ensName)}${cell(r.ensemble)}` : '-'}</td><td>${cell(r.labelAccuracy)}</td></tr>`).join('')}</tbody></table>`;
+  // rewards of different sources are on different scales: one chart of each (mean and std) per source
+  const sources = rewardSources(groups);
+  const rewardCharts = (metric: string, title: string, yLabel: string): string[] =>
+    sources.length <= 1
+      ? [plot(metric, 'train', { title, yLabel })]
+      : sources.map((s) => plot(metric, 'train', { title: `${title}: ${s.reward}`, yLabel }, s.groups));
   const charts = [
-    plot('eval/accuracy', 'eval', 'Held-out accuracy (pass@1)', 'accuracy', [0, 1], base ? [base] : []),
-    plot('label/accuracy', 'train', 'Pseudo-label accuracy', 'accuracy', [0, 1]),
-    plot('reward/std', 'train', 'Reward std', 'std'),
-    plot('label/peer_agreement', 'train', "Agreement with the supervisor's label", 'fraction', [0, 1]),
-    plot('completion/mean_length', 'train', 'Completion length', 'tokens'),
-    plot('reward/mean', 'train', 'Mean reward', 'reward'),
+    plot('eval/accuracy', 'eval', {
+      title: 'Held-out accuracy (pass@1)',
+      yLabel: 'accuracy',
+      percent: true,
+      references: base ? [base] : [],
+    }),
+    plot('label/accuracy', 'train', { title: 'Pseudo-label accuracy', yLabel: 'accuracy', percent: true }),
+    ...rewardCharts('reward/std', 'Reward std', 'std'),
+    plot('label/peer_agreement', 'train', {
+      title: "Agreement with the supervisor's label",
+      yLabel: 'agreement',
+      percent: true,
+    }),
+    plot('completion/mean_length', 'train', { title: 'Completion length', yLabel: 'tokens' }),
+    ...rewardCharts('reward/mean', 'Mean reward', 'reward'),
   ];
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeXml(title)}</title>
@@ -303,13 +391,14 @@ th{background:#f3f3f3}tr.gt td{background:#fff6e5}
 .scroll{overflow-x:auto;max-width:100%}
 .banner{border:2px solid #b00020;background:#fdecee;color:#5c000d;padding:8px 12px;margin:0 0 12px;font-size:14px}
 .banner.partial{border-color:#a15c00;background:#fff4e0;color:#4a2a00}
+.verdict{border:1px solid #99a;background:#f5f6fb;padding:4px 12px;margin:0 0 12px;font-size:14px}.verdict ul{margin:4px 0}
 </style></head><body>
 ${options.status ? `<div class="banner ${options.status.level}" role="alert"><b>${options.status.level === 'failed' ? 'Failed run' : 'Partial results'}:</b> ${escapeXml(options.status.message)}</div>\n` : ''}<h1>${escapeXml(title)}</h1>
-${notes.map((n) => `<p class="note">${escapeXml(n)}</p>`).join('\n')}
+${options.verdict ? `${options.verdict}\n` : ''}${notes.map((n) => `<p class="note">${escapeXml(n)}</p>`).join('\n')}
 <p class="note">Held-out accuracy is measured against ground truth for monitoring only. Rows marked "yes" used ground truth in their reward (supervised); dashed lines in the plots are those rows. Values are mean ± sd over seeds where there are several; in the plots the sd is a tinted band with dotted edges. Each line has its own marker as well as its colour; the dotted grey line in the held-out chart is the base model (step 0).</p>
 <h2>Results</h2>
 <div class="scroll">${table}</div>
-<h2>Training curves</h2>
+${options.paired ? `<h2>Paired differences</h2>\n${options.paired}\n` : ''}<h2>Training curves</h2>
 <div class="charts">${charts.join('\n')}</div>
 <h2>Error decoupling between agents (held-out, first sample of each)</h2>
 <div class="scroll">${agreementTable(groups)}</div>

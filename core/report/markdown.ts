@@ -5,6 +5,16 @@ import { CorlError } from '../errors';
 import type { ReportGroup, ResultRow } from './html';
 import { agreement } from '../metrics/agreement';
 import { meanSd, metricSeries, valueAt, type RunSummary, type Stat } from './runs';
+import type { Verdicts } from './design';
+import { provenanceLine, verdictsMarkdown, type Provenance } from './verdict';
+
+/** What results.md says beside the tables: the plan and reads behind them, and the verdicts. */
+export interface TablesContext {
+  readonly verdicts: Verdicts;
+  readonly provenance: Provenance;
+  /** The primary metric in words. */
+  readonly metricText: string;
+}
 
 /** What a category table needs of one evaluation row (a run's eval/step-N.jsonl). */
 interface CategoryEvalRow {
@@ -14,16 +24,27 @@ interface CategoryEvalRow {
   readonly pass: number;
 }
 
-/** The eval-row files of a run, by step (plain or gzip-compressed). */
+/**
+ * The eval-row files of a run, by step: plain, gzip- or brotli-compressed, or a link (a
+ * `step-N.jsonl.link` file holding the path, relative to its folder, of another run's identical
+ * rows: a compact pack stores the step-0 rows runs share once).
+ */
 export function evalStepFiles(runDir: string): Map<number, string> {
   const dir = path.join(runDir, 'eval');
-  const out = new Map<number, string>();
-  if (!fs.existsSync(dir)) return out;
+  const out = new Map<number, { file: string; rank: number }>();
+  if (!fs.existsSync(dir)) return new Map();
+  const ranks: Record<string, number> = { '': 0, '.gz': 1, '.br': 2, '.link': 3 };
   for (const f of fs.readdirSync(dir)) {
-    const m = /^step-(\d+)\.jsonl(\.gz)?$/.exec(f);
-    if (m && (!out.has(Number(m[1])) || !m[2])) out.set(Number(m[1]), path.join(dir, f));
+    const m = /^step-(\d+)\.jsonl(\.gz|\.br|\.link)?$/.exec(f);
+    if (!m) continue;
+    const rank = ranks[m[2] ?? '']!;
+    const step = Number(m[1]);
+    if (out.has(step) && out.get(step)!.rank <= rank) continue;
+    let file = path.join(dir, f);
+    if (m[2] === '.link') file = path.resolve(dir, fs.readFileSync(file, 'utf8').trim());
+    out.set(step, { file, rank });
   }
-  return out;
+  return new Map([...out].map(([step, v]) => [step, v.file]));
 }
 
 /** Read the evaluation rows of one step that carry a category (rows without one are skipped). */
@@ -325,12 +346,18 @@ const fixed3 = (s: Stat): string =>
 const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
 
 /**
- * The comparison's tables as Markdown, exactly as docs/results.md quotes them: the results table
- * (pass@1 per agent and its change from step 0), the split of each agent's change by problem
+ * The comparison's tables as Markdown, exactly as docs/results.md quotes them: the plan and the
+ * held-out reads behind them, the results table (pass@1 per agent and its change from step 0), the
+ * verdicts of the paired differences, the split of each agent's change by problem
  * category, pseudo-label accuracy by category early and late in training, and error overlap.
  */
-export function markdownTables(groups: readonly ReportGroup[], rows: readonly ResultRow[]): string {
+export function markdownTables(
+  groups: readonly ReportGroup[],
+  rows: readonly ResultRow[],
+  context?: TablesContext,
+): string {
   const out: string[] = [];
+  if (context) out.push(provenanceLine(context.provenance), '');
   const split = evalSplit(groups);
   out.push(
     `${split} pass@1 (%) after training, mean ± sd over seeds; change = final − step-0 average over agents.`,
@@ -369,6 +396,7 @@ export function markdownTables(groups: readonly ReportGroup[], rows: readonly Re
       ]),
     );
   }
+  if (context) out.push('', verdictsMarkdown(context.verdicts, context.metricText));
   const cats = categoryTable(groups);
   if (cats) {
     out.push('', `${split} pass@1 (%) by problem category: step 0 → last evaluation (change), mean over seeds.`, '');

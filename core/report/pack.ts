@@ -1,10 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CorlError } from '../errors';
-import { existingOrGz, gzipText, readTextMaybeGz } from '../util/gz';
+import { createHash } from 'node:crypto';
+import { brotliText, existingOrGz, gzipText, readTextMaybeGz } from '../util/gz';
 import { writeFileAtomic } from '../util/fs';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { evalStepFiles } from './markdown';
+import { READS_FILE } from './reads';
 
 /** Options of {@link packCompare}. */
 export interface PackOptions {
@@ -19,6 +21,15 @@ export interface PackOptions {
    * {@link categoriesOfRun}); rows that already have one keep it.
    */
   readonly categories?: (runDir: string) => Promise<ReadonlyMap<string, string> | undefined>;
+  /**
+   * A compact copy (for comparisons of many seeds): brotli instead of gzip, JSON without
+   * indentation, eval rows with only what is read of them (agent, id, correct, majority, category),
+   * identical eval files (the step-0 rows of configs over the same base checkpoints) stored once
+   * and linked, and the metrics no table, verdict or claim reads (losses, optimizer, vote and
+   * completion statistics, reward curves) rounded to 4 significant digits. Everything the tables,
+   * verdicts and claims read is kept exactly.
+   */
+  readonly compact?: boolean;
 }
 
 /** What {@link packCompare} wrote. */
@@ -54,6 +65,8 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
   let bytes = 0;
   let runs = 0;
   const skipped: string[] = [];
+  // compact packs store identical eval files once: content digest → the stored file
+  const shared = new Map<string, string>();
   const write = async (file: string, data: string | Buffer): Promise<void> => {
     await writeFileAtomic(file, data);
     bytes += typeof data === 'string' ? Buffer.byteLength(data) : data.length;
@@ -79,6 +92,9 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
       2,
     ) + '\n',
   );
+  // the held-out reads travel with the runs: a copy shows what was read of them, and re-rendering it reads nothing new
+  const ledger = path.join(o.from, READS_FILE);
+  if (fs.existsSync(ledger)) await write(path.join(o.to, READS_FILE), fs.readFileSync(ledger, 'utf8'));
   for (const name of fs
     .readdirSync(o.from, { withFileTypes: true })
     .filter((d) => d.isDirectory())
@@ -95,50 +111,7 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
         skipped.push(`${name}/${seed}`);
         continue;
       }
-      for (const f of RUN_FILES) {
-        const file = path.join(src, f);
-        if (!fs.existsSync(file)) continue;
-        let text = fs.readFileSync(file, 'utf8');
-        if (f === 'run.json') {
-          const r = JSON.parse(text) as Record<string, unknown>;
-          for (const k of ['configFile', 'baseDir']) if (typeof r[k] === 'string') r[k] = rel(r[k] as string);
-          text = JSON.stringify(r, null, 2) + '\n';
-        } else if (text.includes(root + path.sep)) {
-          // Configs given absolute paths (checkpoints, data files): no machine paths in a copy meant to be shared.
-          const walk = (v: unknown): unknown =>
-            typeof v === 'string' && path.isAbsolute(v) && v.startsWith(root + path.sep)
-              ? rel(v)
-              : Array.isArray(v)
-                ? v.map(walk)
-                : v && typeof v === 'object'
-                  ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
-                  : v;
-          text = JSON.stringify(walk(JSON.parse(text)), null, 2) + '\n';
-        }
-        await write(path.join(dst, f), text);
-      }
-      await write(
-        path.join(dst, 'metrics.jsonl.gz'),
-        gzipText(readTextMaybeGz(existingOrGz(path.join(src, 'metrics.jsonl')))),
-      );
-      const files = evalStepFiles(src);
-      const steps = [...files.keys()].sort((a, b) => a - b);
-      const keep = [...new Set([steps[0], steps[steps.length - 1]].filter((s): s is number => s !== undefined))];
-      const categories = await o.categories?.(src);
-      for (const step of keep) {
-        const lines = readTextMaybeGz(files.get(step)!)
-          .split('\n')
-          .filter((l) => l.trim() !== '')
-          .map((l) => {
-            const row = JSON.parse(l) as Record<string, unknown>;
-            const c = typeof row.id === 'string' ? categories?.get(row.id) : undefined;
-            return JSON.stringify(row.category === undefined && c !== undefined ? { ...row, category: c } : row);
-          });
-        await write(
-          path.join(dst, 'eval', `step-${String(step).padStart(6, '0')}.jsonl.gz`),
-          gzipText(lines.join('\n') + '\n'),
-        );
-      }
+      await packRun(src, dst, { o, rel, root, write, shared });
       runs++;
     }
   }
@@ -147,4 +120,98 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
       where: o.from,
     });
   return { runs, bytes, skipped };
+}
+
+/** What {@link packRun} needs of the pack it writes into. */
+interface PackContext {
+  readonly o: PackOptions;
+  readonly rel: (p: string) => string;
+  readonly root: string;
+  readonly write: (file: string, data: string | Buffer) => Promise<void>;
+  readonly shared: Map<string, string>;
+}
+
+/** Metrics every table, verdict and claim reads, kept exactly in a compact pack (the rest: 4 significant digits). */
+const EXACT = /^(eval\/|ensemble\/|pair\/|label\/accuracy|label\/count\/)/;
+
+/** A number to 4 significant digits (integers and non-finite values unchanged). */
+const fourDigits = (v: unknown): unknown =>
+  typeof v === 'number' && Number.isFinite(v) && !Number.isInteger(v) ? Number(v.toPrecision(4)) : v;
+
+/** Copy one finished run into the pack: its config and state, metrics, and the eval rows of step 0 and its last evaluation. */
+async function packRun(src: string, dst: string, c: PackContext): Promise<void> {
+  const { o, rel, root, write } = c;
+  const json = (v: unknown): string => (o.compact ? JSON.stringify(v) : JSON.stringify(v, null, 2)) + '\n';
+  for (const f of RUN_FILES) {
+    const file = path.join(src, f);
+    if (!fs.existsSync(file)) continue;
+    let text = fs.readFileSync(file, 'utf8');
+    if (f === 'run.json') {
+      const r = JSON.parse(text) as Record<string, unknown>;
+      for (const k of ['configFile', 'baseDir']) if (typeof r[k] === 'string') r[k] = rel(r[k] as string);
+      text = json(r);
+    } else if (text.includes(root + path.sep)) {
+      // Configs given absolute paths (checkpoints, data files): no machine paths in a copy meant to be shared.
+      const walk = (v: unknown): unknown =>
+        typeof v === 'string' && path.isAbsolute(v) && v.startsWith(root + path.sep)
+          ? rel(v)
+          : Array.isArray(v)
+            ? v.map(walk)
+            : v && typeof v === 'object'
+              ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
+              : v;
+      text = json(walk(JSON.parse(text)));
+    } else if (o.compact) text = json(JSON.parse(text));
+    await write(path.join(dst, f), text);
+  }
+  const metrics = readTextMaybeGz(existingOrGz(path.join(src, 'metrics.jsonl')));
+  if (!o.compact) await write(path.join(dst, 'metrics.jsonl.gz'), gzipText(metrics));
+  else {
+    const rounded = metrics
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => {
+        const r = JSON.parse(l) as { metrics?: Record<string, unknown> };
+        const m = Object.entries(r.metrics ?? {}).map(([k, v]) => [k, EXACT.test(k) ? v : fourDigits(v)]);
+        return JSON.stringify({ ...r, metrics: Object.fromEntries(m) });
+      });
+    await write(path.join(dst, 'metrics.jsonl.br'), brotliText(rounded.join('\n') + '\n'));
+  }
+  const files = evalStepFiles(src);
+  const steps = [...files.keys()].sort((a, b) => a - b);
+  const keep = [...new Set([steps[0], steps[steps.length - 1]].filter((s): s is number => s !== undefined))];
+  const categories = await o.categories?.(src);
+  for (const step of keep) {
+    const lines = readTextMaybeGz(files.get(step)!)
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => {
+        const row = JSON.parse(l) as Record<string, unknown>;
+        const cat = typeof row.id === 'string' ? categories?.get(row.id) : undefined;
+        const full = row.category === undefined && cat !== undefined ? { ...row, category: cat } : row;
+        // a compact pack keeps what the tables, verdicts and scripts read of a row
+        return JSON.stringify(
+          o.compact
+            ? Object.fromEntries(
+                ['agent', 'id', 'correct', 'majority', 'category'].filter((k) => k in full).map((k) => [k, full[k]]),
+              )
+            : full,
+        );
+      });
+    const name = `step-${String(step).padStart(6, '0')}.jsonl`;
+    const text = lines.join('\n') + '\n';
+    if (!o.compact) {
+      await write(path.join(dst, 'eval', `${name}.gz`), gzipText(text));
+      continue;
+    }
+    const digest = createHash('sha256').update(text).digest('hex');
+    const stored = c.shared.get(digest);
+    if (stored)
+      await write(path.join(dst, 'eval', `${name}.link`), path.relative(path.join(dst, 'eval'), stored) + '\n');
+    else {
+      const file = path.join(dst, 'eval', `${name}.br`);
+      await write(file, brotliText(text));
+      c.shared.set(digest, file);
+    }
+  }
 }

@@ -10,6 +10,8 @@ export interface RunSummary {
   /** Whether any reward source read ground truth. */
   readonly supervised: boolean;
   readonly agents: readonly { readonly name: string; readonly policy: string }[];
+  /** The config's reward source, as resolved (`{use, options}`): rewards of different sources are on different scales. */
+  readonly reward?: { readonly use: string; readonly options?: unknown };
   readonly records: readonly MetricsRecord[];
   /** Steps done. */
   readonly steps: number;
@@ -26,6 +28,7 @@ export function readRun(dir: string): RunSummary {
     name: string;
     seed: number;
     agents: { name: string; policy: { use: string } }[];
+    reward?: { use?: string; options?: unknown };
     trainer?: { steps?: number };
   };
   const state = run.state();
@@ -36,6 +39,9 @@ export function readRun(dir: string): RunSummary {
     seed: config.seed,
     supervised: meta.supervised === true,
     agents: config.agents.map((a) => ({ name: a.name, policy: a.policy.use })),
+    ...(typeof config.reward?.use === 'string'
+      ? { reward: { use: config.reward.use, options: config.reward.options } }
+      : {}),
     records: run.readMetrics(),
     steps: state.nextStep,
     plannedSteps: config.trainer?.steps ?? state.nextStep,

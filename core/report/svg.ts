@@ -15,6 +15,11 @@ export interface Series {
   readonly style?: SeriesStyle;
   /** Line colour, replacing the style's. */
   readonly color?: string;
+  /**
+   * The series' number across the page (`data-series`), when a chart draws only some of a page's
+   * series (a comparison's configs of one reward source): default its position in the chart.
+   */
+  readonly index?: number;
 }
 
 /** A horizontal reference line (e.g. the base model's accuracy at step 0), labelled on the chart. */
@@ -189,7 +194,7 @@ export function lineChart(all: readonly Series[], o: ChartOptions): string {
   const series: ChartSeries[] = all
     .map((s, i) => {
       const base = s.style ?? seriesStyle(i);
-      return { ...s, index: i, style: s.color ? { ...base, color: s.color } : base };
+      return { ...s, index: s.index ?? i, style: s.color ? { ...base, color: s.color } : base };
     })
     .filter((s) => s.points.some((p) => Number.isFinite(p[1])));
   const off = o.offScale ? offScale(series) : new Set<number>();

@@ -1,24 +1,117 @@
+// How a verdict reads, wherever corl prints one (the terminal, the report page, results.md,
+// scripts/claims): the difference in points, its interval, and one of four outcomes; never a bare
+// point estimate. The numbers come from ./paired.ts.
 import type { ResultRow } from './html';
+import type { PairResult } from './paired';
+import type { Interval } from '../stats/paired';
+import type { Verdicts } from './design';
+import type { FollowResult } from './follow';
 
-/** The rows a verdict compares: the method and the baselines it is read against. */
+/** A number of points, signed; one that rounds to 0.0 is "±0.0", never "−0.0". */
+export function signedPoints(x: number, digits = 1): string {
+  if (!Number.isFinite(x)) return '–';
+  const text = Math.abs(x).toFixed(digits);
+  return `${Number(text) === 0 ? '±' : x > 0 ? '+' : '−'}${text}`;
+}
+
+/** "[−3.0, +0.6]" (points). */
+export function intervalText(i: Interval, digits = 1): string {
+  return `[${signedPoints(i.lo, digits)}, ${signedPoints(i.hi, digits)}]`;
+}
+
+/** The coverage of an interval at error rate alpha: "95%", "96.9%". */
+export function levelText(alpha: number): string {
+  const pct = 100 * (1 - alpha);
+  const one = pct.toFixed(1);
+  return `${one.endsWith('.0') ? one.slice(0, -2) : one}%`;
+}
+
+/** The outcome in words: "ahead", "behind", "equivalent within ±2.0", "inconclusive". */
+export function outcomeText(r: PairResult): string {
+  return r.outcome === 'equivalent' ? `equivalent within ±${r.margin!.toFixed(1)}` : r.outcome;
+}
+
+/**
+ * One pair in one sentence: "co-rl-diff − ttrl: +0.5 points, 95% CI [−7.6, +8.6] over 3 seeds
+ * (bootstrap [−2.9, +3.2]): inconclusive". With one seed it says it cannot decide.
+ */
+export function pairSentence(r: PairResult): string {
+  const head = `${r.a} − ${r.b}: ${signedPoints(r.mean)} points`;
+  if (r.n < 2 || !r.t)
+    return `${head} on ${r.n} seed${r.n === 1 ? '' : 's'}: cannot decide (an interval needs at least 2 seeds)`;
+  const boot = r.bootstrap ? ` (bootstrap ${intervalText(r.bootstrap)})` : '';
+  return `${head}, ${levelText(r.alpha)} CI ${intervalText(r.t)} over ${r.n} seeds${boot}: ${outcomeText(r)}`;
+}
+
+const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
+
+/**
+ * The pairs as a Markdown table: per pair its seeds, mean difference, t interval, bootstrap interval,
+ * outcome, the sd of the per-seed difference and the share of its variance that evaluation sampling
+ * explains, and the seeds needed at 80% power.
+ */
+export function pairsMarkdown(results: readonly PairResult[], metricText: string): string {
+  if (!results.length) return '';
+  const margin = results.find((r) => r.margin !== undefined)?.margin;
+  const effect = results.find((r) => r.seedsNeeded)?.seedsNeeded?.effect;
+  const levels = [...new Set(results.map((r) => levelText(r.alpha)))];
+  const out = [
+    `Paired differences a − b of the ${metricText}, in points, seed by seed: mean, ${levels.join(' / ')} t interval over seeds and seed × problem bootstrap interval; outcome ahead / behind (interval above / below 0)${margin !== undefined ? `, equivalent (TOST within ±${margin.toFixed(1)})` : ''} or inconclusive. sd: of the per-seed difference; eval share: the part of its variance that evaluation sampling explains; seeds needed: per config, at 80% power, for a ${effect !== undefined ? `${effect.toFixed(1)}-point` : ''} difference${margin !== undefined ? ' / for equivalence when the true difference is 0' : ''}.`,
+    '',
+    row(['pair (a − b)', 'seeds', 'mean', 't interval', 'bootstrap', 'outcome', 'sd', 'eval share', 'seeds needed']),
+    row(Array(9).fill('---')),
+  ];
+  for (const r of results) {
+    const needed = r.seedsNeeded
+      ? `${count(r.seedsNeeded.difference)}${r.seedsNeeded.equivalence !== undefined ? ` / ${count(r.seedsNeeded.equivalence)}` : ''}`
+      : '–';
+    out.push(
+      row([
+        `${r.a} − ${r.b}${r.role === 'primary' ? ' (primary)' : ''}`,
+        String(r.n),
+        signedPoints(r.mean),
+        r.t ? intervalText(r.t) : '–',
+        r.bootstrap ? intervalText(r.bootstrap) : '–',
+        r.n >= 2 ? `**${outcomeText(r)}**` : 'cannot decide (1 seed)',
+        Number.isFinite(r.sd) ? r.sd.toFixed(2) : '–',
+        r.variance
+          ? `${Math.round((100 * Math.min(r.variance.evaluation, r.variance.total)) / r.variance.total)}%`
+          : '–',
+        needed,
+      ]),
+    );
+  }
+  return out.join('\n');
+}
+
+const count = (n: number): string => (Number.isFinite(n) ? String(n) : '> 100000');
+
+/** Where the committed many-seed result of the same configs lives, and what it says. */
+export interface CommittedResult {
+  /** The folder, as a reader would type it (docs/results/headline-slips). */
+  readonly folder: string;
+  /** Whether that comparison was planned before its runs. */
+  readonly planned: boolean;
+  readonly pair: PairResult;
+}
+
+/** What {@link verdictLine} needs. */
 export interface VerdictInput {
   /** The method's row (e.g. the Co-RL config). */
   readonly method: ResultRow;
-  /** Baseline rows, in the order they are named (e.g. base, then TTRL). */
+  /** The baseline rows, in the order named (e.g. base, then TTRL). */
   readonly baselines: readonly ResultRow[];
+  /** The method against each baseline, in the same order. */
+  readonly pairs: readonly PairResult[];
   /** Evaluation problems per agent. */
   readonly problems: number;
   /** Name of the evaluation split ("held-out" or "validation"). */
   readonly split?: string;
-  /** Where the multi-seed comparison lives, named when the verdict rests on fewer than 3 seeds. */
+  /** The committed many-seed results of the same configs, for each baseline that has one. */
+  readonly committed?: readonly CommittedResult[];
+  /** Where the many-seed comparisons are, named when one seed cannot decide and no committed result of these configs was found. */
   readonly seeAlso?: string;
 }
-
-/** A difference of shares in points, signed; one that rounds to 0.0 is "±0.0", never "−0.0". */
-const points = (x: number): string => {
-  const text = Math.abs(100 * x).toFixed(1);
-  return `${text === '0.0' ? '±' : x > 0 ? '+' : '−'}${text}`;
-};
 
 /**
  * Each agent's change against the same agent in `b`, "(alpha +6.3, beta +10.6)", when both rows
@@ -27,28 +120,146 @@ const points = (x: number): string => {
 function perAgentChange(method: ResultRow, b: ResultRow): string {
   const a = method.perAgent;
   if (a.length < 2 || a.length !== b.perAgent.length || a.some((x, i) => x.name !== b.perAgent[i]!.name)) return '';
-  return ` (${a.map((x, i) => `${x.name} ${points(x.mean - b.perAgent[i]!.mean)}`).join(', ')})`;
+  return ` (${a.map((x, i) => `${x.name} ${signedPoints(100 * (x.mean - b.perAgent[i]!.mean))}`).join(', ')})`;
 }
 
 /**
- * One plain sentence saying whether the method helped: its average final pass@1 against each
- * baseline's, in points (and each agent's against the first baseline's same agent), with the
- * problem count and the seeds, and a warning when the difference is within one standard deviation
- * of the seeds (or rests on one seed). Example: "co-rl: +8.4 points over base (alpha +6.3,
- * beta +10.6), −1.3 over ttrl on 200 held-out problems; 1 seed, see docs/results.md for 3".
+ * The line `corl compare --verdict` ends with (npm start's): the method against each baseline, each
+ * difference with its interval and outcome; with one seed, the differences and that one seed
+ * cannot decide, then the committed many-seed result of the same configs where there is one.
+ * Example (1 seed): "co-rl: +6.9 points over base (alpha +5.2, beta +8.6), −3.2 over ttrl on 200
+ * held-out problems; 1 seed cannot decide. Committed, 16 seeds of the same configs
+ * (docs/results/headline-slips, planned): co-rl-diff − ttrl +0.4, 95% CI [−1.2, +2.0]: inconclusive".
  */
 export function verdictLine(v: VerdictInput): string {
-  const m = v.method.average.mean;
-  const parts = v.baselines.map(
-    (b, i) =>
-      `${points(m - b.average.mean)}${i === 0 ? ` points over ${b.name}${perAgentChange(v.method, b)}` : ` over ${b.name}`}`,
-  );
   const seeds = Math.min(v.method.seeds, ...v.baselines.map((b) => b.seeds));
-  const spread = Math.max(v.method.average.sd, ...v.baselines.map((b) => b.average.sd));
-  const noisy = seeds > 1 && v.baselines.some((b) => Math.abs(m - b.average.mean) <= spread);
-  const seedText =
-    seeds === 1
-      ? `1 seed${v.seeAlso ? `, see ${v.seeAlso} for 3` : ''}`
-      : `${seeds} seeds${noisy ? ', some differences within one sd of the seeds' : ''}`;
-  return `${v.method.name}: ${parts.join(', ')} on ${v.problems} ${v.split ?? 'held-out'} problems; ${seedText}`;
+  const where = `on ${v.problems} ${v.split ?? 'held-out'} problems`;
+  const diffs = v.baselines.map((b, i) => {
+    const p = v.pairs[i];
+    const d = p ? p.mean : 100 * (v.method.average.mean - b.average.mean);
+    const head = `${signedPoints(d)}${i === 0 ? ' points' : ''} over ${b.name}${i === 0 ? perAgentChange(v.method, b) : ''}`;
+    return seeds >= 2 && p?.t ? `${head} ${intervalText(p.t)}, ${outcomeText(p)}` : head;
+  });
+  if (seeds >= 2) {
+    const level = v.pairs[0] ? levelText(v.pairs[0].alpha) : '95%';
+    return `${v.method.name}: ${diffs.join('; ')} ${where}; ${level} intervals over ${seeds} seeds`;
+  }
+  const first = `${v.method.name}: ${diffs.join(', ')} ${where}; ${seeds} seed cannot decide (an interval needs at least 2 seeds)`;
+  const committed = (v.committed ?? []).map(
+    (c) =>
+      `${c.pair.n} seeds of the same configs committed in ${c.folder}${c.planned ? ' (planned)' : ''}: ${c.pair.a} − ${c.pair.b} ${signedPoints(c.pair.mean)}, ${c.pair.t ? `${levelText(c.pair.alpha)} CI ${intervalText(c.pair.t)}, ` : ''}${outcomeText(c.pair)}`,
+  );
+  if (committed.length) return `${first}. ${committed.join('; ')}`;
+  return v.seeAlso ? `${first}; see ${v.seeAlso} for many-seed comparisons` : first;
+}
+
+/** What a rendering says beside the verdicts: the plan and whether it was followed, and the held-out reads. */
+export interface Provenance {
+  /** The plan's name, file and sha256, when the comparison has one. */
+  readonly plan?: { readonly name: string; readonly file: string; readonly sha256: string };
+  readonly follow?: FollowResult;
+  /** The evaluation split the runs read. */
+  readonly split: 'held-out' | 'validation';
+  /** Held-out reads recorded in the folder's reads.jsonl, this rendering included. */
+  readonly reads: number;
+  /** Reads that were reconstructed by hand from the history (before corl counted reads). */
+  readonly reconstructed?: number;
+}
+
+/** One line: the plan (or none), whether the runs followed it, and the held-out reads. */
+export function provenanceLine(p: Provenance): string {
+  const plan = p.plan
+    ? `Plan: ${p.plan.name} (${p.plan.file}, sha256 ${p.plan.sha256.slice(0, 12)}…), written before its runs; followed: ${
+        p.follow?.followed
+          ? 'yes'
+          : `no (${
+              p.follow?.checks
+                .filter((c) => !c.ok)
+                .map((c) => c.text)
+                .join('; ') ?? 'not checked'
+            })`
+      }.`
+    : 'Plan: none (an unplanned comparison).';
+  const reads =
+    p.split === 'validation'
+      ? 'Split: validation, so these tables read no held-out result.'
+      : `Held-out reads of this folder: ${p.reads}${p.reconstructed ? ` (${p.reconstructed} reconstructed from the history)` : ''} (reads.jsonl).`;
+  return `${plan} ${reads}`;
+}
+
+/** The verdicts of a comparison as Markdown: the look (sequential designs), then the pairs table. */
+export function verdictsMarkdown(v: Verdicts, metricText: string): string {
+  const decided = v.pairs.filter((p) => p.n >= 2);
+  const out: string[] = [];
+  const seq = v.design.sequential;
+  if (seq) {
+    const look = v.looks?.[v.looks.length - 1];
+    out.push(
+      look
+        ? `Sequential design (${seq.boundary}, looks at ${seq.looks.join(', ')} seeds): ${v.stopped ? 'stopped at' : 'at'} look ${look.look} of ${seq.looks.length} (${look.seeds} seeds per config), nominal two-sided level ${(100 * look.alpha).toFixed(2)}%${v.next ? `; ${v.next}` : ''}.`
+        : `Sequential design (${seq.boundary}, looks at ${seq.looks.join(', ')} seeds): no look yet${v.next ? `; ${v.next}` : ''}, so no verdict.`,
+    );
+    if (!look) return out.join('\n');
+    out.push('');
+  }
+  if (!decided.length) {
+    out.push('One seed per config: no paired interval (it needs at least 2 seeds), so no verdict.');
+    return out.join('\n');
+  }
+  out.push(pairsMarkdown(v.pairs, metricText));
+  return out.join('\n');
+}
+
+/** Terminal lines: each pair's sentence, the look, the plan and the reads. */
+export function verdictsText(v: Verdicts, metricText: string, p: Provenance): string {
+  const lines = [`verdicts (paired by seed, ${metricText}, a − b in points):`];
+  if (!v.pairs.length) lines.push('  none yet');
+  for (const r of v.pairs) lines.push(`  ${pairSentence(r)}${r.role === 'primary' ? ' [primary]' : ''}`);
+  const look = v.looks?.[v.looks.length - 1];
+  if (v.design.sequential)
+    lines.push(
+      look
+        ? `look ${look.look} of ${v.design.sequential.looks.length} (${look.seeds} seeds)${v.stopped ? ': stopped' : ''}${v.next ? `; ${v.next}` : ''}`
+        : `no look yet${v.next ? `: ${v.next}` : ''}`,
+    );
+  lines.push(provenanceLine(p));
+  return lines.join('\n');
+}
+
+const esc = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** The verdict block at the top of a report page: one line per pair (outcome and interval), the look, the plan and the reads. */
+export function verdictHtml(v: Verdicts, metricText: string, p: Provenance): string {
+  const items = v.pairs.map(
+    (r) =>
+      `<li><b>${esc(`${r.a} − ${r.b}`)}</b>${r.role === 'primary' ? ' (primary)' : ''}: ${esc(pairSentence(r).slice(`${r.a} − ${r.b}: `.length))}</li>`,
+  );
+  const seq = v.design.sequential;
+  const look = v.looks?.[v.looks.length - 1];
+  const lookText = seq
+    ? `<p class="note">${esc(look ? `Sequential design (${seq.boundary}, looks at ${seq.looks.join(', ')} seeds): ${v.stopped ? 'stopped at' : 'at'} look ${look.look} of ${seq.looks.length}, nominal level ${(100 * look.alpha).toFixed(2)}%${v.next ? `; ${v.next}` : ''}.` : `Sequential design: no look yet${v.next ? `; ${v.next}` : ''}, so no verdict.`)}</p>`
+    : '';
+  const checks = p.follow
+    ? `<ul class="note">${p.follow.checks.map((c) => `<li>${c.ok ? '✓' : '✗'} ${esc(c.text)}</li>`).join('')}</ul>`
+    : '';
+  return `<div class="verdict"><p><b>Verdict</b> (paired by seed; ${esc(metricText)}; a − b in points):</p><ul>${items.join('') || '<li>no pair to decide yet</li>'}</ul>${lookText}<p class="note">${esc(provenanceLine(p))}</p>${checks}</div>`;
+}
+
+/** The paired differences as an HTML table, with each pair's per-seed differences and variance split. */
+export function pairedHtml(v: Verdicts, metricText: string): string {
+  const rows = v.pairs.filter((r) => r.n >= 1);
+  if (!rows.length) return '';
+  const cells = rows.map((r) => {
+    const needed = r.seedsNeeded
+      ? `${count(r.seedsNeeded.difference)}${r.seedsNeeded.equivalence !== undefined ? ` / ${count(r.seedsNeeded.equivalence)}` : ''}`
+      : '–';
+    const split = r.variance
+      ? `${r.variance.total.toFixed(2)} = ${r.variance.training.toFixed(2)} training + ${Math.min(r.variance.evaluation, r.variance.total).toFixed(2)} evaluation`
+      : '–';
+    return `<tr><td>${esc(`${r.a} − ${r.b}`)}${r.role === 'primary' ? ' (primary)' : ''}</td><td>${r.n}</td><td>${signedPoints(r.mean)}</td><td>${r.t ? `${levelText(r.alpha)} ${intervalText(r.t)}` : '–'}</td><td>${r.bootstrap ? intervalText(r.bootstrap) : '–'}</td><td><b>${r.n >= 2 ? esc(outcomeText(r)) : 'cannot decide (1 seed)'}</b></td><td>${esc(split)}</td><td>${needed}</td><td>${r.seeds.map((s) => `${s.index}: ${signedPoints(s.diff)}`).join(', ')}</td></tr>`;
+  });
+  const effect = rows.find((r) => r.seedsNeeded)?.seedsNeeded;
+  return `<p class="note">a − b of the ${esc(metricText)}, in points, paired by seed index: t interval over seeds, seed × problem bootstrap interval (it does not decide), outcome; variance of the per-seed difference (points²) split into training and evaluation sampling; seeds needed per config at 80% power${effect ? ` for a ${effect.effect.toFixed(1)}-point difference${effect.equivalence !== undefined ? ' / for equivalence when the true difference is 0' : ''}` : ''}. docs/guide/statistics.md has the method.</p>
+<div class="scroll"><table><thead><tr><th>pair (a − b)</th><th>seeds</th><th>mean</th><th>t interval</th><th>bootstrap</th><th>outcome</th><th>variance</th><th>seeds needed</th><th>per seed (index: a − b)</th></tr></thead><tbody>${cells.join('')}</tbody></table></div>`;
 }

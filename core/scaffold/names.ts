@@ -2,9 +2,10 @@ import * as path from 'node:path';
 import type { PluginKind } from '../contracts/plugin';
 import { CorlError } from '../errors';
 
-/** The plugin kinds `create-corl-plugin` has a template for, in the order it lists them. */
+/** The templates `create-corl-plugin` has, in the order it lists them: one per plugin kind, and a reward written in Python. */
 export const TEMPLATE_KINDS = [
   'reward',
+  'python-reward',
   'topology',
   'diversity',
   'extractor',
@@ -12,17 +13,22 @@ export const TEMPLATE_KINDS = [
   'task',
   'interaction',
   'judge',
-] as const satisfies readonly PluginKind[];
+] as const;
 
 /** A kind with a template. */
 export type TemplateKind = (typeof TEMPLATE_KINDS)[number];
+
+/** The plugin kind a template makes (`python-reward` makes a reward). */
+export function templatePluginKind(kind: TemplateKind): PluginKind {
+  return kind === 'python-reward' ? 'reward' : kind;
+}
 
 /** What every template calls itself; the scaffolder replaces these literal strings (no templating engine). */
 export function templateTokens(kind: TemplateKind): { packageName: string; pluginName: string; identifier: string } {
   return {
     packageName: `example-corl-${kind}`,
     pluginName: `example:${kind}`,
-    identifier: `example${capitalize(kind)}`,
+    identifier: `example${kind.split('-').map(capitalize).join('')}`,
   };
 }
 
@@ -106,7 +112,8 @@ export function identifierFor(pluginName: string, kind: TemplateKind): string {
     .filter(Boolean);
   let id = words.map((w, i) => (i === 0 ? w : capitalize(w))).join('');
   if (!/^[a-z]/.test(id)) id = `plugin${capitalize(id)}`;
-  return id === kind || id.endsWith(capitalize(kind)) ? id : `${id}${capitalize(kind)}`;
+  const made = templatePluginKind(kind);
+  return id === made || id.endsWith(capitalize(made)) ? id : `${id}${capitalize(made)}`;
 }
 
 function capitalize(s: string): string {

@@ -2,7 +2,8 @@
 // a group reward source needs all K, so samples meet at a barrier keyed by prompt (or label).
 import { CorlError } from '../errors';
 import { groupHash, type Exchange } from './exchange';
-import { capAnswer, capKeys } from './keys';
+import { capAnswer, capKey, capKeys } from './keys';
+import { MAX_GROUP_ID } from './restore';
 import type { ServeMetrics } from './prom';
 import type { GroupAnswer, PostedGroup, Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
@@ -68,8 +69,12 @@ export class GetRewardScorer {
     return n;
   }
 
-  /** Rewards of a request's samples, aligned with them. */
-  score(agent: number, samples: readonly Sample[]): Promise<SampleResult[]> {
+  /**
+   * Rewards of a request's samples, aligned with them. When `gone` aborts (the request went away
+   * and no retry can claim it: it has no Idempotency-Key) before a sample's group is complete, the
+   * sample leaves the barrier, so that a re-sent copy is not counted twice.
+   */
+  score(agent: number, samples: readonly Sample[], gone?: AbortSignal): Promise<SampleResult[]> {
     if (this.closing)
       return Promise.reject(
         new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'),
@@ -81,7 +86,7 @@ export class GetRewardScorer {
           throw new CorlError(
             'CORL_ERR_SERVE_BAD_REQUEST',
             `expected labels[${i}] to carry the reference answer because "${this.rt.config.reward.use}" reads ground truth, got ${s.label === undefined ? 'no labels field' : 'null'}`,
-            { where: `labels[${i}]`, hint: 'start OpenRLHF with --label_key naming the answer column' },
+            { where: `labels[${i}]`, hint: 'start OpenRLHF with --data.label_key naming the answer column' },
           );
         }
       });
@@ -101,7 +106,13 @@ export class GetRewardScorer {
     });
     return Promise.all(
       samples.map((s) =>
-        this.join(agent, by === 'prompt' ? s.prompt! : s.label!, s, responseOf(s.query, s.prompt, strip)),
+        this.join(
+          agent,
+          groupKey(by === 'prompt' ? s.prompt! : s.label!),
+          s,
+          responseOf(s.query, s.prompt, strip),
+          gone,
+        ),
       ),
     );
   }
@@ -120,7 +131,8 @@ export class GetRewardScorer {
 
   // Every arrival is a sample: identical texts are legitimate (small models repeat themselves), and
   // OpenRLHF retries only after an error, when the original is no longer waiting here.
-  private join(agent: number, key: string, s: Sample, response: string): Promise<SampleResult> {
+  private join(agent: number, key: string, s: Sample, response: string, gone?: AbortSignal): Promise<SampleResult> {
+    if (gone?.aborted) return Promise.reject(gone.reason);
     const gk = `${agent}\u0000${key}`;
     let g = this.open.get(gk);
     if (!g) {
@@ -129,9 +141,26 @@ export class GetRewardScorer {
       const group = g;
       g.timer = setTimeout(() => this.close(gk, group, true), this.rt.settings.getReward.wait * 1000);
     }
-    const done = new Promise<SampleResult>((resolve, reject) =>
-      g!.members.push({ sample: s, response, resolve, reject }),
-    );
+    const group = g;
+    const done = new Promise<SampleResult>((resolve, reject) => {
+      const member = { sample: s, response, resolve, reject };
+      group.members.push(member);
+      gone?.addEventListener(
+        'abort',
+        () => {
+          // Still waiting for the rest of its group: the sample was never counted; it leaves.
+          const i = group.members.indexOf(member);
+          if (this.open.get(gk) !== group || i < 0) return;
+          group.members.splice(i, 1);
+          if (group.members.length === 0) {
+            this.open.delete(gk);
+            clearTimeout(group.timer);
+          }
+          reject(gone.reason);
+        },
+        { once: true },
+      );
+    });
     if (g.members.length >= this.rt.settings.getReward.groupSize) this.close(gk, g, false);
     return done;
   }
@@ -189,6 +218,11 @@ export class GetRewardScorer {
         m.reject(new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'));
     }
   }
+}
+
+/** The exchange id of a group key: the key itself up to MAX_GROUP_ID characters, else its digest (a prompt can be megabytes). */
+export function groupKey(key: string): string {
+  return capKey(key, MAX_GROUP_ID);
 }
 
 function resultOf(a: GroupAnswer, i: number): SampleResult {

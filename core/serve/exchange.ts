@@ -1,12 +1,19 @@
 // The cross-agent exchange of pseudo-label inputs (docs/guide/serve.md "The exchange").
 import { hash } from 'node:crypto';
 import type { AgentAnswers } from '../contracts/reward-source';
+import type { Topology } from '../contracts/topology';
 import { CorlError } from '../errors';
-import type { Journal, JournalRecord } from './journal';
+import type { JournalRecord } from './journal';
 import { capAnswer, capKeys } from './keys';
 import type { GroupAnswer, LabelSource, PostedGroup, Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
+import { StepWindow } from './window';
 import { mapPacked } from '../util/arrays';
+
+/** Where an exchange's records go (the journal, once it is open). */
+export interface RecordSink {
+  append(records: readonly JournalRecord[]): Promise<void>;
+}
 
 /** How one exchange behaves. */
 export interface ExchangeOptions {
@@ -16,33 +23,21 @@ export interface ExchangeOptions {
   readonly waitMs: number;
   /** What a group gets when the wait runs out. */
   readonly fallback: 'self' | 'zero' | 'error';
-  /** Steps kept, counted back from the newest (Infinity: everything). */
-  readonly keepSteps: number;
   /**
-   * Rounds kept per group id, counted back from that id's newest (Infinity: everything). POST
-   * /get_reward has no global step: its "step" is how often an agent has posted the id (the epoch),
-   * so old slots are dropped per id rather than by step.
+   * The step window (POST /v1/groups): steps kept behind the slowest agent, how far beyond it a
+   * post may be, and the step of an agent that has posted nothing. Undefined: the steps are
+   * rounds the service counts itself (POST /get_reward), kept by `keepGroups` and `keepRounds`.
    */
-  readonly keepRounds?: number;
-  /**
-   * The step window (POST /v1/groups): a post may be at most this many steps beyond the newest
-   * step, which starts at `startStep`; undefined: no window (the server chooses the steps).
-   */
-  readonly maxStepsAhead?: number;
-  /** The newest step of an empty exchange (default: none, -1). */
-  readonly startStep?: number;
-  /** Most distinct group ids held per step, all agents together (default: no limit). */
+  readonly window?: { readonly keepSteps: number; readonly maxStepsAhead: number; readonly startStep: number };
+  /** Most distinct group ids one agent may hold at one step (POST /v1/groups; default: no limit). */
   readonly maxGroupsPerStep?: number;
-}
-
-/** What a compacted journal keeps of one namespace. */
-export interface RetainRule {
-  /** Newest steps kept (counted back from the namespace's newest step). */
-  readonly steps: number;
-  /** Newest rounds kept per group id (counted back from that id's newest). */
-  readonly rounds?: number;
-  /** The newest step to count `steps` back from, when it is not simply the newest record's (the exchange's newest step, which starts at `startStep`). */
-  readonly newest?: number;
+  /**
+   * Group ids each agent keeps (POST /get_reward), counted back from the one it posted last: an id
+   * leaves the exchange, all its rounds, once it is among no agent's newest `keepGroups`.
+   */
+  readonly keepGroups?: number;
+  /** Rounds kept per group id, counted back from that id's newest (POST /get_reward). */
+  readonly keepRounds?: number;
 }
 
 /** Events the server counts. */
@@ -55,11 +50,21 @@ export interface ExchangeEvents {
   replay?(): void;
 }
 
+interface Stored<T> {
+  readonly value: T;
+  readonly hash: string;
+  /** Order in which the fact was recorded (a compacted journal writes them in this order). */
+  readonly seq: number;
+}
+
 interface Slot {
+  readonly key: string;
+  /** The window (group of agents that read each other) the slot belongs to. */
+  readonly part: number;
   readonly step: number;
   readonly id: string;
-  readonly keys: Map<number, { keys: readonly (string | null)[]; hash: string }>;
-  readonly answers: Map<number, { answer: GroupAnswer; hash: string }>;
+  readonly keys: Map<number, Stored<readonly (string | null)[]>>;
+  readonly answers: Map<number, Stored<GroupAnswer>>;
   readonly pending: Map<number, Promise<GroupAnswer>>;
   readonly waiters: Set<() => void>;
 }
@@ -70,8 +75,33 @@ export function groupHash(group: PostedGroup): string {
   // is unchanged from hashing them piece by piece, so journals stay valid); the one-shot hash
   // skips the Hash object.
   let text = group.reference ?? '\u0000';
-  for (const c of group.completions) text += '\u0001' + c.text;
+  for (const c of group.completions) {
+    text += '\u0001' + c.text;
+    // What else a completion carries, only when it does (a text-only group keeps its old fingerprint):
+    // a retry with other token counts or statistics is a different post.
+    if (c.length !== undefined) text += '\u0002' + c.length;
+    if (c.entropies) text += '\u0003' + c.entropies.join(',');
+    if (c.meanLogprobs) text += '\u0004' + c.meanLogprobs.join(',');
+  }
+  if (group.members) for (const m of group.members) text += '\u0005' + m.id;
   return hash('sha1', text, 'base64url');
+}
+
+/**
+ * Agents grouped by who reads whose answers: the connected parts of the supervision graph (a
+ * ring is one part, `corl:self` one part per agent). Parts share nothing: each has its own steps.
+ */
+export function readingParts(topology: Topology, agents: number): number[] {
+  const parent = Array.from({ length: agents }, (_, i) => i);
+  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
+  for (let a = 0; a < agents; a++)
+    for (const s of topology.supervisors(a, agents)) if (s >= 0 && s < agents) parent[find(a)] = find(s);
+  const ids = new Map<number, number>();
+  return Array.from({ length: agents }, (_, a) => {
+    const root = find(a);
+    if (!ids.has(root)) ids.set(root, ids.size);
+    return ids.get(root)!;
+  });
 }
 
 /**
@@ -79,60 +109,73 @@ export function groupHash(group: PostedGroup): string {
  * with `supervisors` = the keys of S(n) for the same group once they have all arrived (or what the
  * fallback says when the wait runs out). Answers are stored and journaled, so a retry of the same
  * agent, step and group gets the identical answer, before and after a restart.
+ *
+ * What is kept is bounded and decided by the records alone, in the order they were journaled, so
+ * that replaying a journal rebuilds exactly the state the service had: POST /v1/groups steps go
+ * with the {@link StepWindow} of their part; POST /get_reward ids with each agent's newest
+ * `keepGroups` and each id's newest `keepRounds` rounds.
  */
 export class Exchange {
   private readonly slots = new Map<string, Slot>();
-  private readonly bySteps = new Map<number, Set<string>>();
-  /** Steps (rounds) held per group id, for `keepRounds`. */
-  private readonly byId = new Map<string, Set<number>>();
-  /** Newest step at which each (agent, group id) posted keys. */
+  /** Per part, the slot keys of each step. */
+  private readonly bySteps: Map<number, Set<string>>[];
+  /** Per part, the steps (rounds) of each id. */
+  private readonly byId: Map<string, Set<number>>[];
+  /** Newest round at which each (agent, group id) posted keys (rounds only). */
   private readonly rounds = new Map<string, number>();
-  private maxStep: number;
+  /** Per agent, its group ids from the least to the most recently posted (rounds only). */
+  private readonly recent: Map<string, true>[];
+  /** Per part and id, how many agents hold it among their newest `keepGroups`. */
+  private readonly holders = new Map<string, number>();
+  /** Per part and step, how many slots each agent has keys in (for `maxGroupsPerStep`). */
+  private readonly held = new Map<string, Map<number, number>>();
+  /** Part of each agent. */
+  private readonly part: number[];
+  /** The step window of each part (steps mode). */
+  private readonly windows: StepWindow[] | undefined;
+  private seq = 0;
   private closing = false;
 
   constructor(
     private readonly rt: ServeRuntime,
     private readonly scorer: Scorer,
-    private readonly journal: Journal,
+    private readonly journal: RecordSink,
     readonly options: ExchangeOptions,
     private readonly events: ExchangeEvents = {},
   ) {
-    this.maxStep = options.startStep ?? -1;
+    const N = rt.agents.length;
+    this.part = readingParts(rt.topology, N);
+    const parts = Math.max(0, ...this.part) + 1;
+    this.bySteps = Array.from({ length: parts }, () => new Map());
+    this.byId = Array.from({ length: parts }, () => new Map());
+    this.recent = Array.from({ length: N }, () => new Map());
+    const w = options.window;
+    this.windows = w
+      ? Array.from(
+          { length: parts },
+          (_, p) =>
+            new StepWindow(
+              this.part.flatMap((q, a) => (q === p ? [a] : [])),
+              { keepSteps: w.keepSteps, maxStepsAhead: w.maxStepsAhead, startStep: w.startStep },
+              rt.agents,
+            ),
+        )
+      : undefined;
   }
 
-  /** The newest step: the highest accepted (or restored) step, at least `startStep`. */
+  /** The newest step any agent reached (steps mode; -1 in rounds mode). */
   get newest(): number {
-    return this.maxStep;
+    return this.windows ? Math.max(...this.windows.map((w) => w.newest)) : -1;
   }
 
-  /** Restore state from replayed journal records of this namespace (checked by `checkReplay` first). */
-  restore(records: readonly JournalRecord[]): void {
-    for (const r of records) {
-      if (r.n !== this.options.namespace) continue;
-      const agent = this.rt.agentIndex(r.a);
-      if (agent === undefined) continue;
-      const slot = this.slot(r.s, r.g);
-      if (r.t === 'keys') {
-        slot.keys.set(agent, { keys: r.k, hash: r.h });
-        this.noteRound(agent, r.g, r.s);
-      } else slot.answers.set(agent, { answer: r.r as GroupAnswer, hash: r.h });
-      this.maxStep = Math.max(this.maxStep, r.s);
-    }
-  }
-
-  /** Records worth keeping in a compacted journal: per namespace the newest steps, and the newest rounds of each id. */
-  static retain(records: readonly JournalRecord[], rule: (namespace: string) => RetainRule): JournalRecord[] {
-    const max = new Map<string, number>();
-    const maxOfId = new Map<string, number>();
-    for (const r of records) {
-      max.set(r.n, Math.max(max.get(r.n) ?? rule(r.n).newest ?? -1, r.s));
-      const k = `${r.n}\u0000${r.g}`;
-      maxOfId.set(k, Math.max(maxOfId.get(k) ?? -1, r.s));
-    }
-    return records.filter((r) => {
-      const { steps, rounds = Infinity } = rule(r.n);
-      return r.s > max.get(r.n)! - steps && r.s > maxOfId.get(`${r.n}\u0000${r.g}`)! - rounds;
-    });
+  /** Each agent's newest posted step (steps mode). */
+  reaches(): Record<string, number> {
+    const out: Record<string, number> = {};
+    if (this.windows)
+      this.rt.agents.forEach((name, a) => {
+        out[name] = this.windows![this.part[a]!]!.reachOf(a);
+      });
+    return out;
   }
 
   /** Number of (step, group) slots held. */
@@ -140,9 +183,46 @@ export class Exchange {
     return this.slots.size;
   }
 
+  /** Restore one replayed journal record of this namespace (checked by `checkReplay` first), applying what is kept as the live service did. */
+  restore(r: JournalRecord): void {
+    if (r.n !== this.options.namespace) return;
+    const agent = this.rt.agentIndex(r.a);
+    if (agent === undefined || r.t === 'reply') return;
+    if (r.t === 'keys') {
+      const slot = this.slot(agent, r.s, r.g);
+      if (slot.keys.has(agent)) return;
+      this.putKeys(slot, agent, r.k, r.h);
+      this.reach(agent, r.s);
+      return;
+    }
+    // An answer is journaled only while its slot is held: one whose slot is gone was dropped by the same rule then.
+    const slot = this.slots.get(this.slotKey(agent, r.s, r.g));
+    if (slot?.keys.has(agent) && !slot.answers.has(agent))
+      slot.answers.set(agent, { value: r.r as GroupAnswer, hash: r.h, seq: this.seq++ });
+  }
+
+  /** The records of everything held, in the order they were recorded: replaying them rebuilds this state. */
+  snapshot(): { seq: number; record: JournalRecord }[] {
+    const n = this.options.namespace;
+    const out: { seq: number; record: JournalRecord }[] = [];
+    for (const slot of this.slots.values()) {
+      for (const [agent, k] of slot.keys)
+        out.push({
+          seq: k.seq,
+          record: { t: 'keys', n, a: this.rt.agents[agent]!, s: slot.step, g: slot.id, h: k.hash, k: k.value },
+        });
+      for (const [agent, a] of slot.answers)
+        out.push({
+          seq: a.seq,
+          record: { t: 'answer', n, a: this.rt.agents[agent]!, s: slot.step, g: slot.id, h: a.hash, r: a.value },
+        });
+    }
+    return out.sort((x, y) => x.seq - y.seq);
+  }
+
   /** Whether this agent already has keys (and with which fingerprint) for a group. */
   postedHash(agent: number, step: number, id: string): string | undefined {
-    return this.slots.get(slotKey(step, id))?.keys.get(agent)?.hash;
+    return this.slots.get(this.slotKey(agent, step, id))?.keys.get(agent)?.hash;
   }
 
   /**
@@ -153,21 +233,28 @@ export class Exchange {
   nextRound(agent: number, id: string, hash: string): number {
     const s = this.rounds.get(`${agent}\u0000${id}`);
     if (s === undefined) return 0;
-    const slot = this.slots.get(slotKey(s, id));
+    const slot = this.slots.get(this.slotKey(agent, s, id));
     return slot && !slot.answers.has(agent) && slot.keys.get(agent)?.hash === hash ? s : s + 1;
   }
 
-  private noteRound(agent: number, id: string, step: number): void {
-    // Only an exchange that counts rounds per id needs them (POST /v1/groups steps come from the
-    // client; keeping one entry per agent and id ever posted would grow without bound).
-    if (this.options.keepRounds === undefined) return;
-    const k = `${agent}\u0000${id}`;
-    if ((this.rounds.get(k) ?? -1) < step) this.rounds.set(k, step);
+  /** The stored answer of an agent for a group, if any. */
+  answerOf(agent: number, step: number, id: string): GroupAnswer | undefined {
+    return this.slots.get(this.slotKey(agent, step, id))?.answers.get(agent)?.value;
+  }
+
+  /** The steps (rounds) at which an agent's part holds a group id, newest first. */
+  stepsOf(agent: number, id: string): number[] {
+    return [...(this.byId[this.part[agent]!]!.get(id) ?? [])].sort((a, b) => b - a);
+  }
+
+  /** Throws the coded error a post of this agent at this step would get from the step window (steps mode). */
+  checkStep(agent: number, step: number): void {
+    this.windows?.[this.part[agent]!]!.admit(step);
   }
 
   /** Whether an answer is stored for the agent and group. */
   answered(agent: number, step: number, id: string): { hash: string } | undefined {
-    return this.slots.get(slotKey(step, id))?.answers.get(agent);
+    return this.slots.get(this.slotKey(agent, step, id))?.answers.get(agent);
   }
 
   /**
@@ -181,7 +268,7 @@ export class Exchange {
     waitMs = this.options.waitMs,
   ): Promise<GroupAnswer[]> {
     if (this.closing) throw unavailable();
-    this.admit(step, groups);
+    this.admit(agent, step, groups);
     const deadline = performance.now() + Math.min(Math.max(0, waitMs), this.options.waitMs);
     const hashes = mapPacked(groups, (g) => groupHash(g));
     const check = (): void => {
@@ -204,15 +291,17 @@ export class Exchange {
     const max = this.rt.settings.maxKeyChars;
     const computed = await Promise.all(fresh.map(async (i) => capKeys(await this.scorer.keys(groups[i]!), max)));
     check(); // a concurrent post may have stored keys meanwhile
-    this.admit(step, groups); // or moved the newest step, or filled the step
+    this.admit(agent, step, groups); // or moved the window, or filled the agent's step
     const records: JournalRecord[] = [];
     const touched: Slot[] = [];
+    // Each group's slot, held on to: an old round may be dropped as soon as it is made (its id has
+    // newer rounds than `keepRounds`), and its request still answers from it.
+    const slots: (Slot | undefined)[] = groups.map((g) => this.slots.get(this.slotKey(agent, step, g.id)));
     fresh.forEach((i, j) => {
       const g = groups[i]!;
-      const slot = this.slot(step, g.id);
+      const slot = (slots[i] ??= this.slot(agent, step, g.id));
       if (slot.keys.has(agent)) return;
-      slot.keys.set(agent, { keys: computed[j]!, hash: hashes[i]! });
-      this.noteRound(agent, g.id, step);
+      this.putKeys(slot, agent, computed[j]!, hashes[i]!);
       records.push({
         t: 'keys',
         n: this.options.namespace,
@@ -228,13 +317,13 @@ export class Exchange {
     // after them in the same append-only file, so it can never be durable without them.
     const durable = this.journal.append(records);
     for (const slot of touched) for (const w of [...slot.waiters]) w();
-    if (step > this.maxStep) this.advance(step);
+    if (records.length > 0) this.reach(agent, step);
     // Answers are computed while the keys are being written: an answer record is appended after
     // these keys, so when both are ready together they share one write and one fdatasync. The
     // request is answered only once both are durable (an error answer, too, waits for the keys).
     const [keysDone, answersDone] = await Promise.allSettled([
       durable,
-      Promise.all(groups.map((g, i) => this.answer(agent, step, g, hashes[i]!, deadline))),
+      Promise.all(groups.map((g, i) => this.answer(slots[i]!, agent, g, hashes[i]!, deadline))),
     ]);
     if (keysDone.status === 'rejected') throw keysDone.reason;
     if (answersDone.status === 'rejected') throw answersDone.reason;
@@ -242,56 +331,87 @@ export class Exchange {
   }
 
   /**
-   * Whether a post may change anything: its step inside the window (no older than `keepSteps`
-   * behind the newest, no further than `maxStepsAhead` beyond it) and room at that step for its
-   * new group ids. Throws a coded error and changes nothing otherwise.
+   * Whether a post may change anything: its step inside its part's window and room at that step
+   * for the agent's new group ids. Throws a coded error and changes nothing otherwise.
    */
-  private admit(step: number, groups: readonly PostedGroup[]): void {
-    const oldest = this.maxStep - this.options.keepSteps + 1;
-    if (step < oldest) {
-      throw new CorlError(
-        'CORL_ERR_SERVE_STEP_EXPIRED',
-        `expected a step of at least ${oldest} (the newest is ${this.maxStep}, ${this.options.keepSteps} are kept), got ${step}`,
-        { where: 'step' },
-      );
-    }
-    const ahead = this.options.maxStepsAhead;
-    if (ahead !== undefined && step > this.maxStep + ahead) {
-      throw new CorlError(
-        'CORL_ERR_SERVE_STEP_AHEAD',
-        `expected a step of at most ${this.maxStep + ahead} (the newest step is ${this.maxStep}; a post may run serve.exchange.maxStepsAhead = ${ahead} beyond it), got ${step}`,
-        {
-          where: 'step',
-          hint: "post the trainer's real step; a cohort resuming at a later step against a fresh journal sets serve.exchange.startStep",
-        },
-      );
-    }
+  private admit(agent: number, step: number, groups: readonly PostedGroup[]): void {
+    const p = this.part[agent]!;
+    this.windows?.[p]!.admit(step);
     const cap = this.options.maxGroupsPerStep;
     if (cap !== undefined) {
-      const held = this.bySteps.get(step)?.size ?? 0;
-      const added = groups.reduce((n, g) => n + (this.slots.has(slotKey(step, g.id)) ? 0 : 1), 0);
+      const held = this.held.get(`${p}\u0000${step}`)?.get(agent) ?? 0;
+      const added = groups.reduce(
+        (n, g) => n + (this.slots.get(this.slotKey(agent, step, g.id))?.keys.has(agent) ? 0 : 1),
+        0,
+      );
       if (added > 0 && held + added > cap) {
         throw new CorlError(
           'CORL_ERR_SERVE_STEP_FULL',
-          `expected at most ${cap} distinct group ids at step ${step} (serve.exchange.maxGroupsPerStep), got ${held} held and ${added} new`,
+          `expected at most ${cap} distinct group ids of agent "${this.rt.agents[agent]}" at step ${step} (serve.exchange.maxGroupsPerStep), got ${held} held and ${added} new`,
           { where: 'groups' },
         );
       }
     }
   }
 
-  private answer(
-    agent: number,
-    step: number,
-    group: PostedGroup,
-    hash: string,
-    deadline: number,
-  ): Promise<GroupAnswer> {
-    const slot = this.slot(step, group.id);
+  /** Store an agent's keys in a slot and account for them (rounds, recency, per-step counts). */
+  private putKeys(slot: Slot, agent: number, keys: readonly (string | null)[], hash: string): void {
+    slot.keys.set(agent, { value: keys, hash, seq: this.seq++ });
+    const stepKey = `${slot.part}\u0000${slot.step}`;
+    let counts = this.held.get(stepKey);
+    if (!counts) this.held.set(stepKey, (counts = new Map()));
+    counts.set(agent, (counts.get(agent) ?? 0) + 1);
+    if (this.options.keepGroups === undefined) return;
+    const k = `${agent}\u0000${slot.id}`;
+    if ((this.rounds.get(k) ?? -1) < slot.step) this.rounds.set(k, slot.step);
+    this.touch(agent, slot.part, slot.id);
+  }
+
+  /** An agent posted `id`: it becomes its most recent; its least recent beyond `keepGroups` is let go. */
+  private touch(agent: number, part: number, id: string): void {
+    const recent = this.recent[agent]!;
+    const had = recent.delete(id);
+    recent.set(id, true);
+    if (!had) this.holders.set(`${part}\u0000${id}`, (this.holders.get(`${part}\u0000${id}`) ?? 0) + 1);
+    const keep = this.options.keepGroups ?? Infinity;
+    while (recent.size > keep) {
+      const oldest = recent.keys().next().value as string;
+      recent.delete(oldest);
+      const h = `${part}\u0000${oldest}`;
+      const left = (this.holders.get(h) ?? 1) - 1;
+      if (left > 0) this.holders.set(h, left);
+      else {
+        this.holders.delete(h);
+        this.dropId(part, oldest);
+      }
+    }
+  }
+
+  /** Every round of an id, and every agent's round count of it. */
+  private dropId(part: number, id: string): void {
+    for (const s of [...(this.byId[part]!.get(id) ?? [])]) this.drop(`${part}\u0000${s}\u0000${id}`);
+    this.part.forEach((p, a) => {
+      if (p === part) this.rounds.delete(`${a}\u0000${id}`);
+    });
+  }
+
+  /** An agent reached a step: in steps mode, the steps its part no longer keeps are dropped. */
+  private reach(agent: number, step: number): void {
+    const p = this.part[agent]!;
+    const oldest = this.windows?.[p]!.reach(agent, step);
+    if (oldest === undefined) return;
+    for (const [s, keys] of this.bySteps[p]!) {
+      if (s >= oldest) continue;
+      for (const k of [...keys]) this.drop(k);
+      this.held.delete(`${p}\u0000${s}`);
+    }
+  }
+
+  private answer(slot: Slot, agent: number, group: PostedGroup, hash: string, deadline: number): Promise<GroupAnswer> {
     const stored = slot.answers.get(agent);
     if (stored) {
       this.events.replay?.();
-      return Promise.resolve(stored.answer);
+      return Promise.resolve(stored.value);
     }
     let p = slot.pending.get(agent);
     if (!p) {
@@ -314,17 +434,17 @@ export class Exchange {
     const missing = (): number[] => others.filter((m) => !slot.keys.has(m));
     // A pointwise source (a verifier) never looks at supervisors: nothing to wait for.
     if (this.rt.pointwise) {
-      const own = slot.keys.get(agent)!.keys;
+      const own = slot.keys.get(agent)!.value;
       const present = mapPacked(
         sup.filter((m) => m === agent || slot.keys.has(m)),
-        (m) => ({ agent: m, keys: m === agent ? own : slot.keys.get(m)!.keys }),
+        (m) => ({ agent: m, keys: m === agent ? own : slot.keys.get(m)!.value }),
       );
       return this.store(
         slot,
         agent,
-        group,
         hash,
         await this.scorer.score(agent, slot.step, group, own, present, 'supervisors'),
+        group,
       );
     }
     if (missing().length) {
@@ -333,8 +453,11 @@ export class Exchange {
       if (this.closing) throw unavailable();
       this.events.wait?.((performance.now() - t) / 1000, missing().length === 0);
     }
-    const own = slot.keys.get(agent)!.keys;
-    const answersOf = (m: number): AgentAnswers => ({ agent: m, keys: m === agent ? own : slot.keys.get(m)!.keys });
+    const own = slot.keys.get(agent)!.value;
+    const answersOf = (m: number): AgentAnswers => ({
+      agent: m,
+      keys: m === agent ? own : slot.keys.get(m)!.value,
+    });
     let answer: GroupAnswer;
     const absent = missing();
     if (absent.length === 0) {
@@ -366,27 +489,33 @@ export class Exchange {
         { where: `agent "${this.rt.agents[agent]}"` },
       );
     }
-    return this.store(slot, agent, group, hash, answer);
+    return this.store(slot, agent, hash, answer, group);
   }
 
   private async store(
     slot: Slot,
     agent: number,
-    group: PostedGroup,
     hash: string,
-    answer: GroupAnswer,
+    computed: GroupAnswer,
+    group: PostedGroup,
   ): Promise<GroupAnswer> {
     const existing = slot.answers.get(agent);
-    if (existing) return existing.answer;
-    answer = capAnswer(answer, this.rt.settings.maxKeyChars);
-    slot.answers.set(agent, { answer, hash });
+    if (existing) return existing.value;
+    const capped = capAnswer(computed, this.rt.settings.maxKeyChars);
+    // POST /v1/samples: which sample got which reward, so that a retry finds its own (also after a restart).
+    const answer = group.members ? { ...capped, members: group.members.map((m) => ({ id: m.id, h: m.h })) } : capped;
+    // A slot dropped meanwhile (its steps or rounds left the window while this answer was being
+    // computed) is no longer held: the answer goes to the waiting request only, never to the
+    // journal, so that a replay drops the slot at the same point and finds nothing after it.
+    if (this.slots.get(slot.key) !== slot) return answer;
+    slot.answers.set(agent, { value: answer, hash, seq: this.seq++ });
     await this.journal.append([
       {
         t: 'answer',
         n: this.options.namespace,
         a: this.rt.agents[agent]!,
         s: slot.step,
-        g: group.id,
+        g: slot.id,
         h: hash,
         r: answer,
       },
@@ -417,61 +546,60 @@ export class Exchange {
     for (const slot of this.slots.values()) for (const w of [...slot.waiters]) w();
   }
 
-  private advance(step: number): void {
-    this.maxStep = step;
-    if (!Number.isFinite(this.options.keepSteps)) return;
-    const oldest = step - this.options.keepSteps + 1;
-    for (const [s, keys] of this.bySteps) {
-      if (s >= oldest) continue;
-      for (const k of keys) this.drop(k);
-      this.bySteps.delete(s);
-    }
-  }
-
   private drop(key: string): void {
     const slot = this.slots.get(key);
     if (!slot) return;
     this.slots.delete(key);
-    const steps = this.byId.get(slot.id);
+    const steps = this.byId[slot.part]!.get(slot.id);
     steps?.delete(slot.step);
-    if (steps && steps.size === 0) this.byId.delete(slot.id);
+    if (steps && steps.size === 0) this.byId[slot.part]!.delete(slot.id);
+    const ofStep = this.bySteps[slot.part]!.get(slot.step);
+    ofStep?.delete(key);
+    if (ofStep && ofStep.size === 0) this.bySteps[slot.part]!.delete(slot.step);
+    // Anyone still waiting on it is woken (it answers with what arrived; nothing more will).
+    for (const w of [...slot.waiters]) w();
   }
 
-  /** A new round of `id` began: drop that id's rounds older than `keepRounds` (nobody waits on them any more). */
-  private pruneRounds(id: string, newest: number): void {
+  /**
+   * A new round of `id` began: drop that id's rounds older than `keepRounds`, except the new one
+   * and each agent's newest (its round count must survive a restart, and the journal records only
+   * what is held).
+   */
+  private pruneRounds(part: number, id: string, fresh: number): void {
     const keep = this.options.keepRounds ?? Infinity;
-    if (!Number.isFinite(keep)) return;
-    for (const s of [...(this.byId.get(id) ?? [])]) {
-      if (s > newest - keep) continue;
-      const key = slotKey(s, id);
-      const slot = this.slots.get(key);
-      if (slot && (slot.pending.size > 0 || slot.waiters.size > 0)) continue; // still answering: dropped later
-      this.drop(key);
-      this.bySteps.get(s)?.delete(key);
-      if (this.bySteps.get(s)?.size === 0) this.bySteps.delete(s);
-    }
+    const steps = this.byId[part]!.get(id);
+    if (!Number.isFinite(keep) || !steps) return;
+    const newest = Math.max(...steps);
+    const own = new Set<number>();
+    this.part.forEach((p, a) => {
+      const r = p === part ? this.rounds.get(`${a}\u0000${id}`) : undefined;
+      if (r !== undefined) own.add(r);
+    });
+    for (const s of [...steps])
+      if (s <= newest - keep && s !== fresh && !own.has(s)) this.drop(`${part}\u0000${s}\u0000${id}`);
   }
 
-  private slot(step: number, id: string): Slot {
-    const key = slotKey(step, id);
+  private slotKey(agent: number, step: number, id: string): string {
+    return `${this.part[agent]}\u0000${step}\u0000${id}`;
+  }
+
+  private slot(agent: number, step: number, id: string): Slot {
+    const part = this.part[agent]!;
+    const key = `${part}\u0000${step}\u0000${id}`;
     let slot = this.slots.get(key);
     if (!slot) {
-      slot = { step, id, keys: new Map(), answers: new Map(), pending: new Map(), waiters: new Set() };
+      slot = { key, part, step, id, keys: new Map(), answers: new Map(), pending: new Map(), waiters: new Set() };
       this.slots.set(key, slot);
-      let set = this.bySteps.get(step);
-      if (!set) this.bySteps.set(step, (set = new Set()));
+      let set = this.bySteps[part]!.get(step);
+      if (!set) this.bySteps[part]!.set(step, (set = new Set()));
       set.add(key);
-      let steps = this.byId.get(id);
-      if (!steps) this.byId.set(id, (steps = new Set()));
+      let steps = this.byId[part]!.get(id);
+      if (!steps) this.byId[part]!.set(id, (steps = new Set()));
       steps.add(step);
-      this.pruneRounds(id, Math.max(...steps));
+      this.pruneRounds(part, id, step);
     }
     return slot;
   }
-}
-
-function slotKey(step: number, id: string): string {
-  return `${step}\u0000${id}`;
 }
 
 function unavailable(): CorlError {

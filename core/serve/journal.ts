@@ -54,6 +54,16 @@ export type JournalRecord =
       readonly g: string;
       readonly h: string;
       readonly r: unknown;
+    }
+  | {
+      /** The reply to a request sent with an idempotency key `g` (namespace `requests`), `s` its order among the agent's. */
+      readonly t: 'reply';
+      readonly n: string;
+      readonly a: string;
+      readonly s: number;
+      readonly g: string;
+      readonly h: string;
+      readonly r: unknown;
     };
 
 /** What replaying a journal found. */

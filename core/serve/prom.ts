@@ -120,6 +120,14 @@ export class ServeMetrics {
     'corl_serve_barrier_partial_groups_total',
     'POST /get_reward groups scored with fewer than groupSize samples after the wait',
   );
+  readonly sampleGroups = new Counter(
+    'corl_serve_sample_groups_total',
+    'groups formed by POST /v1/samples: complete (the declared size arrived) or partial (serve.samples.wait ran out)',
+  );
+  readonly untokenized = new Counter(
+    'corl_serve_untokenized_completions_total',
+    'completions posted without a token count, by route (their length is the character count)',
+  );
   readonly journalRecords = new Counter('corl_serve_journal_records_total', 'records appended to the label journal');
   readonly journalSync = new Histogram(
     'corl_serve_journal_sync_seconds',
@@ -132,7 +140,11 @@ export class ServeMetrics {
   );
   readonly connectionsRefused = new Counter(
     'corl_serve_connections_refused_total',
-    'connections over serve.maxConnections, by outcome (answered: a coded 503 or GET /health, then closed; dropped: closed at once, beyond the spare)',
+    'connections over serve.maxConnections or serve.maxConnectionsPerPeer while every held one has a request in progress, by outcome (answered: a coded 503 or GET /health, then closed; dropped: closed at once, beyond the spare)',
+  );
+  readonly connectionsEvicted = new Counter(
+    'corl_serve_connections_evicted_total',
+    'connections without a request in progress closed to make room for a new one, by cap (total: serve.maxConnections; peer: serve.maxConnectionsPerPeer)',
   );
   private readonly extra: Metric[] = [];
 
@@ -152,10 +164,13 @@ export class ServeMetrics {
       this.fallbacks,
       this.replays,
       this.barrierPartial,
+      this.sampleGroups,
+      this.untokenized,
       this.journalRecords,
       this.journalSync,
       this.clientErrors,
       this.connectionsRefused,
+      this.connectionsEvicted,
       ...this.extra,
     ];
     return all.map((m) => m.render()).join('\n') + '\n';

@@ -26,7 +26,7 @@ export interface GetRewardRequest {
   readonly labels?: readonly (string | null)[];
 }
 
-function bad(where: string, expected: string, got: unknown): CorlError {
+export function bad(where: string, expected: string, got: unknown): CorlError {
   return new CorlError('CORL_ERR_SERVE_BAD_REQUEST', `expected ${where} to be ${expected}, got ${show(got)}`, {
     where,
   });
@@ -41,7 +41,7 @@ function show(v: unknown): string {
   return `${typeof v} ${String(v)}`;
 }
 
-function object(v: unknown, where: string): Record<string, unknown> {
+export function object(v: unknown, where: string): Record<string, unknown> {
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw bad(where, 'a JSON object', v);
   return v as Record<string, unknown>;
 }
@@ -57,18 +57,42 @@ function stringArray(v: unknown, where: string, nullable = false): (string | nul
 
 const FINISH: readonly FinishReason[] = ['stop', 'length', 'error'];
 
-function completion(v: unknown, where: string): PostedCompletion {
+function tokenValues(v: unknown, where: string): number[] {
+  if (!Array.isArray(v)) throw bad(where, 'an array of finite numbers, one per generated token', v);
+  v.forEach((x, t) => {
+    if (typeof x !== 'number' || !Number.isFinite(x)) throw bad(`${where}[${t}]`, 'a finite number', x);
+  });
+  return v as number[];
+}
+
+/**
+ * One posted completion: a string, or `{text, length?, finishReason?, entropies?, meanLogprobs?}`.
+ * `length` counts generated tokens; per-token statistics have one value per token, so without a
+ * `length` their count is the length, and with one they must agree with it.
+ */
+export function parseCompletion(v: unknown, where: string): PostedCompletion {
   if (typeof v === 'string') return { text: v };
   const o = object(v, where);
   if (typeof o.text !== 'string') throw bad(`${where}.text`, 'a string', o.text);
-  if (o.length !== undefined && (!Number.isInteger(o.length) || (o.length as number) < 0))
+  if (o.length !== undefined && (!Number.isSafeInteger(o.length) || (o.length as number) < 0))
     throw bad(`${where}.length`, 'a token count (integer >= 0)', o.length);
   if (o.finishReason !== undefined && !FINISH.includes(o.finishReason as FinishReason))
     throw bad(`${where}.finishReason`, '"stop", "length" or "error"', o.finishReason);
+  let length = o.length as number | undefined;
+  const stats: { entropies?: number[]; meanLogprobs?: number[] } = {};
+  for (const field of ['entropies', 'meanLogprobs'] as const) {
+    if (o[field] === undefined || o[field] === null) continue;
+    const values = tokenValues(o[field], `${where}.${field}`);
+    if (length === undefined) length = values.length;
+    else if (values.length !== length)
+      throw bad(`${where}.${field}`, `${length} values (one per generated token, as length says)`, values);
+    stats[field] = values;
+  }
   return {
     text: o.text,
-    ...(o.length !== undefined ? { length: o.length as number } : {}),
+    ...(length !== undefined ? { length } : {}),
     ...(o.finishReason !== undefined ? { finishReason: o.finishReason as FinishReason } : {}),
+    ...stats,
   };
 }
 
@@ -143,7 +167,7 @@ export function parseGroupsRequest(
         `at most ${limits.maxRequestCompletions} completions in the whole request (serve.maxRequestCompletions)`,
         `${total} by this group`,
       );
-    const completions = mapPacked(go.completions, (c, k) => completion(c, `${w}.completions[${k}]`));
+    const completions = mapPacked(go.completions, (c, k) => parseCompletion(c, `${w}.completions[${k}]`));
     if (go.reference !== undefined && go.reference !== null && typeof go.reference !== 'string')
       throw bad(`${w}.reference`, 'a string', go.reference);
     let testInputs: string[][] | undefined;

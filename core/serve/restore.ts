@@ -4,6 +4,7 @@
 // answer 500 on retry, or move the newest step so far that the compaction drops every label.
 import { CorlError } from '../errors';
 import type { Replay } from './journal';
+import { MAX_REQUEST_ID, REPLIES } from './ledger';
 
 /** Longest group id POST /v1/groups accepts (and the journal may hold for that namespace). */
 export const MAX_GROUP_ID = 1024;
@@ -32,6 +33,25 @@ function isStringOrNull(v: unknown): boolean {
 
 function sameKeys(a: readonly unknown[], b: readonly unknown[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** A stored reply (namespace `requests`): a known agent, its order, the request id, a fingerprint and an object. */
+function checkReply(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a record read from disk, checked field by field here
+  r: Record<string, any>,
+  bad: (field: string, expected: string, got: unknown) => CorlError,
+  agents: ReadonlySet<string>,
+  names: readonly string[],
+): void {
+  if (r.n !== REPLIES) throw bad('"n"', `"${REPLIES}"`, r.n);
+  if (typeof r.a !== 'string' || !agents.has(r.a))
+    throw bad('"a"', `an agent of the config (${names.map((n) => `"${n}"`).join(', ')})`, r.a);
+  if (!Number.isSafeInteger(r.s) || r.s < 0) throw bad('"s"', 'an order (a safe integer >= 0)', r.s);
+  if (typeof r.g !== 'string' || r.g.length === 0 || r.g.length > MAX_REQUEST_ID)
+    throw bad('"g"', `a request id (1 to ${MAX_REQUEST_ID} characters)`, r.g);
+  if (typeof r.h !== 'string' || !HASH.test(r.h))
+    throw bad('"h"', 'a request fingerprint (27 base64url characters)', r.h);
+  if (!r.r || typeof r.r !== 'object' || Array.isArray(r.r)) throw bad('"r"', 'a reply object', r.r);
 }
 
 /**
@@ -66,7 +86,8 @@ export function checkReplay(replay: Replay, file: string, ctx: RestoreContext): 
         { where: `${file}:${line}` },
       );
     if (!r || typeof r !== 'object' || Array.isArray(r)) throw bad('the record', 'an object', r);
-    if (r.t !== 'keys' && r.t !== 'answer') throw bad('"t"', '"keys" or "answer"', r.t);
+    if (r.t === 'reply') return checkReply(r, bad, agents, ctx.agents);
+    if (r.t !== 'keys' && r.t !== 'answer') throw bad('"t"', '"keys", "answer" or "reply"', r.t);
     if (!(NAMESPACES as readonly string[]).includes(r.n))
       throw bad('"n"', `one of ${NAMESPACES.map((n) => `"${n}"`).join(', ')}`, r.n);
     if (typeof r.a !== 'string' || !agents.has(r.a))

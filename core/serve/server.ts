@@ -7,13 +7,17 @@ import * as path from 'node:path';
 import { CorlError, isCorlError, type ErrorCode } from '../errors';
 import { CORL_VERSION } from '../version';
 import { GetRewardScorer } from './barrier';
+import { ConnectionTable, type Cap } from './connections';
 import { Credentials, type Caller } from './identity';
-import { Exchange, type RetainRule } from './exchange';
+import type { Exchange } from './exchange';
 import { Journal, type JournalCohort } from './journal';
 import { ServeMetrics } from './prom';
-import { parseGetRewardRequest, parseGroupsRequest } from './requests';
-import { checkReplay } from './restore';
-import { Scorer, summarize, type GroupAnswer } from './scorer';
+import { ReplyLedger, requestHash, requestId } from './ledger';
+import { inPostedOrder, inScoringOrder } from './order';
+import { parseGetRewardRequest, parseGroupsRequest, type GetRewardRequest } from './requests';
+import { parseSamplesRequest, SampleScorer } from './samples';
+import { summarize, type GroupAnswer, type PostedCompletion, type PostedGroup, type Scorer } from './scorer';
+import { openState, type ServeState } from './state';
 import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './setup';
 
 /** How to start a {@link RewardServer}; unset fields come from the config's `serve` section. */
@@ -46,10 +50,12 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   CORL_ERR_SERVE_STEP_FULL: 422,
   CORL_ERR_SERVE_UNKNOWN_AGENT: 422,
   CORL_ERR_SERVE_GROUP_SIZE: 422,
-  CORL_ERR_SERVE_REWARD_FAILED: 500,
+  CORL_ERR_REWARD_FAILED: 500,
+  CORL_ERR_REWARD_OUTPUT: 500,
   CORL_ERR_SERVE_INTERNAL: 500,
   CORL_ERR_SERVE_UNAVAILABLE: 503,
   CORL_ERR_SERVE_BUSY: 503,
+  CORL_ERR_SERVE_CANCELLED: 499,
   CORL_ERR_SERVE_PEER_TIMEOUT: 504,
 };
 
@@ -60,11 +66,12 @@ export function statusOf(e: CorlError): number {
 }
 
 /**
- * Connections past `serve.maxConnections` that are still read (at most this many, or the cap if
- * smaller): each gets one answer (GET /health, else a coded 503) and is closed. Beyond them Node
- * closes a connection at once, so open files stay bounded by the cap plus this spare.
+ * Connections over a cap that are still read (at most this many, or `serve.maxConnections` if
+ * smaller), waiting for their first request; a newer one closes the oldest. A request takes the
+ * place of a held connection without work, else it gets one answer (GET /health, else a coded 503)
+ * and its connection is closed. So open files stay bounded by the cap plus this spare.
  */
-export const SPARE_CONNECTIONS = 16;
+export const SPARE_CONNECTIONS = 64;
 
 /** Marks a server that is stopping, so answers close their connections. */
 const STOPPING = Symbol('corl.serve.stopping');
@@ -85,67 +92,48 @@ function openFileLimit(): number | undefined {
 
 /** A running reward service. */
 export class RewardServer {
-  readonly metrics = new ServeMetrics();
   private readonly scorer: Scorer;
   private readonly groups: Exchange;
   private readonly getReward: GetRewardScorer;
+  private readonly samples: SampleScorer;
+  private readonly journal: Journal;
+  private readonly replies: ReplyLedger;
+  private readonly groupIds: ReplyLedger;
+  /** A torn last line of the journal was dropped at start. */
+  readonly tornTail: boolean;
   private readonly started = Date.now();
   private inflight = 0;
   private stopping?: Promise<void>;
-  /** Open connections within `serve.maxConnections`. */
-  private connections = 0;
-  /** Connections that arrived over the cap: answered once, then closed. */
-  private readonly overCap = new WeakSet<object>();
+  /** Open connections within `serve.maxConnections` and `serve.maxConnectionsPerPeer`. */
+  private readonly table: ConnectionTable;
+  /** Connections that arrived over a cap with nothing to close for them: answered once, then closed. */
+  private readonly overCap = new WeakMap<object, Cap>();
 
   private constructor(
     readonly runtime: ServeRuntime,
-    private readonly journal: Journal,
+    state: ServeState,
     private readonly server: http.Server,
     private readonly credentials: Credentials,
-    readonly tornTail: boolean,
-    records: Parameters<Exchange['restore']>[0],
+    readonly metrics: ServeMetrics,
   ) {
     const s = runtime.settings;
-    this.scorer = new Scorer(runtime);
-    const events = {
-      wait: (seconds: number, arrived: boolean) => {
-        this.metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' });
-        this.metrics.waitSeconds.observe(seconds);
-      },
-      fallback: (kind: string) => this.metrics.fallbacks.inc({ kind }),
-      replay: () => this.metrics.replays.inc(),
-    };
-    this.groups = new Exchange(
-      runtime,
-      this.scorer,
-      journal,
-      {
-        namespace: 'groups',
-        waitMs: s.exchange.wait * 1000,
-        fallback: s.exchange.fallback,
-        keepSteps: s.exchange.keepSteps,
-        startStep: s.exchange.startStep,
-        maxStepsAhead: s.exchange.maxStepsAhead,
-        maxGroupsPerStep: s.exchange.maxGroupsPerStep,
-      },
-      events,
-    );
-    const getRewardExchange = new Exchange(
-      runtime,
-      this.scorer,
-      journal,
-      {
-        namespace: 'get_reward',
-        waitMs: s.exchange.wait * 1000,
-        fallback: s.exchange.fallback,
-        keepSteps: Infinity,
-        keepRounds: s.getReward.keepRounds,
-      },
-      events,
-    );
-    this.groups.restore(records);
-    getRewardExchange.restore(records);
+    this.scorer = state.scorer;
+    this.groups = state.groups;
+    this.journal = state.journal;
+    this.replies = state.replies;
+    this.groupIds = state.groupIds;
+    this.tornTail = state.tornTail;
+    const getRewardExchange = state.rounds;
+    const journal = state.journal;
     this.getReward = new GetRewardScorer(runtime, this.scorer, getRewardExchange, this.metrics);
+    // POST /v1/samples forms groups and hands them to the same exchanges: with a step, the one of
+    // POST /v1/groups; without, the one of POST /get_reward (rounds per group id).
+    this.samples = new SampleScorer(
+      runtime,
+      this.scorer,
+      { steps: this.groups, rounds: getRewardExchange },
+      this.metrics,
+    );
     journal.onSync = (seconds, n) => {
       this.metrics.journalSync.observe(seconds);
       this.metrics.journalRecords.inc({}, n);
@@ -158,7 +146,7 @@ export class RewardServer {
     );
     this.metrics.gauge(
       'corl_serve_exchange_newest_step',
-      'the newest step of POST /v1/groups (posts may run serve.exchange.maxStepsAhead beyond it)',
+      'the newest step any agent reached on POST /v1/groups',
       () => this.groups.newest,
     );
     this.metrics.gauge(
@@ -172,20 +160,28 @@ export class RewardServer {
       () => this.getReward.pending,
     );
     this.metrics.gauge(
+      'corl_serve_pending_samples',
+      'POST /v1/samples samples waiting for the rest of their group',
+      () => this.samples.pendingSamples,
+    );
+    this.metrics.gauge(
       'corl_serve_uptime_seconds',
       'seconds since the service started',
       () => (Date.now() - this.started) / 1000,
     );
+    this.table = new ConnectionTable(
+      s.maxConnections,
+      s.maxConnectionsPerPeer,
+      Math.min(SPARE_CONNECTIONS, s.maxConnections),
+      {
+        evicted: (cap) => this.metrics.connectionsEvicted.inc({ reason: cap }),
+        dropped: () => this.metrics.connectionsRefused.inc({ outcome: 'dropped' }),
+      },
+    );
     server.on('connection', (socket: Socket) => {
-      if (this.connections >= s.maxConnections) {
-        this.overCap.add(socket);
-        this.metrics.connectionsRefused.inc({ outcome: 'answered' });
-        return;
-      }
-      this.connections++;
-      socket.once('close', () => this.connections--);
+      const cap = this.table.open(socket);
+      if (cap) this.overCap.set(socket, cap);
     });
-    server.on('drop', () => this.metrics.connectionsRefused.inc({ outcome: 'dropped' }));
     server.on('request', (req, res) => {
       void this.handle(req, res);
     });
@@ -234,39 +230,16 @@ export class RewardServer {
         topology: served.config.topology.use,
         reward: served.config.reward.use,
       };
-      let opened: {
-        journal: Journal;
-        replay: { records: Parameters<Exchange['restore']>[0]; tornTail: boolean; notes: readonly string[] };
-      };
-      if (runtime.journalFile === undefined) {
-        opened = {
-          journal: Journal.disabled(),
-          replay: {
-            records: [],
-            tornTail: false,
-            notes: ['journal: none (serve.journal is false): labels live in memory only and are lost at restart'],
-          },
-        };
-      } else {
-        const file = runtime.journalFile;
-        opened = await Journal.open(file, cohort, (replay) => {
-          // Nothing is rewritten before every record has been checked: a refusal leaves the file as it was.
-          const { newest: reached } = checkReplay(replay, file, {
-            agents: runtime.agents,
-            maxStepsAhead: settings.exchange.maxStepsAhead,
-          });
-          const newest = Math.max(settings.exchange.startStep, reached ?? -1);
-          const keep = (n: string): RetainRule =>
-            n === 'groups'
-              ? { steps: settings.exchange.keepSteps, newest }
-              : { steps: Infinity, rounds: settings.getReward.keepRounds };
-          return {
-            keep: Exchange.retain(replay.records, keep),
-            exchange: { newest, maxStepsAhead: settings.exchange.maxStepsAhead },
-          };
-        });
-      }
-      journal = opened.journal;
+      const metrics = new ServeMetrics();
+      const state = await openState(runtime, cohort, {
+        wait: (seconds: number, arrived: boolean) => {
+          metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' });
+          metrics.waitSeconds.observe(seconds);
+        },
+        fallback: (kind: string) => metrics.fallbacks.inc({ kind }),
+        replay: () => metrics.replays.inc(),
+      });
+      journal = state.journal;
       const server = http.createServer({
         keepAlive: true,
         // Slow or stuck clients are cut (HTTP 408) so that they cannot hold connections, and the
@@ -277,9 +250,8 @@ export class RewardServer {
         connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.min(t.headers, t.body) * 250)),
       });
       server.keepAliveTimeout = t.idle * 1000;
-      // Node closes connections beyond this at once; the spare ones over the cap get a coded 503.
+      // Connections over the caps are handled by the service (ConnectionTable), not dropped by Node.
       const spare = Math.min(SPARE_CONNECTIONS, settings.maxConnections);
-      server.maxConnections = settings.maxConnections + spare;
       const files = openFileLimit();
       if (files !== undefined && settings.maxConnections + spare + 64 > files) {
         options.log?.(
@@ -302,15 +274,15 @@ export class RewardServer {
           resolve();
         });
       });
-      const rs = new RewardServer(runtime, journal, server, credentials, opened.replay.tornTail, opened.replay.records);
+      const rs = new RewardServer(runtime, state, server, credentials, metrics);
       for (const note of credentials.startNotes(host)) options.log?.(note);
-      for (const note of opened.replay.notes) options.log?.(note);
-      if (opened.replay.tornTail)
+      for (const note of state.notes) options.log?.(note);
+      if (state.tornTail)
         options.log?.(
           `journal: dropped a torn last line of ${runtime.journalFile} (the previous service stopped mid-write; that write was never acknowledged)`,
         );
       if (runtime.journalFile !== undefined)
-        options.log?.(`journal: ${runtime.journalFile} (${opened.replay.records.length} record(s) restored)`);
+        options.log?.(`journal: ${runtime.journalFile} (${state.restored} record(s) restored)`);
       return rs;
     } catch (e) {
       await journal?.close();
@@ -337,6 +309,7 @@ export class RewardServer {
       const closed = new Promise<void>((r) => this.server.close(() => r()));
       this.groups.close();
       this.getReward.shutdown();
+      this.samples.shutdown();
       this.server.closeIdleConnections();
       // Requests woken above answer with "connection: close"; anything still open after a grace
       // period (a client that never reads its answer) is cut.
@@ -351,10 +324,14 @@ export class RewardServer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const t0 = performance.now();
+    const gone = goneSignal(res);
     const [pathname = '/', search = ''] = (req.url ?? '/').split('?', 2);
-    const route = ['/health', '/metrics', '/v1/groups', '/get_reward'].includes(pathname) ? pathname : 'other';
+    const route = ['/health', '/metrics', '/v1/groups', '/v1/samples', '/get_reward'].includes(pathname)
+      ? pathname
+      : 'other';
     this.inflight++;
     let status = 200;
+    let working = false;
     try {
       if (this.stopping)
         throw new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down');
@@ -362,7 +339,7 @@ export class RewardServer {
       if (route === 'other')
         throw new CorlError(
           'CORL_ERR_SERVE_NOT_FOUND',
-          `expected one of POST /get_reward, POST /v1/groups, GET /health, GET /metrics; got ${req.method} ${pathname}`,
+          `expected one of POST /get_reward, POST /v1/groups, POST /v1/samples, GET /health, GET /metrics; got ${req.method} ${pathname}`,
           { where: pathname },
         );
       if (req.method !== method)
@@ -370,19 +347,16 @@ export class RewardServer {
           where: pathname,
           data: { method },
         });
-      if (this.overCap.has(req.socket)) {
+      // A connection over a cap takes the place of one without work when it sends a request.
+      const refused = this.overCap.has(req.socket) ? this.table.promote(req.socket) : undefined;
+      if (refused === undefined) this.overCap.delete(req.socket);
+      else {
+        this.metrics.connectionsRefused.inc({ outcome: 'answered' });
         // One answer, then the connection closes: /health still tells a probe the service lives.
         res.setHeader('connection', 'close');
         if (route !== '/health') {
           res.setHeader('retry-after', '1');
-          throw new CorlError(
-            'CORL_ERR_SERVE_BUSY',
-            `expected at most ${this.runtime.settings.maxConnections} open connections (serve.maxConnections), got one more`,
-            {
-              where: 'connection',
-              hint: 'reuse keep-alive connections and retry after a moment, or raise serve.maxConnections',
-            },
-          );
+          throw busy(refused, this.runtime.settings, req.socket.remoteAddress ?? '');
         }
       }
       if (route === '/health') return send(res, 200, this.health());
@@ -394,9 +368,19 @@ export class RewardServer {
       );
       if (route === '/metrics')
         return sendText(res, 200, this.metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
+      const ctx: RequestContext = {
+        caller,
+        id: requestId(req.headers['idempotency-key']),
+        gone,
+        params,
+      };
       const body = await readJson(req, this.runtime.settings.maxBodyBytes);
-      if (route === '/v1/groups') return send(res, 200, await this.postGroups(body, caller));
-      return send(res, 200, await this.postGetReward(body, params, caller));
+      // From here the service works for this request: its connection is not given up for another.
+      this.table.busy(req.socket);
+      working = true;
+      if (route === '/v1/groups') return send(res, 200, await this.postGroups(body, ctx));
+      if (route === '/v1/samples') return send(res, 200, await this.postSamples(body, ctx));
+      return send(res, 200, await this.postGetReward(body, ctx));
     } catch (e) {
       const err = isCorlError(e)
         ? e
@@ -416,9 +400,11 @@ export class RewardServer {
         res.once('finish', () => req.socket.destroy());
       }
     } finally {
+      if (working) this.table.done(req.socket);
       this.inflight--;
       if (this.stopping) this.server.closeIdleConnections();
-      const code = status === 200 ? res.statusCode : status;
+      // A client that left before its answer was sent counts as 499, whatever was computed for it.
+      const code = gone.aborted ? 499 : status === 200 ? res.statusCode : status;
       this.metrics.requests.inc({ route, status: String(code) });
       this.metrics.latency.observe((performance.now() - t0) / 1000, { route });
     }
@@ -437,7 +423,7 @@ export class RewardServer {
     return i;
   }
 
-  private async postGroups(body: unknown, caller: Caller): Promise<unknown> {
+  private async postGroups(body: unknown, ctx: RequestContext): Promise<unknown> {
     const rt = this.runtime;
     const req = parseGroupsRequest(body, {
       maxGroups: rt.settings.exchange.maxGroupsPerStep,
@@ -445,7 +431,7 @@ export class RewardServer {
       maxRequestCompletions: rt.settings.maxRequestCompletions,
       maxTestInputs: rt.settings.maxTestInputs,
     });
-    const agent = this.credentials.agentOf(caller, this.agent(req.agent, 'agent'), 'agent')!;
+    const agent = this.credentials.agentOf(ctx.caller, this.agent(req.agent, 'agent'), 'agent')!;
     const K = rt.settings.groupSize;
     req.groups.forEach((g, i) => {
       if (K > 0 && g.completions.length !== K) {
@@ -455,6 +441,7 @@ export class RewardServer {
           { where: `groups[${i}].completions` },
         );
       }
+      g.completions.forEach((c, k) => checkTokenStats(rt, c, `groups[${i}].completions[${k}]`));
       if (rt.supervised && g.reference === undefined) {
         throw new CorlError(
           'CORL_ERR_SERVE_BAD_REQUEST',
@@ -463,23 +450,46 @@ export class RewardServer {
         );
       }
     });
-    const answers = await this.groups.post(
-      agent,
-      req.step,
-      req.groups,
-      req.wait === undefined ? undefined : req.wait * 1000,
-    );
-    this.metrics.completions.inc(
-      { route: '/v1/groups' },
-      answers.reduce((s, a) => s + a.rewards.length, 0),
-    );
-    return { agent: rt.agents[agent], step: req.step, groups: answers.map(publicAnswer), metrics: summarize(answers) };
+    this.countUntokenized('/v1/groups', req.groups);
+    const post = async (): Promise<unknown> => {
+      // Scored in text order, so that a tie never depends on how the trainer ordered its batch.
+      const ordered = req.groups.map((g) => inScoringOrder(g));
+      const answers = (
+        await this.groups.post(
+          agent,
+          req.step,
+          ordered.map((o) => o.group),
+          req.wait === undefined ? undefined : req.wait * 1000,
+        )
+      ).map((a, i) => inPostedOrder(a, ordered[i]!.order));
+      this.metrics.completions.inc(
+        { route: '/v1/groups' },
+        answers.reduce((s, a) => s + a.rewards.length, 0),
+      );
+      return {
+        agent: rt.agents[agent],
+        step: req.step,
+        groups: answers.map(publicAnswer),
+        metrics: summarize(answers),
+      };
+    };
+    // A retry is answered from the stored answers whatever its id; an id only refuses its reuse for another body.
+    if (ctx.id === undefined) return post();
+    return this.groupIds.run(agent, ctx.id, requestHash([req.step, req.groups]), post);
   }
 
-  private async postGetReward(body: unknown, params: URLSearchParams, caller: Caller): Promise<unknown> {
+  private async postGetReward(body: unknown, ctx: RequestContext): Promise<unknown> {
     const rt = this.runtime;
     const req = parseGetRewardRequest(body, rt.settings.maxRequestCompletions);
-    const name = params.get('agent');
+    if (rt.tokenStats)
+      throw new CorlError(
+        'CORL_ERR_SERVE_BAD_REQUEST',
+        `expected per-token statistics because "${rt.config.reward.use}" reads them, got POST /get_reward, which carries text only`,
+        { where: 'query', hint: 'post each sample with its entropies or meanLogprobs through POST /v1/samples' },
+      );
+    // OpenRLHF sends text only: lengths are characters here (docs/guide/serve.md "Lengths").
+    this.metrics.untokenized.inc({ route: '/get_reward' }, req.query.length);
+    const name = ctx.params.get('agent');
     const named =
       name === null
         ? undefined
@@ -489,10 +499,48 @@ export class RewardServer {
           );
     // With agent tokens the token says who posts; otherwise ?agent=, else serve.getReward.agent, else the first.
     const agent =
-      this.credentials.agentOf(caller, named, 'agent (query parameter)') ??
+      this.credentials.agentOf(ctx.caller, named, 'agent (query parameter)') ??
       rt.agentIndex(rt.settings.getReward.agent ?? rt.agents[0]!)!;
+    if (ctx.id === undefined) return this.getRewardReply(agent, req, ctx.gone);
+    // With an id the samples stay at the barrier if the request goes away: its retry claims the reply.
+    const fp = requestHash([req.query, req.prompts ?? null, req.labels ?? null]);
+    return this.replies.run(agent, ctx.id, fp, () => this.getRewardReply(agent, req));
+  }
+
+  private async postSamples(body: unknown, ctx: RequestContext): Promise<unknown> {
+    const rt = this.runtime;
+    const req = parseSamplesRequest(body, {
+      maxCompletions: rt.settings.maxCompletions,
+      maxSamples: Math.min(rt.settings.samples.maxPending, rt.settings.maxRequestCompletions),
+      maxTestInputs: rt.settings.maxTestInputs,
+    });
+    const agent = this.credentials.agentOf(ctx.caller, this.agent(req.agent, 'agent'), 'agent')!;
+    req.samples.forEach((s, i) =>
+      checkTokenStats(rt, s.completion, req.single ? 'completion' : `samples[${i}].completion`),
+    );
+    const untokenized = req.samples.filter((s) => s.completion.length === undefined).length;
+    if (untokenized) this.metrics.untokenized.inc({ route: '/v1/samples' }, untokenized);
+    const post = async (): Promise<unknown> => {
+      const answers = await this.samples.post(agent, req, ctx.id === undefined ? ctx.gone : undefined);
+      this.metrics.completions.inc({ route: '/v1/samples' }, answers.length);
+      if (req.single) return { agent: rt.agents[agent], ...answers[0]! };
+      return { agent: rt.agents[agent], samples: answers };
+    };
+    // Samples are idempotent by their own request ids; an Idempotency-Key only refuses its reuse for another body.
+    if (ctx.id === undefined) return post();
+    return this.groupIds.run(agent, ctx.id, requestHash([req.step ?? null, req.samples]), post);
+  }
+
+  /** Completions posted without a token count: their length falls back to characters. */
+  private countUntokenized(route: string, groups: readonly PostedGroup[]): void {
+    let n = 0;
+    for (const g of groups) for (const c of g.completions) if (c.length === undefined) n++;
+    if (n) this.metrics.untokenized.inc({ route }, n);
+  }
+
+  private async getRewardReply(agent: number, req: GetRewardRequest, gone?: AbortSignal): Promise<unknown> {
     const samples = req.query.map((query, i) => ({ query, prompt: req.prompts?.[i], label: req.labels?.[i] }));
-    const results = await this.getReward.score(agent, samples);
+    const results = await this.getReward.score(agent, samples, gone);
     this.metrics.completions.inc({ route: '/get_reward' }, results.length);
     const names = [...new Set(results.flatMap((r) => Object.keys(r.logs)))].sort();
     const extra: Record<string, number[]> = {};
@@ -521,20 +569,76 @@ export class RewardServer {
       equivalence: rt.config.equivalence.use,
       supervised: rt.supervised,
       pointwise: rt.pointwise,
+      tokenStats: rt.tokenStats,
       groupSize: s.groupSize,
       maxCompletions: s.maxCompletions,
-      exchange: { ...s.exchange, slots: this.groups.size, newestStep: this.groups.newest },
+      exchange: {
+        ...s.exchange,
+        slots: this.groups.size,
+        newestStep: this.groups.newest,
+        steps: this.groups.reaches(),
+      },
       getReward: {
         groupSize: s.getReward.groupSize,
         wait: s.getReward.wait,
         groupBy: s.getReward.groupBy,
         agent: s.getReward.agent ?? rt.agents[0],
       },
+      samples: { wait: s.samples.wait, maxPending: s.samples.maxPending, pending: this.samples.pendingSamples },
       journal: { file: rt.journalFile ?? null, written: this.journal.written },
       auth: this.credentials.mode,
       uptimeSeconds: (Date.now() - this.started) / 1000,
     };
   }
+}
+
+/** The answer of a connection over a cap with no idle connection to close for it. */
+function busy(refused: Cap, s: ServeRuntime['settings'], peer: string): CorlError {
+  return new CorlError(
+    'CORL_ERR_SERVE_BUSY',
+    refused === 'peer'
+      ? `expected at most ${s.maxConnectionsPerPeer} open connections from ${peer} (serve.maxConnectionsPerPeer), got one more while all of them have requests in progress`
+      : `expected at most ${s.maxConnections} open connections (serve.maxConnections), got one more while all of them have requests in progress`,
+    {
+      where: 'connection',
+      hint: `reuse keep-alive connections and retry after a moment, or raise serve.${refused === 'peer' ? 'maxConnectionsPerPeer' : 'maxConnections'}`,
+    },
+  );
+}
+
+/** What a route handler needs to know about its request beyond the body. */
+interface RequestContext {
+  readonly caller: Caller;
+  /** The Idempotency-Key, when sent. */
+  readonly id: string | undefined;
+  /** Aborted when the request goes away before it is answered (the client closed the connection). */
+  readonly gone: AbortSignal;
+  readonly params: URLSearchParams;
+}
+
+/** A signal aborted (with CORL_ERR_SERVE_CANCELLED) when the response closes before it was sent in full. */
+function goneSignal(res: http.ServerResponse): AbortSignal {
+  const ctrl = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished)
+      ctrl.abort(
+        new CorlError(
+          'CORL_ERR_SERVE_CANCELLED',
+          'expected the client to wait for its answer, got a closed connection',
+        ),
+      );
+  });
+  return ctrl.signal;
+}
+
+/** A reward that reads per-token statistics (RENT, Intuitor) needs them on every completion. */
+function checkTokenStats(rt: ServeRuntime, c: PostedCompletion, where: string): void {
+  if (!rt.tokenStats || c.entropies || c.meanLogprobs) return;
+  throw new CorlError(
+    'CORL_ERR_SERVE_BAD_REQUEST',
+    `expected ${where} to carry per-token statistics (entropies or meanLogprobs, one per generated token) because "${rt.config.reward.use}" reads them, got none`,
+    { where },
+  );
 }
 
 function publicAnswer(a: GroupAnswer): unknown {

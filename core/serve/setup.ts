@@ -9,7 +9,7 @@ import { serveRootSchema } from '../config/serve-schema';
 import type { CorlConfig, ServeSettings } from '../config/types';
 import { CorlError } from '../errors';
 import { createRunPlugins } from '../config/run-plugins';
-import { ANSWER_CACHE_LIMITS, AnswerKeys, type AnswerCacheLimits } from '../trainer/answer-keys';
+import { ANSWER_CACHE_LIMITS, AnswerKeys, type AnswerCacheLimits } from '../reward/answer-keys';
 
 /**
  * The service's answer cache keeps short texts only: a model's long completions almost never
@@ -77,12 +77,14 @@ export interface ServeRuntime {
   readonly equivalence: Equivalence;
   /** The equivalence trusted with references, when the reward reads ground truth: it compares answers with them. */
   readonly grading?: Equivalence;
-  /** Cached extraction and keys (the reward source's own `answerKeys` when it has one). */
+  /** Cached extraction and keys through the run's extractor and equivalence (the reward pipeline adds the source's own `answerKeys`). */
   readonly keys: AnswerKeys;
   /** Whether the reward source reads references (requests must then carry them). */
   readonly supervised: boolean;
   /** Whether the reward source scores each completion on its own (manifest `pointwise`). */
   readonly pointwise: boolean;
+  /** Whether the reward source reads per-token statistics (manifest `tokenStats`: RENT, Intuitor). */
+  readonly tokenStats: boolean;
   /** Absolute path of the label journal; undefined when `serve.journal` is false (labels in memory only). */
   readonly journalFile: string | undefined;
   /** Agent index by name; undefined when unknown. */
@@ -126,9 +128,10 @@ export async function buildServeRuntime(
       extractor,
       equivalence,
       ...(grading ? { grading } : {}),
-      keys: new AnswerKeys(extractor, equivalence, reward, SERVE_ANSWER_CACHE),
+      keys: new AnswerKeys(extractor, equivalence, SERVE_ANSWER_CACHE),
       supervised: loaded.supervised,
       pointwise,
+      tokenStats: loaded.tokenStats,
       journalFile,
       agentIndex: (name) => byName.get(name),
       close: plugins.close,

@@ -32,6 +32,10 @@ export interface RewardContextSpec {
   readonly agents?: number;
   /** Training step (default 0). */
   readonly step?: number;
+  /** The run's number of steps (absent by default, as under `corl serve`). */
+  readonly totalSteps?: number;
+  /** The discussion round (absent by default: a run without an interaction). */
+  readonly round?: number;
   /** Completion texts; default `The answer is \boxed{<key>}.` (or a sentence without an answer). */
   readonly texts?: readonly string[];
   /** How each completion ended; default all `stop`. */
@@ -58,8 +62,8 @@ export function completionText(key: string | null): string {
 }
 
 /**
- * A {@link RewardContext} as the trainer would build it, from answer keys. Token counts are the
- * texts' lengths in characters (a character-level tokenizer).
+ * A {@link RewardContext} as the trainer would build it, from answer keys. Tokens are the texts'
+ * characters (a character-level tokenizer: each id is a UTF-16 code unit).
  */
 export function rewardContext(spec: RewardContextSpec): RewardContext {
   const agent = spec.agent ?? 0;
@@ -77,6 +81,7 @@ export function rewardContext(spec: RewardContextSpec): RewardContext {
       answer: key,
       key,
       length,
+      tokenIds: Array.from({ length }, (_, i) => text.charCodeAt(i)),
       finishReason: spec.finishReasons?.[k] ?? 'stop',
       ...(spec.tokenStats
         ? {
@@ -94,6 +99,8 @@ export function rewardContext(spec: RewardContextSpec): RewardContext {
     agent,
     agents,
     step: spec.step ?? 0,
+    ...(spec.totalSteps !== undefined ? { totalSteps: spec.totalSteps } : {}),
+    ...(spec.round !== undefined ? { round: spec.round } : {}),
     completions,
     own: { agent, keys: [...spec.keys] },
     supervisors,

@@ -251,6 +251,22 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
                 `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)}, but its result for context ${i} changed when a reference was present`,
               );
             }
+            if (plain.scoreMany) {
+              // The trainer scores a step through scoreMany: the same decoy must change nothing there either.
+              const contexts = contextsFor(f);
+              const decoys = contexts.map((ctx) => {
+                const decoy = ctx.completions.find((c) => c.key !== null)?.key ?? '4';
+                return {
+                  ...ctx,
+                  reference: { answer: decoy, expectedOutputs: ctx.problem.testInputs?.map(() => decoy) },
+                };
+              });
+              assert.deepEqual(
+                await decoyed.scoreMany!(decoys),
+                await plain.scoreMany(contexts),
+                `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)}, but its scoreMany results changed when references were present`,
+              );
+            }
             if (plain.answerKeys) await plain.answerKeys({ problem, texts: kit.answerKeyTexts ?? DEFAULT_TEXTS });
             await plain.close?.();
             await decoyed.close?.();
@@ -268,6 +284,30 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
             [],
             `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth (and caught the refusal): ${refusals.map((r) => r.message).join('; ')}`,
           );
+        }
+      },
+    },
+    {
+      title: 'scoreMany (when implemented) gives each context exactly what score gives it, in order',
+      run: async () => {
+        for (const options of optionSetsOf(kit)) {
+          const f = await facts(options);
+          const source = await kitCreate(plugin, kit, options);
+          if (source.scoreMany) {
+            // Several agents and steps in one batch, as the trainer hands over a step (and a later one).
+            const contexts = contextsFor(f).flatMap((ctx, i) => [
+              ctx,
+              { ...ctx, agent: (i % 2) + ctx.agent, step: ctx.step + 1 },
+            ]);
+            const many = await source.scoreMany(contexts);
+            assert.ok(Array.isArray(many), `${label(options)}: scoreMany should return an array`);
+            assert.equal(many.length, contexts.length, `${label(options)}: scoreMany gives one result per context`);
+            const one: RewardResult[] = [];
+            for (const ctx of contexts) one.push(await source.score(ctx));
+            many.forEach((r, i) => checkResult(r, contexts[i]!, `${label(options)}, scoreMany context ${i}`));
+            assert.deepEqual(many, one, `${label(options)}: scoreMany should give each context what score gives it`);
+          }
+          await source.close?.();
         }
       },
     },

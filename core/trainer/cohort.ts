@@ -16,6 +16,7 @@ import { createRunPlugins } from '../config/run-plugins';
 import { chatDiscussionPrompt, chatEvaluationPrompt } from '../util/discussion-text';
 import { mixSeed, Rng } from '../util/rng';
 import type { DiscussionFormat } from './discussion';
+import { NO_INTERACTION } from './no-interaction';
 
 /** One member of the cohort: its policy and seed. */
 export interface Agent {
@@ -40,8 +41,8 @@ export interface Cohort {
   /** Another instance of the same equivalence, for grading against references (metrics, evaluation). */
   readonly grading: Equivalence;
   readonly advantage: AdvantageEstimator;
-  /** The interaction protocol, when the config has one: agents then discuss each problem for its rounds. */
-  readonly interaction?: Interaction;
+  /** The interaction protocol: agents discuss each problem for its rounds (`NO_INTERACTION`, zero rounds, when the config has none). */
+  readonly interaction: Interaction;
   /** `neighbours[a]`: whose previous turns agent `a` reads in a discussion round (the topology's supervisors). */
   readonly neighbours: readonly (readonly number[])[];
   /** The task's discussion prompt format (the chat default when the task has none). */
@@ -100,12 +101,24 @@ export async function buildCohort(loaded: LoadedConfig): Promise<Cohort> {
     equivalence: p.equivalence,
     grading: p.grading!,
     advantage: p.advantage!,
-    interaction: p.interaction,
+    interaction: p.interaction ?? NO_INTERACTION,
     neighbours,
     discussionPrompt,
     evaluationPrompt,
     sinks: p.sinks,
     close: p.close,
+  };
+}
+
+/** The sampling settings of the trainer's config: every round of a step and the judge's samples use them. */
+export function trainSampling(cohort: Pick<Cohort, 'loaded'>): Omit<SamplingOptions, 'n' | 'seed'> {
+  const tc = cohort.loaded.config.trainer;
+  return {
+    temperature: tc.sampling.temperature,
+    topP: tc.sampling.topP,
+    maxTokens: tc.sampling.maxTokens,
+    stop: tc.sampling.stop,
+    tokenStats: cohort.loaded.tokenStats,
   };
 }
 
@@ -162,16 +175,29 @@ export function agentFailure(agent: Agent | undefined, what: string, e: unknown)
  * resumed run sees exactly the problems an uninterrupted one does.
  */
 export function batchAt(train: readonly Problem[], step: number, batchSize: number, dataSeed: number): Problem[] {
-  const out: Problem[] = [];
-  const n = train.length;
+  return epochBatch(train, step, batchSize, (epoch) => mixSeed(dataSeed, 'data', epoch));
+}
+
+/**
+ * Batch `step` of an endless stream of epochs over `items`, epoch e a permutation seeded by
+ * `seedOf(e)`: a pure function of the step (training batches, `corl pretrain`'s texts).
+ */
+export function epochBatch<T>(
+  items: readonly T[],
+  step: number,
+  batchSize: number,
+  seedOf: (epoch: number) => number,
+): T[] {
+  const out: T[] = [];
+  const n = items.length;
   let pos = step * batchSize;
   let epoch = -1;
-  let order: Problem[] = [];
+  let order: T[] = [];
   while (out.length < batchSize) {
     const e = Math.floor(pos / n);
     if (e !== epoch) {
       epoch = e;
-      order = new Rng(mixSeed(dataSeed, 'data', e)).shuffle(train);
+      order = new Rng(seedOf(e)).shuffle(items);
     }
     out.push(order[pos % n]!);
     pos++;

@@ -1,9 +1,13 @@
-// Prompts of discussion rounds: each agent's view of the problem with its neighbours' previous turns,
-// in the task's format, shortened to the policy's context (docs/guide/writing-an-interaction.md).
+// Discussion rounds: each agent's view of the problem with its neighbours' previous turns, in the task's
+// format, shortened to the policy's context (docs/guide/writing-an-interaction.md), and the one routine
+// that samples a round, for a training step and for an evaluation.
+import type { Completion } from '../contracts/completion';
 import type { Interaction, InteractionShare, TurnRef } from '../contracts/interaction';
-import type { ContextWindow } from '../contracts/policy';
+import type { ContextWindow, SampleRequest, SamplingOptions } from '../contracts/policy';
+import type { Problem } from '../contracts/problem';
 import type { NeighbourTurn } from '../contracts/task';
 import { CorlError } from '../errors';
+import { sampleChecked, type Agent, type Cohort } from './cohort';
 
 /** A task's discussion prompt format (`Task.discussionPrompt`, or the chat default). */
 export type DiscussionFormat = (prompt: string, turns: readonly NeighbourTurn[]) => string;
@@ -149,4 +153,100 @@ export function turnPrompt(
 ): string {
   const evaluate = (plan.turn?.(round) ?? 'answer') === 'evaluate';
   return roundPrompt(evaluate ? formats.evaluation : formats.discussion, prompt, read, { ...o, share: plan.share });
+}
+
+/** Who discusses and how: the same for a training step's rounds and an evaluation's. */
+export interface DiscussionSetup {
+  readonly agents: readonly Agent[];
+  readonly interaction: TurnPlan;
+  /** The interaction's name in the config, for messages. */
+  readonly use: string;
+  readonly neighbours: readonly (readonly number[])[];
+  readonly formats: TurnFormats;
+}
+
+/** One round to sample: its problems, debates, what each debate reads, and the sampling settings. */
+export interface RoundToSample {
+  /** The round, r ≥ 1. */
+  readonly round: number;
+  readonly problems: readonly Problem[];
+  /** Parallel debates per problem (K in training, `eval.samples` in evaluation). */
+  readonly debates: number;
+  /** Agent `agent`'s own request for problem `i` (its view: id, prompt, images); the round's prompt replaces its prompt. */
+  request(agent: number, i: number): SampleRequest;
+  /** The text and extracted answer of agent `agent`'s turn of round `round` in debate `k` of problem `i`. */
+  earlier(
+    round: number,
+    agent: number,
+    i: number,
+    k: number,
+  ): { readonly text: string; readonly answer: string | null };
+  /** Sampling settings of every agent (its `maxTokens` is what a prompt must leave room for). */
+  readonly sampling: Omit<SamplingOptions, 'n' | 'seed'>;
+  /** The seed of agent `agent`'s samples of this round. */
+  seed(agent: Agent): number;
+  /** Debate `k` of problem `p` as messages name it (e.g. `agents[1] debate 3 of problem "p7", round 2 at step 5`). */
+  where(agent: Agent, p: Problem, k: number): string;
+  /** The sampling call as messages name it. */
+  readonly what: string;
+}
+
+/**
+ * One discussion round, for training and evaluation alike: debate k of every agent reads the turns
+ * of the same debate the interaction names (by default the neighbours' turns of round r − 1), in the
+ * format of the round's kind, and samples one completion from that prompt. Returns the prompts and
+ * completions, `[agent][problem][debate]`.
+ */
+export async function discussionRound(
+  setup: DiscussionSetup,
+  r: RoundToSample,
+): Promise<{ prompts: string[][][]; completions: Completion[][][] }> {
+  const { interaction, formats } = setup;
+  const K = r.debates;
+  const prompts = setup.agents.map((a) => {
+    const window = a.policy.contextWindow?.();
+    const refs = turnsRead(interaction, r.round, a.index, setup.neighbours, setup.use);
+    return r.problems.map((p, i) =>
+      Array.from({ length: K }, (_, k) =>
+        turnPrompt(
+          interaction,
+          formats,
+          r.request(a.index, i).prompt,
+          refs.map((t) => ({ agent: t.agent, ...pick(r.earlier(t.round, t.agent, i, k)) })),
+          r.round,
+          { window, maxTokens: r.sampling.maxTokens, where: r.where(a, p, k) },
+        ),
+      ),
+    );
+  });
+  const completions = await Promise.all(
+    setup.agents.map(async (a) => {
+      const requests = r.problems.flatMap((_, i) =>
+        prompts[a.index]![i]!.map((prompt) => ({ ...r.request(a.index, i), prompt })),
+      );
+      const flat = await sampleChecked(a, requests, { ...r.sampling, n: 1, seed: r.seed(a) }, r.what);
+      return r.problems.map((_, i) => flat.slice(i * K, (i + 1) * K).map((g) => g[0]!));
+    }),
+  );
+  return { prompts, completions };
+}
+
+/** The text and answer of a turn, and nothing else. */
+function pick(t: { readonly text: string; readonly answer: string | null }): { text: string; answer: string | null } {
+  return { answer: t.answer, text: t.text };
+}
+
+/** A cohort's discussion setup: its agents, interaction, neighbours and the task's formats. */
+export function discussionSetup(
+  cohort: Pick<Cohort, 'agents' | 'neighbours' | 'discussionPrompt' | 'evaluationPrompt' | 'loaded'> & {
+    readonly interaction: TurnPlan;
+  },
+): DiscussionSetup {
+  return {
+    agents: cohort.agents,
+    interaction: cohort.interaction,
+    use: cohort.loaded.config.interaction?.use ?? 'none',
+    neighbours: cohort.neighbours,
+    formats: { discussion: cohort.discussionPrompt, evaluation: cohort.evaluationPrompt },
+  };
 }

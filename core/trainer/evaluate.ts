@@ -3,15 +3,17 @@ import type { MetricsRecord } from '../contracts/metrics-sink';
 import type { GroundTruth, Problem } from '../contracts/problem';
 import type { Completion } from '../contracts/completion';
 import type { Interaction } from '../contracts/interaction';
+import type { SampleRequest, SamplingOptions } from '../contracts/policy';
 import type { EvalConfig, SamplingConfig } from '../config/types';
 import type { TaskData } from '../contracts/task';
 import { missingValidationSplit } from '../config/data-checks';
 import { agreement, type Agreement } from '../metrics/agreement';
+import { matches } from '../voting/match';
 import { pluralityVote } from '../voting/plurality';
 import { mixSeed } from '../util/rng';
 import { sampleChecked, type Agent, type Cohort } from './cohort';
-import { AnswerKeys } from './answer-keys';
-import { turnPrompt, turnsRead } from './discussion';
+import { AnswerKeys } from '../reward/answer-keys';
+import { discussionRound, discussionSetup } from './discussion';
 
 /** One agent's answers to one held-out problem. */
 export interface EvalRow {
@@ -96,12 +98,11 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
   const problems = evalProblems(cohort.data, ev);
   const gt = cohort.data.groundTruth;
   if (problems.length === 0) return { rows: [], records: [], accuracy: cohort.agents.map(() => 0) };
-  // With an interaction, the scores (and rows, pairs, ensemble) are the final answer round's (an
-  // `evaluate` round checks another agent's turn: it is reported per round only); each round's pass@1 is added.
-  const rounds = cohort.interaction ? await evaluateDiscussion(cohort, problems, keys, ev) : undefined;
-  const perAgent =
-    rounds?.[finalAnswerRound(cohort.interaction!)] ??
-    (await Promise.all(cohort.agents.map((agent) => evaluateAgent(agent, problems, keys, gt, cohort.grading, ev))));
+  // The agents answer alone (round 0), then discuss for the interaction's rounds (none without one).
+  // The scores (and rows, pairs, ensemble) are the final answer round's (an `evaluate` round checks
+  // another agent's turn: it is reported per round only); in a discussion each round is reported too.
+  const rounds = await evaluateRounds(cohort, problems, keys, ev);
+  const perAgent = rounds[finalAnswerRound(cohort.interaction)] ?? [];
   const rows = perAgent.flat();
   const records: MetricsRecord[] = [];
   const accuracy: number[] = [];
@@ -114,13 +115,14 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
       'eval/mean_length': score.meanLength,
     };
     if (ev.samples > 1) metrics[`eval/maj@${ev.samples}`] = score.majority;
-    rounds?.forEach((round, r) => {
-      const s = agentScores(round[agent.index]!);
-      metrics[`eval/round${r}/pass@1`] = s.pass1;
-      if (ev.samples > 1) metrics[`eval/round${r}/maj@${ev.samples}`] = s.majority;
-      if (r > 0)
-        Object.assign(metrics, peerUse(rounds[r - 1]!, round, cohort.neighbours[agent.index]!, agent.index, r));
-    });
+    if (rounds.length > 1)
+      rounds.forEach((round, r) => {
+        const s = agentScores(round[agent.index]!);
+        metrics[`eval/round${r}/pass@1`] = s.pass1;
+        if (ev.samples > 1) metrics[`eval/round${r}/maj@${ev.samples}`] = s.majority;
+        if (r > 0)
+          Object.assign(metrics, peerUse(rounds[r - 1]!, round, cohort.neighbours[agent.index]!, agent.index, r));
+      });
     records.push({ step, agent: agent.index, phase: 'eval', metrics });
   }
   if (ev.ensemble > 0) {
@@ -179,7 +181,7 @@ async function sampleEval(
 ): Promise<Completion[][]> {
   // Every agent answers the canonical prompt: diversity strategies shape training inputs only, so
   // that all configs (and all agents of one) are scored on identical held-out questions.
-  const requests = problems.map((p) => ({ id: p.id, prompt: p.prompt, images: p.images }));
+  const requests = problems.map(evalRequest);
   const batch = settings.batch && settings.batch > 0 ? settings.batch : Math.max(requests.length, 1);
   const completions: Completion[][] = [];
   for (let from = 0; from < requests.length; from += batch) {
@@ -188,10 +190,7 @@ async function sampleEval(
       requests.slice(from, from + batch),
       {
         n: settings.samples,
-        temperature: settings.sampling.temperature,
-        topP: settings.sampling.topP,
-        maxTokens: settings.sampling.maxTokens,
-        stop: settings.sampling.stop,
+        ...samplingOf(settings.sampling),
         seed: from === 0 ? mixSeed(agent.seed, 'eval') : mixSeed(agent.seed, 'eval', from),
       },
       'evaluation sampling',
@@ -200,6 +199,16 @@ async function sampleEval(
     settings.onBatch?.(completions.length, requests.length);
   }
   return completions;
+}
+
+/** What an agent is asked for a held-out problem: the canonical prompt (diversity shapes training inputs only). */
+function evalRequest(p: Problem): SampleRequest {
+  return { id: p.id, prompt: p.prompt, images: p.images };
+}
+
+/** The sampling options of an evaluation config. */
+function samplingOf(s: SamplingConfig): Omit<SamplingOptions, 'n' | 'seed'> {
+  return { temperature: s.temperature, topP: s.topP, maxTokens: s.maxTokens, stop: s.stop };
 }
 
 /** The rows of one agent's completions (`completions[i]` for `problems[i]`), graded against ground truth. */
@@ -219,7 +228,7 @@ async function evalRows(
     const ks = await keys.forCompletions(problem, texts);
     const target = keys.referenceKey(problem.id, gt);
     const correct: boolean[] = [];
-    for (const k of ks) correct.push(await sameKey(k, target, equivalence));
+    for (const k of ks) correct.push(await matches(k, target, equivalence));
     const vote = await pluralityVote(ks, equivalence, 0);
     rows.push({
       agent: agent.index,
@@ -229,7 +238,7 @@ async function evalRows(
       keys: ks,
       correct,
       majority: vote.label,
-      majCorrect: await sameKey(vote.label, target, equivalence),
+      majCorrect: await matches(vote.label, target, equivalence),
       reference: gt.get(problem.id)?.answer ?? null,
       meanLength: mean(group.map((c) => c.tokenIds.length)),
       ...(typeof problem.metadata?.category === 'string' ? { category: problem.metadata.category } : {}),
@@ -239,74 +248,50 @@ async function evalRows(
 }
 
 /**
- * A discussion on held-out problems: round 0 as {@link evaluateAgent}, then for each round r every
- * agent's sample j reads its neighbours' samples j of round r − 1 (one completion per prompt, seeded
- * by (agent seed, "eval", "round", r)). Returns the rows of every round, `rounds[r][agent]`.
+ * The held-out problems through the interaction's rounds: round 0 as {@link evaluateAgent}, then for
+ * each round r every agent's sample j reads its neighbours' samples j of round r − 1 (one completion
+ * per prompt, seeded by (agent seed, "eval", "round", r)); one round without an interaction. Returns
+ * the rows of every round, `rounds[r][agent]` (marked with their round in a discussion).
  */
-async function evaluateDiscussion(
+async function evaluateRounds(
   cohort: Cohort,
   problems: readonly Problem[],
   keys: AnswerKeys,
   ev: EvalConfig,
 ): Promise<EvalRow[][][]> {
-  const interaction = cohort.interaction!;
+  const interaction = cohort.interaction;
   const gt = cohort.data.groundTruth;
-  const S = ev.samples;
+  const discussing = interaction.rounds > 0;
   let completions = await Promise.all(cohort.agents.map((agent) => sampleEval(agent, problems, ev)));
   const history: Completion[][][][] = [];
-  const use = cohort.loaded.config.interaction!.use;
-  const formats = { discussion: cohort.discussionPrompt, evaluation: cohort.evaluationPrompt };
+  const setup = discussionSetup(cohort);
   const rounds: EvalRow[][][] = [];
   for (let r = 0; ; r++) {
     const cs = completions;
     history.push(cs);
     rounds.push(
       await Promise.all(
-        cohort.agents.map((agent) => evalRows(agent, problems, cs[agent.index]!, keys, gt, cohort.grading, r)),
+        cohort.agents.map((agent) =>
+          evalRows(agent, problems, cs[agent.index] ?? [], keys, gt, cohort.grading, discussing ? r : undefined),
+        ),
       ),
     );
     if (r === interaction.rounds) return rounds;
-    completions = await Promise.all(
-      cohort.agents.map(async (agent) => {
-        const window = agent.policy.contextWindow?.();
-        const refs = turnsRead(interaction, r + 1, agent.index, cohort.neighbours, use);
-        const requests = problems.flatMap((p, i) =>
-          Array.from({ length: S }, (_, j) => ({
-            id: p.id,
-            images: p.images,
-            prompt: turnPrompt(
-              interaction,
-              formats,
-              p.prompt,
-              refs.map((t) => {
-                const text = history[t.round]![t.agent]![i]![j]!.text;
-                return { agent: t.agent, answer: keys.of(text).answer, text };
-              }),
-              r + 1,
-              {
-                window,
-                maxTokens: ev.sampling.maxTokens,
-                where: `agents[${agent.index}] evaluation sample ${j} of problem "${p.id}", round ${r + 1}`,
-              },
-            ),
-          })),
-        );
-        const flat = await sampleChecked(
-          agent,
-          requests,
-          {
-            n: 1,
-            temperature: ev.sampling.temperature,
-            topP: ev.sampling.topP,
-            maxTokens: ev.sampling.maxTokens,
-            stop: ev.sampling.stop,
-            seed: mixSeed(agent.seed, 'eval', 'round', r + 1),
-          },
-          `evaluation sampling, round ${r + 1}`,
-        );
-        return problems.map((_, i) => flat.slice(i * S, (i + 1) * S).map((g) => g[0]!));
-      }),
-    );
+    const round = r + 1;
+    ({ completions } = await discussionRound(setup, {
+      round,
+      problems,
+      debates: ev.samples,
+      request: (_, i) => evalRequest(problems[i]!),
+      earlier: (t, a, i, j) => {
+        const text = history[t]![a]![i]![j]!.text;
+        return { text, answer: keys.of(text).answer };
+      },
+      sampling: samplingOf(ev.sampling),
+      seed: (agent) => mixSeed(agent.seed, 'eval', 'round', round),
+      where: (agent, p, j) => `agents[${agent.index}] evaluation sample ${j} of problem "${p.id}", round ${round}`,
+      what: `evaluation sampling, round ${round}`,
+    }));
   }
 }
 
@@ -383,7 +368,7 @@ export async function ensembleCorrect(
   for (let i = 0; i < n; i++) {
     const pooled = perAgent.flatMap((rows) => rows[i]!.keys.slice(0, m));
     const vote = await pluralityVote(pooled, equivalence, 0);
-    out.push(await sameKey(vote.label, referenceKey(perAgent[0]![i]!.id), equivalence));
+    out.push(await matches(vote.label, referenceKey(perAgent[0]![i]!.id), equivalence));
   }
   return out;
 }
@@ -409,16 +394,10 @@ export async function pairAgreement(
     for (let j = 0; j < pairs; j++) {
       ca.push(x.correct[j]!);
       cb.push(y.correct[j]!);
-      same.push(await sameKey(x.keys[j] ?? null, y.keys[j] ?? null, equivalence));
+      same.push(await matches(x.keys[j] ?? null, y.keys[j] ?? null, equivalence));
     }
   }
   return agreement(ca, cb, same);
-}
-
-/** Whether two keys are the same answer (null never is). */
-export async function sameKey(a: string | null, b: string | null, eq: Equivalence): Promise<boolean> {
-  if (a === null || b === null) return false;
-  return a === b || eq.equal(a, b);
 }
 
 /** Mean of the finite values (0 for none). */

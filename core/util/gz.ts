@@ -3,32 +3,46 @@ import * as zlib from 'node:zlib';
 import { MAX_INPUT_BYTES, NotARegularFile, readUserFile } from './files';
 
 /**
- * The file to read for `file`: itself when it exists, else its gzip-compressed twin `file.gz`
- * (the committed, compact copies of runs under docs/results/ are compressed), else `file`
+ * The file to read for `file`: itself when it exists, else its compressed twin `file.gz` or
+ * `file.br` (the committed, compact copies of runs under docs/results/ are compressed), else `file`
  * (so the caller's "no such file" names what it asked for).
  */
 export function existingOrGz(file: string): string {
-  if (fs.existsSync(file) || file.endsWith('.gz')) return file;
-  return fs.existsSync(`${file}.gz`) ? `${file}.gz` : file;
+  if (fs.existsSync(file) || file.endsWith('.gz') || file.endsWith('.br')) return file;
+  for (const twin of [`${file}.gz`, `${file}.br`]) if (fs.existsSync(twin)) return twin;
+  return file;
 }
 
 /**
- * Read a text file, gunzipping it when its name ends in `.gz`: a regular file only (see
- * `readUserFile`), and at most `MAX_INPUT_BYTES` once decompressed.
+ * Read a text file, decompressing it when its name ends in `.gz` (gzip) or `.br` (brotli): a regular
+ * file only (see `readUserFile`), and at most `MAX_INPUT_BYTES` once decompressed.
  */
 export function readTextMaybeGz(file: string): string {
   const bytes = readUserFile(file);
-  if (!file.endsWith('.gz')) return bytes.toString('utf8');
+  const gz = file.endsWith('.gz');
+  if (!gz && !file.endsWith('.br')) return bytes.toString('utf8');
   try {
-    return zlib.gunzipSync(bytes, { maxOutputLength: MAX_INPUT_BYTES }).toString('utf8');
+    const opts = { maxOutputLength: MAX_INPUT_BYTES };
+    return (gz ? zlib.gunzipSync(bytes, opts) : zlib.brotliDecompressSync(bytes, opts)).toString('utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
       throw new NotARegularFile(
-        `a gzip file that expands past the ${MAX_INPUT_BYTES} bytes corl reads into memory`,
+        `a ${gz ? 'gzip' : 'brotli'} file that expands past the ${MAX_INPUT_BYTES} bytes corl reads into memory`,
         'EFBIG',
       );
     throw e;
   }
+}
+
+/** Brotli-compress text at the highest quality (deterministic; about a quarter smaller than gzip on metrics). */
+export function brotliText(text: string): Buffer {
+  return zlib.brotliCompressSync(Buffer.from(text, 'utf8'), {
+    params: {
+      [zlib.constants.BROTLI_PARAM_QUALITY]: 11,
+      [zlib.constants.BROTLI_PARAM_LGWIN]: 24,
+      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(text),
+    },
+  });
 }
 
 /** Gzip text with the highest compression (deterministic: no file name or time in the header). */

@@ -1,4 +1,5 @@
 import type { Equivalence } from '../contracts/equivalence';
+import { isAnswer } from './match';
 
 /** One cluster of equivalent answers in a vote. */
 export interface VoteCluster {
@@ -25,9 +26,13 @@ export interface VoteOutcome {
 }
 
 /**
- * Plurality over non-null keys, clustered by equivalence rather than string identity (so `1/2` and
+ * Plurality over the keys that are answers (`isAnswer`: not null, not empty), clustered by equivalence rather than string identity (so `1/2` and
  * `0.5` vote together when the equivalence says they are equal). Equal keys never call `equal`.
- * Ties go to the cluster seen first; a winning share under `threshold` is no label.
+ * Ties go to the cluster seen first. `threshold` is the smallest winning share that makes a label:
+ * with share = (answers in the winning cluster) / (non-null answers), a share under it gives
+ * `label: null` (0: any plurality is a label; 0.5: at least half of the answers; 1: only unanimity).
+ * Null and empty keys never vote and never win. Resolves to a {@link VoteOutcome}: `label`,
+ * `share`, `voters`, `total` and the `clusters`.
  */
 export async function pluralityVote(
   keys: readonly (string | null)[],
@@ -38,7 +43,7 @@ export async function pluralityVote(
   let voters = 0;
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i];
-    if (k === null || k === undefined || k === '') continue;
+    if (!isAnswer(k)) continue;
     voters++;
     let home: VoteCluster | undefined;
     for (const c of clusters)
@@ -62,19 +67,4 @@ export async function pluralityVote(
   const share = best && voters > 0 ? best.count / voters : 0;
   const label = best && share >= threshold ? best.key : null;
   return { label, share, voters, total: keys.length, clusters };
-}
-
-/** Whether a completion's key matches a label (null never matches). */
-export async function matches(key: string | null, label: string | null, equivalence: Equivalence): Promise<boolean> {
-  return matchesAtOnce(key, label) ?? equivalence.equal(key!, label!);
-}
-
-/**
- * What {@link matches} says when it needs no `equal`: false for a null or empty key or a null label,
- * true for identical keys; undefined when only `equal` can tell. Lets a caller skip a wait per
- * completion for the common cases.
- */
-export function matchesAtOnce(key: string | null, label: string | null): boolean | undefined {
-  if (key === null || label === null || key === '') return false;
-  return key === label ? true : undefined;
 }

@@ -1,36 +1,70 @@
-"""A small client for `corl serve`, using only the Python standard library.
+r"""A small client for `corl serve`, using only the Python standard library.
 
-Shared by the trainer integrations beside it (trl_reward.py, verl_reward_manager.py) and usable on
-its own. Routes and fields: docs/guide/serve.md.
+Shared by the trainer integrations beside it (verl_reward_loop.py, trl_reward.py, openrlhf_agent.py)
+and usable on its own. Routes and fields: docs/guide/serve.md.
+
+Example (runs against the shipped ring, `npx corl serve -c configs/serve/co-rl.json`):
 
     from corl_client import CorlClient
-    client = CorlClient("http://127.0.0.1:8470")
-    answer = client.post_groups(agent="a", step=0, groups=[
-        {"id": "p17", "prompt": "What is 2+2?", "completions": ["... \\boxed{4}", "... \\boxed{5}"]},
-    ])
-    answer["groups"][0]["rewards"]   # [1, 0] under a ring once the peer posted p17 at step 0
+    client = CorlClient()  # $CORL_SERVE_URL, else http://127.0.0.1:8470
+    group = {"id": "p17", "prompt": "What is 2+2?",
+             "completions": ["... \\boxed{4}"] * 6 + ["... \\boxed{5}"] * 2}
+    answer = client.post_groups("agent-0", step=0, groups=[group], wait=0)
+    print(answer["groups"][0]["rewards"])  # [1, 1, 1, 1, 1, 1, 0, 0]
+    # agent-1 has not posted p17: wait=0 answers at once with agent-0's own vote (fallback "self");
+    # without it the call returns once agent-1's group is in, rewarded against agent-1's vote.
 
-Retries: connection failures and the answers a retry can fix (503 while the service restarts, 504
-when the supervisors did not arrive and the fallback is "error") are retried with a fixed
-exponential backoff (no jitter: retries are idempotent, so their timing does not matter). Any other
-error answer is raised at once as a CorlServeError carrying the service's code.
+`CorlClient` blocks (urllib); `AsyncCorlClient` is the same for asyncio code (verl's reward loop,
+OpenRLHF's agent executor, TRL's AsyncGRPOTrainer): its requests never block the event loop, so the
+samples of a group posted from one loop can all be waiting at once.
+
+Retries: connection failures, timeouts and the answers a retry can fix (503 while the service
+restarts or is busy, 504 when the supervisors did not arrive and the fallback is "error") are
+retried with a fixed exponential backoff. Any other error answer is raised at once as a
+CorlServeError carrying the service's code.
+
+What is safe to retry, exactly:
+- Every call of post_groups and get_reward sends a fresh `Idempotency-Key` (a random UUID), and
+  its retries send the same one. The service computes a keyed request once per agent: a retry
+  while it is still being computed waits for that answer, a retry after it gets the answer the
+  first attempt got (POST /get_reward: stored and journaled, so also after a restart; POST
+  /v1/groups: rebuilt from the stored answers, byte for byte). So the client's own retries, after a
+  timeout included, never count a sample twice and never change another sample's reward.
+- A new call is a new request, even with the same arguments: calling get_reward again yourself
+  for a sample that already got its reward adds that sample to its group again. Retry by letting
+  this client retry (raise `retries` and `timeout`), not by calling again.
+- POST /v1/samples: every sample carries its own `requestId` (new_request_id(), set by the
+  adapters), and a sample retried with it gets its own reward, also after a restart; every call
+  also sends an Idempotency-Key like the other routes.
+- POST /v1/groups is also idempotent by its content (agent, step, group id and completions), so a
+  call repeated with identical groups is answered identically; repeating it with other
+  completions is refused (409 CORL_ERR_SERVE_CONFLICT).
+- The service remembers the newest serve.keepReplies keys of each agent, and a step's answers
+  until every agent has moved serve.exchange.keepSteps steps beyond it (410 after that).
 """
 
+import asyncio
 import hashlib
 import json
 import os
 import socket
+import ssl
 import time
+import uuid
 import urllib.error
 import urllib.parse
 import urllib.request
 
 __all__ = [
     "CLIENT_CODE",
+    "AsyncCorlClient",
     "CorlClient",
     "CorlServeError",
     "completion_text",
+    "new_key",
+    "new_request_id",
     "prompt_text",
+    "sample_body",
     "stable_id",
 ]
 
@@ -100,7 +134,7 @@ class CorlClient:
         body = {"agent": agent, "step": int(step), "groups": list(groups)}
         if wait is not None:
             body["wait"] = float(wait)
-        return self.request("POST", "/v1/groups", body, retries=retries)
+        return self.request("POST", "/v1/groups", body, retries=retries, key=new_key())
 
     def get_reward(self, query, prompts=None, labels=None, agent=None, retries=None):
         """POST /get_reward (the OpenRLHF route): {"rewards", "scores", "extra_logs"}."""
@@ -112,7 +146,30 @@ class CorlClient:
         path = "/get_reward"
         if agent is not None:
             path += "?" + urllib.parse.urlencode({"agent": str(agent)})
-        return self.request("POST", path, body, retries=retries)
+        return self.request("POST", path, body, retries=retries, key=new_key())
+
+    def post_samples(self, agent, samples, step=None, wait=None, retries=None):
+        """POST /v1/samples with a list of samples (see `sample_body`): {"agent", "samples": [answer]}.
+
+        The service forms each group from the samples of every request (this one's and other
+        processes') and answers once the group is complete and its supervisors have posted.
+        step: the trainer's step, or None to let the service count rounds per group id.
+        """
+        body = {"agent": agent, "samples": list(samples)}
+        if step is not None:
+            body["step"] = int(step)
+        if wait is not None:
+            body["wait"] = float(wait)
+        return self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
+
+    def post_sample(self, agent, sample, step=None, wait=None, retries=None):
+        """POST /v1/samples with one sample (see `sample_body`); returns its answer."""
+        body = dict(sample, agent=agent)
+        if step is not None:
+            body["step"] = int(step)
+        if wait is not None:
+            body["wait"] = float(wait)
+        return self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
 
     def metrics(self):
         """GET /metrics as Prometheus text."""
@@ -120,13 +177,16 @@ class CorlClient:
 
     # -- transport ------------------------------------------------------------------------------
 
-    def request(self, method, path, body=None, retries=None, raw=False):
-        """One route, with retries; returns decoded JSON (or text when raw)."""
+    def request(self, method, path, body=None, retries=None, raw=False, key=None):
+        """One route, with retries; returns decoded JSON (or text when raw). key: the
+        Idempotency-Key sent with every attempt (the routes above pass a fresh one per call)."""
         attempts = 1 + (self.retries if retries is None else int(retries))
         data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"accept": "application/json"}
         if data is not None:
             headers["content-type"] = "application/json"
+        if key is not None:
+            headers["idempotency-key"] = key
         if self.token:
             headers["authorization"] = "Bearer " + self.token
         delay = self.backoff
@@ -150,6 +210,11 @@ class CorlClient:
         raise last
 
 
+def new_key():
+    """A fresh Idempotency-Key: one per call, repeated by that call's retries."""
+    return uuid.uuid4().hex
+
+
 def _answer_error(method, url, e):
     try:
         err = json.loads(e.read().decode("utf-8")).get("error") or {}
@@ -162,7 +227,161 @@ def _answer_error(method, url, e):
         status=e.code, server_code=code, where=err.get("where"), hint=err.get("hint"))
 
 
+class AsyncCorlClient:
+    """`CorlClient` for asyncio code: the same routes, retries and errors, as coroutines.
+
+    Each request opens its own connection (HTTP/1.1, closed after the answer), so any number of
+    samples can wait for their groups at once without blocking the event loop or a thread. The
+    service counts them against serve.maxConnections: keep it above the samples in flight.
+    """
+
+    def __init__(self, url=None, token=None, timeout=900.0, retries=5, backoff=0.5):
+        self.url = (url or os.environ.get("CORL_SERVE_URL") or "http://127.0.0.1:8470").rstrip("/")
+        self.token = token if token is not None else (os.environ.get("CORL_SERVE_TOKEN") or None)
+        self.timeout = float(timeout)
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        parts = urllib.parse.urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected an http:// or https:// URL for corl serve, got %r" % (self.url,))
+        self._tls = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._tls else 80)
+        self._base = parts.path.rstrip("/")
+        self._netloc = parts.netloc
+        self._health = None
+
+    async def health(self, refresh=False):
+        """GET /health (cached after the first call unless refresh)."""
+        if self._health is None or refresh:
+            self._health = await self.request("GET", "/health")
+        return self._health
+
+    async def post_samples(self, agent, samples, step=None, wait=None, retries=None):
+        """POST /v1/samples (see CorlClient.post_samples)."""
+        body = {"agent": agent, "samples": list(samples)}
+        if step is not None:
+            body["step"] = int(step)
+        if wait is not None:
+            body["wait"] = float(wait)
+        return await self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
+
+    async def post_sample(self, agent, sample, step=None, wait=None, retries=None):
+        """POST /v1/samples with one sample (see `sample_body`); returns its answer."""
+        body = dict(sample, agent=agent)
+        if step is not None:
+            body["step"] = int(step)
+        if wait is not None:
+            body["wait"] = float(wait)
+        return await self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
+
+    async def request(self, method, path, body=None, retries=None, key=None):
+        """One route, with retries; returns the decoded JSON answer. key: the Idempotency-Key sent
+        with every attempt (the routes above pass a fresh one per call)."""
+        attempts = 1 + (self.retries if retries is None else int(retries))
+        data = b"" if body is None else json.dumps(body).encode("utf-8")
+        url = self.url + path
+        delay = self.backoff
+        last = None
+        for attempt in range(attempts):
+            if attempt:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30.0)
+            try:
+                status, text = await asyncio.wait_for(self._exchange(method, path, data, key), self.timeout)
+            except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as e:
+                last = CorlServeError("expected an answer from %s %s, got %s" % (method, url, e or type(e).__name__))
+                continue
+            if status == 200:
+                return json.loads(text)
+            last = _error_from(method, url, status, text)
+            if status not in RETRY_STATUSES:
+                raise last
+        raise last
+
+    async def _exchange(self, method, path, data, key=None):
+        ctx = ssl.create_default_context() if self._tls else None
+        reader, writer = await asyncio.open_connection(self._host, self._port, ssl=ctx)
+        try:
+            head = ["%s %s%s HTTP/1.1" % (method, self._base, path), "Host: " + self._netloc,
+                    "Accept: application/json", "Connection: close", "Content-Length: %d" % len(data)]
+            if data:
+                head.append("Content-Type: application/json")
+            if key is not None:
+                head.append("Idempotency-Key: " + key)
+            if self.token:
+                head.append("Authorization: Bearer " + self.token)
+            writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data)
+            await writer.drain()
+            status_line = await reader.readline()
+            parts = status_line.decode("latin-1").split(" ", 2)
+            if len(parts) < 2 or not parts[0].startswith("HTTP/"):
+                raise ValueError("a malformed status line %r" % (status_line[:80],))
+            length = None
+            while True:
+                line = await reader.readline()
+                if line in (b"\r\n", b"\n", b""):
+                    break
+                name, _, value = line.decode("latin-1").partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value.strip())
+            raw = await (reader.readexactly(length) if length is not None else reader.read())
+            return int(parts[1]), raw.decode("utf-8")
+        finally:
+            writer.close()
+            try:
+                await writer.wait_closed()
+            except OSError:
+                pass
+
+
+def _error_from(method, url, status, text):
+    try:
+        err = json.loads(text).get("error") or {}
+    except (ValueError, AttributeError):
+        err = {}
+    code = err.get("code")
+    return CorlServeError(
+        "expected a successful answer from %s %s, got HTTP %d%s%s" % (
+            method, url, status, " " + code if code else "", ": " + err["message"] if err.get("message") else ""),
+        status=status, server_code=code, where=err.get("where"), hint=err.get("hint"))
+
+
 # -- helpers shared by the trainer integrations ---------------------------------------------------
+
+def new_request_id():
+    """A fresh idempotency key for one sample: reuse it when retrying that sample, never for another."""
+    return uuid.uuid4().hex
+
+
+def sample_body(group, size, text, tokens=None, finish_reason=None, sample=None, rollout=None, request_id=None,
+                prompt=None, reference=None, entropies=None, mean_logprobs=None):
+    """One POST /v1/samples sample.
+
+    group      the problem id, the same in every agent's posts (a dataset id column, not a per-process uid)
+    size       how many samples the group has (TRL num_generations, verl rollout.n, OpenRLHF n_samples_per_prompt)
+    text       the completion text; tokens: its generated token count (send it: lengths are tokens)
+    sample     its position in the group, when known; rollout: the trainer's own id of this group
+               instance (verl's uid); request_id: idempotency key (new_request_id())
+    entropies / mean_logprobs: per-token statistics, one per generated token (RENT / Intuitor)
+    """
+    completion = {"text": text}
+    if tokens is not None:
+        completion["length"] = int(tokens)
+    if finish_reason is not None:
+        completion["finishReason"] = finish_reason
+    if entropies is not None:
+        completion["entropies"] = [float(x) for x in entropies]
+    if mean_logprobs is not None:
+        completion["meanLogprobs"] = [float(x) for x in mean_logprobs]
+    body = {"group": str(group), "size": int(size), "completion": completion}
+    for key, value in (("sample", sample), ("rollout", rollout), ("requestId", request_id), ("prompt", prompt),
+                       ("reference", reference)):
+        if value is not None:
+            body[key] = int(value) if key == "sample" else str(value)
+    return body
+
+
 
 def completion_text(completion):
     """The text of a completion as trainers hand it over: a string, or chat messages (the last

@@ -3,13 +3,15 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Judge, JudgeItem, JudgeRequest, JudgeResult } from '../../core/contracts/judge';
 import { definePlugin } from '../../core/registry/define';
+import { isAnswer, matches } from '../../core/voting/match';
 import { pluralityVote } from '../../core/voting/plurality';
 
 /**
- * The rubric score of one item given the judge's answer key `judge` (null: no verdict):
- * 3 when the proposal's key is the judge's (no criticism can hold), 1 when it is not and the
- * evaluation contested it (answered otherwise: a fatal criticism that holds), `unchallenged` when it
- * is not and the evaluation let it stand.
+ * The rubric score of one item given the judge's answer key `judge` (null: no verdict), keys compared
+ * by the one key-match rule (`matches`: no answer matches anything): 3 when the proposal's key is the
+ * judge's (no criticism can hold), 1 when it is not and the evaluation contested it (answered
+ * otherwise: a fatal criticism that holds), `unchallenged` when it is not and the evaluation let it
+ * stand.
  */
 export async function policyVerdict(
   item: JudgeItem,
@@ -19,10 +21,9 @@ export async function policyVerdict(
 ): Promise<number | null> {
   if (judge === null) return null;
   const p = item.proposal.key;
-  const same = async (a: string | null, b: string): Promise<boolean> => a !== null && (a === b || (await equal(a, b)));
-  if (await same(p, judge)) return 3;
+  if (await matches(p, judge, { equal })) return 3;
   const e = item.evaluation.key;
-  const contested = e !== null && (p === null || !(await same(e, p)));
+  const contested = isAnswer(e) && !(await matches(e, p, { equal }));
   return contested ? 1 : unchallenged;
 }
 

@@ -1,4 +1,4 @@
-import * as path from 'node:path';
+import { resolveConfigPath } from '../../core/util/paths';
 import { definePlugin } from '../../core/registry/define';
 import { TRANSFORMER_OPTIONS_SCHEMA, type TransformerOptions } from './transformer/options';
 import { TransformerPolicy } from './transformer/policy';
@@ -24,7 +24,9 @@ export const transformerPolicy = definePlugin({
     const policy = new TransformerPolicy(options, options.init.seed ?? ctx.seed);
     if (options.checkpoint) {
       try {
-        await policy.load(path.resolve(ctx.baseDir, options.checkpoint), { optimizer: options.checkpointOptimizer });
+        await policy.load(resolveConfigPath(options.checkpoint, ctx.baseDir), {
+          optimizer: options.checkpointOptimizer,
+        });
       } catch (e) {
         await policy.close();
         throw e;

@@ -1,8 +1,8 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
+import type { RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-import { matches } from '../../core/voting/plurality';
+import { matches } from '../../core/voting/match';
 
 const GROUND_TRUTH_OPTIONS_SCHEMA = {
   type: 'object',
@@ -17,6 +17,22 @@ const GROUND_TRUTH_OPTIONS_SCHEMA = {
 type GroundTruthOptions = FromSchema<typeof GROUND_TRUTH_OPTIONS_SCHEMA>;
 
 /** The supervised baseline: a binary verifier against the dataset's reference answer. */
+/**
+ * Whether each completion's key matches the reference's key (`matches`), for the rewards that read
+ * ground truth; a problem without a reference is CORL_ERR_TASK_DATA naming the plugin.
+ */
+export async function matchesReference(ctx: RewardContext, plugin: string): Promise<boolean[]> {
+  if (!ctx.reference) {
+    throw new CorlError('CORL_ERR_TASK_DATA', `expected a reference answer for problem "${ctx.problem.id}", got none`, {
+      hint: `${plugin} needs a task whose problems all have references`,
+    });
+  }
+  const target = ctx.equivalence.key(ctx.reference.answer);
+  const right: boolean[] = [];
+  for (const c of ctx.completions) right.push(await matches(c.key, target, ctx.equivalence));
+  return right;
+}
+
 export const groundTruthReward = definePlugin({
   manifest: {
     name: 'corl:ground-truth',
@@ -30,19 +46,8 @@ export const groundTruthReward = definePlugin({
   create(options: GroundTruthOptions): RewardSource {
     return {
       async score(ctx): Promise<RewardResult> {
-        if (!ctx.reference) {
-          throw new CorlError(
-            'CORL_ERR_TASK_DATA',
-            `expected a reference answer for problem "${ctx.problem.id}", got none`,
-            {
-              hint: 'corl:ground-truth needs a task whose problems all have references',
-            },
-          );
-        }
-        const target = ctx.equivalence.key(ctx.reference.answer);
-        const rewards: number[] = [];
-        for (const c of ctx.completions)
-          rewards.push((await matches(c.key, target, ctx.equivalence)) ? options.correct : options.wrong);
+        const right = await matchesReference(ctx, 'corl:ground-truth');
+        const rewards = right.map((r) => (r ? options.correct : options.wrong));
         return { rewards };
       },
     };

@@ -1,7 +1,6 @@
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
-import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-import { matches } from '../../core/voting/plurality';
+import { matchesReference } from './ground-truth';
 
 /**
  * MAPoRL's verifier, from labels: each turn's score is 1 when its answer is equivalent to the
@@ -21,16 +20,7 @@ export const gtVerifierReward = definePlugin({
   create(): RewardSource {
     return {
       async score(ctx): Promise<RewardResult> {
-        if (!ctx.reference) {
-          throw new CorlError(
-            'CORL_ERR_TASK_DATA',
-            `expected a reference answer for problem "${ctx.problem.id}", got none`,
-            { hint: 'corl:gt-verifier needs a task whose problems all have references' },
-          );
-        }
-        const target = ctx.equivalence.key(ctx.reference.answer);
-        const rewards: number[] = [];
-        for (const c of ctx.completions) rewards.push((await matches(c.key, target, ctx.equivalence)) ? 1 : 0);
+        const rewards: number[] = (await matchesReference(ctx, 'corl:gt-verifier')).map((r) => (r ? 1 : 0));
         const right = rewards.reduce((a, b) => a + b, 0) / Math.max(rewards.length, 1);
         return { rewards, metrics: { 'verifier/score_mean': right } };
       },

@@ -5,6 +5,7 @@ import { groundTruthReward } from './ground-truth';
 import { gtVerifierReward } from './gt-verifier';
 import { intrinsicReward } from './intrinsic';
 import { learnedVerifierReward, verdictProbability, verifierText } from './learned-verifier';
+import { pythonReward } from './python';
 import { voteReward } from './vote';
 import { weightedReward } from './weighted';
 
@@ -16,12 +17,14 @@ export {
   gtVerifierReward,
   intrinsicReward,
   learnedVerifierReward,
+  pythonReward,
   verdictProbability,
   verifierText,
   voteReward,
   weightedReward,
 };
-export { pluralityVote, matches, type VoteOutcome, type VoteCluster } from '../../core/voting/plurality';
+export { pluralityVote, type VoteOutcome, type VoteCluster } from '../../core/voting/plurality';
+export { matches } from '../../core/voting/match';
 
 /** Registers the built-in reward sources. */
 export const register = registerAll(
@@ -34,4 +37,5 @@ export const register = registerAll(
   weightedReward,
   execVoteReward,
   execTestsReward,
+  pythonReward,
 );

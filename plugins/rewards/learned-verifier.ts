@@ -1,5 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { pathKeyword, resolveConfigPath } from '../../core/util/paths';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
@@ -33,8 +34,9 @@ const LEARNED_VERIFIER_OPTIONS_SCHEMA = {
     checkpoint: {
       type: 'string',
       minLength: 1,
+      ...pathKeyword('dir'),
       description:
-        'folder of the verifier, relative to the config file: verifier.json (a likelihood head over the checkpoint it names) or a corl:transformer checkpoint with a verdict head, e.g. "../models/verifiers/arith-slips"',
+        'folder of the verifier, relative to the config file or a package reference ("package:corl/models/verifiers/arith-slips"): verifier.json (a likelihood head over the checkpoint it names) or a corl:transformer checkpoint with a verdict head, e.g. "../models/verifiers/arith-slips"',
     },
     threads: { type: 'integer', minimum: 1, maximum: 64, default: 1, description: 'onnxruntime threads' },
   },
@@ -228,7 +230,7 @@ export const learnedVerifierReward = definePlugin({
   },
   async create(options: LearnedVerifierOptions, ctx): Promise<RewardSource> {
     const where = 'reward.options.checkpoint';
-    const dir = path.resolve(ctx.baseDir, options.checkpoint);
+    const dir = resolveConfigPath(options.checkpoint, ctx.baseDir);
     const head = await readVerifierHead(dir, where);
     const scorer = await openScorer(head ? path.resolve(dir, head.model) : dir, options.threads, where);
     if (!head) await checkVerdictTokens(scorer, where);

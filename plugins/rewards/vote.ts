@@ -2,7 +2,8 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { definePlugin } from '../../core/registry/define';
 import type { Equivalence } from '../../core/contracts/equivalence';
-import { matchesAtOnce, pluralityVote } from '../../core/voting/plurality';
+import { matchesAtOnce } from '../../core/voting/match';
+import { pluralityVote } from '../../core/voting/plurality';
 import { mapPacked } from '../../core/util/arrays';
 
 const VOTE_OPTIONS_SCHEMA = {

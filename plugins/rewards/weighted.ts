@@ -3,6 +3,7 @@ import type { ManifestQueryContext, PluginContext, PluginKind, ResolvedSelection
 import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
+import { checkResult } from '../../core/reward/checks';
 
 /** corl's schema keyword for a nested plugin selection, `{ corlPlugin: kind }`. */
 type CorlPluginKeyword = { corlPlugin: PluginKind };
@@ -81,34 +82,57 @@ export const weightedReward = definePlugin({
       throw e;
     }
     const keyed = parts.find((p) => p.source.answerKeys);
+    /** Every part's results for the contexts (in one call where a part scores many at once), then their sum. */
+    const scoreAll = async (contexts: readonly RewardContext[]): Promise<RewardResult[]> => {
+      const byPart: RewardResult[][] = [];
+      for (const p of parts) {
+        const seen = contexts.map((rc) => {
+          const { reference: _reference, ...rest } = rc;
+          return p.groundTruth ? rc : rest;
+        });
+        if (p.source.scoreMany) byPart.push(await p.source.scoreMany(seen));
+        else {
+          const row: RewardResult[] = [];
+          for (const rc of seen) row.push(await p.source.score(rc));
+          byPart.push(row);
+        }
+      }
+      return contexts.map((rc, c) =>
+        combine(
+          rc,
+          byPart.map((row) => row[c]!),
+        ),
+      );
+    };
+    const combine = (rc: RewardContext, results: readonly RewardResult[]): RewardResult => {
+      const rewards = new Array<number>(rc.completions.length).fill(0);
+      const metrics: Record<string, number> = {};
+      let label: string | null | undefined;
+      let ownLabel: string | null | undefined;
+      for (const [i, p] of parts.entries()) {
+        // Each part is held to the contract the pipeline holds the whole to (core/reward/checks.ts).
+        const r = checkResult(results[i], rewards.length, {
+          use: options.sources[i]!.source.use,
+          what: `problem "${rc.problem.id}" as part ${i} of corl:weighted`,
+          where: `reward.options.sources[${i}]`,
+        });
+        r.rewards.forEach((x, k) => {
+          rewards[k] = rewards[k]! + p.weight * x;
+        });
+        if (label === undefined && r.label !== undefined) {
+          label = r.label;
+          ownLabel = r.ownLabel;
+        }
+        metrics[`weighted/${i}/reward`] = r.rewards.reduce((a, b) => a + b, 0) / Math.max(1, r.rewards.length);
+        for (const [k, v] of Object.entries(r.metrics ?? {})) metrics[`weighted/${i}/${k}`] = v;
+      }
+      return { rewards, ...(label !== undefined ? { label, ownLabel } : {}), metrics };
+    };
     return {
       ...(keyed ? { answerKeys: (input: AnswerKeyInput) => keyed.source.answerKeys!(input) } : {}),
+      ...(parts.some((p) => p.source.scoreMany) ? { scoreMany: scoreAll } : {}),
       async score(rc: RewardContext): Promise<RewardResult> {
-        const rewards = new Array<number>(rc.completions.length).fill(0);
-        const metrics: Record<string, number> = {};
-        let label: string | null | undefined;
-        let ownLabel: string | null | undefined;
-        for (const [i, p] of parts.entries()) {
-          const { reference: _reference, ...rest } = rc;
-          const r = await p.source.score(p.groundTruth ? rc : rest);
-          if (!r || !Array.isArray(r.rewards) || r.rewards.length !== rewards.length) {
-            throw new CorlError(
-              'CORL_ERR_REWARD_OUTPUT',
-              `expected ${rewards.length} rewards from part ${i} of corl:weighted (${options.sources[i]!.source.use}), got ${Array.isArray(r?.rewards) ? r.rewards.length : typeof r?.rewards}`,
-              { where: `reward.options.sources[${i}]` },
-            );
-          }
-          r.rewards.forEach((x, k) => {
-            rewards[k] = rewards[k]! + p.weight * x;
-          });
-          if (label === undefined && r.label !== undefined) {
-            label = r.label;
-            ownLabel = r.ownLabel;
-          }
-          metrics[`weighted/${i}/reward`] = r.rewards.reduce((a, b) => a + b, 0) / Math.max(1, r.rewards.length);
-          for (const [k, v] of Object.entries(r.metrics ?? {})) metrics[`weighted/${i}/${k}`] = v;
-        }
-        return { rewards, ...(label !== undefined ? { label, ownLabel } : {}), metrics };
+        return (await scoreAll([rc]))[0]!;
       },
       async close() {
         for (const p of parts) await p.source.close?.();

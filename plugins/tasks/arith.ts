@@ -450,7 +450,7 @@ export const arithTask = definePlugin({
     const wanted = options.heldOut + options.validation + options.train;
     if (wanted > space) {
       throw new CorlError(
-        'CORL_ERR_PLUGIN_OPTIONS',
+        'CORL_ERR_TASK_DATA',
         `expected at most ${space} distinct problems in train, heldOut and validation together (what operands ${options.operands.min}..${options.operands.max}, digits ${options.digits.min}..${options.digits.max} and ${options.operations.length} operation(s) allow), got ${wanted}`,
         { where: 'options.train', hint: 'ask for fewer problems, or allow more digits or operands' },
       );

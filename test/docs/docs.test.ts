@@ -101,6 +101,20 @@ describe('docs (guides and README checked against the code)', function () {
     }
   });
 
+  it('every file a guide quotes whole (<!-- corl:python-file path -->) is quoted as it is', () => {
+    let checked = 0;
+    for (const rel of markdownFiles()) {
+      const text = fs.readFileSync(path.join(ROOT, rel), 'utf8');
+      for (const b of markedBlocks(text, 'python-file')) {
+        const file = path.join(ROOT, b.args);
+        expect(fs.existsSync(file), `${rel}:${b.line}: ${b.args} exists`).to.equal(true);
+        expect(b.code + '\n', `${rel}:${b.line}: the block is ${b.args} as it is`).to.equal(fs.readFileSync(file, 'utf8'));
+        checked++;
+      }
+    }
+    expect(checked, 'the Python rewards guide quotes templates/python-reward/reward.py').to.be.greaterThanOrEqual(1);
+  });
+
   it('every relative link in README.md and docs/ points at an existing file and heading', () => {
     const broken: string[] = [];
     for (const rel of markdownFiles()) {

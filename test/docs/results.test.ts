@@ -47,6 +47,11 @@ describe('docs/results.md: every number comes from the committed raw outputs', f
         const rendered = fs.readFileSync(path.join(copy, 'results.md'), 'utf8').trim();
         expect(quoted).to.equal(rendered);
         expect(fs.readFileSync(path.join(RESULTS, regime, 'results.md'), 'utf8').trim()).to.equal(rendered);
+        // each table says its plan (or none) and the held-out reads behind it
+        expect(quoted).to.match(/^Plan: .*(Held-out reads of this folder: \d+|Split: validation)/);
+        // the verdicts recompute from the raw outputs, and rendering them again reads nothing new
+        for (const f of ['verdicts.json', 'reads.jsonl'].filter((x) => fs.existsSync(path.join(RESULTS, regime, x))))
+          expect(fs.readFileSync(path.join(copy, f), 'utf8'), f).to.equal(fs.readFileSync(path.join(RESULTS, regime, f), 'utf8'));
       } finally {
         tmp.cleanup();
       }

@@ -219,7 +219,7 @@ describe('e2e: bad inputs are refused with coded errors, through the command lin
       ],
       [
         { train: 30000, digits: { min: 1, max: 1 }, operands: { min: 2, max: 2 } },
-        'CORL_ERR_PLUGIN_OPTIONS',
+        'CORL_ERR_TASK_DATA',
         'task.options.train: expected at most 200 distinct problems',
       ],
     ] as const) {

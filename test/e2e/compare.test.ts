@@ -129,7 +129,46 @@ describe('e2e: corl compare and the report', function () {
       .map((a, i) => `${a.name} ${signed(a.mean - (results[0].perAgent as Agent[])[i]!.mean)}`)
       .join(', ');
     expect(last).to.equal(
-      `fixture-co-rl: ${signed(results[1].average.mean - results[0].average.mean)} points over fixture-base (${agents}) on 3 held-out problems; 1 seed, see docs/results.md for 3`,
+      `fixture-co-rl: ${signed(results[1].average.mean - results[0].average.mean)} points over fixture-base (${agents}) on 3 held-out problems; 1 seed cannot decide (an interval needs at least 2 seeds); see docs/results.md for many-seed comparisons`,
+    );
+    // With a committed comparison of the same configs (names aside), the line points to it and says what it decided.
+    const committed = path.join(tmp.dir, 'committed');
+    const two = corl([
+      'compare',
+      base,
+      ring,
+      '--seeds',
+      '2',
+      '--steps',
+      '2',
+      '--out',
+      path.join(committed, 'two'),
+      '--progress',
+      'none',
+    ]);
+    expect(two.status, two.stderr).to.equal(0);
+    const again = corl([
+      'compare',
+      base,
+      ring,
+      '--seeds',
+      '1',
+      '--steps',
+      '2',
+      '--out',
+      out,
+      '--progress',
+      'none',
+      '--verdict',
+      '--committed',
+      committed,
+    ]);
+    expect(again.status, again.stderr).to.equal(0);
+    const pair = JSON.parse(fs.readFileSync(path.join(committed, 'two', 'verdicts.json'), 'utf8')).pairs[0];
+    expect(again.stdout.trim().split('\n').pop()).to.match(
+      new RegExp(
+        `1 seed cannot decide \\(an interval needs at least 2 seeds\\)\\. 2 seeds of the same configs committed in .*two: fixture-co-rl − fixture-base .*, 95% CI \\[.*\\], ${pair.outcome}$`,
+      ),
     );
   });
 

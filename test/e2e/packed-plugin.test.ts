@@ -91,6 +91,45 @@ describe('e2e: npm pack → install the tarball → npx create-corl-plugin → n
     expect(installApp.code, installApp.out).to.equal(0);
     expect(fs.lstatSync(path.join(app, 'node_modules/corl')).isSymbolicLink(), 'a real install').to.equal(false);
 
+    // `corl init` from the tarball in an empty folder, as getting-started puts first: npx installs corl
+    // into its own cache (the docs' ONNXRUNTIME_NODE_INSTALL=skip covers that one install), then the
+    // project installs with nothing but what init wrote, in a network namespace with no network at
+    // all: onnxruntime-node's CUDA download would fail there (ENOTFOUND), so it must not run.
+    const lab = path.join(tmp.dir, 'lab');
+    fs.mkdirSync(lab);
+    const init = sh('npx', ['--yes', '--prefer-offline', `--package=${tarball}`, 'corl', 'init'], lab, {
+      ...userEnv(),
+      ONNXRUNTIME_NODE_INSTALL: 'skip',
+    });
+    expect(init.code, init.out).to.equal(0);
+    const labPkg = JSON.parse(fs.readFileSync(path.join(lab, 'package.json'), 'utf8'));
+    expect(labPkg.dependencies.corl).to.equal(`file:../${info.filename}`);
+    expect(labPkg.allowScripts).to.deep.equal({ 'onnxruntime-node': false });
+    const offline = sh('unshare', ['-n', 'npm', 'install', '--offline', '--no-audit', '--no-fund'], lab);
+    expect(offline.code, offline.out).to.equal(0);
+    expect(offline.out).to.not.match(/ENOTFOUND|nuget/i);
+    expect(
+      fs.existsSync(
+        path.join(lab, 'node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so'),
+      ),
+    ).to.equal(false);
+    // The configs train where they are, and in a copy of the folder elsewhere (no relative path into corl).
+    const copy = path.join(tmp.dir, 'elsewhere', 'lab-copy');
+    fs.cpSync(lab, copy, { recursive: true, verbatimSymlinks: true });
+    for (const where of [lab, copy]) {
+      const v = sh('npx', ['corl', 'validate', 'configs/co-rl.json'], where);
+      expect(v.code, v.out).to.equal(0);
+      expect(v.stdout).to.contain('plugins created');
+    }
+    const labTrain = sh(
+      'npx',
+      ['corl', 'train', 'configs/co-rl.json', '--steps', '1', '--out', 'runs/one', '-q'],
+      copy,
+    );
+    expect(labTrain.code, labTrain.out).to.equal(0);
+    expect(labTrain.stdout).to.contain('label-free run: 1 step(s)');
+    expect(fs.readdirSync(path.join(copy, 'runs/one/tensorboard')).sort()).to.deep.equal(['alpha', 'beta', 'cohort']);
+
     // The scaffolder that shipped in the package, into a folder beside the project (not inside it,
     // so nothing can resolve through the project's node_modules).
     const made = sh('npx', ['create-corl-plugin', '../lab-agree', '--kind', 'reward', '--name', 'lab:agree'], app);

@@ -259,7 +259,7 @@ describe('e2e: corl train with the categorical test policy', function () {
 
   it('a reward that returns a bare array stops with CORL_ERR_REWARD_OUTPUT saying the shape it wants', () => {
     const cfg = coRlConfig({ reward: 'test:bare-array' });
-    (cfg.plugins as string[]).push(path.resolve(__dirname, '../fixtures/bare-array-reward.js'));
+    (cfg.plugins as string[]).push(path.resolve(__dirname, '../fixtures/faulty-rewards.js'));
     const file = writeConfig(tmp.dir, 'bare.json', cfg);
     const r = corl(['train', '-c', file, '--out', path.join(tmp.dir, 'run'), '-q']);
     expect(r.code).to.equal(1);

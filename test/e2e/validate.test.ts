@@ -30,8 +30,13 @@ const CASES: { name: string; code: string; edit: (c: any, dir: string) => void }
     edit: (c) => (c.agents[0].policy.options.heads = 5),
   },
   {
-    name: 'a missing checkpoint folder',
+    name: 'a folder that holds no checkpoint',
     code: 'CORL_ERR_POLICY_CHECKPOINT',
+    edit: (c, dir) => (c.agents[1].policy.options.checkpoint = dir),
+  },
+  {
+    name: 'a missing checkpoint folder',
+    code: 'CORL_ERR_CONFIG_PATH',
     edit: (c) => (c.agents[1].policy.options.checkpoint = '/nonexistent/ckpt'),
   },
   {
@@ -101,11 +106,37 @@ describe('e2e: corl validate checks what corl train checks before its first step
       const v = corl('validate', file);
       expect(v.status, v.stdout).to.equal(1);
       expect(v.stderr).to.match(new RegExp(`^${k.code}`));
-      const t = corl('train', '-c', file, '--out', path.join(tmp.dir, `run-${k.name.replace(/\W+/g, '-')}`));
+      const out = path.join(tmp.dir, `run-${k.name.replace(/\W+/g, '-')}`);
+      const t = corl('train', '-c', file, '--out', out);
       expect(t.status).to.equal(1);
       expect(t.stderr).to.contain(k.code);
+      // refused before the run started: no folder, no report of a run that never was
+      expect(fs.existsSync(out), 'no run folder').to.equal(false);
+      expect(t.stderr).to.not.contain('run directory:').and.not.contain('report:');
     });
   }
+
+  it('every missing checkpoint at once: the field, the agent and the resolved path of each, with the shipped reference', () => {
+    const file = writeConfig(
+      tmp.dir,
+      'copied.json',
+      defaultJob((c) => {
+        c.agents[0].policy.options.checkpoint = '../models/slips/alpha';
+        c.agents[1].policy.options.checkpoint = 'package:corl/models/slips/gamma';
+      }),
+    );
+    const r = corl('validate', file);
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.match(
+      /^CORL_ERR_CONFIG_PATH: expected every path of the config to name a file or folder, got 2 that do not/,
+    );
+    expect(r.stderr).to.contain(
+      `agents[0].policy.options.checkpoint: agent 0 (alpha): expected a folder at ${path.resolve(tmp.dir, '../models/slips/alpha')}, got nothing (corl ships this model: write "package:corl/models/slips/alpha"`,
+    );
+    expect(r.stderr).to.contain(
+      `agents[1].policy.options.checkpoint: agent 1 (beta): expected a folder at ${path.join(ROOT, 'models/slips/gamma')}, got nothing`,
+    );
+  });
 
   it('--schema-only skips creating the plugins', () => {
     const file = writeConfig(
@@ -113,6 +144,7 @@ describe('e2e: corl validate checks what corl train checks before its first step
       'schema-only.json',
       defaultJob((c) => CASES[1]!.edit(c, tmp.dir)),
     );
+    expect(CASES[1]!.code).to.equal('CORL_ERR_POLICY_CHECKPOINT');
     const r = corl('validate', '--schema-only', file);
     expect(r.status, r.stderr).to.equal(0);
     expect(r.stdout).to.not.contain('plugins created');

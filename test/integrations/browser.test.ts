@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfigValue } from '../../core/config/load';
-import { reportCompare, runCompare } from '../../core/report/compare';
+import { reportCompare } from '../../core/report/compare';
+import { runCompare } from '../../core/compare/run';
 import { seriesStyle } from '../../core/report/palette';
 import { writeRunReport } from '../../core/report/write';
 import { RunDirectory } from '../../core/trainer/run-dir';
@@ -130,14 +131,20 @@ describeWithChromium('integrations: the report in headless Chromium', function (
     expectClean(seen, fs.readFileSync(file, 'utf8'));
     expect(seen.banner).to.equal(null);
     expect(seen.charts.find((c) => c.title === 'Held-out accuracy (pass@1)')!.lines).to.equal(9);
-    // intuitor's reward (about 20) is named, not drawn over the others' 0 … 1
-    const reward = seen.charts.find((c) => c.title === 'Mean reward')!;
-    expect(reward.lines).to.equal(7);
-    const offScale = reward.legend.filter((l) => l.includes('off the scale'));
-    expect(offScale).to.have.length(1);
-    const range = /^intuitor: off the scale, (\d+(?:\.\d+)?) … (\d+(?:\.\d+)?)$/.exec(offScale[0]!);
-    expect(range, offScale[0]).to.not.equal(null);
-    expect(Number(range![1])).to.be.above(1); // above every other reward's 0 … 1
+    // rewards of different sources are never on one axis: a mean-reward chart per source
+    const rewards = seen.charts.filter((c) => c.title.startsWith('Mean reward'));
+    expect(rewards.map((c) => c.title).sort()).to.deep.equal([
+      'Mean reward: corl:ground-truth',
+      'Mean reward: corl:intrinsic (method intuitor)',
+      'Mean reward: corl:intrinsic (method rent)',
+      'Mean reward: corl:vote',
+    ]);
+    expect(rewards.find((c) => c.title === 'Mean reward: corl:vote')!.lines).to.equal(5); // ttrl, 3 co-rl, n3-ring
+    expect(rewards.every((c) => c.legend.every((l) => !l.includes('off the scale')))).to.equal(true);
+    // TTRL's agreement with its own label, 100% at every step, is named and not drawn
+    const agreement = seen.charts.find((c) => c.title === "Agreement with the supervisor's label")!;
+    expect(agreement.legend.some((l) => l.startsWith('ttrl'))).to.equal(false);
+    expect(fs.readFileSync(file, 'utf8')).to.contain('not drawn, the same at every step: ttrl 100%');
     expect(confusablePairs(seen.series)).to.deep.equal({ colour: [], greyscale: [] });
   });
 

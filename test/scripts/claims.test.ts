@@ -68,40 +68,68 @@ describe("scripts/claims (the paper's claims on a comparison)", () => {
     },
   ];
 
-  it('gives each claim its numbers and the verdict of its rule, on a worked example', () => {
+  it('gives each claim its numbers, its 95% interval over seeds and one of three outcomes, on a worked example', () => {
+    // Paired by seed, in points, t(0.975, 1) = 12.706 and se = sd/√2 for two seeds:
+    //   co-rl-diff − ttrl: +4, +3 → +3.5 ± 12.706·0.5 = [−2.9, +9.9]: straddles 2 → inconclusive
+    //   gt − co-rl-diff: +11, +12 → [+5.1, +17.9]: above 2 → does not hold
+    //   ttrl's labels: alpha −10, −10 and beta −20, −20 (sd 0): both below 0 → holds
+    //   co-rl-diff's labels: alpha +5, +5 above 0 but beta −10, −10 below → does not hold
+    //   change co-rl-diff − co-rl-same: (14 − 11), (15 − 13) = +3, +2 → [−3.9, +8.9] → inconclusive
     const claims = evaluateClaims(groups);
-    expect(claims.map((c) => c.holds)).to.deep.equal([true, false, true, false, 'mixed']);
-    expect(claims[0]!.measured).to.equal('co-rl-diff 54.5 ± 0.7 against ttrl 51.0 ± 1.4: +3.5'); // sd of 0.54, 0.55 = 0.0071
-    expect(claims[1]!.measured).to.equal('co-rl-diff 54.5 ± 0.7 against gt 66.0 ± 1.4: −11.5');
-    expect(claims[2]!.measured).to.equal('alpha on carry 40.0 → 30.0; beta on borrow 30.0 → 10.0');
-    // alpha's labels rise on carries but beta's fall on borrows: not every agent, so no
-    expect(claims[3]!.measured).to.equal('alpha on carry 60.0 → 65.0; beta on borrow 70.0 → 60.0');
-    // higher change (+14.5 against +12.0) from a lower start, lower final (54.5 against 57.0): mixed
+    expect(claims.map((c) => c.outcome)).to.deep.equal([
+      'inconclusive',
+      'does not hold',
+      'holds',
+      'does not hold',
+      'inconclusive',
+    ]);
+    expect(claims[0]!.measured).to.equal(
+      'co-rl-diff 54.5 ± 0.7 against ttrl 51.0 ± 1.4: +3.5, 95% CI [−2.9, +9.9] over 2 seeds',
+    );
+    expect(claims[1]!.measured).to.equal(
+      'co-rl-diff 54.5 ± 0.7 against gt 66.0 ± 1.4: gt − co-rl-diff +11.5, 95% CI [+5.1, +17.9] over 2 seeds',
+    );
+    expect(claims[2]!.measured).to.equal(
+      'alpha on carry 40.0 → 30.0 (−10.0, 95% CI [−10.0, −10.0] over 2 seeds); beta on borrow 30.0 → 10.0 (−20.0, 95% CI [−20.0, −20.0] over 2 seeds)',
+    );
     expect(claims[4]!.measured).to.equal(
-      'co-rl-diff 54.5 ± 0.7 (change +14.5 ± 0.7) against co-rl-same 57.0 ± 1.4 (change +12.0 ± 1.4)',
+      'co-rl-diff 54.5 ± 0.7 (change +14.5 ± 0.7) against co-rl-same 57.0 ± 1.4 (change +12.0 ± 1.4): change +2.5, 95% CI [−3.9, +8.9] over 2 seeds',
     );
     expect(
       claimsTable(claims)
         .split('\n')
         .map((l) => l.split(' | ').pop()),
-    ).to.deep.equal(['holds |', '--- |', '**yes** |', '**no** |', '**yes** |', '**no** |', 'mixed |']);
+    ).to.deep.equal([
+      'outcome |',
+      '--- |',
+      'inconclusive |',
+      '**does not hold** |',
+      '**holds** |',
+      '**does not hold** |',
+      'inconclusive |',
+    ]);
   });
 
-  it('takes a gap of exactly 2 points as within and as beating', () => {
-    const at = (final: number): ReportGroup => ({ name: '', runs: [run('', 0, [0.4, 0.4], [final, final])] });
-    const claims = evaluateClaims([
-      { ...at(0.5), name: 'ttrl' },
-      { ...at(0.52), name: 'co-rl-diff' },
-      { ...at(0.54), name: 'gt' },
-    ]);
-    expect(claims[0]!.holds).to.equal(true);
-    expect(claims[1]!.holds).to.equal(true);
+  it('takes a gap of exactly 2 points as within and as beating; one seed decides nothing', () => {
+    const at = (name: string, final: number): ReportGroup => ({
+      name,
+      runs: [run(name, 0, [0.4, 0.4], [final, final]), run(name, 1000, [0.4, 0.4], [final, final])],
+    });
+    const claims = evaluateClaims([at('ttrl', 0.5), at('co-rl-diff', 0.52), at('gt', 0.54)]);
+    expect(claims[0]!.outcome).to.equal('holds');
+    expect(claims[1]!.outcome).to.equal('holds');
+    const one = evaluateClaims(
+      [at('ttrl', 0.5), at('co-rl-diff', 0.6)].map((g) => ({ ...g, runs: g.runs.slice(0, 1) })),
+    );
+    expect(one[0]!.outcome).to.equal('inconclusive');
+    expect(one[0]!.measured).to.contain('no interval over 1 seed');
   });
 
   it('says what it cannot measure instead of guessing', () => {
     const claims = evaluateClaims(groups.filter((g) => g.name === 'gt' || g.name === 'co-rl-same'));
-    expect(claims.map((c) => c.holds)).to.deep.equal([undefined, undefined, undefined, undefined, undefined]);
+    expect(claims.map((c) => c.outcome)).to.deep.equal([undefined, undefined, undefined, undefined, undefined]);
     expect(claims[0]!.measured).to.equal('no co-rl-diff or ttrl in this comparison');
+    expect(claims[0]!.rule).to.match(/^co-rl-diff − ttrl in average pass@1/);
     expect(claims[2]!.measured).to.equal('not recorded by these runs');
   });
 

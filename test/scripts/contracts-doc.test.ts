@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from '../../scripts/generate';
-import { contractFiles, contractsReference } from '../../scripts/contracts-doc';
+import { contractFiles, contractsReference, HELPER_FILES } from '../../scripts/contracts-doc';
 import { tempDir } from '../fixtures/configs';
 
 describe('scripts/contracts-doc (docs/reference/contracts.md from the JSDoc of core/contracts)', () => {
@@ -22,6 +22,9 @@ describe('scripts/contracts-doc (docs/reference/contracts.md from the JSDoc of c
       "- `readonly reference?: Reference` — The reference — present only when the source's manifest declares `usesGroundTruth`.",
     );
     expect(page).to.not.contain('{@link');
+    // the helpers a plugin imports besides the contracts: the vote the guide uses
+    for (const rel of HELPER_FILES) expect(page).to.contain(`## ${rel}`);
+    expect(page).to.contain('### pluralityVote\n').and.contain('### VoteOutcome\n');
   });
 
   it('a contract member without JSDoc is an error naming it', () => {
@@ -29,6 +32,10 @@ describe('scripts/contracts-doc (docs/reference/contracts.md from the JSDoc of c
     try {
       fs.mkdirSync(path.join(tmp.dir, 'core/contracts'), { recursive: true });
       fs.writeFileSync(path.join(tmp.dir, 'core/contracts/index.ts'), "export * from './thing';\n");
+      for (const rel of HELPER_FILES) {
+        fs.mkdirSync(path.dirname(path.join(tmp.dir, rel)), { recursive: true });
+        fs.copyFileSync(path.join(ROOT, rel), path.join(tmp.dir, rel));
+      }
       fs.writeFileSync(
         path.join(tmp.dir, 'core/contracts/thing.ts'),
         '/** A thing. */\nexport interface Thing {\n  /** Documented. */\n  a: number;\n  b: string;\n}\n',

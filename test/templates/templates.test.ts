@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { templateTokens, TEMPLATE_KINDS } from '../../core/scaffold/names';
+import { templatePluginKind, templateTokens, TEMPLATE_KINDS } from '../../core/scaffold/names';
 import { ROOT } from '../../scripts/generate';
 import { tempDir } from '../fixtures/configs';
 
@@ -49,9 +49,10 @@ describe('templates/ (every template is a real package that builds, passes its t
       }
       for (const f of ['README.md', '_gitignore', 'tsconfig.json', '.mocharc.json', 'corl.config.json', 'src/index.ts']) expect(fs.existsSync(path.join(dir, f)), `${kind}/${f}`).to.equal(true);
       const sources = fs.readdirSync(path.join(dir, 'src')).map((f) => fs.readFileSync(path.join(dir, 'src', f), 'utf8')).join('\n');
-      expect(sources, kind).to.contain(`name: '${t.pluginName}'`).and.contain(`export const ${t.identifier} = definePlugin(`);
+      const define = kind === 'python-reward' ? 'definePythonReward' : 'definePlugin';
+      expect(sources, kind).to.contain(`name: '${t.pluginName}'`).and.contain(`export const ${t.identifier} = ${define}(`);
       const tests = fs.readdirSync(path.join(dir, 'test')).map((f) => fs.readFileSync(path.join(dir, 'test', f), 'utf8')).join('\n');
-      expect(tests, `${kind} runs the corl/testing suite of its kind`).to.contain(`${kind}Contract(${t.identifier}`);
+      expect(tests, `${kind} runs the corl/testing suite of its kind`).to.contain(`${templatePluginKind(kind)}Contract(${t.identifier}`);
       expect(fs.readFileSync(path.join(dir, 'corl.config.json'), 'utf8'), `${kind}: the config uses the plugin`).to.contain(t.pluginName);
     }
   });
@@ -76,13 +77,18 @@ describe('templates/ (every template is a real package that builds, passes its t
         const test = run(dir, [path.join(dir, 'node_modules/mocha/bin/mocha.js')]);
         expect(test.code, test.out).to.equal(0);
         expect(test.out).to.match(/\d+ passing/).and.not.match(/failing|pending/);
-        expect(test.out).to.contain(`${templateTokens(kind).pluginName} satisfies the ${kind} contract`);
+        expect(test.out).to.contain(`${templateTokens(kind).pluginName} satisfies the ${templatePluginKind(kind)} contract`);
         const train = run(dir, [path.join(ROOT, 'bin/corl.js'), 'train', '-c', 'corl.config.json', '--out', 'runs/ci', '-q']);
         expect(train.code, train.out).to.equal(0);
         expect(train.out).to.contain('label-free run: 20 step(s)');
         const metrics = fs.readFileSync(path.join(dir, 'runs/ci/metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
         expect(metrics.filter((m) => m.phase === 'train').length).to.equal(20 * (kind === 'topology' ? 3 : 2));
         if (kind === 'reward') expect(metrics.some((m) => m.metrics['agreement/mean_reward'] !== undefined), 'the run used the plugin\'s reward').to.equal(true);
+        if (kind === 'python-reward') {
+          // reward.py ran in Python for every step: its log_metric reached the run's metrics
+          const train = metrics.filter((m) => m.phase === 'train');
+          expect(train.every((m) => m.metrics['python/steps_hold'] === 1), 'the run used reward.py').to.equal(true);
+        }
         if (kind === 'judge') {
           // corl:comas judged every (proposal, evaluation) pair with the plugin: 4 problems × 2 evaluators × 6 debates, no model asked.
           const train = metrics.filter((m) => m.phase === 'train');

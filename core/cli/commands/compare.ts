@@ -1,21 +1,174 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { runCompare } from '../../report/compare';
+import { runCompare } from '../../compare/run';
+import { loadPlan } from '../../compare/plan';
+import type { Design } from '../../report/design';
+import { PRIMARY_METRICS, type PairSpec, type PrimaryMetric } from '../../report/paired';
+import { SPENDING, type Spending } from '../../stats/sequential';
 import { intFlag } from '../output';
 import { CorlError } from '../../errors';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-/** `corl compare`: run configs over seeds and tabulate them in the paper's shape. */
+interface CompareFlags {
+  config: string[];
+  seeds?: string;
+  firstSeed?: string;
+  steps?: string;
+  out?: string;
+  progress: string;
+  verdict?: boolean;
+  plan?: string;
+  metric?: string;
+  pairs?: string;
+  against?: string;
+  alpha?: string;
+  margin?: string;
+  effect?: string;
+  untilResolved?: boolean;
+  looks?: string;
+  boundary?: string;
+  jobs?: string;
+  committed?: string;
+}
+
+/** A positive number flag ("2", "0.05"), within (0, max). */
+function numberFlag(name: string, value: string | undefined, max = Infinity): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || n >= max)
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      `expected ${name} to be a number above 0${max < Infinity ? ` and below ${max}` : ''}, got "${value}"`,
+      {
+        where: name,
+      },
+    );
+  return n;
+}
+
+/** `--pairs a:b,c:d`. */
+function pairsFlag(value: string | undefined): PairSpec[] | undefined {
+  if (value === undefined) return undefined;
+  return value.split(',').map((part) => {
+    const m = /^([A-Za-z0-9._-]+):([A-Za-z0-9._-]+)$/.exec(part.trim());
+    if (!m || m[1] === m[2])
+      throw new CorlError(
+        'CORL_ERR_CLI_USAGE',
+        `expected --pairs as a:b,c:d with two different config names each, got "${part}"`,
+        {
+          where: '--pairs',
+        },
+      );
+    return { a: m[1]!, b: m[2]! };
+  });
+}
+
+/** `--looks 4,8,12`: increasing seed counts of at least 2. */
+function looksFlag(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  const looks = value.split(',').map((x) => intFlag('--looks', x.trim(), 2)!);
+  looks.forEach((n, i) => {
+    if (i > 0 && n <= looks[i - 1]!)
+      throw new CorlError('CORL_ERR_CLI_USAGE', `expected --looks to increase, got ${value}`, { where: '--looks' });
+  });
+  return looks;
+}
+
+/** The design the flags describe (no plan). */
+function designFlags(f: CompareFlags, firstSeed: number): Design | undefined {
+  const metric = f.metric ?? 'final';
+  if (!PRIMARY_METRICS.includes(metric as PrimaryMetric))
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --metric ${PRIMARY_METRICS.join(' or ')}, got "${metric}"`, {
+      where: '--metric',
+    });
+  const pairs = pairsFlag(f.pairs);
+  if (pairs && f.against)
+    throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --pairs or --against, got both', { where: '--against' });
+  const looks = looksFlag(f.looks);
+  if (f.untilResolved && !looks)
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      'expected --looks with --until-resolved (seeds per config at each look, e.g. 4,8,12), got none',
+      {
+        where: '--until-resolved',
+        hint: 'or write a plan and pass --plan',
+      },
+    );
+  if (looks && !f.untilResolved)
+    throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --looks only with --until-resolved, got it alone', {
+      where: '--looks',
+    });
+  if (f.untilResolved && f.seeds !== undefined)
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      'expected --looks to set the seeds with --until-resolved, got --seeds too',
+      {
+        where: '--seeds',
+        hint: 'the last look is the seed cap',
+      },
+    );
+  const boundary = f.boundary ?? 'lan-demets-pocock';
+  if (![...SPENDING, 'fixed'].includes(boundary))
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      `expected --boundary ${[...SPENDING, 'fixed'].join(', ')}, got "${boundary}"`,
+      {
+        where: '--boundary',
+      },
+    );
+  const given = [f.metric, f.pairs, f.against, f.alpha, f.margin, f.effect, f.untilResolved, f.boundary].some(
+    (x) => x !== undefined,
+  );
+  if (!given) return undefined;
+  const margin = numberFlag('--margin', f.margin);
+  const effect = numberFlag('--effect', f.effect);
+  return {
+    metric: metric as PrimaryMetric,
+    ...(pairs ? { pairs } : {}),
+    ...(f.against ? { against: f.against.split(',').map((s) => s.trim()) } : {}),
+    alpha: numberFlag('--alpha', f.alpha, 0.5) ?? 0.05,
+    ...(margin !== undefined ? { margin } : {}),
+    ...(effect !== undefined ? { effect } : {}),
+    ...(looks
+      ? {
+          sequential: {
+            boundary: boundary as Spending | 'fixed',
+            looks,
+            first: firstSeed,
+            stop: 'all-resolved' as const,
+          },
+        }
+      : {}),
+  };
+}
+
+/** Under a plan the plan fixes these. */
+const PLAN_FIXES: readonly [keyof CompareFlags, string][] = [
+  ['seeds', '--seeds'],
+  ['firstSeed', '--first-seed'],
+  ['steps', '--steps'],
+  ['metric', '--metric'],
+  ['pairs', '--pairs'],
+  ['against', '--against'],
+  ['alpha', '--alpha'],
+  ['margin', '--margin'],
+  ['effect', '--effect'],
+  ['untilResolved', '--until-resolved'],
+  ['looks', '--looks'],
+  ['boundary', '--boundary'],
+];
+
+/** `corl compare`: run configs over seeds and tabulate them in the paper's shape, with paired verdicts. */
 export function compareCommand(program: Command): void {
   program
     .command('compare')
     .description(
-      'run several configs over several seeds (resumable) and print a results table; writes report.html with plots',
+      'run several configs over several seeds (resumable), print a results table and paired verdicts (interval and outcome per pair); writes report.html with plots',
     )
-    .argument('[configs...]', 'config files, one row each')
+    .argument('[configs...]', 'config files, one row each (none with --plan: the plan names them)')
     .option('-c, --config <file>', 'a config file, one row; repeatable, after the arguments', collect, [])
-    .option('--seeds <n>', 'seeds per config', '3')
+    .option('--seeds <n>', 'seeds per config (default 3)')
     .option('--first-seed <i>', 'index of the first seed: runs seed-<i> … seed-<i + n − 1> (default 0)')
     .option('--steps <n>', 'override trainer.steps of every training config (evaluation-only configs stay at 0)')
     .option(
@@ -23,56 +176,81 @@ export function compareCommand(program: Command): void {
       'comparison folder (default: runs/compare-<date>-<time>); run again with the same --out to continue an interrupted comparison',
     )
     .option('--progress <mode>', 'auto | lines | none', 'auto')
-    .option('--verdict', 'end with one plain line: the last config against each of the others, in points')
+    .option(
+      '--verdict',
+      'end with one plain line: the last config against each of the others, in points with intervals (with one seed: the committed result of the same configs)',
+    )
+    .option(
+      '--plan <file>',
+      'run a pre-registered plan (configs, split, metric, pairs, margin, seeds, looks, boundary): recorded by its sha256; see docs/guide/statistics.md',
+    )
+    .option(
+      '--metric <name>',
+      'primary metric: final (average pass@1 at the last evaluation) or change (minus step 0); default final',
+    )
+    .option('--pairs <a:b,...>', 'the differences a − b to decide (default: each config against the first)')
+    .option('--against <names>', 'decide each config against each of these configs (comma-separated)')
+    .option('--alpha <a>', 'two-sided error rate of the intervals (default 0.05)')
+    .option('--margin <points>', 'equivalence margin in points: a pair within ±margin by TOST is "equivalent"')
+    .option('--effect <points>', 'the effect whose seeds needed are reported (default: the margin, else 2)')
+    .option(
+      '--until-resolved',
+      'add seeds look by look (--looks) until every pair is ahead, behind or equivalent, with a Lan–DeMets group-sequential boundary',
+    )
+    .option('--looks <n,n,...>', 'with --until-resolved: seeds per config at each look; the last is the cap')
+    .option('--boundary <name>', `with --until-resolved: ${[...SPENDING].join(' | ')} (default lan-demets-pocock)`)
+    .option(
+      '--jobs <n>',
+      'runs at once, in this process (default 1; a 2-agent run already keeps about 1.7 cores busy: npm run bench seeds measures whether 2 helps)',
+    )
+    .option('--committed <dir>', 'where the one-seed verdict looks for committed results (default docs/results)')
     .addHelpText(
       'after',
-      '\nExamples:\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 3 --out runs/cmp\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 1 --verdict   # what npm start runs\n',
+      '\nExamples:\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 3 --out runs/cmp\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 1 --verdict   # what npm start runs\n  corl compare configs/ttrl.json configs/co-rl-diff.json --until-resolved --looks 4,8,12 --margin 2 --out runs/seq\n  corl compare --plan docs/results/headline-slips/plan.json --out runs/headline-slips\n',
     )
-    .action(
-      async (
-        given: string[],
-        flags: {
-          config: string[];
-          seeds: string;
-          firstSeed?: string;
-          steps?: string;
-          out?: string;
-          progress: string;
-          verdict?: boolean;
-        },
-      ) => {
-        const configs = [...given, ...flags.config];
-        if (configs.length === 0)
-          throw new CorlError(
-            'CORL_ERR_CLI_USAGE',
-            'expected configs (`corl compare <config> <config>...` or `corl compare -c <config> -c <config>...`), got none',
-            { where: '<configs...>' },
-          );
-        const seeds = intFlag('--seeds', flags.seeds, 1)!;
-        const steps = intFlag('--steps', flags.steps, 0);
-        const firstSeed = intFlag('--first-seed', flags.firstSeed, 0);
-        const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-        const out = flags.out ?? path.join('runs', `compare-${stamp}`);
-        if (!['auto', 'lines', 'none'].includes(flags.progress)) {
-          throw new CorlError(
-            'CORL_ERR_CLI_USAGE',
-            `expected --progress auto, lines or none, got "${flags.progress}"`,
-            { where: '--progress' },
-          );
-        }
-        const progress = flags.progress as 'auto' | 'lines' | 'none';
-        const result = await runCompare({
-          configs,
-          seeds,
-          firstSeed,
-          out,
-          steps,
-          progress,
-          verdict: flags.verdict === true,
-        });
-        process.stdout.write(
-          `\n${result.table}\n\nrows with GT = yes used ground truth in their reward (supervised)\nreport: ${result.report}\n${result.verdict ? `\n${result.verdict}\n` : ''}`,
+    .action(async (given: string[], flags: CompareFlags) => {
+      const configs = [...given, ...flags.config];
+      if (configs.length === 0 && flags.plan === undefined)
+        throw new CorlError(
+          'CORL_ERR_CLI_USAGE',
+          'expected configs (`corl compare <config> <config>...` or `corl compare -c <config> -c <config>...`), or --plan, got none',
+          { where: '<configs...>' },
         );
-      },
-    );
+      const jobs = intFlag('--jobs', flags.jobs, 1);
+      if (!['auto', 'lines', 'none'].includes(flags.progress)) {
+        throw new CorlError('CORL_ERR_CLI_USAGE', `expected --progress auto, lines or none, got "${flags.progress}"`, {
+          where: '--progress',
+        });
+      }
+      const plan = flags.plan !== undefined ? loadPlan(flags.plan) : undefined;
+      if (plan)
+        for (const [key, name] of PLAN_FIXES)
+          if (flags[key] !== undefined)
+            throw new CorlError('CORL_ERR_PLAN_MISMATCH', `expected no ${name} with --plan, got ${name}`, {
+              where: name,
+              hint: 'the plan fixes the configs, seeds, looks, pairs and rules',
+            });
+      const seeds = intFlag('--seeds', flags.seeds ?? '3', 1)!;
+      const steps = intFlag('--steps', flags.steps, 0);
+      const firstSeed = intFlag('--first-seed', flags.firstSeed, 0) ?? 0;
+      const design = plan ? undefined : designFlags(flags, firstSeed);
+      const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+      const out = flags.out ?? path.join('runs', `compare-${plan ? plan.plan.name : stamp}`);
+      const result = await runCompare({
+        configs,
+        seeds,
+        firstSeed,
+        out,
+        steps,
+        progress: flags.progress as 'auto' | 'lines' | 'none',
+        verdict: flags.verdict === true,
+        ...(plan ? { plan } : {}),
+        ...(design ? { design } : {}),
+        ...(jobs !== undefined ? { jobs } : {}),
+        ...(flags.committed ? { committed: flags.committed } : {}),
+      });
+      process.stdout.write(
+        `\n${result.table}\n\nrows with GT = yes used ground truth in their reward (supervised)\n\n${result.summary}\nreport: ${result.report}\n${result.verdict ? `\n${result.verdict}\n` : ''}`,
+      );
+    });
 }

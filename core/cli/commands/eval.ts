@@ -5,7 +5,7 @@ import type { Problem } from '../../contracts/problem';
 import { loadConfig } from '../../config/load';
 import { CorlError } from '../../errors';
 import type { Agreement } from '../../metrics/agreement';
-import { AnswerKeys } from '../../trainer/answer-keys';
+import { AnswerKeys } from '../../reward/answer-keys';
 import { buildCohort, type Agent, type Cohort } from '../../trainer/cohort';
 import {
   agentScores,

@@ -4,11 +4,11 @@ import type { Command } from 'commander';
 import type { Policy } from '../../contracts/policy';
 import { loadConfig } from '../../config/load';
 import { CorlError } from '../../errors';
-import { AnswerKeys } from '../../trainer/answer-keys';
+import { AnswerKeys } from '../../reward/answer-keys';
 import { readPretrainCorpus } from '../../trainer/pretrain-corpus';
-import { buildCohort, sampleChecked, type Agent, type Cohort } from '../../trainer/cohort';
+import { buildCohort, epochBatch, sampleChecked, type Agent, type Cohort } from '../../trainer/cohort';
 import { evalProblems, gradingKeys, mean } from '../../trainer/evaluate';
-import { mixSeed, Rng } from '../../util/rng';
+import { mixSeed } from '../../util/rng';
 import { intFlag, pct, table } from '../output';
 import { noConfig, pickConfig } from '../config-arg';
 
@@ -64,20 +64,8 @@ export interface PretrainResult {
 
 /** The texts of step `step`: epochs of a permutation seeded by (dataSeed, epoch), as training batches are. */
 export function pretrainBatch(count: number, step: number, batchSize: number, dataSeed: number): number[] {
-  const out: number[] = [];
-  let pos = step * batchSize;
-  let epoch = -1;
-  let order: number[] = [];
-  while (out.length < batchSize) {
-    const e = Math.floor(pos / count);
-    if (e !== epoch) {
-      epoch = e;
-      order = new Rng(mixSeed(dataSeed, 'pretrain', e)).shuffle(Array.from({ length: count }, (_, i) => i));
-    }
-    out.push(order[pos % count]!);
-    pos++;
-  }
-  return out;
+  const indices = Array.from({ length: count }, (_, i) => i);
+  return epochBatch(indices, step, batchSize, (epoch) => mixSeed(dataSeed, 'pretrain', epoch));
 }
 
 /** pass@1 of one agent on the eval split's problems (held-out or validation) with the eval sampling settings (ground truth for monitoring only). */

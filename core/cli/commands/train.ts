@@ -79,7 +79,10 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
     overrides['eval.split'] = flags.evalSplit;
   }
   let loaded: LoadedConfig;
-  let run: RunDirectory;
+  // A new run's folder is made once its plugins loaded (checkpoints and data opened): a config that
+  // cannot start leaves no folder behind.
+  let run: RunDirectory | undefined;
+  let makeRun: (() => Promise<RunDirectory>) | undefined;
   if (flags.resume) {
     if (flags.out)
       throw new CorlError('CORL_ERR_CLI_USAGE', 'expected either --out or --resume, got both', { where: '--out' });
@@ -127,12 +130,16 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
     loaded = await loadConfig(flags.config, { overrides });
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
     const out = flags.out ?? path.join('runs', `${loaded.config.name}-${stamp}`);
-    run = await RunDirectory.create(out, loaded.config, loaded.source, {
-      configFile: loaded.file,
-      baseDir: loaded.baseDir,
-      ...labelUse(loaded),
-    });
-    process.stderr.write(`run directory: ${run.dir}\n`);
+    const fresh = loaded;
+    makeRun = async () => {
+      run = await RunDirectory.create(out, fresh.config, fresh.source, {
+        configFile: fresh.file,
+        baseDir: fresh.baseDir,
+        ...labelUse(fresh),
+      });
+      process.stderr.write(`run directory: ${run.dir}\n`);
+      return run;
+    };
   }
   let stop = false;
   const progress = flags.quiet ? new NoProgress() : defaultProgress(loaded.config.trainer.logEvery);
@@ -143,9 +150,15 @@ async function runTrain(flags: TrainFlags): Promise<TrainResult | undefined> {
   };
   process.on('SIGINT', onSigint);
   try {
-    return await train(loaded, { run, resume: flags.resume !== undefined, progress, shouldStop: () => stop });
+    return await train(loaded, {
+      run: run ?? makeRun!,
+      resume: flags.resume !== undefined,
+      progress,
+      shouldStop: () => stop,
+    });
   } catch (e) {
-    // the run's page says it failed, at the top, with what it logged before
+    // the run's page says it failed, at the top, with what it logged before (no folder: nothing to report)
+    if (!run) throw e;
     try {
       process.stderr.write(
         `report: ${await writeRunReport(run.dir, portableText((e as Error).message ?? String(e)))}\n`,

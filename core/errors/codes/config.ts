@@ -29,6 +29,11 @@ export const CONFIG_CODES = defineCodes({
       "A training step or an evaluation of the config cannot fit in memory: agents × batch × group completions of up to maxTokens tokens (or held-out problems × samples) need more JavaScript heap than the process has, or the policies' sampling caches (their manifest `memory`) more than the machine has. The estimate is a lower bound.",
     fix: 'lower the field named (trainer.groupSize, trainer.batchSize, eval.samples, eval.maxProblems or a maxTokens)',
   },
+  CORL_ERR_CONFIG_PATH: {
+    cause:
+      'A path in the config (a checkpoint, a model folder, a data file) names nothing: no file or folder there, a package reference (`package:<package>/<path>`) whose package is not installed or that leaves it, or a malformed one. Every such path is listed with its field, its agent and where it was looked for.',
+    fix: "fix the path: relative paths are resolved from the config file's folder; the models that ship with corl are `package:corl/models/...` wherever corl is installed",
+  },
   CORL_ERR_CONFIG_TOPOLOGY: {
     cause:
       'The topology cannot serve the configured number of agents (for example `corl:ring` with one agent, or an adjacency matrix of the wrong size).',

@@ -5,8 +5,10 @@ import { CONFIG_CODES } from './config';
 import { EVAL_CODES } from './eval';
 import { GRPO_CODES } from './grpo';
 import { INTERACTION_CODES } from './interaction';
+import { PLAN_CODES } from './plan';
 import { PLUGIN_CODES } from './plugin';
 import { POLICY_CODES } from './policy';
+import { PYTHON_CODES } from './python';
 import { REWARD_CODES } from './reward';
 import { RUN_CODES } from './run';
 import { SANDBOX_CODES } from './sandbox';
@@ -42,6 +44,8 @@ export const ERROR_CODES = {
   ...SERVE_CODES,
   ...BACKEND_CODES,
   ...INTERACTION_CODES,
+  ...PLAN_CODES,
+  ...PYTHON_CODES,
 } satisfies Record<string, ErrorSpec>;
 
 /** Every code corl raises. */

@@ -1,6 +1,20 @@
 import { defineCodes } from './spec';
 
+/**
+ * Errors of the reward pipeline (core/reward), the same in `corl train`, `corl serve` and
+ * `corl eval`: one code per kind of failure, whichever program met it.
+ */
 export const REWARD_CODES = defineCodes({
+  CORL_ERR_REWARD_OUTPUT: {
+    cause:
+      'A reward source returned something its contract does not allow: `score` not `{ rewards }` with one finite number per completion (or a `label`/`ownLabel` that is not a string or null, or `metrics` that are not numbers), or `answerKeys` not one string or null per completion. `corl train` stops (what was written before stays intact); `corl serve` answers the request with HTTP 500 and keeps running.',
+    fix: 'fix the reward plugin so it keeps the RewardSource contract (docs/reference/contracts.md); `corl/testing` has a contract suite for reward sources',
+  },
+  CORL_ERR_REWARD_FAILED: {
+    cause:
+      "The reward path threw an error of its own (one without a corl code; a coded error keeps its code): the reward source's `score` or `answerKeys`, or the run's extractor or equivalence while keying a group. `corl train` stops with metrics and checkpoints written before intact; `corl serve` answers the request with HTTP 500 and keeps running.",
+    fix: "read the plugin's message and fix the plugin or its options; `corl train --resume DIR` then continues from the last checkpoint, and `corl serve` scores the client's retry",
+  },
   CORL_ERR_REWARD_TOKEN_STATS: {
     cause:
       'An intrinsic reward (corl:intrinsic, or a corl:weighted part that is one) received completions without per-token statistics, or with statistics of the wrong length or non-finite values.',

@@ -17,10 +17,6 @@ export const RUN_CODES = defineCodes({
     cause: 'A resume was asked with a config that differs from the one the run started with.',
     fix: "resume without -c (the run's own config.json is used), or start a new run for the new config",
   },
-  CORL_ERR_REWARD_OUTPUT: {
-    cause: 'A reward source returned the wrong number of rewards for a group, or a reward that is NaN or infinite.',
-    fix: 'fix the reward plugin so it returns one finite number per completion; `corl/testing` has a contract suite for reward sources',
-  },
   CORL_ERR_RUN_AGENT_FAILED: {
     cause:
       'A policy, reward source or other plugin threw during a training step. Metrics and checkpoints written before the failure are intact.',

@@ -39,13 +39,13 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_GROUP_SIZE: {
     cause:
-      "A group has a number of completions other than `serve.groupSize`, or a request's lists have different lengths (HTTP 422).",
-    fix: 'send every group with exactly the configured number of completions (the GRPO group size K), or set `serve.groupSize` to 0 to accept any size',
+      "A group has a number of completions other than `serve.groupSize`, a request's lists have different lengths, or a POST /v1/samples sample declares another size than its group's or arrives for a group already scored (HTTP 422). Nothing of the request is stored.",
+    fix: 'send every group with exactly the configured number of completions (the GRPO group size K), or set `serve.groupSize` to 0 to accept any size; post each sample of a group once (a retry repeats its request id), with the same size',
   },
   CORL_ERR_SERVE_CONFLICT: {
     cause:
-      'An agent posted a group (same agent, step and group id) again with different completions (HTTP 409). Retries must repeat the original request.',
-    fix: 'retry with the identical completions, or use a new step or group id for new samples',
+      'An agent posted a group (same agent, step and group id) again with different completions, reused an Idempotency-Key with a different body, or posted a POST /v1/samples sample again (same request id, or position at a step) with a different completion (HTTP 409). Retries must repeat the original request.',
+    fix: 'retry with the identical request, and send a new Idempotency-Key (or sample request id) with every new request (only its retries repeat it); use a new step or group id for new samples',
   },
   CORL_ERR_SERVE_PEER_TIMEOUT: {
     cause:
@@ -54,12 +54,12 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_STEP_AHEAD: {
     cause:
-      "A group was posted for a step more than `serve.exchange.maxStepsAhead` beyond the cohort's newest step (HTTP 422). Nothing is stored: the exchange, the journal and the newest step are unchanged, so one request cannot push the cohort's steps away from the real ones.",
-    fix: "post the trainer's real step; when a cohort resumes at a later step against a fresh journal, set `serve.exchange.startStep` to that step (GET /health shows the newest step)",
+      "A group was posted for a step more than `serve.exchange.maxStepsAhead` beyond the slowest agent's newest step (HTTP 422). Nothing is stored. The window moves only with the slowest agent, so one agent cannot push the cohort's steps away from the real ones; a fast agent waits here for a peer that stopped posting.",
+    fix: "post the trainer's real step and check that every agent of the cohort is running (GET /health lists each agent's step, the message names the slowest); when a cohort resumes at a later step against a fresh journal, set `serve.exchange.startStep` to that step",
   },
   CORL_ERR_SERVE_STEP_FULL: {
     cause:
-      'A step already holds `serve.exchange.maxGroupsPerStep` distinct group ids (all agents together) and the request adds new ones (HTTP 422). Nothing of the request is stored.',
+      'The agent already holds `serve.exchange.maxGroupsPerStep` distinct group ids at this step and the request adds new ones (HTTP 422). Each agent has its own count, so one agent cannot fill a step for the others. Nothing of the request is stored.',
     fix: "use the same group ids in every agent's posts (one per problem), or raise `serve.exchange.maxGroupsPerStep` if a step legitimately has more problems",
   },
   CORL_ERR_SERVE_LIMIT: {
@@ -69,13 +69,8 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_STEP_EXPIRED: {
     cause:
-      'A group was posted for a step older than the service still keeps (`serve.exchange.keepSteps` behind the newest step) (HTTP 410).',
-    fix: 'post current steps; raise `serve.exchange.keepSteps` if agents legitimately lag that far behind each other',
-  },
-  CORL_ERR_SERVE_REWARD_FAILED: {
-    cause:
-      'The configured reward source (or answer extraction) threw while scoring a request (HTTP 500). The service keeps running.',
-    fix: "read the message for the plugin's error; fix the plugin or its options and restart the service",
+      'A group was posted for a step older than the service still keeps: `serve.exchange.keepSteps` behind the slowest agent of the cohort, so every agent, the poster included, has moved that far beyond it (HTTP 410).',
+    fix: 'post current steps; raise `serve.exchange.keepSteps` to keep more history',
   },
   CORL_ERR_SERVE_UNAVAILABLE: {
     cause:
@@ -84,8 +79,13 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_BUSY: {
     cause:
-      'A connection arrived while `serve.maxConnections` connections were already open (HTTP 503, then the connection is closed; GET /health is still answered on it). Connections beyond the cap plus a small spare are closed without an answer.',
-    fix: 'reuse keep-alive connections (one per agent is enough) and retry after a moment, or raise `serve.maxConnections` (below `ulimit -n`)',
+      'A connection arrived over `serve.maxConnections` (or `serve.maxConnectionsPerPeer` for its address) while every held connection had a request in progress, so none could give up its place (HTTP 503, then the connection is closed; GET /health is still answered on it), or `serve.samples.maxPending` POST /v1/samples samples were already waiting for their groups (HTTP 503). Nothing is stored.',
+    fix: 'retry after a moment (Retry-After: 1; the requests are idempotent) and reuse keep-alive connections, or raise `serve.maxConnections` (below `ulimit -n`), `serve.maxConnectionsPerPeer` or `serve.samples.maxPending`',
+  },
+  CORL_ERR_SERVE_CANCELLED: {
+    cause:
+      'The client closed the connection before its answer was ready (counted as HTTP 499 in the metrics; nobody receives it). Work done only for that request is stopped; a POST /get_reward sample without an Idempotency-Key leaves its barrier, so that a re-sent copy is not counted twice.',
+    fix: "keep the client's timeout above the longest wait (serve.exchange.wait, getReward.wait); send an Idempotency-Key (the shipped clients do) so that a retry gets the first attempt's answer",
   },
   CORL_ERR_SERVE_INTERNAL: {
     cause: 'An unexpected failure while handling one request (HTTP 500). The service keeps running.',

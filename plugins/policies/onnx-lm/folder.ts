@@ -3,6 +3,7 @@
 // one, generation_config.json. Everything is read at construction, so a bad folder fails before a run.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { resolveConfigPath } from '../../../core/util/paths';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { CorlError } from '../../../core/errors';
 import type { OnnxLmOptions } from './options';
@@ -65,7 +66,7 @@ function tokenText(v: unknown): string | undefined {
 
 /** Read and check the folder named by `options.path` (resolved against `baseDir`). */
 export function readModelFolder(options: OnnxLmOptions, baseDir: string): ModelFolder {
-  const dir = path.resolve(baseDir, options.path);
+  const dir = resolveConfigPath(options.path, baseDir);
   const exportHint =
     'export the model with `optimum-cli export onnx --model <id> --task text-generation-with-past <folder>` and point `path` at that folder';
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {

@@ -1,5 +1,6 @@
 // Options of `corl:onnx-lm`: the JSON Schema (with defaults) and the type derived from it.
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { pathKeyword } from '../../../core/util/paths';
 
 /** The options schema (draft 2020-12, defaults everywhere, no unknown keys). */
 export const ONNX_LM_OPTIONS_SCHEMA = {
@@ -9,8 +10,9 @@ export const ONNX_LM_OPTIONS_SCHEMA = {
     path: {
       type: 'string',
       minLength: 1,
+      ...pathKeyword('dir'),
       description:
-        'model folder (relative to the config file): the optimum export with the ONNX model, tokenizer.json and config.json',
+        'model folder (relative to the config file, or a package reference "package:<package>/<folder>"): the optimum export with the ONNX model, tokenizer.json and config.json',
     },
     file: {
       type: 'string',

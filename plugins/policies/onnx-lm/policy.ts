@@ -22,8 +22,9 @@ import type {
 import { CorlError } from '../../../core/errors';
 import { leaseCores, type CoreLease } from '../../../core/tensor/threads';
 import { writeJsonAtomic } from '../../../core/util/fs';
-import { mixSeed, Rng } from '../../../core/util/rng';
+import { Rng } from '../../../core/util/rng';
 import { decodeRows, type DecodeModel, type DecodedRow, type DecodeRow, type RowCheck } from '../decoding/loop';
+import { checkSampleCount, perRequest, planRows, stopAt } from '../decoding/requests';
 import { readModelFolder, type ModelFolder } from './folder';
 import type { OnnxLmOptions } from './options';
 import { detectSignature, type Signature } from './signature';
@@ -167,76 +168,52 @@ export class OnnxLmPolicy implements Policy {
   async sample(requests: readonly SampleRequest[], options: SamplingOptions): Promise<Completion[][]> {
     if (this.closed)
       throw new CorlError('CORL_ERR_TENSOR_RUNTIME', 'expected an open corl:onnx-lm policy, got a closed one');
-    if (!Number.isInteger(options.n) || options.n < 1)
-      throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected n ≥ 1 completions per prompt, got ${options.n}`, {
-        where: 'sampling.n',
-      });
-    const prompts: number[][] = [];
-    const index = new Map<string, number>();
-    const rows: Row[] = [];
+    checkSampleCount(options.n);
+    const who = (req: SampleRequest, i: number): string =>
+      req.id !== undefined ? `problem "${req.id}"` : `request ${i}`;
     requests.forEach((req, i) => {
-      const who = req.id !== undefined ? `problem "${req.id}"` : `request ${i}`;
       if (req.images && req.images.length > 0) {
         throw new CorlError(
           'CORL_ERR_BACKEND_UNSUPPORTED',
-          `expected a text-only prompt for corl:onnx-lm, got ${req.images.length} image(s) in ${who}`,
+          `expected a text-only prompt for corl:onnx-lm, got ${req.images.length} image(s) in ${who(req, i)}`,
           { hint: 'use corl:openai with a vision-language model for problems with images' },
         );
       }
-      const o = { ...options, ...req.overrides };
-      let p = index.get(req.prompt);
-      if (p === undefined) {
-        const ids = this.encodePrompt(req.prompt);
-        if (ids.length === 0)
-          throw new CorlError(
-            'CORL_ERR_BACKEND_CONTEXT',
-            `expected a prompt of at least one token, got none for ${who}`,
-            { where: 'options.template' },
-          );
-        const limit = this.folder.maxContext;
-        if (limit !== undefined && ids.length >= limit) {
-          throw new CorlError(
-            'CORL_ERR_BACKEND_CONTEXT',
-            `expected a prompt shorter than the context of ${limit} tokens, got ${ids.length} tokens for ${who}`,
-            {
-              where: 'options.maxContext',
-              hint: 'shorten the prompt or raise option maxContext (up to what the model was trained for)',
-            },
-          );
-        }
-        p = prompts.length;
-        index.set(req.prompt, p);
-        prompts.push(ids);
-      }
-      for (let k = 0; k < options.n; k++) {
-        rows.push({
-          prompt: p,
-          temperature: o.temperature,
-          topP: o.topP,
-          maxTokens: o.maxTokens,
-          stop: [...(o.stop ?? [])],
-          rng: new Rng(mixSeed(o.seed, i, k)),
-        });
-      }
     });
-    const generated = rows.length > 0 ? await this.generate(prompts, rows, !!options.tokenStats) : [];
-    const out: Completion[][] = [];
-    let r = 0;
-    for (let i = 0; i < requests.length; i++) {
-      const group: Completion[] = [];
-      for (let k = 0; k < options.n; k++) {
-        const row = generated[r++]!;
-        group.push({
-          text: row.text ?? this.decode(row.tokens),
-          tokenIds: row.tokens,
-          logprobs: row.logprobs,
-          finishReason: row.finish,
-          ...(options.tokenStats ? { entropies: row.entropies, meanLogprobs: row.meanLogprobs } : {}),
-        });
+    const plan = planRows(requests.entries(), options, (prompt, i, req) => {
+      const ids = this.encodePrompt(prompt);
+      if (ids.length === 0)
+        throw new CorlError(
+          'CORL_ERR_BACKEND_CONTEXT',
+          `expected a prompt of at least one token, got none for ${who(req, i)}`,
+          {
+            where: 'options.template',
+          },
+        );
+      const limit = this.folder.maxContext;
+      if (limit !== undefined && ids.length >= limit) {
+        throw new CorlError(
+          'CORL_ERR_BACKEND_CONTEXT',
+          `expected a prompt shorter than the context of ${limit} tokens, got ${ids.length} tokens for ${who(req, i)}`,
+          {
+            where: 'options.maxContext',
+            hint: 'shorten the prompt or raise option maxContext (up to what the model was trained for)',
+          },
+        );
       }
-      out.push(group);
-    }
-    return out;
+      return ids;
+    });
+    const rows: Row[] = plan.rows.map((row) => ({ ...row, rng: new Rng(row.seed) }));
+    const generated = rows.length > 0 ? await this.generate(plan.prompts, rows, !!options.tokenStats) : [];
+    return perRequest(generated, options.n).map((group) =>
+      group.map((row) => ({
+        text: row.text ?? this.decode(row.tokens),
+        tokenIds: row.tokens,
+        logprobs: row.logprobs,
+        finishReason: row.finish,
+        ...(options.tokenStats ? { entropies: row.entropies, meanLogprobs: row.meanLogprobs } : {}),
+      })),
+    );
   }
 
   /** Integer tensor for an id-like input, in the type the model declares. */
@@ -330,11 +307,7 @@ export class OnnxLmPolicy implements Policy {
     if (this.folder.eosTokenIds.includes(tokens.at(-1)!)) return 'stop';
     if (row.stop.length > 0) {
       const text = this.decode(tokens);
-      let cut = -1;
-      for (const s of row.stop) {
-        const at = text.indexOf(s);
-        if (at >= 0 && (cut < 0 || at < cut)) cut = at;
-      }
+      const cut = stopAt(text, row.stop);
       if (cut >= 0) {
         cutAt(text.slice(0, cut));
         return 'stop';

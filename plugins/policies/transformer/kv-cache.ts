@@ -5,6 +5,7 @@
 // instead of starting at the final length, and rows are compacted away once half have finished.
 import type { Feed, GraphSession } from '../../../core/tensor/session';
 import type { DecodeModel, RowCheck, StepLogits } from '../decoding/loop';
+import { stopAt } from '../decoding/requests';
 import type { EngineInit, SampleJob } from './engine';
 import { END } from './tokenizer';
 
@@ -215,7 +216,7 @@ export class ShardCache implements DecodeModel {
     const stop = this.job.rows[r]!.stop;
     if (stop.length) {
       this.text[r] += this.init.vocab[token] ?? '';
-      if (stop.some((s) => this.text[r]!.includes(s))) return 'stop';
+      if (stopAt(this.text[r]!, stop) >= 0) return 'stop';
     }
     return this.len[r]! + tokens.length - 1 >= this.S ? 'full' : undefined;
   }

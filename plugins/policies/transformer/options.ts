@@ -1,5 +1,6 @@
 // Options of `corl:transformer`: the JSON Schema (with defaults) and the type derived from it.
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { pathKeyword } from '../../../core/util/paths';
 
 /** Digits, arithmetic, punctuation, letters and space: what the embedded tasks' texts use. */
 export const DEFAULT_ALPHABET =
@@ -83,8 +84,9 @@ export const TRANSFORMER_OPTIONS_SCHEMA = {
     checkpoint: {
       type: 'string',
       minLength: 1,
+      ...pathKeyword('dir'),
       description:
-        'load this checkpoint directory (relative to the config file) at start; options must match its architecture',
+        'load this checkpoint folder at start (relative to the config file, or a package reference such as "package:corl/models/slips/alpha", the models that ship with corl); options must match its architecture',
     },
     checkpointOptimizer: {
       type: 'boolean',

@@ -24,7 +24,7 @@ import { assertFinite } from '../../../core/grpo/check';
 import { aggregationWeights, grpoLoss } from '../../../core/grpo/loss';
 import { adamwScalars, learningRate } from '../../../core/tensor/optim';
 import { leaseCores, type CoreLease } from '../../../core/tensor/threads';
-import { mixSeed } from '../../../core/util/rng';
+import { checkSampleCount, cutAtStop, perRequest, planRows } from '../decoding/requests';
 import {
   checkArchitecture,
   initParams,
@@ -184,10 +184,7 @@ export class TransformerPolicy implements Policy {
     options: SamplingOptions,
     fixed?: { readonly minTokens?: number },
   ): Promise<Completion[][]> {
-    if (!Number.isInteger(options.n) || options.n < 1)
-      throw new CorlError('CORL_ERR_CONFIG_INVALID', `expected n ≥ 1 completions per prompt, got ${options.n}`, {
-        where: 'sampling.n',
-      });
+    checkSampleCount(options.n);
     const shards = await this.pool();
     // Requests are split between shards whole (their rows share one prefill), balanced by rows.
     const per = Math.ceil(requests.length / shards.length);
@@ -196,63 +193,29 @@ export class TransformerPolicy implements Policy {
       .filter((p) => p.length > 0);
     const results = await Promise.all(
       parts.map((part, si) => {
-        const prompts: Int32Array[] = [];
-        const index = new Map<string, number>();
-        const rows: SampleRow[] = [];
-        for (const [i, req] of part) {
-          const o = { ...options, ...req.overrides };
-          let p = index.get(req.prompt);
-          if (p === undefined) {
-            p = prompts.length;
-            index.set(req.prompt, p);
-            prompts.push(Int32Array.from(this.encodePrompt(req.prompt)));
-          }
-          for (let k = 0; k < options.n; k++) {
-            rows.push({
-              prompt: p,
-              temperature: o.temperature,
-              topP: o.topP,
-              maxTokens: o.maxTokens,
-              seed: mixSeed(o.seed, i, k),
-              stop: [...(o.stop ?? [])],
-              ...(fixed?.minTokens ? { minTokens: fixed.minTokens } : {}),
-            });
-          }
-        }
-        const job: SampleJob = { prompts, rows, tokenStats: !!options.tokenStats };
+        const plan = planRows(part, options, (prompt) => Int32Array.from(this.encodePrompt(prompt)));
+        const rows: SampleRow[] = fixed?.minTokens
+          ? plan.rows.map((row) => ({ ...row, minTokens: fixed.minTokens }))
+          : plan.rows;
+        const job: SampleJob = { prompts: plan.prompts, rows, tokenStats: !!options.tokenStats };
         const shard = shards[si]!;
         return this.onShard(shard, (update) => shard.run({ kind: 'sample', update, job }));
       }),
     );
-    const out: Completion[][] = [];
-    parts.forEach((part, pi) => {
-      let r = 0;
-      for (const [, req] of part) {
-        const stop = req.overrides?.stop ?? options.stop ?? [];
-        const group: Completion[] = [];
-        for (let k = 0; k < options.n; k++) {
-          const row = results[pi]![r++]!;
-          let text = this.tokenizer.decode(Array.from(row.tokens));
-          let cut = -1;
-          for (const s of stop) {
-            const at = text.indexOf(s);
-            if (at >= 0 && (cut < 0 || at < cut)) cut = at;
-          }
-          if (cut >= 0) text = text.slice(0, cut);
-          group.push({
-            text,
-            tokenIds: Array.from(row.tokens),
-            logprobs: Array.from(row.logprobs),
-            finishReason: row.finish,
-            ...(row.entropies
-              ? { entropies: Array.from(row.entropies), meanLogprobs: Array.from(row.meanLogprobs!) }
-              : {}),
-          });
-        }
-        out.push(group);
-      }
-    });
-    return out;
+    return results.flatMap((decoded, pi) =>
+      perRequest(decoded, options.n).map((group, j) => {
+        const stop = parts[pi]![j]![1].overrides?.stop ?? options.stop ?? [];
+        return group.map((row) => ({
+          text: cutAtStop(this.tokenizer.decode(Array.from(row.tokens)), stop),
+          tokenIds: Array.from(row.tokens),
+          logprobs: Array.from(row.logprobs),
+          finishReason: row.finish,
+          ...(row.entropies
+            ? { entropies: Array.from(row.entropies), meanLogprobs: Array.from(row.meanLogprobs!) }
+            : {}),
+        }));
+      }),
+    );
   }
 
   /**

@@ -222,6 +222,47 @@ describe('report/markdown: the tables docs/results.md quotes', () => {
     expect(fs.readFileSync(path.join(to, 'results.md'), 'utf8')).to.equal(mdOriginal);
   });
 
+  it('a compact pack renders the same tables and verdicts: brotli, reduced rows, shared step-0 rows linked, diagnostics rounded', async () => {
+    const m = path.join(out, 'ring', 'seed-0', 'metrics.jsonl');
+    fs.appendFileSync(
+      m,
+      JSON.stringify({ step: 2, agent: 0, phase: 'train', metrics: { 'loss/total': 0.123456789 } }) + '\n',
+    );
+    await reportCompare(out);
+    const to = path.join(tmp.dir, 'compact');
+    await packCompare({ from: out, to, root: tmp.dir, compact: true });
+    const seed0 = path.join(to, 'ring', 'seed-0');
+    expect(fs.readdirSync(seed0).sort()).to.deep.equal([
+      'config.json',
+      'config.source.json',
+      'eval',
+      'metrics.jsonl.br',
+      'run.json',
+      'state.json',
+    ]);
+    // seed 1 starts from the same rows as seed 0: stored once, linked
+    expect(fs.readdirSync(path.join(to, 'ring', 'seed-1', 'eval')).sort()).to.deep.equal([
+      'step-000000.jsonl.link',
+      'step-000002.jsonl.br',
+    ]);
+    expect(fs.readFileSync(path.join(to, 'ring', 'seed-1', 'eval', 'step-000000.jsonl.link'), 'utf8')).to.equal(
+      '../../seed-0/eval/step-000000.jsonl.br\n',
+    );
+    const rows = zlib
+      .brotliDecompressSync(fs.readFileSync(path.join(seed0, 'eval', 'step-000002.jsonl.br')))
+      .toString()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(Object.keys(rows[0]!)).to.deep.equal(['agent', 'id', 'correct', 'category']);
+    const metrics = zlib.brotliDecompressSync(fs.readFileSync(path.join(seed0, 'metrics.jsonl.br'))).toString();
+    expect(metrics).to.contain('"loss/total":0.1235').and.contain('"label/accuracy/carry":0.5');
+    expect(fs.readFileSync(path.join(seed0, 'config.json'), 'utf8').split('\n')).to.have.length(2); // one line of JSON
+    await reportCompare(to);
+    for (const f of ['results.md', 'verdicts.json', 'reads.jsonl'])
+      expect(fs.readFileSync(path.join(to, f), 'utf8'), f).to.equal(fs.readFileSync(path.join(out, f), 'utf8'));
+  });
+
   it('pack backfills categories of rows written before rows carried them, and refuses a folder that is not a comparison', async () => {
     const file = path.join(out, 'ring', 'seed-0', 'eval', 'step-000002.jsonl');
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/,"category":"[a-z]+"/g, ''));

@@ -15,11 +15,12 @@ describe('core/scaffold/names (kinds, plugin and package names)', () => {
     expect(checkKind('reward')).to.equal('reward');
     for (const bad of ['rewards', 'equivalence', undefined]) {
       expect(() => checkKind(bad)).to.throw(
-        /CORL_ERR_SCAFFOLD_KIND.*reward, topology, diversity, extractor, policy, task, interaction, judge/,
+        /CORL_ERR_SCAFFOLD_KIND.*reward, python-reward, topology, diversity, extractor, policy, task, interaction, judge/,
       );
     }
     expect(TEMPLATE_KINDS).to.deep.equal([
       'reward',
+      'python-reward',
       'topology',
       'diversity',
       'extractor',
@@ -50,6 +51,13 @@ describe('core/scaffold/names (kinds, plugin and package names)', () => {
     expect(identifierFor('lab:length-penalty', 'reward')).to.equal('lengthPenaltyReward');
     expect(identifierFor('lab:vote-reward', 'reward')).to.equal('voteReward');
     expect(identifierFor('lab:2hop', 'topology')).to.equal('plugin2hopTopology');
+    // a Python reward is a reward plugin: its identifier ends in Reward
+    expect(identifierFor('lab:majority-steps', 'python-reward')).to.equal('majorityStepsReward');
+    expect(templateTokens('python-reward')).to.deep.equal({
+      packageName: 'example-corl-python-reward',
+      pluginName: 'example:python-reward',
+      identifier: 'examplePythonReward',
+    });
     expect(templateTokens('task')).to.deep.equal({
       packageName: 'example-corl-task',
       pluginName: 'example:task',

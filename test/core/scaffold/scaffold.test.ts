@@ -111,8 +111,8 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
         expect(changed, `${kind}/src/${f}: one line changes`).to.have.length(1);
         expect(after[changed[0]!]!.trim(), kind).to.equal("description: 'Mine',");
         expect(
-          after.slice(0, changed[0]).some((l) => l.includes('manifest: {')),
-          `${kind}: the line is in the manifest`,
+          after.slice(0, changed[0]).some((l) => l.includes('manifest: {') || l.includes('definePythonReward({')),
+          `${kind}: the line is in the manifest (or a Python reward's definition)`,
         ).to.equal(true);
       }
     }

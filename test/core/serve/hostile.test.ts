@@ -124,11 +124,35 @@ describe('serve: hostile steps (the step window)', function () {
     ).to.equal(422);
   });
 
+  it("posts inside maxStepsAhead cannot walk the window: another agent's steps, and the retry of its acknowledged answer, are untouched (issue 30)", async () => {
+    // Before: nine posts of one agent at steps 8, 16, ..., 72 made every real step 0-8 answer 410,
+    // the retry of an acknowledged answer included.
+    server = await startServer(ringServeConfig({ exchange: { wait: 5 } }), tmp.dir);
+    const [a0] = await realStep(0);
+    const walked = [];
+    for (let k = 1; k <= 9; k++)
+      walked.push(
+        (await post(server.url, '/v1/groups', { agent: 'b', step: 8 * k, groups: [boxed('x', ['1'])] })).status,
+      );
+    expect(walked).to.deep.equal([200, 422, 422, 422, 422, 422, 422, 422, 422]);
+    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [groupA(0)] })).body).to.deep.equal(a0);
+    for (let s = 1; s <= 8; s++) {
+      const r = await post(server.url, '/v1/groups', {
+        agent: 'a',
+        step: s,
+        groups: [boxed(`solo${s}`, ['1'])],
+        wait: 0,
+      });
+      expect(r.status, `step ${s}`).to.equal(200);
+    }
+    expect((await get(server.url, '/health')).body.exchange.steps).to.deep.equal({ a: 8, b: 8 });
+  });
+
   it('the first step of an empty exchange must be within the window of serve.exchange.startStep', async () => {
     server = await startServer(config, tmp.dir);
     const far = await post(server.url, '/v1/groups', { agent: 'a', step: 500, groups: [groupA(500)] });
     expect(far.status).to.equal(422);
-    expect(far.body.error.message).to.contain('at most 8').and.contain('newest step is 0');
+    expect(far.body.error.message).to.contain('at most 8').and.contain('is at step 0');
     expect(fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8').split('\n')).to.have.length(2); // the header alone
     await server.close();
     server = await startServer(ringServeConfig({ exchange: { wait: 5, keepSteps: 4, startStep: 500 } }), tmp.dir);
@@ -138,16 +162,19 @@ describe('serve: hostile steps (the step window)', function () {
     ); // 4 steps kept
   });
 
-  it('each accepted step moves the newest step by at most maxStepsAhead', async () => {
+  it('a post may run at most maxStepsAhead beyond the slowest agent; one agent alone moves nothing', async () => {
     server = await startServer(ringServeConfig({ exchange: { wait: 0, maxStepsAhead: 3 } }), tmp.dir);
-    const at = async (step: number) =>
-      (await post(server!.url, '/v1/groups', { agent: 'a', step, groups: [boxed('g', ['1'])] })).status;
-    expect(await at(4)).to.equal(422);
-    expect(await at(3)).to.equal(200);
-    expect(await at(7)).to.equal(422);
-    expect(await at(6)).to.equal(200);
-    expect(await at(0)).to.equal(200); // behind is fine while kept
-    expect(await metric(server, 'corl_serve_exchange_newest_step')).to.equal(6);
+    const at = async (agent: string, step: number) =>
+      (await post(server!.url, '/v1/groups', { agent, step, groups: [boxed('g', ['1'])] })).status;
+    expect(await at('a', 4)).to.equal(422);
+    expect(await at('a', 3)).to.equal(200);
+    expect(await at('a', 4)).to.equal(422); // b is still at 0
+    expect(await at('b', 2)).to.equal(200);
+    expect(await at('a', 5)).to.equal(200);
+    expect(await at('a', 6)).to.equal(422);
+    expect(await at('b', 0)).to.equal(200); // behind is fine while kept
+    expect(await metric(server, 'corl_serve_exchange_newest_step')).to.equal(5);
+    expect((await get(server.url, '/health')).body.exchange.steps).to.deep.equal({ a: 5, b: 2 });
   });
 
   it('a restart after hostile steps keeps every label: the compaction counts back from the real newest step', async () => {
@@ -181,32 +208,45 @@ describe('serve: caps on groups per step, completions per group, id length', fun
     tmp.cleanup();
   });
 
-  it('a step holds at most maxGroupsPerStep distinct ids, all agents together; beyond: 422, nothing stored', async () => {
+  it("a step holds at most maxGroupsPerStep distinct ids per agent: one agent's junk never fills another's step", async () => {
     server = await startServer(ringServeConfig({ exchange: { wait: 0, keepSteps: 2, maxGroupsPerStep: 5 } }), tmp.dir);
     const ids = (from: number, n: number) => Array.from({ length: n }, (_, i) => boxed(`g${from + i}`, ['1']));
     expect((await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: ids(0, 4) })).status).to.equal(200);
     // b posts the same ids (they share slots) plus one new: fits.
     expect((await post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: ids(0, 5) })).status).to.equal(200);
+    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: ids(4, 1) })).status).to.equal(200);
     const before = await state(server, tmp.dir);
     const full = await post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [...ids(3, 2), ...ids(100, 1)] });
     expect(full.status).to.equal(422);
     expect(full.body.error).to.deep.include({ code: 'CORL_ERR_SERVE_STEP_FULL', where: 'groups' });
-    expect(full.body.error.message).to.contain('5 held and 1 new');
+    expect(full.body.error.message).to.contain('of agent "a"').and.contain('5 held and 1 new');
     const tooMany = await post(server.url, '/v1/groups', { agent: 'a', step: 1, groups: ids(0, 6) });
     expect(tooMany.status).to.equal(413);
     expect(tooMany.body.error).to.deep.include({ code: 'CORL_ERR_SERVE_LIMIT', where: 'groups' });
     expect(await state(server, tmp.dir)).to.deep.equal(before);
-    // A flood of distinct ids over many steps: the slots stay within keepSteps x maxGroupsPerStep.
-    for (let step = 1; step <= 6; step++) {
-      const statuses = [];
-      for (let k = 0; k < 7; k++)
-        statuses.push(
-          (await post(server.url, '/v1/groups', { agent: k % 2 ? 'a' : 'b', step, groups: ids(1000 * step + k, 1) }))
-            .status,
-        );
-      expect(statuses, `step ${step}`).to.deep.equal([200, 200, 200, 200, 200, 422, 422]);
+    // a fills step 1 with junk; b's real ids at step 1 still go in.
+    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 1, groups: ids(500, 5) })).status).to.equal(200);
+    expect((await post(server.url, '/v1/groups', { agent: 'a', step: 1, groups: ids(600, 1) })).status).to.equal(422);
+    expect((await post(server.url, '/v1/groups', { agent: 'b', step: 1, groups: ids(700, 5) })).status).to.equal(200);
+    // A flood of distinct ids over many steps: the slots stay within agents x keepSteps x maxGroupsPerStep
+    // (plus the steps run ahead of the slower agent).
+    for (let step = 2; step <= 7; step++) {
+      for (const agent of ['a', 'b']) {
+        const statuses = [];
+        for (let k = 0; k < 7; k++)
+          statuses.push(
+            (
+              await post(server.url, '/v1/groups', {
+                agent,
+                step,
+                groups: ids(10000 * step + 100 * k + (agent === 'a' ? 0 : 1), 1),
+              })
+            ).status,
+          );
+        expect(statuses, `${agent} at step ${step}`).to.deep.equal([200, 200, 200, 200, 200, 422, 422]);
+      }
     }
-    expect(await metric(server, 'corl_serve_exchange_slots')).to.equal(10);
+    expect(await metric(server, 'corl_serve_exchange_slots')).to.equal(2 * 2 * 5);
     expect((await get(server.url, '/health')).status).to.equal(200);
   });
 
@@ -259,6 +299,30 @@ describe('serve: caps on groups per step, completions per group, id length', fun
       ).status,
     ).to.equal(200);
     expect(await metric(server, 'corl_serve_exchange_slots')).to.equal(1);
+  });
+
+  it('POST /get_reward with ever new labels holds at most agents x getReward.keepGroups groups, in memory and after a restart (issue 30)', async () => {
+    // Before: keepRounds bounded the rounds of each prompt, not the prompts: every label stayed.
+    const config = ringServeConfig({
+      exchange: { wait: 0 },
+      getReward: { groupSize: 1, groupBy: 'label', wait: 0, keepGroups: 10 },
+    });
+    server = await startServer(config, tmp.dir);
+    for (let i = 0; i < 200; i += 20)
+      await Promise.all(
+        Array.from({ length: 20 }, (_, k) =>
+          post(server!.url, `/get_reward?agent=${k % 2 ? 'a' : 'b'}`, {
+            query: ['\\boxed{1}'],
+            labels: [`label-${i + k}`],
+          }),
+        ),
+      );
+    expect(await metric(server, 'corl_serve_get_reward_slots')).to.equal(20);
+    await server.close();
+    server = await startServer(config, tmp.dir);
+    expect(await metric(server, 'corl_serve_get_reward_slots')).to.equal(20);
+    const lines = fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8').trim().split('\n');
+    expect(lines).to.have.length(1 + 20 * 2); // the header, then keys and answer of each group held
   });
 
   it('the serve config refuses a headers timeout longer than the body timeout', async () => {

@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isCorlError, type ErrorCode } from '../../../core/errors';
-import { Exchange } from '../../../core/serve/exchange';
 import { encodeLine, Journal, type JournalCohort, type JournalRecord, type Replay } from '../../../core/serve/journal';
 import { tempDir } from '../../fixtures/configs';
 
@@ -228,44 +227,5 @@ describe('serve/journal', () => {
     await j.append([keys(0, 'x'), keys(0, 'y')]);
     expect(j.written).to.equal(2);
     await j.close();
-  });
-
-  it("compaction keeps the newest keepSteps steps of each namespace (counted back from the exchange's newest step)", async () => {
-    const records = [keys(0, 'x'), keys(1, 'x'), keys(2, 'x'), keys(3, 'x'), { ...keys(0, 'p'), n: 'get_reward' }];
-    const first = await Journal.open(file, cohort, keepAll);
-    await first.journal.append(records);
-    await first.journal.close();
-    const retain = (newest?: number) => (r: Replay) => ({
-      keep: Exchange.retain(r.records, (n) => (n === 'groups' ? { steps: 2, newest } : { steps: Infinity })),
-      exchange: { newest: 3, maxStepsAhead: 8 },
-    });
-    const { journal, replay } = await Journal.open(file, cohort, retain());
-    await journal.close();
-    expect(replay.records.map((r) => `${r.n}:${r.s}`)).to.deep.equal(['groups:2', 'groups:3', 'get_reward:0']);
-    expect(Journal.read(file, cohort).records).to.have.length(3);
-    // A newest step beyond every record (a raised startStep) counts back from there.
-    const later = await Journal.open(file, cohort, retain(4));
-    await later.journal.close();
-    expect(later.replay.records.map((r) => `${r.n}:${r.s}`)).to.deep.equal(['groups:3', 'get_reward:0']);
-  });
-
-  it('compaction keeps the newest rounds of each id where a namespace counts rounds per id (get_reward)', async () => {
-    const gr = (s: number, g: string): JournalRecord => ({ ...keys(s, g), n: 'get_reward' });
-    // p has rounds 0–3, q only round 0 (a prompt seen once): keep 2 rounds per id.
-    const records = [gr(0, 'p'), gr(0, 'q'), gr(1, 'p'), gr(2, 'p'), gr(3, 'p'), keys(0, 'x')];
-    const first = await Journal.open(file, cohort, keepAll);
-    await first.journal.append(records);
-    await first.journal.close();
-    const { journal, replay } = await Journal.open(file, cohort, (r) => ({
-      keep: Exchange.retain(r.records, (n) => (n === 'groups' ? { steps: Infinity } : { steps: Infinity, rounds: 2 })),
-      exchange: { newest: 0, maxStepsAhead: 8 },
-    }));
-    await journal.close();
-    expect(replay.records.map((r) => `${r.n}:${r.g}:${r.s}`)).to.deep.equal([
-      'get_reward:q:0',
-      'get_reward:p:2',
-      'get_reward:p:3',
-      'groups:x:0',
-    ]);
   });
 });

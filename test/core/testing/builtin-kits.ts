@@ -27,6 +27,7 @@ import {
   gtVerifierReward,
   intrinsicReward,
   learnedVerifierReward,
+  pythonReward,
   voteReward,
   weightedReward,
 } from '../../../plugins/rewards';
@@ -42,6 +43,7 @@ export interface BuiltinKit {
 }
 
 const sandbox = { timeoutMs: 2000, concurrency: 2 };
+const pyKit = dataFixture('../python/kit_rewards.py');
 const addProblem = {
   id: 'add',
   prompt: 'Write add(a, b).',
@@ -316,6 +318,25 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
   },
   { plugin: intrinsicReward, kit: { optionSets: [{ method: 'intuitor', vocabSize: 32 }] } },
   {
+    plugin: pythonReward,
+    kit: {
+      options: { module: pyKit, function: 'co_rl_with_length', stderr: 'discard' },
+      optionSets: [
+        { module: pyKit, function: 'agreement_per_token', batch: 'step', format: 'conversational', stderr: 'discard' },
+        { module: pyKit, function: 'accuracy', groundTruth: true, stderr: 'discard' },
+        { module: pyKit, signature: 'verl', stderr: 'discard' },
+        { module: pyKit, signature: 'verl', groundTruth: true, labelRule: 'teacher', stderr: 'discard' },
+      ],
+      optionalWithoutDefault: ['function'],
+      invalidOptions: [
+        { options: { module: pyKit, timeoutSeconds: 0 }, field: 'timeoutSeconds' },
+        { options: { module: pyKit, function: 'not an identifier' }, field: 'function' },
+        { options: { module: pyKit, function: 'no_such_function', stderr: 'discard' } },
+        { options: { module: 'no-such-file.py' } },
+      ],
+    },
+  },
+  {
     plugin: formatReward,
     kit: {
       optionSets: [{ check: 'answer-tag' }, { check: 'pattern', pattern: 'answer is', flags: 'i', penalty: -1 }],
@@ -336,6 +357,19 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
           sources: [
             { source: 'corl:ground-truth', weight: 2 },
             { source: 'corl:intrinsic', weight: 0.5 },
+          ],
+        },
+        {
+          // a part that scores a whole step at once (scoreMany) beside one that does not
+          sources: [
+            { source: 'corl:vote' },
+            {
+              source: {
+                use: 'corl:python',
+                options: { module: pyKit, function: 'agreement_per_token', stderr: 'discard' },
+              },
+              weight: 0.5,
+            },
           ],
         },
       ],

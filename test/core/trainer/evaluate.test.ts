@@ -3,7 +3,7 @@ import type { Completion } from '../../../core/contracts/completion';
 import type { Equivalence } from '../../../core/contracts/equivalence';
 import type { Policy, SampleRequest, SamplingOptions } from '../../../core/contracts/policy';
 import { MapGroundTruth } from '../../../core/contracts/problem';
-import { AnswerKeys } from '../../../core/trainer/answer-keys';
+import { AnswerKeys } from '../../../core/reward/answer-keys';
 import type { Agent } from '../../../core/trainer/cohort';
 import { agentScores, ensembleCorrect, evaluateAgent, pairAgreement } from '../../../core/trainer/evaluate';
 import { mixSeed } from '../../../core/util/rng';

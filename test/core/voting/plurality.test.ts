@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Equivalence } from '../../../core/contracts/equivalence';
-import { matches, pluralityVote } from '../../../core/voting/plurality';
+import { pluralityVote } from '../../../core/voting/plurality';
 
 /** Keys equal by numeric value ("0.5" ≡ "1/2"), and a count of comparisons. */
 function numeric(): Equivalence & { calls: number } {
@@ -53,12 +53,5 @@ describe('core/voting/plurality', () => {
     expect(v.share).to.equal(0.5);
     expect(v.label).to.equal(null);
     expect((await pluralityVote(['1', '2', '1'], numeric(), 0.6)).label).to.equal('1');
-  });
-
-  it('matches: equal keys or equivalent keys; null never matches', async () => {
-    const eq = numeric();
-    expect(await matches('0.5', '1/2', eq)).to.equal(true);
-    expect(await matches(null, '1', eq)).to.equal(false);
-    expect(await matches('1', null, eq)).to.equal(false);
   });
 });

@@ -175,13 +175,11 @@ describeWithBwrap('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', func
         'import __main__\n__main__.hook.__code__ = (lambda e, a: None).__code__\nimport os, time\ndef add(a, b):\n    if os.fork() == 0:\n        os.setsid()\n        time.sleep(1e9)\n    return a + b',
       ),
     ];
-    const t = performance.now();
+    // The orphans sleep for 1e9 s and the loop would run for hours: the call returning at all (inside
+    // the suite's hang guard) shows that neither held it. No wall-clock bound: the machine may be loaded.
     const keys = await vote.answerKeys!({ problem, texts: hold });
-    const ms = performance.now() - t;
     expect(keys[0]).to.equal(null); // every input timed out
     expect(keys[1]).to.equal(JSON.stringify(['3', '[1, 2]', "'ab'"])); // the orphan is gone with its sandbox
-    // three inputs at 500 ms (+ the 500 ms outside grace) each, plus generous start-up slack
-    expect(ms).to.be.below(3 * 1000 + 3000);
   });
 
   it('without bubblewrap both code rewards refuse with CORL_ERR_SANDBOX_BWRAP_MISSING', () => {

@@ -154,11 +154,16 @@ describe('plugins/rewards/learned-verifier (corl:learned-verifier)', function ()
     }
   });
 
-  it('a missing or corrupt checkpoint is CORL_ERR_REWARD_VERIFIER naming reward.options.checkpoint', async () => {
+  it('a missing checkpoint is refused with its options, a corrupt one is CORL_ERR_REWARD_VERIFIER naming reward.options.checkpoint', async () => {
     const missing = await failure(createPlugin(learnedVerifierReward, { checkpoint: path.join(tmp.dir, 'nope') }));
-    expect(missing.code).to.equal('CORL_ERR_REWARD_VERIFIER');
-    expect(missing.where).to.equal('reward.options.checkpoint');
-    expect(missing.message).to.contain(path.join(tmp.dir, 'nope')).and.contain('corl.json');
+    expect(missing.code).to.equal('CORL_ERR_PLUGIN_OPTIONS');
+    expect(missing.message).to.contain(`expected a folder at ${path.join(tmp.dir, 'nope')}, got nothing`);
+    const empty = path.join(tmp.dir, 'empty');
+    fs.mkdirSync(empty, { recursive: true });
+    const none = await failure(createPlugin(learnedVerifierReward, { checkpoint: empty }));
+    expect(none.code).to.equal('CORL_ERR_REWARD_VERIFIER');
+    expect(none.where).to.equal('reward.options.checkpoint');
+    expect(none.message).to.contain(empty).and.contain('corl.json');
     const bad = path.join(tmp.dir, 'corrupt');
     await writeTinyVerifier(bad);
     const model = path.join(bad, 'model.onnx');

@@ -1,0 +1,98 @@
+// Seeds per hour: how many runs of the default Co-RL config (configs/co-rl.json: both agents, the
+// slip regime's full budget) this machine completes per hour, one at a time and two side by side
+// (`corl compare --jobs 2`), with the cores each keeps busy; then one run of every config of the
+// slip-regime plan (docs/results/headline-slips/plan.json) and the plan's wall time at each look.
+// The figures are this machine's only when nothing else runs: the load average is printed first.
+// BENCH_SEEDS_STEPS=<n> shortens every run to n steps (a smoke test of the bench, not its figures).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runCompare } from '../core/compare/run';
+import { loadPlan, plannedConfigFiles } from '../core/compare/plan';
+import type { Bench } from './index';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/** Wall seconds and cores kept busy (process CPU time, every thread, over wall time) of `fn`. */
+async function measure(fn: () => Promise<unknown>): Promise<{ wall: number; cores: number }> {
+  const cpu = process.cpuUsage();
+  const t = performance.now();
+  await fn();
+  const wall = (performance.now() - t) / 1000;
+  const used = process.cpuUsage(cpu);
+  return { wall, cores: (used.user + used.system) / 1e6 / wall };
+}
+
+/** Run `seeds` seeds of the configs, `jobs` at a time, in a fresh folder under `dir`. */
+function runs(dir: string, configs: string[], seeds: number, jobs: number, first: number): () => Promise<unknown> {
+  const steps = process.env.BENCH_SEEDS_STEPS ? Number(process.env.BENCH_SEEDS_STEPS) : undefined;
+  return () =>
+    runCompare({
+      configs,
+      seeds,
+      firstSeed: first,
+      jobs,
+      out: fs.mkdtempSync(path.join(dir, 'cmp-')),
+      progress: 'none',
+      log: () => {},
+      ...(steps !== undefined ? { steps } : {}),
+    });
+}
+
+const fmt = (s: number): string => (s >= 3600 ? `${(s / 3600).toFixed(1)} h` : `${(s / 60).toFixed(1)} min`);
+
+export const bench: Bench = {
+  name: 'seeds',
+  description:
+    'runs per hour of the default Co-RL config (both agents, full budget): one at a time and two side by side; the slip-regime plan’s wall time',
+  async run() {
+    const load = os.loadavg()[0]!;
+    const cores = os.availableParallelism();
+    process.stdout.write(
+      `load average (1 min) ${load.toFixed(2)} on ${cores} cores${load > 0.5 ? ' — the machine is busy: these figures are not its own; rerun on a quiet machine' : ''}\n`,
+    );
+    if (process.env.BENCH_SEEDS_STEPS)
+      process.stdout.write(
+        `BENCH_SEEDS_STEPS=${process.env.BENCH_SEEDS_STEPS}: every run shortened, not the full budget\n`,
+      );
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corl-bench-seeds-'));
+    try {
+      const coRl = path.join(ROOT, 'configs', 'co-rl.json');
+      // seed indices far from the committed ones, and fresh folders: every run trains from scratch
+      const alone = await measure(runs(dir, [coRl], 1, 1, 100));
+      process.stdout.write(
+        `co-rl, one run at a time: ${alone.wall.toFixed(0)} s per run, ${alone.cores.toFixed(2)} cores busy → ${(3600 / alone.wall).toFixed(1)} runs per hour\n`,
+      );
+      const pair = await measure(runs(dir, [coRl], 2, 2, 101));
+      const perHour2 = (2 * 3600) / pair.wall;
+      process.stdout.write(
+        `co-rl, two side by side (--jobs 2): ${pair.wall.toFixed(0)} s for 2 runs, ${pair.cores.toFixed(2)} cores busy → ${perHour2.toFixed(1)} runs per hour (×${(perHour2 / (3600 / alone.wall)).toFixed(2)} against one at a time)\n`,
+      );
+      const speedup = Math.max(1, perHour2 / (3600 / alone.wall));
+      const plan = loadPlan(path.join(ROOT, 'docs', 'results', 'headline-slips', 'plan.json'));
+      const files = plannedConfigFiles(plan);
+      let perSeed = 0;
+      for (const [i, c] of plan.plan.configs.entries()) {
+        // co-rl.json is co-rl-diff.json under another name: its run was timed above
+        const t = c.name === 'co-rl-diff' ? alone : await measure(runs(dir, [files[i]!], 1, 1, 100));
+        perSeed += t.wall;
+        process.stdout.write(`${c.name}: ${t.wall.toFixed(0)} s per run, ${t.cores.toFixed(2)} cores busy\n`);
+      }
+      const jobs = speedup > 1 ? 2 : 1;
+      process.stdout.write(
+        `the slip-regime plan (${plan.plan.configs.length} configs): ${fmt(perSeed)} per seed of every config one at a time${jobs > 1 ? `, ${fmt(perSeed / speedup)} two at a time` : ''}\n`,
+      );
+      let before = 0;
+      for (const [k, n] of plan.plan.seeds.looks.entries()) {
+        const wall = ((n - before) * perSeed) / speedup;
+        before = n;
+        process.stdout.write(`  look ${k + 1} (${n} seeds per config): ${fmt(wall)} more with --jobs ${jobs}\n`);
+      }
+      process.stdout.write(
+        `  all ${plan.plan.seeds.looks.length} looks: ${fmt((plan.plan.seeds.looks[plan.plan.seeds.looks.length - 1]! * perSeed) / speedup)}\n`,
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};

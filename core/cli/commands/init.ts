@@ -1,0 +1,176 @@
+import type { Command } from 'commander';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse as parseJsonc } from 'jsonc-parser';
+import { CorlError } from '../../errors';
+import { callerNpmVersion, installedFrom, needsNpmrc, NPMRC, TARBALL } from '../../util/npm';
+import { corlRoot, PACKAGE_PREFIX } from '../../util/paths';
+import { CORL_VERSION } from '../../version';
+
+/** The shipped configs `corl init` copies: the default comparison (base, TTRL, Co-RL). */
+export const INIT_CONFIGS = ['base.json', 'ttrl.json', 'co-rl.json'] as const;
+
+/** What {@link initProject} wrote. */
+export interface InitResult {
+  readonly dir: string;
+  /** Files written or changed, relative to `dir`, sorted. */
+  readonly files: readonly string[];
+  /** The dependency spec of corl in package.json (kept when it was already there). */
+  readonly corlSpec: string;
+  /** Whether `.npmrc` was written (an npm older than allowScripts). */
+  readonly npmrc: boolean;
+}
+
+/** Inputs of {@link initProject}. */
+export interface InitOptions {
+  readonly dir: string;
+  /** The corl dependency: an npm spec, or a path to a tarball (written as `file:` relative to `dir`). */
+  readonly corl?: string;
+  /** The npm that will install the project (default: the one running this, from its user agent). */
+  readonly npmVersion?: string;
+  /** Root of the corl whose configs are copied (default: the running one). */
+  readonly root?: string;
+}
+
+/**
+ * A shipped config made to work where it is copied: every path that names something inside corl
+ * (the checkpoints under models/) becomes a package reference, `$schema` points into the installed
+ * package, and TensorBoard logs are on.
+ */
+export function portableConfig(text: string, from: string, root: string): Record<string, unknown> {
+  const config = parseJsonc(text) as Record<string, unknown>;
+  const rewrite = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(rewrite);
+    if (v && typeof v === 'object')
+      return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, rewrite(x)]));
+    if (typeof v !== 'string' || !v.startsWith('.')) return v;
+    const abs = path.resolve(from, v);
+    const inside = path.relative(root, abs);
+    if (inside.startsWith('..') || path.isAbsolute(inside) || !fs.existsSync(abs)) return v;
+    return `${PACKAGE_PREFIX}corl/${inside.split(path.sep).join('/')}`;
+  };
+  const out = rewrite(config) as Record<string, unknown>;
+  out.$schema = '../node_modules/corl/schema/corl.schema.json';
+  if (out.metrics === undefined) out.metrics = ['corl:tensorboard'];
+  return out;
+}
+
+/** The dependency spec of corl: given, else the tarball npm installed this corl from, else this checkout, else the version. */
+function corlSpec(dir: string, given: string | undefined, root: string): string {
+  const fileSpec = (file: string): string => `file:${path.relative(dir, file).split(path.sep).join('/') || '.'}`;
+  if (given !== undefined) {
+    if (TARBALL.test(given) && !/^[a-z+]+:/i.test(given)) {
+      const file = path.resolve(given);
+      if (!fs.existsSync(file))
+        throw new CorlError('CORL_ERR_CLI_USAGE', `expected a corl tarball at ${file}, got nothing`, {
+          where: '--corl',
+        });
+      return fileSpec(file);
+    }
+    return given;
+  }
+  const real = fs.realpathSync(root);
+  if (!real.split(path.sep).includes('node_modules')) return fileSpec(real);
+  const tarball = installedFrom(root);
+  return tarball ? fileSpec(tarball) : `^${CORL_VERSION}`;
+}
+
+const README = (spec: string): string => `# A corl lab
+
+Made by \`corl init\`: the default comparison of corl's embedded benchmark (the untrained base
+models, TTRL and Co-RL), with configs that find the models shipped in the installed corl package
+(\`"checkpoint": "package:corl/models/slips/alpha"\`), so they train from this folder and from any
+copy of it.
+
+\`\`\`sh
+npm install                               # corl (${spec}), without onnxruntime-node's CUDA download
+npx corl validate configs/co-rl.json      # every check a run makes before its first step
+npx corl train configs/co-rl.json         # one Co-RL run: runs/co-rl-<date>-<time>/ (report.html, metrics.jsonl)
+npm run compare                           # base, TTRL and Co-RL on one seed, ending with a verdict line
+\`\`\`
+
+Every run also writes TensorBoard event files into \`tensorboard/\` of its run folder
+(\`"metrics": ["corl:tensorboard"]\`): \`tensorboard --logdir runs\`, or \`wandb sync --sync-tensorboard
+runs/<run>/tensorboard\`. Paths in a config are relative to the config file; \`package:corl/...\`
+names a file of the installed corl. Write your own reward with \`npx create-corl-plugin my-reward --kind reward\`;
+the guides are in \`node_modules/corl/docs/guide/\`.
+`;
+
+/** Write package.json (merged when present), .npmrc when needed, configs/, README.md and .gitignore into `dir`. */
+export function initProject(o: InitOptions): InitResult {
+  const dir = path.resolve(o.dir);
+  const root = o.root ?? corlRoot();
+  const targets = [...INIT_CONFIGS.map((c) => path.join('configs', c)), 'README.md'];
+  const taken = targets.filter((t) => fs.existsSync(path.join(dir, t)));
+  if (taken.length)
+    throw new CorlError(
+      'CORL_ERR_CLI_USAGE',
+      `expected a folder without ${taken.join(', ')}, got ${dir} with ${taken.length === 1 ? 'it' : 'them'}`,
+      { where: dir, hint: 'run corl init in a new folder, or move those files away; nothing was written' },
+    );
+  fs.mkdirSync(path.join(dir, 'configs'), { recursive: true });
+  const files: string[] = [];
+  for (const name of INIT_CONFIGS) {
+    const from = path.join(root, 'configs', name);
+    const config = portableConfig(fs.readFileSync(from, 'utf8'), path.dirname(from), root);
+    fs.writeFileSync(path.join(dir, 'configs', name), JSON.stringify(config, null, 2) + '\n');
+    files.push(`configs/${name}`);
+  }
+  const pkgFile = path.join(dir, 'package.json');
+  const pkg = fs.existsSync(pkgFile)
+    ? (JSON.parse(fs.readFileSync(pkgFile, 'utf8')) as Record<string, unknown>)
+    : {
+        name:
+          path
+            .basename(dir)
+            .toLowerCase()
+            .replace(/[^a-z0-9._-]+/g, '-') || 'corl-lab',
+        version: '0.1.0',
+        private: true,
+      };
+  const deps = (pkg.dependencies ?? {}) as Record<string, string>;
+  const spec = deps.corl ?? corlSpec(dir, o.corl, root);
+  pkg.dependencies = { ...deps, corl: spec };
+  pkg.scripts = {
+    train: 'corl train configs/co-rl.json',
+    compare: 'corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 1 --verdict',
+    ...(pkg.scripts as Record<string, string> | undefined),
+  };
+  pkg.allowScripts = { ...(pkg.allowScripts as Record<string, boolean> | undefined), 'onnxruntime-node': false };
+  fs.writeFileSync(pkgFile, JSON.stringify(pkg, null, 2) + '\n');
+  files.push('package.json');
+  const npmrc = needsNpmrc('npmVersion' in o ? o.npmVersion : callerNpmVersion());
+  if (npmrc && !fs.existsSync(path.join(dir, '.npmrc'))) {
+    fs.writeFileSync(path.join(dir, '.npmrc'), NPMRC);
+    files.push('.npmrc');
+  }
+  fs.writeFileSync(path.join(dir, 'README.md'), README(spec));
+  files.push('README.md');
+  if (!fs.existsSync(path.join(dir, '.gitignore'))) {
+    fs.writeFileSync(path.join(dir, '.gitignore'), 'node_modules/\nruns/\n');
+    files.push('.gitignore');
+  }
+  return { dir, files: files.sort(), corlSpec: spec, npmrc: files.includes('.npmrc') };
+}
+
+/** `corl init`: a project folder of one's own whose configs train where they are. */
+export function initCommand(program: Command): void {
+  program
+    .command('init')
+    .description(
+      "start a project of your own: package.json (installs offline), configs that name corl's shipped models by package reference, a README",
+    )
+    .argument('[dir]', 'folder to set up (default: the current one)', '.')
+    .option('--corl <spec>', 'the corl dependency: an npm spec, or a corl tarball (default: where this corl came from)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  mkdir my-lab && cd my-lab\n  ONNXRUNTIME_NODE_INSTALL=skip npx --yes --package=../corl-0.1.0.tgz corl init\n  npm install && npx corl train configs/co-rl.json\n',
+    )
+    .action((dir: string, flags: { corl?: string }) => {
+      const r = initProject({ dir, ...(flags.corl !== undefined ? { corl: flags.corl } : {}) });
+      const shown = path.relative(process.cwd(), r.dir) || '.';
+      process.stdout.write(
+        `wrote ${r.files.join(', ')} in ${shown} (corl: ${r.corlSpec})\nnext:\n${shown === '.' ? '' : `  cd ${shown}\n`}  npm install\n  npx corl train configs/co-rl.json\n`,
+      );
+    });
+}

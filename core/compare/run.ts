@@ -1,0 +1,298 @@
+// `corl compare`: run configs over seeds (resumable), under a plan or a design given by flags,
+// seed by seed, in looks when the design is sequential, rendering the comparison at its end and at
+// every look (core/report renders; this program runs).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { loadConfig, loadConfigValue, type LoadedConfig } from '../config/load';
+import { CorlError } from '../errors';
+import { readComparison, renderComparison, type CompareResult } from '../report/compare';
+import { designFromPlan, type Design, type PlanRecord } from '../report/design';
+import { configDigest, PLAN_OMIT } from '../report/identity';
+import { portablePath } from '../report/portable';
+import { LineProgress, NoProgress, defaultProgress, type ProgressReporter } from '../trainer/progress';
+import { labelUse, RunDirectory } from '../trainer/run-dir';
+import { train } from '../trainer/trainer';
+import { writeJsonAtomic } from '../util/fs';
+import { BlindProgress } from './blind';
+import { fileSha256, plannedConfigFiles, planRecord, type LoadedPlan } from './plan';
+import { verdictFor } from './verdict';
+
+/** How to run {@link runCompare}. */
+export interface CompareOptions {
+  /** Config files, one row each (with a plan: none, or exactly the plan's). */
+  readonly configs: readonly string[];
+  /** Seeds per config: run i uses seed = config seed + 1000·i (agents add their index). Ignored under a plan. */
+  readonly seeds: number;
+  /** Index of the first seed (default 0): runs i = firstSeed … firstSeed + seeds − 1, in folders seed-<i>. */
+  readonly firstSeed?: number;
+  /** Folder of the comparison: <out>/<config name>/seed-<i>/ per run, report.html, results.json. */
+  readonly out: string;
+  /** Override trainer.steps of every training config (evaluation-only configs, with 0 steps, stay at 0). */
+  readonly steps?: number;
+  /** Progress display per run: 'auto' (bar on a terminal), 'lines', or 'none'. */
+  readonly progress?: 'auto' | 'lines' | 'none';
+  /** Where status lines go. */
+  readonly log?: (line: string) => void;
+  /** End with a one-line verdict: the last config against each of the others (see verdictLine). */
+  readonly verdict?: boolean;
+  /** Folder of committed comparisons the one-seed verdict line points to (default docs/results when it exists). */
+  readonly committed?: string;
+  /** A plan: its configs, seeds, looks, pairs and rules replace the flags. */
+  readonly plan?: LoadedPlan;
+  /** How to decide without a plan (default: final pass@1, each config against the first, 5%). */
+  readonly design?: Design;
+  /** Runs at once (default 1): in this process, each run's agents in their own worker threads. */
+  readonly jobs?: number;
+}
+
+/** Seed of run `i` of a config whose own seed is `base`: far apart, so agents' seeds (seed + index) never collide across runs. */
+export function seedOf(base: number, i: number): number {
+  return base + 1000 * i;
+}
+
+/** The config files to run: the plan's (checked against its sha256), or the command line's. */
+function configFiles(o: CompareOptions): string[] {
+  if (!o.plan) {
+    if (o.configs.length === 0)
+      throw new CorlError('CORL_ERR_CLI_USAGE', 'expected at least one config to compare, got none', {
+        hint: 'name config files, or pass --plan',
+      });
+    return [...o.configs];
+  }
+  const files = plannedConfigFiles(o.plan);
+  if (o.configs.length && (o.configs.length !== files.length || o.configs.some((c, i) => path.resolve(c) !== files[i])))
+    throw new CorlError(
+      'CORL_ERR_PLAN_MISMATCH',
+      `expected the plan's configs (${o.plan.plan.configs.map((c) => c.file).join(', ')}) or none, got ${o.configs.join(', ')}`,
+      { where: '<configs>', hint: 'with --plan, leave the configs out: the plan names them' },
+    );
+  if (o.steps !== undefined)
+    throw new CorlError('CORL_ERR_PLAN_MISMATCH', `expected no --steps with a plan, got --steps ${o.steps}`, {
+      where: '--steps',
+      hint: 'the plan fixes the configs as committed, steps included',
+    });
+  return files;
+}
+
+/** Load and validate every config before running anything; names must be distinct (and the plan's). */
+async function loadAll(files: readonly string[], o: CompareOptions): Promise<LoadedConfig[]> {
+  const loaded: LoadedConfig[] = [];
+  for (const file of files) {
+    const plain = await loadConfig(file);
+    loaded.push(
+      o.steps === undefined || plain.config.trainer.steps === 0
+        ? plain
+        : await loadConfig(file, { overrides: { 'trainer.steps': o.steps } }),
+    );
+  }
+  const names = loaded.map((l) => l.config.name);
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup)
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected configs with distinct names, got "${dup}" twice`, {
+      hint: 'set a different "name" in one of them',
+    });
+  o.plan?.plan.configs.forEach((c, i) => {
+    if (names[i] !== c.name)
+      throw new CorlError(
+        'CORL_ERR_PLAN_MISMATCH',
+        `expected config "${c.name}" from ${c.file} as the plan names it, got "${names[i]}"`,
+        {
+          where: `${o.plan!.file} configs[${i}]`,
+        },
+      );
+  });
+  return loaded;
+}
+
+/** What the folder already records must agree with this call's plan (or absence of one). */
+function checkFolder(out: string, plan: LoadedPlan | undefined): PlanRecord | undefined {
+  const file = path.join(out, 'compare.json');
+  if (!fs.existsSync(file)) return undefined;
+  let meta: { plan?: PlanRecord };
+  try {
+    meta = JSON.parse(fs.readFileSync(file, 'utf8')) as { plan?: PlanRecord };
+  } catch (e) {
+    throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in compare.json, got ${(e as Error).message}`, {
+      where: file,
+    });
+  }
+  if (meta.plan && !plan)
+    throw new CorlError(
+      'CORL_ERR_PLAN_MISMATCH',
+      `expected no plan in ${out}, got the plan ${meta.plan.plan.name} (sha256 ${meta.plan.sha256.slice(0, 12)}…) recorded there`,
+      { where: file, hint: `continue it with --plan ${meta.plan.file}` },
+    );
+  if (meta.plan && plan && meta.plan.sha256 !== plan.sha256)
+    throw new CorlError(
+      'CORL_ERR_PLAN_MISMATCH',
+      `expected the plan recorded in ${out} (sha256 ${meta.plan.sha256.slice(0, 12)}…), got ${plan.file} (sha256 ${plan.sha256.slice(0, 12)}…)`,
+      { where: file, hint: 'a plan is not edited after its runs start; run a new plan in a new folder' },
+    );
+  return meta.plan;
+}
+
+/**
+ * The record of a plan with each config's digest (its file without the seed), checking the runs
+ * already in the folder against it (runs made before the plan was given: the plan is attached).
+ */
+export function attachPlan(plan: LoadedPlan, files: readonly string[], out: string, attached?: string): PlanRecord {
+  const configs = plan.plan.configs.map((c, i) => {
+    const source = JSON.parse(fs.readFileSync(files[i]!, 'utf8')) as { seed?: unknown };
+    return {
+      name: c.name,
+      digest: configDigest(source, PLAN_OMIT),
+      seed: typeof source.seed === 'number' ? source.seed : 0,
+    };
+  });
+  for (const c of configs) {
+    const dir = path.join(out, c.name);
+    if (!fs.existsSync(dir)) continue;
+    for (const s of fs.readdirSync(dir).filter((x) => /^seed-\d+$/.test(x))) {
+      const file = path.join(dir, s, 'config.source.json');
+      if (!fs.existsSync(file)) continue;
+      const source = JSON.parse(fs.readFileSync(file, 'utf8')) as { seed?: unknown };
+      if (configDigest(source, PLAN_OMIT) !== c.digest || source.seed !== c.seed + 1000 * Number(s.slice(5)))
+        throw new CorlError(
+          'CORL_ERR_PLAN_CONFIG_CHANGED',
+          `expected the run ${c.name}/${s} to have the planned config and seed, got another config or seed in ${file}`,
+          { where: file, hint: 'the folder holds runs of another config: run the plan in a new folder' },
+        );
+    }
+  }
+  return { ...planRecord(plan, process.cwd()), configs, ...(attached ? { attached } : {}) };
+}
+
+/**
+ * Run every config with every seed (skipping finished runs and resuming unfinished ones, so an
+ * interrupted comparison continues where it stopped), look by look under a sequential design,
+ * then write the table, the verdicts and the report.
+ */
+export async function runCompare(o: CompareOptions): Promise<CompareResult> {
+  const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const files = configFiles(o);
+  const loaded = await loadAll(files, o);
+  const names = loaded.map((l) => l.config.name);
+  for (const n of [...(o.design?.pairs ?? []).flatMap((p) => [p.a, p.b]), ...(o.design?.against ?? [])])
+    if (!names.includes(n))
+      throw new CorlError(
+        'CORL_ERR_CLI_USAGE',
+        `expected --pairs and --against to name configs of the comparison, got "${n}"`,
+        {
+          where: o.design?.pairs ? '--pairs' : '--against',
+          hint: `the configs are: ${names.join(', ')}`,
+        },
+      );
+  const existing = checkFolder(o.out, o.plan);
+  fs.mkdirSync(o.out, { recursive: true });
+  const plan = o.plan ? (existing ?? attachPlan(o.plan, files, o.out)) : undefined;
+  const design = o.plan ? designFromPlan(o.plan.plan) : (o.design ?? { metric: 'final', alpha: 0.05 });
+  const seq = design.sequential;
+  const first = seq ? seq.first : (o.firstSeed ?? 0);
+  const looks = seq ? seq.looks : [o.seeds];
+  const cap = looks[looks.length - 1]!;
+  await writeJsonAtomic(path.join(o.out, 'compare.json'), {
+    configs: files.map((c) => path.resolve(c)),
+    seeds: cap,
+    ...(first !== 0 ? { firstSeed: first } : {}),
+    steps: o.steps ?? null,
+    sha256: Object.fromEntries(loaded.map((l, i) => [l.config.name, fileSha256(files[i]!)])),
+    ...(plan ? { plan } : o.design ? { design } : {}),
+  });
+  const command = `corl compare ${o.plan ? `--plan ${portablePath(o.plan.file)}` : `${files.map((c) => portablePath(c)).join(' ')} --seeds ${o.seeds}${first !== 0 ? ` --first-seed ${first}` : ''}${o.steps !== undefined ? ` --steps ${o.steps}` : ''}`} --out ${portablePath(o.out)}`;
+  const notes = [
+    `Command: ${command}`,
+    cap === 1 && first === 0
+      ? "Seeds: one run per config, at the config's own seed."
+      : `Seeds: config seed + 1000·i for i = ${first}..${first + cap - 1}.`,
+  ];
+  let done = 0;
+  let result: CompareResult | undefined;
+  for (let k = 0; k < looks.length; k++) {
+    const from = first + (k > 0 ? looks[k - 1]! : 0);
+    const to = first + looks[k]!;
+    if (seq) log(`look ${k + 1} of ${looks.length}: seeds ${from}..${to - 1} (${looks[k]} per config)`);
+    done = await runRound(loaded, from, to, { o, log, blind: o.plan !== undefined, done, total: loaded.length * cap });
+    const c = readComparison(o.out);
+    result = await renderComparison(o.out, c, { by: seq ? `corl compare, look ${k + 1}` : 'corl compare', notes });
+    if (seq && result.verdicts.stopped) break;
+  }
+  if (!o.verdict || loaded.length < 2) return result!;
+  return { ...result!, verdict: verdictFor(readComparison(o.out), loaded, o.committed) };
+}
+
+/** Run seed indices [from, to) of every config, seed by seed across configs, `jobs` runs at a time. */
+async function runRound(
+  loaded: readonly LoadedConfig[],
+  from: number,
+  to: number,
+  r: { o: CompareOptions; log: (l: string) => void; blind: boolean; done: number; total: number },
+): Promise<number> {
+  const tasks: { l: LoadedConfig; i: number }[] = [];
+  // Seed by seed across configs, so that a comparison cut short holds whole seeds of every config.
+  for (let i = from; i < to; i++) for (const l of loaded) tasks.push({ l, i });
+  const jobs = Math.max(1, Math.min(r.o.jobs ?? 1, tasks.length));
+  let next = 0;
+  let k = r.done;
+  const worker = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const { l, i } = tasks[next++]!;
+      k++;
+      await runOne(l, i, `[${k}/${r.total}] ${l.config.name} seed ${seedOf(l.config.seed, i)}`, r.o, r.log, {
+        blind: r.blind,
+        lines: jobs > 1,
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: jobs }, worker));
+  return k;
+}
+
+/** Run seed index `i` of one config in the comparison folder: skip it when finished, resume it when interrupted. */
+async function runOne(
+  l: LoadedConfig,
+  i: number,
+  label: string,
+  o: CompareOptions,
+  log: (l: string) => void,
+  how: { blind: boolean; lines: boolean },
+): Promise<void> {
+  const dir = path.join(o.out, l.config.name, `seed-${i}`);
+  const shown: ProgressReporter =
+    o.progress === 'none'
+      ? new NoProgress()
+      : o.progress === 'lines' || how.lines
+        ? new LineProgress(l.config.trainer.logEvery)
+        : defaultProgress(l.config.trainer.logEvery);
+  const progress = how.blind ? new BlindProgress(shown) : shown;
+  if (fs.existsSync(path.join(dir, 'state.json'))) {
+    const { run } = RunDirectory.resume(dir);
+    const state = run.state();
+    if (state.finished && state.nextStep >= l.config.trainer.steps) {
+      log(`${label}: done earlier, skipped`);
+      return;
+    }
+    log(`${label}: resuming at step ${state.nextStep}`);
+    const again = await loadConfigValue(run.source(), {
+      baseDir: run.meta().baseDir,
+      overrides: { 'trainer.steps': l.config.trainer.steps },
+      name: l.config.name,
+    });
+    await run.writeConfig(again.config, again.source);
+    if (state.finished) await run.writeState({ ...state, finished: false });
+    await train(again, { run, resume: true, progress });
+    return;
+  }
+  log(`${label}: starting`);
+  const fresh = await loadConfigValue(l.source, {
+    baseDir: l.baseDir,
+    file: l.file,
+    name: l.config.name,
+    overrides: { seed: seedOf(l.config.seed, i) },
+  });
+  const run = await RunDirectory.create(dir, fresh.config, fresh.source, {
+    configFile: l.file,
+    baseDir: l.baseDir,
+    ...labelUse(fresh),
+  });
+  await train(fresh, { run, progress });
+}

@@ -1,0 +1,116 @@
+// The one reward pipeline of `corl train` and `corl serve` (docs/architecture.md, "One training step", 4–5):
+// answer keys of a group, its frozen context, the reward source's score, the checks, the agreement of labels.
+import type { Equivalence } from '../contracts/equivalence';
+import type { Problem } from '../contracts/problem';
+import type { RewardSource } from '../contracts/reward-source';
+import { matches } from '../voting/match';
+import type { AnswerKeys } from './answer-keys';
+import { CorlError } from '../errors';
+import { checkKeys, checkResult, rewardFailure, type CheckedResult } from './checks';
+import { plainCopy, rewardContext, type GroupToScore } from './context';
+import { deepFreeze } from '../util/fs';
+
+/** What a pipeline scores with: the very plugin instances of the run (or the service). */
+export interface RewardParts {
+  readonly reward: RewardSource;
+  /** The reward source's name in the config (`reward.use`), for messages. */
+  readonly use: string;
+  /** The run's extractor and equivalence, cached (`AnswerKeys` made with the reward source). */
+  readonly keys: AnswerKeys;
+  /** The run's equivalence: handed to the reward source, and what labels are compared with. */
+  readonly equivalence: Equivalence;
+}
+
+/** A group's answers: the run extractor's answer and the voting key of each completion. */
+export interface GroupAnswers {
+  readonly answers: (string | null)[];
+  readonly keys: (string | null)[];
+}
+
+/** A scored group: the checked result, and whether its label and own label agree (1/0, when both exist). */
+export interface ScoredGroup extends CheckedResult {
+  readonly agree?: number;
+}
+
+/**
+ * Answer keys, contexts, scores and checks, one way for every caller. Failures are coded: an
+ * uncoded throw of a plugin is CORL_ERR_REWARD_FAILED, output that breaks the contract
+ * CORL_ERR_REWARD_OUTPUT (see checks.ts).
+ */
+export class RewardPipeline {
+  constructor(private readonly parts: RewardParts) {}
+
+  /**
+   * The answers and voting keys of a group's texts: the reward source's own `answerKeys` when it has
+   * them (checked; handed a frozen copy of the problem), else the run's; keys that are no answer
+   * are null. `what` names the group in messages.
+   */
+  async answers(problem: Problem, texts: readonly string[], what: string): Promise<GroupAnswers> {
+    const { reward, keys, use } = this.parts;
+    try {
+      const found = texts.map((t) => keys.of(t));
+      const answers = found.map((f) => f.answer);
+      if (!reward.answerKeys) return { answers, keys: found.map((f) => f.key || null) };
+      const own = await reward.answerKeys(deepFreeze({ problem: plainCopy(problem), texts: [...texts] }));
+      return { answers, keys: checkKeys(own, texts.length, { use, what, where: 'reward' }) };
+    } catch (e) {
+      throw rewardFailure(e, `the answer keys of ${what}`);
+    }
+  }
+
+  /** Score one group: its frozen context, the reward source's `score`, the checks, the labels' agreement. */
+  async score(group: GroupToScore, what: string): Promise<ScoredGroup> {
+    const { reward, equivalence } = this.parts;
+    let raw: unknown;
+    try {
+      raw = await reward.score(rewardContext(group, equivalence));
+    } catch (e) {
+      throw rewardFailure(e, `the reward of ${what}`);
+    }
+    return this.checked(raw, group, what);
+  }
+
+  /**
+   * Score several groups (a step's): in one call of the source's `scoreMany` when it has one (a
+   * reward in another process makes one round trip), else group by group with `score`. Each result
+   * is checked as `score`'s is. `whats[i]` names group i in messages; `what` names them all.
+   */
+  async scoreMany(groups: readonly GroupToScore[], whats: readonly string[], what: string): Promise<ScoredGroup[]> {
+    const { reward, use, equivalence } = this.parts;
+    if (!reward.scoreMany) {
+      const out: ScoredGroup[] = [];
+      for (const [i, g] of groups.entries()) out.push(await this.score(g, whats[i] ?? what));
+      return out;
+    }
+    let raw: unknown;
+    try {
+      raw = await reward.scoreMany(groups.map((g) => rewardContext(g, equivalence)));
+    } catch (e) {
+      throw rewardFailure(e, `the rewards of ${what}`);
+    }
+    if (!Array.isArray(raw) || raw.length !== groups.length)
+      throw new CorlError(
+        'CORL_ERR_REWARD_OUTPUT',
+        `expected ${groups.length} results from scoreMany of "${use}" for ${what} (one per group), got ${Array.isArray(raw) ? raw.length : typeof raw}`,
+        { where: 'reward' },
+      );
+    const out: ScoredGroup[] = [];
+    for (const [i, g] of groups.entries()) out.push(await this.checked(raw[i], g, whats[i] ?? what));
+    return out;
+  }
+
+  /** The checks of one group's result, and the agreement of its label and own label. */
+  private async checked(raw: unknown, group: GroupToScore, what: string): Promise<ScoredGroup> {
+    const { use, equivalence } = this.parts;
+    const result = checkResult(raw, group.completions.length, { use, what, where: 'reward' });
+    const { label, ownLabel } = result;
+    if (label == null || ownLabel == null) return result;
+    let agree: boolean;
+    try {
+      agree = await matches(label, ownLabel, equivalence);
+    } catch (e) {
+      throw rewardFailure(e, `the label agreement of ${what}`);
+    }
+    return { ...result, agree: agree ? 1 : 0 };
+  }
+}

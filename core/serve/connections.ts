@@ -1,0 +1,145 @@
+// Open connections, bounded in all and per peer address (docs/guide/serve.md "Security and
+// limits"). A new connection over a cap waits in a small spare pool; when it sends a request, the
+// held connection that has waited longest without a request in progress (idle between requests, or
+// still sending headers or a body, for at least GRACE_MS) is closed to make room for it. A
+// connection that never sends a request never takes anyone's place, so a client holding, or
+// re-opening, connections it does not use cannot starve one that uses its own.
+import type { Socket } from 'node:net';
+
+/** How long a connection keeps its place after it opened or finished a request, before it may be closed for another. */
+export const GRACE_MS = 1000;
+
+interface Entry {
+  readonly peer: string;
+  /** When it last started waiting without work (opened, or finished a request). */
+  since: number;
+  /** Requests the service is working on (body read, answer not finished). */
+  working: number;
+  released: boolean;
+}
+
+/** Which cap a connection was over. */
+export type Cap = 'total' | 'peer';
+
+/** The open connections of a service. */
+export class ConnectionTable {
+  private readonly entries = new Map<Socket, Entry>();
+  /** Held connections without work, from the one without work longest to the most recent. */
+  private readonly idle = new Map<Socket, Entry>();
+  private readonly perPeer = new Map<string, number>();
+  /** Connections over a cap that have not sent a request yet, oldest first. */
+  private readonly spare = new Set<Socket>();
+
+  constructor(
+    private readonly maxTotal: number,
+    private readonly maxPerPeer: number,
+    private readonly maxSpare: number,
+    private readonly events: { evicted?(cap: Cap): void; dropped?(): void } = {},
+  ) {}
+
+  /** Connections held (within the caps). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Connections held for a peer address. */
+  of(peer: string): number {
+    return this.perPeer.get(peer) ?? 0;
+  }
+
+  /** Which cap a connection from `peer` is over; undefined when there is room. */
+  private over(peer: string): Cap | undefined {
+    if (this.of(peer) >= this.maxPerPeer) return 'peer';
+    if (this.entries.size >= this.maxTotal) return 'total';
+    return undefined;
+  }
+
+  /**
+   * A new connection: held when there is room, else put in the spare pool (whose oldest member is
+   * closed when it is full) until it sends a request; returns the cap it is over, if any.
+   */
+  open(socket: Socket): Cap | undefined {
+    const cap = this.over(socket.remoteAddress ?? '');
+    if (cap === undefined) {
+      this.hold(socket);
+      return undefined;
+    }
+    if (this.spare.size >= this.maxSpare) {
+      const oldest = this.spare.values().next().value as Socket;
+      this.spare.delete(oldest);
+      oldest.destroy();
+      this.events.dropped?.();
+    }
+    this.spare.add(socket);
+    socket.once('close', () => this.spare.delete(socket));
+    return cap;
+  }
+
+  /**
+   * A connection over a cap sent a request: make room for it by closing the held connection (of
+   * its peer, when its peer is at the cap) that has waited longest without work, past its grace.
+   * Returns the cap still in the way, or undefined once the connection is held.
+   */
+  promote(socket: Socket): Cap | undefined {
+    if (this.entries.has(socket)) return undefined;
+    const peer = socket.remoteAddress ?? '';
+    let cap = this.over(peer);
+    if (cap !== undefined && this.evict(cap, cap === 'peer' ? peer : undefined)) cap = this.over(peer);
+    if (cap !== undefined) return cap;
+    this.spare.delete(socket);
+    this.hold(socket);
+    return undefined;
+  }
+
+  /** The service started working for a request on this connection (it must not be closed now). */
+  busy(socket: Socket): void {
+    const e = this.entries.get(socket);
+    if (!e) return;
+    e.working++;
+    this.idle.delete(socket);
+  }
+
+  /** The service finished a request on this connection: it waits for its next one from now. */
+  done(socket: Socket): void {
+    const e = this.entries.get(socket);
+    if (!e || e.working === 0) return;
+    if (--e.working === 0) {
+      e.since = performance.now();
+      this.idle.set(socket, e);
+    }
+  }
+
+  private hold(socket: Socket): void {
+    const peer = socket.remoteAddress ?? '';
+    const entry: Entry = { peer, since: performance.now(), working: 0, released: false };
+    this.entries.set(socket, entry);
+    this.idle.set(socket, entry);
+    this.perPeer.set(peer, this.of(peer) + 1);
+    socket.once('close', () => this.release(socket));
+  }
+
+  private evict(cap: Cap, peer?: string): boolean {
+    // Oldest first: once one is within its grace, so are all after it.
+    const now = performance.now();
+    for (const [socket, e] of this.idle) {
+      if (now - e.since < GRACE_MS) return false;
+      if (peer !== undefined && e.peer !== peer) continue;
+      this.release(socket);
+      socket.destroy();
+      this.events.evicted?.(cap);
+      return true;
+    }
+    return false;
+  }
+
+  private release(socket: Socket): void {
+    const e = this.entries.get(socket);
+    if (!e || e.released) return;
+    e.released = true;
+    this.entries.delete(socket);
+    this.idle.delete(socket);
+    const n = this.of(e.peer) - 1;
+    if (n > 0) this.perPeer.set(e.peer, n);
+    else this.perPeer.delete(e.peer);
+  }
+}

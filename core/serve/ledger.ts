@@ -1,0 +1,144 @@
+// Idempotent retries by request id (docs/guide/serve.md "Idempotent retries"): a request sent
+// with an `Idempotency-Key` is computed once per agent and key; a retry while it runs waits for
+// the same reply, a retry after it gets the stored reply, before and after a restart. A reusable
+// unit: any route whose request is not idempotent by its content (each POST /get_reward sample is
+// a new sample) runs its work through `run`.
+import { hash } from 'node:crypto';
+import { CorlError } from '../errors';
+import type { RecordSink } from './exchange';
+import type { JournalRecord } from './journal';
+
+/** The journal namespace of stored replies. */
+export const REPLIES = 'requests';
+
+/** Longest accepted request id. */
+export const MAX_REQUEST_ID = 200;
+
+/** What a ledger entry holds: the request's fingerprint, and its reply once there is one. */
+interface Entry {
+  readonly hash: string;
+  /** Order among the agent's entries (journaled as the record's step). */
+  readonly seq: number;
+  reply?: unknown;
+  pending?: Promise<unknown>;
+}
+
+/** Fingerprint of a request body: a retry must repeat it exactly. */
+export function requestHash(value: unknown): string {
+  return hash('sha1', JSON.stringify(value), 'base64url');
+}
+
+/** The request id of an `Idempotency-Key` header value; undefined when absent. Throws on a malformed one. */
+export function requestId(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const v = Array.isArray(header) ? header.join(',') : header;
+  if (v.length === 0 || v.length > MAX_REQUEST_ID || !/^[\x21-\x7e]+$/.test(v))
+    throw new CorlError(
+      'CORL_ERR_SERVE_BAD_REQUEST',
+      `expected Idempotency-Key to be 1 to ${MAX_REQUEST_ID} printable ASCII characters without spaces, got ${v.length > MAX_REQUEST_ID ? `${v.length} characters` : JSON.stringify(v)}`,
+      {
+        where: 'Idempotency-Key',
+        hint: 'send a fresh random id per request (a UUID), the same on each of its retries',
+      },
+    );
+  return v;
+}
+
+/**
+ * Replies by (agent, request id), each agent's newest `keep` of them, journaled as `reply` records
+ * before the reply is sent, so a retry after a restart gets the same bytes.
+ */
+export class ReplyLedger {
+  private readonly entries: Map<string, Entry>[];
+  private readonly next: number[];
+
+  constructor(
+    private readonly agents: readonly string[],
+    private readonly sink: RecordSink,
+    private readonly keep: number,
+    /**
+     * Keep and journal each reply (POST /get_reward); false: keep the fingerprint only, for a route
+     * whose retries are answered identically from what it stores anyway (POST /v1/groups), so an id
+     * reused with another body is still refused.
+     */
+    private readonly replies = true,
+    private readonly onReplay?: () => void,
+  ) {
+    this.entries = agents.map(() => new Map());
+    this.next = agents.map(() => 0);
+  }
+
+  /** Entries held, all agents together. */
+  get size(): number {
+    return this.entries.reduce((n, m) => n + m.size, 0);
+  }
+
+  /**
+   * The reply to request `id` of `agent` whose body has fingerprint `fp`: computed by `compute` the
+   * first time (and stored once it succeeds; a failure is not stored, so a retry computes again),
+   * shared while it runs, replayed after. The same id with another body is 409 CORL_ERR_SERVE_CONFLICT.
+   */
+  run(agent: number, id: string, fp: string, compute: () => Promise<unknown>): Promise<unknown> {
+    const held = this.entries[agent]!;
+    const e = held.get(id);
+    if (e) {
+      if (e.hash !== fp)
+        throw new CorlError(
+          'CORL_ERR_SERVE_CONFLICT',
+          `expected the same body as the first request with Idempotency-Key "${id}" of agent "${this.agents[agent]}", got a different one`,
+          { where: 'Idempotency-Key', hint: 'send a new id with every new request; only its retries repeat it' },
+        );
+      if (e.pending) return e.pending;
+      if (!this.replies) return compute();
+      this.onReplay?.();
+      return Promise.resolve(e.reply);
+    }
+    const entry: Entry = { hash: fp, seq: this.next[agent]!++ };
+    held.set(id, entry);
+    this.evict(agent);
+    entry.pending = compute().then(
+      async (reply) => {
+        if (this.replies) entry.reply = reply;
+        if (held.get(id) === entry && this.replies)
+          await this.sink.append([
+            { t: 'reply', n: REPLIES, a: this.agents[agent]!, s: entry.seq, g: id, h: fp, r: reply },
+          ]);
+        entry.pending = undefined;
+        return reply;
+      },
+      (err: unknown) => {
+        if (held.get(id) === entry) held.delete(id);
+        throw err;
+      },
+    );
+    return entry.pending;
+  }
+
+  /** Restore a replayed `reply` record. */
+  restore(r: JournalRecord): void {
+    if (r.t !== 'reply' || r.n !== REPLIES) return;
+    const agent = this.agents.indexOf(r.a);
+    if (agent < 0) return;
+    this.entries[agent]!.delete(r.g);
+    this.entries[agent]!.set(r.g, { hash: r.h, seq: r.s, reply: r.r });
+    this.next[agent] = Math.max(this.next[agent]!, r.s + 1);
+    this.evict(agent);
+  }
+
+  /** The records of the replies held, oldest first per agent. */
+  snapshot(): JournalRecord[] {
+    if (!this.replies) return [];
+    const out: JournalRecord[] = [];
+    this.entries.forEach((m, agent) => {
+      for (const [id, e] of m)
+        if (!e.pending)
+          out.push({ t: 'reply', n: REPLIES, a: this.agents[agent]!, s: e.seq, g: id, h: e.hash, r: e.reply });
+    });
+    return out;
+  }
+
+  private evict(agent: number): void {
+    const held = this.entries[agent]!;
+    while (held.size > this.keep) held.delete(held.keys().next().value as string);
+  }
+}

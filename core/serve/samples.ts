@@ -1,0 +1,542 @@
+// POST /v1/samples (docs/guide/serve.md "POST /v1/samples"): trainers that score one completion at a
+// time (verl's reward loop, a TRL process holding part of a group, OpenRLHF's agent executor) post
+// each sample with its group id and the group's declared size; the samples of a group meet here,
+// and the complete group goes through the same exchange as POST /v1/groups (with a step) or as
+// POST /get_reward (without one: the service counts rounds per group id).
+import { CorlError } from '../errors';
+import { groupHash, type Exchange } from './exchange';
+import { byText } from './order';
+import type { ServeMetrics } from './prom';
+import { bad, object, parseCompletion } from './requests';
+import { MAX_GROUP_ID } from './restore';
+import type { GroupAnswer, LabelSource, PostedCompletion, PostedGroup, Scorer } from './scorer';
+import type { ServeRuntime } from './setup';
+
+/** Longest request id and rollout tag accepted. */
+export const MAX_SAMPLE_ID = 256;
+
+/** One posted sample. */
+export interface PostedSample {
+  /** The problem's id, the same in every agent's posts. */
+  readonly group: string;
+  /** How many samples the group has (the GRPO K). */
+  readonly size: number;
+  /** The sample's position in its group, when the trainer knows it. */
+  readonly sample?: number;
+  /** The trainer's own id of this group instance (verl's uid): samples with one rollout tag are one group. */
+  readonly rollout?: string;
+  /** Idempotency key: a retry with the same id gets the same answer. */
+  readonly requestId?: string;
+  readonly prompt: string;
+  readonly completion: PostedCompletion;
+  readonly reference?: string;
+  readonly testInputs?: readonly (readonly string[])[];
+}
+
+/** A POST /v1/samples body: one sample, or several under `samples`. */
+export interface SamplesRequest {
+  readonly agent: string | number;
+  /** The trainer's step; undefined: the service counts rounds per group id. */
+  readonly step?: number;
+  /** Longest wait for supervisors in seconds (capped by serve.exchange.wait). */
+  readonly wait?: number;
+  readonly samples: readonly PostedSample[];
+  /** Whether the body was one sample (answered with one object) or a `samples` list. */
+  readonly single: boolean;
+}
+
+/** The answer for one sample. */
+export interface SampleAnswer {
+  readonly group: string;
+  /** The step posted, or the round the service counted. */
+  readonly step?: number;
+  readonly round?: number;
+  readonly sample?: number;
+  readonly requestId?: string;
+  readonly reward: number;
+  /** This completion's answer key (null: no answer). */
+  readonly key: string | null;
+  readonly label?: string | null;
+  readonly ownLabel?: string | null;
+  readonly source: LabelSource;
+  /** Samples the group was scored with (fewer than declared when `serve.samples.wait` ran out). */
+  readonly groupSize: number;
+  readonly metrics: Readonly<Record<string, number>>;
+}
+
+function optionalId(v: unknown, where: string): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || v.length === 0) throw bad(where, 'a non-empty string', v);
+  if (v.length > MAX_SAMPLE_ID)
+    throw new CorlError(
+      'CORL_ERR_SERVE_LIMIT',
+      `expected ${where} to have at most ${MAX_SAMPLE_ID} characters, got ${v.length}`,
+      {
+        where,
+      },
+    );
+  return v;
+}
+
+function parseSample(v: unknown, where: string, limits: SampleLimits): PostedSample {
+  const { maxCompletions } = limits;
+  const o = object(v, where);
+  const at = (f: string): string => (where === 'the request body' ? f : `${where}.${f}`);
+  let group: string;
+  if (typeof o.group === 'string' && o.group.length > 0) group = o.group;
+  else if (Number.isSafeInteger(o.group)) group = String(o.group);
+  else throw bad(at('group'), "a group id (non-empty string or integer), the same in every agent's posts", o.group);
+  if (group.length > MAX_GROUP_ID)
+    throw new CorlError(
+      'CORL_ERR_SERVE_LIMIT',
+      `expected ${at('group')} to have at most ${MAX_GROUP_ID} characters, got ${group.length}`,
+      {
+        where: at('group'),
+      },
+    );
+  if (!Number.isSafeInteger(o.size) || (o.size as number) < 1)
+    throw bad(at('size'), 'the group size (an integer >= 1: the number of samples of this prompt)', o.size);
+  const size = o.size as number;
+  if (size > maxCompletions)
+    throw new CorlError(
+      'CORL_ERR_SERVE_LIMIT',
+      `expected ${at('size')} to be at most ${maxCompletions} (serve.maxCompletions), got ${size}`,
+      {
+        where: at('size'),
+      },
+    );
+  if (
+    o.sample !== undefined &&
+    o.sample !== null &&
+    (!Number.isSafeInteger(o.sample) || (o.sample as number) < 0 || (o.sample as number) >= size)
+  )
+    throw bad(at('sample'), `the sample's position in its group (0 to ${size - 1})`, o.sample);
+  if (o.prompt !== undefined && o.prompt !== null && typeof o.prompt !== 'string')
+    throw bad(at('prompt'), 'a string', o.prompt);
+  if (o.completion === undefined)
+    throw bad(at('completion'), 'a completion (a string or {text, length, ...})', o.completion);
+  if (o.reference !== undefined && o.reference !== null && typeof o.reference !== 'string')
+    throw bad(at('reference'), 'a string', o.reference);
+  let testInputs: string[][] | undefined;
+  if (o.testInputs !== undefined && o.testInputs !== null) {
+    if (!Array.isArray(o.testInputs)) throw bad(at('testInputs'), 'an array of argument lists', o.testInputs);
+    if (o.testInputs.length > (limits.maxTestInputs ?? Infinity))
+      throw new CorlError(
+        'CORL_ERR_SERVE_LIMIT',
+        `expected ${at('testInputs')} to have at most ${limits.maxTestInputs} entries (serve.maxTestInputs), got ${o.testInputs.length}`,
+        { where: at('testInputs') },
+      );
+    testInputs = o.testInputs.map((t, k) => {
+      if (!Array.isArray(t) || !t.every((x) => typeof x === 'string'))
+        throw bad(`${at('testInputs')}[${k}]`, 'an array of strings', t);
+      return t as string[];
+    });
+  }
+  const sample = o.sample === undefined || o.sample === null ? undefined : (o.sample as number);
+  const rollout = optionalId(o.rollout, at('rollout'));
+  const requestId = optionalId(o.requestId, at('requestId'));
+  return {
+    group,
+    size,
+    ...(sample !== undefined ? { sample } : {}),
+    ...(rollout !== undefined ? { rollout } : {}),
+    ...(requestId !== undefined ? { requestId } : {}),
+    prompt: typeof o.prompt === 'string' ? o.prompt : '',
+    completion: parseCompletion(o.completion, at('completion')),
+    ...(typeof o.reference === 'string' ? { reference: o.reference } : {}),
+    ...(testInputs ? { testInputs } : {}),
+  };
+}
+
+/** Count limits of one POST /v1/samples request. */
+export interface SampleLimits {
+  /** Largest declared group size (`serve.maxCompletions`). */
+  readonly maxCompletions: number;
+  /** Most samples in one request. */
+  readonly maxSamples: number;
+  /** Most `testInputs` entries per sample (`serve.maxTestInputs`). */
+  readonly maxTestInputs?: number;
+}
+
+/** Parse and check a POST /v1/samples body. */
+export function parseSamplesRequest(body: unknown, limits: SampleLimits): SamplesRequest {
+  const o = object(body, 'the request body');
+  if (
+    !(typeof o.agent === 'string' && o.agent.length > 0) &&
+    !(Number.isSafeInteger(o.agent) && (o.agent as number) >= 0)
+  )
+    throw bad('agent', 'an agent name (or index)', o.agent);
+  if (o.step !== undefined && o.step !== null && (!Number.isSafeInteger(o.step) || (o.step as number) < 0))
+    throw bad('step', 'a training step (a safe integer >= 0), or nothing to let the service count rounds', o.step);
+  if (o.wait !== undefined && (typeof o.wait !== 'number' || !Number.isFinite(o.wait) || o.wait < 0))
+    throw bad('wait', 'a number of seconds >= 0', o.wait);
+  const single = o.samples === undefined;
+  let samples: PostedSample[];
+  if (single) samples = [parseSample(o, 'the request body', limits)];
+  else {
+    if (!Array.isArray(o.samples) || o.samples.length === 0)
+      throw bad('samples', 'a non-empty array of {group, size, completion, ...}', o.samples);
+    if (o.samples.length > limits.maxSamples)
+      throw new CorlError(
+        'CORL_ERR_SERVE_LIMIT',
+        `expected samples to have at most ${limits.maxSamples} entries (serve.samples.maxPending, serve.maxRequestCompletions), got ${o.samples.length}`,
+        { where: 'samples' },
+      );
+    samples = o.samples.map((s, i) => parseSample(s, `samples[${i}]`, limits));
+  }
+  return {
+    agent: o.agent as string | number,
+    ...(o.step !== undefined && o.step !== null ? { step: o.step as number } : {}),
+    ...(o.wait !== undefined ? { wait: o.wait as number } : {}),
+    samples,
+    single,
+  };
+}
+
+interface Waiter {
+  resolve(a: SampleAnswer): void;
+  reject(e: unknown): void;
+}
+
+interface Member {
+  readonly id: string;
+  readonly sample: PostedSample;
+  /** Fingerprint of what a retry must repeat. */
+  readonly hash: string;
+  readonly waiters: Waiter[];
+  waitMs: number;
+}
+
+/** Samples of one group instance waiting for the rest. */
+interface Pending {
+  readonly key: string;
+  readonly agent: number;
+  readonly step: number | undefined;
+  readonly group: string;
+  readonly size: number;
+  readonly members: Map<string, Member>;
+  timer?: NodeJS.Timeout;
+}
+
+/** Members of groups being scored: a retry meanwhile joins the same answer. */
+interface InFlight {
+  readonly hash: string;
+  readonly answer: Promise<SampleAnswer>;
+}
+
+function memberHash(s: PostedSample): string {
+  const c = s.completion;
+  return groupHash({
+    id: s.group,
+    prompt: '',
+    completions: [c],
+    ...(s.reference !== undefined ? { reference: s.reference } : {}),
+  });
+}
+
+/** Forms groups from posted samples and scores them through an exchange. */
+export class SampleScorer {
+  private readonly pending = new Map<string, Pending>();
+  private readonly inflight = new Map<string, InFlight>();
+  /** Rollout tags whose group was scored, so that a sample past the declared size is refused (bounded). */
+  private readonly closed = new Map<string, number>();
+  private waiting = 0;
+  private generated = 0;
+  private closing = false;
+
+  constructor(
+    private readonly rt: ServeRuntime,
+    private readonly scorer: Scorer,
+    private readonly exchanges: { readonly steps: Exchange; readonly rounds: Exchange },
+    private readonly metrics: ServeMetrics,
+  ) {}
+
+  /** Samples waiting for the rest of their group. */
+  get pendingSamples(): number {
+    return this.waiting;
+  }
+
+  /** Answers for a request's samples, aligned with them. */
+  /**
+   * Answers for a request's samples, aligned with them. `gone` aborts when the client goes away:
+   * a sample without a request id (or position) then leaves its group, so that a re-sent copy is
+   * not counted twice; one with an id stays, and its retry gets its answer.
+   */
+  post(agent: number, req: SamplesRequest, gone?: AbortSignal): Promise<SampleAnswer[]> {
+    if (this.closing) return Promise.reject(unavailable());
+    const K = this.rt.settings.groupSize;
+    req.samples.forEach((s, i) => {
+      const where = req.single ? '' : `samples[${i}].`;
+      if (K > 0 && s.size !== K)
+        throw new CorlError(
+          'CORL_ERR_SERVE_GROUP_SIZE',
+          `expected ${where}size to be ${K} (serve.groupSize), got ${s.size}`,
+          { where: `${where}size` },
+        );
+      if (this.rt.supervised && s.reference === undefined)
+        throw new CorlError(
+          'CORL_ERR_SERVE_BAD_REQUEST',
+          `expected ${where}reference because "${this.rt.config.reward.use}" reads ground truth, got nothing`,
+          { where: `${where}reference` },
+        );
+    });
+    const waitMs = Math.min(Math.max(0, (req.wait ?? Infinity) * 1000), this.rt.settings.exchange.wait * 1000);
+    // A step the window refuses is refused before its samples wait for their group.
+    if (req.step !== undefined) this.exchanges.steps.checkStep(agent, req.step);
+    const answers: Promise<SampleAnswer>[] = [];
+    try {
+      req.samples.forEach((s, i) =>
+        answers.push(this.one(agent, req.step, s, waitMs, req.single ? '' : `samples[${i}]`, gone)),
+      );
+    } catch (e) {
+      // The samples before the refused one are posted (a retry finds them by id); nobody awaits them here.
+      for (const a of answers) a.catch(() => undefined);
+      throw e;
+    }
+    return Promise.all(answers);
+  }
+
+  private one(
+    agent: number,
+    step: number | undefined,
+    s: PostedSample,
+    waitMs: number,
+    where: string,
+    gone?: AbortSignal,
+  ): Promise<SampleAnswer> {
+    if (this.rt.pointwise) return this.pointwise(agent, step, s);
+    const stable = s.requestId ?? (s.sample !== undefined ? `#${s.sample}` : undefined);
+    const id = stable ?? `~${this.generated++}`;
+    const scope =
+      step === undefined ? `r\u0000${agent}\u0000${s.group}` : `s\u0000${agent}\u0000${step}\u0000${s.group}`;
+    const hash = memberHash(s);
+    const memberKey = `${scope}\u0000${id}`;
+    const flying = this.inflight.get(memberKey);
+    if (flying) {
+      if (flying.hash !== hash) throw this.conflict(agent, step, s, where);
+      this.metrics.replays.inc();
+      return flying.answer;
+    }
+    // A retry of a sample whose group was already scored (request id, or position with a step).
+    if (stable !== undefined && (step !== undefined || s.requestId !== undefined)) {
+      const stored = this.stored(agent, step, s, id, hash, where);
+      if (stored) {
+        this.metrics.replays.inc();
+        return Promise.resolve(stored);
+      }
+    }
+    const pendingKey = step === undefined ? `${scope}\u0000${s.rollout ?? ''}` : scope;
+    if (step !== undefined) {
+      const done = this.exchanges.steps.answerOf(agent, step, s.group);
+      if (done) throw this.complete(agent, step, s, done.rewards.length, where);
+    } else if (s.rollout !== undefined && this.closed.has(pendingKey)) {
+      throw this.complete(agent, step, s, this.closed.get(pendingKey)!, where);
+    }
+    const open = this.pending.get(pendingKey);
+    if (open && open.size !== s.size)
+      throw new CorlError(
+        'CORL_ERR_SERVE_GROUP_SIZE',
+        `expected ${where ? `${where}.` : ''}size ${open.size} like the other samples of group "${s.group}" posted by agent "${this.rt.agents[agent]}", got ${s.size}`,
+        { where: `${where ? `${where}.` : ''}size` },
+      );
+    const known = open?.members.get(id);
+    if (known) {
+      if (known.hash !== hash) throw this.conflict(agent, step, s, where);
+      this.metrics.replays.inc();
+      known.waitMs = Math.max(known.waitMs, waitMs);
+      return new Promise((resolve, reject) => known.waiters.push({ resolve, reject }));
+    }
+    if (this.waiting >= this.rt.settings.samples.maxPending)
+      throw new CorlError(
+        'CORL_ERR_SERVE_BUSY',
+        `expected at most ${this.rt.settings.samples.maxPending} samples waiting for their groups (serve.samples.maxPending), got one more`,
+        { where: where || 'samples', hint: 'retry after a moment; complete groups free their samples' },
+      );
+    // Nothing is created before every check has passed: a refused sample leaves no trace.
+    let p = open;
+    if (!p) {
+      p = { key: pendingKey, agent, step, group: s.group, size: s.size, members: new Map() };
+      this.pending.set(pendingKey, p);
+      const group = p;
+      p.timer = setTimeout(() => this.close(group, true), this.rt.settings.samples.wait * 1000);
+    }
+    const member: Member = { id, sample: s, hash, waiters: [], waitMs };
+    const answer = new Promise<SampleAnswer>((resolve, reject) => member.waiters.push({ resolve, reject }));
+    p.members.set(id, member);
+    this.waiting++;
+    if (stable === undefined && gone) {
+      const group = p;
+      gone.addEventListener('abort', () => this.leave(group, id, gone.reason), { once: true });
+    }
+    if (p.members.size >= p.size) this.close(p, false);
+    return answer;
+  }
+
+  /** A sample whose client went away leaves its group, if the group is still forming. */
+  private leave(p: Pending, id: string, reason: unknown): void {
+    const m = p.members.get(id);
+    if (this.pending.get(p.key) !== p || !m) return;
+    p.members.delete(id);
+    this.waiting--;
+    for (const w of m.waiters) w.reject(reason);
+    if (p.members.size === 0) {
+      clearTimeout(p.timer);
+      this.pending.delete(p.key);
+    }
+  }
+
+  /** The stored answer of a sample whose group was scored, if the sample is one of its members. */
+  private stored(
+    agent: number,
+    step: number | undefined,
+    s: PostedSample,
+    id: string,
+    hash: string,
+    where: string,
+  ): SampleAnswer | undefined {
+    const ex = step === undefined ? this.exchanges.rounds : this.exchanges.steps;
+    for (const at of step === undefined ? ex.stepsOf(agent, s.group) : [step]) {
+      const a = ex.answerOf(agent, at, s.group);
+      const k = a?.members?.findIndex((m) => m.id === id) ?? -1;
+      if (!a || k < 0) continue;
+      if (a.members![k]!.h !== hash) throw this.conflict(agent, step, s, where);
+      return answerOf(a, k, step === undefined ? { round: at } : { step: at }, s.requestId, s.sample);
+    }
+    return undefined;
+  }
+
+  private close(p: Pending, partial: boolean): void {
+    if (this.pending.get(p.key) !== p) return;
+    this.pending.delete(p.key);
+    clearTimeout(p.timer);
+    const members = [...p.members.values()];
+    if (members.length === 0) return;
+    this.waiting -= members.length;
+    this.metrics.sampleGroups.inc({ outcome: partial && members.length < p.size ? 'partial' : 'complete' });
+    if (p.step === undefined && members.some((m) => m.sample.rollout !== undefined))
+      this.remember(p.key, members.length);
+    // Scoring order: by text, then sample id, never by arrival (docs/guide/serve.md "Ties").
+    members.sort((a, b) => byText(a.sample.completion.text, b.sample.completion.text) || byText(a.id, b.id));
+    const first = members[0]!.sample;
+    const reference = members.map((m) => m.sample.reference).find((r) => r !== undefined);
+    const group: PostedGroup = {
+      id: p.group,
+      prompt: first.prompt,
+      completions: members.map((m) => m.sample.completion),
+      ...(this.rt.supervised && reference !== undefined ? { reference } : {}),
+      ...(first.testInputs ? { testInputs: first.testInputs } : {}),
+      members: members.map((m) => ({ id: m.id, h: m.hash })),
+    };
+    const waitMs = Math.max(...members.map((m) => m.waitMs));
+    const scored = this.score(p.agent, p.step, group, waitMs);
+    const scope =
+      p.step === undefined ? `r\u0000${p.agent}\u0000${p.group}` : `s\u0000${p.agent}\u0000${p.step}\u0000${p.group}`;
+    members.forEach((m, k) => {
+      const answer = scored.then((r) => answerOf(r.answer, k, r.at, m.sample.requestId, m.sample.sample));
+      const key = `${scope}\u0000${m.id}`;
+      this.inflight.set(key, { hash: m.hash, answer });
+      answer.then(
+        (a) => {
+          for (const w of m.waiters) w.resolve(a);
+        },
+        (e) => {
+          for (const w of m.waiters) w.reject(e);
+        },
+      );
+      void answer.catch(() => undefined).finally(() => this.inflight.delete(key));
+    });
+  }
+
+  private remember(key: string, size: number): void {
+    this.closed.set(key, size);
+    // Bounded: the oldest tags go first (a late sample of a long-gone rollout then starts a group of its own).
+    while (this.closed.size > this.rt.settings.samples.maxPending) this.closed.delete(this.closed.keys().next().value!);
+  }
+
+  private async score(
+    agent: number,
+    step: number | undefined,
+    group: PostedGroup,
+    waitMs: number,
+  ): Promise<{ answer: GroupAnswer; at: { step: number } | { round: number } }> {
+    if (step !== undefined) {
+      const [answer] = await this.exchanges.steps.post(agent, step, [group], waitMs);
+      return { answer: answer!, at: { step } };
+    }
+    const round = this.exchanges.rounds.nextRound(agent, group.id, groupHash(group));
+    const [answer] = await this.exchanges.rounds.post(agent, round, [group], waitMs);
+    return { answer: answer!, at: { round } };
+  }
+
+  /** A pointwise source (a verifier) scores each sample alone, at once. */
+  private async pointwise(agent: number, step: number | undefined, s: PostedSample): Promise<SampleAnswer> {
+    const group: PostedGroup = {
+      id: s.group,
+      prompt: s.prompt,
+      completions: [s.completion],
+      ...(s.reference !== undefined ? { reference: s.reference } : {}),
+      ...(s.testInputs ? { testInputs: s.testInputs } : {}),
+    };
+    const keys = await this.scorer.keys(group);
+    const a = await this.scorer.score(agent, step ?? 0, group, keys, [{ agent, keys }], 'supervisors');
+    return answerOf(a, 0, step === undefined ? {} : { step }, s.requestId, s.sample);
+  }
+
+  private conflict(agent: number, step: number | undefined, s: PostedSample, where: string): CorlError {
+    return new CorlError(
+      'CORL_ERR_SERVE_CONFLICT',
+      `expected the same completion as the first post of ${s.requestId !== undefined ? `request id "${s.requestId}"` : `sample ${s.sample}`} of group "${s.group}"${step === undefined ? '' : ` at step ${step}`} by agent "${this.rt.agents[agent]}", got a different one`,
+      { where: where || 'completion', hint: 'a retry repeats its sample; a new sample needs a new request id' },
+    );
+  }
+
+  private complete(agent: number, step: number | undefined, s: PostedSample, scored: number, where: string): CorlError {
+    return new CorlError(
+      'CORL_ERR_SERVE_GROUP_SIZE',
+      `expected a sample of a group still forming, got one more for group "${s.group}"${step === undefined ? ` (rollout "${s.rollout}")` : ` at step ${step}`} of agent "${this.rt.agents[agent]}", already scored with ${scored} sample(s)`,
+      {
+        where: where || 'group',
+        hint: 'post each sample once (retries repeat its request id); a group with more samples than its declared size is refused',
+      },
+    );
+  }
+
+  /** Fail every waiting sample with 503 (shutdown). */
+  shutdown(): void {
+    this.closing = true;
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      for (const m of p.members.values()) for (const w of m.waiters) w.reject(unavailable());
+    }
+    this.pending.clear();
+    this.waiting = 0;
+  }
+}
+
+function answerOf(
+  a: GroupAnswer,
+  k: number,
+  at: { step?: number; round?: number },
+  requestId?: string,
+  sample?: number,
+): SampleAnswer {
+  return {
+    group: a.id,
+    ...at,
+    ...(sample !== undefined ? { sample } : {}),
+    ...(requestId !== undefined ? { requestId } : {}),
+    reward: a.rewards[k]!,
+    key: a.keys[k] ?? null,
+    ...(a.label !== undefined ? { label: a.label } : {}),
+    ...(a.ownLabel !== undefined ? { ownLabel: a.ownLabel } : {}),
+    source: a.source,
+    groupSize: a.rewards.length,
+    metrics: a.metrics,
+  };
+}
+
+function unavailable(): CorlError {
+  return new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down', {
+    hint: 'retry against the restarted service; samples with a request id are idempotent',
+  });
+}

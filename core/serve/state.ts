@@ -1,0 +1,124 @@
+// What a service holds between requests, and how a start rebuilds it from the journal: the two
+// exchanges are replayed record by record under the rules the live service applies, and the
+// compacted journal is what they then hold (docs/guide/serve.md "Journal and restart").
+import { Exchange, type ExchangeEvents, type RecordSink } from './exchange';
+import { Journal, type JournalCohort, type JournalRecord } from './journal';
+import { ReplyLedger } from './ledger';
+import { checkReplay } from './restore';
+import { Scorer } from './scorer';
+import type { ServeRuntime } from './setup';
+
+/** The state of a running service. */
+export interface ServeState {
+  readonly scorer: Scorer;
+  /** POST /v1/groups. */
+  readonly groups: Exchange;
+  /** POST /get_reward under a peer topology. */
+  readonly rounds: Exchange;
+  /** Replies to POST /get_reward requests sent with an Idempotency-Key. */
+  readonly replies: ReplyLedger;
+  /** Fingerprints of POST /v1/groups requests sent with an Idempotency-Key (their replies are rebuilt from the answers). */
+  readonly groupIds: ReplyLedger;
+  readonly journal: Journal;
+  /** A torn last line was dropped at start. */
+  readonly tornTail: boolean;
+  /** Start-up notes about the journal. */
+  readonly notes: readonly string[];
+  /** Records restored (after compaction). */
+  readonly restored: number;
+}
+
+/** Appends to the journal once it is open (the exchanges exist before it: they decide what it keeps). */
+class DeferredSink implements RecordSink {
+  journal?: Journal;
+  append(records: readonly JournalRecord[]): Promise<void> {
+    return this.journal!.append(records);
+  }
+}
+
+/** The exchanges of a runtime's settings, writing to `sink`. */
+function exchanges(rt: ServeRuntime, scorer: Scorer, sink: RecordSink, events: ExchangeEvents): [Exchange, Exchange] {
+  const s = rt.settings;
+  const groups = new Exchange(
+    rt,
+    scorer,
+    sink,
+    {
+      namespace: 'groups',
+      waitMs: s.exchange.wait * 1000,
+      fallback: s.exchange.fallback,
+      window: {
+        keepSteps: s.exchange.keepSteps,
+        maxStepsAhead: s.exchange.maxStepsAhead,
+        startStep: s.exchange.startStep,
+      },
+      maxGroupsPerStep: s.exchange.maxGroupsPerStep,
+    },
+    events,
+  );
+  const rounds = new Exchange(
+    rt,
+    scorer,
+    sink,
+    {
+      namespace: 'get_reward',
+      waitMs: s.exchange.wait * 1000,
+      fallback: s.exchange.fallback,
+      keepGroups: s.getReward.keepGroups,
+      keepRounds: s.getReward.keepRounds,
+    },
+    events,
+  );
+  return [groups, rounds];
+}
+
+/** Build the exchanges, replay the journal into them (refusing what it cannot vouch for) and open it for appends. */
+export async function openState(rt: ServeRuntime, cohort: JournalCohort, events: ExchangeEvents): Promise<ServeState> {
+  const scorer = new Scorer(rt);
+  const sink = new DeferredSink();
+  const [groups, rounds] = exchanges(rt, scorer, sink, events);
+  const keep = rt.settings.keepReplies;
+  const replies = new ReplyLedger(rt.agents, sink, keep, true, () => events.replay?.());
+  const groupIds = new ReplyLedger(rt.agents, sink, keep, false);
+  const file = rt.journalFile;
+  if (file === undefined) {
+    sink.journal = Journal.disabled();
+    return {
+      scorer,
+      groups,
+      rounds,
+      replies,
+      groupIds,
+      journal: sink.journal,
+      tornTail: false,
+      notes: ['journal: none (serve.journal is false): labels live in memory only and are lost at restart'],
+      restored: 0,
+    };
+  }
+  const s = rt.settings;
+  const { journal, replay } = await Journal.open(file, cohort, (read) => {
+    // Nothing is rewritten before every record has been checked: a refusal leaves the file as it was.
+    checkReplay(read, file, { agents: rt.agents, maxStepsAhead: s.exchange.maxStepsAhead });
+    for (const r of read.records) {
+      groups.restore(r);
+      rounds.restore(r);
+      replies.restore(r);
+    }
+    return {
+      keep: [...groups.snapshot(), ...rounds.snapshot()].map((x) => x.record).concat(replies.snapshot()),
+      exchange: { newest: Math.max(groups.newest, s.exchange.startStep), maxStepsAhead: s.exchange.maxStepsAhead },
+    };
+  });
+  sink.journal = journal;
+  return {
+    scorer,
+    groups,
+    rounds,
+    replies,
+    groupIds,
+    journal,
+    tornTail: replay.tornTail,
+    notes: replay.notes,
+    restored: replay.records.length,
+  };
+}

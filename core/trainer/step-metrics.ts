@@ -1,0 +1,103 @@
+// One agent's train record of a step (docs/reference/metrics.md, "Training"): the reward and label
+// metrics of the reward pipeline (core/reward/metrics.ts) over its groups, graded against references for
+// monitoring only, then the samples' accuracy, the completions, the source's and the update's metrics;
+// per round in a discussion, and the judge's budget when the interaction judges.
+import type { Judgement } from '../contracts/interaction';
+import type { UpdateResult } from '../contracts/policy';
+import { gradeGroup, labelStats, rewardStats, sourceStats, type GroupGrade } from '../reward/metrics';
+import type { ScoredGroup } from '../reward/pipeline';
+import { matches } from '../voting/match';
+import { mean } from './evaluate';
+import type { StepBatch, StepRun } from './step';
+import type { StepGroup, StepTable } from './step-table';
+
+/** Agent `agent`'s metrics of the step, pooled over its groups of every round. */
+export async function stepMetrics(
+  r: StepRun,
+  batch: StepBatch,
+  table: StepTable,
+  agent: number,
+  update: UpdateResult,
+  judged: readonly Judgement[] | undefined,
+): Promise<Record<string, number>> {
+  const groups = table.agentGroups(agent);
+  const credited = groups.map(creditedResult);
+  const rows = groups.flatMap((g) => g.rows);
+  const m: Record<string, number> = rewardStats(credited);
+  m['advantage/abs_mean'] = mean(rows.map((row) => Math.abs(row.advantage)));
+  Object.assign(m, labelStats(credited, await grades(r, table, groups, credited)));
+  // Accuracy of the training samples themselves (monitoring).
+  const right: number[] = [];
+  for (const g of groups) right.push(...(await rightAnswers(r, table, g)));
+  if (right.length) m['train/accuracy'] = mean(right);
+  m['completion/mean_length'] = mean(rows.map((row) => row.completion.tokenIds.length));
+  m['completion/answered_fraction'] = mean(rows.map((row) => (row.key === null ? 0 : 1)));
+  m['completion/truncated_fraction'] = mean(rows.map((row) => (row.completion.finishReason === 'length' ? 1 : 0)));
+  Object.assign(m, sourceStats(credited));
+  for (const [k, v] of Object.entries(update.metrics)) if (Number.isFinite(v)) m[k] = v;
+  // Per round, when the agents discussed.
+  if (batch.rounds > 0) Object.assign(m, await roundMetrics(r, table, agent));
+  if (judged) Object.assign(m, judgeMetrics(judged));
+  return m;
+}
+
+/** A group as its metrics read it: the reward source's result with the credited rewards. */
+function creditedResult(g: StepGroup): ScoredGroup {
+  return { ...(g.scored ?? { metrics: {} }), rewards: g.rows.map((row) => row.reward) };
+}
+
+/** What ground truth says of each group with a label (label right, category, rewards right); undefined for the others. */
+async function grades(
+  r: StepRun,
+  table: StepTable,
+  groups: readonly StepGroup[],
+  credited: readonly ScoredGroup[],
+): Promise<(GroupGrade | undefined)[]> {
+  const out: (GroupGrade | undefined)[] = [];
+  for (const [j, g] of groups.entries()) {
+    const result = credited[j];
+    if (!result || result.label === undefined) {
+      out.push(undefined);
+      continue;
+    }
+    const p = table.problemOf(g);
+    const category = typeof p.metadata?.category === 'string' ? p.metadata.category : undefined;
+    const target = r.grades.referenceKey(p.id, r.cohort.data.groundTruth);
+    const keys = g.rows.map((row) => row.key);
+    out.push(await gradeGroup(result, keys, target, category, r.cohort.grading));
+  }
+  return out;
+}
+
+/** 1/0 per row of a group: its key matches the reference key (none when the problem has no reference). */
+async function rightAnswers(r: StepRun, table: StepTable, g: StepGroup): Promise<number[]> {
+  const target = r.grades.referenceKey(table.problemOf(g).id, r.cohort.data.groundTruth);
+  if (target === null) return [];
+  const right: number[] = [];
+  for (const row of g.rows) right.push((await matches(row.key, target, r.cohort.grading)) ? 1 : 0);
+  return right;
+}
+
+/** Per round r: the turns' accuracy against the reference and the verifier's mean score (monitoring). */
+async function roundMetrics(r: StepRun, table: StepTable, agent: number): Promise<Record<string, number>> {
+  const m: Record<string, number> = {};
+  for (let round = 0; round < table.rounds; round++) {
+    const groups = table.agentGroups(agent).filter((g) => g.round === round);
+    const right: number[] = [];
+    for (const g of groups) right.push(...(await rightAnswers(r, table, g)));
+    if (right.length) m[`train/round${round}/accuracy`] = mean(right);
+    m[`reward/round${round}/score_mean`] = mean(groups.flatMap((g) => g.rows.map((row) => row.score)));
+  }
+  return m;
+}
+
+/** The step's judge budget and verdicts, summed over its problems (the same on every agent's record). */
+function judgeMetrics(judged: readonly Judgement[]): Record<string, number> {
+  const quality = judged.flatMap((j) => j.quality.flat(2)).filter((v) => v !== null);
+  return {
+    'judge/calls': judged.reduce((s, j) => s + j.calls, 0),
+    'judge/samples': judged.reduce((s, j) => s + j.samples, 0),
+    'judge/verdicts': quality.length,
+    ...(quality.length ? { 'judge/quality_mean': mean(quality as number[]) } : {}),
+  };
+}

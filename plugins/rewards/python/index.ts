@@ -1,0 +1,3 @@
+export { definePythonReward, type PythonRewardDefinition, type PythonRuntimeOptions } from './define';
+export { pythonReward } from './plugin';
+export { HOST_SCRIPT } from './process';

@@ -1,0 +1,99 @@
+// `corl init`: the project it writes (configs whose models resolve from the installed package, a
+// package.json that installs without onnxruntime-node's download, a README), how it treats a
+// package.json already there, and what it refuses. test/e2e/packed-plugin.test.ts installs and
+// trains such a project from a packed tarball with no network.
+import { expect } from 'chai';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { loadConfig } from '../../../../core/config/load';
+import { initProject, INIT_CONFIGS, portableConfig } from '../../../../core/cli/commands/init';
+import { isCorlError } from '../../../../core/errors';
+import { ROOT } from '../../../../scripts/generate';
+import { tempDir } from '../../../fixtures/configs';
+
+describe('corl init', function () {
+  this.timeout(60000);
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir('corl-init-');
+  });
+  afterEach(() => tmp.cleanup());
+
+  it('rewrites paths into corl as package references, and only those', () => {
+    const text = JSON.stringify({
+      $schema: '../schema/corl.schema.json',
+      agents: [{ policy: { options: { checkpoint: '../models/slips/alpha', other: './not-in-corl.json' } } }],
+      name: 'x',
+    });
+    const out = portableConfig(text, path.join(ROOT, 'configs'), ROOT) as any;
+    expect(out.agents[0].policy.options.checkpoint).to.equal('package:corl/models/slips/alpha');
+    expect(out.agents[0].policy.options.other).to.equal('./not-in-corl.json');
+    expect(out.$schema).to.equal('../node_modules/corl/schema/corl.schema.json');
+    expect(out.metrics).to.deep.equal(['corl:tensorboard']);
+  });
+
+  it('writes configs that validate from the new folder, package.json, README and .npmrc for an old npm', async () => {
+    const dir = path.join(tmp.dir, 'My Lab');
+    const tarball = path.join(tmp.dir, 'corl-0.1.0.tgz');
+    fs.writeFileSync(tarball, '');
+    const r = initProject({ dir, corl: tarball, npmVersion: '10.9.2' });
+    expect(r.files).to.deep.equal([
+      '.gitignore',
+      '.npmrc',
+      'README.md',
+      'configs/base.json',
+      'configs/co-rl.json',
+      'configs/ttrl.json',
+      'package.json',
+    ]);
+    expect(r.corlSpec).to.equal('file:../corl-0.1.0.tgz');
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    expect(pkg).to.deep.include({ name: 'my-lab', private: true, allowScripts: { 'onnxruntime-node': false } });
+    expect(pkg.dependencies).to.deep.equal({ corl: 'file:../corl-0.1.0.tgz' });
+    expect(pkg.scripts.train).to.equal('corl train configs/co-rl.json');
+    expect(fs.readFileSync(path.join(dir, '.npmrc'), 'utf8')).to.contain('onnxruntime-node-install=skip');
+    expect(fs.readFileSync(path.join(dir, 'README.md'), 'utf8'))
+      .to.contain('npx corl train configs/co-rl.json')
+      .and.contain('npm install');
+    for (const name of INIT_CONFIGS) {
+      const loaded = await loadConfig(path.join(dir, 'configs', name));
+      for (const a of loaded.config.agents)
+        expect(String(a.policy.options.checkpoint)).to.match(/^package:corl\/models\/slips\/(alpha|beta)$/);
+      expect(loaded.config.metrics.map((m) => m.use)).to.deep.equal(['corl:tensorboard']);
+    }
+  });
+
+  it('keeps a package.json already there (its corl, scripts, fields), adds allowScripts; an npm with allowScripts gets no .npmrc', () => {
+    fs.writeFileSync(
+      path.join(tmp.dir, 'package.json'),
+      JSON.stringify({
+        name: 'mine',
+        dependencies: { corl: 'file:../corl.tgz', left: '^1.0.0' },
+        scripts: { train: 'my own' },
+        keep: 1,
+      }),
+    );
+    const r = initProject({ dir: tmp.dir, npmVersion: '11.19.1' });
+    expect(r.npmrc).to.equal(false);
+    const pkg = JSON.parse(fs.readFileSync(path.join(tmp.dir, 'package.json'), 'utf8'));
+    expect(pkg).to.deep.include({ name: 'mine', keep: 1, allowScripts: { 'onnxruntime-node': false } });
+    expect(pkg.dependencies).to.deep.equal({ corl: 'file:../corl.tgz', left: '^1.0.0' });
+    expect(pkg.scripts.train).to.equal('my own');
+    expect(pkg.scripts.compare).to.contain('corl compare');
+  });
+
+  it('refuses to overwrite configs or a README, and writes nothing then', () => {
+    fs.mkdirSync(path.join(tmp.dir, 'configs'));
+    fs.writeFileSync(path.join(tmp.dir, 'configs/co-rl.json'), '{}');
+    let err: unknown;
+    try {
+      initProject({ dir: tmp.dir, npmVersion: '11.19.1' });
+    } catch (e) {
+      err = e;
+    }
+    expect(isCorlError(err, 'CORL_ERR_CLI_USAGE')).to.equal(true);
+    expect((err as Error).message).to.contain('configs/co-rl.json');
+    expect(fs.readdirSync(tmp.dir).sort()).to.deep.equal(['configs']);
+    expect(fs.readdirSync(path.join(tmp.dir, 'configs'))).to.deep.equal(['co-rl.json']);
+  });
+});

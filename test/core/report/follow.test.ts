@@ -1,0 +1,101 @@
+import { expect } from 'chai';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { reportCompare } from '../../../core/report/compare';
+import type { Plan, PlanRecord } from '../../../core/report/design';
+import { configDigest, PLAN_OMIT } from '../../../core/report/identity';
+import { readLedger } from '../../../core/report/reads';
+import { writeComparison, writeFixtureRun, type ComparisonFixture } from '../../fixtures/comparison';
+import { tempDir } from '../../fixtures/configs';
+
+const plan: Plan = {
+  plan: 1,
+  name: 'fixture-plan',
+  configs: [
+    { file: 'b.json', name: 'b', sha256: '0'.repeat(64) },
+    { file: 'a.json', name: 'a', sha256: '1'.repeat(64) },
+  ],
+  split: 'held-out',
+  primary: 'change',
+  pairs: [{ a: 'a', b: 'b', role: 'primary' }],
+  margin: 2,
+  alpha: 0.05,
+  seeds: { first: 0, looks: [2, 3] },
+  boundary: 'lan-demets-pocock',
+  stop: 'all-resolved',
+};
+
+const record: PlanRecord = {
+  file: 'plan.json',
+  sha256: 'f'.repeat(64),
+  plan,
+  configs: ['b', 'a'].map((name) => ({ name, digest: configDigest({ lr: 1, name }, PLAN_OMIT), seed: 0 })),
+};
+
+describe('report/follow: a planned comparison is read at its looks only, and checked against its plan', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir('corl-follow-');
+  });
+  afterEach(() => tmp.cleanup());
+
+  const fixture = (seeds: number[]): ComparisonFixture => ({
+    configs: [{ name: 'b' }, { name: 'a' }],
+    seeds,
+    problems: 4,
+    source: { lr: 1 },
+    meta: { plan: record },
+    // a gains 1 of 8 samples per seed index over b: the difference grows with the seed
+    answers: (config, seed, step, agent, problem) =>
+      Array.from({ length: 8 }, (_, k) => (k + problem + agent) % 3 === 0 || (config === 'a' && step > 0 && k <= seed)),
+  });
+
+  it('before the first look: progress only, no table, no verdict, no read', async () => {
+    const dir = writeComparison(path.join(tmp.dir, 'cmp'), fixture([0]));
+    const r = await reportCompare(dir);
+    expect(r.rows).to.deep.equal([]);
+    expect(readLedger(dir)).to.deep.equal([]);
+    const md = fs.readFileSync(path.join(dir, 'results.md'), 'utf8');
+    expect(md).to.contain('No look yet: the design calls for look 1: 2 seeds per config (1 finished)');
+    expect(md).to.not.match(/pass@1/);
+    expect(fs.readFileSync(path.join(dir, 'report.html'), 'utf8')).to.not.contain('<svg');
+  });
+
+  it('at a look: the look’s runs only, the verdict at its nominal level, one read, every check passes', async () => {
+    const f = fixture([0, 1]);
+    const dir = writeComparison(path.join(tmp.dir, 'cmp'), f);
+    writeFixtureRun(dir, f, f.configs[1]!, 2); // a's seed 2 finished, b's not: look 2 is incomplete
+    const r = await reportCompare(dir);
+    expect(r.rows.map((x) => x.seeds)).to.deep.equal([2, 2]); // seed 2 is hidden until look 2
+    expect(r.verdicts.looks!.map((l) => l.seeds)).to.deep.equal([2]);
+    expect(r.verdicts.next).to.match(/calls for look 2: 3 seeds per config/);
+    expect(readLedger(dir).map((x) => x.runs)).to.deep.equal([{ a: '0-1', b: '0-1' }]);
+    expect(r.follow!.followed, JSON.stringify(r.follow)).to.equal(true);
+    expect(r.follow!.checks.map((c) => c.text.split(':')[0])).to.deep.equal(['configs', 'split', 'seeds', 'reads']);
+    const html = fs.readFileSync(path.join(dir, 'report.html'), 'utf8');
+    expect(html)
+      .to.contain('class="verdict"')
+      .and.contain('a − b')
+      .and.contain('1 finished run(s) after look 1 are not shown');
+    expect(fs.readFileSync(path.join(dir, 'results.md'), 'utf8')).to.contain(
+      'Plan: fixture-plan (plan.json, sha256 ffffffffffff…), written before its runs; followed: yes.',
+    );
+  });
+
+  it('a run of another config, or a read between looks, is reported as not following the plan', async () => {
+    const f = fixture([0, 1]);
+    const dir = writeComparison(path.join(tmp.dir, 'cmp'), f);
+    const src = path.join(dir, 'a', 'seed-1', 'config.source.json');
+    fs.writeFileSync(src, JSON.stringify({ ...JSON.parse(fs.readFileSync(src, 'utf8')), lr: 2 }));
+    fs.writeFileSync(
+      path.join(dir, 'reads.jsonl'),
+      JSON.stringify({ read: 1, by: 'corl report', runs: { a: '0', b: '0' }, plan: record.sha256 }) + '\n',
+    );
+    const r = await reportCompare(dir);
+    expect(r.follow!.followed).to.equal(false);
+    const bad = r.follow!.checks.filter((c) => !c.ok).map((c) => c.text);
+    expect(bad).to.have.length(2);
+    expect(bad[0]).to.equal('configs: runs whose config or seed is not the planned one: a/seed-1');
+    expect(bad[1]).to.match(/^reads: 2, of which read 1 showed runs that are not a planned look/);
+  });
+});

@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { reportCompare } from '../../../core/report/compare';
+import { ranges, readLedger, READS_FILE } from '../../../core/report/reads';
+import { isCorlError } from '../../../core/errors';
+import { writeComparison, writeFixtureRun, type ComparisonFixture } from '../../fixtures/comparison';
+import { tempDir } from '../../fixtures/configs';
+
+describe('report/reads: every held-out read is counted in the comparison folder', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir('corl-reads-');
+  });
+  afterEach(() => tmp.cleanup());
+
+  const fixture = (split: 'held-out' | 'validation' = 'held-out'): ComparisonFixture => ({
+    configs: [{ name: 'b' }, { name: 'a' }],
+    seeds: [0, 1],
+    problems: 3,
+    split,
+    answers: (config, seed, step, agent, problem) => [
+      (seed + agent + problem + (config === 'a' ? step : 0)) % 2 === 0,
+      true,
+    ],
+  });
+
+  it('names seed ranges compactly', () => {
+    expect(ranges([8, 7, 0, 1, 2, 5])).to.equal('0-2,5,7-8');
+    expect(ranges([])).to.equal('');
+  });
+
+  it('a rendering of runs no earlier read showed is a read; the same runs again are not', async () => {
+    const f = fixture();
+    const dir = writeComparison(path.join(tmp.dir, 'cmp'), f);
+    await reportCompare(dir);
+    expect(readLedger(dir).map((r) => [r.read, r.by, r.runs])).to.deep.equal([
+      [1, 'corl report', { a: '0-1', b: '0-1' }],
+    ]);
+    const again = await reportCompare(dir);
+    expect(readLedger(dir)).to.have.length(1);
+    expect(again.provenance.reads).to.equal(1);
+    expect(fs.readFileSync(path.join(dir, 'results.md'), 'utf8')).to.contain(
+      'Plan: none (an unplanned comparison). Held-out reads of this folder: 1 (reads.jsonl).',
+    );
+    // a third seed finishes: what the next rendering shows is new
+    for (const c of f.configs) writeFixtureRun(dir, f, c, 2);
+    await reportCompare(dir);
+    expect(readLedger(dir).map((r) => r.runs)).to.deep.equal([
+      { a: '0-1', b: '0-1' },
+      { a: '0-2', b: '0-2' },
+    ]);
+  });
+
+  it('the validation split is not counted; a broken ledger is a coded error, not a silent restart', async () => {
+    const v = writeComparison(path.join(tmp.dir, 'val'), fixture('validation'));
+    await reportCompare(v);
+    expect(fs.existsSync(path.join(v, READS_FILE))).to.equal(false);
+    expect(fs.readFileSync(path.join(v, 'results.md'), 'utf8')).to.contain(
+      'Split: validation, so these tables read no held-out result.',
+    );
+    const dir = writeComparison(path.join(tmp.dir, 'cmp'), fixture());
+    fs.writeFileSync(path.join(dir, READS_FILE), '{"read": 1, "by": "x", "runs": {}}\nnot json\n');
+    let code = '';
+    try {
+      await reportCompare(dir);
+    } catch (e) {
+      if (isCorlError(e)) code = `${e.code} ${e.where}`;
+    }
+    expect(code).to.equal(`CORL_ERR_RUN_CORRUPT ${path.join(dir, READS_FILE)}:2`);
+  });
+});

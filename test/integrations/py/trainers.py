@@ -1,0 +1,271 @@
+"""Drives corl's trainer adapters (docs/integrations) the way the pinned trainer sources call them,
+against a running `corl serve`. Usage: python3 trainers.py JOB.json (prints one JSON document).
+
+A job: {"integrations": dir, "url", "agent", "mode", ...}; each mode's fields are described in its
+function. Every mode reproduces its trainer's call: the same signature and argument types, the same
+batching (one sample, a process's slice, one group) and the same concurrency."""
+
+import asyncio
+import functools
+import importlib.util
+import json
+import pickle
+import sys
+import threading
+
+import numpy as np
+
+from stand_ins import GRPOTrainer, SamplingParams, ScriptedEngine, Tokenizer, TrainerState, streamed_sample
+
+
+def load_object(path, name):
+    """verl.utils.import_utils.load_extern_object / OpenRLHF's _load_agent_executor: a file by path."""
+    spec = importlib.util.spec_from_file_location("custom_module_%d" % abs(hash(path)), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+def verl_loop(job):
+    """verl v0.9.0 reward loop. job: {"config": verl config (reward.reward_manager.{source: importlib,
+    name, module.path}, reward.reward_kwargs.corl, actor_rollout_ref.rollout.{n, response_length}),
+    "vocab", "workers": W, "steps": [[{"worker", "delay", "row", "prompt", "response"}]]}.
+
+    Each reward worker (a Ray actor in verl) holds its own manager, built as load_reward_manager
+    builds it, and its own event loop; the agent loop sends every finished sample to a worker, which
+    runs run_single on it as one more concurrent task. Steps follow one another (the trainer waits
+    for every reward of a step before the next)."""
+    cfg = job["config"]
+    rm = cfg["reward"]["reward_manager"]
+    assert rm["source"] == "importlib"
+    cls = load_object(rm["module"]["path"], rm["name"])
+    tok = Tokenizer(job["vocab"])
+
+    def ground_truth_score(data_source, solution_str, ground_truth, extra_info=None, **_):
+        # verl's default compute_score for validation: 1 when the boxed answer equals the ground truth
+        return 1.0 if ("\\boxed{%s}" % ground_truth) in solution_str else 0.0
+
+    results = [[None] * len(s) for s in job["steps"]]
+    barrier = threading.Barrier(job["workers"])
+    errors = []
+
+    def worker(w):
+        async def run():
+            manager = cls(config=cfg, tokenizer=tok, compute_score=ground_truth_score, reward_router_address=None,
+                          reward_model_tokenizer=None)
+            for s, step in enumerate(job["steps"]):
+                async def one(i, x):
+                    await asyncio.sleep(x["delay"])
+                    data = streamed_sample(x["row"], tok.encode(x["prompt"]), tok.encode(x["response"]) + [1])
+                    results[s][i] = await manager.run_single(data)
+                mine = [one(i, x) for i, x in enumerate(step) if x["worker"] == w]
+                await asyncio.gather(*mine)
+                await asyncio.get_running_loop().run_in_executor(None, barrier.wait)
+        try:
+            asyncio.run(run())
+        except BaseException as e:  # noqa: BLE001 - reported to the test
+            errors.append("%s: %s" % (type(e).__name__, e))
+            barrier.abort()
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(job["workers"])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"results": results, "errors": errors}
+
+
+def verl_compute_score(job):
+    """verl's NaiveRewardManager calling a custom async compute_score (reward.custom_reward_function,
+    with reward_kwargs merged in): job {"module", "reward_kwargs", "samples": [{"delay", "data_source",
+    "solution_str", "ground_truth", "extra_info"}]}, all samples concurrent."""
+    raw = load_object(job["module"], "compute_score")
+    fn = functools.partial(lambda f, kw, **k: f(**{**k, **kw}), raw, job["reward_kwargs"])
+
+    async def one(x):
+        await asyncio.sleep(x["delay"])
+        return await fn(data_source=x["data_source"], solution_str=x["solution_str"], ground_truth=x["ground_truth"],
+                        extra_info=dict(x["extra_info"], num_turns=None, rollout_reward_scores={}))
+
+    async def run():
+        return await asyncio.gather(*[one(x) for x in job["samples"]])
+
+    return asyncio.run(run())
+
+
+def trl_grpo(job):
+    """TRL v1.9.0 GRPOTrainer._calculate_rewards in one process: job {"process_index", "num_generations",
+    "reward": CorlReward kwargs, "steps": [{"global_step", "training", "inputs": [{"prompt", "completion",
+    "completion_ids", columns...}]}]}: this process's slice of each generation batch."""
+    sys.path.insert(0, job["integrations"])
+    from trl_reward import CorlReward
+
+    reward_func = CorlReward(**job["reward"])
+    trainer = GRPOTrainer(job["process_index"], job["num_generations"], job.get("num_generations_eval"))
+    out = []
+    for step in job["steps"]:
+        trainer.state = TrainerState(step["global_step"])
+        trainer.model.training = step.get("training", True)
+        inputs = step["inputs"]
+        prompts = [x["prompt"] for x in inputs]
+        completions = [x["completion"] for x in inputs]
+        completion_ids_list = [x["completion_ids"] for x in inputs]
+        keys = [key for key in inputs[0] if key not in ["prompt", "completion", "completion_ids"]]
+        reward_kwargs = {key: [example[key] for example in inputs] for key in keys}
+        reward_kwargs["trainer_state"] = trainer.state
+        reward_kwargs["log_extra"] = trainer._log_completion_extra
+        reward_kwargs["log_metric"] = trainer._log_metric
+        rewards = reward_func(prompts=prompts, completions=completions, completion_ids=completion_ids_list,
+                              **reward_kwargs)
+        out.append({"rewards": [r if r is not None else None for r in rewards], "answer": reward_func.last_answer})
+    return {"steps": out, "name": reward_func.__name__, "metrics": trainer.metrics}
+
+
+def trl_async(job):
+    """TRL v1.9.0 AsyncGRPOTrainer: the reward function is pickled into the rollout child (spawn), and
+    _score_group awaits it on each whole group, one group at a time, in finishing order. job
+    {"reward": corl_group_reward keyword arguments, "groups": [{"prompts", "completions",
+    "completion_ids", "columns": {name: value}}]} (columns repeated num_generations times, as the
+    rollout loop builds reward_kwargs)."""
+    sys.path.insert(0, job["integrations"])
+    import inspect
+
+    from trl_reward import corl_group_reward
+
+    reward_func = pickle.loads(pickle.dumps(functools.partial(corl_group_reward, **job["reward"])))
+    assert inspect.iscoroutinefunction(reward_func), "TRL awaits coroutine functions and threads the others"
+
+    async def score_loop():
+        out = []
+        for g in job["groups"]:
+            n = len(g["completions"])
+            kwargs = dict(completions=g["completions"], prompts=g["prompts"], completion_ids=g["completion_ids"],
+                          **{k: [v] * n for k, v in g["columns"].items()})
+            try:
+                out.append({"rewards": await reward_func(**kwargs)})
+            except ValueError as e:
+                out.append({"value_error": str(e)})
+        return out
+
+    return asyncio.run(score_loop())
+
+
+def openrlhf_agent(job):
+    """OpenRLHF v0.11.0 with --train.agent_func_path: the file's AgentExecutor() is built with no
+    arguments, and generate_responses runs num_samples executes of a prompt concurrently; the prompts
+    dispatched to one engine run concurrently too. job {"module", "vocab", "max_length", "max_tokens",
+    "n", "prompts": [{"prompt", "label", "completions": [[text, finish]], "delays": [s]}]}."""
+    cls = load_object(job["module"], "AgentExecutor")
+    tok = Tokenizer(job["vocab"])
+    executor = cls()
+    engine = ScriptedEngine(tok, {p["prompt"]: p["completions"] for p in job["prompts"]},
+                            {p["prompt"]: p["delays"] for p in job["prompts"]})
+    params = SamplingParams(max_tokens=job["max_tokens"], logprobs=None)
+
+    async def generate_responses(p):
+        return await asyncio.gather(*[
+            executor.execute(prompt=p["prompt"], label=p["label"], sampling_params=params, max_length=job["max_length"],
+                             hf_tokenizer=tok, llm_engine=engine, images=None)
+            for _ in range(job["n"])
+        ])
+
+    async def run():
+        return await asyncio.gather(*[generate_responses(p) for p in job["prompts"]])
+
+    results = asyncio.run(run())
+    return [[{k: r[k] for k in ("reward", "scores", "extra_logs", "truncated", "observation_tokens", "action_ranges")}
+             for r in rs] for rs in results]
+
+
+def openrlhf_remote(job):
+    """OpenRLHF v0.11.0 SingleTurnAgentExecutor._fetch_rewards_via_http with --reward.remote_url: one
+    aiohttp POST {"query": [q], "prompts": [p], "labels": [l]} per sample (total timeout 180 s, 5
+    tries), the samples of a prompt concurrent. job {"remote_url", "samples": [{"query", "prompt",
+    "label", "delay"}]}."""
+    import aiohttp
+
+    timeout = aiohttp.ClientTimeout(total=180)
+
+    async def post(x):
+        await asyncio.sleep(x["delay"])
+        payload = {"query": [x["query"]], "prompts": [x["prompt"]], "labels": [x["label"]]}
+        for _ in range(5):
+            try:
+                async with aiohttp.ClientSession(timeout=timeout) as session:
+                    async with session.post(job["remote_url"], json=payload) as response:
+                        response.raise_for_status()
+                        return await response.json()
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(1)
+        return None
+
+    async def run():
+        return await asyncio.gather(*[post(x) for x in job["samples"]])
+
+    return asyncio.run(run())
+
+
+def slime_group_rm(job):
+    """slime v0.3.1 with --group-rm --custom-rm-path slime_rm.corl_group_rm: load_function imports the
+    module by its dotted path; each prompt's group is generated, then `await custom_rm(args, samples)`
+    on the whole group, the groups of a rollout concurrently (generate_and_rm_group tasks).
+    job {"groups": [{"delay", "samples": [{"prompt", "response", "response_length", "label",
+    "metadata", "status"}]}]}."""
+    import importlib
+    from dataclasses import dataclass, field
+    from enum import Enum
+
+    @dataclass
+    class Sample:  # slime.utils.types.Sample, the fields a reward reads
+        class Status(Enum):
+            PENDING = "pending"
+            COMPLETED = "completed"
+            TRUNCATED = "truncated"
+            ABORTED = "aborted"
+            FAILED = "failed"
+
+        group_index: int = None
+        index: int = None
+        prompt: object = ""
+        tokens: list = field(default_factory=list)
+        response: str = ""
+        response_length: int = 0
+        label: str = None
+        reward: object = None
+        metadata: dict = field(default_factory=dict)
+        status: "Sample.Status" = Status.PENDING
+
+    module_path, _, attr = "slime_rm.corl_group_rm".rpartition(".")
+    custom_rm = getattr(importlib.import_module(module_path), attr)
+    args = object()
+
+    async def generate_and_rm_group(g, gi):
+        await asyncio.sleep(g["delay"])
+        group = [Sample(group_index=gi, index=gi * 100 + i, prompt=x["prompt"], response=x["response"],
+                        response_length=x["response_length"], label=x["label"], metadata=x["metadata"],
+                        status=Sample.Status[x["status"]]) for i, x in enumerate(g["samples"])]
+        return await custom_rm(args, group)
+
+    async def run():
+        return await asyncio.gather(*[generate_and_rm_group(g, gi) for gi, g in enumerate(job["groups"])])
+
+    return asyncio.run(run())
+
+
+def main():
+    job = json.load(open(sys.argv[1]))
+    sys.path.insert(0, job["integrations"])
+    import os
+
+    for k, v in (job.get("env") or {}).items():
+        os.environ[k] = v
+    mode = job["mode"]
+    fn = {"verl_loop": verl_loop, "verl_compute_score": verl_compute_score, "trl_grpo": trl_grpo,
+          "trl_async": trl_async, "openrlhf_agent": openrlhf_agent, "openrlhf_remote": openrlhf_remote,
+          "slime_group_rm": slime_group_rm}[mode]
+    json.dump(fn(job), sys.stdout, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+// The real `corl serve` as a child process, Python drivers as child processes, and the expected
+// rewards of a ring computed by hand: shared by the integration tests of the Python adapters.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Rng } from '../../core/util/rng';
+import { ROOT } from '../../scripts/generate';
+
+export const INTEGRATIONS = path.join(ROOT, 'docs', 'integrations');
+export const PY = path.join(ROOT, 'test', 'integrations', 'py');
+
+/**
+ * The interpreter the drivers run with: Debian's python3 (numpy and aiohttp stand in for the
+ * trainers' tensors and HTTP client; the adapters themselves import only the standard library).
+ */
+export const PYTHON =
+  process.env.CORL_TEST_PYTHON ?? (fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+
+/** Throws, saying what to install, unless the driver's interpreter has numpy and aiohttp. */
+export function checkPython(): void {
+  const r = spawnSync(PYTHON, ['-c', 'import numpy, aiohttp, sys; print(sys.version_info[0])'], { encoding: 'utf8' });
+  if (r.error || r.status !== 0 || r.stdout.trim() !== '3') {
+    throw new Error(
+      `expected ${PYTHON} with numpy and aiohttp for the trainer integration tests, got ${r.error ? r.error.message : `exit ${r.status}: ${r.stderr.trim().split('\n').pop()}`}; on Debian or Ubuntu: apt-get install -y python3-numpy python3-aiohttp (or set CORL_TEST_PYTHON)`,
+    );
+  }
+}
+
+/** A running `corl serve` child process. */
+export interface Service {
+  readonly url: string;
+  readonly proc: ChildProcess;
+  /** Send a signal and wait for the process to exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** `node bin/corl.js serve -c <config> --port 0 [--journal <file>]`, resolved once it listens. */
+export function startService(config: string, journal?: string, cwd = ROOT): Promise<Service> {
+  const args = [path.join(ROOT, 'bin', 'corl.js'), 'serve', '-c', config, '--port', '0'];
+  if (journal) args.push('--journal', journal);
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd });
+  let out = '';
+  let err = '';
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    proc.stderr!.on('data', (d) => {
+      err += d;
+    });
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m)
+        resolve({
+          url: m[1]!,
+          proc,
+          stop: (signal = 'SIGTERM') => {
+            if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+            return exited;
+          },
+        });
+    });
+    proc.once('exit', (code) => reject(new Error(`corl serve exited (${code}) before listening:\n${out}\n${err}`)));
+  });
+}
+
+/** Run `script` (in test/integrations/py) on a job written to `dir`; resolves with its JSON output. */
+export function python(
+  script: string,
+  job: Record<string, unknown>,
+  dir: string,
+  name: string,
+  env: Record<string, string> = {},
+): Promise<any> {
+  const file = path.join(dir, `${name}.job.json`);
+  fs.writeFileSync(file, JSON.stringify({ integrations: INTEGRATIONS, ...job }));
+  return new Promise((resolve, reject) => {
+    // No __pycache__ in docs/integrations or the test tree.
+    const p = spawn(PYTHON, [path.join(PY, script), file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        PYTHONDONTWRITEBYTECODE: '1',
+        PYTHONPATH: `${PY}${path.delimiter}${INTEGRATIONS}`,
+        ...env,
+      },
+    });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => {
+      out += d;
+    });
+    p.stderr.on('data', (d) => {
+      err += d;
+    });
+    p.once('error', (e) => reject(new Error(`expected to run ${PYTHON}, got ${e.message}`)));
+    p.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`${PYTHON} ${script} (${name}) exited with ${code}:\n${err}`));
+      try {
+        resolve(JSON.parse(out));
+      } catch {
+        reject(new Error(`${name}: expected JSON, got ${out.slice(0, 300)}\n${err}`));
+      }
+    });
+  });
+}
+
+/** A series of GET /metrics, undefined when absent. */
+export async function metric(url: string, series: string): Promise<number | undefined> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+// -- data: completions of space-separated words whose only number is the boxed answer -----------------
+
+const WORDS = 'let us read the problem again carefully and set up the equation then simplify both sides'.split(' ');
+
+/** The vocabulary every completion and prompt below is made of (the stand-in tokenizer's). */
+export function vocabulary(extra: readonly string[] = []): string[] {
+  const answers = ['1', '2', '3', '4', '5', '6', '7'].map((a) => `$\\boxed{${a}}$.`);
+  const prompts = ['Problem', 'find', 'it.', 'q0:', 'q1:', 'q2:'];
+  return [...new Set([...WORDS, 'so', 'answer', 'is', 'I', 'stop', 'here.', ...prompts, ...answers, ...extra])];
+}
+
+/** A completion with `words` filler words, ending on the boxed answer (null: no answer). */
+export function completion(rng: Rng, answer: string | null, words = 4 + rng.int(12)): string {
+  const filler = Array.from({ length: words }, () => WORDS[rng.int(WORDS.length)]!);
+  // No answer: no "answer is" either (the extractor would take the words after it).
+  return [
+    ...filler,
+    ...(answer === null ? ['so', 'I', 'stop', 'here.'] : ['so', 'answer', 'is', `$\\boxed{${answer}}$.`]),
+  ].join(' ');
+}
+
+/** K answers from a small alphabet with some missing, so votes split and ties happen. */
+export function answers(rng: Rng, K: number): (string | null)[] {
+  return Array.from({ length: K }, () => {
+    const u = rng.int(10);
+    return u === 0 ? null : String(1 + (u % 3));
+  });
+}
+
+/**
+ * The label corl serves for a group: completions in text order (code units), plurality over the
+ * non-null answers, ties to the first seen in that order.
+ */
+export function servedLabel(texts: readonly string[], keys: readonly (string | null)[]): string | null {
+  const order = texts.map((_, i) => i).sort((i, j) => (texts[i]! < texts[j]! ? -1 : texts[i]! > texts[j]! ? 1 : i - j));
+  const counts = new Map<string, number>();
+  for (const i of order) {
+    const k = keys[i];
+    if (k !== null && k !== undefined) counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  let best: string | null = null;
+  let n = 0;
+  for (const [k, c] of counts)
+    if (c > n) {
+      best = k;
+      n = c;
+    }
+  return best;
+}
+
+/** A two-agent ring serve config with `reward` and the given serve settings. */
+export function ringConfig(
+  reward: unknown,
+  serve: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    name: 'trainers-ring',
+    agents: [{ name: 'agent-0' }, { name: 'agent-1' }],
+    topology: 'corl:ring',
+    reward,
+    serve: { port: 0, ...serve },
+    ...extra,
+  };
+}
+
+/** Deterministic shuffle of 0..n-1. */
+export function shuffled(n: number, seed: number): number[] {
+  const rng = new Rng(seed);
+  const xs = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [xs[i], xs[j]] = [xs[j]!, xs[i]!];
+  }
+  return xs;
+}

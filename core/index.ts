@@ -11,4 +11,5 @@ export { Rng, mixSeed } from './util/rng';
 export { pluralityVote, type VoteOutcome, type VoteCluster } from './voting/plurality';
 export { matches, matchesAtOnce } from './voting/match';
 export { writeFileAtomic, writeJsonAtomic } from './util/fs';
+export { RunAppendFile, type AppendRun } from './util/run-append';
 export { CORL_VERSION } from './version';

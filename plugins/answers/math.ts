@@ -146,6 +146,10 @@ export type MathEquivalenceOptions = FromSchema<typeof MATH_EQUIVALENCE_OPTIONS_
  * (sums, complex numbers, relations, nth roots...) or cannot settle goes to the symbolic engine in a
  * worker pool under a hard time limit. Every verdict is cached.
  */
+/** Thrown by the fast pass of `equal` where a pair needs the symbolic engine (then compared again, shared and cancellable). */
+const NEEDS_SYMBOLIC = Symbol('needs the symbolic engine');
+const needsSymbolic = (): Promise<boolean> => Promise.reject(NEEDS_SYMBOLIC);
+
 export class MathEquivalence implements Equivalence {
   private readonly options: MathEquivalenceOptions;
   private readonly normalize: NormalizeOptions;
@@ -175,27 +179,31 @@ export class MathEquivalence implements Equivalence {
     return k;
   }
 
-  equal(a: string, b: string, work?: WorkOptions): Promise<boolean> {
-    if (a === b) return Promise.resolve(true);
-    if (typeof a !== 'string' || typeof b !== 'string') return Promise.resolve(false);
+  async equal(a: string, b: string, work?: WorkOptions): Promise<boolean> {
+    if (a === b) return true;
+    if (typeof a !== 'string' || typeof b !== 'string') return false;
     const pair = a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;
     const known = this.verdicts.get(pair);
-    if (known !== undefined) return Promise.resolve(known);
+    if (known !== undefined) return known;
     const [x, y] = a < b ? [a, b] : [b, a]; // the same order whichever way round it was asked
-    // Shared while it runs; cut short only when nobody waits for it (then nothing is remembered).
-    return this.inflight.run(pair, work, async (w) => {
-      const v = await keysEqual(
-        x,
-        y,
-        this.options,
-        this.parsed,
-        this.options.symbolic ? (u, t) => this.symbolic(u, t, w) : undefined,
-      );
-      w.signal?.throwIfAborted();
-      if (this.verdicts.size >= this.options.cacheSize) this.verdicts.clear();
-      this.verdicts.set(pair, v);
-      return v;
-    });
+    // Most pairs are settled without the symbolic engine: at once, nothing to share or cancel.
+    try {
+      const symbolic = this.options.symbolic ? needsSymbolic : undefined;
+      return this.remember(pair, await keysEqual(x, y, this.options, this.parsed, symbolic));
+    } catch (e) {
+      if (e !== NEEDS_SYMBOLIC) throw e;
+    }
+    // Shared while it runs; cut short only when nobody waits for it (an aborted symbolic comparison
+    // rejects, so nothing is remembered of it).
+    return this.inflight.run(pair, work, async (w) =>
+      this.remember(pair, await keysEqual(x, y, this.options, this.parsed, (u, t) => this.symbolic(u, t, w))),
+    );
+  }
+
+  private remember(pair: string, v: boolean): boolean {
+    if (this.verdicts.size >= this.options.cacheSize) this.verdicts.clear();
+    this.verdicts.set(pair, v);
+    return v;
   }
 
   /** Counters of the symbolic pool (zeros before its first use). */

@@ -56,6 +56,13 @@ describe('plugins/answers/math (corl:math extractor and equivalence)', () => {
       expect(await loose.equal('3.14', '3.15')).to.equal(true);
       await loose.close();
     });
+    it('pairs the fast checks settle never reach the symbolic pool (nothing to share or cancel); the others do', async () => {
+      expect(await eq.equal('0.5', '\\frac{1}{2}')).to.equal(true);
+      expect(await eq.equal('2', '3')).to.equal(false);
+      expect(eq.symbolicStats.started).to.equal(0);
+      expect(await eq.equal('\\sin(\\pi)', '0')).to.equal(true);
+      expect(eq.symbolicStats.answered).to.equal(1);
+    });
     it('tiny numbers compare relatively too: no absolute floor makes them equal to zero or to each other', async () => {
       expect(await eq.equal('6.626\\times10^{-34}', '0')).to.equal(false);
       expect(await eq.equal('1e-13', '2e-13')).to.equal(false);

@@ -11,8 +11,19 @@ export type BuiltinRegistrar = (container: DependencyContainer) => void | Promis
  */
 export const BUILTIN_PLUGINS: InjectionToken<BuiltinRegistrar> = 'corl.BuiltinPlugins';
 
-/** Make `plugins` the built-ins of every run container created under `parent` (the root by default). */
-export function provideBuiltins(plugins: BuiltinRegistrar, parent: DependencyContainer = rootContainer): void {
+let own: DependencyContainer | undefined;
+
+/**
+ * corl's own container: a child of tsyringe's root, made on first use. It is the default parent of
+ * run containers and where entry points provide the built-ins, so nothing of corl's is ever
+ * registered in the root container an application (or a second copy of corl) shares.
+ */
+export function corlContainer(): DependencyContainer {
+  return (own ??= rootContainer.createChildContainer());
+}
+
+/** Make `plugins` the built-ins of every run container created under `parent` (corl's own container by default). */
+export function provideBuiltins(plugins: BuiltinRegistrar, parent: DependencyContainer = corlContainer()): void {
   parent.register(BUILTIN_PLUGINS, { useValue: plugins });
 }
 
@@ -22,7 +33,7 @@ export function provideBuiltins(plugins: BuiltinRegistrar, parent: DependencyCon
  * outside modules take. Nothing is shared with other runs; throw it away when done.
  */
 export async function createRunContainer(
-  parent: DependencyContainer = rootContainer,
+  parent: DependencyContainer = corlContainer(),
   options: { builtins?: boolean } = {},
 ): Promise<DependencyContainer> {
   const child = parent.createChildContainer();

@@ -11,6 +11,15 @@
  * every exported name with its type, and a test fails when it changes unplanned.
  */
 import * as api from '../core/api';
+import type {
+  CompareOptions,
+  ComparisonResult,
+  ConfigInput,
+  LoadConfigOptions,
+  ResumeOptions,
+  TrainOptions,
+  TrainRun,
+} from '../core/api';
 import type { LoadedConfig } from '../core/config/load';
 import { installBuiltins } from './builtins';
 
@@ -119,7 +128,7 @@ export type {
  * CORL_ERR_CONFIG_INVALID listing every problem, with line and column for a file), apply defaults
  * and freeze it, as `corl validate` and `corl train` do.
  */
-export function loadConfig(config: api.ConfigInput, options?: api.LoadConfigOptions): Promise<LoadedConfig> {
+export function loadConfig(config: ConfigInput, options?: LoadConfigOptions): Promise<LoadedConfig> {
   installBuiltins();
   return api.loadConfig(config, options);
 }
@@ -129,13 +138,13 @@ export function loadConfig(config: api.ConfigInput, options?: api.LoadConfigOpti
  * checkpoints and report); resolves with each agent's held-out pass@1 before and after and every
  * metrics record. `signal` stops it after the current step, resumable with {@link resume}.
  */
-export function train(config: api.ConfigInput, options?: api.TrainOptions): Promise<api.TrainRun> {
+export function train(config: ConfigInput, options?: TrainOptions): Promise<TrainRun> {
   installBuiltins();
   return api.train(config, options);
 }
 
 /** Continue a run from its last checkpoint (with `steps`: up to that many), as `corl train --resume` does. */
-export function resume(runDir: string, options?: api.ResumeOptions): Promise<api.TrainRun> {
+export function resume(runDir: string, options?: ResumeOptions): Promise<TrainRun> {
   installBuiltins();
   return api.resume(runDir, options);
 }
@@ -145,7 +154,7 @@ export function resume(runDir: string, options?: api.ResumeOptions): Promise<api
  * folder, runs, table, paired verdicts and report); resolves with the rows and the pairs. Calling it
  * again with the same `out` continues an interrupted comparison.
  */
-export function compare(configs: readonly string[], options?: api.CompareOptions): Promise<api.ComparisonResult> {
+export function compare(configs: readonly string[], options?: CompareOptions): Promise<ComparisonResult> {
   installBuiltins();
   return api.compare(configs, options);
 }

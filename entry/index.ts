@@ -4,8 +4,9 @@
  * randomness, the plurality vote and answer matching, GRPO's math for policies), and running
  * experiments from code (`loadConfig`, `train`, `resume`, `compare`, with typed results).
  *
- * Importing it registers nothing anywhere: the built-in plugins are wired into corl's own container
- * (never tsyringe's root) when `loadConfig`, `train`, `resume` or `compare` first runs. The engine's
+ * Importing it changes nothing outside its own modules: no global, no container registration, not
+ * even tsyringe is loaded. The built-in plugins are wired into corl's own container (never
+ * tsyringe's root) when `loadConfig`, `train`, `resume` or `compare` first runs. The engine's
  * internals are subpaths: `corl/engine` (registry, container tokens, atomic files, the error catalog),
  * `corl/tensor` (the tensor IR); the contract suites are `corl/testing`. docs/reference/api.md lists
  * every exported name with its type, and a test fails when it changes unplanned.

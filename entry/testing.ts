@@ -1,6 +1,7 @@
 /**
- * `corl/testing`: the contract suites and test helpers. Importing it wires the built-in plugins into
- * corl's own container (never tsyringe's root), since its suites build instances as a run does.
+ * `corl/testing`: the contract suites and test helpers. Importing it provides the built-in plugins to
+ * corl's own container (recorded, loaded when a suite first builds an instance; never tsyringe's
+ * root), since its suites build instances as a run does.
  */
 import { installBuiltins } from './builtins';
 

@@ -1,5 +1,4 @@
-import 'reflect-metadata';
-import { container as rootContainer, type DependencyContainer, type InjectionToken } from 'tsyringe';
+import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import { PLUGIN_REGISTRY, PluginRegistry } from './registry';
 
 /** Registers a set of plugins into a run's container (a plugin module's `register`). */
@@ -12,19 +11,36 @@ export type BuiltinRegistrar = (container: DependencyContainer) => void | Promis
 export const BUILTIN_PLUGINS: InjectionToken<BuiltinRegistrar> = 'corl.BuiltinPlugins';
 
 let own: DependencyContainer | undefined;
+let ownBuiltins: BuiltinRegistrar | undefined;
 
 /**
  * corl's own container: a child of tsyringe's root, made on first use. It is the default parent of
- * run containers and where entry points provide the built-ins, so nothing of corl's is ever
- * registered in the root container an application (or a second copy of corl) shares.
+ * run containers and holds the built-ins an entry point provided, so nothing of corl's is ever
+ * registered in the root container an application (or a second copy of corl) shares. tsyringe is
+ * loaded here rather than when corl is imported: it needs the Reflect metadata polyfill, and the
+ * tslib it loads puts its helpers on globalThis.
  */
 export function corlContainer(): DependencyContainer {
-  return (own ??= rootContainer.createChildContainer());
+  if (!own) {
+    require('reflect-metadata');
+    const { container: root } = require('tsyringe') as typeof import('tsyringe');
+    own = root.createChildContainer();
+    if (ownBuiltins) own.register(BUILTIN_PLUGINS, { useValue: ownBuiltins });
+  }
+  return own;
 }
 
-/** Make `plugins` the built-ins of every run container created under `parent` (corl's own container by default). */
-export function provideBuiltins(plugins: BuiltinRegistrar, parent: DependencyContainer = corlContainer()): void {
-  parent.register(BUILTIN_PLUGINS, { useValue: plugins });
+/**
+ * Make `plugins` the built-ins of every run container created under `parent`, or by default under
+ * corl's own container (kept until that container is first made, so providing loads nothing).
+ */
+export function provideBuiltins(plugins: BuiltinRegistrar, parent?: DependencyContainer): void {
+  if (parent) {
+    parent.register(BUILTIN_PLUGINS, { useValue: plugins });
+    return;
+  }
+  ownBuiltins = plugins;
+  own?.register(BUILTIN_PLUGINS, { useValue: plugins });
 }
 
 /**

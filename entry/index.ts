@@ -1,13 +1,14 @@
 /**
  * The package's main entry (`import … from 'corl'`): what plugin authors and experiment scripts use.
- * Defining plugins (`definePlugin`, `registerAll`, the contracts they implement, `CorlError`, seeded
- * randomness, the plurality vote and answer matching, GRPO's math for policies), and running
+ * Defining plugins (`definePlugin`, `registerAll`, the contracts they implement, the tokens they may
+ * be injected, `CorlError`, seeded randomness, the plurality vote and answer matching, GRPO's math
+ * for policies, `RunAppendFile` for metrics sinks), and running
  * experiments from code (`loadConfig`, `train`, `resume`, `compare`, with typed results).
  *
  * Importing it changes nothing outside its own modules: no global, no container registration, not
  * even tsyringe is loaded. The built-in plugins are wired into corl's own container (never
  * tsyringe's root) when `loadConfig`, `train`, `resume` or `compare` first runs. The engine's
- * internals are subpaths: `corl/engine` (registry, container tokens, atomic files, the error catalog),
+ * internals are subpaths: `corl/engine` (registry, run containers, atomic files, the error catalog),
  * `corl/tensor` (the tensor IR); the contract suites are `corl/testing`. docs/reference/api.md lists
  * every exported name with its type, and a test fails when it changes unplanned.
  */
@@ -26,23 +27,40 @@ import { installBuiltins } from './builtins';
 
 // Plugins: definitions and the contracts they implement.
 export { definePlugin, fromClass, registerAll, type RegisterFunction } from '../core/registry/define';
-export type { DependencyContainer } from 'tsyringe';
 export {
+  PLUGIN_CONTEXT,
   PLUGIN_KINDS,
+  PLUGIN_OPTIONS,
+  type InjectedDependencies,
   type JsonSchema,
   type ManifestQueryContext,
   type PluginContext,
   type PluginDefinition,
+  type PluginDependencies,
   type PluginKind,
   type PluginKindMap,
   type PluginManifest,
   type PluginModule,
+  type PluginRegistrar,
   type PluginSelection,
   type ResolvedSelection,
+  type SamplingLoad,
 } from '../core/contracts/plugin';
-export { MapGroundTruth, type GroundTruth, type Problem, type Reference } from '../core/contracts/problem';
+// The tokens a plugin may declare in `inject` (or `@inject`): the run resolves them for it.
+export {
+  GROUND_TRUTH,
+  MapGroundTruth,
+  type GroundTruth,
+  type Problem,
+  type Reference,
+} from '../core/contracts/problem';
 export type { Completion, FinishReason } from '../core/contracts/completion';
-export type { NeighbourTurn, Task, TaskData } from '../core/contracts/task';
+export { TASK, type NeighbourTurn, type Task, type TaskData } from '../core/contracts/task';
+export { ANSWER_EXTRACTOR } from '../core/contracts/answer-extractor';
+export { EQUIVALENCE } from '../core/contracts/equivalence';
+export { TOPOLOGY } from '../core/contracts/topology';
+export { DIVERSITY_STRATEGY } from '../core/contracts/diversity-strategy';
+export { ADVANTAGE_ESTIMATOR } from '../core/contracts/advantage-estimator';
 export type {
   ContextWindow,
   LossOptions,
@@ -97,6 +115,7 @@ export { Rng, mixSeed } from '../core/util/rng';
 export { pluralityVote, type VoteCluster, type VoteOutcome } from '../core/voting/plurality';
 export { matches, matchesAtOnce } from '../core/voting/match';
 export * as grpo from '../core/grpo';
+export { RunAppendFile, type AppendRun } from '../core/util/run-append';
 export { CORL_VERSION } from '../core/version';
 /** A named reward plugin backed by a Python function (the built-in corl:python with its module fixed in code). */
 export {

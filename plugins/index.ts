@@ -1,4 +1,4 @@
-import type { DependencyContainer } from 'tsyringe';
+import type { PluginRegistrar } from '../core/registry/define';
 import * as advantages from './advantages';
 import * as answers from './answers';
 import * as diversity from './diversity';
@@ -11,10 +11,10 @@ import * as tasks from './tasks';
 import * as topologies from './topologies';
 
 /**
- * Registers every built-in plugin, folder by folder, through the same `register(container)` path a
- * third-party plugin module takes.
+ * Registers every built-in plugin, folder by folder, through the same registration API a
+ * third-party plugin module's `register(plugins)` is handed.
  */
-export async function register(container: DependencyContainer): Promise<void> {
+export async function register(plugins: PluginRegistrar): Promise<void> {
   for (const m of [tasks, answers, policies, rewards, topologies, diversity, advantages, metrics, judges, interactions])
-    await m.register(container);
+    await m.register(plugins);
 }

@@ -17,6 +17,12 @@ export function missingValidationSplit(): CorlError {
   );
 }
 
+/** How many problems an evaluation samples: its split, cut to `eval.maxProblems` when set. */
+export function evalCount(config: Pick<CorlConfig, 'eval'>, data: TaskData): number {
+  const n = (config.eval.split === 'validation' ? data.validation : data.heldOut)?.length ?? 0;
+  return config.eval.maxProblems > 0 ? Math.min(n, config.eval.maxProblems) : n;
+}
+
 /**
  * Refuse a config whose data cannot run: an evaluation split the task lacks, or a diversity
  * strategy that has no view of some training problem for some agent (a rephrasing missing from its

@@ -1,11 +1,12 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { findNodeAtLocation, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
 import type { DependencyContainer } from 'tsyringe';
 import type { JsonSchema } from '../contracts/plugin';
-import { CorlError, isCorlError } from '../errors';
+import { CorlError, errorLine, isCorlError } from '../errors';
+import { readUserText } from '../util/files';
+import { depthOf, MAX_JSON_DEPTH, tooDeep } from '../util/json';
 import { createRunContainer } from '../registry/container';
-import { instantiate, manifestQueries } from '../registry/instantiate';
+import { instantiate, manifestQueries, trustedWithReferences } from '../registry/instantiate';
 import { loadPluginModules } from '../registry/load';
 import { PLUGIN_REGISTRY, type PluginRegistry } from '../registry/registry';
 import { deepFreeze } from '../util/fs';
@@ -21,7 +22,7 @@ export interface LoadedConfig {
   readonly file?: string;
   /** Folder relative paths are resolved against. */
   readonly baseDir: string;
-  /** The run's child container (registry with built-ins and the config's plugin modules). */
+  /** The run's child container, host side only (it holds the registry; no plugin is ever handed it). */
   readonly container: DependencyContainer;
   readonly registry: PluginRegistry;
   /** Whether any reward source reads ground truth (the run is then reported as supervised). */
@@ -53,17 +54,20 @@ export interface LoadOptions {
   readonly schema?: JsonSchema;
 }
 
+/** The largest config file corl reads (an inline task's problems make the largest ones). */
+const MAX_CONFIG_BYTES = 64 * 1024 * 1024;
+
 /** Read, parse, validate and freeze a config file. Every problem is reported in one CORL_ERR_CONFIG_INVALID. */
 export async function loadConfig(file: string, options: LoadOptions = {}): Promise<LoadedConfig> {
   const abs = path.resolve(file);
   let text: string;
   try {
-    text = fs.readFileSync(abs, 'utf8');
+    text = readUserText(abs, MAX_CONFIG_BYTES);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new CorlError(
       'CORL_ERR_CONFIG_NOT_FOUND',
-      `expected a readable config file, got ${code === 'ENOENT' ? 'no file' : code === 'EISDIR' ? 'a folder' : (e as Error).message} at ${abs}`,
+      `expected a readable config file, got ${code === 'ENOENT' ? 'no file' : code === 'EISDIR' ? 'a folder' : errorLine(e)} at ${abs}`,
       { where: file },
     );
   }
@@ -76,6 +80,19 @@ export async function loadConfigText(
   options: LoadOptions & { file?: string; name?: string; baseDir?: string } = {},
 ): Promise<LoadedConfig> {
   const where = options.file ?? '<config>';
+  // The parser and everything after it recurse: a config nested thousands deep is refused first.
+  const deep = tooDeep(text);
+  if (deep) {
+    throw new CorlError(
+      'CORL_ERR_CONFIG_PARSE',
+      `expected JSON nested at most ${MAX_JSON_DEPTH} levels deep, got a deeper value here`,
+      {
+        where: `${where}:${deep.line}:${deep.column}`,
+        data: deep,
+        hint: 'no corl config needs that depth: look for runaway brackets there',
+      },
+    );
+  }
   const parseErrors: ParseError[] = [];
   const tree = parseTree(text, parseErrors, { allowTrailingComma: true, disallowComments: false });
   const starts = lineStarts(text);
@@ -117,6 +134,15 @@ export async function loadConfigValue(
   const where = options.file ?? '<config>';
   const baseDir = options.baseDir ?? process.cwd();
   const locate = options.locate ?? ((i: ConfigIssue) => i);
+  if (depthOf(value) > MAX_JSON_DEPTH) {
+    throw invalid(where, [
+      {
+        pointer: '',
+        path: '(root)',
+        message: `expected a value nested at most ${MAX_JSON_DEPTH} levels deep, got a deeper one`,
+      },
+    ]);
+  }
   const data = structuredClone(value) as Record<string, unknown>;
   if (!data || typeof data !== 'object' || Array.isArray(data)) {
     throw invalid(where, [
@@ -134,7 +160,7 @@ export async function loadConfigValue(
   const registry = container.resolve(PLUGIN_REGISTRY);
   if (Array.isArray(data.plugins) && data.plugins.every((p) => typeof p === 'string')) {
     try {
-      await loadPluginModules(container, data.plugins as string[], baseDir);
+      await loadPluginModules(registry, data.plugins as string[], baseDir);
     } catch (e) {
       if (!isCorlError(e)) throw e;
       const index = (data.plugins as string[]).findIndex((p) => e.detail.includes(`"${p}"`));
@@ -147,7 +173,7 @@ export async function loadConfigValue(
     }
   }
 
-  const validator = new ConfigValidator(registry, container, baseDir);
+  const validator = new ConfigValidator(registry, baseDir);
   const issues = validator.validate(options.schema ?? rootSchema(), data).map(locate);
   if (issues.length) throw invalid(where, issues);
 
@@ -181,26 +207,10 @@ export async function loadConfigValue(
   if (semantic.length) throw invalid(where, semantic.map(locate));
 
   const config = deepFreeze(data) as unknown as CorlConfig;
-  const queries = manifestQueries(registry);
-  const supervised = queries.usesGroundTruth(config.reward);
-  const trainedOnLabels = queries.trainedOnLabels(config.reward);
-  if (config.labelFree && (supervised || trainedOnLabels)) {
-    const issue = locate({ pointer: '/reward', path: 'reward', message: '' });
-    throw new CorlError(
-      'CORL_ERR_CONFIG_LABEL_FREE',
-      `expected only label-free reward sources because "labelFree" is true, got "${config.reward.use}", which ${supervised ? 'reads ground truth' : 'was trained on labelled data (a learned verifier)'}`,
-      {
-        where: formatWhere(where, issue),
-        hint: 'a source trained on labels reads none at run time, but the run is not label-free; set "labelFree": false',
-      },
-    );
-  }
-  const topology = await instantiate(
-    'topology',
-    config.topology,
-    { container, registry, seed: config.seed, baseDir },
-    'topology',
-  );
+  const at = (slot: string) => formatWhere(where, locate({ pointer: `/${slot}`, path: slot, message: '' }));
+  const { supervised, trainedOnLabels, tokenStats } = labelUse(config, registry, at);
+  checkGrading(config, registry, supervised, at);
+  const topology = await instantiate('topology', config.topology, { registry, seed: config.seed, baseDir }, 'topology');
   try {
     topology.validate(config.agents.length);
   } catch (e) {
@@ -216,9 +226,70 @@ export async function loadConfigValue(
     registry,
     supervised,
     trainedOnLabels,
-    tokenStats: queries.tokenStats(config.reward),
+    tokenStats,
     source,
   };
+}
+
+/**
+ * How the config's reward uses labels, asked of its manifest once (every later asking, for
+ * entitlements and nested creation, gets the same answers); a `labelFree` config refuses one that
+ * reads ground truth or was trained on labels.
+ */
+function labelUse(
+  config: CorlConfig,
+  registry: PluginRegistry,
+  at: (slot: string) => string,
+): { supervised: boolean; trainedOnLabels: boolean; tokenStats: boolean } {
+  const queries = manifestQueries(registry);
+  const ask = <T>(f: () => T): T => {
+    try {
+      return f();
+    } catch (e) {
+      if (!isCorlError(e)) throw e;
+      throw e.at(at('reward'));
+    }
+  };
+  const supervised = ask(() => queries.usesGroundTruth(config.reward));
+  const trainedOnLabels = ask(() => queries.trainedOnLabels(config.reward));
+  const tokenStats = ask(() => queries.tokenStats(config.reward));
+  if (config.labelFree && (supervised || trainedOnLabels)) {
+    throw new CorlError(
+      'CORL_ERR_CONFIG_LABEL_FREE',
+      `expected only label-free reward sources because "labelFree" is true, got "${config.reward.use}", which ${supervised ? 'reads ground truth' : 'was trained on labelled data (a learned verifier)'}`,
+      {
+        where: at('reward'),
+        hint: 'a source trained on labels reads none at run time, but the run is not label-free; set "labelFree": false',
+      },
+    );
+  }
+  return { supervised, trainedOnLabels, tokenStats };
+}
+
+/**
+ * A run that grades answers against references (training: monitoring and evaluation; any run whose
+ * reward reads ground truth) does so with `grading`, else `equivalence`: it must be an equivalence
+ * the run trusts with references, a built-in or one that declares `readsReferences`. A label-free
+ * equivalence is never handed a reference.
+ */
+function checkGrading(
+  config: CorlConfig,
+  registry: PluginRegistry,
+  supervised: boolean,
+  at: (slot: string) => string,
+): void {
+  const grades = (config as { task?: unknown }).task !== undefined || supervised;
+  const grader = config.grading ?? config.equivalence;
+  if (!grades || trustedWithReferences(registry, grader)) return;
+  const slot = config.grading ? 'grading' : 'equivalence';
+  throw new CorlError(
+    'CORL_ERR_CONFIG_GRADING',
+    `expected ${config.grading ? '"grading"' : 'an equivalence'} trusted with references to grade answers against them${supervised ? ` (the reward "${config.reward.use}" reads ground truth)` : ''}, got "${grader.use}", which is label-free (not a built-in, and its manifest does not declare readsReferences)`,
+    {
+      where: at(slot),
+      hint: `set "grading" to a built-in equivalence (e.g. "corl:math"), or declare readsReferences: true in the manifest of "${grader.use}" if the run may trust it with references`,
+    },
+  );
 }
 
 function formatWhere(file: string, issue: LocatedIssue): string {

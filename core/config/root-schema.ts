@@ -82,7 +82,7 @@ export function rootSchema(): JsonSchema {
         items: { type: 'string', minLength: 1 },
         default: [],
         description:
-          'plugin modules to load: paths relative to this file ("./my-plugin.js") or package names; each exports register(container)',
+          'plugin modules to load: paths relative to this file ("./my-plugin.js") or package names; each exports register(plugins)',
       },
       task: selection('task', 'where problems come from'),
       agents: {
@@ -110,6 +110,10 @@ export function rootSchema(): JsonSchema {
       diversity: selection('diversity', 'per-agent view of each problem (e.g. rephrased inputs)', 'corl:none'),
       extractor: selection('extractor', 'finds the final answer in a completion', 'corl:math'),
       equivalence: selection('equivalence', 'canonical answer keys and answer equality', 'corl:math'),
+      grading: selection(
+        'equivalence',
+        'the equivalence that grades answers against references (monitoring, evaluation, a reward source that reads ground truth); absent: "equivalence" when it is trusted with references (a built-in, or one whose manifest declares readsReferences)',
+      ),
       advantage: selection('advantage', 'turns rewards into advantages', 'corl:grpo'),
       interaction: selection(
         'interaction',
@@ -274,6 +278,7 @@ export const ROOT_SLOTS: ReadonlyArray<{ path: string; kind: PluginKind }> = [
   { path: 'diversity', kind: 'diversity' },
   { path: 'extractor', kind: 'extractor' },
   { path: 'equivalence', kind: 'equivalence' },
+  { path: 'grading', kind: 'equivalence' },
   { path: 'advantage', kind: 'advantage' },
   { path: 'interaction', kind: 'interaction' },
   { path: 'metrics[]', kind: 'metrics' },

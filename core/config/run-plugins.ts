@@ -11,10 +11,11 @@ import type { Task, TaskData } from '../contracts/task';
 import type { Topology } from '../contracts/topology';
 import type { LoadedConfig } from './load';
 import { CorlError } from '../errors';
-import { checkRunData } from './data-checks';
+import { checkRunData, evalCount } from './data-checks';
+import { checkMemory } from './memory';
 import { deepFreeze } from '../util/fs';
-import { instantiate, type InstanceScope } from '../registry/instantiate';
-import { equivalenceFacade, PluginScopes, type RunServices } from '../registry/scope';
+import { instantiate, sinkTrustedWithReferences, type InstanceScope } from '../registry/instantiate';
+import { equivalenceFacade, metricsSinkFacade, PluginScopes, type RunServices } from '../registry/scope';
 
 /** Which plugins to create: all of a training config, or what a reward service scores with. */
 export type PluginSet = 'training' | 'scoring';
@@ -28,8 +29,10 @@ export interface RunPlugins {
   /** The equivalence rewards and votes use, as a facade (`key`, `equal`): the trainer never hands it a reference. */
   readonly equivalence: Equivalence;
   /**
-   * A second instance of the same equivalence for grading against references (monitoring and
-   * evaluation, `training` only), so the instance whose answers reach rewards never sees one.
+   * The equivalence that grades against references (monitoring and evaluation; a reward source that
+   * reads ground truth compares through it): `grading`, else a second instance of `equivalence`,
+   * trusted with references. Created for `training`, and for `scoring` when the reward reads
+   * ground truth. The instance whose keys reach label-free rewards never sees a reference.
    */
   readonly grading?: Equivalence;
   readonly topology: Topology;
@@ -54,7 +57,7 @@ export interface RunPlugins {
  * created is closed before the error is thrown.
  */
 export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 'training'): Promise<RunPlugins> {
-  const { config, container, registry, baseDir } = loaded;
+  const { config, registry, baseDir } = loaded;
   const scopes = new PluginScopes();
   let services: RunServices = {};
   const make = <K extends PluginKind>(
@@ -63,12 +66,7 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
     where: string,
     extra: Partial<InstanceScope> = {},
   ): Promise<PluginKindMap[K]> =>
-    instantiate(
-      kind,
-      selection,
-      { container, registry, seed: config.seed, baseDir, services, scopes, ...extra },
-      where,
-    );
+    instantiate(kind, selection, { registry, seed: config.seed, baseDir, services, scopes, ...extra }, where);
   try {
     let task: Task | undefined;
     let data: TaskData | undefined;
@@ -87,12 +85,17 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
     }
     const extractor = await make('extractor', config.extractor, 'extractor');
     services = { ...services, extractor };
-    // The run's equivalence, made one way: the instance rewards and votes use, and (training) a second
-    // one, created identically, that grades against references so the first never sees one.
-    const makeEquivalence = () => make('equivalence', config.equivalence, 'equivalence');
-    const equivalence = await makeEquivalence();
-    services = { ...services, equivalence };
-    const grading = set === 'training' ? equivalenceFacade(await makeEquivalence()) : undefined;
+    // The instance rewards and votes use, never handed a reference; and one that grades against
+    // references (training, or a reward that reads ground truth): `grading`, else a second instance
+    // of `equivalence`, which config loading checked the run trusts with them.
+    const equivalence = await make('equivalence', config.equivalence, 'equivalence');
+    const grades = set === 'training' || loaded.supervised;
+    const grading = grades
+      ? equivalenceFacade(
+          await make('equivalence', config.grading ?? config.equivalence, config.grading ? 'grading' : 'equivalence'),
+        )
+      : undefined;
+    services = { ...services, equivalence, grading };
     const topology = await make('topology', config.topology, 'topology');
     services = { ...services, topology };
     let diversity: DiversityStrategy | undefined;
@@ -105,12 +108,17 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
       services = { ...services, advantage };
       checkRunData(config, data!, diversity);
       if (config.interaction) interaction = await make('interaction', config.interaction, 'interaction');
+      // Before any policy is created: a step or an evaluation that cannot fit in memory is refused.
+      checkMemory(config, registry, { evalProblems: evalCount(config, data!), rounds: interaction?.rounds ?? 0 });
     }
     const reward = await make('reward', config.reward, 'reward');
     const sinks: MetricsSink[] = [];
     const policies: Policy[] = [];
     if (set === 'training') {
-      for (const [i, sel] of config.metrics.entries()) sinks.push(await make('metrics', sel, `metrics[${i}]`));
+      for (const [i, sel] of config.metrics.entries()) {
+        const sink = await make('metrics', sel, `metrics[${i}]`);
+        sinks.push(metricsSinkFacade(sink, sinkTrustedWithReferences(registry, sel)));
+      }
       for (const [i, a] of config.agents.entries()) {
         policies.push(await make('policy', a.policy, `agents[${i}].policy`, { seed: config.seed + i, agent: i }));
       }

@@ -176,6 +176,8 @@ export interface CorlConfig {
   readonly diversity: ResolvedSelection;
   readonly extractor: ResolvedSelection;
   readonly equivalence: ResolvedSelection;
+  /** The equivalence that grades against references, when the config names one (else `equivalence`, when trusted). */
+  readonly grading?: ResolvedSelection;
   readonly advantage: ResolvedSelection;
   /** The interaction protocol, when the config has one (absent: agents answer once, alone). */
   readonly interaction?: ResolvedSelection;

@@ -1,6 +1,5 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { DependencyContainer } from 'tsyringe';
 import { PLUGIN_KINDS, type JsonSchema, type PluginKind } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
 import { loadSelectionModule } from '../registry/load';
@@ -35,7 +34,6 @@ export class ConfigValidator {
 
   constructor(
     private readonly registry: PluginRegistry,
-    private readonly container: DependencyContainer,
     private readonly baseDir: string,
   ) {
     this.ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true, verbose: true });
@@ -146,7 +144,7 @@ export class ConfigValidator {
     }
     if (isModulePath(sel.use)) {
       try {
-        sel.use = loadSelectionModule(this.registry, this.container, kind, sel.use, this.baseDir);
+        sel.use = loadSelectionModule(this.registry, kind, sel.use, this.baseDir);
       } catch (e) {
         if (isCorlError(e)) return fail(`${at}/use`, e.detail, { hint: e.hint });
         throw e;

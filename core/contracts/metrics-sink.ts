@@ -22,7 +22,8 @@ export interface MetricsRun {
    * Null for a new run. On a resume, the step of the checkpoint it continues from: every record
    * with `step` above it that the sink received before the stop comes again, identically, so a
    * sink that keeps records across processes drops those it holds past this step (metrics.jsonl
-   * is cut back the same way).
+   * is cut back the same way). A sink that appends lines to a file can leave that to
+   * `RunAppendFile` (corl's main module), as `corl:jsonl` does.
    */
   readonly resumeAt: number | null;
 }

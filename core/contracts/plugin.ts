@@ -1,4 +1,4 @@
-import type { DependencyContainer, InjectionToken } from 'tsyringe';
+import type { InjectionToken } from 'tsyringe';
 import type { AdvantageEstimator } from './advantage-estimator';
 import type { AnswerExtractor } from './answer-extractor';
 import type { DiversityStrategy } from './diversity-strategy';
@@ -88,8 +88,9 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
   /**
    * Whether it reads ground truth (reward sources; other kinds never receive it). A function when
    * it depends on the options (e.g. a weighted sum uses ground truth if any part does). Only a
-   * source that declares it gets `RewardContext.reference` and `GROUND_TRUTH`/`TASK` in its
-   * container; a `labelFree` run refuses it, and a run using it is reported as supervised.
+   * source that declares it gets `RewardContext.reference` and may be injected `GROUND_TRUTH`/`TASK`;
+   * a `labelFree` run refuses it, and a run using it is reported as supervised. Read once, when the
+   * plugin is registered; a function is asked once per options.
    */
   readonly usesGroundTruth?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
   /**
@@ -107,6 +108,30 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
   readonly pointwise?: boolean;
   /** Whether completions must carry per-token statistics (entropy, mean log-probability). */
   readonly tokenStats?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
+  /**
+   * Policies: a lower bound of the bytes it holds outside the JavaScript heap to sample `rows`
+   * sequences of up to `maxTokens` new tokens in one call (its caches). Config checks add it to
+   * the trainer's own needs and refuse (`CORL_ERR_CONFIG_MEMORY`) a step or an evaluation that
+   * cannot fit the machine's memory. Absent: nothing beyond the heap.
+   */
+  readonly memory?: (options: O, load: SamplingLoad) => number;
+  /**
+   * Whether the run may trust it with references or what is measured against them: its author
+   * states that it keeps them to itself, as corl's built-ins do (corl cannot check it). Equivalences:
+   * it may grade answers against references (`grading`, monitoring, evaluation, a reward source that
+   * reads ground truth); one that does not declare it is label-free and never sees a reference.
+   * Metrics sinks: it gets evaluation records and the training metrics measured against references
+   * (`label/accuracy`, ...); one that does not gets neither. Built-ins are trusted without it.
+   */
+  readonly readsReferences?: boolean;
+}
+
+/** One sampling call's size, as {@link PluginManifest.memory} is asked about it. */
+export interface SamplingLoad {
+  /** Sequences sampled at once (prompts × samples per prompt). */
+  readonly rows: number;
+  /** New tokens per sequence, at most. */
+  readonly maxTokens: number;
 }
 
 /** Lets a manifest query ask about nested selections (used by composite plugins). */
@@ -120,21 +145,11 @@ export interface ManifestQueryContext {
 }
 
 /**
- * What a plugin's factory receives besides its options. Frozen. Everything reachable from it is
- * what the plugin's manifest entitles it to: ground truth only when a reward source declares
- * `usesGroundTruth`, never the task's data otherwise, never another agent's policy.
+ * What a plugin's factory receives besides its options and its declared dependencies. Frozen, and
+ * nothing reachable from it leads to a label, a container or the registry: no container is ever
+ * handed to a plugin (its dependencies are resolved for it, see {@link PluginDefinition.inject}).
  */
 export interface PluginContext extends ManifestQueryContext {
-  /**
-   * This instance's own child container: `PLUGIN_OPTIONS`, `PLUGIN_CONTEXT`, the run's label-free
-   * services created before it (`ANSWER_EXTRACTOR`, `EQUIVALENCE`, `TOPOLOGY`, `DIVERSITY_STRATEGY`,
-   * `ADVANTAGE_ESTIMATOR`, as facades of their contract's methods) and, for a reward source that
-   * declares `usesGroundTruth`, `GROUND_TRUTH` and `TASK`. Handed as a frozen view without a
-   * `parent`: resolving a token it does not hold (ground truth, the task, the registry, a policy),
-   * `reset()`, or an `@inject` of such a token throws `CORL_ERR_PLUGIN_CAPABILITY`. It is disposed
-   * when the run closes.
-   */
-  readonly container: DependencyContainer;
   /** The seed of the run, plus the agent index for per-agent plugins. */
   readonly seed: number;
   /** The agent index for per-agent plugins (policies), undefined for run-wide ones. */
@@ -142,35 +157,68 @@ export interface PluginContext extends ManifestQueryContext {
   /** Folder that relative paths in options are resolved against (the config file's folder). */
   readonly baseDir: string;
   /**
-   * Create a nested plugin from an already validated selection (for composite plugins), in its own
-   * container. A plugin that does not declare `usesGroundTruth` cannot create a task or a reward
-   * source that does (`CORL_ERR_PLUGIN_CAPABILITY`). The creator closes what it creates.
+   * Create a nested plugin from an already validated selection (for composite plugins), exactly as
+   * the run creates its own: its dependencies resolved for it by the run. A plugin that does not
+   * declare `usesGroundTruth` cannot create a task or a reward source that does
+   * (`CORL_ERR_PLUGIN_CAPABILITY`). The creator closes what it creates.
    */
   create<K extends PluginKind>(kind: K, selection: ResolvedSelection): Promise<PluginKindMap[K]>;
 }
 
 /**
+ * The dependencies a plugin declares, by the name its factory reads them under: each value is an
+ * injection token the run resolves before calling `create` (`EQUIVALENCE`, `ANSWER_EXTRACTOR`,
+ * `TOPOLOGY`, `DIVERSITY_STRATEGY`, `ADVANTAGE_ESTIMATOR`, `PLUGIN_OPTIONS`, `PLUGIN_CONTEXT`; and
+ * `GROUND_TRUTH`, `TASK` for a reward source that declares `usesGroundTruth`). A token the plugin
+ * is not entitled to, or that the run has not created yet, is `CORL_ERR_PLUGIN_CAPABILITY`.
+ */
+export type PluginDependencies = { readonly [name: string]: InjectionToken<unknown> };
+
+/** What `inject` declares, resolved: the same names, each with its service. Frozen. */
+export type InjectedDependencies = Readonly<Record<string, unknown>>;
+
+/**
  * A plugin: its manifest and the factory that builds an instance from validated options. `O` is its
  * options type; the default `never` stands for a plugin of any options (every definition is
  * assignable to it), whose `create` takes only options validated against its own schema.
+ *
+ * Dependencies are injected, never looked up: a factory declares them in `inject` and receives them
+ * resolved as its third argument (factory injection); an `@injectable()` class made a factory with
+ * `fromClass` receives them through its constructor's `@inject(TOKEN)` parameters (constructor
+ * injection). The registry keeps a frozen copy of the definition, read once when it is added.
  */
 export interface PluginDefinition<K extends PluginKind = PluginKind, O = never> {
   /** Static facts: name, kind, options schema, corl range, ground-truth and token-statistics needs. */
   readonly manifest: PluginManifest<K, O>;
-  /** Build an instance. Options are complete (defaults applied) and frozen. */
-  create(options: O, ctx: PluginContext): PluginKindMap[K] | Promise<PluginKindMap[K]>;
+  /** The dependencies `create` receives as its third argument, each resolved by the run. */
+  readonly inject?: PluginDependencies;
+  /**
+   * Build an instance. Options are complete (defaults applied) and frozen; `deps` holds what `inject`
+   * declares, resolved and frozen (the run always passes it; it is optional only for direct calls in tests).
+   */
+  create(options: O, ctx: PluginContext, deps?: InjectedDependencies): PluginKindMap[K] | Promise<PluginKindMap[K]>;
 }
 
 /**
- * What every plugin module exports: `register(container)` adds its plugins to the registry found in
- * the container. Nothing is registered by importing a module.
+ * What a plugin module's `register` is handed: it can only add plugin definitions, and only while
+ * `register` runs. Frozen; nothing reachable from it leads to the registry or a container.
  */
-export interface PluginModule {
-  /** Add the module's plugins to the registry of `container` (use `registerAll(...)`); may be async when listed in `plugins`. */
-  register(container: DependencyContainer): void | Promise<void>;
+export interface PluginRegistrar {
+  /** Add plugin definitions (a malformed one, a duplicate name or the reserved `corl:` scope is a coded error). */
+  add(...definitions: PluginDefinition[]): void;
 }
 
-/** Injection token of the instance's options (validated, defaulted, frozen), in every plugin's own container. */
+/**
+ * What every plugin module exports: `register(plugins)` adds its plugins through the API it is
+ * handed (`plugins.add(...)`, or `export const register = registerAll(a, b)`). Nothing is
+ * registered by importing a module.
+ */
+export interface PluginModule {
+  /** Add the module's plugins; may be async when the module is listed in `plugins`. */
+  register(plugins: PluginRegistrar): void | Promise<void>;
+}
+
+/** Injection token of the instance's options (validated, defaulted, frozen), for constructor injection. */
 export const PLUGIN_OPTIONS: InjectionToken<Readonly<Record<string, unknown>>> = 'corl.PluginOptions';
-/** Injection token of the instance's {@link PluginContext}, in every plugin's own container. */
+/** Injection token of the instance's {@link PluginContext}, for constructor injection. */
 export const PLUGIN_CONTEXT: InjectionToken<PluginContext> = 'corl.PluginContext';

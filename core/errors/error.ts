@@ -24,7 +24,10 @@ export class CorlError extends Error {
   /** The "expected X, got Y" part alone, without code, place or hint (for re-wrapping). */
   readonly detail: string;
 
-  constructor(code: ErrorCode, message: string, details: CorlErrorDetails = {}) {
+  constructor(code: ErrorCode, text: string, details: CorlErrorDetails = {}) {
+    // A message quotes what went wrong, never where in corl's code: stack frames an underlying
+    // error carried in its message are dropped (the cause keeps them for debugging).
+    const message = withoutStackLines(text);
     const hint = details.hint ?? ERROR_CODES[code].fix;
     const where = details.where ? `${details.where}: ` : '';
     super(
@@ -50,6 +53,14 @@ export class CorlError extends Error {
   }
 }
 
+/** A JavaScript stack frame as error messages embed them: "    at fn (file:line:column)". */
+const STACK_FRAME = /\n[ \t]*at [^\n]*(?::\d+:\d+\)?|\(native\)|\(<anonymous>\))(?=\n|$)/g;
+
+/** `text` without the stack frames embedded in it. */
+export function withoutStackLines(text: string): string {
+  return text.replace(STACK_FRAME, '');
+}
+
 /** True when `e` is a {@link CorlError}, optionally with the given code. */
 export function isCorlError(e: unknown, code?: ErrorCode): e is CorlError {
   return e instanceof CorlError && (code === undefined || e.code === code);
@@ -59,4 +70,19 @@ export function isCorlError(e: unknown, code?: ErrorCode): e is CorlError {
 export function describeError(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
+}
+
+/**
+ * The first line of a thrown value's message, at most `max` characters: what a coded error may quote
+ * of an underlying one (a JavaScript error's later lines are often a stack or a dump of the input).
+ */
+export function errorLine(e: unknown, max = 300): string {
+  let m: string;
+  try {
+    m = e instanceof Error ? String(e.message) : String(e);
+  } catch {
+    m = 'an error that cannot be shown';
+  }
+  const line = (m.split('\n')[0] ?? '').trim();
+  return line.length > max ? `${line.slice(0, max - 3)}...` : line;
 }

@@ -3,6 +3,7 @@ import type { Equivalence } from '../contracts/equivalence';
 import { readTextMaybeGz } from '../util/gz';
 import { CorlError } from '../errors';
 import { agreement, type Agreement } from './agreement';
+import { parseJson } from '../util/json';
 
 /** One line of a `corl eval` output file: one agent's answers to one problem. */
 export interface EvalOutputRow {
@@ -47,7 +48,7 @@ export function readEvalOutput(file: string): EvalOutputRow[] {
     const where = `${file}:${i + 1}`;
     let v: unknown;
     try {
-      v = JSON.parse(raw);
+      v = parseJson(raw);
     } catch {
       throw new CorlError('CORL_ERR_EVAL_INPUT', 'expected one JSON object per line, got invalid JSON', { where });
     }

@@ -1,14 +1,22 @@
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
-import { PLUGIN_REGISTRY, PluginRegistry } from './registry';
+import type { PluginDefinition, PluginRegistrar } from '../contracts/plugin';
+import { CorlError } from '../errors';
+import { PLUGIN_REGISTRY, PluginRegistry, type PluginOrigin } from './registry';
 
-/** Registers a set of plugins into a run's container (a plugin module's `register`). */
-export type BuiltinRegistrar = (container: DependencyContainer) => void | Promise<void>;
+/** Registers a set of plugins through the registration API (a plugin module's `register`). */
+export type BuiltinRegistrar = (plugins: PluginRegistrar) => void | Promise<void>;
 
 /**
  * The token under which an entry point (entry/*.ts) provides corl's built-in plugins. The core
  * never imports the built-ins: `createRunContainer` asks its parent container for them.
  */
 export const BUILTIN_PLUGINS: InjectionToken<BuiltinRegistrar> = 'corl.BuiltinPlugins';
+
+/** tsyringe's root container, tsyringe loaded (with the Reflect metadata polyfill it requires) on first use. */
+function rootContainer(): DependencyContainer {
+  require('reflect-metadata');
+  return (require('tsyringe') as typeof import('tsyringe')).container;
+}
 
 let own: DependencyContainer | undefined;
 let ownBuiltins: BuiltinRegistrar | undefined;
@@ -22,9 +30,7 @@ let ownBuiltins: BuiltinRegistrar | undefined;
  */
 export function corlContainer(): DependencyContainer {
   if (!own) {
-    require('reflect-metadata');
-    const { container: root } = require('tsyringe') as typeof import('tsyringe');
-    own = root.createChildContainer();
+    own = rootContainer().createChildContainer();
     if (ownBuiltins) own.register(BUILTIN_PLUGINS, { useValue: ownBuiltins });
   }
   return own;
@@ -43,18 +49,92 @@ export function provideBuiltins(plugins: BuiltinRegistrar, parent?: DependencyCo
   own?.register(BUILTIN_PLUGINS, { useValue: plugins });
 }
 
+/** Who registers through a registration API: corl's built-ins (or, for test helpers, whichever definitions are theirs), and the module. */
+export interface RegistrarOrigin {
+  /** True for the built-ins; a test of each definition where a module may hand over built-ins (corl/testing's kits). */
+  readonly builtin: PluginOrigin['builtin'] | ((definition: PluginDefinition) => boolean);
+  readonly module?: string;
+}
+
 /**
- * A fresh child container for one run (or one test): its own registry with the built-in plugins
- * (when an entry point provided them) registered through the same `register(container)` path
- * outside modules take. Nothing is shared with other runs; throw it away when done.
+ * The registration API a module's `register` is handed: a frozen object whose one method adds
+ * definitions to `registry`, and nothing with a path back to it. `close()` ends it: a module that
+ * kept the API and adds later gets CORL_ERR_PLUGIN_INVALID. Only the built-ins may use the `corl:` scope.
+ */
+export function registrar(registry: PluginRegistry, origin: RegistrarOrigin): { api: PluginRegistrar; close(): void } {
+  let open = true;
+  const api: PluginRegistrar = Object.freeze({
+    add(...definitions: PluginDefinition[]): void {
+      if (!open) {
+        throw new CorlError(
+          'CORL_ERR_PLUGIN_INVALID',
+          `expected ${origin.module ? `module "${origin.module}"` : 'a module'} to add plugins while its register() runs, got a call after it returned`,
+          { hint: 'add every definition inside register(plugins) (awaited when it is async)' },
+        );
+      }
+      for (const d of definitions) {
+        const builtin = typeof origin.builtin === 'function' ? origin.builtin(d) : origin.builtin;
+        if (!builtin) reserveScope(d);
+        registry.add(d, { builtin });
+      }
+    },
+  });
+  return {
+    api,
+    close: () => {
+      open = false;
+    },
+  };
+}
+
+/** A module other than corl's built-ins may not register under the `corl:` scope (it would pass for a built-in). */
+function reserveScope(definition: PluginDefinition): void {
+  let name: unknown;
+  try {
+    name = definition?.manifest?.name;
+  } catch {
+    return; // the registry reports the unreadable manifest
+  }
+  if (typeof name === 'string' && name.startsWith('corl:')) {
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_INVALID',
+      `expected a plugin name outside the "corl:" scope, which corl's built-ins use, got "${name}"`,
+      { hint: `rename it with a scope of your own, e.g. "lab:${name.slice(5)}"` },
+    );
+  }
+}
+
+/**
+ * A container with no parent and nothing registered: each plugin instance gets one, holding only
+ * what its manifest entitles it to, so nothing registered anywhere else (tsyringe's global
+ * container, the run's container with its registry) is reachable from it, even by a factory
+ * tsyringe hands the container to. The plugin itself is never handed it.
+ */
+export function isolatedContainer(): DependencyContainer {
+  // tsyringe exports its global container, not the class; a fresh instance of that class has no parent.
+  const Container = (rootContainer() as object).constructor as new () => DependencyContainer;
+  return new Container();
+}
+
+/**
+ * A fresh child container for one run (or one test), holding its own registry with the built-in
+ * plugins (when an entry point provided them), registered through the same registration API
+ * outside modules get. Host-side only: no plugin is ever handed it. Throw it away when done.
  */
 export async function createRunContainer(
   parent: DependencyContainer = corlContainer(),
   options: { builtins?: boolean } = {},
 ): Promise<DependencyContainer> {
   const child = parent.createChildContainer();
-  child.register(PLUGIN_REGISTRY, { useValue: new PluginRegistry() });
-  if (options.builtins !== false && parent.isRegistered(BUILTIN_PLUGINS, true))
-    await parent.resolve(BUILTIN_PLUGINS)(child);
+  const registry = new PluginRegistry();
+  child.register(PLUGIN_REGISTRY, { useValue: registry });
+  if (options.builtins !== false && parent.isRegistered(BUILTIN_PLUGINS, true)) {
+    const r = registrar(registry, { builtin: true });
+    try {
+      await parent.resolve(BUILTIN_PLUGINS)(r.api);
+    } finally {
+      r.close();
+    }
+  }
   return child;
 }

@@ -1,21 +1,43 @@
-import type { DependencyContainer, InjectionToken } from 'tsyringe';
-import type { PluginContext, PluginDefinition, PluginKind, PluginKindMap, PluginManifest } from '../contracts/plugin';
+import type { InjectionToken } from 'tsyringe';
+import type {
+  PluginContext,
+  PluginDefinition,
+  PluginKind,
+  PluginKindMap,
+  PluginManifest,
+  PluginRegistrar,
+} from '../contracts/plugin';
 import { CorlError } from '../errors';
-import { registryOf } from './registry';
+import { PLUGIN_CLASS } from './registry';
 
-/** Type helper for a plugin definition: infers the kind and the options type. */
-export function definePlugin<K extends PluginKind, O>(def: {
+export type { PluginRegistrar } from '../contracts/plugin';
+
+/**
+ * Type helper for a plugin definition: infers the kind, the options type and the dependencies. A
+ * factory's dependencies are declared in `inject` (name → token) and handed to `create`, resolved,
+ * as its third argument:
+ *
+ * ```ts
+ * export const myReward = definePlugin({
+ *   manifest: { name: 'lab:my-reward', kind: 'reward', ... },
+ *   inject: { topology: TOPOLOGY },
+ *   create(options, ctx, { topology }) { ... },
+ * });
+ * ```
+ */
+export function definePlugin<K extends PluginKind, O, D extends Record<string, unknown> = Record<string, never>>(def: {
   manifest: PluginManifest<K, O>;
-  create(options: O, ctx: PluginContext): PluginKindMap[K] | Promise<PluginKindMap[K]>;
+  inject?: { readonly [P in keyof D]: InjectionToken<D[P]> };
+  create(options: O, ctx: PluginContext, deps: Readonly<D>): PluginKindMap[K] | Promise<PluginKindMap[K]>;
 }): PluginDefinition<K, O> {
-  return def;
+  return def as unknown as PluginDefinition<K, O>;
 }
 
 /**
- * Factory for a tsyringe `@injectable()` class: the instance is resolved from the plugin's own
- * container, so its constructor can `@inject(PLUGIN_OPTIONS)` its options, `@inject(PLUGIN_CONTEXT)`
- * its context and `@inject(EQUIVALENCE)` (or any service its manifest entitles it to). A class with
- * a `dispose()` method is disposed with the container when the run closes.
+ * Constructor injection: a factory that has the run construct a tsyringe `@injectable()` class, its
+ * constructor's `@inject(TOKEN)` parameters resolved by the run (`PLUGIN_OPTIONS`, `PLUGIN_CONTEXT`,
+ * `EQUIVALENCE`, or any service its manifest entitles it to; the plugin never holds the container
+ * they come from). A class with a `dispose()` method is disposed when the run closes.
  *
  * ```ts
  * @injectable()
@@ -27,31 +49,35 @@ export function definePlugin<K extends PluginKind, O>(def: {
  * ```
  */
 export function fromClass<T>(cls: new (...args: never[]) => T): (options: unknown, ctx: PluginContext) => T {
-  // tsyringe fills the constructor's parameters itself, whatever their types: its token takes any constructor.
-  return (_options, ctx) => ctx.container.resolve(cls as InjectionToken<T>);
+  const create = (): T => {
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_CREATE',
+      `expected the run to construct ${cls.name || 'the class'} (a fromClass factory is not called directly), got a direct call`,
+      { hint: 'create the plugin through a config, or corl/testing createPlugin' },
+    );
+  };
+  Object.defineProperty(create, PLUGIN_CLASS, { value: cls });
+  return Object.freeze(create);
 }
 
-/** A module's synchronous `register(container)`, as {@link registerAll} builds it. */
-export type RegisterFunction = (container: DependencyContainer) => void;
+/** A module's synchronous `register(plugins)`, as {@link registerAll} builds it. */
+export type RegisterFunction = (plugins: PluginRegistrar) => void;
 
-/** Build a module's `register(container)` from its plugin definitions. */
+/** Build a module's `register(plugins)` from its plugin definitions: `export const register = registerAll(a, b)`. */
 export function registerAll(...defs: PluginDefinition[]): RegisterFunction {
   defs.forEach((d, i) => {
     const manifest = (d as { manifest?: unknown } | null)?.manifest;
     if (manifest && typeof manifest === 'object' && typeof (d as { create?: unknown }).create === 'function') return;
-    const looksLikeContainer = typeof (d as { resolve?: unknown } | null)?.resolve === 'function';
+    const looksLikeRegistrar = typeof (d as { add?: unknown } | null)?.add === 'function';
     throw new CorlError(
       'CORL_ERR_PLUGIN_INVALID',
       `expected registerAll's argument ${i + 1} to be a plugin definition ({ manifest, create }), got ${
-        looksLikeContainer ? 'a container' : Array.isArray(d) ? 'an array' : typeof d
+        looksLikeRegistrar ? 'the registration API' : Array.isArray(d) ? 'an array' : typeof d
       }`,
       {
-        hint: 'registerAll(a, b) builds register(container) from definitions: export `register: registerAll(a, b)`, or call `registerAll(a, b)(container)`',
+        hint: 'registerAll(a, b) builds register(plugins) from definitions: export `register: registerAll(a, b)`, or call `registerAll(a, b)(plugins)`',
       },
     );
   });
-  return (container) => {
-    const registry = registryOf(container);
-    for (const d of defs) registry.add(d);
-  };
+  return (plugins) => plugins.add(...defs);
 }

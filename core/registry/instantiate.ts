@@ -1,4 +1,4 @@
-import type { DependencyContainer } from 'tsyringe';
+import type { InjectionToken } from 'tsyringe';
 import type {
   ManifestQueryContext,
   PluginContext,
@@ -6,35 +6,33 @@ import type {
   PluginKindMap,
   ResolvedSelection,
 } from '../contracts/plugin';
-import { PLUGIN_CONTEXT, PLUGIN_OPTIONS } from '../contracts/plugin';
-import { CorlError, isCorlError } from '../errors';
-import type { PluginRegistry } from './registry';
+import { CorlError, errorLine, isCorlError } from '../errors';
+import { classOf, type PluginRegistry } from './registry';
 import {
   CapabilityGate,
-  guardContainer,
-  registerServices,
+  construct,
+  instanceContainer,
+  resolveDependencies,
   type Entitlement,
   type PluginScopes,
   type RunServices,
 } from './scope';
 
-/** Where plugin instances are created: the parent of their containers, the seed, the agent, the base folder, the run's services. */
+/** Where plugin instances are created: the registry, the seed, the agent, the base folder, the run's services. */
 export interface InstanceScope {
-  /**
-   * Parent of each instance's own container: the run's container, which holds the plugin registry
-   * (definitions, no data) and never a service, so no path leads from a plugin's container to ground truth.
-   */
-  readonly container: DependencyContainer;
+  /** The run's registry (definitions, no data): used by the run, never handed to a plugin. */
   readonly registry: PluginRegistry;
   readonly seed: number;
   readonly agent?: number;
   readonly baseDir: string;
-  /** What the run has created so far; each instance's container gets what its manifest entitles it to. */
+  /** What the run has created so far; each instance is injected what its manifest entitles it to. */
   readonly services?: RunServices;
   /** Remembers the instances and containers so that closing the run ends them. */
   readonly scopes?: PluginScopes;
   /** Told of every CORL_ERR_PLUGIN_CAPABILITY refusal, caught by the plugin or not. */
   readonly onRefusal?: (refusal: CorlError) => void;
+  /** Told what each instance (nested ones included) is handed: its context and its injected dependencies (corl/testing's leak checks). */
+  readonly onHanded?: (handed: { readonly use: string; readonly ctx: PluginContext; readonly deps: object }) => void;
 }
 
 /** The plugin whose `ctx.create` asks for a nested one. */
@@ -45,12 +43,70 @@ interface Creator {
 
 /** What a selection's manifest entitles its instance to: ground truth only for reward sources that declare it. */
 export function entitlementOf(registry: PluginRegistry, kind: PluginKind, selection: ResolvedSelection): Entitlement {
-  return { groundTruth: kind === 'reward' && manifestQueries(registry).usesGroundTruth(selection) };
+  const q = manifestQueries(registry);
+  return {
+    groundTruth: kind === 'reward' && q.usesGroundTruth(selection),
+    trainedOnLabels: kind === 'reward' && q.trainedOnLabels(selection),
+  };
 }
 
 /**
- * Build a plugin instance from a validated selection, in a container of its own (a child of
- * `scope.container`) holding its options, its context and the services its manifest entitles it to.
+ * Whether the run may hand a metrics sink the metrics measured against references: a built-in, or
+ * one whose manifest declares `readsReferences`.
+ */
+export function sinkTrustedWithReferences(registry: PluginRegistry, selection: ResolvedSelection): boolean {
+  return (
+    registry.isBuiltin('metrics', selection.use) ||
+    registry.get('metrics', selection.use).manifest.readsReferences === true
+  );
+}
+
+/**
+ * Whether the run may hand an equivalence references, to grade answers against them: a built-in, or
+ * one whose manifest declares `readsReferences`. Any other is label-free and never sees one.
+ */
+export function trustedWithReferences(registry: PluginRegistry, selection: ResolvedSelection): boolean {
+  return (
+    registry.isBuiltin('equivalence', selection.use) ||
+    registry.get('equivalence', selection.use).manifest.readsReferences === true
+  );
+}
+
+/** A nested creation the creator's manifest does not allow: a task, or a reward source that reads ground truth. */
+function refuseNested(
+  creator: Creator | undefined,
+  kind: PluginKind,
+  selection: ResolvedSelection,
+  entitlement: Entitlement,
+): CorlError | undefined {
+  if (!creator || creator.entitlement.groundTruth) return undefined;
+  if (entitlement.groundTruth || kind === 'task') {
+    return new CorlError(
+      'CORL_ERR_PLUGIN_CAPABILITY',
+      `expected "${creator.use}", which does not declare usesGroundTruth, to create only plugins without ground truth, got a request for ${kind === 'task' ? `the task "${selection.use}"` : `"${selection.use}", which reads ground truth`}`,
+      {
+        hint: `declare usesGroundTruth in the manifest of "${creator.use}" (a function of its options when only some parts need it)`,
+      },
+    );
+  }
+  // A label-free run checked the creator's manifest; a part made from labels must show there too.
+  if (entitlement.trainedOnLabels && !creator.entitlement.trainedOnLabels) {
+    return new CorlError(
+      'CORL_ERR_PLUGIN_CAPABILITY',
+      `expected "${creator.use}", which does not declare trainedOnLabels, to create only plugins made without labels, got a request for "${selection.use}", which was trained on labels`,
+      {
+        hint: `declare trainedOnLabels in the manifest of "${creator.use}" (a function of its options when only some parts need it, as corl:weighted does)`,
+      },
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Build a plugin instance from a validated selection: the composition root. The instance's
+ * dependencies are resolved from a container of its own that the plugin never sees (see
+ * `instanceContainer`), holding what its manifest entitles it to, and handed in: a factory's
+ * declared `inject` as its third argument, a `fromClass` class's `@inject` constructor parameters.
  * A factory that throws gives CORL_ERR_PLUGIN_CREATE (coded errors pass through).
  */
 export async function instantiate<K extends PluginKind>(
@@ -63,23 +119,14 @@ export async function instantiate<K extends PluginKind>(
   const def = scope.registry.get(kind, selection.use);
   const queries = manifestQueries(scope.registry);
   const entitlement = entitlementOf(scope.registry, kind, selection);
-  if (creator && !creator.entitlement.groundTruth && (entitlement.groundTruth || kind === 'task')) {
-    const refusal = new CorlError(
-      'CORL_ERR_PLUGIN_CAPABILITY',
-      `expected "${creator.use}", which does not declare usesGroundTruth, to create only plugins without ground truth, got a request for ${kind === 'task' ? `the task "${selection.use}"` : `"${selection.use}", which reads ground truth`}`,
-      {
-        where,
-        hint: `declare usesGroundTruth in the manifest of "${creator.use}" (a function of its options when only some parts need it)`,
-      },
-    );
+  const nested = refuseNested(creator, kind, selection, entitlement);
+  if (nested) {
+    const refusal = where ? nested.at(where) : nested;
     scope.onRefusal?.(refusal);
     throw refusal;
   }
-  const raw = scope.container.createChildContainer();
-  scope.scopes?.adopt(raw);
   const gate = new CapabilityGate(selection.use, entitlement, scope.onRefusal);
   const ctx: PluginContext = Object.freeze({
-    container: guardContainer(raw, gate),
     seed: scope.seed,
     agent: scope.agent,
     baseDir: scope.baseDir,
@@ -89,48 +136,41 @@ export async function instantiate<K extends PluginKind>(
     create: <N extends PluginKind>(k: N, sel: ResolvedSelection) =>
       instantiate(k, sel, scope, where, { use: selection.use, entitlement }),
   });
-  raw.register(PLUGIN_OPTIONS, { useValue: selection.options });
-  raw.register(PLUGIN_CONTEXT, { useValue: ctx });
-  registerServices(raw, scope.services ?? {}, entitlement, gate);
+  const container = instanceContainer(scope.services ?? {}, entitlement, gate, { options: selection.options, ctx });
+  scope.scopes?.adopt(container);
   let instance: PluginKindMap[K];
   try {
-    // the options were validated and defaulted against this definition's own schema
-    instance = await def.create(selection.options as never, ctx);
+    const cls = classOf(def.create);
+    if (cls) {
+      scope.onHanded?.({ use: selection.use, ctx, deps: {} });
+      instance = construct(container, cls as InjectionToken<PluginKindMap[K]>, gate);
+    } else {
+      const deps = resolveDependencies(container, def.inject, gate);
+      scope.onHanded?.({ use: selection.use, ctx, deps });
+      // the options were validated and defaulted against this definition's own schema
+      instance = await def.create(selection.options as never, ctx, deps);
+    }
   } catch (e) {
-    if (isCorlError(e)) throw e;
-    // A refusal tsyringe wrapped (a constructor's @inject of a withheld token) is reported as itself.
+    // A plugin's own refusal of an option is placed at the selection's options in the config.
+    if (isCorlError(e)) throw where && e.where?.startsWith('options') ? e.at(`${where}.${e.where}`) : e;
+    // A refusal the plugin caught and replaced with an error of its own is reported as itself.
     if (gate.denied) throw gate.denied;
-    throw new CorlError(
-      'CORL_ERR_PLUGIN_CREATE',
-      `expected plugin "${selection.use}" to start, got ${(e as Error)?.message ?? String(e)}`,
-      { where, cause: e },
-    );
+    throw new CorlError('CORL_ERR_PLUGIN_CREATE', `expected plugin "${selection.use}" to start, got ${errorLine(e)}`, {
+      where,
+      cause: e,
+    });
   }
   // Nested instances belong to the plugin that created them, which closes them.
   if (!creator) scope.scopes?.own(instance);
   return instance;
 }
 
-/** Answers manifest questions (ground truth, token statistics) for a selection, nested ones included. */
+/** Answers manifest questions (ground truth, token statistics) for a selection, nested ones included, once per options. */
 export function manifestQueries(registry: PluginRegistry, kind: PluginKind = 'reward'): ManifestQueryContext {
-  // A resolved selection's options were validated against its plugin's schema: they are that plugin's options.
   const q: ManifestQueryContext = {
-    usesGroundTruth(sel) {
-      const m = registry.get(kind, sel.use).manifest;
-      return typeof m.usesGroundTruth === 'function'
-        ? m.usesGroundTruth(sel.options as never, q)
-        : m.usesGroundTruth === true;
-    },
-    trainedOnLabels(sel) {
-      const m = registry.get(kind, sel.use).manifest;
-      return typeof m.trainedOnLabels === 'function'
-        ? m.trainedOnLabels(sel.options as never, q)
-        : m.trainedOnLabels === true;
-    },
-    tokenStats(sel) {
-      const m = registry.get(kind, sel.use).manifest;
-      return typeof m.tokenStats === 'function' ? m.tokenStats(sel.options as never, q) : m.tokenStats === true;
-    },
+    usesGroundTruth: (sel) => registry.answer(kind, sel, 'usesGroundTruth', q),
+    trainedOnLabels: (sel) => registry.answer(kind, sel, 'trainedOnLabels', q),
+    tokenStats: (sel) => registry.answer(kind, sel, 'tokenStats', q),
   };
-  return q;
+  return Object.freeze(q);
 }

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
-import type { DependencyContainer } from 'tsyringe';
 import type { PluginKind, PluginModule } from '../contracts/plugin';
-import { CorlError, isCorlError } from '../errors';
-import { PLUGIN_REGISTRY, PluginRegistry, type PluginRegistry as Registry } from './registry';
+import { CorlError, errorLine, isCorlError } from '../errors';
+import { registrar } from './container';
+import { PluginRegistry } from './registry';
 
 /** Resolve a module specifier the way a config means it: paths relative to the config's folder, else a package name. */
 export function resolveModule(spec: string, baseDir: string): string {
@@ -31,42 +31,67 @@ function requireModule(spec: string, baseDir: string): PluginModule {
   try {
     mod = require(file);
   } catch (e) {
-    throw new CorlError('CORL_ERR_PLUGIN_LOAD', `expected module "${spec}" to load, got ${(e as Error).message}`, {
+    throw new CorlError('CORL_ERR_PLUGIN_LOAD', `expected module "${spec}" to load, got ${errorLine(e)}`, {
       cause: e,
     });
   }
-  const register =
-    typeof mod?.register === 'function'
-      ? (mod.register as PluginModule['register'])
-      : typeof mod?.default?.register === 'function'
-        ? (mod.default.register as PluginModule['register'])
-        : undefined;
-  if (!register) {
+  let register: unknown;
+  try {
+    register = typeof mod?.register === 'function' ? mod.register : mod?.default?.register;
+  } catch (e) {
     throw new CorlError(
       'CORL_ERR_PLUGIN_INVALID',
-      `expected module "${spec}" to export register(container), got exports ${Object.keys(mod ?? {}).join(', ') || '(none)'}`,
+      `expected module "${spec}" to export register(plugins), got an error: ${errorLine(e)}`,
     );
   }
-  return { register };
+  if (typeof register !== 'function') {
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_INVALID',
+      `expected module "${spec}" to export register(plugins), got exports ${Object.keys(mod ?? {}).join(', ') || '(none)'}`,
+    );
+  }
+  return { register: register as PluginModule['register'] };
 }
 
-/** Load plugin modules (a config's `plugins`) into a run container: each module's register(container) runs once. */
+function failed(spec: string, e: unknown): CorlError {
+  if (isCorlError(e)) {
+    // Name the module, so that the config's error points at its entry in "plugins".
+    return e.detail.includes(`"${spec}"`)
+      ? e
+      : new CorlError(e.code, `${e.detail} (module "${spec}")`, {
+          where: e.where,
+          hint: e.hint,
+          data: e.data,
+          cause: e,
+        });
+  }
+  return new CorlError(
+    'CORL_ERR_PLUGIN_LOAD',
+    `expected register(plugins) of "${spec}" to succeed, got ${errorLine(e)}`,
+    {
+      cause: e,
+    },
+  );
+}
+
+/**
+ * Load plugin modules (a config's `plugins`) into a run's registry: each module's `register` runs
+ * once, handed the registration API (it can only add definitions, and only until it returns).
+ */
 export async function loadPluginModules(
-  container: DependencyContainer,
+  registry: PluginRegistry,
   specs: readonly string[],
   baseDir: string,
 ): Promise<void> {
   for (const spec of specs) {
     const mod = requireModule(spec, baseDir);
+    const r = registrar(registry, { builtin: false, module: spec });
     try {
-      await mod.register(container);
+      await mod.register(r.api);
     } catch (e) {
-      if (isCorlError(e)) throw e;
-      throw new CorlError(
-        'CORL_ERR_PLUGIN_LOAD',
-        `expected register(container) of "${spec}" to succeed, got ${(e as Error).message}`,
-        { cause: e },
-      );
+      throw failed(spec, e);
+    } finally {
+      r.close();
     }
   }
 }
@@ -76,32 +101,24 @@ export async function loadPluginModules(
  * plugin of `kind`, add everything it registered to the run's registry, and return that plugin's name.
  * Synchronous, because config validation is; such modules must register synchronously.
  */
-export function loadSelectionModule(
-  registry: Registry,
-  container: DependencyContainer,
-  kind: PluginKind,
-  spec: string,
-  baseDir: string,
-): string {
+export function loadSelectionModule(registry: PluginRegistry, kind: PluginKind, spec: string, baseDir: string): string {
   const mod = requireModule(spec, baseDir);
-  const scratch = container.createChildContainer();
   const local = new PluginRegistry();
-  scratch.register(PLUGIN_REGISTRY, { useValue: local });
+  const r = registrar(local, { builtin: false, module: spec });
   let result: unknown;
   try {
-    result = mod.register(scratch);
+    result = mod.register(r.api);
   } catch (e) {
-    if (isCorlError(e)) throw e;
-    throw new CorlError(
-      'CORL_ERR_PLUGIN_LOAD',
-      `expected register(container) of "${spec}" to succeed, got ${(e as Error).message}`,
-      { cause: e },
-    );
+    throw failed(spec, e);
+  } finally {
+    r.close();
   }
   if (result && typeof (result as Promise<void>).then === 'function') {
+    // A rejection would otherwise surface later as an unhandled one.
+    (result as Promise<void>).catch(() => undefined);
     throw new CorlError(
       'CORL_ERR_PLUGIN_LOAD',
-      `expected register(container) of "${spec}" to be synchronous when named by "use", got a promise`,
+      `expected register(plugins) of "${spec}" to be synchronous when named by "use", got a promise`,
       {
         hint: 'list the module in "plugins" and refer to its plugin by name instead',
       },
@@ -117,6 +134,6 @@ export function loadSelectionModule(
       },
     );
   }
-  for (const d of local.all()) registry.add(d);
+  registry.addAll(local);
   return mine[0]!.manifest.name;
 }

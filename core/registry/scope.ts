@@ -3,10 +3,13 @@ import { ADVANTAGE_ESTIMATOR, type AdvantageEstimator } from '../contracts/advan
 import { ANSWER_EXTRACTOR, type AnswerExtractor } from '../contracts/answer-extractor';
 import { DIVERSITY_STRATEGY, type DiversityStrategy } from '../contracts/diversity-strategy';
 import { EQUIVALENCE, type Equivalence } from '../contracts/equivalence';
+import type { MetricsRecord, MetricsRun, MetricsSink } from '../contracts/metrics-sink';
 import { GROUND_TRUTH, type GroundTruth } from '../contracts/problem';
 import { TASK, type Task } from '../contracts/task';
 import { TOPOLOGY, type Topology } from '../contracts/topology';
+import { PLUGIN_CONTEXT, PLUGIN_OPTIONS, type PluginContext, type PluginDependencies } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
+import { isolatedContainer } from './container';
 import { PLUGIN_REGISTRY } from './registry';
 
 /**
@@ -21,15 +24,23 @@ export interface RunServices {
   readonly groundTruth?: GroundTruth;
   readonly extractor?: AnswerExtractor;
   readonly equivalence?: Equivalence;
+  /**
+   * The equivalence trusted with references (`grading`): injected as `EQUIVALENCE` into a reward
+   * source that declares `usesGroundTruth` (which compares answers with references through it), so
+   * the label-free `equivalence` never sees a reference.
+   */
+  readonly grading?: Equivalence;
   readonly topology?: Topology;
   readonly diversity?: DiversityStrategy;
   readonly advantage?: AdvantageEstimator;
 }
 
-/** What a plugin's manifest entitles its container to. */
+/** What a plugin's manifest entitles it to. */
 export interface Entitlement {
-  /** It may hold the task and its ground truth. */
+  /** It may be injected the task and its ground truth. */
   readonly groundTruth: boolean;
+  /** It was made from labels (a reward source's `trainedOnLabels`): it may create plugins that were too. */
+  readonly trainedOnLabels?: boolean;
 }
 
 // Each service crosses into a plugin's container as a frozen object of the contract's methods
@@ -67,9 +78,51 @@ export function advantageFacade(a: AdvantageEstimator): AdvantageEstimator {
   return facade({ estimate: (groups) => a.estimate(groups) } satisfies AdvantageEstimator);
 }
 
+/**
+ * Metrics measured against references (docs/reference/metrics.md marks them *(ground truth)*):
+ * every evaluation record, and these training metrics.
+ */
+export function measuredAgainstReferences(name: string, phase: MetricsRecord['phase']): boolean {
+  return (
+    phase === 'eval' || /(^|\/)accuracy(\/|$)|^label\/count\/|^exec\/tests_passed$|^verifier\/score_mean$/.test(name)
+  );
+}
+
+/**
+ * A metrics sink as a run hands it records. A sink the run trusts with references (a built-in, or
+ * one whose manifest declares `readsReferences`) gets every record; any other gets training records
+ * without the metrics measured against references (aggregates of labels, which a plugin could read
+ * back step by step), no evaluation records, and a `start` whose config holds no task options (an
+ * inline task's options are its problems and answers). `close` is the run's to call.
+ */
+export function metricsSinkFacade(sink: MetricsSink, trusted: boolean): MetricsSink {
+  const start = sink.start
+    ? (run: MetricsRun) =>
+        sink.start!(trusted ? run : Object.freeze({ ...run, config: withoutTaskOptions(run.config) }))
+    : undefined;
+  if (trusted) return facade({ ...(start ? { start } : {}), write: (r: MetricsRecord) => sink.write(r) });
+  return facade({
+    ...(start ? { start } : {}),
+    write(r: MetricsRecord) {
+      if (r.phase === 'eval') return;
+      const metrics = Object.fromEntries(
+        Object.entries(r.metrics).filter(([name]) => !measuredAgainstReferences(name, r.phase)),
+      );
+      return sink.write(Object.freeze({ ...r, metrics: Object.freeze(metrics) }));
+    },
+  });
+}
+
+/** A config with its task reduced to the plugin's name. */
+function withoutTaskOptions(config: unknown): unknown {
+  const c = config as { task?: { use?: unknown } } | null;
+  if (!c || typeof c !== 'object' || !c.task || typeof c.task !== 'object') return config;
+  return Object.freeze({ ...c, task: Object.freeze({ use: c.task.use }) });
+}
+
 /** Tokens that lead to labels: held only by the container of a reward source that declares `usesGroundTruth`. */
 const LABELLED: readonly InjectionToken<unknown>[] = [GROUND_TRUTH, TASK];
-/** Tokens of the run's container no plugin resolves: the registry would let it build a task of its own. */
+/** Tokens no plugin resolves: the registry would let it build a task of its own. */
 const RUN_ONLY: readonly InjectionToken<unknown>[] = [PLUGIN_REGISTRY];
 
 const tokenName = (token: InjectionToken<unknown>): string =>
@@ -108,13 +161,13 @@ export class CapabilityGate {
     const e = new CorlError(
       'CORL_ERR_PLUGIN_CAPABILITY',
       labelled
-        ? `expected "${this.owner}", which does not declare usesGroundTruth, to resolve only label-free services, got a request for "${name}"`
-        : `expected "${this.owner}" to resolve a token its container holds (${held.join(', ') || 'none'}), got "${name}"`,
+        ? `expected "${this.owner}", which does not declare usesGroundTruth, to be injected only label-free services, got a request for "${name}"`
+        : `expected "${this.owner}" to be injected one of the services the run holds for it (${held.join(', ') || 'none'}), got "${name}"`,
       {
         where: this.owner,
         hint: labelled
           ? 'a label-free plugin never receives ground truth or the task; a reward source that needs them declares usesGroundTruth in its manifest (a labelFree run then refuses it, and its runs are reported as supervised)'
-          : "resolve only the tokens PluginContext.container lists in docs/reference/contracts.md; the registry, other agents' policies and the run's own objects are never there",
+          : "inject only the tokens docs/reference/contracts.md lists (PluginDefinition.inject); the registry, other agents' policies and the run's own objects are never injected",
       },
     );
     return this.note(e);
@@ -122,41 +175,78 @@ export class CapabilityGate {
 }
 
 /**
- * Register in a plugin's own container what its entitlement allows: the label-free services always,
- * the task and ground truth only when entitled. Services are registered as facades; the tokens the
- * plugin is not entitled to are registered as refusals, so that nothing in a parent container (a
- * test's `setup`, the run's registry) shows through.
+ * The container the run resolves one plugin instance's dependencies from: an isolated one (no
+ * parent), holding the instance's options and context, the label-free services created before it
+ * (as facades) and, when entitled, the task and its ground truth. The tokens it is not entitled to
+ * are registered as refusals, for a coded error naming them. The plugin is never handed it.
  */
-export function registerServices(
-  container: DependencyContainer,
+export function instanceContainer(
   services: RunServices,
   entitlement: Entitlement,
   gate: CapabilityGate,
-): void {
+  own: { readonly options: Readonly<Record<string, unknown>>; readonly ctx: PluginContext },
+): DependencyContainer {
+  const container = isolatedContainer();
+  container.register(PLUGIN_OPTIONS, { useValue: own.options });
+  container.register(PLUGIN_CONTEXT, { useValue: own.ctx });
   if (services.extractor) container.register(ANSWER_EXTRACTOR, { useValue: extractorFacade(services.extractor) });
-  if (services.equivalence) container.register(EQUIVALENCE, { useValue: equivalenceFacade(services.equivalence) });
+  const equivalence = entitlement.groundTruth ? (services.grading ?? services.equivalence) : services.equivalence;
+  if (equivalence) container.register(EQUIVALENCE, { useValue: equivalenceFacade(equivalence) });
   if (services.topology) container.register(TOPOLOGY, { useValue: topologyFacade(services.topology) });
   if (services.diversity) container.register(DIVERSITY_STRATEGY, { useValue: diversityFacade(services.diversity) });
   if (services.advantage) container.register(ADVANTAGE_ESTIMATOR, { useValue: advantageFacade(services.advantage) });
-  const refuse = (token: InjectionToken<unknown>): void => {
+  if (entitlement.groundTruth) {
+    if (services.groundTruth) container.register(GROUND_TRUTH, { useValue: services.groundTruth });
+    if (services.task) container.register(TASK, { useValue: services.task });
+  }
+  for (const token of gate.withheld) {
     container.register(token, {
       useFactory: () => {
         throw gate.refuse(token, heldTokens(container, gate));
       },
     });
-  };
-  if (entitlement.groundTruth) {
-    if (services.groundTruth) container.register(GROUND_TRUTH, { useValue: services.groundTruth });
-    if (services.task) container.register(TASK, { useValue: services.task });
   }
-  gate.withheld.forEach(refuse);
+  return container;
 }
 
+/**
+ * Resolve a factory's declared dependencies (`inject`) from its instance container: a frozen object
+ * of the same names. A token the container does not hold (withheld, or not created yet) is
+ * CORL_ERR_PLUGIN_CAPABILITY; a class token is constructed there, its own `@inject`s checked alike.
+ */
+export function resolveDependencies(
+  container: DependencyContainer,
+  inject: PluginDependencies | undefined,
+  gate: CapabilityGate,
+): Readonly<Record<string, unknown>> {
+  const deps: Record<string, unknown> = {};
+  for (const [name, token] of Object.entries(inject ?? {})) deps[name] = construct(container, token, gate);
+  return Object.freeze(deps);
+}
+
+/**
+ * Resolve `token` (a class: construct it) in an instance container, turning tsyringe's failures into
+ * coded ones: a withheld or unregistered token is the gate's refusal, anything else the first line
+ * of tsyringe's message (it nests the reason of each constructor in the chain).
+ */
+export function construct<T>(container: DependencyContainer, token: InjectionToken<T>, gate: CapabilityGate): T {
+  if (typeof token !== 'function' && !container.isRegistered(token))
+    throw gate.refuse(token, heldTokens(container, gate));
+  try {
+    return container.resolve(token);
+  } catch (e) {
+    if (isCorlError(e)) throw e;
+    if (gate.denied) throw gate.denied;
+    const missing = /unregistered dependency token: "([^"]+)"/.exec(e instanceof Error ? e.message : '')?.[1];
+    if (missing !== undefined) throw gate.refuse(missing, heldTokens(container, gate));
+    throw e;
+  }
+}
 /** The corl tokens a container can resolve, for messages. */
-function heldTokens(raw: DependencyContainer, gate: CapabilityGate): string[] {
+function heldTokens(container: DependencyContainer, gate: CapabilityGate): string[] {
   const known: InjectionToken<unknown>[] = [
-    'corl.PluginOptions',
-    'corl.PluginContext',
+    PLUGIN_OPTIONS,
+    PLUGIN_CONTEXT,
     ANSWER_EXTRACTOR,
     EQUIVALENCE,
     TOPOLOGY,
@@ -165,76 +255,7 @@ function heldTokens(raw: DependencyContainer, gate: CapabilityGate): string[] {
     GROUND_TRUTH,
     TASK,
   ];
-  return known.filter((t) => !gate.withheld.has(t) && raw.isRegistered(t, true)).map(tokenName);
-}
-
-/**
- * The container a plugin is handed: a frozen object with tsyringe's `DependencyContainer` methods
- * over the plugin's own child container, and nothing else (no `parent`, so no walk up to the run's
- * container). Resolving a withheld or unregistered token throws `CORL_ERR_PLUGIN_CAPABILITY`; a
- * class is constructed from the plugin's own container (its `@inject` tokens checked the same way).
- * Children it creates are guarded alike.
- */
-export function guardContainer(raw: DependencyContainer, gate: CapabilityGate): DependencyContainer {
-  const check = (token: InjectionToken<unknown>): void => {
-    if (gate.withheld.has(token)) throw gate.refuse(token, heldTokens(raw, gate));
-    if (typeof token !== 'function' && !raw.isRegistered(token, true)) throw gate.refuse(token, heldTokens(raw, gate));
-  };
-  const rethrow = (e: unknown): never => {
-    if (!isCorlError(e) && gate.denied) throw gate.denied;
-    throw e;
-  };
-  const guarded: DependencyContainer = Object.freeze({
-    register(token: InjectionToken<unknown>, provider: unknown, options?: unknown) {
-      (raw.register as (...a: unknown[]) => unknown)(token, provider, options);
-      return guarded;
-    },
-    registerSingleton(from: InjectionToken<unknown>, to?: InjectionToken<unknown>) {
-      (raw.registerSingleton as (...a: unknown[]) => unknown)(from, to);
-      return guarded;
-    },
-    registerType(from: InjectionToken<unknown>, to: InjectionToken<unknown>) {
-      raw.registerType(from, to);
-      return guarded;
-    },
-    registerInstance(token: InjectionToken<unknown>, instance: unknown) {
-      raw.registerInstance(token, instance);
-      return guarded;
-    },
-    resolve<T>(token: InjectionToken<T>): T {
-      check(token);
-      try {
-        return raw.resolve(token);
-      } catch (e) {
-        return rethrow(e);
-      }
-    },
-    resolveAll<T>(token: InjectionToken<T>): T[] {
-      check(token);
-      try {
-        return raw.resolveAll(token);
-      } catch (e) {
-        return rethrow(e);
-      }
-    },
-    isRegistered: (token: InjectionToken<unknown>, recursive?: boolean) => raw.isRegistered(token, recursive),
-    reset() {
-      // Clearing the container would drop its refusals and let a parent's registrations show through.
-      throw gate.note(
-        new CorlError(
-          'CORL_ERR_PLUGIN_CAPABILITY',
-          "expected a plugin to leave its container's registrations in place, got reset()",
-          { hint: 'register what you need on top of them, or in a child container (createChildContainer())' },
-        ),
-      );
-    },
-    clearInstances: () => raw.clearInstances(),
-    createChildContainer: () => guardContainer(raw.createChildContainer(), gate),
-    beforeResolution: (...a: Parameters<DependencyContainer['beforeResolution']>) => raw.beforeResolution(...a),
-    afterResolution: (...a: Parameters<DependencyContainer['afterResolution']>) => raw.afterResolution(...a),
-    dispose: () => raw.dispose(),
-  } as unknown as DependencyContainer);
-  return guarded;
+  return known.filter((t) => !gate.withheld.has(t) && container.isRegistered(t)).map(tokenName);
 }
 
 /**

@@ -1,8 +1,9 @@
 // Problems for `corl rephrase`: from a JSONL file, or from a config's task.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TaskData } from '../contracts/task';
-import { CorlError } from '../errors';
+import { CorlError, errorLine } from '../errors';
+import { readUserText, NotARegularFile } from '../util/files';
+import { parseJson } from '../util/json';
 
 /** One problem to rephrase, with where it came from (for reports). */
 export interface RephraseRow {
@@ -24,11 +25,11 @@ export interface RephraseRow {
 export function readProblemsJsonl(file: string): RephraseRow[] {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readUserText(file);
   } catch (e) {
     throw new CorlError(
       'CORL_ERR_CLI_USAGE',
-      `expected a readable problems file for --in, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      `expected a readable problems file for --in, got ${e instanceof NotARegularFile ? e.message : ((e as NodeJS.ErrnoException).code ?? errorLine(e))}`,
       { where: file },
     );
   }
@@ -40,7 +41,7 @@ export function readProblemsJsonl(file: string): RephraseRow[] {
     const where = `${file}:${i + 1}`;
     let v: Record<string, unknown>;
     try {
-      v = JSON.parse(raw);
+      v = parseJson(raw) as Record<string, unknown>;
     } catch {
       throw new CorlError('CORL_ERR_TASK_DATA', 'expected a JSON object, got invalid JSON', { where });
     }

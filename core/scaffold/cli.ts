@@ -127,7 +127,7 @@ export function summary(r: ScaffoldResult, kind: string, name: string): string {
 export function buildScaffoldProgram(io: ScaffoldIO): Command {
   const program = new Command('create-corl-plugin')
     .description(
-      'generate a corl plugin package from templates/<kind>/: source, options schema, manifest, register(container), mocha + chai tests, README and a training config',
+      'generate a corl plugin package from templates/<kind>/: source, options schema, manifest, register(plugins), mocha + chai tests, README and a training config',
     )
     .version(CORL_VERSION)
     .argument('[dir]', 'folder to create (new or empty)')

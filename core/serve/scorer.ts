@@ -74,7 +74,9 @@ export class Scorer {
       reward: rt.reward,
       use: rt.config.reward.use,
       keys: rt.keys,
-      equivalence: rt.equivalence,
+      // A source that reads references compares answers with them through the grading equivalence,
+      // the one the service trusts with references; a label-free equivalence never sees one.
+      equivalence: rt.grading ?? rt.equivalence,
     });
   }
 

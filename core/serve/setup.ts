@@ -75,6 +75,8 @@ export interface ServeRuntime {
   readonly reward: RewardSource;
   readonly extractor: AnswerExtractor;
   readonly equivalence: Equivalence;
+  /** The equivalence trusted with references, when the reward reads ground truth: it compares answers with them. */
+  readonly grading?: Equivalence;
   /** Cached extraction and keys through the run's extractor and equivalence (the reward pipeline adds the source's own `answerKeys`). */
   readonly keys: AnswerKeys;
   /** Whether the reward source reads references (requests must then carry them). */
@@ -100,7 +102,7 @@ export async function buildServeRuntime(
   const { registry, baseDir } = loaded;
   const plugins = await createRunPlugins(loaded, 'scoring');
   try {
-    const { extractor, equivalence, topology, reward } = plugins;
+    const { extractor, equivalence, grading, topology, reward } = plugins;
     const agents = config.agents.map((a) => a.name);
     const byName = new Map(agents.map((n, i) => [n, i]));
     const settings = config.serve;
@@ -125,6 +127,7 @@ export async function buildServeRuntime(
       reward,
       extractor,
       equivalence,
+      ...(grading ? { grading } : {}),
       keys: new AnswerKeys(extractor, equivalence, SERVE_ANSWER_CACHE),
       supervised: loaded.supervised,
       pointwise,

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import type { DependencyContainer } from 'tsyringe';
-import type { JsonSchema, PluginDefinition, PluginKind, PluginKindMap } from '../contracts/plugin';
+import type { JsonSchema, PluginDefinition, PluginKind, PluginKindMap, PluginRegistrar } from '../contracts/plugin';
 import { PLUGIN_KINDS } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
 import { createRunContainer } from '../registry/container';
 import { PluginRegistry, registryOf } from '../registry/registry';
-import { createPlugin, pluginContainer, pluginOptions, type CreateOptions } from './create';
+import { createPlugin, pluginOptions, pluginRegistry, type CreateOptions, type LabelFreeServices } from './create';
+import { labelChecks } from './leaks';
 import { resolveRunner, type SuiteOptions, type TestBody } from './runner';
 
 /** One named check of a contract: run it under any test framework, or call `run()` directly. */
@@ -35,14 +35,14 @@ export interface KitOptions extends SuiteOptions {
   readonly invalidOptions?: readonly InvalidOptions[];
   /** Top-level options that are optional on purpose and have no default (their absence means something). */
   readonly optionalWithoutDefault?: readonly string[];
-  /** The module's `register(container)`: checked to register this plugin, and run before each instance is created. */
-  readonly register?: (container: DependencyContainer) => void | Promise<void>;
+  /** The module's `register(plugins)`: checked to register this plugin (and nothing else there), and run before instances are created. */
+  readonly register?: (plugins: PluginRegistrar) => void | Promise<void>;
   /** Seed handed to the factory. Default 11. */
   readonly seed?: number;
   /** Folder relative paths in options are resolved against. */
   readonly baseDir?: string;
-  /** Services to register (in the parent of the instance's own container) before an instance is created. */
-  readonly setup?: (container: DependencyContainer) => void | Promise<void>;
+  /** The run's label-free services an instance may be injected (as a run hands them: facades of their methods). */
+  readonly services?: LabelFreeServices;
 }
 
 /** The option sets a suite runs its behavioural checks with. */
@@ -56,15 +56,15 @@ export function label(options: Readonly<Record<string, unknown>>): string {
   return s.length > 120 ? `${s.slice(0, 117)}...` : s;
 }
 
-// One container per (plugin, module) holds the built-ins, the module's plugins and the plugin; each
-// instance gets a child of it, so instances share the compiled schemas but nothing else.
-const bases = new WeakMap<PluginDefinition, Map<unknown, Promise<DependencyContainer>>>();
+// One registry per (plugin, module) holds the built-ins, the module's plugins and the plugin; every
+// instance is created from it, so instances share the compiled schemas but nothing else.
+const bases = new WeakMap<PluginDefinition, Map<unknown, Promise<PluginRegistry>>>();
 
-function baseContainer(plugin: PluginDefinition, register: KitOptions['register']): Promise<DependencyContainer> {
+function baseRegistry(plugin: PluginDefinition, register: KitOptions['register']): Promise<PluginRegistry> {
   const byModule = bases.get(plugin) ?? bases.set(plugin, new Map()).get(plugin)!;
   let base = byModule.get(register);
   if (!base) {
-    base = pluginContainer(plugin, { register }).then((c) => c.container);
+    base = pluginRegistry(plugin, { register });
     base.catch(() => byModule.delete(register));
     byModule.set(register, base);
   }
@@ -77,11 +77,8 @@ export async function kitOptions(
   kit: KitOptions,
   options: Readonly<Record<string, unknown>>,
 ): Promise<{ options: Readonly<Record<string, unknown>>; registry: PluginRegistry }> {
-  const container = (await baseContainer(plugin, kit.register)).createChildContainer();
-  return {
-    options: await pluginOptions(plugin, options, { container, baseDir: kit.baseDir }),
-    registry: registryOf(container),
-  };
+  const registry = await baseRegistry(plugin, kit.register);
+  return { options: await pluginOptions(plugin, options, { registry, baseDir: kit.baseDir }), registry };
 }
 
 /** Create an instance for a kit, with its seed, base folder, module and services. */
@@ -91,19 +88,16 @@ export async function kitCreate<K extends PluginKind>(
   options: Readonly<Record<string, unknown>>,
   extra: CreateOptions = {},
 ): Promise<PluginKindMap[K]> {
-  const container = (await baseContainer(plugin, kit.register)).createChildContainer();
   return createPlugin(plugin, options, {
     seed: kit.seed ?? 11,
     baseDir: kit.baseDir,
-    container,
-    setup: async (c) => {
-      await kit.setup?.(c);
-      await extra.setup?.(c);
-    },
+    registry: extra.registry ?? (await baseRegistry(plugin, kit.register)),
+    services: { ...kit.services, ...extra.services },
     agent: extra.agent,
     groundTruth: extra.groundTruth,
     task: extra.task,
     onRefusal: extra.onRefusal,
+    onHanded: extra.onHanded,
   });
 }
 
@@ -156,7 +150,7 @@ function objectSchemas(
   return out;
 }
 
-/** The checks every plugin kind shares: manifest, options schema, valid and invalid options, registration. */
+/** The checks every plugin kind shares: manifest, options schema, valid and invalid options, registration, labels. */
 export function commonChecks(kind: PluginKind, plugin: PluginDefinition, kit: KitOptions): Check[] {
   const m = plugin.manifest;
   const checks: Check[] = [
@@ -182,7 +176,7 @@ export function commonChecks(kind: PluginKind, plugin: PluginDefinition, kit: Ki
         if (m.name.startsWith('corl:')) {
           const builtins = registryOf(await createRunContainer());
           assert.ok(
-            builtins.has(kind, m.name) && builtins.get(kind, m.name) === plugin,
+            builtins.holds(plugin),
             `the "corl:" scope is reserved for corl's built-in plugins; rename "${m.name}" (e.g. "lab:${m.name.slice(5)}")`,
           );
         }
@@ -288,33 +282,7 @@ export function commonChecks(kind: PluginKind, plugin: PluginDefinition, kit: Ki
       },
     },
   ];
-  if (kit.register) {
-    const register = kit.register;
-    checks.push({
-      title: "is registered by the module's register(container), into that container only",
-      run: async () => {
-        const a = await createRunContainer(undefined, { builtins: false });
-        await register(a);
-        const registry = registryOf(a);
-        assert.ok(
-          registry.has(kind, m.name),
-          `register(container) should register the ${kind} plugin "${m.name}"; it registered ${
-            registry
-              .all()
-              .map((d) => d.manifest.name)
-              .join(', ') || 'nothing'
-          }`,
-        );
-        assert.ok(registry.get(kind, m.name) === plugin, 'the registered definition should be the exported one');
-        const b = await createRunContainer(undefined, { builtins: false });
-        assert.equal(
-          registryOf(b).has(kind, m.name),
-          false,
-          'registering into one container must not leak into another',
-        );
-      },
-    });
-  }
+  checks.push(...labelChecks(kind, plugin, kit));
   return checks;
 }
 

@@ -20,7 +20,7 @@ import { taskContract } from './task';
 import { topologyContract, type TopologyKitOptions } from './topology';
 
 export { resolveRunner, type SuiteOptions, type TestBody, type TestRunner } from './runner';
-export { createPlugin, pluginOptions, pluginContainer, type CreateOptions } from './create';
+export { createPlugin, pluginOptions, pluginRegistry, type CreateOptions, type LabelFreeServices } from './create';
 export {
   completionText,
   exactEquivalence,
@@ -29,6 +29,7 @@ export {
   type GroundTruthTripwire,
   type RewardContextSpec,
 } from './contexts';
+export { findLeaks, labelChecks, LEAK_CANARY } from './leaks';
 export { commonChecks, wrongValue, type Check, type InvalidOptions, type KitOptions } from './common';
 export { rewardChecks, rewardContract, rewardScenarios, type RewardKitOptions } from './reward';
 export { topologyChecks, topologyContract, type TopologyKitOptions } from './topology';

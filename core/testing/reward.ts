@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Equivalence } from '../contracts/equivalence';
 import type { PluginDefinition, ResolvedSelection } from '../contracts/plugin';
-import type { DependencyContainer } from 'tsyringe';
-import { GROUND_TRUTH, type Problem, type Reference } from '../contracts/problem';
-import { TASK } from '../contracts/task';
+import type { Problem, Reference } from '../contracts/problem';
 import type { RewardContext, RewardResult, RewardSource } from '../contracts/reward-source';
 import { isCorlError, type CorlError } from '../errors';
 import { manifestQueries } from '../registry/instantiate';
@@ -216,14 +214,9 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
           }
           // Rewards must not depend on ground truth: the same contexts with a decoy reference (an answer
           // some completion gave) must score exactly the same. The tripwire's ground truth and task are
-          // handed over as a run holds them (withheld from this source) and registered in the parent
-          // container too, as a canary: any route to them, through the container or otherwise, is a
-          // refusal (CORL_ERR_PLUGIN_CAPABILITY) or a recorded touch, and fails the check.
+          // handed over as a run holds them (withheld from this source): any route to them is a refusal
+          // (CORL_ERR_PLUGIN_CAPABILITY) or a recorded touch, and fails the check.
           const wire = groundTruthTripwire({ [problem.id]: kit.reference ?? { answer: '4' } });
-          const trap = (c: DependencyContainer): void => {
-            c.register(GROUND_TRUTH, { useValue: wire.groundTruth });
-            c.register(TASK, { useValue: wire.task });
-          };
           const refusals: CorlError[] = [];
           const reached = (e: unknown): never => {
             if (isCorlError(e) && e.code === 'CORL_ERR_PLUGIN_CAPABILITY') {
@@ -235,7 +228,6 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
           };
           try {
             const armed = {
-              setup: trap,
               groundTruth: wire.groundTruth,
               task: wire.task,
               onRefusal: (r: CorlError) => {

@@ -11,7 +11,7 @@ import type { RewardSource } from '../contracts/reward-source';
 import type { TaskData } from '../contracts/task';
 import type { Topology } from '../contracts/topology';
 import type { LoadedConfig } from '../config/load';
-import { CorlError, isCorlError } from '../errors';
+import { CorlError, errorLine, isCorlError } from '../errors';
 import { createRunPlugins } from '../config/run-plugins';
 import { chatDiscussionPrompt, chatEvaluationPrompt } from '../util/discussion-text';
 import { mixSeed, Rng } from '../util/rng';
@@ -164,11 +164,9 @@ export async function sampleChecked(
 export function agentFailure(agent: Agent | undefined, what: string, e: unknown): CorlError {
   if (isCorlError(e)) return e;
   const who = agent ? `agent ${agent.index} (${agent.name})` : 'the run';
-  return new CorlError(
-    'CORL_ERR_RUN_AGENT_FAILED',
-    `expected ${what} of ${who} to succeed, got ${(e as Error)?.message ?? String(e)}`,
-    { cause: e },
-  );
+  return new CorlError('CORL_ERR_RUN_AGENT_FAILED', `expected ${what} of ${who} to succeed, got ${errorLine(e)}`, {
+    cause: e,
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { CorlError } from '../errors';
 import { readTextMaybeGz } from '../util/gz';
+import { parseJson } from '../util/json';
 
 /** Pretraining texts read from a corpus file, as a task's `pretrainText` and `pretrainPromptLengths`. */
 export interface PretrainCorpus {
@@ -28,7 +29,7 @@ export function readPretrainCorpus(file: string): PretrainCorpus {
     const where = `${file}:${i + 1}`;
     let row: unknown;
     try {
-      row = JSON.parse(line);
+      row = parseJson(line);
     } catch (e) {
       throw new CorlError('CORL_ERR_TASK_DATA', `expected a JSON object, got ${(e as Error).message}`, { where });
     }

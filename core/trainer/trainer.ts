@@ -130,7 +130,9 @@ async function loop(
     reward: cohort.reward,
     use: config.reward.use,
     keys,
-    equivalence: cohort.equivalence,
+    // A source that reads references compares answers with them through the grading equivalence,
+    // the one the run trusts with references; a label-free equivalence never sees one.
+    equivalence: cohort.loaded.supervised ? cohort.grading : cohort.equivalence,
   });
   // Grading against references goes through a separate equivalence instance: the one whose keys
   // and verdicts reach reward sources never sees a reference.

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as zlib from 'node:zlib';
+import { MAX_INPUT_BYTES, NotARegularFile, readUserFile } from './files';
 
 /**
  * The file to read for `file`: itself when it exists, else its compressed twin `file.gz` or
@@ -12,12 +13,25 @@ export function existingOrGz(file: string): string {
   return file;
 }
 
-/** Read a text file, decompressing it when its name ends in `.gz` (gzip) or `.br` (brotli). */
+/**
+ * Read a text file, decompressing it when its name ends in `.gz` (gzip) or `.br` (brotli): a regular
+ * file only (see `readUserFile`), and at most `MAX_INPUT_BYTES` once decompressed.
+ */
 export function readTextMaybeGz(file: string): string {
-  const bytes = fs.readFileSync(file);
-  if (file.endsWith('.gz')) return zlib.gunzipSync(bytes).toString('utf8');
-  if (file.endsWith('.br')) return zlib.brotliDecompressSync(bytes).toString('utf8');
-  return bytes.toString('utf8');
+  const bytes = readUserFile(file);
+  const gz = file.endsWith('.gz');
+  if (!gz && !file.endsWith('.br')) return bytes.toString('utf8');
+  try {
+    const opts = { maxOutputLength: MAX_INPUT_BYTES };
+    return (gz ? zlib.gunzipSync(bytes, opts) : zlib.brotliDecompressSync(bytes, opts)).toString('utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new NotARegularFile(
+        `a ${gz ? 'gzip' : 'brotli'} file that expands past the ${MAX_INPUT_BYTES} bytes corl reads into memory`,
+        'EFBIG',
+      );
+    throw e;
+  }
 }
 
 /** Brotli-compress text at the highest quality (deterministic; about a quarter smaller than gzip on metrics). */

@@ -1,10 +1,11 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DiversityStrategy } from '../../core/contracts/diversity-strategy';
 import type { Problem } from '../../core/contracts/problem';
-import { CorlError } from '../../core/errors';
+import { CorlError, errorLine } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
+import { readUserText } from '../../core/util/files';
+import { parseJson } from '../../core/util/json';
 
 const REPHRASE_OPTIONS_SCHEMA = {
   type: 'object',
@@ -72,9 +73,9 @@ export const rephraseDiversity = definePlugin({
 function readVariants(file: string): Map<string, string[]> {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readUserText(file);
   } catch (e) {
-    throw new CorlError('CORL_ERR_TASK_DATA', `expected a readable variants file, got ${(e as Error).message}`, {
+    throw new CorlError('CORL_ERR_TASK_DATA', `expected a readable variants file, got ${errorLine(e)}`, {
       where: file,
     });
   }
@@ -83,7 +84,7 @@ function readVariants(file: string): Map<string, string[]> {
     if (!line.trim()) return;
     let row: unknown;
     try {
-      row = JSON.parse(line);
+      row = parseJson(line);
     } catch {
       throw new CorlError('CORL_ERR_TASK_DATA', 'expected a JSON object, got invalid JSON', {
         where: `${file}:${i + 1}`,

@@ -15,6 +15,10 @@ export const transformerPolicy = definePlugin({
     description: 'Embedded decoder-only transformer trained in onnxruntime (GRPO, pretraining), ONNX checkpoints',
     corl: '^0.1.0',
     options: TRANSFORMER_OPTIONS_SCHEMA,
+    // A sampling call's KV cache: keys and values of every layer, [rows, dModel, length] floats,
+    // its length at least the new tokens (at most the context).
+    memory: (o: TransformerOptions, load) =>
+      load.rows * o.layers * 2 * o.dModel * Math.min(o.context, Math.max(load.maxTokens, 1)) * 4,
   },
   async create(options: TransformerOptions, ctx) {
     const policy = new TransformerPolicy(options, options.init.seed ?? ctx.seed);

@@ -253,6 +253,23 @@ export function arithCorpus(o: ArithOptions, problems: readonly ArithProblem[]):
   });
 }
 
+/**
+ * The most problems of a split (train, the pretraining corpus) and of an evaluation split: a problem
+ * with its prompts takes about a kilobyte, and a million draws take seconds, so every size the
+ * schema admits is generated in moments and fits in memory.
+ */
+const MAX_SPLIT = 1_000_000;
+const MAX_HELD = 100_000;
+
+/** How many distinct expressions the options can draw (an upper bound: `nonNegative` keeps fewer). */
+export function arithSpace(o: Pick<ArithOptions, 'operands' | 'digits' | 'operations'>): number {
+  const lo = o.digits.min === 1 ? 0 : 10 ** (o.digits.min - 1);
+  const numbers = 10 ** o.digits.max - lo;
+  let total = 0;
+  for (let n = o.operands.min; n <= o.operands.max; n++) total += numbers ** n * o.operations.length ** (n - 1);
+  return total;
+}
+
 const range = (min: number, max: number, dmin: number, dmax: number) =>
   ({
     type: 'object',
@@ -273,11 +290,18 @@ const ARITH_OPTIONS_SCHEMA = {
       default: 1234,
       description: 'seed of the problem generator (not the run seed)',
     },
-    train: { type: 'integer', minimum: 1, default: 2000, description: 'training problems' },
-    heldOut: { type: 'integer', minimum: 0, default: 200, description: 'held-out problems' },
+    train: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_SPLIT,
+      default: 2000,
+      description: 'training problems (a step samples its batch from them)',
+    },
+    heldOut: { type: 'integer', minimum: 0, maximum: MAX_HELD, default: 200, description: 'held-out problems' },
     validation: {
       type: 'integer',
       minimum: 0,
+      maximum: MAX_HELD,
       default: 0,
       description:
         'validation problems (disjoint from train, held-out and every pretraining corpus), evaluated with eval.split "validation": choose settings on them, never on held-out',
@@ -298,7 +322,7 @@ const ARITH_OPTIONS_SCHEMA = {
       default: {},
       description: 'the supervised pretraining corpus of `corl pretrain`',
       properties: {
-        size: { type: 'integer', minimum: 0, default: 20000, description: 'worked examples' },
+        size: { type: 'integer', minimum: 0, maximum: MAX_SPLIT, default: 20000, description: 'worked examples' },
         weights: {
           type: 'object',
           default: {},
@@ -419,6 +443,16 @@ export const arithTask = definePlugin({
         'CORL_ERR_TASK_DATA',
         `expected min <= max in operands and digits, got operands ${options.operands.min}..${options.operands.max}, digits ${options.digits.min}..${options.digits.max}, discussion neighbours ${nb.min}..${nb.max}`,
         { where: 'task.options' },
+      );
+    }
+    // Distinct problems cannot outnumber the expressions the options allow: refused before drawing.
+    const space = arithSpace(options);
+    const wanted = options.heldOut + options.validation + options.train;
+    if (wanted > space) {
+      throw new CorlError(
+        'CORL_ERR_TASK_DATA',
+        `expected at most ${space} distinct problems in train, heldOut and validation together (what operands ${options.operands.min}..${options.operands.max}, digits ${options.digits.min}..${options.digits.max} and ${options.operations.length} operation(s) allow), got ${wanted}`,
+        { where: 'options.train', hint: 'ask for fewer problems, or allow more digits or operands' },
       );
     }
     return {

@@ -1,10 +1,11 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Problem, Reference } from '../../core/contracts/problem';
 import { MapGroundTruth } from '../../core/contracts/problem';
 import type { Task, TaskData } from '../../core/contracts/task';
-import { CorlError } from '../../core/errors';
+import { CorlError, errorLine } from '../../core/errors';
+import { readUserText } from '../../core/util/files';
+import { parseJson } from '../../core/util/json';
 import { definePlugin } from '../../core/registry/define';
 import { chatDiscussionPrompt, chatEvaluationPrompt } from '../../core/util/discussion-text';
 import { mixSeed, Rng } from '../../core/util/rng';
@@ -56,12 +57,12 @@ export function readJsonlProblems(
 ): JsonlRow[] {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readUserText(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new CorlError(
       'CORL_ERR_TASK_DATA',
-      `expected a readable JSONL file, got ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a folder' : (e as Error).message}`,
+      `expected a readable JSONL file, got ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a folder' : errorLine(e)}`,
       {
         where: file,
         hint: `check ${option} (relative paths are resolved against the config's folder)`,
@@ -82,11 +83,11 @@ export function readJsonlProblems(
     const where = `${file}:${line}`;
     let v: unknown;
     try {
-      v = JSON.parse(raw);
+      v = parseJson(raw);
     } catch (e) {
       throw new CorlError(
         'CORL_ERR_TASK_DATA',
-        `expected one JSON object per line, got invalid JSON (${(e as Error).message})`,
+        `expected one JSON object per line, got invalid JSON (${errorLine(e)})`,
         { where, hint: 'fix or remove the line' },
       );
     }

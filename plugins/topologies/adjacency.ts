@@ -1,10 +1,11 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PluginContext } from '../../core/contracts/plugin';
 import type { Topology } from '../../core/contracts/topology';
-import { CorlError } from '../../core/errors';
+import { CorlError, errorLine } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
+import { NotARegularFile, readUserText } from '../../core/util/files';
+import { parseJson } from '../../core/util/json';
 
 const topologyError = (message: string, where: string, hint?: string): CorlError =>
   new CorlError('CORL_ERR_CONFIG_TOPOLOGY', message, { where, ...(hint ? { hint } : {}) });
@@ -23,15 +24,15 @@ export function readMatrix(options: AdjacencyOptions, baseDir: string): { matrix
     where = file;
     let text: string;
     try {
-      text = fs.readFileSync(file, 'utf8');
+      text = readUserText(file);
     } catch (e) {
       throw topologyError(
-        `expected a readable JSON file with the adjacency matrix, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message} at ${file}`,
+        `expected a readable JSON file with the adjacency matrix, got ${e instanceof NotARegularFile ? e.message : ((e as NodeJS.ErrnoException).code ?? errorLine(e))} at ${file}`,
         'topology.options.file',
       );
     }
     try {
-      matrix = JSON.parse(text);
+      matrix = parseJson(text);
     } catch (e) {
       throw topologyError(`expected JSON in ${file}, got ${(e as Error).message}`, 'topology.options.file');
     }

@@ -232,7 +232,6 @@ describe('e2e: shipped configs and base checkpoints', function () {
       const n3 = await loadConfig(path.join(R.configs, 'n3-ring.json'));
       for (const [i, agent] of n3.config.agents.entries()) {
         const policy = await instantiate('policy', agent.policy, {
-          container: n3.container.createChildContainer(),
           registry: n3.registry,
           seed: i,
           baseDir: n3.baseDir,
@@ -348,7 +347,6 @@ describe('e2e: shipped configs and base checkpoints', function () {
     const co = await loadConfig(path.join(dir, 'co-rl-diff.json'));
     for (const [i, agent] of co.config.agents.entries()) {
       const policy = await instantiate('policy', agent.policy, {
-        container: co.container.createChildContainer(),
         registry: co.registry,
         seed: i,
         baseDir: co.baseDir,

@@ -27,18 +27,18 @@ async function openEquivalence(configFile: string | undefined): Promise<Equivale
     return instantiate(
       'equivalence',
       loaded.config.equivalence,
-      { container: loaded.container, registry: loaded.registry, seed: loaded.config.seed, baseDir: loaded.baseDir },
+      { registry: loaded.registry, seed: loaded.config.seed, baseDir: loaded.baseDir },
       'equivalence',
     );
   }
   const container = await createRunContainer();
   const registry = registryOf(container);
   const options = {};
-  new ConfigValidator(registry, container, process.cwd()).validateOptions('equivalence', 'corl:math', options);
+  new ConfigValidator(registry, process.cwd()).validateOptions('equivalence', 'corl:math', options);
   return instantiate(
     'equivalence',
     { use: 'corl:math', options },
-    { container, registry, seed: 0, baseDir: process.cwd() },
+    { registry, seed: 0, baseDir: process.cwd() },
     'equivalence',
   );
 }

@@ -10,6 +10,8 @@ import { createRunContainer } from '../../registry/container';
 import { instantiate } from '../../registry/instantiate';
 import { loadPluginModules } from '../../registry/load';
 import { PLUGIN_REGISTRY } from '../../registry/registry';
+import { parseJson } from '../../util/json';
+import { describeStat, kernelFileSystem } from '../../util/files';
 
 interface AnswersFlags {
   extractor: string;
@@ -67,14 +69,14 @@ export function answersCommand(program: Command): void {
 
 async function buildTools(flags: AnswersFlags): Promise<{ extractor: AnswerExtractor; equivalence: Equivalence }> {
   const container = await createRunContainer();
-  await loadPluginModules(container, flags.plugin ?? [], process.cwd());
   const registry = container.resolve(PLUGIN_REGISTRY);
-  const validator = new ConfigValidator(registry, container, process.cwd());
+  await loadPluginModules(registry, flags.plugin ?? [], process.cwd());
+  const validator = new ConfigValidator(registry, process.cwd());
   const resolve = (kind: PluginKind, name: string, json: string | undefined, flag: string) => {
     let options: unknown = {};
     if (json !== undefined) {
       try {
-        options = JSON.parse(json);
+        options = parseJson(json);
       } catch (e) {
         throw new CorlError('CORL_ERR_CLI_USAGE', `expected JSON in ${flag}, got ${(e as Error).message}`, {
           where: flag,
@@ -96,7 +98,7 @@ async function buildTools(flags: AnswersFlags): Promise<{ extractor: AnswerExtra
     }
     return { use: name, options: options as Record<string, unknown> };
   };
-  const scope = { container, registry, seed: 0, baseDir: process.cwd() };
+  const scope = { registry, seed: 0, baseDir: process.cwd() };
   const extractor = await instantiate(
     'extractor',
     resolve('extractor', flags.extractor, flags.extractorOptions, '--extractor-options'),
@@ -125,12 +127,18 @@ async function eachLine(
 ): Promise<void> {
   let input: NodeJS.ReadableStream;
   if (file) {
-    if (!fs.existsSync(file) || fs.statSync(file).isDirectory())
-      throw new CorlError(
-        'CORL_ERR_IO',
-        `expected a readable JSONL file, got ${fs.existsSync(file) ? 'a folder' : 'no file'} at ${file}`,
-        { where: file },
-      );
+    // Read as a stream (a FIFO is fine, as stdin is), but never a device, a socket or a kernel file.
+    const st = fs.existsSync(file) ? fs.statSync(file) : undefined;
+    const kernel = kernelFileSystem(file);
+    const problem = !st
+      ? 'no file'
+      : !st.isFile() && !st.isFIFO()
+        ? describeStat(st)
+        : kernel
+          ? `a file of the kernel's ${kernel} file system`
+          : undefined;
+    if (problem)
+      throw new CorlError('CORL_ERR_IO', `expected a readable JSONL file, got ${problem} at ${file}`, { where: file });
     input = fs.createReadStream(file, { encoding: 'utf8' });
   } else {
     input = process.stdin;
@@ -145,7 +153,7 @@ async function eachLine(
     let value: unknown;
     let problem: string | undefined;
     try {
-      value = JSON.parse(line);
+      value = parseJson(line);
     } catch (e) {
       problem = `expected a JSON object, got invalid JSON (${(e as Error).message})`;
     }

@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { Equivalence } from '../../contracts/equivalence';
@@ -21,6 +20,7 @@ import {
 } from '../../trainer/evaluate';
 import { defaultCountProgress, NoCountProgress, type CountProgress } from '../../trainer/progress';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/fs';
+import { readUserText } from '../../util/files';
 import { intFlag, pct, table } from '../output';
 import { noConfig, pickConfig } from '../config-arg';
 
@@ -200,8 +200,7 @@ export function guessFormat(file: string): (typeof FORMATS)[number] {
   let first: string;
   try {
     first =
-      fs
-        .readFileSync(file, 'utf8')
+      readUserText(file)
         .split('\n')
         .find((l) => l.trim() !== '') ?? '';
   } catch {

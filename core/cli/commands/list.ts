@@ -41,8 +41,8 @@ export function listCommand(program: Command): void {
         registry = (await loadConfig(flags.config)).registry;
       } else {
         const container = await createRunContainer();
-        await loadPluginModules(container, flags.plugin ?? [], process.cwd());
         registry = container.resolve(PLUGIN_REGISTRY);
+        await loadPluginModules(registry, flags.plugin ?? [], process.cwd());
       }
       const defs = registry.all().filter((d) => !kind || d.manifest.kind === kind);
       if (flags.json) {

@@ -1,15 +1,16 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { ResolvedSelection } from '../../contracts/plugin';
 import type { Policy } from '../../contracts/policy';
 import { loadConfig, type LoadedConfig } from '../../config/load';
 import { ConfigValidator } from '../../config/validator';
-import { CorlError } from '../../errors';
+import { CorlError, errorLine } from '../../errors';
 import { instantiate } from '../../registry/instantiate';
 import { readProblemsJsonl, taskRows, type RephraseRow } from '../../rephrase/input';
 import { DEFAULT_INSTRUCTION, rephrase } from '../../rephrase/rephrase';
 import { intFlag } from '../output';
+import { NotARegularFile, readUserText } from '../../util/files';
+import { parseJson } from '../../util/json';
 import { noConfig, pickConfig } from '../config-arg';
 
 interface RephraseFlags {
@@ -143,7 +144,7 @@ async function configRows(loaded: LoadedConfig): Promise<RephraseRow[]> {
   const task = await instantiate(
     'task',
     loaded.config.task,
-    { container: loaded.container, registry: loaded.registry, seed: loaded.config.seed, baseDir: loaded.baseDir },
+    { registry: loaded.registry, seed: loaded.config.seed, baseDir: loaded.baseDir },
     'task',
   );
   return taskRows(await task.load());
@@ -164,7 +165,6 @@ async function agentPolicy(loaded: LoadedConfig, agent: string | undefined): Pro
     'policy',
     agents[index]!.policy,
     {
-      container: loaded.container,
       registry: loaded.registry,
       seed: loaded.config.seed + index,
       agent: index,
@@ -177,17 +177,17 @@ async function agentPolicy(loaded: LoadedConfig, agent: string | undefined): Pro
 async function backendPolicy(loaded: LoadedConfig, file: string): Promise<Policy> {
   let value: unknown;
   try {
-    value = JSON.parse(fs.readFileSync(file, 'utf8'));
+    value = parseJson(readUserText(file));
   } catch (e) {
     throw new CorlError(
       'CORL_ERR_CLI_USAGE',
-      `expected a JSON file with a policy selection for --backend, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      `expected a JSON file with a policy selection for --backend, got ${e instanceof NotARegularFile || e instanceof SyntaxError ? e.message : ((e as NodeJS.ErrnoException).code ?? errorLine(e))}`,
       { where: file },
     );
   }
   const baseDir = path.dirname(file);
   const data = { policy: value };
-  const issues = new ConfigValidator(loaded.registry, loaded.container, baseDir).validate(
+  const issues = new ConfigValidator(loaded.registry, baseDir).validate(
     { type: 'object', required: ['policy'], properties: { policy: { corlPlugin: 'policy' } } },
     data,
   );
@@ -202,7 +202,6 @@ async function backendPolicy(loaded: LoadedConfig, file: string): Promise<Policy
     'policy',
     data.policy as unknown as ResolvedSelection,
     {
-      container: loaded.container,
       registry: loaded.registry,
       seed: loaded.config.seed,
       agent: 0,

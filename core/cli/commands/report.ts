@@ -118,12 +118,12 @@ async function categoriesOfRun(runDir: string): Promise<ReadonlyMap<string, stri
     const container = await createRunContainer();
     const registry = registryOf(container);
     const options = structuredClone(config.task.options ?? {}) as Record<string, unknown>;
-    if (new ConfigValidator(registry, container, runDir).validateOptions('task', config.task.use, options).length)
+    if (new ConfigValidator(registry, runDir).validateOptions('task', config.task.use, options).length)
       return undefined;
     const task = (await instantiate(
       'task',
       { use: config.task.use, options },
-      { container, registry, seed: config.seed ?? 0, baseDir: runDir },
+      { registry, seed: config.seed ?? 0, baseDir: runDir },
       'task',
     )) as Task;
     const data = await task.load();

@@ -1,15 +1,16 @@
 import type { Command } from 'commander';
-import * as fs from 'node:fs';
 import { loadConfig } from '../../config/load';
 import { createRunPlugins } from '../../config/run-plugins';
 import { loadServeConfig } from '../../serve/setup';
+import { readUserText } from '../../util/files';
+import { parseJson } from '../../util/json';
 import { noConfig, pickConfig } from '../config-arg';
 
 /** Whether a file is a `corl serve` config: its `$schema` names the serve schema, or it has a `serve` section and no task. */
 function isServeConfig(file: string): boolean {
   let v: unknown;
   try {
-    v = JSON.parse(fs.readFileSync(file, 'utf8'));
+    v = parseJson(readUserText(file));
   } catch {
     return false;
   } // loadConfig reports unreadable or bad JSON

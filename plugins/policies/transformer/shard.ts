@@ -3,7 +3,7 @@
 // their own). Both take the same jobs; a worker's results come back by structured clone.
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { CorlError, isCorlError, type ErrorCode } from '../../../core/errors';
+import { CorlError, errorLine, isCorlError, type ErrorCode } from '../../../core/errors';
 import type { AdamWScalars } from '../../../core/tensor/optim';
 import { sessionTimings, type SessionTiming } from '../../../core/tensor/session';
 import {
@@ -162,7 +162,7 @@ export interface WireError {
 /** Flatten an error for postMessage. */
 export function toWire(e: unknown): WireError {
   if (isCorlError(e)) return { message: e.message, code: e.code, detail: e.detail, where: e.where, hint: e.hint };
-  return { message: (e as Error)?.stack ?? String(e) };
+  return { message: errorLine(e, 2000) };
 }
 
 /** Rebuild an error from the wire (coded errors keep their code). */

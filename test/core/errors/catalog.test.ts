@@ -53,3 +53,14 @@ describe('core/errors (catalog, docs and code in step)', () => {
     expect(moved.code).to.equal(e.code);
   });
 });
+
+describe('core/errors: coded messages carry no stack lines', () => {
+  it('drops the stack frames an underlying message embedded, keeping its other lines', () => {
+    const e = new CorlError(
+      'CORL_ERR_IO',
+      'expected x, got Error: boom\n    at fn (/a/b.js:1:2)\n    at Object.<anonymous> (/a/c.js:3:4)\n    at new Promise (<anonymous>)\n  second line',
+    );
+    expect(e.detail).to.equal('expected x, got Error: boom\n  second line');
+    expect(e.message).not.to.match(/\n\s+at /);
+  });
+});

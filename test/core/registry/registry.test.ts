@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { expect } from 'chai';
 import { container } from 'tsyringe';
 import { definePlugin, registerAll } from '../../../core/registry/define';
-import { createRunContainer } from '../../../core/registry/container';
+import { createRunContainer, isolatedContainer, registrar } from '../../../core/registry/container';
 import { PLUGIN_REGISTRY, PluginRegistry, registryOf } from '../../../core/registry/registry';
 import { isCorlError } from '../../../core/errors';
 
@@ -78,7 +78,7 @@ describe('core/registry/registry', () => {
   it('each run container has its own registry with the built-ins, and nothing leaks between them', async () => {
     const a = await createRunContainer();
     const b = await createRunContainer();
-    registerAll(topo('x:only-a'))(a);
+    registerAll(topo('x:only-a'))(registrar(a.resolve(PLUGIN_REGISTRY), { builtin: false }).api);
     expect(a.resolve(PLUGIN_REGISTRY).has('topology', 'x:only-a')).to.equal(true);
     expect(b.resolve(PLUGIN_REGISTRY).has('topology', 'x:only-a')).to.equal(false);
     expect(b.resolve(PLUGIN_REGISTRY).has('topology', 'corl:ring')).to.equal(true);
@@ -94,7 +94,7 @@ describe('core/registry/registry', () => {
       err = e;
     }
     expect(isCorlError(err, 'CORL_ERR_PLUGIN_INVALID'), String(err)).to.equal(true);
-    expect(String(err)).to.contain('argument 1').and.contain('got a container');
+    expect(String(err)).to.contain('argument 1').and.contain('got object');
     expect((err as { hint: string }).hint).to.contain('register: registerAll(a, b)');
     expect(code(() => registerAll(topo('x:t'), undefined as never))).to.equal('CORL_ERR_PLUGIN_INVALID');
   });
@@ -103,5 +103,118 @@ describe('core/registry/registry', () => {
     const c = container.createChildContainer();
     const r = registryOf(c);
     expect(registryOf(c)).to.equal(r);
+  });
+});
+
+describe('core/registry: definitions are read once, registration only adds', () => {
+  const none = { type: 'object', properties: {}, additionalProperties: false } as const;
+  const reward = (manifest: Record<string, unknown>) =>
+    definePlugin({
+      manifest: {
+        name: 'x:r',
+        kind: 'reward',
+        description: 'test',
+        corl: '^0.1.0',
+        options: none,
+        ...manifest,
+      } as never,
+      create: () => ({ score: async () => ({ rewards: [] }) }),
+    });
+
+  it('a manifest getter is read once, at registration: later reads of the original change nothing', () => {
+    let reads = 0;
+    const manifest = {
+      name: 'x:flip',
+      kind: 'reward',
+      description: 'test',
+      corl: '^0.1.0',
+      options: { ...none },
+      get usesGroundTruth() {
+        return reads++ > 0;
+      },
+    };
+    const def = definePlugin({ manifest: manifest as never, create: () => ({ score: async () => ({ rewards: [] }) }) });
+    const r = new PluginRegistry();
+    r.add(def);
+    expect(reads).to.equal(1);
+    const sel = { use: 'x:flip', options: {} };
+    const q = { usesGroundTruth: () => false, trainedOnLabels: () => false, tokenStats: () => false };
+    for (let i = 0; i < 3; i++) expect(r.answer('reward', sel, 'usesGroundTruth', q)).to.equal(false);
+    expect(reads).to.equal(1);
+    expect(Object.isFrozen(r.get('reward', 'x:flip').manifest)).to.equal(true);
+    expect(Object.isFrozen(r.get('reward', 'x:flip').manifest.options)).to.equal(true);
+    (manifest.options as Record<string, unknown>).type = 'string';
+    expect(r.get('reward', 'x:flip').manifest.options.type).to.equal('object');
+    expect(r.holds(def)).to.equal(true);
+  });
+
+  it('a question answered by a function is asked once per options, whatever order their keys come in', () => {
+    let calls = 0;
+    const r = new PluginRegistry();
+    r.add(reward({ usesGroundTruth: () => calls++ % 2 === 1 }));
+    const q = { usesGroundTruth: () => false, trainedOnLabels: () => false, tokenStats: () => false };
+    expect(r.answer('reward', { use: 'x:r', options: { a: 1, b: 2 } }, 'usesGroundTruth', q)).to.equal(false);
+    expect(r.answer('reward', { use: 'x:r', options: { b: 2, a: 1 } }, 'usesGroundTruth', q)).to.equal(false);
+    expect(calls).to.equal(1);
+    expect(r.answer('reward', { use: 'x:r', options: { a: 2 } }, 'usesGroundTruth', q)).to.equal(true);
+  });
+
+  it('an unreadable or malformed manifest, and a question that throws or answers a non-boolean, are coded', () => {
+    const r = new PluginRegistry();
+    const throwing = {
+      ...reward({}).manifest,
+      get tokenStats(): boolean {
+        throw new Error('boom\n    at x (/y.js:1:2)');
+      },
+    };
+    expect(code(() => r.add({ manifest: throwing, create: () => ({}) } as never))).to.equal('CORL_ERR_PLUGIN_INVALID');
+    expect(code(() => r.add(reward({ usesGroundTruth: 'yes' })))).to.equal('CORL_ERR_PLUGIN_INVALID');
+    expect(code(() => r.add(reward({ description: 7 })))).to.equal('CORL_ERR_PLUGIN_INVALID');
+    expect(code(() => r.add(reward({ options: { type: 'object', properties: {}, f: () => 1 } })))).to.equal(
+      'CORL_ERR_PLUGIN_INVALID',
+    );
+    const q = { usesGroundTruth: () => false, trainedOnLabels: () => false, tokenStats: () => false };
+    const r2 = new PluginRegistry();
+    r2.add(reward({ usesGroundTruth: () => 'yes' }));
+    expect(code(() => r2.answer('reward', { use: 'x:r', options: {} }, 'usesGroundTruth', q))).to.equal(
+      'CORL_ERR_PLUGIN_INVALID',
+    );
+    const r3 = new PluginRegistry();
+    r3.add(
+      reward({
+        usesGroundTruth: () => {
+          throw new Error('no\n    at secret (/s.js:3:4)');
+        },
+      }),
+    );
+    try {
+      r3.answer('reward', { use: 'x:r', options: {} }, 'usesGroundTruth', q);
+      expect.fail('throws');
+    } catch (e) {
+      expect(isCorlError(e, 'CORL_ERR_PLUGIN_INVALID')).to.equal(true);
+      expect((e as Error).message)
+        .to.contain('got an error: no')
+        .and.not.contain('secret');
+    }
+  });
+
+  it("the registration API adds only, while register runs, and keeps the corl: scope to corl's built-ins", () => {
+    const registry = new PluginRegistry();
+    const r = registrar(registry, { builtin: false, module: 'm' });
+    expect(Object.keys(r.api)).to.deep.equal(['add']);
+    expect(Object.isFrozen(r.api)).to.equal(true);
+    r.api.add(topo('x:a'));
+    expect(code(() => r.api.add(topo('corl:fake')))).to.equal('CORL_ERR_PLUGIN_INVALID');
+    r.close();
+    expect(code(() => r.api.add(topo('x:late')))).to.equal('CORL_ERR_PLUGIN_INVALID');
+    expect(registry.names('topology')).to.deep.equal(['x:a']);
+    expect(registry.isBuiltin('topology', 'x:a')).to.equal(false);
+  });
+
+  it('a plugin instance container has no parent: nothing registered elsewhere reaches it', () => {
+    container.register('test.global', { useValue: 'global' });
+    const c = isolatedContainer();
+    expect((c as unknown as { parent?: unknown }).parent).to.equal(undefined);
+    expect(c.isRegistered('test.global', true)).to.equal(false);
   });
 });

@@ -3,7 +3,6 @@ import type { JsonSchema } from '../../../core/contracts/plugin';
 import type { Topology } from '../../../core/contracts/topology';
 import { CorlError } from '../../../core/errors';
 import { definePlugin, registerAll } from '../../../core/registry/define';
-import { registryOf } from '../../../core/registry/registry';
 import { commonChecks, wrongValue } from '../../../core/testing';
 import { fails, passes } from './helpers';
 
@@ -129,19 +128,19 @@ describe('core/testing/common (manifest, options schema and registration checks)
     );
   });
 
-  it('register(container) must register the exported definition', async () => {
+  it('register(plugins) must register the exported definition', async () => {
     const t = topology({});
-    await passes(commonChecks('topology', t, { register: registerAll(t) }), 'registered by the module');
+    await passes(commonChecks('topology', t, { register: registerAll(t) }), 'registered by its module');
     const other = topology({ name: 'test:other' });
     await fails(
       commonChecks('topology', t, { register: registerAll(other) }),
-      'registered by the module',
+      'registered by its module',
       /registered test:other/,
     );
     const copy = { ...t };
     await fails(
-      commonChecks('topology', t, { register: (c) => registryOf(c).add(copy) }),
-      'registered by the module',
+      commonChecks('topology', t, { register: (plugins) => plugins.add(copy) }),
+      'registered by its module',
       /exported one/,
     );
   });

@@ -1,15 +1,15 @@
 import { expect } from 'chai';
-import { createRunContainer } from '../../../core/registry/container';
-import { registryOf } from '../../../core/registry/registry';
+import { registrar } from '../../../core/registry/container';
+import { PluginRegistry } from '../../../core/registry/registry';
 import * as testing from '../../../core/testing';
 import { resolveRunner, type TestBody } from '../../../core/testing';
 import { ringTopology } from '../../../plugins/topologies';
 
 describe('core/testing (corl/testing entry point)', () => {
-  it('register(container) adds testing:categorical, so a config can list "corl/testing" in plugins', async () => {
-    const c = await createRunContainer(undefined, { builtins: false });
-    testing.register(c);
-    expect(registryOf(c).names('policy')).to.deep.equal(['testing:categorical']);
+  it('register(plugins) adds testing:categorical, so a config can list "corl/testing" in plugins', async () => {
+    const registry = new PluginRegistry();
+    testing.register(registrar(registry, { builtin: false }).api);
+    expect(registry.names('policy')).to.deep.equal(['testing:categorical']);
   });
 
   it('suites run under any runner given as { describe, it } (e.g. node:test), and all their checks pass', async () => {

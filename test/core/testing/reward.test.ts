@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { InjectionToken } from 'tsyringe';
 import type { RewardSource } from '../../../core/contracts/reward-source';
 import { GROUND_TRUTH, type GroundTruth } from '../../../core/contracts/problem';
 import { TASK, type Task } from '../../../core/contracts/task';
@@ -40,86 +41,50 @@ describe('core/testing/reward (the reward-source suite catches broken sources)',
     await fails(rewardChecks(sneaky), 'depends on it', /changed when a reference was present/);
   });
 
-  it('a source that resolves GROUND_TRUTH from its container is caught', async () => {
-    const injected = definePlugin({
-      manifest: { name: 'test:injected', kind: 'reward', description: 'test reward', corl: '^0.1.0', options: schema },
-      create(_o, ctx): RewardSource {
-        const gt = ctx.container.resolve<GroundTruth>(GROUND_TRUTH);
-        return {
-          async score(c) {
-            return { rewards: c.completions.map((v) => (gt.get(c.problem.id)?.answer === v.key ? 1 : 0)) };
-          },
-        };
-      },
-    });
-    await fails(rewardChecks(injected), 'depends on it', /reached for ground truth: .*"corl\.GroundTruth"/);
+  it('a source that declares GROUND_TRUTH or TASK among its dependencies without usesGroundTruth is caught', async () => {
+    for (const [name, token, says] of [
+      ['test:injected', GROUND_TRUTH, /"corl\.GroundTruth"/],
+      ['test:loader', TASK, /"corl\.Task"/],
+    ] as const) {
+      const injected = definePlugin({
+        manifest: { name, kind: 'reward', description: 'test reward', corl: '^0.1.0', options: schema },
+        inject: { labels: token as InjectionToken<GroundTruth | Task> },
+        create(): RewardSource {
+          return { score: async (c) => ({ rewards: c.completions.map(() => 0) }) };
+        },
+      });
+      await fails(rewardChecks(injected), 'depends on it', says);
+      await fails(rewardChecks(injected), 'is handed nothing that leads to a label', says);
+    }
   });
 
-  it('a source that loads the task (and so its references) from the container is caught', async () => {
-    const loader = definePlugin({
-      manifest: { name: 'test:loader', kind: 'reward', description: 'test reward', corl: '^0.1.0', options: schema },
+  it('a source that catches the refusal of a task it tries to create and carries on is still caught', async () => {
+    const quiet = definePlugin({
+      manifest: { name: 'test:quiet', kind: 'reward', description: 'test reward', corl: '^0.1.0', options: schema },
       create(_o, ctx): RewardSource {
         return {
           async score(c) {
-            await ctx.container.resolve<Task>(TASK).load();
+            try {
+              await ctx.create('task', { use: 'corl:inline', options: { train: [], heldOut: [] } });
+            } catch {
+              /* try later */
+            }
             return { rewards: c.completions.map(() => 0) };
           },
         };
       },
     });
-    await fails(rewardChecks(loader), 'depends on it', /reached for ground truth: .*"corl\.Task"/);
+    await fails(rewardChecks(quiet), 'depends on it', /caught the refusal\).*the task "corl:inline"/);
   });
 
-  it('a source that catches the refusal and carries on is still caught (the tripwire counts attempts)', async () => {
-    const quiet = definePlugin({
-      manifest: { name: 'test:quiet', kind: 'reward', description: 'test reward', corl: '^0.1.0', options: schema },
-      create(_o, ctx): RewardSource {
-        let gt: GroundTruth | undefined;
-        try {
-          gt = ctx.container.resolve<GroundTruth>('corl.GroundTruth');
-        } catch {
-          /* try later */
-        }
-        return {
-          async score(c) {
-            return { rewards: c.completions.map((v) => (gt?.get(c.problem.id)?.answer === v.key ? 1 : 0)) };
-          },
-        };
-      },
-    });
-    await fails(rewardChecks(quiet), 'depends on it', /caught the refusal\).*"corl\.GroundTruth"/);
-  });
-
-  it('a source that reaches for the registry, a policy, or resets its container is caught', async () => {
-    const routes: ((ctx: import('../../../core/contracts/plugin').PluginContext) => unknown)[] = [
-      (ctx) => ctx.container.resolve('corl.PluginRegistry'),
-      (ctx) => ctx.container.resolve('corl.Policy'),
-      (ctx) => ctx.container.createChildContainer().resolve('corl.Task'),
-      (ctx) => ctx.container.reset(),
-    ];
-    for (const [i, route] of routes.entries()) {
+  it('a source that declares the registry or a policy among its dependencies is caught', async () => {
+    for (const token of ['corl.PluginRegistry', 'corl.Policy']) {
       const probing = definePlugin({
-        manifest: {
-          name: `test:probe${i}`,
-          kind: 'reward',
-          description: 'test reward',
-          corl: '^0.1.0',
-          options: schema,
-        },
-        create(_o, ctx): RewardSource {
-          return {
-            async score(c) {
-              try {
-                route(ctx);
-              } catch {
-                /* swallowed */
-              }
-              return { rewards: c.completions.map(() => 0) };
-            },
-          };
-        },
+        manifest: { name: 'test:probe', kind: 'reward', description: 'test reward', corl: '^0.1.0', options: schema },
+        inject: { x: token },
+        create: (): RewardSource => ({ score: async (c) => ({ rewards: c.completions.map(() => 0) }) }),
       });
-      await fails(rewardChecks(probing), 'depends on it', /CORL_ERR_PLUGIN_CAPABILITY|caught the refusal/);
+      await fails(rewardChecks(probing), 'depends on it', /CORL_ERR_PLUGIN_CAPABILITY/);
     }
   });
 

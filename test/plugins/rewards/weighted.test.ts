@@ -56,7 +56,6 @@ describe('plugins/rewards/weighted (corl:weighted)', () => {
     expect(loaded.supervised).to.equal(false);
     expect(loaded.tokenStats).to.equal(false);
     const reward = await instantiate('reward', loaded.config.reward, {
-      container: loaded.container,
       registry: loaded.registry,
       seed: 0,
       baseDir: '.',
@@ -87,7 +86,6 @@ describe('plugins/rewards/weighted (corl:weighted)', () => {
     const loaded = await loadConfigValue(withReward(sel));
     expect(loaded.supervised).to.equal(true);
     const reward = (await instantiate('reward', loaded.config.reward, {
-      container: loaded.container,
       registry: loaded.registry,
       seed: 0,
       baseDir: '.',
@@ -146,7 +144,6 @@ describe('plugins/rewards/weighted (corl:weighted)', () => {
     let zero: Error | undefined;
     try {
       await instantiate('reward', loaded.config.reward, {
-        container: loaded.container,
         registry: loaded.registry,
         seed: 0,
         baseDir: '.',

@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { container } from 'tsyringe';
+import { registrar } from '../../../../core/registry/container';
 import * as ort from 'onnxruntime-node';
 import { instantiate } from '../../../../core/registry/instantiate';
-import { registryOf } from '../../../../core/registry/registry';
+import { PluginRegistry } from '../../../../core/registry/registry';
 import { register } from '../../../../plugins/policies';
 import { tinyPolicy, transformerOptions } from '../../../fixtures/transformer';
 
@@ -156,9 +156,8 @@ describe('plugins/policies/transformer/checkpoint', function () {
     const a = await trained(6);
     try {
       await a.save(path.join(tmp, 'base'));
-      const c = container.createChildContainer();
-      await register(c);
-      const registry = registryOf(c);
+      const registry = new PluginRegistry();
+      await register(registrar(registry, { builtin: true }).api);
       const options = transformerOptions({
         dModel: 16,
         layers: 1,
@@ -169,11 +168,7 @@ describe('plugins/policies/transformer/checkpoint', function () {
         tokenizer: { alphabet: '0123456789+-=;\\boxed{} ' },
         checkpoint: 'base',
       }) as unknown as Record<string, unknown>;
-      const p = await instantiate(
-        'policy',
-        { use: 'corl:transformer', options },
-        { container: c, registry, seed: 99, baseDir: tmp },
-      );
+      const p = await instantiate('policy', { use: 'corl:transformer', options }, { registry, seed: 99, baseDir: tmp });
       const sa = await a.sample([{ prompt: '3=' }], sampling);
       expect(await p.sample([{ prompt: '3=' }], sampling)).to.deep.equal(sa);
       await p.close!();
@@ -181,7 +176,7 @@ describe('plugins/policies/transformer/checkpoint', function () {
       await instantiate(
         'policy',
         { use: 'corl:transformer', options: missing },
-        { container: c, registry, seed: 99, baseDir: tmp },
+        { registry, seed: 99, baseDir: tmp },
       ).then(
         () => expect.fail(),
         (e) => expect(String(e)).to.match(/CORL_ERR_POLICY_CHECKPOINT/),
@@ -193,9 +188,8 @@ describe('plugins/policies/transformer/checkpoint', function () {
 
   it('checkpointOptimizer: false takes only the weights (fresh AdamW, zeroed counters, no reference)', async () => {
     const a = await trained(4);
-    const c = container.createChildContainer();
-    await register(c);
-    const registry = registryOf(c);
+    const registry = new PluginRegistry();
+    await register(registrar(registry, { builtin: true }).api);
     try {
       await a.save(path.join(tmp, 'base'));
       const options = {
@@ -212,15 +206,11 @@ describe('plugins/policies/transformer/checkpoint', function () {
         checkpoint: 'base',
         checkpointOptimizer: false,
       } as unknown as Record<string, unknown>;
-      const p = await instantiate(
-        'policy',
-        { use: 'corl:transformer', options },
-        { container: c, registry, seed: 99, baseDir: tmp },
-      );
+      const p = await instantiate('policy', { use: 'corl:transformer', options }, { registry, seed: 99, baseDir: tmp });
       const full = await instantiate(
         'policy',
         { use: 'corl:transformer', options: { ...options, checkpointOptimizer: true } },
-        { container: c, registry, seed: 99, baseDir: tmp },
+        { registry, seed: 99, baseDir: tmp },
       );
       try {
         expect(p.describe().details).to.include({ optimizerSteps: 0, updates: 0, pretrainSteps: 0 });

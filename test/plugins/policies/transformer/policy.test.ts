@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { container } from 'tsyringe';
+import { registrar } from '../../../../core/registry/container';
 import type { SamplingOptions, TrainingSample } from '../../../../core/contracts/policy';
-import { registryOf } from '../../../../core/registry/registry';
+import { PluginRegistry } from '../../../../core/registry/registry';
 import { instantiate } from '../../../../core/registry/instantiate';
 import { register } from '../../../../plugins/policies';
 import { compile, GraphSession } from '../../../../core/tensor/session';
@@ -18,9 +18,8 @@ describe('plugins/policies/transformer/policy (corl:transformer)', function () {
   this.timeout(120000);
 
   it('registers like any plugin and builds from defaulted options', async () => {
-    const c = container.createChildContainer();
-    await register(c);
-    const registry = registryOf(c);
+    const registry = new PluginRegistry();
+    await register(registrar(registry, { builtin: true }).api);
     const def = registry.get('policy', 'corl:transformer');
     expect(def.manifest.kind).to.equal('policy');
     const p = await instantiate(
@@ -35,7 +34,7 @@ describe('plugins/policies/transformer/policy (corl:transformer)', function () {
           worker: false,
         }) as unknown as Record<string, unknown>,
       },
-      { container: c, registry, seed: 5, baseDir: '.' },
+      { registry, seed: 5, baseDir: '.' },
     );
     const d = p.describe();
     expect(d.kind).to.equal('corl:transformer');

@@ -119,7 +119,10 @@ export function parseCorlChoice(value: string): CorlChoice {
 }
 
 /** The devDependency spec of corl for a choice (see {@link ScaffoldOptions.corl}). */
-export function corlDependency(install: CorlInstall, choice: CorlChoice = install.corl === false ? 'registry' : 'file'): string {
+export function corlDependency(
+  install: CorlInstall,
+  choice: CorlChoice = install.corl === false ? 'registry' : 'file',
+): string {
   if (choice === 'registry') return `^${install.version}`;
   if (choice === 'file' && install.corl === false)
     throw new CorlError(

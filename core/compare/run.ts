@@ -162,13 +162,21 @@ export function attachPlan(plan: LoadedPlan, files: readonly string[], out: stri
   return { ...planRecord(plan, process.cwd()), configs, ...(attached ? { attached } : {}) };
 }
 
+/** What a comparison (or one shard of it) runs: its configs, design and seed indices, checked and recorded. */
+interface Prepared {
+  readonly loaded: LoadedConfig[];
+  readonly design: Design;
+  readonly first: number;
+  /** Seeds per config at each look (one look without a sequential design). */
+  readonly looks: readonly number[];
+  readonly notes: string[];
+}
+
 /**
- * Run every config with every seed (skipping finished runs and resuming unfinished ones, so an
- * interrupted comparison continues where it stopped), look by look under a sequential design,
- * then write the table, the verdicts and the report.
+ * Load every config, check the folder against the plan (or its absence), attach the plan and write
+ * compare.json: the same for a whole comparison and for each of its shards.
  */
-export async function runCompare(o: CompareOptions): Promise<CompareResult> {
-  const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
+async function prepare(o: CompareOptions): Promise<Prepared> {
   const files = configFiles(o);
   const loaded = await loadAll(files, o);
   const names = loaded.map((l) => l.config.name);
@@ -205,13 +213,27 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
       ? "Seeds: one run per config, at the config's own seed."
       : `Seeds: config seed + 1000·i for i = ${first}..${first + cap - 1}.`,
   ];
+  return { loaded, design, first, looks, notes };
+}
+
+/**
+ * Run every config with every seed (skipping finished runs and resuming unfinished ones, so an
+ * interrupted comparison continues where it stopped), look by look under a sequential design,
+ * then write the table, the verdicts and the report.
+ */
+export async function runCompare(o: CompareOptions): Promise<CompareResult> {
+  const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const { loaded, design, first, looks, notes } = await prepare(o);
+  const seq = design.sequential;
+  const cap = looks[looks.length - 1]!;
   let done = 0;
   let result: CompareResult | undefined;
   for (let k = 0; k < looks.length; k++) {
     const from = first + (k > 0 ? looks[k - 1]! : 0);
     const to = first + looks[k]!;
     if (seq) log(`look ${k + 1} of ${looks.length}: seeds ${from}..${to - 1} (${looks[k]} per config)`);
-    done = await runRound(loaded, from, to, { o, log, blind: o.plan !== undefined, done, total: loaded.length * cap });
+    const seeds = range(from, to);
+    done = await runRound(loaded, seeds, { o, log, blind: o.plan !== undefined, done, total: loaded.length * cap });
     const c = readComparison(o.out);
     result = await renderComparison(o.out, c, { by: seq ? `corl compare, look ${k + 1}` : 'corl compare', notes });
     if (seq && result.verdicts.stopped) break;
@@ -220,16 +242,77 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   return { ...result!, verdict: verdictFor(readComparison(o.out), loaded, o.committed) };
 }
 
-/** Run seed indices [from, to) of every config, seed by seed across configs, `jobs` runs at a time. */
+/** One shard of a comparison: shard `index` (1-based) of `count`. */
+export interface Shard {
+  readonly index: number;
+  readonly count: number;
+}
+
+/** What a shard ran. */
+export interface ShardResult {
+  /** The look whose seeds the shard ran (1 without a sequential design); undefined when the comparison had stopped. */
+  readonly look?: number;
+  /** Seed indices this shard ran (each for every config). */
+  readonly seeds: readonly number[];
+}
+
+/**
+ * Run one shard of a comparison: of the seeds of the next look to decide (every seed without a
+ * sequential design), those at positions index − 1, index − 1 + count, … — every config at each,
+ * so a shard holds whole seeds — and stop without reading or rendering anything: `count` shards
+ * started on the same folder, one per core, run a look side by side in separate processes; the
+ * comparison run afterwards without a shard finds the runs finished, renders the look and decides.
+ * The next look is the one after the last look the folder's verdicts.json records, unless that
+ * look stopped the comparison (then nothing runs).
+ */
+export async function runShard(o: CompareOptions, shard: Shard): Promise<ShardResult> {
+  const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const { loaded, design, first, looks } = await prepare(o);
+  const decided = design.sequential ? decidedLooks(o.out) : { looks: 0, stopped: false };
+  if (decided.stopped) {
+    log(`shard ${shard.index}/${shard.count}: the comparison stopped at look ${decided.looks}; nothing to run`);
+    return { seeds: [] };
+  }
+  const k = Math.min(decided.looks, looks.length - 1);
+  const from = first + (k > 0 ? looks[k - 1]! : 0);
+  const seeds = range(from, first + looks[k]!).filter((_, j) => j % shard.count === shard.index - 1);
+  log(
+    `shard ${shard.index}/${shard.count}${design.sequential ? ` of look ${k + 1} of ${looks.length}` : ''}: seeds ${seeds.join(', ') || 'none'}`,
+  );
+  await runRound(loaded, seeds, { o, log, blind: o.plan !== undefined, done: 0, total: loaded.length * seeds.length });
+  log(
+    `shard ${shard.index}/${shard.count}: done; run the same command without --shard once every shard is done, to render${design.sequential ? ' and decide the look' : ''}`,
+  );
+  return { look: k + 1, seeds };
+}
+
+/** How many looks the folder's verdicts.json records as decided, and whether the last one stopped the comparison. */
+function decidedLooks(out: string): { looks: number; stopped: boolean } {
+  const file = path.join(out, 'verdicts.json');
+  if (!fs.existsSync(file)) return { looks: 0, stopped: false };
+  let v: { looks?: unknown; stopped?: unknown };
+  try {
+    v = JSON.parse(fs.readFileSync(file, 'utf8')) as { looks?: unknown; stopped?: unknown };
+  } catch (e) {
+    throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in verdicts.json, got ${(e as Error).message}`, {
+      where: file,
+    });
+  }
+  return { looks: Array.isArray(v.looks) ? v.looks.length : 0, stopped: v.stopped === true };
+}
+
+const range = (from: number, to: number): number[] =>
+  Array.from({ length: Math.max(0, to - from) }, (_, j) => from + j);
+
+/** Run the seed indices `seeds` of every config, seed by seed across configs, `jobs` runs at a time. */
 async function runRound(
   loaded: readonly LoadedConfig[],
-  from: number,
-  to: number,
+  seeds: readonly number[],
   r: { o: CompareOptions; log: (l: string) => void; blind: boolean; done: number; total: number },
 ): Promise<number> {
   const tasks: { l: LoadedConfig; i: number }[] = [];
   // Seed by seed across configs, so that a comparison cut short holds whole seeds of every config.
-  for (let i = from; i < to; i++) for (const l of loaded) tasks.push({ l, i });
+  for (const i of seeds) for (const l of loaded) tasks.push({ l, i });
   const jobs = Math.max(1, Math.min(r.o.jobs ?? 1, tasks.length));
   let next = 0;
   let k = r.done;

@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { existingOrGz, readTextMaybeGz } from '../util/gz';
-import { CorlError } from '../errors';
+import { readEvalRows, passOf } from './eval-rows';
 import type { ReportGroup, ResultRow } from './html';
 import { agreement } from '../metrics/agreement';
 import { meanSd, metricSeries, valueAt, type RunSummary, type Stat } from './runs';
@@ -49,33 +48,9 @@ export function evalStepFiles(runDir: string): Map<number, string> {
 
 /** Read the evaluation rows of one step that carry a category (rows without one are skipped). */
 export function readCategoryRows(file: string): CategoryEvalRow[] {
-  const rows: CategoryEvalRow[] = [];
-  readTextMaybeGz(existingOrGz(file))
-    .split('\n')
-    .forEach((line, i) => {
-      if (!line.trim()) return;
-      let v: { agent?: unknown; category?: unknown; correct?: unknown };
-      try {
-        v = JSON.parse(line);
-      } catch {
-        throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON evaluation row, got invalid JSON', {
-          where: `${file}:${i + 1}`,
-        });
-      }
-      if (
-        typeof v.category !== 'string' ||
-        typeof v.agent !== 'number' ||
-        !Array.isArray(v.correct) ||
-        v.correct.length === 0
-      )
-        return;
-      rows.push({
-        agent: v.agent,
-        category: v.category,
-        pass: v.correct.filter((c) => c === true).length / v.correct.length,
-      });
-    });
-  return rows;
+  return readEvalRows(file)
+    .filter((r) => r.category !== undefined && r.correct.length > 0)
+    .map((r) => ({ agent: r.agent, category: r.category!, pass: passOf(r) }));
 }
 
 /** pass@1 by agent and category of one step's rows, with each category's problem count. */
@@ -222,26 +197,12 @@ function lastEval(run: RunSummary): number {
 /** Correctness flags of one step's eval rows: agent → problem id → flags of its samples. */
 function correctnessByAgent(file: string): Map<number, Map<string, boolean[]>> {
   const out = new Map<number, Map<string, boolean[]>>();
-  readTextMaybeGz(existingOrGz(file))
-    .split('\n')
-    .forEach((line, i) => {
-      if (!line.trim()) return;
-      let v: { agent?: unknown; id?: unknown; correct?: unknown };
-      try {
-        v = JSON.parse(line);
-      } catch {
-        throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON evaluation row, got invalid JSON', {
-          where: `${file}:${i + 1}`,
-        });
-      }
-      if (typeof v.agent !== 'number' || typeof v.id !== 'string' || !Array.isArray(v.correct)) return;
-      const m = out.get(v.agent) ?? new Map<string, boolean[]>();
-      out.set(v.agent, m);
-      m.set(
-        v.id,
-        v.correct.map((c) => c === true),
-      );
-    });
+  for (const r of readEvalRows(file)) {
+    if (r.id === undefined) continue;
+    const m = out.get(r.agent) ?? new Map<string, boolean[]>();
+    out.set(r.agent, m);
+    m.set(r.id, [...r.correct]);
+  }
   return out;
 }
 

@@ -3,7 +3,7 @@
 // split of its variance into training and evaluation, and the seeds needed to resolve an effect.
 // The method is docs/guide/statistics.md's; core/stats holds the numbers.
 import * as path from 'node:path';
-import { existingOrGz, readTextMaybeGz } from '../util/gz';
+import { readEvalRows, passOf } from './eval-rows';
 import { mixSeed } from '../util/rng';
 import { CorlError } from '../errors';
 import { hierarchicalBootstrap } from '../stats/bootstrap';
@@ -162,28 +162,16 @@ function readStepRows(file: string, agents: number): StepRows {
   const byId = new Map<string, number[]>();
   const counts = new Map<string, number[]>();
   const lines: string[] = [];
-  readTextMaybeGz(existingOrGz(file))
-    .split('\n')
-    .forEach((line, i) => {
-      if (!line.trim()) return;
-      let v: { agent?: unknown; id?: unknown; correct?: unknown };
-      try {
-        v = JSON.parse(line);
-      } catch {
-        throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON evaluation row, got invalid JSON', {
-          where: `${file}:${i + 1}`,
-        });
-      }
-      if (typeof v.agent !== 'number' || typeof v.id !== 'string' || !Array.isArray(v.correct) || !v.correct.length)
-        return;
-      const pass = byId.get(v.id) ?? Array<number>(agents).fill(NaN);
-      const k = counts.get(v.id) ?? Array<number>(agents).fill(0);
-      pass[v.agent] = v.correct.filter((c) => c === true).length / v.correct.length;
-      k[v.agent] = v.correct.length;
-      byId.set(v.id, pass);
-      counts.set(v.id, k);
-      lines.push(`${v.agent}:${v.id}:${v.correct.map((c) => (c === true ? 1 : 0)).join('')}`);
-    });
+  for (const r of readEvalRows(file)) {
+    if (r.id === undefined || !r.correct.length) continue;
+    const pass = byId.get(r.id) ?? Array<number>(agents).fill(NaN);
+    const k = counts.get(r.id) ?? Array<number>(agents).fill(0);
+    pass[r.agent] = passOf(r);
+    k[r.agent] = r.correct.length;
+    byId.set(r.id, pass);
+    counts.set(r.id, k);
+    lines.push(`${r.agent}:${r.id}:${r.correct.map((c) => (c ? 1 : 0)).join('')}`);
+  }
   // Var of the run's average = Σ_agents Σ_problems p̂(1 − p̂)/(K − 1) / (A·P)², p̂(1 − p̂)/(K − 1) being
   // the unbiased estimate of the variance of a problem's pass@1 over K samples.
   let v = 0;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileSha256 } from '../../core/compare/plan';
@@ -8,6 +8,16 @@ import { coRlConfig, tempDir, writeConfig } from '../fixtures/configs';
 const BIN = path.resolve(__dirname, '../../../bin/corl.js');
 const corl = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
 const json = (file: string): any => JSON.parse(fs.readFileSync(file, 'utf8'));
+/** `corl …` in its own process, concurrently with others. */
+const corlAsync = (args: string[]): Promise<{ status: number | null; stderr: string; stdout: string }> =>
+  new Promise((resolve) => {
+    const p = spawn(process.execPath, [BIN, ...args]);
+    let stderr = '';
+    let stdout = '';
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.on('close', (status) => resolve({ status, stderr, stdout }));
+  });
 
 describe('e2e: corl compare with a plan, sequential seeds and parallel runs', function () {
   this.timeout(300000);
@@ -158,6 +168,55 @@ describe('e2e: corl compare with a plan, sequential seeds and parallel runs', fu
     usage(['--pairs', 'x:fixture-base', '--out', path.join(tmp.dir, 'p')], 'got "x"');
     usage(['--alpha', '0.7'], '--alpha');
     usage(['--metric', 'best'], '--metric');
+  });
+
+  it('--shard 1/2 and 2/2 run a look in two processes and read nothing; the comparison after them runs nothing and writes what one process writes', async function () {
+    this.timeout(900000); // four comparisons of tiny runs: a guard against a hang, not a speed check
+    const plan = planFile();
+    const one = path.join(tmp.dir, 'one');
+    const out = path.join(tmp.dir, 'sharded');
+    expect(corl(['compare', '--plan', plan, '--out', one, '--progress', 'none']).status).to.equal(0);
+    const shards = await Promise.all(
+      ['1/2', '2/2'].map((s) =>
+        corlAsync(['compare', '--plan', plan, '--out', out, '--progress', 'lines', '--shard', s]),
+      ),
+    );
+    shards.forEach((r) => expect(r.status, r.stderr).to.equal(0));
+    expect(shards[0]!.stdout).to.contain('shard 1/2: seeds 1 ran');
+    expect(shards[1]!.stdout).to.contain('shard 2/2: seeds 2 ran');
+    expect(shards[0]!.stderr).to.contain('shard 1/2 of look 1 of 2: seeds 1');
+    // nothing rendered, nothing read, held-out accuracy hidden as in any planned run
+    for (const f of ['results.json', 'results.md', 'verdicts.json', 'reads.jsonl', 'report.html'])
+      expect(fs.existsSync(path.join(out, f)), f).to.equal(false);
+    for (const r of shards) expect(r.stderr).to.not.match(/eval @ step \d+: a \d/);
+    const r = corl(['compare', '--plan', plan, '--out', out, '--progress', 'none']);
+    expect(r.status, r.stderr).to.equal(0);
+    expect(r.stderr).to.contain('done earlier, skipped').and.not.contain('starting');
+    expect(fs.readFileSync(path.join(out, 'reads.jsonl'), 'utf8').trim().split('\n')).to.have.length(1);
+    for (const run of ['fixture-base/seed-1', 'fixture-co-rl/seed-1', 'fixture-co-rl/seed-2'])
+      for (const f of ['metrics.jsonl', 'eval/step-000000.jsonl', 'eval/step-000002.jsonl'].filter((x) =>
+        fs.existsSync(path.join(one, run, x)),
+      ))
+        expect(fs.readFileSync(path.join(out, run, f), 'utf8'), `${run}/${f}`).to.equal(
+          fs.readFileSync(path.join(one, run, f), 'utf8'),
+        );
+    expect(fs.readFileSync(path.join(out, 'results.md'), 'utf8')).to.equal(
+      fs.readFileSync(path.join(one, 'results.md'), 'utf8'),
+    );
+    // the look stopped the comparison: a shard now has nothing to run
+    const after = corl(['compare', '--plan', plan, '--out', out, '--shard', '2/2']);
+    expect(after.status, after.stderr).to.equal(0);
+    expect(after.stderr).to.contain('the comparison stopped at look 1; nothing to run');
+    for (const bad of [
+      ['--shard', '3/2'],
+      ['--shard', '1'],
+      ['--shard', '1/1'],
+      ['--shard', '1/2', '--verdict'],
+    ]) {
+      const x = corl(['compare', base, ring, '--out', path.join(tmp.dir, 'bad'), ...bad]);
+      expect(x.status, bad.join(' ')).to.equal(2);
+      expect(x.stderr).to.contain('CORL_ERR_CLI_USAGE').and.contain('--shard');
+    }
   });
 
   it('--jobs 2 runs two at a time and writes exactly what one at a time writes', () => {

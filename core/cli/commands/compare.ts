@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { runCompare } from '../../compare/run';
+import { runCompare, runShard, type Shard } from '../../compare/run';
 import { loadPlan } from '../../compare/plan';
 import type { Design } from '../../report/design';
 import { PRIMARY_METRICS, type PairSpec, type PrimaryMetric } from '../../report/paired';
@@ -29,6 +29,7 @@ interface CompareFlags {
   looks?: string;
   boundary?: string;
   jobs?: string;
+  shard?: string;
   committed?: string;
 }
 
@@ -62,6 +63,20 @@ function pairsFlag(value: string | undefined): PairSpec[] | undefined {
       );
     return { a: m[1]!, b: m[2]! };
   });
+}
+
+/** `--shard k/n`: shard k of n, 1 ≤ k ≤ n, n ≥ 2. */
+function shardFlag(value: string | undefined): Shard | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(\d+)\/(\d+)$/.exec(value.trim());
+  const index = m ? Number(m[1]) : NaN;
+  const count = m ? Number(m[2]) : NaN;
+  if (!(count >= 2 && index >= 1 && index <= count))
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --shard as k/n with 1 ≤ k ≤ n and n ≥ 2, got "${value}"`, {
+      where: '--shard',
+      hint: 'e.g. --shard 1/2 in one terminal and --shard 2/2 in another, on the same --out',
+    });
+  return { index, count };
 }
 
 /** `--looks 4,8,12`: increasing seed counts of at least 2. */
@@ -203,10 +218,14 @@ export function compareCommand(program: Command): void {
       '--jobs <n>',
       'runs at once, in this process (default 1; a 2-agent run already keeps about 1.7 cores busy: npm run bench seeds measures whether 2 helps)',
     )
+    .option(
+      '--shard <k/n>',
+      'run only seeds k, k + n, … of the next look (every config at each), in this process, and stop without rendering: start n shards on the same --out (one per core), then run without --shard to render and decide',
+    )
     .option('--committed <dir>', 'where the one-seed verdict looks for committed results (default docs/results)')
     .addHelpText(
       'after',
-      '\nExamples:\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 3 --out runs/cmp\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 1 --verdict   # what npm start runs\n  corl compare configs/ttrl.json configs/co-rl-diff.json --until-resolved --looks 4,8,12 --margin 2 --out runs/seq\n  corl compare --plan docs/results/headline-slips/plan.json --out runs/headline-slips\n',
+      '\nExamples:\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 3 --out runs/cmp\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 1 --verdict   # what npm start runs\n  corl compare configs/ttrl.json configs/co-rl-diff.json --until-resolved --looks 4,8,12 --margin 2 --out runs/seq\n  corl compare --plan docs/results/headline-slips/plan.json --out runs/headline-slips\n  corl compare --plan docs/results/headline-slips/plan.json --out runs/headline-slips --shard 1/2   # and --shard 2/2 beside it\n',
     )
     .action(async (given: string[], flags: CompareFlags) => {
       const configs = [...given, ...flags.config];
@@ -236,7 +255,13 @@ export function compareCommand(program: Command): void {
       const design = plan ? undefined : designFlags(flags, firstSeed);
       const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
       const out = flags.out ?? path.join('runs', `compare-${plan ? plan.plan.name : stamp}`);
-      const result = await runCompare({
+      const shard = shardFlag(flags.shard);
+      if (shard && flags.verdict)
+        throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --verdict without --shard: a shard renders nothing', {
+          where: '--shard',
+          hint: 'run the comparison without --shard once every shard is done',
+        });
+      const options = {
         configs,
         seeds,
         firstSeed,
@@ -248,7 +273,13 @@ export function compareCommand(program: Command): void {
         ...(design ? { design } : {}),
         ...(jobs !== undefined ? { jobs } : {}),
         ...(flags.committed ? { committed: flags.committed } : {}),
-      });
+      };
+      if (shard) {
+        const done = await runShard(options, shard);
+        process.stdout.write(`shard ${shard.index}/${shard.count}: seeds ${done.seeds.join(', ') || 'none'} ran\n`);
+        return;
+      }
+      const result = await runCompare(options);
       process.stdout.write(
         `\n${result.table}\n\nrows with GT = yes used ground truth in their reward (supervised)\n\n${result.summary}\nreport: ${result.report}\n${result.verdict ? `\n${result.verdict}\n` : ''}`,
       );

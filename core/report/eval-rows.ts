@@ -1,0 +1,48 @@
+import { existingOrGz, readTextMaybeGz } from '../util/gz';
+import { CorlError } from '../errors';
+
+/** One evaluation row as the report reads it (`eval/step-*.jsonl`, plain or gzip-compressed). */
+export interface EvalRow {
+  readonly agent: number;
+  /** The problem's id, when the row has one. */
+  readonly id?: string;
+  /** The problem's category, when the task gives one. */
+  readonly category?: string;
+  /** Whether each sample's answer matched the reference (anything but `true` counts as wrong). */
+  readonly correct: readonly boolean[];
+}
+
+/**
+ * The evaluation rows of one step file (`file` or `file.gz`): every row with a numeric `agent` and a
+ * `correct` array; other rows (a summary line, a row of another shape) are skipped. A line that is
+ * not JSON stops the report with its file and line.
+ */
+export function readEvalRows(file: string): EvalRow[] {
+  const rows: EvalRow[] = [];
+  readTextMaybeGz(existingOrGz(file))
+    .split('\n')
+    .forEach((line, i) => {
+      if (!line.trim()) return;
+      let v: { agent?: unknown; id?: unknown; category?: unknown; correct?: unknown };
+      try {
+        v = JSON.parse(line);
+      } catch {
+        throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON evaluation row, got invalid JSON', {
+          where: `${file}:${i + 1}`,
+        });
+      }
+      if (typeof v.agent !== 'number' || !Array.isArray(v.correct)) return;
+      rows.push({
+        agent: v.agent,
+        ...(typeof v.id === 'string' ? { id: v.id } : {}),
+        ...(typeof v.category === 'string' ? { category: v.category } : {}),
+        correct: v.correct.map((c) => c === true),
+      });
+    });
+  return rows;
+}
+
+/** The share of a row's samples that were right (NaN for a row without samples). */
+export function passOf(row: EvalRow): number {
+  return row.correct.filter((c) => c).length / row.correct.length;
+}

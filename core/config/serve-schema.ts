@@ -103,6 +103,13 @@ export function serveSection(): JsonSchema {
             description:
               'seconds to receive a whole request, headers and body (else HTTP 408 and the connection is closed); the wait for supervisors comes after and is not counted; at least `headers`',
           },
+          work: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            default: 300,
+            description:
+              "seconds each phase of a request's work may take, its groups' answer keys and then their rewards (sandbox runs, symbolic comparisons, queueing for them included; the wait for supervisors is not counted); longer: stopped, HTTP 503 CORL_ERR_SERVE_WORK_TIMEOUT",
+          },
           idle: {
             type: 'number',
             exclusiveMinimum: 0,
@@ -129,6 +136,13 @@ export function serveSection(): JsonSchema {
         anyOf: [{ type: 'string', minLength: 1 }, { enum: [false] }],
         description:
           'label journal (append-only JSONL with checksums, replayed at start), relative to the config file; default <name>.journal.jsonl; false keeps labels in memory only (lost at restart: benchmarks and throwaway runs)',
+      },
+      journalGrowth: {
+        type: 'number',
+        exclusiveMinimum: 0,
+        default: 64,
+        description:
+          'MiB the journal may grow beyond twice what its last compaction wrote before the running service compacts it (writes the records it holds, the step window and the keep* limits, to a new generation beside it); so the journal stays within about twice what the service holds plus this, whatever the number of prompts or steps',
       },
       exchange: {
         type: 'object',

@@ -99,13 +99,15 @@ export interface ServeSettings {
   /** Most open client connections from one peer address. */
   readonly maxConnectionsPerPeer: number;
   /** Seconds a client may take to send headers, a whole request, and an idle keep-alive connection may stay open. */
-  readonly timeouts: { readonly headers: number; readonly body: number; readonly idle: number };
+  readonly timeouts: { readonly headers: number; readonly body: number; readonly work: number; readonly idle: number };
   /** Requests with an Idempotency-Key remembered per agent. */
   readonly keepReplies: number;
   /** Agent tokens file (relative to the config file), when given. */
   readonly tokens?: string;
   /** Label journal path (relative to the config file), when given; false: no journal. */
   readonly journal?: string | false;
+  /** MiB the journal may grow beyond twice what its last compaction wrote before the running service compacts it. */
+  readonly journalGrowth: number;
   /** The cross-agent exchange of POST /v1/groups. */
   readonly exchange: {
     /** Longest wait for supervisors' answers, in seconds. */

@@ -1,4 +1,5 @@
 import type { InjectionToken } from 'tsyringe';
+import type { WorkOptions } from './work';
 
 /**
  * Decides when two answers are the same. `key` is a cheap canonical form computed once per
@@ -8,8 +9,13 @@ import type { InjectionToken } from 'tsyringe';
 export interface Equivalence {
   /** Canonical key of a raw answer; null when the answer is empty after normalization (an empty answer never wins a vote). */
   key(answer: string): string | null;
-  /** Whether two keys denote the same answer. Must be symmetric; reflexive on equal keys. */
-  equal(a: string, b: string): Promise<boolean>;
+  /**
+   * Whether two keys denote the same answer. Must be symmetric; reflexive on equal keys. `work`
+   * (optional) says whom the comparison is for and when nobody waits for it (see
+   * {@link WorkOptions}): an equivalence that queues slow comparisons serves lanes in turn, and
+   * rejects an aborted one (never remembering it as "not equal").
+   */
+  equal(a: string, b: string, work?: WorkOptions): Promise<boolean>;
   /** Release worker threads, if any. Optional. */
   close?(): Promise<void>;
 }

@@ -12,3 +12,4 @@ export * from './metrics-sink';
 export * from './plugin';
 export * from './interaction';
 export * from './judge';
+export * from './work';

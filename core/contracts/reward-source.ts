@@ -1,6 +1,7 @@
 import type { Completion } from './completion';
 import type { Equivalence } from './equivalence';
 import type { Problem, Reference } from './problem';
+import type { WorkOptions } from './work';
 
 /** One of this agent's completions as a reward source sees it: text, extracted answer and its canonical key. */
 export interface CompletionView {
@@ -89,18 +90,22 @@ export interface AnswerKeyInput {
 export interface RewardSource {
   /**
    * The answer keys this source votes with, when they are not the run's extractor + equivalence
-   * keys (e.g. `corl:exec-vote` runs the code). These keys are what peers see.
+   * keys (e.g. `corl:exec-vote` runs the code). These keys are what peers see. `work` as for `score`.
    */
-  answerKeys?(input: AnswerKeyInput): Promise<(string | null)[]>;
-  /** Rewards for one agent's completions to one problem. */
-  score(ctx: RewardContext): Promise<RewardResult>;
+  answerKeys?(input: AnswerKeyInput, work?: WorkOptions): Promise<(string | null)[]>;
+  /**
+   * Rewards for one agent's completions to one problem. `work` (beside the context, never in it)
+   * says whom the work is for and when nobody waits for it any more: pass it on to
+   * `ctx.equivalence.equal` and to anything that queues or runs long (see {@link WorkOptions}).
+   */
+  score(ctx: RewardContext, work?: WorkOptions): Promise<RewardResult>;
   /**
    * Rewards for many contexts at once, in order: for each context exactly what `score` gives it,
    * computed in one go (e.g. one round trip to another process per step). Optional. When present,
    * the trainer hands it every agent's every problem of a step (of each discussion round) in one
-   * call, agent by agent, problem by problem.
+   * call, agent by agent, problem by problem. `work` as for `score`.
    */
-  scoreMany?(contexts: readonly RewardContext[]): Promise<RewardResult[]>;
+  scoreMany?(contexts: readonly RewardContext[], work?: WorkOptions): Promise<RewardResult[]>;
   /** Release sandboxes, workers. Optional. */
   close?(): Promise<void>;
 }

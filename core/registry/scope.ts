@@ -7,6 +7,7 @@ import type { MetricsRecord, MetricsRun, MetricsSink } from '../contracts/metric
 import { GROUND_TRUTH, type GroundTruth } from '../contracts/problem';
 import { TASK, type Task } from '../contracts/task';
 import { TOPOLOGY, type Topology } from '../contracts/topology';
+import type { WorkOptions } from '../contracts/work';
 import { PLUGIN_CONTEXT, PLUGIN_OPTIONS, type PluginContext, type PluginDependencies } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
 import { isolatedContainer } from './container';
@@ -51,7 +52,10 @@ function facade<T extends object>(methods: T): T {
 
 /** The run's equivalence as plugins see it: `key` and `equal`, nothing else (no caches, no `close`). */
 export function equivalenceFacade(e: Equivalence): Equivalence {
-  return facade({ key: (answer: string) => e.key(answer), equal: (a: string, b: string) => e.equal(a, b) });
+  return facade({
+    key: (answer: string) => e.key(answer),
+    equal: (a: string, b: string, work?: WorkOptions) => e.equal(a, b, work),
+  });
 }
 
 /** The run's extractor as plugins see it. */

@@ -3,6 +3,7 @@
 import type { FinishReason } from '../contracts/completion';
 import type { Equivalence } from '../contracts/equivalence';
 import type { CompletionView, RewardContext } from '../contracts/reward-source';
+import type { WorkOptions } from '../contracts/work';
 import { deepFreeze } from '../util/fs';
 
 /** One completion as the pipeline receives it (a sampled `Completion`, or one a client posted). */
@@ -72,7 +73,7 @@ export function facade(equivalence: Equivalence): Equivalence {
   if (!f) {
     f = Object.freeze({
       key: (answer: string) => equivalence.key(answer),
-      equal: (a: string, b: string) => equivalence.equal(a, b),
+      equal: (a: string, b: string, work?: WorkOptions) => equivalence.equal(a, b, work),
     });
     facades.set(equivalence, f);
   }

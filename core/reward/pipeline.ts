@@ -3,6 +3,7 @@
 import type { Equivalence } from '../contracts/equivalence';
 import type { Problem } from '../contracts/problem';
 import type { RewardSource } from '../contracts/reward-source';
+import type { WorkOptions } from '../contracts/work';
 import { matches } from '../voting/match';
 import type { AnswerKeys } from './answer-keys';
 import { CorlError } from '../errors';
@@ -45,29 +46,33 @@ export class RewardPipeline {
    * them (checked; handed a frozen copy of the problem), else the run's; keys that are no answer
    * are null. `what` names the group in messages.
    */
-  async answers(problem: Problem, texts: readonly string[], what: string): Promise<GroupAnswers> {
+  async answers(problem: Problem, texts: readonly string[], what: string, work?: WorkOptions): Promise<GroupAnswers> {
     const { reward, keys, use } = this.parts;
     try {
       const found = texts.map((t) => keys.of(t));
       const answers = found.map((f) => f.answer);
       if (!reward.answerKeys) return { answers, keys: found.map((f) => f.key || null) };
-      const own = await reward.answerKeys(deepFreeze({ problem: plainCopy(problem), texts: [...texts] }));
+      const own = await reward.answerKeys(deepFreeze({ problem: plainCopy(problem), texts: [...texts] }), work);
       return { answers, keys: checkKeys(own, texts.length, { use, what, where: 'reward' }) };
     } catch (e) {
       throw rewardFailure(e, `the answer keys of ${what}`);
     }
   }
 
-  /** Score one group: its frozen context, the reward source's `score`, the checks, the labels' agreement. */
-  async score(group: GroupToScore, what: string): Promise<ScoredGroup> {
+  /**
+   * Score one group: its frozen context, the reward source's `score`, the checks, the labels'
+   * agreement. `work` goes beside the context to the source and to the equivalence (a request of
+   * `corl serve`: whom it is for, and when nobody waits for it any more).
+   */
+  async score(group: GroupToScore, what: string, work?: WorkOptions): Promise<ScoredGroup> {
     const { reward, equivalence } = this.parts;
     let raw: unknown;
     try {
-      raw = await reward.score(rewardContext(group, equivalence));
+      raw = await reward.score(rewardContext(group, equivalence), work);
     } catch (e) {
       throw rewardFailure(e, `the reward of ${what}`);
     }
-    return this.checked(raw, group, what);
+    return this.checked(raw, group, what, work);
   }
 
   /**
@@ -100,14 +105,14 @@ export class RewardPipeline {
   }
 
   /** The checks of one group's result, and the agreement of its label and own label. */
-  private async checked(raw: unknown, group: GroupToScore, what: string): Promise<ScoredGroup> {
+  private async checked(raw: unknown, group: GroupToScore, what: string, work?: WorkOptions): Promise<ScoredGroup> {
     const { use, equivalence } = this.parts;
     const result = checkResult(raw, group.completions.length, { use, what, where: 'reward' });
     const { label, ownLabel } = result;
     if (label == null || ownLabel == null) return result;
     let agree: boolean;
     try {
-      agree = await matches(label, ownLabel, equivalence);
+      agree = await matches(label, ownLabel, equivalence, work);
     } catch (e) {
       throw rewardFailure(e, `the label agreement of ${what}`);
     }

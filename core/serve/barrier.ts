@@ -4,6 +4,7 @@ import { CorlError } from '../errors';
 import { groupHash, type Exchange } from './exchange';
 import { capAnswer, capKey, capKeys } from './keys';
 import { MAX_GROUP_ID } from './restore';
+import { inPhase, sharedRequestWork, type RequestWork } from './work';
 import type { ServeMetrics } from './prom';
 import type { GroupAnswer, PostedGroup, Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
@@ -28,6 +29,8 @@ interface OpenGroup {
   readonly members: {
     sample: Sample;
     response: string;
+    /** Aborted when the member's request goes away (undefined: a keyed request, whose retry may claim it). */
+    gone?: AbortSignal;
     resolve: (r: SampleResult) => void;
     reject: (e: unknown) => void;
   }[];
@@ -74,7 +77,7 @@ export class GetRewardScorer {
    * and no retry can claim it: it has no Idempotency-Key) before a sample's group is complete, the
    * sample leaves the barrier, so that a re-sent copy is not counted twice.
    */
-  score(agent: number, samples: readonly Sample[], gone?: AbortSignal): Promise<SampleResult[]> {
+  score(agent: number, samples: readonly Sample[], req: RequestWork): Promise<SampleResult[]> {
     if (this.closing)
       return Promise.reject(
         new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'),
@@ -92,7 +95,7 @@ export class GetRewardScorer {
       });
     }
     if (this.rt.pointwise)
-      return Promise.all(samples.map((s) => this.pointwise(agent, s, responseOf(s.query, s.prompt, strip))));
+      return Promise.all(samples.map((s) => this.pointwise(agent, s, responseOf(s.query, s.prompt, strip), req)));
     const by = this.rt.settings.getReward.groupBy;
     samples.forEach((s, i) => {
       const key = by === 'prompt' ? s.prompt : s.label;
@@ -111,27 +114,33 @@ export class GetRewardScorer {
           groupKey(by === 'prompt' ? s.prompt! : s.label!),
           s,
           responseOf(s.query, s.prompt, strip),
-          gone,
+          req,
         ),
       ),
     );
   }
 
-  private async pointwise(agent: number, s: Sample, response: string): Promise<SampleResult> {
+  private async pointwise(agent: number, s: Sample, response: string, req: RequestWork): Promise<SampleResult> {
     const group: PostedGroup = {
       id: 'sample',
       prompt: s.prompt ?? '',
       completions: [{ text: response }],
       ...(typeof s.label === 'string' ? { reference: s.label } : {}),
     };
-    const keys = capKeys(await this.scorer.keys(group), this.rt.settings.maxKeyChars);
-    const a = await this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors');
+    const max = this.rt.settings.maxKeyChars;
+    const keys = await inPhase(req, 'the answer keys of its samples', async (w) =>
+      capKeys(await this.scorer.keys(group, w), max),
+    );
+    const a = await inPhase(req, 'the rewards of its samples', (w) =>
+      this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors', w),
+    );
     return resultOf(a, 0);
   }
 
   // Every arrival is a sample: identical texts are legitimate (small models repeat themselves), and
   // OpenRLHF retries only after an error, when the original is no longer waiting here.
-  private join(agent: number, key: string, s: Sample, response: string, gone?: AbortSignal): Promise<SampleResult> {
+  private join(agent: number, key: string, s: Sample, response: string, req: RequestWork): Promise<SampleResult> {
+    const gone = req.gone;
     if (gone?.aborted) return Promise.reject(gone.reason);
     const gk = `${agent}\u0000${key}`;
     let g = this.open.get(gk);
@@ -143,7 +152,7 @@ export class GetRewardScorer {
     }
     const group = g;
     const done = new Promise<SampleResult>((resolve, reject) => {
-      const member = { sample: s, response, resolve, reject };
+      const member = { sample: s, response, gone, resolve, reject };
       group.members.push(member);
       gone?.addEventListener(
         'abort',
@@ -181,7 +190,7 @@ export class GetRewardScorer {
       completions: members.map((m) => ({ text: m.response })),
       ...(this.rt.supervised && reference !== undefined ? { reference } : {}),
     };
-    this.scoreGroup(g.agent, group).then(
+    this.scoreGroup(g.agent, group, this.groupWork(g.agent, members)).then(
       (a) => {
         members.forEach((m, i) => m.resolve(resultOf(a, i)));
       },
@@ -191,20 +200,34 @@ export class GetRewardScorer {
     );
   }
 
-  private async scoreGroup(agent: number, group: PostedGroup): Promise<GroupAnswer> {
+  /** The work of a closed group, for its agent's lane: stopped only when every member's request has gone away. */
+  private groupWork(agent: number, members: OpenGroup['members']): RequestWork {
+    return sharedRequestWork(
+      this.rt.agents[agent]!,
+      this.rt.settings.timeouts.work,
+      members.map((m) => m.gone),
+    );
+  }
+
+  private async scoreGroup(agent: number, group: PostedGroup, req: RequestWork): Promise<GroupAnswer> {
     const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
     if (sup.length === 1 && sup[0] === agent) {
-      const keys = capKeys(await this.scorer.keys(group), this.rt.settings.maxKeyChars);
+      const max = this.rt.settings.maxKeyChars;
+      const keys = await inPhase(req, 'the answer keys of its group', async (w) =>
+        capKeys(await this.scorer.keys(group, w), max),
+      );
       return capAnswer(
-        await this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors'),
-        this.rt.settings.maxKeyChars,
+        await inPhase(req, 'the rewards of its group', (w) =>
+          this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors', w),
+        ),
+        max,
       );
     }
     // Peer topology: the exchange, with "step" = how many earlier groups this agent posted for the
     // same key (agents see the same problems in the same order), kept in the journaled store so
     // that it survives restarts.
     const step = this.exchange.nextRound(agent, group.id, groupHash(group));
-    const [answer] = await this.exchange.post(agent, step, [group]);
+    const [answer] = await this.exchange.post(agent, step, [group], undefined, req);
     return answer!;
   }
 

@@ -8,6 +8,9 @@ import { capAnswer, capKeys } from './keys';
 import type { GroupAnswer, LabelSource, PostedGroup, Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
 import { StepWindow } from './window';
+import { inPhase, type RequestWork } from './work';
+import type { WorkOptions } from '../contracts/work';
+import { SharedWork } from '../util/shared-work';
 import { mapPacked } from '../util/arrays';
 
 /** Where an exchange's records go (the journal, once it is open). */
@@ -65,7 +68,6 @@ interface Slot {
   readonly id: string;
   readonly keys: Map<number, Stored<readonly (string | null)[]>>;
   readonly answers: Map<number, Stored<GroupAnswer>>;
-  readonly pending: Map<number, Promise<GroupAnswer>>;
   readonly waiters: Set<() => void>;
 }
 
@@ -135,6 +137,8 @@ export class Exchange {
   private readonly windows: StepWindow[] | undefined;
   private seq = 0;
   private closing = false;
+  /** Answers being computed, per slot and agent: shared by a request and its retries, stopped when none waits. */
+  private readonly pending = new SharedWork<string, GroupAnswer>();
 
   constructor(
     private readonly rt: ServeRuntime,
@@ -259,13 +263,16 @@ export class Exchange {
 
   /**
    * Post an agent's groups for a step and wait for their answers (at most `waitMs`, capped by the
-   * configured limit). Answers are aligned with `groups`.
+   * configured limit). Answers are aligned with `groups`. The plugin work runs as `req`'s, in two
+   * phases (the groups' keys, then each answer): when the request goes away or a phase outlasts
+   * its time, it stops, and keys are stored only if every group's keys were computed.
    */
   async post(
     agent: number,
     step: number,
     groups: readonly PostedGroup[],
     waitMs = this.options.waitMs,
+    req?: RequestWork,
   ): Promise<GroupAnswer[]> {
     if (this.closing) throw unavailable();
     this.admit(agent, step, groups);
@@ -289,7 +296,9 @@ export class Exchange {
       if (this.postedHash(agent, step, g.id) === undefined) fresh.push(i);
     });
     const max = this.rt.settings.maxKeyChars;
-    const computed = await Promise.all(fresh.map(async (i) => capKeys(await this.scorer.keys(groups[i]!), max)));
+    const computed = await inPhase(req, 'the answer keys of its groups', (w) =>
+      Promise.all(fresh.map(async (i) => capKeys(await this.scorer.keys(groups[i]!, w), max))),
+    );
     check(); // a concurrent post may have stored keys meanwhile
     this.admit(agent, step, groups); // or moved the window, or filled the agent's step
     const records: JournalRecord[] = [];
@@ -323,7 +332,7 @@ export class Exchange {
     // request is answered only once both are durable (an error answer, too, waits for the keys).
     const [keysDone, answersDone] = await Promise.allSettled([
       durable,
-      Promise.all(groups.map((g, i) => this.answer(slots[i]!, agent, g, hashes[i]!, deadline))),
+      Promise.all(groups.map((g, i) => this.answer(slots[i]!, agent, g, hashes[i]!, deadline, req))),
     ]);
     if (keysDone.status === 'rejected') throw keysDone.reason;
     if (answersDone.status === 'rejected') throw answersDone.reason;
@@ -407,18 +416,23 @@ export class Exchange {
     }
   }
 
-  private answer(slot: Slot, agent: number, group: PostedGroup, hash: string, deadline: number): Promise<GroupAnswer> {
+  private answer(
+    slot: Slot,
+    agent: number,
+    group: PostedGroup,
+    hash: string,
+    deadline: number,
+    req: RequestWork | undefined,
+  ): Promise<GroupAnswer> {
     const stored = slot.answers.get(agent);
     if (stored) {
       this.events.replay?.();
       return Promise.resolve(stored.value);
     }
-    let p = slot.pending.get(agent);
-    if (!p) {
-      p = this.resolve(slot, agent, group, hash, deadline).finally(() => slot.pending.delete(agent));
-      slot.pending.set(agent, p);
-    }
-    return p;
+    const lane = req?.lane ?? this.rt.agents[agent]!;
+    return this.pending.run(`${slot.key}\u0000${agent}`, { signal: req?.gone, lane }, (w) =>
+      this.resolve(slot, agent, group, hash, deadline, req && { ...req, gone: w.signal }),
+    );
   }
 
   private async resolve(
@@ -427,9 +441,9 @@ export class Exchange {
     group: PostedGroup,
     hash: string,
     deadline: number,
+    req: RequestWork | undefined,
   ): Promise<GroupAnswer> {
-    const N = this.rt.agents.length;
-    const sup = this.rt.topology.supervisors(agent, N);
+    const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
     const others = sup.filter((m) => m !== agent);
     const missing = (): number[] => others.filter((m) => !slot.keys.has(m));
     // A pointwise source (a verifier) never looks at supervisors: nothing to wait for.
@@ -443,28 +457,49 @@ export class Exchange {
         slot,
         agent,
         hash,
-        await this.scorer.score(agent, slot.step, group, own, present, 'supervisors'),
+        await inPhase(req, 'the rewards of its groups', (w) =>
+          this.scorer.score(agent, slot.step, group, own, present, 'supervisors', w),
+        ),
         group,
       );
     }
     if (missing().length) {
       const t = performance.now();
-      await this.waitUntil(slot, () => missing().length === 0, deadline);
+      await this.waitUntil(slot, () => missing().length === 0, deadline, req?.gone);
       if (this.closing) throw unavailable();
+      req?.gone?.throwIfAborted();
       this.events.wait?.((performance.now() - t) / 1000, missing().length === 0);
     }
+    return this.store(
+      slot,
+      agent,
+      hash,
+      await inPhase(req, 'the rewards of its groups', (w) => this.scoreAfterWait(slot, agent, group, missing, w)),
+      group,
+    );
+  }
+
+  /** The answer once the wait is over: against every supervisor, the ones that arrived, or the fallback. */
+  private async scoreAfterWait(
+    slot: Slot,
+    agent: number,
+    group: PostedGroup,
+    missing: () => number[],
+    w: WorkOptions | undefined,
+  ): Promise<GroupAnswer> {
+    const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
+    const others = sup.filter((m) => m !== agent);
     const own = slot.keys.get(agent)!.value;
     const answersOf = (m: number): AgentAnswers => ({
       agent: m,
       keys: m === agent ? own : slot.keys.get(m)!.value,
     });
-    let answer: GroupAnswer;
     const absent = missing();
-    if (absent.length === 0) {
-      answer = await this.scorer.score(agent, slot.step, group, own, mapPacked(sup, answersOf), 'supervisors');
-    } else if (absent.length < others.length) {
+    if (absent.length === 0)
+      return this.scorer.score(agent, slot.step, group, own, mapPacked(sup, answersOf), 'supervisors', w);
+    if (absent.length < others.length) {
       this.events.fallback?.('partial');
-      answer = await this.scorer.score(
+      return this.scorer.score(
         agent,
         slot.step,
         group,
@@ -474,22 +509,23 @@ export class Exchange {
           answersOf,
         ),
         'partial',
-      );
-    } else if (this.options.fallback === 'self') {
-      this.events.fallback?.('self');
-      answer = await this.scorer.score(agent, slot.step, group, own, [answersOf(agent)], 'self');
-    } else if (this.options.fallback === 'zero') {
-      this.events.fallback?.('zero');
-      answer = this.scorer.zero(group, own);
-    } else {
-      this.events.fallback?.('error');
-      throw new CorlError(
-        'CORL_ERR_SERVE_PEER_TIMEOUT',
-        `expected the answers of ${absent.map((m) => `"${this.rt.agents[m]}"`).join(', ')} for group "${group.id}" at step ${slot.step}, got none before the wait ran out`,
-        { where: `agent "${this.rt.agents[agent]}"` },
+        w,
       );
     }
-    return this.store(slot, agent, hash, answer, group);
+    if (this.options.fallback === 'self') {
+      this.events.fallback?.('self');
+      return this.scorer.score(agent, slot.step, group, own, [answersOf(agent)], 'self', w);
+    }
+    if (this.options.fallback === 'zero') {
+      this.events.fallback?.('zero');
+      return this.scorer.zero(group, own);
+    }
+    this.events.fallback?.('error');
+    throw new CorlError(
+      'CORL_ERR_SERVE_PEER_TIMEOUT',
+      `expected the answers of ${absent.map((m) => `"${this.rt.agents[m]}"`).join(', ')} for group "${group.id}" at step ${slot.step}, got none before the wait ran out`,
+      { where: `agent "${this.rt.agents[agent]}"` },
+    );
   }
 
   private async store(
@@ -523,15 +559,17 @@ export class Exchange {
     return answer;
   }
 
-  private waitUntil(slot: Slot, ready: () => boolean, deadline: number): Promise<void> {
+  private waitUntil(slot: Slot, ready: () => boolean, deadline: number, gone?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const remaining = deadline - performance.now();
-      if (ready() || remaining <= 0 || this.closing) return resolve();
+      if (ready() || remaining <= 0 || this.closing || gone?.aborted) return resolve();
       const done = (): void => {
         clearTimeout(timer);
         slot.waiters.delete(check);
+        gone?.removeEventListener('abort', done);
         resolve();
       };
+      gone?.addEventListener('abort', done, { once: true });
       const check = (): void => {
         if (ready() || this.closing) done();
       };
@@ -588,7 +626,7 @@ export class Exchange {
     const key = `${part}\u0000${step}\u0000${id}`;
     let slot = this.slots.get(key);
     if (!slot) {
-      slot = { key, part, step, id, keys: new Map(), answers: new Map(), pending: new Map(), waiters: new Set() };
+      slot = { key, part, step, id, keys: new Map(), answers: new Map(), waiters: new Set() };
       this.slots.set(key, slot);
       let set = this.bySteps[part]!.get(step);
       if (!set) this.bySteps[part]!.set(step, (set = new Set()));

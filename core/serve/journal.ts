@@ -79,6 +79,42 @@ export interface Replay {
   readonly notes: string[];
 }
 
+/** What the service behind a journal provides: the records as they are read, and what it holds now. */
+export interface JournalState {
+  /** Each record, in order, as it is read (its integrity checked; its meaning is the state's to check). `header`: the generation's, undefined for a version-1 journal. */
+  visit(record: JournalRecord, line: number, header: JournalHeader | undefined): void;
+  /** The records of everything held now, in an order whose replay rebuilds it, and the exchange state a new generation starts from. */
+  snapshot(): { keep: JournalRecord[]; exchange: JournalExchangeState };
+  /** Whether records this service appends to a generation with this header would replay (else a new generation is written at start). */
+  fits(header: JournalExchangeState): boolean;
+}
+
+/** How a journal was opened: what was read, and whether a new generation was written. */
+export interface OpenReport {
+  /** Records read. */
+  readonly count: number;
+  /** A torn last line (the service died mid-write) that was dropped. */
+  readonly tornTail: boolean;
+  /** Things the operator should know (a legacy format, a missing seal). */
+  readonly notes: string[];
+  /** Whether a new generation (a compaction) was written; else appends continue the one read. */
+  readonly compacted: boolean;
+  /** Records the journal holds now. */
+  readonly records: number;
+}
+
+/** Options of {@link Journal.open}. */
+export interface JournalOptions {
+  /**
+   * Bytes the journal may grow by beyond what its last compaction wrote (and beyond that much
+   * again) before it is compacted while running; undefined: only at start. A compaction writes the
+   * records held (the retention of the exchanges and ledgers) to a new file beside it, so the file
+   * stays within about twice what is held plus this, and a compaction needs free space for what is
+   * held only, never for a full copy.
+   */
+  readonly growthBytes?: number;
+}
+
 /** The seal: how many records of which generation were durable, rewritten in place after every group commit. */
 interface Seal {
   readonly gen: number;
@@ -118,7 +154,8 @@ function journalError(
     | 'CORL_ERR_SERVE_JOURNAL_VERSION'
     | 'CORL_ERR_SERVE_JOURNAL_CORRUPT'
     | 'CORL_ERR_SERVE_JOURNAL_ORDER'
-    | 'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+    | 'CORL_ERR_SERVE_JOURNAL_TRUNCATED'
+    | 'CORL_ERR_SERVE_JOURNAL_FILE',
   message: string,
   file: string,
   line?: number,
@@ -148,17 +185,21 @@ function sealSlot(seal: Seal): Buffer {
 
 /** The newest valid slot of a seal file; undefined when there is none; 'unreadable' when it exists but no slot verifies. */
 function readSeal(file: string): Seal | undefined | 'unreadable' {
-  let buf: Buffer;
+  const fd = openRegular(file, fs.constants.O_RDONLY, 'journal seal');
+  if (fd === undefined) return undefined;
+  const buf = Buffer.alloc(4 * SLOT);
+  let n: number;
   try {
-    buf = fs.readFileSync(file);
+    n = fs.readSync(fd, buf, 0, buf.length, 0);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new CorlError('CORL_ERR_IO', `expected a readable journal seal at ${file}, got ${(e as Error).message}`, {
       cause: e,
     });
+  } finally {
+    fs.closeSync(fd);
   }
   let best: Seal | undefined;
-  for (let off = 0; off + SLOT <= buf.length; off += SLOT) {
+  for (let off = 0; off + SLOT <= n; off += SLOT) {
     const line = buf
       .subarray(off, off + SLOT)
       .toString('utf8')
@@ -172,6 +213,132 @@ function readSeal(file: string): Seal | undefined | 'unreadable' {
   return best ?? 'unreadable';
 }
 
+/** Longest line the reader accepts: far beyond any record the service writes (its caps keep one to a few MB), far below V8's longest string. */
+export const MAX_LINE_BYTES = 256 * 1024 * 1024;
+/** Bytes read from the file at a time. */
+const READ_CHUNK = 1024 * 1024;
+
+/** What a path holds when it is not a regular file, in words (undefined: a regular file). */
+function notRegular(st: fs.Stats): string | undefined {
+  if (st.isFile()) return undefined;
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  if (st.isDirectory()) return 'a folder';
+  return 'not a regular file';
+}
+
+/**
+ * Open `file` with `flags`, refusing anything but a regular file (a FIFO, a device, a socket, a
+ * folder, or a symlink to one) with CORL_ERR_SERVE_JOURNAL_FILE: opened without blocking (a FIFO
+ * with no writer would hang a plain open) and checked on the descriptor itself. Undefined when the
+ * file does not exist.
+ */
+function openRegular(file: string, flags: number, what: string): number | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, flags | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    // A FIFO opened for writing with no reader, or a device without a driver.
+    if (code === 'ENXIO' || code === 'ENODEV' || code === 'EISDIR') throw notAFile(file, what, code);
+    throw new CorlError('CORL_ERR_IO', `expected to open the ${what} ${file}, got ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+  const kind = notRegular(fs.fstatSync(fd));
+  if (kind !== undefined) {
+    fs.closeSync(fd);
+    throw notAFile(file, what, kind);
+  }
+  return fd;
+}
+
+function notAFile(file: string, what: string, kind: string): CorlError {
+  let link = '';
+  try {
+    if (fs.lstatSync(file).isSymbolicLink()) link = ` (through the symlink ${file} -> ${fs.readlinkSync(file)})`;
+  } catch {
+    /* described as it is */
+  }
+  return new CorlError(
+    'CORL_ERR_SERVE_JOURNAL_FILE',
+    `expected the ${what} ${file} to be a regular file, got ${kind}${link}`,
+    {
+      where: file,
+      hint: 'point serve.journal (or --journal) at a regular file in a folder of its own; a FIFO, device or socket cannot hold a journal',
+    },
+  );
+}
+
+/** One line of a file read in chunks: its text (without the newline), 1-based number, and byte offset of its end (after the newline). */
+interface FileLine {
+  readonly text: string;
+  readonly no: number;
+  readonly end: number;
+}
+
+/**
+ * The complete lines of an open file, read `READ_CHUNK` bytes at a time (never the whole file in
+ * one string), and the bytes after the last newline (a torn tail) as `tail`. A line longer than
+ * MAX_LINE_BYTES is refused with CORL_ERR_SERVE_JOURNAL_CORRUPT.
+ */
+function* fileLines(fd: number, file: string): Generator<FileLine, { tail: number }, undefined> {
+  const buf = Buffer.allocUnsafe(READ_CHUNK);
+  let parts: Buffer[] = [];
+  let partBytes = 0;
+  let pos = 0;
+  let no = 0;
+  for (;;) {
+    const n = fs.readSync(fd, buf, 0, READ_CHUNK, pos);
+    if (n === 0) break;
+    const chunk = buf.subarray(0, n);
+    let from = 0;
+    while (from < n) {
+      const nl = chunk.indexOf(0x0a, from);
+      const end = nl < 0 ? n : nl;
+      if (partBytes + end - from > MAX_LINE_BYTES)
+        throw journalError(
+          'CORL_ERR_SERVE_JOURNAL_CORRUPT',
+          `expected lines of at most ${MAX_LINE_BYTES} bytes in ${file} (the service writes none longer), got a longer one at line ${no + 1}`,
+          file,
+          no + 1,
+        );
+      if (nl < 0) {
+        parts.push(Buffer.from(chunk.subarray(from, n)));
+        partBytes += n - from;
+        break;
+      }
+      const piece = chunk.subarray(from, nl);
+      const text = partBytes === 0 ? piece.toString('utf8') : Buffer.concat([...parts, piece]).toString('utf8');
+      parts = [];
+      partBytes = 0;
+      yield { text, no: ++no, end: pos + nl + 1 };
+      from = nl + 1;
+    }
+    pos += n;
+  }
+  return { tail: partBytes };
+}
+
+/** What reading a journal found, beyond its records. */
+interface Scan {
+  readonly header?: JournalHeader;
+  /** Format version 1 (no checksums). */
+  readonly legacy: boolean;
+  /** Checksum of the header line (which generation the seal belongs to). */
+  readonly id: string;
+  readonly count: number;
+  readonly tornTail: boolean;
+  readonly notes: string[];
+  /** Bytes up to the end of the last record kept (a torn tail starts there). */
+  readonly goodBytes: number;
+  /** Bytes of the whole file. */
+  readonly bytes: number;
+}
+
 /**
  * The label journal: append-only JSONL, replayed at start. Every record line carries a sequence
  * number `q` (1, 2, … within a generation) and a CRC-32 `c` of its bytes; the header says how many
@@ -183,6 +350,10 @@ function readSeal(file: string): Seal | undefined | 'unreadable' {
  * turn of the event loop) go out in the next single write, made durable with O_DSYNC (one
  * fdatasync per batch), and each `append` resolves only once its records are on disk, so an answer
  * is never sent before the facts it rests on are durable.
+ *
+ * Bounded at any size: it is read line by line, and compacted (the records held written to a new
+ * generation beside it, then renamed over it) at start when that halves it, and while running when
+ * it has grown by `growthBytes` beyond twice what the last compaction wrote.
  */
 export class Journal {
   private fd?: fsp.FileHandle;
@@ -193,14 +364,27 @@ export class Journal {
   private batches = 0;
   private queue: JournalRecord[] = [];
   private waiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
+  /** Callers of `compact` waiting for it. */
+  private compactWaiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   private flushing = false;
   private scheduled = false;
   private closed = false;
   private broken?: CorlError;
+  private state?: JournalState;
+  private cohort?: JournalCohort;
+  private growth?: number;
+  /** Bytes of the file now. */
+  private bytes = 0;
+  /** Size at which the running service compacts. */
+  private compactAt = Infinity;
   /** Records written since open. */
   written = 0;
+  /** Compactions while running (not counting the one at start). */
+  compactions = 0;
   /** Duration of each group commit (write + fdatasync) in seconds, and its records (the caller drains it into metrics). */
   onSync?: (seconds: number, records: number) => void;
+  /** Why the latest compaction while running could not be written (the journal went on appending to the file it has). */
+  compactError?: string;
 
   private constructor(readonly file: string | undefined) {}
 
@@ -214,130 +398,136 @@ export class Journal {
     return `${file}.seal`;
   }
 
+  /** Bytes of the journal file now (0 for a disabled one). */
+  get size(): number {
+    return this.bytes;
+  }
+
   /**
-   * Open `file`: replay it (checking that it belongs to `cohort` and that nothing is missing),
-   * let `prepare` check the records' meaning and choose what a compaction keeps, then rewrite the
-   * file atomically as a new generation with those records, seal it, and open it for appends.
+   * Open `file`: read it line by line, handing each record to `state` (which checks its meaning
+   * and restores it), check that it belongs to `cohort` and that nothing is missing, then either
+   * go on appending to it (its torn tail cut off), or, when that would keep at most half its
+   * records, when it is of an older format, or when `state` says this service's records would not
+   * replay after it, write the records `state` holds as a new generation (streamed to a file beside
+   * it, then renamed over it). Nothing is changed before every record has been read and checked.
    */
   static async open(
     file: string,
     cohort: JournalCohort,
-    prepare: (replay: Replay) => { keep: JournalRecord[]; exchange: JournalExchangeState },
-  ): Promise<{ journal: Journal; replay: Replay }> {
-    const replay = Journal.read(file, cohort);
-    const { keep, exchange } = prepare(replay);
-    const journal = new Journal(file);
-    journal.gen = (replay.header?.gen ?? 0) + 1;
-    const headerLine = encodeLine({
-      t: 'open',
-      v: JOURNAL_VERSION,
-      gen: journal.gen,
-      records: keep.length,
-      agents: cohort.agents,
-      topology: cohort.topology,
-      reward: cohort.reward,
-      exchange,
-    });
-    journal.id = SUFFIX.exec(headerLine.trimEnd())![1]!;
-    let text = headerLine;
-    keep.forEach((r, i) => {
-      text += encodeLine({ q: i + 1, ...r });
-    });
-    journal.seq = keep.length;
-    // The new generation first, then its seal: a crash between the two leaves a seal of the
-    // previous generation, which the next start accepts only while nothing was appended.
-    writeFileAtomicSync(file, text);
-    fsyncDir(file);
-    const seal = sealSlot({ gen: journal.gen, id: journal.id, records: journal.seq });
-    writeFileAtomicSync(Journal.sealFile(file), Buffer.concat([seal, seal]));
-    fsyncDir(file);
-    try {
-      journal.fd = await fsp.open(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_DSYNC);
-      journal.sealFd = fs.openSync(Journal.sealFile(file), 'r+');
-    } catch (e) {
-      await journal.fd?.close();
-      throw new CorlError(
-        'CORL_ERR_IO',
-        `expected to open the journal ${file} for appending, got ${(e as Error).message}`,
-        { cause: e },
-      );
+    state: JournalState,
+    options: JournalOptions = {},
+  ): Promise<{ journal: Journal; replay: OpenReport }> {
+    const real = realJournalPath(file);
+    const scan = Journal.scan(real, cohort, state.visit.bind(state));
+    const journal = new Journal(real);
+    journal.state = state;
+    journal.cohort = cohort;
+    journal.growth = options.growthBytes;
+    const snap = state.snapshot();
+    const rewrite =
+      scan.header === undefined ||
+      scan.legacy ||
+      !state.fits(scan.header.exchange) ||
+      snap.keep.length * 2 <= scan.count;
+    if (rewrite) {
+      await journal.writeGeneration((scan.header?.gen ?? 0) + 1, snap);
+    } else {
+      journal.gen = scan.header!.gen;
+      journal.id = scan.id;
+      journal.seq = scan.count;
+      journal.bytes = scan.goodBytes;
+      // A torn tail is cut off before anything is appended after it; the seal then counts what is there.
+      if (scan.goodBytes < scan.bytes) truncate(real, scan.goodBytes);
+      writeSeal(real, { gen: journal.gen, id: journal.id, records: journal.seq });
     }
-    return { journal, replay: { ...replay, records: keep, lines: keep.map((_, i) => i + 2) } };
+    await journal.openForAppend();
+    journal.compactAt = journal.nextCompaction(journal.bytes);
+    return {
+      journal,
+      replay: {
+        count: scan.count,
+        tornTail: scan.tornTail,
+        notes: scan.notes,
+        compacted: rewrite,
+        records: journal.seq,
+      },
+    };
   }
 
-  /** Parse a journal file (missing file: empty) and check its integrity against the header and seal. Exposed for tests and tools. */
+  /** Parse a journal file whole (missing file: empty) and check its integrity against the header and seal. For tests and tools. */
   static read(file: string, cohort: JournalCohort): Replay {
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
-        throw new CorlError('CORL_ERR_IO', `expected a readable journal at ${file}, got ${(e as Error).message}`, {
-          cause: e,
-        });
-      text = '';
-    }
-    const seal = readSeal(Journal.sealFile(file));
-    const lines = text.split('\n');
-    // A last line without its newline was being written when the service died.
-    let torn = lines.pop() !== '';
-    if (lines.length === 0) {
-      if (seal !== undefined && (seal === 'unreadable' || seal.records > 0)) {
-        throw journalError(
-          'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
-          `expected the journal ${file} that its seal describes, got ${text.length ? 'no complete header line' : 'an empty or missing file'}`,
-          file,
-        );
-      }
-      return { records: [], lines: [], tornTail: torn && text.length > 0, notes: [] };
-    }
-    const head = readHeader(file, lines[0]!, cohort);
-    if (head.v === 1) return Journal.readLegacy(file, lines, torn);
-    const header = checkHeaderV2(file, lines[0]!, head);
-    const id = SUFFIX.exec(lines[0]!)![1]!;
-    const read = readRecords(file, lines, torn);
-    const { records, numbers } = read;
-    torn = read.torn;
-    const tornNote = torn ? ' (after dropping a torn last line)' : '';
-    if (records.length < header.records) {
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
-        `expected at least ${header.records} records in ${file} (its header, written by the last compaction, says so), got ${records.length}${tornNote}: the file was cut short`,
-        file,
-      );
-    }
-    const notes = checkSeal(file, seal, header, id, records.length, tornNote);
-    return { records, lines: numbers, header, tornTail: torn, notes };
-  }
-
-  /** Version 1: plain JSONL without sequence numbers or checksums; read as before, rewritten as version 2. */
-  private static readLegacy(file: string, lines: string[], torn: boolean): Replay {
     const records: JournalRecord[] = [];
-    const numbers: number[] = [];
-    lines.forEach((line, i) => {
-      if (i === 0 || line.trim() === '') return;
-      let r: unknown;
-      try {
-        r = JSON.parse(line);
-      } catch {
-        throw journalError(
-          'CORL_ERR_SERVE_JOURNAL_CORRUPT',
-          `expected a JSON record at line ${i + 1} of ${file}, got ${JSON.stringify(line.slice(0, 60))}`,
-          file,
-          i + 1,
-        );
-      }
-      records.push(r as JournalRecord);
-      numbers.push(i + 1);
+    const lines: number[] = [];
+    const scan = Journal.scan(file, cohort, (r, line) => {
+      records.push(r);
+      lines.push(line);
     });
     return {
       records,
-      lines: numbers,
-      tornTail: torn,
-      notes: [
-        `journal: ${file} is in format version 1 (no sequence numbers or checksums, so truncation could not be checked); it is rewritten as version ${JOURNAL_VERSION}`,
-      ],
+      lines,
+      ...(scan.header ? { header: scan.header } : {}),
+      tornTail: scan.tornTail,
+      notes: scan.notes,
     };
+  }
+
+  /**
+   * Read a journal line by line (missing file: empty), handing each record to `visit`, and check
+   * its integrity against the header and seal. Refuses a path that is not a regular file.
+   */
+  private static scan(
+    file: string,
+    cohort: JournalCohort,
+    visit: (record: JournalRecord, line: number, header: JournalHeader | undefined) => void,
+  ): Scan {
+    const seal = readSeal(Journal.sealFile(file));
+    const fd = openRegular(file, fs.constants.O_RDONLY, 'journal');
+    if (fd === undefined) return emptyScan(file, seal, 0, 0);
+    try {
+      const lines = fileLines(fd, file);
+      const first = lines.next();
+      if (first.done) return emptyScan(file, seal, first.value.tail, first.value.tail);
+      const head = readHeader(file, first.value.text, cohort);
+      if (head.v === 1) return scanLegacy(file, first.value, lines, visit);
+      const header = checkHeaderV2(file, first.value.text, head);
+      const id = SUFFIX.exec(first.value.text)![1]!;
+      let count = 0;
+      let goodBytes = first.value.end;
+      let torn = false;
+      // One line behind: a damaged final line (newline present) is a torn tail, an earlier one is not.
+      let held: FileLine | undefined;
+      const take = (line: FileLine, last: boolean): void => {
+        const r = readRecord(file, line, count + 1, last);
+        if (r === undefined) {
+          torn = true;
+          return;
+        }
+        count++;
+        goodBytes = line.end;
+        visit(r, line.no, header);
+      };
+      let next = lines.next();
+      while (!next.done) {
+        if (held) take(held, false);
+        held = next.value;
+        next = lines.next();
+      }
+      const tail = next.value.tail;
+      if (held) take(held, tail === 0);
+      if (tail > 0) torn = true;
+      const tornNote = torn ? ' (after dropping a torn last line)' : '';
+      if (count < header.records) {
+        throw journalError(
+          'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+          `expected at least ${header.records} records in ${file} (its header, written by the last compaction, says so), got ${count}${tornNote}: the file was cut short`,
+          file,
+        );
+      }
+      const notes = checkSeal(file, seal, header, id, count, tornNote);
+      return { header, legacy: false, id, count, tornTail: torn, notes, goodBytes, bytes: fs.fstatSync(fd).size };
+    } finally {
+      fs.closeSync(fd);
+    }
   }
 
   /** Append records; resolves once they are durable. */
@@ -358,6 +548,23 @@ export class Journal {
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
     // Start the write once this turn of the event loop is over: the answers computed from these
     // records in the same turn (and other requests read meanwhile) join the same write.
+    this.schedule();
+    return done;
+  }
+
+  /**
+   * Compact now: write the records the service holds as a new generation, between two group
+   * commits. Records handed in before are in it (or were let go by the retention meanwhile, as a
+   * restart would let them go); their appends resolve once it is durable.
+   */
+  compact(): Promise<void> {
+    if (this.file === undefined || this.closed) return Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => this.compactWaiters.push({ resolve, reject }));
+    this.schedule();
+    return done;
+  }
+
+  private schedule(): void {
     if (!this.flushing && !this.scheduled) {
       this.scheduled = true;
       setImmediate(() => {
@@ -365,22 +572,25 @@ export class Journal {
         void this.flush();
       });
     }
-    return done;
   }
 
   private async flush(): Promise<void> {
     if (this.flushing) return;
     this.flushing = true;
-    while (this.queue.length && !this.broken) {
+    while ((this.queue.length || this.compactWaiters.length) && !this.broken) {
+      if ((this.bytes >= this.compactAt || this.compactWaiters.length) && (await this.compactNow())) continue;
       const batch = this.queue;
       const waiters = this.waiters;
       this.queue = [];
       this.waiters = [];
+      if (batch.length === 0) continue;
       const first = this.seq;
-      const bufs = encodeBatch(batch, first);
       try {
         const t = performance.now();
-        await writeAll(this.fd!, bufs);
+        for (const buf of encodeChunks(batch, first)) {
+          await writeAll(this.fd!, [buf]);
+          this.bytes += buf.length;
+        }
         this.seq = first + batch.length;
         this.written += batch.length;
         this.onSync?.((performance.now() - t) / 1000, batch.length);
@@ -400,6 +610,152 @@ export class Journal {
       }
     }
     this.flushing = false;
+  }
+
+  /**
+   * A compaction between two group commits: the state's records at this moment are every record
+   * handed in so far that is still held, so the queued ones are not written again. False when it
+   * failed (the queued records then go to the file there is, and the next try waits for more growth).
+   */
+  private async compactNow(): Promise<boolean> {
+    const snap = this.state!.snapshot();
+    const held = this.queue;
+    const waiters = this.waiters;
+    const callers = this.compactWaiters;
+    this.queue = [];
+    this.waiters = [];
+    this.compactWaiters = [];
+    try {
+      await this.fd?.close();
+      this.fd = undefined;
+      if (this.sealFd !== undefined) fs.closeSync(this.sealFd);
+      this.sealFd = undefined;
+      await this.writeGeneration(this.gen + 1, snap);
+      this.compactions++;
+    } catch (e) {
+      this.queue = held.concat(this.queue);
+      this.waiters = waiters.concat(this.waiters);
+      this.compactAt = this.nextCompaction(this.bytes);
+      try {
+        if (!this.fd) await this.openForAppend();
+      } catch (err) {
+        this.broken = err as CorlError;
+        for (const w of [...this.waiters, ...callers]) w.reject(this.broken);
+        this.queue = [];
+        this.waiters = [];
+        return true;
+      }
+      for (const c of callers) c.reject(e);
+      this.compactError = (e as Error).message;
+      return false;
+    }
+    try {
+      await this.openForAppend();
+    } catch (e) {
+      this.broken = e as CorlError;
+      for (const w of [...waiters, ...this.waiters, ...callers]) w.reject(this.broken);
+      this.queue = [];
+      this.waiters = [];
+      return true;
+    }
+    this.compactAt = this.nextCompaction(this.bytes);
+    for (const w of [...waiters, ...callers]) w.resolve();
+    return true;
+  }
+
+  /** The size at which the running service compacts next, given the size a compaction wrote. */
+  private nextCompaction(base: number): number {
+    return this.growth === undefined ? Infinity : 2 * base + this.growth;
+  }
+
+  /**
+   * Write `snap` as generation `gen`: streamed (a few MiB at a time) to `<journal>.compact`, synced,
+   * renamed over the journal, then sealed. A crash before the rename leaves the journal as it was;
+   * after it, the new generation (a seal of the older one is accepted while nothing was appended).
+   */
+  private async writeGeneration(gen: number, snap: ReturnType<JournalState['snapshot']>): Promise<void> {
+    const file = this.file!;
+    const cohort = this.cohort!;
+    const headerLine = encodeLine({
+      t: 'open',
+      v: JOURNAL_VERSION,
+      gen,
+      records: snap.keep.length,
+      agents: cohort.agents,
+      topology: cohort.topology,
+      reward: cohort.reward,
+      exchange: snap.exchange,
+    });
+    const id = SUFFIX.exec(headerLine.trimEnd())![1]!;
+    const tmp = `${file}.compact`;
+    let bytes = 0;
+    try {
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      await fsp.rm(tmp, { force: true });
+      const fh = await fsp.open(tmp, 'wx');
+      try {
+        const head = Buffer.from(headerLine, 'utf8');
+        await writeAll(fh, [head]);
+        bytes += head.length;
+        for (const buf of encodeChunks(snap.keep, 0)) {
+          await writeAll(fh, [buf]);
+          bytes += buf.length;
+        }
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await fsp.rename(tmp, file);
+    } catch (e) {
+      await fsp.rm(tmp, { force: true }).catch(() => undefined);
+      throw new CorlError(
+        'CORL_ERR_IO',
+        `expected to write a compacted journal beside ${file} (${tmp}), got ${(e as Error).message}`,
+        {
+          cause: e,
+          where: tmp,
+          hint: 'a compaction needs free space for the records held; the journal was left as it was',
+        },
+      );
+    }
+    fsyncDir(file);
+    this.gen = gen;
+    this.id = id;
+    this.seq = snap.keep.length;
+    this.bytes = bytes;
+    try {
+      writeSeal(file, { gen, id, records: this.seq });
+    } catch {
+      // The generation is in place and durable; a missing or older seal only means less truncation is detected.
+    }
+  }
+
+  private async openForAppend(): Promise<void> {
+    const file = this.file!;
+    const flags =
+      fs.constants.O_WRONLY |
+      fs.constants.O_APPEND |
+      fs.constants.O_DSYNC |
+      fs.constants.O_NONBLOCK |
+      fs.constants.O_NOCTTY;
+    let fh: fsp.FileHandle | undefined;
+    try {
+      fh = await fsp.open(file, flags);
+      const kind = notRegular(await fh.stat());
+      if (kind !== undefined) throw notAFile(file, 'journal', kind);
+      this.sealFd = openRegular(Journal.sealFile(file), fs.constants.O_RDWR, 'journal seal');
+      this.fd = fh;
+    } catch (e) {
+      await fh?.close();
+      if (e instanceof CorlError) throw e;
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENXIO' || code === 'ENODEV' || code === 'EISDIR') throw notAFile(file, 'journal', code);
+      throw new CorlError(
+        'CORL_ERR_IO',
+        `expected to open the journal ${file} for appending, got ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
   }
 
   /** Record in the seal that `seq` records are durable. Not synced: after a power loss the seal may be older, never ahead. */
@@ -435,23 +791,100 @@ export class Journal {
   }
 }
 
+/** The file a journal path names: a symlink to a regular file is followed (a compaction replaces the file, not the link). */
+function realJournalPath(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return file; // missing (or a dangling link: refused when opened)
+  }
+}
+
+function truncate(file: string, bytes: number): void {
+  try {
+    fs.truncateSync(file, bytes);
+  } catch (e) {
+    throw new CorlError('CORL_ERR_IO', `expected to cut the torn last line off ${file}, got ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+}
+
+/** Both slots of the seal, written atomically beside the journal. */
+function writeSeal(file: string, seal: Seal): void {
+  const slot = sealSlot(seal);
+  writeFileAtomicSync(Journal.sealFile(file), Buffer.concat([slot, slot]));
+  fsyncDir(file);
+}
+
+/** A journal with no complete line (missing, empty, or a header being written when the service died). */
+function emptyScan(file: string, seal: ReturnType<typeof readSeal>, tail: number, bytes: number): Scan {
+  if (seal !== undefined && (seal === 'unreadable' || seal.records > 0)) {
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
+      `expected the journal ${file} that its seal describes, got ${bytes ? 'no complete header line' : 'an empty or missing file'}`,
+      file,
+    );
+  }
+  return { legacy: false, id: '', count: 0, tornTail: tail > 0, notes: [], goodBytes: 0, bytes };
+}
+
+/** Version 1: plain JSONL without sequence numbers or checksums; read as before, rewritten as version 2. */
+function scanLegacy(
+  file: string,
+  first: FileLine,
+  lines: Generator<FileLine, { tail: number }, undefined>,
+  visit: (record: JournalRecord, line: number, header: JournalHeader | undefined) => void,
+): Scan {
+  let count = 0;
+  let goodBytes = first.end;
+  let next = lines.next();
+  for (; !next.done; next = lines.next()) {
+    const { text, no } = next.value;
+    if (text.trim() === '') continue;
+    let r: unknown;
+    try {
+      r = JSON.parse(text);
+    } catch {
+      throw journalError(
+        'CORL_ERR_SERVE_JOURNAL_CORRUPT',
+        `expected a JSON record at line ${no} of ${file}, got ${JSON.stringify(text.slice(0, 60))}`,
+        file,
+        no,
+      );
+    }
+    count++;
+    goodBytes = next.value.end;
+    visit(r as JournalRecord, no, undefined);
+  }
+  return {
+    legacy: true,
+    id: '',
+    count,
+    tornTail: next.value.tail > 0,
+    goodBytes,
+    bytes: goodBytes + next.value.tail,
+    notes: [
+      `journal: ${file} is in format version 1 (no sequence numbers or checksums, so truncation could not be checked); it is rewritten as version ${JOURNAL_VERSION}`,
+    ],
+  };
+}
+
 /** Characters of encoded lines joined into one buffer before the next starts. */
 const CHUNK_CHARS = 4 * 1024 * 1024;
 
-/** Lines of `records`, numbered from `seq` + 1, as buffers of about CHUNK_CHARS each (never one string of the whole batch). */
-function encodeBatch(records: readonly JournalRecord[], seq: number): Buffer[] {
-  const bufs: Buffer[] = [];
+/** Lines of `records`, numbered from `seq` + 1, as buffers of about CHUNK_CHARS each, made one at a time (never one string of them all). */
+function* encodeChunks(records: readonly JournalRecord[], seq: number): Generator<Buffer> {
   let text = '';
   for (const r of records) {
     const line = encodeLine({ q: ++seq, ...r });
     if (text.length + line.length > CHUNK_CHARS && text.length > 0) {
-      bufs.push(Buffer.from(text, 'utf8'));
+      yield Buffer.from(text, 'utf8');
       text = '';
     }
     text += line;
   }
-  if (text.length > 0) bufs.push(Buffer.from(text, 'utf8'));
-  return bufs;
+  if (text.length > 0) yield Buffer.from(text, 'utf8');
 }
 
 /** Write every buffer at the file's end: one writev (one O_DSYNC sync) unless the kernel takes less. */
@@ -536,61 +969,49 @@ function checkHeaderV2(file: string, line: string, head: ParsedHeader): JournalH
   return head as JournalHeader;
 }
 
-/** Records of lines 2…: each passes its checksum and carries the next sequence number; a damaged last line is a torn tail. */
-function readRecords(
-  file: string,
-  lines: readonly string[],
-  torn: boolean,
-): { records: JournalRecord[]; numbers: number[]; torn: boolean } {
-  const records: JournalRecord[] = [];
-  const numbers: number[] = [];
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]!;
-    const no = i + 1;
-    if (verifyLine(line) === undefined) {
-      // The final line may be damaged by a crash during its write even with its newline present
-      // (an unflushed page): it is a torn tail like a line without newline. Earlier ones are not.
-      if (i === lines.length - 1 && !torn) {
-        torn = true;
-        break;
-      }
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL_CORRUPT',
-        `expected the record at line ${no} of ${file} to pass its checksum, got ${JSON.stringify(line.slice(0, 60))}: the file was changed or damaged in the middle`,
-        file,
-        no,
-      );
-    }
-    let r: { q?: unknown; c?: unknown } | null;
-    try {
-      r = JSON.parse(line);
-    } catch {
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL_CORRUPT',
-        `expected a JSON record at line ${no} of ${file}, got ${JSON.stringify(line.slice(0, 60))}`,
-        file,
-        no,
-      );
-    }
-    const expected = records.length + 1;
-    if (r?.q !== expected) {
-      const what =
-        typeof r?.q === 'number' && r.q > expected
-          ? `record ${r.q}: records ${expected}${r.q - 1 > expected ? `–${r.q - 1}` : ''} are missing`
-          : `record ${JSON.stringify(r?.q)}: lines are out of order or repeated`;
-      throw journalError(
-        'CORL_ERR_SERVE_JOURNAL_ORDER',
-        `expected record ${expected} at line ${no} of ${file}, got ${what}`,
-        file,
-        no,
-      );
-    }
-    delete r.q;
-    delete r.c;
-    records.push(r as JournalRecord);
-    numbers.push(no);
+/**
+ * The record on `line` (number `expected` of its generation): it passes its checksum and carries
+ * that sequence number. A damaged `last` line is a torn tail (undefined); an earlier one is refused.
+ */
+function readRecord(file: string, line: FileLine, expected: number, last: boolean): JournalRecord | undefined {
+  const no = line.no;
+  if (verifyLine(line.text) === undefined) {
+    // The final line may be damaged by a crash during its write even with its newline present
+    // (an unflushed page): it is a torn tail like a line without newline. Earlier ones are not.
+    if (last) return undefined;
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL_CORRUPT',
+      `expected the record at line ${no} of ${file} to pass its checksum, got ${JSON.stringify(line.text.slice(0, 60))}: the file was changed or damaged in the middle`,
+      file,
+      no,
+    );
   }
-  return { records, numbers, torn };
+  let r: { q?: unknown; c?: unknown } | null;
+  try {
+    r = JSON.parse(line.text);
+  } catch {
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL_CORRUPT',
+      `expected a JSON record at line ${no} of ${file}, got ${JSON.stringify(line.text.slice(0, 60))}`,
+      file,
+      no,
+    );
+  }
+  if (r?.q !== expected) {
+    const what =
+      typeof r?.q === 'number' && r.q > expected
+        ? `record ${r.q}: records ${expected}${r.q - 1 > expected ? `–${r.q - 1}` : ''} are missing`
+        : `record ${JSON.stringify(r?.q)}: lines are out of order or repeated`;
+    throw journalError(
+      'CORL_ERR_SERVE_JOURNAL_ORDER',
+      `expected record ${expected} at line ${no} of ${file}, got ${what}`,
+      file,
+      no,
+    );
+  }
+  delete r.q;
+  delete r.c;
+  return r as JournalRecord;
 }
 
 /** Notes (or a coded error) from the seal: its generation, header checksum and durable record count against the file. */

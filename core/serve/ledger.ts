@@ -21,6 +21,8 @@ interface Entry {
   readonly seq: number;
   reply?: unknown;
   pending?: Promise<unknown>;
+  /** Handed to the journal (from then on in every snapshot, so a compaction keeps it). */
+  journaled?: boolean;
 }
 
 /** Fingerprint of a request body: a retry must repeat it exactly. */
@@ -99,10 +101,12 @@ export class ReplyLedger {
     entry.pending = compute().then(
       async (reply) => {
         if (this.replies) entry.reply = reply;
-        if (held.get(id) === entry && this.replies)
+        if (held.get(id) === entry && this.replies) {
+          entry.journaled = true;
           await this.sink.append([
             { t: 'reply', n: REPLIES, a: this.agents[agent]!, s: entry.seq, g: id, h: fp, r: reply },
           ]);
+        }
         entry.pending = undefined;
         return reply;
       },
@@ -120,18 +124,18 @@ export class ReplyLedger {
     const agent = this.agents.indexOf(r.a);
     if (agent < 0) return;
     this.entries[agent]!.delete(r.g);
-    this.entries[agent]!.set(r.g, { hash: r.h, seq: r.s, reply: r.r });
+    this.entries[agent]!.set(r.g, { hash: r.h, seq: r.s, reply: r.r, journaled: true });
     this.next[agent] = Math.max(this.next[agent]!, r.s + 1);
     this.evict(agent);
   }
 
-  /** The records of the replies held, oldest first per agent. */
+  /** The records of the replies held and handed to the journal, oldest first per agent. */
   snapshot(): JournalRecord[] {
     if (!this.replies) return [];
     const out: JournalRecord[] = [];
     this.entries.forEach((m, agent) => {
       for (const [id, e] of m)
-        if (!e.pending)
+        if (e.journaled)
           out.push({ t: 'reply', n: REPLIES, a: this.agents[agent]!, s: e.seq, g: id, h: e.hash, r: e.reply });
     });
     return out;

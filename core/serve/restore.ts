@@ -2,8 +2,9 @@
 // format and recovery"): a record that passes its checksum can still be nonsense (edited by hand,
 // written by a buggy tool, or by an older service that accepted any step); restoring it would
 // answer 500 on retry, or move the newest step so far that the compaction drops every label.
+import { createHash } from 'node:crypto';
 import { CorlError } from '../errors';
-import type { Replay } from './journal';
+import type { JournalRecord, Replay } from './journal';
 import { MAX_REQUEST_ID, REPLIES } from './ledger';
 
 /** Longest group id POST /v1/groups accepts (and the journal may hold for that namespace). */
@@ -31,10 +32,6 @@ function isStringOrNull(v: unknown): boolean {
   return v === null || typeof v === 'string';
 }
 
-function sameKeys(a: readonly unknown[], b: readonly unknown[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-
 /** A stored reply (namespace `requests`): a known agent, its order, the request id, a fingerprint and an object. */
 function checkReply(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a record read from disk, checked field by field here
@@ -54,31 +51,56 @@ function checkReply(
   if (!r.r || typeof r.r !== 'object' || Array.isArray(r.r)) throw bad('"r"', 'a reply object', r.r);
 }
 
+/** A fingerprint of a keys array (the checker keeps this, not the keys: its memory stays small per slot). */
+function keysDigest(k: readonly unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(k)).digest('base64url');
+}
+
 /**
- * Check every record's fields and what it says against what came before it: known agent and
+ * Checks each record's fields and what it says against what came before it, record by record as a
+ * journal is read (it holds a small fingerprint per slot, never the records): known agent and
  * namespace, a safe step inside the step window of the generation that wrote it, keys posted at
  * most once per (agent, step, group) and every answer after its keys and consistent with them.
  * Throws CORL_ERR_SERVE_JOURNAL_RECORD naming the line and the field; changes nothing.
  */
-export function checkReplay(replay: Replay, file: string, ctx: RestoreContext): RestoreSummary {
-  const agents = new Set(ctx.agents);
-  const keys = new Map<string, { h: string; k: readonly (string | null)[] }>();
-  const answered = new Set<string>();
-  const rounds = new Map<string, number>();
-  // The window: relative to the newest step at the generation's compaction (a version-1 journal
-  // has no such record: its oldest step stands in), moving only as the records move it.
-  const window = replay.header?.exchange.maxStepsAhead ?? ctx.maxStepsAhead;
-  let newest = replay.header?.exchange.newest;
-  if (newest === undefined) {
-    for (const r of replay.records)
-      if (r?.n === 'groups' && Number.isSafeInteger(r.s) && (newest === undefined || r.s < newest)) newest = r.s;
+export class ReplayChecker {
+  private readonly agents: ReadonlySet<string>;
+  private readonly keys = new Map<string, { h: string; d: string; n: number }>();
+  private readonly answered = new Set<string>();
+  private readonly rounds = new Map<string, number>();
+  private readonly window: number;
+  private newestStep: number | undefined;
+  private reached: number | undefined;
+
+  /**
+   * `header`: the exchange state of the generation read (undefined: a version-1 journal or none, whose
+   * window starts at its first step and is `ctx.maxStepsAhead` wide).
+   */
+  constructor(
+    private readonly file: string,
+    private readonly ctx: RestoreContext,
+    private readonly header: { readonly newest: number; readonly maxStepsAhead: number } | undefined,
+  ) {
+    this.agents = new Set(ctx.agents);
+    this.window = header?.maxStepsAhead ?? ctx.maxStepsAhead;
+    this.newestStep = header?.newest;
   }
-  let reached: number | undefined;
-  replay.records.forEach((rec, i) => {
-    const line = replay.lines[i]!;
+
+  /** The newest POST /v1/groups step the header and the records reach (undefined: none). */
+  get newest(): number | undefined {
+    return this.reached === undefined && this.header === undefined
+      ? undefined
+      : this.header
+        ? Math.max(this.header.newest, this.reached ?? -1)
+        : this.reached;
+  }
+
+  /** Check one record, read at 1-based `line`. */
+  check(rec: JournalRecord, line: number): void {
     // A record as read from disk, not yet the JournalRecord its type claims: checked field by field below.
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- every field is checked before it is used
     const r = rec as unknown as Record<string, any>;
+    const file = this.file;
     const bad = (field: string, expected: string, got: unknown): CorlError =>
       new CorlError(
         'CORL_ERR_SERVE_JOURNAL_RECORD',
@@ -86,55 +108,63 @@ export function checkReplay(replay: Replay, file: string, ctx: RestoreContext): 
         { where: `${file}:${line}` },
       );
     if (!r || typeof r !== 'object' || Array.isArray(r)) throw bad('the record', 'an object', r);
-    if (r.t === 'reply') return checkReply(r, bad, agents, ctx.agents);
+    if (r.t === 'reply') return checkReply(r, bad, this.agents, this.ctx.agents);
     if (r.t !== 'keys' && r.t !== 'answer') throw bad('"t"', '"keys", "answer" or "reply"', r.t);
     if (!(NAMESPACES as readonly string[]).includes(r.n))
       throw bad('"n"', `one of ${NAMESPACES.map((n) => `"${n}"`).join(', ')}`, r.n);
-    if (typeof r.a !== 'string' || !agents.has(r.a))
-      throw bad('"a"', `an agent of the config (${ctx.agents.map((n) => `"${n}"`).join(', ')})`, r.a);
+    if (typeof r.a !== 'string' || !this.agents.has(r.a))
+      throw bad('"a"', `an agent of the config (${this.ctx.agents.map((n) => `"${n}"`).join(', ')})`, r.a);
     if (!Number.isSafeInteger(r.s) || r.s < 0) throw bad('"s"', 'a step (a safe integer >= 0)', r.s);
     if (typeof r.g !== 'string' || r.g.length === 0 || (r.n === 'groups' && r.g.length > MAX_GROUP_ID))
       throw bad('"g"', `a group id (1 to ${MAX_GROUP_ID} characters)`, r.g);
     if (typeof r.h !== 'string' || !HASH.test(r.h))
       throw bad('"h"', 'a group fingerprint (27 base64url characters)', r.h);
     const slot = `${r.n}\u0000${r.a}\u0000${r.s}\u0000${r.g}`;
-    if (r.t === 'keys') {
-      if (
-        !Array.isArray(r.k) ||
-        r.k.length === 0 ||
-        !r.k.every((x: unknown) => x === null || (typeof x === 'string' && x !== ''))
-      )
-        throw bad('"k"', 'a non-empty array of answer keys (non-empty strings or null)', r.k);
-      if (keys.has(slot))
+    if (r.t === 'keys') return this.checkKeys(r, slot, bad);
+    this.checkAnswer(r, slot, bad);
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a record read from disk, checked field by field
+  private checkKeys(r: Record<string, any>, slot: string, bad: Bad): void {
+    if (
+      !Array.isArray(r.k) ||
+      r.k.length === 0 ||
+      !r.k.every((x: unknown) => x === null || (typeof x === 'string' && x !== ''))
+    )
+      throw bad('"k"', 'a non-empty array of answer keys (non-empty strings or null)', r.k);
+    if (this.keys.has(slot))
+      throw bad(
+        'the record',
+        `the first keys of agent "${r.a}" for group "${r.g}" at step ${r.s} (keys are journaled once)`,
+        'a second keys record',
+      );
+    if (r.n === 'groups') {
+      const newest = this.newestStep;
+      if (newest !== undefined && r.s > newest + this.window)
         throw bad(
-          'the record',
-          `the first keys of agent "${r.a}" for group "${r.g}" at step ${r.s} (keys are journaled once)`,
-          'a second keys record',
+          '"s"',
+          `a step at most ${this.window} beyond the newest step so far (${newest}), as the service that wrote it enforced`,
+          r.s,
         );
-      if (r.n === 'groups') {
-        if (newest !== undefined && r.s > newest + window)
-          throw bad(
-            '"s"',
-            `a step at most ${window} beyond the newest step so far (${newest}), as the service that wrote it enforced`,
-            r.s,
-          );
-        newest = newest === undefined ? r.s : Math.max(newest, r.s);
-        reached = reached === undefined ? r.s : Math.max(reached, r.s);
-      } else {
-        const round = `${r.a}\u0000${r.g}`;
-        const prev = rounds.get(round);
-        if (prev !== undefined && r.s > prev + 1)
-          throw bad(
-            '"s"',
-            `round ${prev + 1} at most (the round after agent "${r.a}"'s previous one of this group)`,
-            r.s,
-          );
-        if (prev === undefined || r.s > prev) rounds.set(round, r.s);
-      }
-      keys.set(slot, { h: r.h, k: r.k });
-      return;
+      this.newestStep = newest === undefined ? r.s : Math.max(newest, r.s);
+      this.reached = this.reached === undefined ? r.s : Math.max(this.reached, r.s);
+    } else {
+      const round = `${r.a}\u0000${r.g}`;
+      const prev = this.rounds.get(round);
+      if (prev !== undefined && r.s > prev + 1)
+        throw bad(
+          '"s"',
+          `round ${prev + 1} at most (the round after agent "${r.a}"'s previous one of this group)`,
+          r.s,
+        );
+      if (prev === undefined || r.s > prev) this.rounds.set(round, r.s);
     }
-    const posted = keys.get(slot);
+    this.keys.set(slot, { h: r.h, d: keysDigest(r.k), n: r.k.length });
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a record read from disk, checked field by field
+  private checkAnswer(r: Record<string, any>, slot: string, bad: Bad): void {
+    const posted = this.keys.get(slot);
     if (!posted)
       throw bad(
         'the record',
@@ -142,7 +172,7 @@ export function checkReplay(replay: Replay, file: string, ctx: RestoreContext): 
         'an answer without keys',
       );
     if (posted.h !== r.h) throw bad('"h"', `the fingerprint of the keys it answers (${posted.h})`, r.h);
-    if (answered.has(slot))
+    if (this.answered.has(slot))
       throw bad(
         'the record',
         `the first answer of agent "${r.a}" for group "${r.g}" at step ${r.s} (answers are journaled once)`,
@@ -154,11 +184,11 @@ export function checkReplay(replay: Replay, file: string, ctx: RestoreContext): 
     if (a.id !== r.g) throw bad('"r.id"', `the group id "${r.g}"`, a.id);
     if (
       !Array.isArray(a.rewards) ||
-      a.rewards.length !== posted.k.length ||
+      a.rewards.length !== posted.n ||
       !a.rewards.every((x: unknown) => typeof x === 'number' && Number.isFinite(x))
     )
-      throw bad('"r.rewards"', `${posted.k.length} finite numbers (one per completion)`, a.rewards);
-    if (!Array.isArray(a.keys) || !sameKeys(a.keys, posted.k))
+      throw bad('"r.rewards"', `${posted.n} finite numbers (one per completion)`, a.rewards);
+    if (!Array.isArray(a.keys) || a.keys.length !== posted.n || keysDigest(a.keys) !== posted.d)
       throw bad('"r.keys"', 'the answer keys of the keys record it answers', a.keys);
     if (!SOURCES.includes(a.source)) throw bad('"r.source"', SOURCES.map((s) => `"${s}"`).join(', '), a.source);
     if (a.label !== undefined && !isStringOrNull(a.label)) throw bad('"r.label"', 'a string or null', a.label);
@@ -172,9 +202,24 @@ export function checkReplay(replay: Replay, file: string, ctx: RestoreContext): 
       !Object.values(a.metrics).every((x) => typeof x === 'number' && Number.isFinite(x))
     )
       throw bad('"r.metrics"', 'an object of finite numbers', a.metrics);
-    answered.add(slot);
-  });
-  return reached === undefined && replay.header === undefined
-    ? {}
-    : { newest: replay.header ? Math.max(replay.header.exchange.newest, reached ?? -1) : reached };
+    this.answered.add(slot);
+  }
+}
+
+type Bad = (field: string, expected: string, got: unknown) => CorlError;
+
+/** Check every record of a replay read whole (tools, tests): see {@link ReplayChecker}. */
+export function checkReplay(replay: Replay, file: string, ctx: RestoreContext): RestoreSummary {
+  let header = replay.header?.exchange;
+  if (header === undefined) {
+    // A version-1 journal has no exchange state: its oldest step stands in for the newest at compaction.
+    let oldest: number | undefined;
+    for (const r of replay.records)
+      if (r?.n === 'groups' && Number.isSafeInteger(r.s) && (oldest === undefined || r.s < oldest)) oldest = r.s;
+    if (oldest !== undefined) header = { newest: oldest, maxStepsAhead: ctx.maxStepsAhead };
+  }
+  const checker = new ReplayChecker(file, ctx, header);
+  replay.records.forEach((r, i) => checker.check(r, replay.lines[i]!));
+  const newest = checker.newest;
+  return newest === undefined ? {} : { newest };
 }

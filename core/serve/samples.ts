@@ -6,11 +6,13 @@
 import { CorlError } from '../errors';
 import { groupHash, type Exchange } from './exchange';
 import { byText } from './order';
+import { capKeys } from './keys';
 import type { ServeMetrics } from './prom';
 import { bad, object, parseCompletion } from './requests';
 import { MAX_GROUP_ID } from './restore';
 import type { GroupAnswer, LabelSource, PostedCompletion, PostedGroup, Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
+import { inPhase, sharedRequestWork, type RequestWork } from './work';
 
 /** Longest request id and rollout tag accepted. */
 export const MAX_SAMPLE_ID = 256;
@@ -205,6 +207,8 @@ interface Member {
   readonly hash: string;
   readonly waiters: Waiter[];
   waitMs: number;
+  /** Aborted when the member's request goes away (undefined: a sample with an id, whose retry may claim it). */
+  readonly gone?: AbortSignal;
 }
 
 /** Samples of one group instance waiting for the rest. */
@@ -258,11 +262,12 @@ export class SampleScorer {
 
   /** Answers for a request's samples, aligned with them. */
   /**
-   * Answers for a request's samples, aligned with them. `gone` aborts when the client goes away:
-   * a sample without a request id (or position) then leaves its group, so that a re-sent copy is
-   * not counted twice; one with an id stays, and its retry gets its answer.
+   * Answers for a request's samples, aligned with them. `work.gone` aborts when the client goes
+   * away: a sample without a request id (or position) then leaves its group, so that a re-sent copy
+   * is not counted twice; one with an id stays, and its retry gets its answer. A group's work runs
+   * in `work.lane` and stops only when every member's request has gone (core/serve/work.ts).
    */
-  post(agent: number, req: SamplesRequest, gone?: AbortSignal): Promise<SampleAnswer[]> {
+  post(agent: number, req: SamplesRequest, work: RequestWork): Promise<SampleAnswer[]> {
     if (this.closing) return Promise.reject(unavailable());
     const K = this.rt.settings.groupSize;
     req.samples.forEach((s, i) => {
@@ -286,7 +291,7 @@ export class SampleScorer {
     const answers: Promise<SampleAnswer>[] = [];
     try {
       req.samples.forEach((s, i) =>
-        answers.push(this.one(agent, req.step, s, waitMs, req.single ? '' : `samples[${i}]`, gone)),
+        answers.push(this.one(agent, req.step, s, waitMs, req.single ? '' : `samples[${i}]`, work)),
       );
     } catch (e) {
       // The samples before the refused one are posted (a retry finds them by id); nobody awaits them here.
@@ -302,9 +307,9 @@ export class SampleScorer {
     s: PostedSample,
     waitMs: number,
     where: string,
-    gone?: AbortSignal,
+    work: RequestWork,
   ): Promise<SampleAnswer> {
-    if (this.rt.pointwise) return this.pointwise(agent, step, s);
+    if (this.rt.pointwise) return this.pointwise(agent, step, s, work);
     const stable = s.requestId ?? (s.sample !== undefined ? `#${s.sample}` : undefined);
     const id = stable ?? `~${this.generated++}`;
     const scope =
@@ -360,11 +365,12 @@ export class SampleScorer {
       const group = p;
       p.timer = setTimeout(() => this.close(group, true), this.rt.settings.samples.wait * 1000);
     }
-    const member: Member = { id, sample: s, hash, waiters: [], waitMs };
+    const gone = stable === undefined ? work.gone : undefined;
+    const member: Member = { id, sample: s, hash, waiters: [], waitMs, ...(gone ? { gone } : {}) };
     const answer = new Promise<SampleAnswer>((resolve, reject) => member.waiters.push({ resolve, reject }));
     p.members.set(id, member);
     this.waiting++;
-    if (stable === undefined && gone) {
+    if (gone) {
       const group = p;
       gone.addEventListener('abort', () => this.leave(group, id, gone.reason), { once: true });
     }
@@ -428,7 +434,12 @@ export class SampleScorer {
       members: members.map((m) => ({ id: m.id, h: m.hash })),
     };
     const waitMs = Math.max(...members.map((m) => m.waitMs));
-    const scored = this.score(p.agent, p.step, group, waitMs);
+    const work = sharedRequestWork(
+      this.rt.agents[p.agent]!,
+      this.rt.settings.timeouts.work,
+      members.map((m) => m.gone),
+    );
+    const scored = this.score(p.agent, p.step, group, waitMs, work);
     const scope =
       p.step === undefined ? `r\u0000${p.agent}\u0000${p.group}` : `s\u0000${p.agent}\u0000${p.step}\u0000${p.group}`;
     members.forEach((m, k) => {
@@ -458,18 +469,24 @@ export class SampleScorer {
     step: number | undefined,
     group: PostedGroup,
     waitMs: number,
+    work: RequestWork,
   ): Promise<{ answer: GroupAnswer; at: { step: number } | { round: number } }> {
     if (step !== undefined) {
-      const [answer] = await this.exchanges.steps.post(agent, step, [group], waitMs);
+      const [answer] = await this.exchanges.steps.post(agent, step, [group], waitMs, work);
       return { answer: answer!, at: { step } };
     }
     const round = this.exchanges.rounds.nextRound(agent, group.id, groupHash(group));
-    const [answer] = await this.exchanges.rounds.post(agent, round, [group], waitMs);
+    const [answer] = await this.exchanges.rounds.post(agent, round, [group], waitMs, work);
     return { answer: answer!, at: { round } };
   }
 
   /** A pointwise source (a verifier) scores each sample alone, at once. */
-  private async pointwise(agent: number, step: number | undefined, s: PostedSample): Promise<SampleAnswer> {
+  private async pointwise(
+    agent: number,
+    step: number | undefined,
+    s: PostedSample,
+    work: RequestWork,
+  ): Promise<SampleAnswer> {
     const group: PostedGroup = {
       id: s.group,
       prompt: s.prompt,
@@ -477,8 +494,13 @@ export class SampleScorer {
       ...(s.reference !== undefined ? { reference: s.reference } : {}),
       ...(s.testInputs ? { testInputs: s.testInputs } : {}),
     };
-    const keys = await this.scorer.keys(group);
-    const a = await this.scorer.score(agent, step ?? 0, group, keys, [{ agent, keys }], 'supervisors');
+    const max = this.rt.settings.maxKeyChars;
+    const keys = await inPhase(work, 'the answer keys of its samples', async (w) =>
+      capKeys(await this.scorer.keys(group, w), max),
+    );
+    const a = await inPhase(work, 'the rewards of its samples', (w) =>
+      this.scorer.score(agent, step ?? 0, group, keys, [{ agent, keys }], 'supervisors', w),
+    );
     return answerOf(a, 0, step === undefined ? {} : { step }, s.requestId, s.sample);
   }
 

@@ -1,6 +1,7 @@
 import type { FinishReason } from '../contracts/completion';
 import type { Problem } from '../contracts/problem';
 import type { AgentAnswers } from '../contracts/reward-source';
+import type { WorkOptions } from '../contracts/work';
 import { labelStats, rewardStats, sourceStats } from '../reward/metrics';
 import { RewardPipeline } from '../reward/pipeline';
 import type { ServeRuntime } from './setup';
@@ -85,12 +86,13 @@ export class Scorer {
     return { id: group.id, prompt: group.prompt, ...(group.testInputs ? { testInputs: group.testInputs } : {}) };
   }
 
-  /** The answer keys a group's completions vote with. */
-  async keys(group: PostedGroup): Promise<(string | null)[]> {
+  /** The answer keys a group's completions vote with (`work`: whom for, and until when; core/contracts/work.ts). */
+  async keys(group: PostedGroup, work?: WorkOptions): Promise<(string | null)[]> {
     const { answers, keys } = await this.pipeline.answers(
       this.problem(group),
       mapPacked(group.completions, (c) => c.text),
       `group "${group.id}"`,
+      work,
     );
     this.answers.set(group, answers);
     return keys;
@@ -104,6 +106,7 @@ export class Scorer {
     keys: readonly (string | null)[],
     supervisors: readonly AgentAnswers[],
     source: LabelSource,
+    work?: WorkOptions,
   ): Promise<GroupAnswer> {
     const rt = this.rt;
     const answers = this.answers.get(group) ?? mapPacked(group.completions, (c) => rt.keys.of(c.text).answer);
@@ -127,6 +130,7 @@ export class Scorer {
         ...(rt.supervised && group.reference !== undefined ? { reference: { answer: group.reference } } : {}),
       },
       `group "${group.id}" of agent "${rt.agents[agent]}" at step ${step}`,
+      work,
     );
     return {
       id: group.id,

@@ -1,5 +1,6 @@
 // `corl serve`: the reward plugins of a config over HTTP, and the cross-agent label exchange.
 // Routes and fields: docs/guide/serve.md.
+import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -18,6 +19,7 @@ import { parseGetRewardRequest, parseGroupsRequest, type GetRewardRequest } from
 import { parseSamplesRequest, SampleScorer } from './samples';
 import { summarize, type GroupAnswer, type PostedCompletion, type PostedGroup, type Scorer } from './scorer';
 import { openState, type ServeState } from './state';
+import type { RequestWork } from './work';
 import { buildServeRuntime, type LoadedServeConfig, type ServeRuntime } from './setup';
 
 /** How to start a {@link RewardServer}; unset fields come from the config's `serve` section. */
@@ -56,6 +58,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   CORL_ERR_SERVE_UNAVAILABLE: 503,
   CORL_ERR_SERVE_BUSY: 503,
   CORL_ERR_SERVE_CANCELLED: 499,
+  CORL_ERR_SERVE_WORK_TIMEOUT: 503,
   CORL_ERR_SERVE_PEER_TIMEOUT: 504,
 };
 
@@ -460,6 +463,7 @@ export class RewardServer {
           req.step,
           ordered.map((o) => o.group),
           req.wait === undefined ? undefined : req.wait * 1000,
+          this.work(agent, ctx.gone),
         )
       ).map((a, i) => inPostedOrder(a, ordered[i]!.order));
       this.metrics.completions.inc(
@@ -501,10 +505,19 @@ export class RewardServer {
     const agent =
       this.credentials.agentOf(ctx.caller, named, 'agent (query parameter)') ??
       rt.agentIndex(rt.settings.getReward.agent ?? rt.agents[0]!)!;
-    if (ctx.id === undefined) return this.getRewardReply(agent, req, ctx.gone);
+    if (ctx.id === undefined) return this.getRewardReply(agent, req, this.work(agent, ctx.gone));
     // With an id the samples stay at the barrier if the request goes away: its retry claims the reply.
     const fp = requestHash([req.query, req.prompts ?? null, req.labels ?? null]);
-    return this.replies.run(agent, ctx.id, fp, () => this.getRewardReply(agent, req));
+    return this.replies.run(agent, ctx.id, fp, () => this.getRewardReply(agent, req, this.work(agent)));
+  }
+
+  /** The work a request may ask of the plugins: its agent's lane, and `gone` when nobody else can claim its answer. */
+  private work(agent: number, gone?: AbortSignal): RequestWork {
+    return {
+      lane: this.runtime.agents[agent]!,
+      seconds: this.runtime.settings.timeouts.work,
+      ...(gone ? { gone } : {}),
+    };
   }
 
   private async postSamples(body: unknown, ctx: RequestContext): Promise<unknown> {
@@ -521,7 +534,11 @@ export class RewardServer {
     const untokenized = req.samples.filter((s) => s.completion.length === undefined).length;
     if (untokenized) this.metrics.untokenized.inc({ route: '/v1/samples' }, untokenized);
     const post = async (): Promise<unknown> => {
-      const answers = await this.samples.post(agent, req, ctx.id === undefined ? ctx.gone : undefined);
+      const answers = await this.samples.post(
+        agent,
+        req,
+        this.work(agent, ctx.id === undefined ? ctx.gone : undefined),
+      );
       this.metrics.completions.inc({ route: '/v1/samples' }, answers.length);
       if (req.single) return { agent: rt.agents[agent], ...answers[0]! };
       return { agent: rt.agents[agent], samples: answers };
@@ -538,9 +555,9 @@ export class RewardServer {
     if (n) this.metrics.untokenized.inc({ route }, n);
   }
 
-  private async getRewardReply(agent: number, req: GetRewardRequest, gone?: AbortSignal): Promise<unknown> {
+  private async getRewardReply(agent: number, req: GetRewardRequest, work: RequestWork): Promise<unknown> {
     const samples = req.query.map((query, i) => ({ query, prompt: req.prompts?.[i], label: req.labels?.[i] }));
-    const results = await this.getReward.score(agent, samples, gone);
+    const results = await this.getReward.score(agent, samples, work);
     this.metrics.completions.inc({ route: '/get_reward' }, results.length);
     const names = [...new Set(results.flatMap((r) => Object.keys(r.logs)))].sort();
     const extra: Record<string, number[]> = {};
@@ -585,7 +602,13 @@ export class RewardServer {
         agent: s.getReward.agent ?? rt.agents[0],
       },
       samples: { wait: s.samples.wait, maxPending: s.samples.maxPending, pending: this.samples.pendingSamples },
-      journal: { file: rt.journalFile ?? null, written: this.journal.written },
+      journal: {
+        file: rt.journalFile ?? null,
+        written: this.journal.written,
+        bytes: this.journal.size,
+        compactions: this.journal.compactions,
+        ...(this.journal.compactError ? { compactError: this.journal.compactError } : {}),
+      },
       auth: this.credentials.mode,
       uptimeSeconds: (Date.now() - this.started) / 1000,
     };
@@ -619,6 +642,7 @@ interface RequestContext {
 /** A signal aborted (with CORL_ERR_SERVE_CANCELLED) when the response closes before it was sent in full. */
 function goneSignal(res: http.ServerResponse): AbortSignal {
   const ctrl = new AbortController();
+  setMaxListeners(0, ctrl.signal); // each group and phase of the request listens
   res.once('close', () => {
     if (!res.writableFinished)
       ctrl.abort(

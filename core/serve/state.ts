@@ -2,9 +2,15 @@
 // exchanges are replayed record by record under the rules the live service applies, and the
 // compacted journal is what they then hold (docs/guide/serve.md "Journal and restart").
 import { Exchange, type ExchangeEvents, type RecordSink } from './exchange';
-import { Journal, type JournalCohort, type JournalRecord } from './journal';
+import {
+  Journal,
+  type JournalCohort,
+  type JournalExchangeState,
+  type JournalRecord,
+  type JournalState,
+} from './journal';
 import { ReplyLedger } from './ledger';
-import { checkReplay } from './restore';
+import { ReplayChecker } from './restore';
 import { Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
 
@@ -96,18 +102,33 @@ export async function openState(rt: ServeRuntime, cohort: JournalCohort, events:
     };
   }
   const s = rt.settings;
-  const { journal, replay } = await Journal.open(file, cohort, (read) => {
-    // Nothing is rewritten before every record has been checked: a refusal leaves the file as it was.
-    checkReplay(read, file, { agents: rt.agents, maxStepsAhead: s.exchange.maxStepsAhead });
-    for (const r of read.records) {
+  let checker: ReplayChecker | undefined;
+  const ctx = { agents: rt.agents, maxStepsAhead: s.exchange.maxStepsAhead };
+  const exchangeState = (): JournalExchangeState => ({
+    newest: Math.max(groups.newest, s.exchange.startStep),
+    maxStepsAhead: s.exchange.maxStepsAhead,
+  });
+  // Each record is checked as it is read, then restored under the live rules; nothing is rewritten
+  // before every record has been checked: a refusal leaves the file as it was.
+  const state: JournalState = {
+    visit(r, line, header) {
+      checker ??= new ReplayChecker(file, ctx, header?.exchange);
+      checker.check(r, line);
       groups.restore(r);
       rounds.restore(r);
       replies.restore(r);
-    }
-    return {
+    },
+    snapshot: () => ({
       keep: [...groups.snapshot(), ...rounds.snapshot()].map((x) => x.record).concat(replies.snapshot()),
-      exchange: { newest: Math.max(groups.newest, s.exchange.startStep), maxStepsAhead: s.exchange.maxStepsAhead },
-    };
+      exchange: exchangeState(),
+    }),
+    // Appending under this service's window replays only where the generation's window is the same
+    // and its newest step is not behind where this service starts.
+    fits: (h) =>
+      h.maxStepsAhead === s.exchange.maxStepsAhead && exchangeState().newest <= (checker?.newest ?? h.newest),
+  };
+  const { journal, replay } = await Journal.open(file, cohort, state, {
+    growthBytes: s.journalGrowth * 1024 * 1024,
   });
   sink.journal = journal;
   return {
@@ -119,6 +140,6 @@ export async function openState(rt: ServeRuntime, cohort: JournalCohort, events:
     journal,
     tornTail: replay.tornTail,
     notes: replay.notes,
-    restored: replay.records.length,
+    restored: replay.records,
   };
 }

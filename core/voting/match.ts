@@ -1,5 +1,6 @@
 // The one key-match rule: "is answer key x the answer y" (docs/reference/metrics.md, "Matching answers").
 import type { Equivalence } from '../contracts/equivalence';
+import type { WorkOptions } from '../contracts/work';
 
 /**
  * Whether a key is an answer at all. Null is no answer, and so is the empty key: the
@@ -14,14 +15,15 @@ export function isAnswer(key: string | null | undefined): key is string {
 /**
  * Whether key `x` is the answer `y`: both are answers (see {@link isAnswer}) and they are identical
  * or the equivalence says they are equal. Symmetric. The one rule rewards, labels, metrics,
- * evaluation and judges compare answers with.
+ * evaluation and judges compare answers with. `work` goes to `equal` (core/contracts/work.ts).
  */
 export async function matches(
   x: string | null | undefined,
   y: string | null | undefined,
   equivalence: Pick<Equivalence, 'equal'>,
+  work?: WorkOptions,
 ): Promise<boolean> {
-  return matchesAtOnce(x, y) ?? equivalence.equal(x!, y!);
+  return matchesAtOnce(x, y) ?? equivalence.equal(x!, y!, work);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Equivalence } from '../contracts/equivalence';
+import type { WorkOptions } from '../contracts/work';
 import { isAnswer } from './match';
 
 /** One cluster of equivalent answers in a vote. */
@@ -38,6 +39,7 @@ export async function pluralityVote(
   keys: readonly (string | null)[],
   equivalence: Equivalence,
   threshold: number,
+  work?: WorkOptions,
 ): Promise<VoteOutcome> {
   const clusters: VoteCluster[] = [];
   let voters = 0;
@@ -53,7 +55,7 @@ export async function pluralityVote(
       }
     if (!home) {
       for (const c of clusters) {
-        if (await equivalence.equal(c.key, k)) {
+        if (await equivalence.equal(c.key, k, work)) {
           home = c;
           break;
         }

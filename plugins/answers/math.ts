@@ -1,6 +1,8 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { AnswerExtractor } from '../../core/contracts/answer-extractor';
 import type { Equivalence } from '../../core/contracts/equivalence';
+import type { WorkOptions } from '../../core/contracts/work';
+import { SharedWork } from '../../core/util/shared-work';
 import { definePlugin } from '../../core/registry/define';
 import { keysEqual, ParseCache } from './compare';
 import { ALL_RULES, extractMathAnswer, type MathExtractRules } from './extract';
@@ -150,7 +152,8 @@ export class MathEquivalence implements Equivalence {
   private readonly parsed: ParseCache;
   private readonly verdicts = new Map<string, boolean>();
   private readonly keys = new Map<string, string | null>();
-  private readonly inflight = new Map<string, Promise<boolean>>();
+  /** Comparisons in progress, shared by everyone asking for the same pair. */
+  private readonly inflight = new SharedWork<string, boolean>();
   private pool?: SymbolicPool;
 
   constructor(options: Partial<MathEquivalenceOptions> = {}) {
@@ -172,36 +175,27 @@ export class MathEquivalence implements Equivalence {
     return k;
   }
 
-  equal(a: string, b: string): Promise<boolean> {
+  equal(a: string, b: string, work?: WorkOptions): Promise<boolean> {
     if (a === b) return Promise.resolve(true);
     if (typeof a !== 'string' || typeof b !== 'string') return Promise.resolve(false);
     const pair = a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;
     const known = this.verdicts.get(pair);
     if (known !== undefined) return Promise.resolve(known);
-    let p = this.inflight.get(pair);
-    if (!p) {
-      const [x, y] = a < b ? [a, b] : [b, a]; // the same order whichever way round it was asked
-      p = keysEqual(
+    const [x, y] = a < b ? [a, b] : [b, a]; // the same order whichever way round it was asked
+    // Shared while it runs; cut short only when nobody waits for it (then nothing is remembered).
+    return this.inflight.run(pair, work, async (w) => {
+      const v = await keysEqual(
         x,
         y,
         this.options,
         this.parsed,
-        this.options.symbolic ? (u, v) => this.symbolic(u, v) : undefined,
-      ).then(
-        (v) => {
-          this.inflight.delete(pair);
-          if (this.verdicts.size >= this.options.cacheSize) this.verdicts.clear();
-          this.verdicts.set(pair, v);
-          return v;
-        },
-        (e) => {
-          this.inflight.delete(pair);
-          throw e;
-        },
+        this.options.symbolic ? (u, t) => this.symbolic(u, t, w) : undefined,
       );
-      this.inflight.set(pair, p);
-    }
-    return p;
+      w.signal?.throwIfAborted();
+      if (this.verdicts.size >= this.options.cacheSize) this.verdicts.clear();
+      this.verdicts.set(pair, v);
+      return v;
+    });
   }
 
   /** Counters of the symbolic pool (zeros before its first use). */
@@ -213,14 +207,14 @@ export class MathEquivalence implements Equivalence {
     await this.pool?.close();
   }
 
-  private symbolic(a: string, b: string): Promise<boolean> {
+  private symbolic(a: string, b: string, work?: WorkOptions): Promise<boolean> {
     this.pool ??= new SymbolicPool({
       workers: this.options.workers,
       timeoutMs: this.options.timeoutMs,
       tolerance: this.options.tolerance,
       heapMb: this.options.heapMb,
     });
-    return this.pool.compare(a, b);
+    return this.pool.compare(a, b, work);
   }
 }
 

@@ -4,7 +4,9 @@
 // timeouts fail in threads; this one cannot.
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { WorkOptions } from '../../core/contracts/work';
 import { CorlError } from '../../core/errors';
+import { FairQueue } from '../../core/util/fair-queue';
 import type { SymbolicRequest, SymbolicResponse } from './symbolic-worker';
 
 /** Options of a {@link SymbolicPool}. */
@@ -37,6 +39,7 @@ interface Pending {
   readonly id: number;
   readonly a: string;
   readonly b: string;
+  readonly lane: string;
   readonly resolve: (v: boolean) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -54,7 +57,8 @@ const MAX_START_FAILURES = 3;
 
 export class SymbolicPool {
   private readonly slots: Slot[] = [];
-  private readonly queue: Pending[] = [];
+  /** Comparisons waiting for a worker, served lane by lane (WorkOptions.lane). */
+  private readonly queue = new FairQueue<Pending>();
   private nextId = 1;
   private startFailures = 0;
   private broken?: CorlError;
@@ -63,11 +67,32 @@ export class SymbolicPool {
 
   constructor(private readonly options: SymbolicPoolOptions) {}
 
-  /** Whether two keys are equal according to the engine; false when it cannot tell or time runs out. */
-  compare(a: string, b: string): Promise<boolean> {
+  /**
+   * Whether two keys are equal according to the engine; false when it cannot tell or time runs out.
+   * When `work.signal` aborts, a waiting comparison leaves the queue and a running one's worker is
+   * terminated, and the comparison rejects with the signal's reason (it is not "not equal").
+   */
+  compare(a: string, b: string, work?: WorkOptions): Promise<boolean> {
     if (this.broken) return Promise.reject(this.broken);
+    const signal = work?.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<boolean>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, a, b, resolve, reject });
+      const lane = work?.lane ?? '';
+      const leave = (): void => {
+        if (this.queue.remove(lane, p)) return reject(signal!.reason);
+        const slot = this.slots.find((s) => s.busy === p);
+        if (slot) this.stop(slot);
+        reject(signal!.reason);
+      };
+      const done =
+        <T>(f: (v: T) => void) =>
+        (v: T) => {
+          signal?.removeEventListener('abort', leave);
+          f(v);
+        };
+      const p: Pending = { id: this.nextId++, a, b, lane, resolve: done(resolve), reject: done(reject) };
+      signal?.addEventListener('abort', leave, { once: true });
+      this.queue.push(lane, p);
       this.closed = false;
       this.dispatch();
     });
@@ -82,7 +107,7 @@ export class SymbolicPool {
   async close(): Promise<void> {
     this.closed = true;
     const slots = this.slots.splice(0);
-    for (const p of this.queue.splice(0)) p.resolve(false);
+    for (const p of this.queue.drain()) p.resolve(false);
     await Promise.all(
       slots.map(async (s) => {
         s.dead = true;
@@ -94,14 +119,29 @@ export class SymbolicPool {
     );
   }
 
+  /**
+   * Hand waiting comparisons to idle workers, a lane with nothing running first, else lane by lane.
+   * A lane that waits while every worker compares for other lanes gets a worker of its own (up to
+   * twice `workers`; it ends once idle with nothing waiting), so one client's slow comparisons
+   * never make another's wait for their whole time limit.
+   */
   private dispatch(): void {
     if (this.closed) return;
+    const busyLanes = (): Set<string> => new Set(this.slots.flatMap((s) => (s.busy ? [s.busy.lane] : [])));
     for (const slot of this.slots) {
-      if (this.queue.length === 0) break;
-      if (slot.ready && !slot.busy && !slot.dead) this.run(slot, this.queue.shift()!);
+      if (this.queue.size === 0) break;
+      if (!slot.ready || slot.busy || slot.dead) continue;
+      const busy = busyLanes();
+      const lane = this.queue.laneOutside((l) => busy.has(l));
+      this.run(slot, (lane !== undefined ? this.queue.shiftLane(lane) : this.queue.shift())!);
     }
+    const workers = Math.max(1, this.options.workers);
     const starting = this.slots.filter((s) => !s.ready && !s.dead).length;
-    if (this.queue.length > starting && this.slots.length < Math.max(1, this.options.workers)) this.spawn();
+    if (this.queue.size > starting && this.slots.length < workers) this.spawn();
+    else if (starting === 0 && this.slots.length < 2 * workers) {
+      const busy = busyLanes();
+      if (this.queue.laneOutside((l) => busy.has(l)) !== undefined) this.spawn();
+    }
     this.updateRefs();
   }
 
@@ -132,6 +172,8 @@ export class SymbolicPool {
       this.startFailures = 0;
       this.stats.answered++;
       p.resolve(msg.equal === true);
+      // An extra worker (beyond `workers`) ends once nothing waits.
+      if (this.queue.size === 0 && this.slots.length > Math.max(1, this.options.workers)) this.stop(slot);
       this.dispatch();
     });
     const onDeath = (err?: unknown): void => {
@@ -151,7 +193,7 @@ export class SymbolicPool {
             `expected the symbolic worker to start, got ${describe(err)}`,
             { cause: err },
           );
-          for (const p of this.queue.splice(0)) p.reject(this.broken);
+          for (const p of this.queue.drain()) p.reject(this.broken);
           return;
         }
       }
@@ -166,15 +208,22 @@ export class SymbolicPool {
     slot.timer = setTimeout(() => {
       if (slot.busy !== p || slot.dead) return;
       this.stats.timeouts++;
-      slot.dead = true;
-      slot.busy = undefined;
-      this.remove(slot);
+      this.stop(slot);
       p.resolve(false);
-      void slot.worker.terminate().catch(() => undefined);
-      this.dispatch();
     }, this.options.timeoutMs);
     const req: SymbolicRequest = { id: p.id, a: p.a, b: p.b, tolerance: this.options.tolerance };
     slot.worker.postMessage(req);
+  }
+
+  /** Terminate a busy worker (its comparison timed out or nobody waits for it); the next one starts. */
+  private stop(slot: Slot): void {
+    if (slot.dead) return;
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.dead = true;
+    slot.busy = undefined;
+    this.remove(slot);
+    void slot.worker.terminate().catch(() => undefined);
+    this.dispatch();
   }
 
   private remove(slot: Slot): void {
@@ -184,7 +233,7 @@ export class SymbolicPool {
 
   /** Idle workers must not keep the process alive; busy ones must. */
   private updateRefs(): void {
-    const waiting = this.queue.length > 0;
+    const waiting = this.queue.size > 0;
     for (const s of this.slots) {
       if (s.busy || (waiting && !s.ready)) s.worker.ref();
       else s.worker.unref();

@@ -2,7 +2,9 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Problem } from '../../core/contracts/problem';
 import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import type { Equivalence } from '../../core/contracts/equivalence';
+import type { WorkOptions } from '../../core/contracts/work';
 import { CorlError } from '../../core/errors';
+import { SharedWork } from '../../core/util/shared-work';
 import { definePlugin } from '../../core/registry/define';
 import { lastCodeBlock } from './sandbox/code-block';
 import { Sandbox, type TestOutcome } from './sandbox/sandbox';
@@ -101,7 +103,10 @@ type ExecOptions = ExecVoteOptions | ExecTestsOptions;
 /** Runs programs in the sandbox, cached by program and inputs. */
 class CodeRunner {
   readonly sandbox: Sandbox;
-  private readonly cache = new Map<string, Promise<readonly TestOutcome[]>>();
+  /** Outcomes of finished runs (never of a run cut short because nobody waited for it). */
+  private readonly cache = new Map<string, readonly TestOutcome[]>();
+  /** Runs in progress, shared by everyone asking for the same program and inputs. */
+  private readonly running = new SharedWork<string, readonly TestOutcome[]>();
   constructor(
     private readonly options: ExecOptions,
     owner: string,
@@ -109,8 +114,11 @@ class CodeRunner {
     this.sandbox = new Sandbox({ ...options, owner });
   }
 
-  /** The outcomes of a completion's program on the problem's inputs, or null when it has no code block. */
-  outcomes(text: string, problem: Problem): Promise<readonly TestOutcome[]> | null {
+  /**
+   * The outcomes of a completion's program on the problem's inputs, or null when it has no code
+   * block. A run shared by several callers stops only when all of them stopped waiting (`work`).
+   */
+  outcomes(text: string, problem: Problem, work?: WorkOptions): Promise<readonly TestOutcome[]> | null {
     const program = lastCodeBlock(text);
     if (program === null) return null;
     const inputs = problem.testInputs;
@@ -125,13 +133,14 @@ class CodeRunner {
     const entry = this.options.entryPoint || metaEntry;
     const mode = entry ? 'call' : 'stdin';
     const key = JSON.stringify([program, mode, entry, inputs]);
-    let p = this.cache.get(key);
-    if (!p) {
-      p = this.sandbox.run(program, mode, entry, inputs).then((r) => r.outcomes);
+    const hit = this.cache.get(key);
+    if (hit) return Promise.resolve(hit);
+    return this.running.run(key, work, async (w) => {
+      const { outcomes } = await this.sandbox.run(program, mode, entry, inputs, w);
       if (this.cache.size >= this.options.cacheSize) this.cache.clear();
-      this.cache.set(key, p);
-    }
-    return p;
+      this.cache.set(key, outcomes);
+      return outcomes;
+    });
   }
 
   close(): void {
@@ -167,12 +176,12 @@ export const execVoteReward = definePlugin({
     const runner = new CodeRunner(options, 'corl:exec-vote');
     const vote = voteReward.create({ threshold: options.threshold, rule: options.rule }, {} as never) as RewardSource;
     return {
-      async answerKeys(input: AnswerKeyInput): Promise<(string | null)[]> {
-        const runs = input.texts.map((t) => runner.outcomes(t, input.problem));
+      async answerKeys(input: AnswerKeyInput, work?: WorkOptions): Promise<(string | null)[]> {
+        const runs = input.texts.map((t) => runner.outcomes(t, input.problem, work));
         return Promise.all(runs.map(async (r) => (r === null ? null : outcomeKey(await r, options.errorKeys))));
       },
-      async score(ctx: RewardContext): Promise<RewardResult> {
-        return vote.score({ ...ctx, equivalence: IDENTITY });
+      async score(ctx: RewardContext, work?: WorkOptions): Promise<RewardResult> {
+        return vote.score({ ...ctx, equivalence: IDENTITY }, work);
       },
       async close() {
         runner.close();
@@ -203,7 +212,7 @@ export const execTestsReward = definePlugin({
   create(options: ExecTestsOptions): RewardSource {
     const runner = new CodeRunner(options, 'corl:exec-tests');
     return {
-      async score(ctx: RewardContext): Promise<RewardResult> {
+      async score(ctx: RewardContext, work?: WorkOptions): Promise<RewardResult> {
         const expected = ctx.reference?.expectedOutputs;
         if (!expected) {
           throw new CorlError(
@@ -216,7 +225,7 @@ export const execTestsReward = definePlugin({
         let passed = 0;
         let total = 0;
         for (const c of ctx.completions) {
-          const run = runner.outcomes(c.text, ctx.problem);
+          const run = runner.outcomes(c.text, ctx.problem, work);
           const outcomes = run === null ? null : await run;
           const ok = outcomes === null ? 0 : outcomes.filter((o, i) => passes(o, expected[i])).length;
           const n = ctx.problem.testInputs?.length ?? 0;

@@ -1,5 +1,6 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
+import type { WorkOptions } from '../../core/contracts/work';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 import { matches } from '../../core/voting/match';
@@ -21,7 +22,7 @@ type GroundTruthOptions = FromSchema<typeof GROUND_TRUTH_OPTIONS_SCHEMA>;
  * Whether each completion's key matches the reference's key (`matches`), for the rewards that read
  * ground truth; a problem without a reference is CORL_ERR_TASK_DATA naming the plugin.
  */
-export async function matchesReference(ctx: RewardContext, plugin: string): Promise<boolean[]> {
+export async function matchesReference(ctx: RewardContext, plugin: string, work?: WorkOptions): Promise<boolean[]> {
   if (!ctx.reference) {
     throw new CorlError('CORL_ERR_TASK_DATA', `expected a reference answer for problem "${ctx.problem.id}", got none`, {
       hint: `${plugin} needs a task whose problems all have references`,
@@ -29,7 +30,7 @@ export async function matchesReference(ctx: RewardContext, plugin: string): Prom
   }
   const target = ctx.equivalence.key(ctx.reference.answer);
   const right: boolean[] = [];
-  for (const c of ctx.completions) right.push(await matches(c.key, target, ctx.equivalence));
+  for (const c of ctx.completions) right.push(await matches(c.key, target, ctx.equivalence, work));
   return right;
 }
 
@@ -45,8 +46,8 @@ export const groundTruthReward = definePlugin({
   },
   create(options: GroundTruthOptions): RewardSource {
     return {
-      async score(ctx): Promise<RewardResult> {
-        const right = await matchesReference(ctx, 'corl:ground-truth');
+      async score(ctx, work): Promise<RewardResult> {
+        const right = await matchesReference(ctx, 'corl:ground-truth', work);
         const rewards = right.map((r) => (r ? options.correct : options.wrong));
         return { rewards };
       },

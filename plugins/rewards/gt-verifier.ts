@@ -19,8 +19,8 @@ export const gtVerifierReward = definePlugin({
   },
   create(): RewardSource {
     return {
-      async score(ctx): Promise<RewardResult> {
-        const rewards: number[] = (await matchesReference(ctx, 'corl:gt-verifier')).map((r) => (r ? 1 : 0));
+      async score(ctx, work): Promise<RewardResult> {
+        const rewards: number[] = (await matchesReference(ctx, 'corl:gt-verifier', work)).map((r) => (r ? 1 : 0));
         const right = rewards.reduce((a, b) => a + b, 0) / Math.max(rewards.length, 1);
         return { rewards, metrics: { 'verifier/score_mean': right } };
       },

@@ -2,6 +2,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { definePlugin } from '../../core/registry/define';
 import type { Equivalence } from '../../core/contracts/equivalence';
+import type { WorkOptions } from '../../core/contracts/work';
 import { matchesAtOnce } from '../../core/voting/match';
 import { pluralityVote } from '../../core/voting/plurality';
 import { mapPacked } from '../../core/util/arrays';
@@ -46,28 +47,30 @@ export const voteReward = definePlugin({
   },
   create(options: VoteOptions): RewardSource {
     return {
-      async score(ctx): Promise<RewardResult> {
+      async score(ctx, work): Promise<RewardResult> {
         const vote =
           options.rule === 'majority'
             ? await majorityOfLabels(
                 mapPacked(ctx.supervisors, (sup) => sup.keys),
                 ctx.equivalence,
                 options.threshold,
+                work,
               )
             : await pluralityVote(
                 (options.rule === 'teacher' ? ctx.supervisors.slice(0, 1) : ctx.supervisors).flatMap((sup) => sup.keys),
                 ctx.equivalence,
                 options.threshold,
+                work,
               );
         const own =
           ctx.supervisors.length === 1 && ctx.supervisors[0]!.agent === ctx.agent
             ? vote
-            : await pluralityVote(ctx.own.keys, ctx.equivalence, options.threshold);
+            : await pluralityVote(ctx.own.keys, ctx.equivalence, options.threshold, work);
         const rewards: number[] = [];
         for (const c of ctx.completions) {
           // Equal keys and missing answers are settled at once; only differing keys wait for `equal`.
           const now = matchesAtOnce(c.key, vote.label);
-          rewards.push((now ?? (await ctx.equivalence.equal(c.key!, vote.label!))) ? 1 : 0);
+          rewards.push((now ?? (await ctx.equivalence.equal(c.key!, vote.label!, work))) ? 1 : 0);
         }
         const metrics: Record<string, number> = { 'vote/answered_fraction': vote.total ? vote.voters / vote.total : 0 };
         if (vote.label !== null) metrics['vote/majority_ratio'] = vote.share;
@@ -97,17 +100,18 @@ export async function majorityOfLabels(
   groups: readonly (readonly (string | null)[])[],
   equivalence: Equivalence,
   threshold: number,
+  work?: WorkOptions,
 ): Promise<LabelVote> {
   const labels: (string | null)[] = [];
   let answered = 0;
   let total = 0;
   for (const g of groups) {
-    const v = await pluralityVote(g, equivalence, threshold);
+    const v = await pluralityVote(g, equivalence, threshold, work);
     labels.push(v.label);
     answered += v.voters;
     total += v.total;
   }
-  const among = await pluralityVote(labels, equivalence, 0);
+  const among = await pluralityVote(labels, equivalence, 0, work);
   const best = among.clusters.reduce((m, c) => Math.max(m, c.count), 0);
   const strict = groups.length > 0 && best * 2 > groups.length;
   return {

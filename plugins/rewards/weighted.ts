@@ -1,6 +1,7 @@
 import type { ExtendedJSONSchema, FromExtendedSchema } from 'json-schema-to-ts';
 import type { ManifestQueryContext, PluginContext, PluginKind, ResolvedSelection } from '../../core/contracts/plugin';
 import type { AnswerKeyInput, RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
+import type { WorkOptions } from '../../core/contracts/work';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 import { checkResult } from '../../core/reward/checks';
@@ -83,17 +84,17 @@ export const weightedReward = definePlugin({
     }
     const keyed = parts.find((p) => p.source.answerKeys);
     /** Every part's results for the contexts (in one call where a part scores many at once), then their sum. */
-    const scoreAll = async (contexts: readonly RewardContext[]): Promise<RewardResult[]> => {
+    const scoreAll = async (contexts: readonly RewardContext[], work?: WorkOptions): Promise<RewardResult[]> => {
       const byPart: RewardResult[][] = [];
       for (const p of parts) {
         const seen = contexts.map((rc) => {
           const { reference: _reference, ...rest } = rc;
           return p.groundTruth ? rc : rest;
         });
-        if (p.source.scoreMany) byPart.push(await p.source.scoreMany(seen));
+        if (p.source.scoreMany) byPart.push(await p.source.scoreMany(seen, work));
         else {
           const row: RewardResult[] = [];
-          for (const rc of seen) row.push(await p.source.score(rc));
+          for (const rc of seen) row.push(await p.source.score(rc, work));
           byPart.push(row);
         }
       }
@@ -129,10 +130,12 @@ export const weightedReward = definePlugin({
       return { rewards, ...(label !== undefined ? { label, ownLabel } : {}), metrics };
     };
     return {
-      ...(keyed ? { answerKeys: (input: AnswerKeyInput) => keyed.source.answerKeys!(input) } : {}),
+      ...(keyed
+        ? { answerKeys: (input: AnswerKeyInput, work?: WorkOptions) => keyed.source.answerKeys!(input, work) }
+        : {}),
       ...(parts.some((p) => p.source.scoreMany) ? { scoreMany: scoreAll } : {}),
-      async score(rc: RewardContext): Promise<RewardResult> {
-        return (await scoreAll([rc]))[0]!;
+      async score(rc: RewardContext, work?: WorkOptions): Promise<RewardResult> {
+        return (await scoreAll([rc], work))[0]!;
       },
       async close() {
         for (const p of parts) await p.source.close?.();

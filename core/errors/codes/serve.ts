@@ -82,6 +82,11 @@ export const SERVE_CODES = defineCodes({
       'A connection arrived over `serve.maxConnections` (or `serve.maxConnectionsPerPeer` for its address) while every held connection had a request in progress, so none could give up its place (HTTP 503, then the connection is closed; GET /health is still answered on it), or `serve.samples.maxPending` POST /v1/samples samples were already waiting for their groups (HTTP 503). Nothing is stored.',
     fix: 'retry after a moment (Retry-After: 1; the requests are idempotent) and reuse keep-alive connections, or raise `serve.maxConnections` (below `ulimit -n`), `serve.maxConnectionsPerPeer` or `serve.samples.maxPending`',
   },
+  CORL_ERR_SERVE_WORK_TIMEOUT: {
+    cause:
+      "A request's work (the answer keys of its groups, or their rewards) ran longer than `serve.timeouts.work` seconds and was stopped (HTTP 503): sandbox runs and symbolic comparisons done only for it were cancelled. Keys are stored only when every group's keys were computed, so nothing of a request stopped in its keys phase is kept.",
+    fix: 'send fewer completions or testInputs per request (a group whose programs all run to their time limit takes completions × testInputs × timeoutMs / concurrency), or raise `serve.timeouts.work`; under load the work of other clients shares the sandbox in turn, so a retry later may fit',
+  },
   CORL_ERR_SERVE_CANCELLED: {
     cause:
       'The client closed the connection before its answer was ready (counted as HTTP 499 in the metrics; nobody receives it). Work done only for that request is stopped; a POST /get_reward sample without an Idempotency-Key leaves its barrier, so that a re-sent copy is not counted twice.',
@@ -120,6 +125,11 @@ export const SERVE_CODES = defineCodes({
     cause:
       'A journal record is well formed (its checksum holds) but means nothing the service could have written: an unknown agent or namespace, a step that is not a safe integer or runs beyond the step window, an answer without its keys or with rewards that do not match them. The message names the line and the field.',
     fix: 'restore the journal (and its `.seal` file) from a copy, or move both away to start an empty exchange; the service never restores a record it cannot vouch for',
+  },
+  CORL_ERR_SERVE_JOURNAL_FILE: {
+    cause:
+      'The journal path (or its `.seal` beside it) is not a regular file: a FIFO, a character or block device (`/dev/zero`), a socket, a folder, or a symlink to one of them. The service refuses it at start instead of hanging on it or reading it forever; nothing is written.',
+    fix: 'point `serve.journal` (or `--journal`) at a regular file, or at a path where none exists yet; a symlink to a regular file is followed',
   },
   CORL_ERR_SERVE_BIND: {
     cause:

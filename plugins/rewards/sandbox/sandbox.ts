@@ -14,7 +14,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { WorkOptions } from '../../../core/contracts/work';
 import { CorlError } from '../../../core/errors';
+import { FairQueue } from '../../../core/util/fair-queue';
 import { bwrapPlan, NOBODY, type BwrapPlan } from './bwrap';
 import { HARNESS, type HarnessJob, type HarnessLine } from './harness';
 
@@ -108,7 +110,10 @@ export class Sandbox {
   private readonly python: string;
   private readonly plan: BwrapPlan | undefined;
   private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** Runs in progress per lane. */
+  private readonly runningOf = new Map<string, number>();
+  /** Runs waiting for one of the `concurrency` places, served lane by lane (WorkOptions.lane). */
+  private readonly waiting = new FairQueue<() => void>();
   private readonly live = new Set<() => void>();
 
   constructor(private readonly options: SandboxOptions) {
@@ -135,22 +140,31 @@ export class Sandbox {
     }
   }
 
-  /** Run `program` on each input; never throws for anything the program does. */
+  /**
+   * Run `program` on each input; never throws for anything the program does. Runs wait for a place
+   * lane by lane (`work.lane`); when `work.signal` aborts, a waiting run leaves the queue and a
+   * running one is killed with its sandbox, and the run rejects with the signal's reason.
+   */
   async run(
     program: string,
     mode: HarnessJob['mode'],
     entryPoint: string,
     inputs: readonly (readonly string[])[],
+    work?: WorkOptions,
   ): Promise<RunResult> {
-    await this.acquire();
+    const signal = work?.signal;
+    const lane = work?.lane ?? '';
+    await this.acquire(lane, signal);
     try {
       const outcomes: (TestOutcome | undefined)[] = new Array(inputs.length).fill(undefined);
       let from = 0;
       let killed = false;
       let starts = 0;
       while (from < inputs.length) {
+        signal?.throwIfAborted();
         const slice = inputs.slice(from);
-        const a = await this.attempt(program, mode, entryPoint, slice);
+        const a = await this.attempt(program, mode, entryPoint, slice, signal);
+        signal?.throwIfAborted();
         starts++;
         for (const [k, o] of a.results) outcomes[from + k] = o;
         if (a.results.size === slice.length) break;
@@ -167,7 +181,7 @@ export class Sandbox {
       }
       return { outcomes: outcomes.map((o) => o ?? { err: killed ? 'timeout' : 'crash' }), killed, starts };
     } finally {
-      this.release();
+      this.release(lane);
     }
   }
 
@@ -177,22 +191,57 @@ export class Sandbox {
     this.live.clear();
   }
 
-  private acquire(): Promise<void> {
-    if (this.running < Math.max(1, this.options.concurrency)) {
-      this.running++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) =>
-      this.waiting.push(() => {
-        this.running++;
-        resolve();
-      }),
-    );
+  /**
+   * Whether a run of `lane` may start now: within `concurrency`, or, for a lane with nothing
+   * running while the places are taken by others, on one extra place (up to twice `concurrency`):
+   * so one client's long runs never make another's wait for them.
+   */
+  private mayStart(lane: string): boolean {
+    const c = Math.max(1, this.options.concurrency);
+    return this.running < c || ((this.runningOf.get(lane) ?? 0) === 0 && this.running < 2 * c);
   }
 
-  private release(): void {
+  private begin(lane: string): void {
+    this.running++;
+    this.runningOf.set(lane, (this.runningOf.get(lane) ?? 0) + 1);
+  }
+
+  private acquire(lane: string, signal: AbortSignal | undefined): Promise<void> {
+    signal?.throwIfAborted();
+    if (this.mayStart(lane)) {
+      this.begin(lane);
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const leave = (): void => {
+        if (this.waiting.remove(lane, start)) reject(signal!.reason);
+      };
+      const start = (): void => {
+        signal?.removeEventListener('abort', leave);
+        this.begin(lane);
+        resolve();
+      };
+      this.waiting.push(lane, start);
+      signal?.addEventListener('abort', leave, { once: true });
+    });
+  }
+
+  private release(lane: string): void {
     this.running--;
-    this.waiting.shift()?.();
+    const n = (this.runningOf.get(lane) ?? 1) - 1;
+    if (n > 0) this.runningOf.set(lane, n);
+    else this.runningOf.delete(lane);
+    for (;;) {
+      const c = Math.max(1, this.options.concurrency);
+      let next: (() => void) | undefined;
+      if (this.running < c) next = this.waiting.shift();
+      else if (this.running < 2 * c) {
+        const idle = this.waiting.laneOutside((l) => (this.runningOf.get(l) ?? 0) > 0);
+        next = idle === undefined ? undefined : this.waiting.shiftLane(idle);
+      }
+      if (!next) return;
+      next();
+    }
   }
 
   private spawnHarness(): { child: ChildProcess; workDir?: string } {
@@ -260,12 +309,13 @@ export class Sandbox {
     };
   }
 
-  /** One sandbox on `inputs`, until every outcome is in, an input overruns, or the interpreter ends. */
+  /** One sandbox on `inputs`, until every outcome is in, an input overruns, the interpreter ends, or `abort` aborts (killed). */
   private attempt(
     program: string,
     mode: HarnessJob['mode'],
     entryPoint: string,
     inputs: readonly (readonly string[])[],
+    abort?: AbortSignal,
   ): Promise<Attempt> {
     const job = this.jobFor(program, mode, entryPoint, inputs);
     return new Promise<Attempt>((resolve) => {
@@ -311,6 +361,7 @@ export class Sandbox {
         if (settled) return;
         settled = true;
         this.live.delete(kill);
+        abort?.removeEventListener('abort', kill);
         for (const t of [timer, drain, backstop]) if (t) clearTimeout(t);
         if (!exited) {
           // only an unsafe-mode orphan can still hold the pipe here; stop reading it
@@ -350,6 +401,7 @@ export class Sandbox {
       };
 
       this.live.add(kill);
+      abort?.addEventListener('abort', kill, { once: true });
       arm(STARTUP_MS, 'startup');
       child.stdout!.setEncoding('utf8');
       child.stdout!.on('data', (chunk: string) => {

@@ -118,6 +118,71 @@ sys.__stdout__.flush()
     expect((await post(server.url, '/v1/groups', body)).body).to.deep.equal(r.body);
   });
 
+  /** A post the client abandons after `ms` (it closes the connection). */
+  async function abandon(url: string, body: unknown, ms: number): Promise<void> {
+    const ctrl = new AbortController();
+    const t = setTimeout(() => ctrl.abort(), ms);
+    await fetch(`${url}/v1/groups`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: ctrl.signal,
+    }).catch(() => undefined);
+    clearTimeout(t);
+  }
+  const loops = (n: number) => Array.from({ length: n }, (_, i) => fenced(`while True:\n    pass  # ${i}`));
+  const fortyTwo = { id: 'v', prompt: 'p', completions: [fenced('print(42)')], testInputs: [['1']] };
+
+  it("16 `while True` programs of one client: another client's program runs next, not after them (issue 30)", async () => {
+    // Before: a 1,110-byte request of 16 loops delayed another client's print(42) by 62.9 s (FIFO).
+    server = await startServer(config, tmp.dir);
+    let attackDone = false;
+    const attack = post(server.url, '/v1/groups', {
+      agent: 'hostile',
+      step: 0,
+      groups: [{ id: 'loop', prompt: 'p', completions: loops(16), testInputs: [['1']] }],
+    }).then((r) => {
+      attackDone = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const victim = await post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: [fortyTwo] });
+    expect(victim.status).to.equal(200);
+    expect(victim.body.groups[0].keys).to.deep.equal([JSON.stringify(['42\n'])]);
+    // The victim's program ran after at most the loops already running, while 14 still waited.
+    expect(attackDone).to.equal(false);
+    const a = await attack;
+    expect(a.status).to.equal(200);
+    expect(a.body.groups[0].keys).to.deep.equal(Array(16).fill(null)); // every input timed out: no answer
+  });
+
+  it('a client that goes away takes its queued and running programs with it; work over serve.timeouts.work stops with a coded 503 (issue 30)', async () => {
+    // Programs that run a minute each, two at a time: without cancellation the victim would wait
+    // for all of them, after the attacker had left.
+    const slow = { ...config, reward: { ...config.reward, options: { timeoutMs: 60_000, concurrency: 2 } } };
+    server = await startServer({ ...slow, serve: { ...slow.serve, timeouts: { work: 3 } } }, tmp.dir);
+    const body = (n: number) => ({
+      agent: 'hostile',
+      step: 0,
+      groups: [{ id: `loop${n}`, prompt: 'p', completions: loops(n), testInputs: [['1']] }],
+    });
+    await abandon(server.url, body(16), 500);
+    const victim = await post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: [fortyTwo] });
+    expect(victim.status).to.equal(200);
+    expect(victim.body.groups[0].keys).to.deep.equal([JSON.stringify(['42\n'])]);
+    // A client that stays: its work is stopped after serve.timeouts.work (3 s), nothing stored.
+    const timedOut = await post(server.url, '/v1/groups', body(4));
+    expect(timedOut.status).to.equal(503);
+    expect(timedOut.body.error).to.deep.include({ code: 'CORL_ERR_SERVE_WORK_TIMEOUT', where: 'work' });
+    expect(timedOut.body.error.message).to.contain('serve.timeouts.work (3 s)');
+    const health = (await get(server.url, '/health')).body;
+    expect(health.exchange.slots).to.equal(1); // the victim's group alone
+    const again = await post(server.url, '/v1/groups', { agent: 'b', step: 1, groups: [{ ...fortyTwo, id: 'w' }] });
+    expect(again.status).to.equal(200);
+    const metrics = (await get(server.url, '/metrics')).body as string;
+    expect(metrics).to.contain('corl_serve_requests_total{route="/v1/groups",status="499"} 1');
+  });
+
   it('file, socket and fork are contained; the other agents get what they get without it', async () => {
     // What b and c get from a service that never sees the hostile agent.
     const quietDir = path.join(tmp.dir, 'quiet');

@@ -8,6 +8,7 @@ import { encodeLine } from '../../../core/serve/journal';
 import type { RewardServer } from '../../../core/serve/server';
 import { tempDir } from '../../fixtures/configs';
 import { boxed, get, post, ringServeConfig, startServer } from '../../fixtures/serve';
+import { startService } from '../../integrations/serve-process';
 
 /** A gauge or counter of GET /metrics. */
 async function metric(server: RewardServer, series: string): Promise<number> {
@@ -323,6 +324,91 @@ describe('serve: caps on groups per step, completions per group, id length', fun
     expect(await metric(server, 'corl_serve_get_reward_slots')).to.equal(20);
     const lines = fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8').trim().split('\n');
     expect(lines).to.have.length(1 + 20 * 2); // the header, then keys and answer of each group held
+  });
+
+  it('the journal stays bounded while the service runs (compacted as it grows); kill -9 under load loses no acknowledged reply (issue 30)', async function () {
+    this.timeout(0); // a child process under load: no wall-clock bound on it
+    // Before: the journal grew with every distinct label until a restart (and a restart needed a full copy).
+    const config = ringServeConfig({
+      exchange: { wait: 0 },
+      getReward: { groupSize: 1, groupBy: 'label', wait: 0, keepGroups: 10 },
+      keepReplies: 20,
+      journalGrowth: 0.01, // 10 KiB
+    });
+    const file = path.join(tmp.dir, 'serve.json');
+    fs.writeFileSync(file, JSON.stringify({ ...config, name: 'serve-test' }));
+    const journal = path.join(tmp.dir, 'journal.jsonl');
+    const service = await startService(file, journal);
+    const send = (url: string, i: number) =>
+      fetch(`${url}/get_reward?agent=${i % 2 ? 'a' : 'b'}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': `req-${i}` },
+        body: JSON.stringify({ query: [`\\boxed{${i % 3}}`], labels: [`label-${i}`] }),
+      });
+    const acked = new Map<number, unknown>();
+    let largest = 0;
+    for (let i = 0; i < 200; i += 10) {
+      const batch = Array.from({ length: 10 }, (_, k) => i + k);
+      const replies = await Promise.all(batch.map((n) => send(service.url, n)));
+      for (const [k, r] of replies.entries()) {
+        expect(r.status).to.equal(200);
+        acked.set(batch[k]!, await r.json());
+      }
+      largest = Math.max(largest, fs.statSync(journal).size);
+    }
+    // 200 requests of 3 records each would be about 200 KB; held: 2 x 10 groups and 2 x 20 replies.
+    expect(largest).to.be.below(60_000);
+    // kill -9 while 10 more requests are in flight: whatever was acknowledged must survive.
+    const flying = Array.from({ length: 10 }, (_, k) =>
+      send(service.url, 200 + k).then(
+        async (r) => (r.status === 200 ? acked.set(200 + k, await r.json()) : undefined),
+        () => undefined,
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 5));
+    await service.stop('SIGKILL');
+    await Promise.all(flying);
+    server = await startServer(config, tmp.dir);
+    // Every acknowledged request still within keepReplies of its agent is re-answered identically.
+    const newest = [...acked.keys()].sort((x, y) => y - x).slice(0, 10);
+    for (const i of newest) {
+      const again = await send(server.url, i);
+      expect(again.status, `request ${i}`).to.equal(200);
+      expect(await again.json(), `request ${i}`).to.deep.equal(acked.get(i));
+    }
+    expect(await metric(server, 'corl_serve_idempotent_replays_total')).to.equal(newest.length);
+  });
+
+  it("one client's slow symbolic comparisons do not hold another client's (issue 30)", async function () {
+    this.timeout(120000);
+    // Before: two answers \sum_{k=1}^{10^9} k^n stalled another client's symbolic request 12.8 s.
+    const config = {
+      name: 'serve-symbolic',
+      agents: [{ name: 'a' }, { name: 'b' }],
+      topology: 'corl:self',
+      reward: 'corl:vote',
+      equivalence: { use: 'corl:math', options: { workers: 1 } },
+      serve: { port: 0, exchange: { wait: 0 } },
+    };
+    server = await startServer(config, tmp.dir);
+    const sums = [2, 3, 5, 7].map((n) => `\\sum_{k=1}^{10^{9}} k^{${n}}`);
+    let attackDone = false;
+    const attack = post(server.url, '/v1/groups', { agent: 'a', step: 0, groups: [boxed('s', sums)] }).then((r) => {
+      attackDone = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const victim = await post(server.url, '/v1/groups', {
+      agent: 'b',
+      step: 0,
+      groups: [boxed('v', ['\\sqrt[3]{8}', '2', '2'])],
+    });
+    expect(victim.status).to.equal(200);
+    expect(victim.body.groups[0].rewards).to.deep.equal([1, 1, 1]); // the cube root is 2: one comparison
+    // Answered while the attacker's comparisons (each to its 2 s limit) still ran: the victim's lane
+    // got a worker of its own instead of waiting behind them.
+    expect(attackDone).to.equal(false);
+    expect((await attack).status).to.equal(200);
   });
 
   it('the serve config refuses a headers timeout longer than the body timeout', async () => {

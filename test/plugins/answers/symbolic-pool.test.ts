@@ -68,6 +68,55 @@ describe('plugins/answers/symbolic-pool', () => {
     }
   });
 
+  it('serves lanes fairly; an aborted comparison leaves the queue or stops its worker, and rejects (it is not "unequal")', async () => {
+    const p = pool({ timeoutMs: 60_000 });
+    try {
+      expect(await p.compare('w', 'W')).to.equal(true); // a worker is ready: the loop below runs at once
+      const blocker = new AbortController();
+      const looping = p.compare('loop', 'x', { signal: blocker.signal, lane: 'a' });
+      const order: string[] = [];
+      const queued = (x: string, lane: string) => p.compare(x, x.toUpperCase(), { lane }).then(() => order.push(x));
+      const runs = [queued('a1', 'a'), queued('a2', 'a'), queued('b1', 'b')];
+      const leaving = new AbortController();
+      const never = p.compare('c', 'C', { signal: leaving.signal, lane: 'c' });
+      leaving.abort(new Error('c left'));
+      await never.then(
+        () => expect.fail('compared'),
+        (e: Error) => expect(e.message).to.equal('c left'),
+      );
+      blocker.abort(new Error('a left'));
+      await looping.then(
+        () => expect.fail('compared'),
+        (e: Error) => expect(e.message).to.equal('a left'),
+      );
+      await Promise.all(runs);
+      expect([...order].sort()).to.deep.equal(['a1', 'a2', 'b1']);
+      expect(order.indexOf('a1')).to.be.below(order.indexOf('a2')); // first come first served within a lane
+      // b, waiting while the only worker compared for a, got a worker of its own (an extra one, up
+      // to twice `workers`); the looping worker was stopped, not timed out.
+      expect(p.stats.timeouts).to.equal(0);
+      expect(p.stats.started).to.be.at.least(2);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('a lane waiting while the workers compare for another gets a worker of its own, which ends once idle', async () => {
+    const p = pool({ timeoutMs: 60_000 });
+    try {
+      expect(await p.compare('w', 'W')).to.equal(true);
+      const stop = new AbortController();
+      const looping = p.compare('loop', 'x', { signal: stop.signal, lane: 'a' }).catch(() => 'stopped');
+      // b's comparison is answered while a's runs on the only regular worker.
+      expect(await p.compare('b', 'B', { lane: 'b' })).to.equal(true);
+      expect(p.size).to.equal(1); // the extra worker ended once nothing waited
+      stop.abort(new Error('a left'));
+      expect(await looping).to.equal('stopped');
+    } finally {
+      await p.close();
+    }
+  });
+
   it('uses several workers in parallel and close() ends them all', async () => {
     const p = pool({ workers: 2 });
     const all = await Promise.all(['a', 'b', 'c', 'd'].map((x) => p.compare(x, x.toUpperCase())));

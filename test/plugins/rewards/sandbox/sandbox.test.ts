@@ -136,6 +136,43 @@ describe('plugins/rewards/sandbox', function () {
       expect(r.starts).to.equal(2);
     });
 
+    it('waiting runs are served lane by lane; a run whose signal aborts leaves the queue, or is killed with its sandbox', async () => {
+      const one = new Sandbox({ ...base, concurrency: 1, timeoutMs: 60_000 });
+      try {
+        const order: string[] = [];
+        const blocker = new AbortController();
+        const sleeping = one.run('import time\ntime.sleep(60)', 'stdin', '', [['']], {
+          signal: blocker.signal,
+          lane: 'a',
+        });
+        const queued = (name: string, lane: string) =>
+          one.run(`print("${name}")`, 'stdin', '', [['']], { lane }).then((r) => {
+            order.push(name);
+            return r;
+          });
+        // a queues two more and waits for its running one; b, with nothing running, starts at once
+        // on a place of its own beyond `concurrency`; c waits (two places at most), then leaves.
+        const runs = [queued('a1', 'a'), queued('a2', 'a'), queued('b1', 'b')];
+        const leaving = new AbortController();
+        const never = one.run('print("never")', 'stdin', '', [['']], { signal: leaving.signal, lane: 'c' });
+        leaving.abort(new Error('client c left'));
+        await never.then(
+          () => expect.fail('ran'),
+          (e: Error) => expect(e.message).to.equal('client c left'),
+        );
+        blocker.abort(new Error('client a left'));
+        await sleeping.then(
+          () => expect.fail('finished'),
+          (e: Error) => expect(e.message).to.equal('client a left'),
+        );
+        const results = await Promise.all(runs);
+        expect(order).to.deep.equal(['b1', 'a1', 'a2']);
+        expect(results.map((r) => r.outcomes)).to.deep.equal([[{ out: 'a1\n' }], [{ out: 'a2\n' }], [{ out: 'b1\n' }]]);
+      } finally {
+        one.close();
+      }
+    });
+
     it('an outcome line the program prints itself to the real stdout is cut to maxOutput like any output', async () => {
       // Each input's program writes the harness's outcome line for the running input (1 MB of "x",
       // and an error marker of 1000 characters for the second) before the harness can write its own.

@@ -1,6 +1,11 @@
-/** The `corl` command: the built-in plugins wired in, then the CLI. */
+/** The `corl` command: the built-in plugins wired in (into corl's own container) when it runs, then the CLI. */
+import { main as run } from '../core/cli/main';
 import { installBuiltins } from './builtins';
 
-installBuiltins();
+export { buildProgram } from '../core/cli/main';
 
-export { main, buildProgram } from '../core/cli/main';
+/** Run the `corl` command line; resolves to the exit code. */
+export function main(...args: Parameters<typeof run>): ReturnType<typeof run> {
+  installBuiltins();
+  return run(...args);
+}

@@ -13,6 +13,7 @@ import { ERROR_CODES } from '../core/errors';
 import { createRunContainer } from '../core/registry/container';
 import { installBuiltins } from '../entry/builtins';
 import { PLUGIN_REGISTRY } from '../core/registry/registry';
+import { apiReference } from './api-doc';
 import { cliReference } from './cli-doc';
 import { contractsReference } from './contracts-doc';
 
@@ -31,6 +32,7 @@ export async function generatedFiles(): Promise<Record<string, string>> {
     'docs/reference/config.md': configReference(registry.all().map((d) => d.manifest)),
     'docs/reference/contracts.md': contractsReference(ROOT),
     'docs/reference/cli.md': cliReference(),
+    'docs/reference/api.md': apiReference(ROOT),
   };
 }
 

@@ -8,7 +8,9 @@ import * as path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import { findNodeAtLocation, parseTree, type ParseError } from 'jsonc-parser';
 import { schemaIssues, type ConfigIssue } from '../config/validator';
-import { CorlError } from '../errors';
+import { CorlError, errorLine } from '../errors';
+import { readUserFile } from '../util/files';
+import { MAX_JSON_DEPTH, tooDeep } from '../util/json';
 import { SPENDING } from '../stats/sequential';
 import { PRIMARY_METRICS } from '../report/paired';
 import type { Plan, PlanRecord } from '../report/design';
@@ -115,21 +117,36 @@ export function fileSha256(file: string): string {
   return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }
 
+/** The largest plan file read (a plan is a page of JSON). */
+const MAX_PLAN_BYTES = 16 * 1024 * 1024;
+
 /** Read and validate a plan file: every problem at once, in one CORL_ERR_PLAN_INVALID. */
 export function loadPlan(file: string): LoadedPlan {
   const abs = path.resolve(file);
   let bytes: Buffer;
   try {
-    bytes = fs.readFileSync(abs);
+    // A regular file only: a FIFO or a device would block or never end.
+    bytes = readUserFile(abs, MAX_PLAN_BYTES);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new CorlError(
       'CORL_ERR_PLAN_INVALID',
-      `expected a readable plan file, got ${code === 'ENOENT' ? 'no file' : code === 'EISDIR' ? 'a folder' : (e as Error).message} at ${abs}`,
+      `expected a readable plan file, got ${code === 'ENOENT' ? 'no file' : code === 'EISDIR' ? 'a folder' : errorLine(e)} at ${abs}`,
       { where: file, hint: 'pass the plan.json of the comparison' },
     );
   }
   const text = bytes.toString('utf8');
+  // The parser recurses: a plan nested thousands deep would overflow the stack.
+  const deep = tooDeep(text);
+  if (deep)
+    throw new CorlError(
+      'CORL_ERR_PLAN_INVALID',
+      `expected JSON nested at most ${MAX_JSON_DEPTH} levels deep, got a deeper value at line ${deep.line}, column ${deep.column}`,
+      {
+        where: `${file}:${deep.line}:${deep.column}`,
+        hint: 'no plan needs that depth: look for runaway brackets there',
+      },
+    );
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: false, disallowComments: true });
   if (errors.length || !tree) {

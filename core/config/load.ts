@@ -46,7 +46,7 @@ export interface LocatedIssue extends ConfigIssue {
 
 /** Options of {@link loadConfig}. */
 export interface LoadOptions {
-  /** Parent container (default: tsyringe's root); the run gets a child of it. */
+  /** Parent container (default: corl's own container, `corlContainer()`); the run gets a child of it. */
   readonly parent?: DependencyContainer;
   /** Changes applied to the raw config before validation (e.g. `--steps`), as dotted path → value. */
   readonly overrides?: Readonly<Record<string, unknown>>;

@@ -1,5 +1,4 @@
-import 'reflect-metadata';
-import { container as rootContainer, type DependencyContainer, type InjectionToken } from 'tsyringe';
+import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import type { PluginDefinition, PluginRegistrar } from '../contracts/plugin';
 import { CorlError } from '../errors';
 import { PLUGIN_REGISTRY, PluginRegistry, type PluginOrigin } from './registry';
@@ -13,9 +12,41 @@ export type BuiltinRegistrar = (plugins: PluginRegistrar) => void | Promise<void
  */
 export const BUILTIN_PLUGINS: InjectionToken<BuiltinRegistrar> = 'corl.BuiltinPlugins';
 
-/** Make `plugins` the built-ins of every run container created under `parent` (the root by default). */
-export function provideBuiltins(plugins: BuiltinRegistrar, parent: DependencyContainer = rootContainer): void {
-  parent.register(BUILTIN_PLUGINS, { useValue: plugins });
+/** tsyringe's root container, tsyringe loaded (with the Reflect metadata polyfill it requires) on first use. */
+function rootContainer(): DependencyContainer {
+  require('reflect-metadata');
+  return (require('tsyringe') as typeof import('tsyringe')).container;
+}
+
+let own: DependencyContainer | undefined;
+let ownBuiltins: BuiltinRegistrar | undefined;
+
+/**
+ * corl's own container: a child of tsyringe's root, made on first use. It is the default parent of
+ * run containers and holds the built-ins an entry point provided, so nothing of corl's is ever
+ * registered in the root container an application (or a second copy of corl) shares. tsyringe is
+ * loaded here rather than when corl is imported: it needs the Reflect metadata polyfill, and the
+ * tslib it loads puts its helpers on globalThis.
+ */
+export function corlContainer(): DependencyContainer {
+  if (!own) {
+    own = rootContainer().createChildContainer();
+    if (ownBuiltins) own.register(BUILTIN_PLUGINS, { useValue: ownBuiltins });
+  }
+  return own;
+}
+
+/**
+ * Make `plugins` the built-ins of every run container created under `parent`, or by default under
+ * corl's own container (kept until that container is first made, so providing loads nothing).
+ */
+export function provideBuiltins(plugins: BuiltinRegistrar, parent?: DependencyContainer): void {
+  if (parent) {
+    parent.register(BUILTIN_PLUGINS, { useValue: plugins });
+    return;
+  }
+  ownBuiltins = plugins;
+  own?.register(BUILTIN_PLUGINS, { useValue: plugins });
 }
 
 /** Who registers through a registration API: corl's built-ins (or, for test helpers, whichever definitions are theirs), and the module. */
@@ -81,7 +112,7 @@ function reserveScope(definition: PluginDefinition): void {
  */
 export function isolatedContainer(): DependencyContainer {
   // tsyringe exports its global container, not the class; a fresh instance of that class has no parent.
-  const Container = (rootContainer as object).constructor as new () => DependencyContainer;
+  const Container = (rootContainer() as object).constructor as new () => DependencyContainer;
   return new Container();
 }
 
@@ -91,7 +122,7 @@ export function isolatedContainer(): DependencyContainer {
  * outside modules get. Host-side only: no plugin is ever handed it. Throw it away when done.
  */
 export async function createRunContainer(
-  parent: DependencyContainer = rootContainer,
+  parent: DependencyContainer = corlContainer(),
   options: { builtins?: boolean } = {},
 ): Promise<DependencyContainer> {
   const child = parent.createChildContainer();

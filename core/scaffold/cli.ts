@@ -1,4 +1,3 @@
-import 'reflect-metadata';
 import * as path from 'node:path';
 import * as readline from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';

@@ -24,6 +24,12 @@ export interface CorlInstall {
   /** The corl version. */
   readonly version: string;
   /**
+   * Whether the root is corl itself, rather than the standalone create-corl-plugin package (which
+   * carries the templates but not corl: a plugin made by it depends on corl from the registry or a
+   * tarball given with `--corl`). Default true.
+   */
+  readonly corl?: boolean;
+  /**
    * The local tarball npm installed this corl from (`npm install ./corl-x.y.z.tgz`, `npx
    * --package=./corl-x.y.z.tgz`), when npm's lockfile records one that still exists.
    */
@@ -90,6 +96,8 @@ export interface ScaffoldResult {
 /** The corl installation this module belongs to (dist/core/scaffold → the package root). */
 export function thisInstall(): CorlInstall {
   const root = path.resolve(__dirname, '..', '..', '..');
+  const name = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { name?: string }).name;
+  if (name !== 'corl') return { root, checkout: false, version: CORL_VERSION, corl: false };
   const checkout = !fs.realpathSync(root).split(path.sep).includes('node_modules');
   const tarball = checkout ? undefined : installedFrom(root);
   return { root, checkout, version: CORL_VERSION, ...(tarball ? { tarball } : {}) };
@@ -111,8 +119,17 @@ export function parseCorlChoice(value: string): CorlChoice {
 }
 
 /** The devDependency spec of corl for a choice (see {@link ScaffoldOptions.corl}). */
-export function corlDependency(install: CorlInstall, choice: CorlChoice = 'file'): string {
+export function corlDependency(
+  install: CorlInstall,
+  choice: CorlChoice = install.corl === false ? 'registry' : 'file',
+): string {
   if (choice === 'registry') return `^${install.version}`;
+  if (choice === 'file' && install.corl === false)
+    throw new CorlError(
+      'CORL_ERR_SCAFFOLD_CORL',
+      'expected --corl registry, tarball:<path> or an npm spec, got file: the create-corl-plugin package does not contain corl',
+      { where: '--corl', hint: 'pass --corl tarball:<path to corl-x.y.z.tgz> to work offline, or --corl registry' },
+    );
   if (choice === 'file') return `file:${install.tarball ?? fs.realpathSync(install.root)}`;
   if ('spec' in choice) return choice.spec;
   const file = path.resolve(choice.tarball);

@@ -91,7 +91,11 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
       });
     }
     const writers: Writers = {
-      metrics: new MetricsWriter(run, cohort.sinks),
+      metrics: new MetricsWriter(
+        run,
+        cohort.sinks,
+        cohort.loaded.config.metrics.map((m) => m.use),
+      ),
       checkpoints,
       timing: new TimingWriter(run.dir),
     };

@@ -121,6 +121,14 @@ export function openUserAppend(file: string): number {
   return openRegular(file, fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT);
 }
 
+/** Why a path that does not exist yet cannot be created: its nearest existing ancestor is not a folder. */
+function creatable(file: string): string | undefined {
+  let up = path.dirname(path.resolve(file));
+  while (!fs.existsSync(up) && path.dirname(up) !== up) up = path.dirname(up);
+  const parent = fs.statSync(up);
+  return parent.isDirectory() ? undefined : `a path under ${up}, which is ${describeStat(parent)}`;
+}
+
 /** Why a path cannot be a regular file a user's output goes to, or undefined when it can (it may not exist yet). */
 export function outputProblem(file: string): string | undefined {
   const kfs = kernelFileSystem(file);
@@ -129,11 +137,20 @@ export function outputProblem(file: string): string | undefined {
   try {
     st = fs.statSync(file);
   } catch {
-    // Not there yet: its nearest existing ancestor must be a folder for it to be created.
-    let up = path.dirname(path.resolve(file));
-    while (!fs.existsSync(up) && path.dirname(up) !== up) up = path.dirname(up);
-    const parent = fs.statSync(up);
-    return parent.isDirectory() ? undefined : `a path under ${up}, which is ${describeStat(parent)}`;
+    return creatable(file);
   }
   return st.isFile() ? undefined : describeStat(st);
+}
+
+/** Why a path cannot be a folder a user's outputs go to, or undefined when it can (it may not exist yet). */
+export function outputFolderProblem(dir: string): string | undefined {
+  const kfs = kernelFileSystem(dir);
+  if (kfs) return `a folder of the kernel's ${kfs} file system, not one for data`;
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(dir);
+  } catch {
+    return creatable(dir);
+  }
+  return st.isDirectory() ? undefined : describeStat(st);
 }

@@ -32,9 +32,11 @@ export class RunAppendFile {
    * appending. Refuses what is not a regular file (CORL_ERR_IO naming it).
    */
   static open(file: string, run: AppendRun | undefined, stepOf: (line: string) => number | undefined): RunAppendFile {
+    if (run) refuseRunFile(file, run.dir);
     const fd = open(file);
     const f = new RunAppendFile(fd, file);
     try {
+      refuseOtherContent(file, fd, stepOf);
       if (run) {
         const mark = path.join(
           run.dir,
@@ -150,4 +152,56 @@ function keptFromEnd(bytes: Buffer, resumeAt: number, stepOf: (line: string) => 
     end = prev;
   }
   return end;
+}
+
+/** The files corl itself writes in a run directory: a sink appending to one would corrupt the run. */
+const RUN_FILES = [
+  'metrics.jsonl',
+  'rollouts.jsonl',
+  'timing.jsonl',
+  'state.json',
+  'config.json',
+  'config.source.json',
+  'run.json',
+];
+
+/** The path with its folder's symbolic links resolved (as far as it exists). */
+function real(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    const up = path.dirname(p);
+    return up === p ? p : path.join(real(up), path.basename(p));
+  }
+}
+
+/** Refuse a sink file that is one of the run's own files (by path, or the same file under another name). */
+function refuseRunFile(file: string, runDir: string): void {
+  const target = real(path.resolve(file));
+  const st = fs.statSync(target, { throwIfNoEntry: false });
+  for (const name of RUN_FILES) {
+    const own = real(path.join(runDir, name));
+    const ost = st && fs.statSync(own, { throwIfNoEntry: false });
+    if (target === own || (st && ost && st.ino === ost.ino && st.dev === ost.dev))
+      throw new CorlError('CORL_ERR_IO', `expected a file of the sink's own, got the run's ${name}`, {
+        where: file,
+        hint: 'give the sink another path: the run writes its own metrics.jsonl anyway',
+      });
+  }
+}
+
+/** Refuse appending records to a file that holds something else (a config, data, code): its first line must be a record. */
+function refuseOtherContent(file: string, fd: number, stepOf: (line: string) => number | undefined): void {
+  const size = fs.fstatSync(fd).size;
+  if (size === 0) return;
+  const head = Buffer.alloc(Math.min(size, 1 << 20));
+  fs.readSync(fd, head, 0, head.length, 0);
+  const nl = head.indexOf(10);
+  const first = head.toString('utf8', 0, nl < 0 ? head.length : nl);
+  if (stepOf(first) === undefined)
+    throw new CorlError(
+      'CORL_ERR_IO',
+      `expected a file of metrics records to append to (one JSON record with a step per line), got one whose first line is ${JSON.stringify(first.slice(0, 60))}`,
+      { where: file, hint: 'give the sink a new file, or one it wrote before: appending would damage this one' },
+    );
 }

@@ -14,7 +14,7 @@ const JSONL_OPTIONS_SCHEMA = {
       type: 'string',
       minLength: 1,
       description:
-        'file to append to, relative to the config file; runs that follow one another may share it (each record of a run appears once, across a kill and a resume)',
+        "file to append to, relative to the config file; runs that follow one another may share it (each record of a run appears once, across a kill and a resume). A file holding anything but metrics records (the config, data) or one of the run directory's own files is refused",
     },
   },
   additionalProperties: false,

@@ -7,6 +7,7 @@ import type { MetricsRecord, MetricsRun, MetricsSink } from '../../core/contract
 import { PLUGIN_CONTEXT, PLUGIN_OPTIONS, type PluginContext } from '../../core/contracts/plugin';
 import { CorlError } from '../../core/errors';
 import { definePlugin, fromClass } from '../../core/registry/define';
+import { NotARegularFile, outputFolderProblem, readUserFile } from '../../core/util/files';
 import { writeFileAtomicSync } from '../../core/util/fs';
 import { eventStep, fileVersionEvent, frame, scalarsEvent, textEvent, unframe } from './tensorboard/records';
 
@@ -74,6 +75,8 @@ export class TensorboardSink implements MetricsSink {
   constructor(@inject(PLUGIN_OPTIONS) options: TensorboardOptions, @inject(PLUGIN_CONTEXT) ctx: PluginContext) {
     this.options = options;
     this.baseDir = ctx.baseDir;
+    // Checked when the plugin is created, so `corl validate` refuses what `corl train` would.
+    if (options.dir !== undefined) checkFolder(path.resolve(ctx.baseDir, options.dir), 'options.dir');
   }
 
   start(run: MetricsRun): void {
@@ -85,6 +88,7 @@ export class TensorboardSink implements MetricsSink {
           path.basename(run.dir),
         )
       : path.join(run.dir, 'tensorboard');
+    checkFolder(this.log, this.options.dir !== undefined ? 'options.dir' : 'the run directory');
     this.folders = agentFolders(run.agents);
     if (run.resumeAt === null) this.checkUnused();
     else this.cutAfter(run.resumeAt);
@@ -148,7 +152,7 @@ export class TensorboardSink implements MetricsSink {
     for (const entry of fs.readdirSync(this.logDir, { withFileTypes: true })) {
       if (!entry.isDirectory()) continue;
       for (const file of eventFiles(path.join(this.logDir, entry.name))) {
-        const read = unframe(fs.readFileSync(file));
+        const read = unframe(readEvents(file));
         if (read.problem && !read.torn)
           throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected intact TensorBoard records, got ${read.problem}`, {
             where: file,
@@ -162,6 +166,33 @@ export class TensorboardSink implements MetricsSink {
         writeFileAtomicSync(file, Buffer.concat(kept.map(frame)));
       }
     }
+  }
+}
+
+/** A log folder the sink can write under: refused (coded, naming `where`) when it is a file, a device or a kernel file system's. */
+function checkFolder(dir: string, where: string): void {
+  const problem = outputFolderProblem(dir);
+  if (problem)
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_OPTIONS',
+      `expected a folder for TensorBoard's event files, got ${problem} at ${dir}`,
+      {
+        where,
+        hint: 'give a folder path (it is created), outside /proc, /sys and /dev',
+      },
+    );
+}
+
+/** An events file's bytes: a regular file only (a FIFO, a device or a folder under that name is refused, coded). */
+function readEvents(file: string): Buffer {
+  try {
+    return readUserFile(file);
+  } catch (e) {
+    if (!(e instanceof NotARegularFile)) throw e;
+    throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected a TensorBoard events file, got ${e.message}`, {
+      where: file,
+      hint: 'move it away and resume again',
+    });
   }
 }
 

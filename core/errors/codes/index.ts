@@ -1,4 +1,5 @@
 import { ANSWERS_CODES } from './answers';
+import { API_CODES } from './api';
 import { BACKEND_CODES } from './backend';
 import { CLI_CODES } from './cli';
 import { CONFIG_CODES } from './config';
@@ -46,6 +47,7 @@ export const ERROR_CODES = {
   ...INTERACTION_CODES,
   ...PLAN_CODES,
   ...PYTHON_CODES,
+  ...API_CODES,
 } satisfies Record<string, ErrorSpec>;
 
 /** Every code corl raises. */

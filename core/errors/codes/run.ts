@@ -22,4 +22,9 @@ export const RUN_CODES = defineCodes({
       'A policy, reward source or other plugin threw during a training step. Metrics and checkpoints written before the failure are intact.',
     fix: 'read the underlying error; after fixing it, `corl train --resume DIR` continues from the last checkpoint',
   },
+  CORL_ERR_RUN_SINK: {
+    cause:
+      "A metrics sink of the config failed when the run started or while it wrote a record (its own error, uncoded: a folder it cannot create, a full disk). The run's metrics.jsonl and checkpoints written before are intact.",
+    fix: "fix what the underlying error names (usually the sink's path), then `corl train --resume DIR` continues from the last checkpoint",
+  },
 });

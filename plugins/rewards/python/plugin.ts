@@ -4,6 +4,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { PluginContext } from '../../../core/contracts/plugin';
 import type { RewardContext, RewardResult, RewardSource } from '../../../core/contracts/reward-source';
 import { CorlError } from '../../../core/errors';
+import { describeStat, kernelFileSystem } from '../../../core/util/files';
 import { definePlugin } from '../../../core/registry/define';
 import { batchOf, prepare, type CallOptions } from './calls';
 import { HostGone, PythonHost, type HostOptions } from './process';
@@ -120,8 +121,38 @@ function locate(options: PythonOptions, baseDir: string, where: Where): { module
       { where: where('module') },
     );
   }
+  // The interpreter would block reading a FIFO, or read a device without end, until timeoutSeconds:
+  // a module file (or a dotted name's file in the config's folder) must be a regular file.
+  const files = options.module.endsWith('.py')
+    ? [module]
+    : [`${options.module.split('.').join('/')}.py`, `${options.module.split('.').join('/')}/__init__.py`].map((f) =>
+        path.resolve(baseDir, f),
+      );
+  for (const file of files) {
+    const problem = sourceProblem(file);
+    if (problem)
+      throw new CorlError(
+        'CORL_ERR_PYTHON_IMPORT',
+        `expected a Python file at ${file} ("${options.module}", relative to the config's folder), got ${problem}`,
+        { where: where('module'), hint: 'point `module` at a .py file' },
+      );
+  }
   const python = /[\\/]/.test(options.python) ? path.resolve(baseDir, options.python) : options.python;
   return { module, python };
+}
+
+/** Why an existing path cannot be a module's source (a FIFO, a device, a kernel file), or undefined. */
+function sourceProblem(file: string): string | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    return undefined;
+  }
+  if (st.isDirectory()) return undefined; // a package folder named like a file: Python says what is wrong
+  const kfs = kernelFileSystem(file);
+  if (kfs) return `a file of the kernel's ${kfs} file system`;
+  return st.isFile() ? undefined : describeStat(st);
 }
 
 /** Check the answers' shape against the calls (the host already checked the function's return). */

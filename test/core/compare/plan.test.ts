@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileSha256, loadPlan, plannedConfigFiles } from '../../../core/compare/plan';
@@ -122,6 +123,26 @@ describe('compare/plan: plans written before their runs', () => {
     );
     expect(codeOf(() => loadPlan(path.join(tmp.dir, 'none.json'))).message).to.contain('no file');
     expect(codeOf(() => loadPlan(tmp.dir)).message).to.contain('a folder');
+  });
+
+  it('a plan nested thousands deep, a FIFO, a device or a kernel file: CORL_ERR_PLAN_INVALID, no stack overflow, no hang', () => {
+    const deep = path.join(tmp.dir, 'deep.json');
+    fs.writeFileSync(deep, '{"configs":' + '['.repeat(5000) + ']'.repeat(5000) + '}');
+    const fifo = path.join(tmp.dir, 'fifo.json');
+    execFileSync('mkfifo', [fifo]);
+    for (const [file, says] of [
+      [deep, 'nested at most 100 levels deep'],
+      [fifo, 'a FIFO'],
+      ['/dev/zero', 'a character device'],
+      ['/proc/self/status', "the kernel's proc file system"],
+      [tmp.dir, 'a folder'],
+    ]) {
+      const e = codeOf(() => loadPlan(file!));
+      expect(e.code, file).to.equal('CORL_ERR_PLAN_INVALID');
+      expect(e.message, file)
+        .to.contain(says!)
+        .and.not.match(/\n\s+at /);
+    }
   });
 
   it('a config changed after the plan: CORL_ERR_PLAN_CONFIG_CHANGED with both hashes', () => {

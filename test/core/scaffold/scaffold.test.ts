@@ -232,6 +232,35 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
     expect(fs.existsSync(path.join(tmp.dir, 'f')), 'nothing written').to.equal(false);
   });
 
+  it('the standalone create-corl-plugin package holds no corl: registry by default, --corl file refused', () => {
+    const standalone: CorlInstall = { root: ROOT, checkout: false, version: '0.1.0', corl: false };
+    expect(corlDependency(standalone)).to.equal('^0.1.0');
+    expect(() => corlDependency(standalone, 'file')).to.throw(/CORL_ERR_SCAFFOLD_CORL.*--corl tarball:/);
+    const tgz = path.join(tmp.dir, 'corl-0.1.0.tgz');
+    fs.writeFileSync(tgz, '');
+    expect(corlDependency(standalone, { tarball: tgz })).to.equal(`file:${tgz}`);
+    const r = scaffold({
+      dir: path.join(tmp.dir, 'standalone'),
+      kind: 'reward',
+      name: 'lab:s',
+      packageName: 's',
+      install: standalone,
+    });
+    expect(r.corlSpec).to.equal('^0.1.0');
+    expect(r.toolchain).to.equal('registry');
+    expect(() =>
+      scaffold({
+        dir: path.join(tmp.dir, 'sf'),
+        kind: 'reward',
+        name: 'lab:sf',
+        packageName: 'sf',
+        install: standalone,
+        corl: 'file',
+      }),
+    ).to.throw(/CORL_ERR_SCAFFOLD_CORL/);
+    expect(fs.existsSync(path.join(tmp.dir, 'sf')), 'nothing written').to.equal(false);
+  });
+
   it('refuses a non-empty folder or a file unless forced, and a missing template', () => {
     const dir = path.join(tmp.dir, 'busy');
     fs.mkdirSync(dir);

@@ -60,4 +60,43 @@ describe('core/util/run-append (a sink file with each record once across kill an
       expect((e as Error).message).to.contain(`${tmp.dir}: expected a regular file to append to, got a folder`);
     }
   });
+
+  it("refuses, before writing a byte, a file that holds something else (a config, code) or is one of the run's own files", () => {
+    const config = path.join(tmp.dir, 'config.json');
+    const text = JSON.stringify({ name: 'x', seed: 1 }, null, 2);
+    for (const body of [text, JSON.stringify({ name: 'x' }), 'def f():\n    pass\n']) {
+      fs.writeFileSync(config, body);
+      let caught: unknown;
+      try {
+        RunAppendFile.open(config, { dir: run, resumeAt: null }, stepOf);
+      } catch (e) {
+        caught = e;
+      }
+      expect(isCorlError(caught, 'CORL_ERR_IO'), String(caught)).to.equal(true);
+      expect((caught as Error).message).to.contain('expected a file of metrics records');
+      expect(fs.readFileSync(config, 'utf8'), 'untouched').to.equal(body);
+    }
+    fs.mkdirSync(run, { recursive: true });
+    fs.writeFileSync(path.join(run, 'metrics.jsonl'), line(1));
+    const alias = path.join(tmp.dir, 'alias.jsonl');
+    fs.linkSync(path.join(run, 'metrics.jsonl'), alias);
+    const viaLink = path.join(tmp.dir, 'run-link');
+    fs.symlinkSync(run, viaLink);
+    for (const f of [
+      path.join(run, 'metrics.jsonl'),
+      alias,
+      path.join(viaLink, 'state.json'),
+      path.join(run, 'rollouts.jsonl'),
+    ]) {
+      let caught: unknown;
+      try {
+        RunAppendFile.open(f, { dir: run, resumeAt: null }, stepOf);
+      } catch (e) {
+        caught = e;
+      }
+      expect(isCorlError(caught, 'CORL_ERR_IO'), f).to.equal(true);
+      expect((caught as Error).message).to.contain("got the run's");
+    }
+    expect(fs.readFileSync(path.join(run, 'metrics.jsonl'), 'utf8')).to.equal(line(1));
+  });
 });

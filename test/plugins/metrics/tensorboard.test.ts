@@ -3,7 +3,14 @@
 // checked, a torn last record told apart from corruption). test/integrations/tensorboard.test.ts
 // reads whole runs with an independent reader.
 import { expect } from 'chai';
-import { agentFolders } from '../../../plugins/metrics/tensorboard';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { MetricsSink } from '../../../core/contracts/metrics-sink';
+import { isCorlError, type CorlError } from '../../../core/errors';
+import { createPlugin } from '../../../core/testing';
+import { agentFolders, tensorboardSink } from '../../../plugins/metrics/tensorboard';
+import { tempDir } from '../../fixtures/configs';
 import {
   crc32c,
   eventStep,
@@ -72,5 +79,68 @@ describe('corl:tensorboard records', () => {
       'alpha',
       'agent-4',
     ]);
+  });
+});
+
+describe('corl:tensorboard bad paths (issue 30, item 6): coded refusals, no stack lines, no hang', function () {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir('corl-tensorboard-');
+  });
+  afterEach(() => tmp.cleanup());
+
+  const refusal = async (p: Promise<unknown> | (() => unknown)): Promise<CorlError> => {
+    try {
+      await (typeof p === 'function' ? p() : p);
+    } catch (e) {
+      expect(isCorlError(e), String(e)).to.equal(true);
+      expect((e as Error).message, 'no stack lines').to.not.match(/\n\s+at /);
+      return e as CorlError;
+    }
+    expect.fail('expected a coded refusal');
+  };
+
+  it('a "dir" that is a file, a FIFO, a device, under a file or under /proc is refused when the sink is created', async () => {
+    const file = path.join(tmp.dir, 'a-file');
+    fs.writeFileSync(file, 'x');
+    const fifo = path.join(tmp.dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    for (const [dir, says] of [
+      [file, 'got a file'],
+      [fifo, 'got a FIFO'],
+      ['/dev/null', 'got a character device'],
+      [path.join(file, 'x', 'y'), `a path under ${file}, which is a file`],
+      ['/proc/self', "kernel's proc file system"],
+      ['/sys/kernel', "kernel's sysfs file system"],
+    ]) {
+      const e = await refusal(createPlugin(tensorboardSink, { dir }, { baseDir: tmp.dir }));
+      expect(e.code, dir).to.equal('CORL_ERR_PLUGIN_OPTIONS');
+      expect(e.message, dir).to.contain('options.dir').and.contain(says!);
+    }
+  });
+
+  it('a resume refuses an events file that is a FIFO, a device or a folder, instead of hanging on it', async () => {
+    const run = path.join(tmp.dir, 'run');
+    const start = async (resumeAt: number | null): Promise<MetricsSink> => {
+      const sink = (await createPlugin(tensorboardSink, {}, { baseDir: tmp.dir })) as MetricsSink;
+      await sink.start!({ dir: run, config: { name: 't' }, agents: ['a'], resumeAt });
+      return sink;
+    };
+    const sink = await start(null);
+    sink.write({ step: 1, agent: 0, phase: 'train', metrics: { 'reward/mean': 0.5 } });
+    const folder = path.join(run, 'tensorboard', 'a');
+    const planted = path.join(folder, 'events.out.tfevents.9999999999.host.1.0');
+    for (const [make, says] of [
+      [() => execFileSync('mkfifo', [planted]), 'a FIFO'],
+      [() => fs.symlinkSync('/dev/zero', planted), 'a character device'],
+      [() => fs.mkdirSync(planted), 'a folder'],
+    ] as const) {
+      make();
+      const e = await refusal(start(1));
+      expect(e.code).to.equal('CORL_ERR_RUN_CORRUPT');
+      expect(e.message).to.contain(says);
+      fs.rmSync(planted, { recursive: true });
+    }
+    await start(1);
   });
 });

@@ -1,6 +1,7 @@
 // corl:python against real python3 processes: what a TRL-style and a verl-style function receive,
 // how their answers become rewards, and every way a researcher's function can go wrong.
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RewardContext, RewardSource } from '../../../../core/contracts/reward-source';
@@ -622,6 +623,28 @@ def reward_func(prompts, completions, corl, **kwargs):
       const gone = await failure(make({ module: 'nowhere.py' }));
       expect(gone.code).to.equal('CORL_ERR_PYTHON_IMPORT');
       expect(gone.message).to.contain(path.join(tmp.dir, 'nowhere.py')).and.contain('relative to the config');
+    });
+
+    it('a module file that is a FIFO, a device or a kernel file is refused at once, not read until the timeout', async () => {
+      const fifo = path.join(tmp.dir, 'fifo_mod.py');
+      execFileSync('mkfifo', [fifo]);
+      const zero = path.join(tmp.dir, 'zero_mod.py');
+      fs.symlinkSync('/dev/zero', zero);
+      const pkg = path.join(tmp.dir, 'fifo_pkg');
+      fs.mkdirSync(pkg);
+      execFileSync('mkfifo', [path.join(pkg, '__init__.py')]);
+      for (const [module, says] of [
+        [fifo, 'a FIFO'],
+        [zero, 'a character device'],
+        ['fifo_mod', 'a FIFO'],
+        ['fifo_pkg', 'a FIFO'],
+        ['/proc/self/status.py', ''],
+      ]) {
+        const err = await failure(make({ module, timeoutSeconds: 600 }));
+        expect(err.code, module).to.equal('CORL_ERR_PYTHON_IMPORT');
+        expect(err.where).to.equal('corl:python options.module');
+        expect(err.message, module).to.contain(says!);
+      }
     });
 
     it('a process that dies while importing (os._exit at import) is an import error', async () => {

@@ -1,0 +1,5 @@
+// The experiment API the package's main entry re-exports: train, resume, compare and loadConfig,
+// with typed results, for scripts that run corl without its command line.
+export { loadConfig, isLoaded, type ConfigInput, type LoadConfigOptions } from './config';
+export { train, resume, type TrainOptions, type ResumeOptions, type TrainRun } from './train';
+export { compare, type CompareOptions, type ComparisonResult, type DesignOptions } from './compare';

@@ -64,10 +64,12 @@ describe('e2e: npm pack → install the tarball → npx create-corl-plugin → n
       'schema/corl.schema.json',
       'docs/guide/writing-a-reward-plugin.md',
       'docs/guide/writing-a-judge.md',
+      'plugins/rewards/python/host.py', // the Python side of corl:python, run by the installed package
     ]);
     const dev = shipped.filter(
       (f) =>
-        /^(dist\/(test|scripts|bench)|test|scripts|bench|core|plugins|entry)\//.test(f) ||
+        (f !== 'plugins/rewards/python/host.py' &&
+          /^(dist\/(test|scripts|bench)|test|scripts|bench|core|plugins|entry)\//.test(f)) ||
         /\.(map|tsbuildinfo)$/.test(f) ||
         /^templates\/[^/]+\/(node_modules|dist|runs)\//.test(f) ||
         /(^|\/)\.npmrc$/.test(f),

@@ -116,6 +116,8 @@ export { pluralityVote, type VoteCluster, type VoteOutcome } from '../core/votin
 export { matches, matchesAtOnce } from '../core/voting/match';
 export * as grpo from '../core/grpo';
 export { RunAppendFile, type AppendRun } from '../core/util/run-append';
+/** Atomic writes (temporary file, fsync, rename): what a policy's `save` writes its checkpoint with. */
+export { writeFileAtomic, writeJsonAtomic } from '../core/util/fs';
 export { CORL_VERSION } from '../core/version';
 /** A named reward plugin backed by a Python function (the built-in corl:python with its module fixed in code). */
 export {

@@ -16,7 +16,7 @@ describe('scripts/contracts-doc (docs/reference/contracts.md from the JSDoc of c
         expect(page, `${rel}: ${m[1]}`).to.contain(`### ${m[1]}\n`);
     }
     expect(page).to.contain(
-      "- `score(ctx: RewardContext): Promise<RewardResult>` — Rewards for one agent's completions to one problem.",
+      "- `score(ctx: RewardContext, work?: WorkOptions): Promise<RewardResult>` — Rewards for one agent's completions to one problem.",
     );
     expect(page).to.contain(
       "- `readonly reference?: Reference` — The reference — present only when the source's manifest declares `usesGroundTruth`.",

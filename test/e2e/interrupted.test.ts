@@ -57,11 +57,13 @@ describe('e2e: interrupted runs and broken pipes', function () {
       trainer: { steps, batchSize: 4, groupSize: 5, evalEvery: 3, checkpointEvery: 2, sampling: { maxTokens: 4 } },
     });
 
-  it('corl train | head -1 ends with status 141 and no EPIPE stack, and the run resumes', async () => {
+  it('corl train | head -1 ends with status 141 (or 0 when nothing was cut) and no EPIPE stack, and the run resumes', async () => {
     const file = writeConfig(tmp.dir, 'ring.json', longer());
     const out = path.join(tmp.dir, 'run');
     const r = await cutAfterFirstLine(['train', '-c', file, '--out', out], 'stdout');
-    expect(r.code, r.other).to.equal(141);
+    // train writes its summary to stdout at the end in one burst: when the burst fits the pipe before
+    // the reader closes it, nothing is cut and the status is 0 (as for `seq 3 | head -1`); else 141
+    expect([0, 141], r.other).to.include(r.code);
     expect(r.other).not.to.match(/EPIPE|\n\s+at /);
     const resumed = corl(['train', '--resume', out, '-q']);
     expect(resumed.code, resumed.stderr).to.equal(0);

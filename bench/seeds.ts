@@ -1,9 +1,11 @@
 // Seeds per hour: how many runs of the default Co-RL config (configs/co-rl.json: both agents, the
 // slip regime's full budget) this machine completes per hour, one at a time and two side by side
-// (`corl compare --jobs 2`), with the cores each keeps busy; then one run of every config of the
+// (`corl compare --jobs 2`, one process) and as two shards (`corl compare --shard 1/2` and `2/2`, two
+// processes), with the cores each keeps busy; then one run of every config of the
 // slip-regime plan (docs/results/headline-slips/plan.json) and the plan's wall time at each look.
 // The figures are this machine's only when nothing else runs: the load average is printed first.
 // BENCH_SEEDS_STEPS=<n> shortens every run to n steps (a smoke test of the bench, not its figures).
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -39,12 +41,54 @@ function runs(dir: string, configs: string[], seeds: number, jobs: number, first
     });
 }
 
+/** Children's CPU seconds (user + system) of this process so far, from /proc/self/stat; NaN off Linux. */
+function childCpu(): number {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields 16 and 17 of stat(5) (cutime, cstime), counted from field 3 after the command name
+    return (Number(f[13]) + Number(f[14])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * `seeds` seeds of `config` as two shards, two `corl compare --shard k/2` processes on one folder
+ * (what docs/guide/statistics.md tells a user to run): wall seconds and cores kept busy by both.
+ */
+async function shards(dir: string, config: string, seeds: number, first: number): Promise<{ wall: number; cores: number }> {
+  const out = fs.mkdtempSync(path.join(dir, 'shard-'));
+  const steps = process.env.BENCH_SEEDS_STEPS;
+  const cli = path.join(ROOT, 'bin', 'corl.js');
+  const cpu = childCpu();
+  const t = performance.now();
+  await Promise.all(
+    [1, 2].map(
+      (k) =>
+        new Promise<void>((resolve, reject) => {
+          const args = [cli, 'compare', config, '--seeds', String(seeds), '--first-seed', String(first)];
+          args.push('--out', out, '--progress', 'none', '--shard', `${k}/2`, ...(steps ? ['--steps', steps] : []));
+          const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+          let err = '';
+          child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+          child.on('error', reject);
+          child.on('close', (code) =>
+            code === 0 ? resolve() : reject(new Error(`shard ${k}/2 exited with ${code}: ${err.trim()}`)),
+          );
+        }),
+    ),
+  );
+  const wall = (performance.now() - t) / 1000;
+  return { wall, cores: (childCpu() - cpu) / wall };
+}
+
 const fmt = (s: number): string => (s >= 3600 ? `${(s / 3600).toFixed(1)} h` : `${(s / 60).toFixed(1)} min`);
 
 export const bench: Bench = {
   name: 'seeds',
   description:
-    'runs per hour of the default Co-RL config (both agents, full budget): one at a time and two side by side; the slip-regime plan’s wall time',
+    'runs per hour of the default Co-RL config (both agents, full budget): one at a time, two side by side in one process, and two shards; the slip-regime plan’s wall time',
   async run() {
     const load = os.loadavg()[0]!;
     const cores = os.availableParallelism();
@@ -68,7 +112,13 @@ export const bench: Bench = {
       process.stdout.write(
         `co-rl, two side by side (--jobs 2): ${pair.wall.toFixed(0)} s for 2 runs, ${pair.cores.toFixed(2)} cores busy → ${perHour2.toFixed(1)} runs per hour (×${(perHour2 / (3600 / alone.wall)).toFixed(2)} against one at a time)\n`,
       );
-      const speedup = Math.max(1, perHour2 / (3600 / alone.wall));
+      const two = await shards(dir, coRl, 2, 103);
+      const perHourShards = (2 * 3600) / two.wall;
+      process.stdout.write(
+        `co-rl, two shards (--shard 1/2 and 2/2, two processes): ${two.wall.toFixed(0)} s for 2 runs, ${two.cores.toFixed(2)} cores busy → ${perHourShards.toFixed(1)} runs per hour (×${(perHourShards / (3600 / alone.wall)).toFixed(2)} against one at a time)\n`,
+      );
+      const sharded = perHourShards > perHour2;
+      const speedup = Math.max(1, Math.max(perHour2, perHourShards) / (3600 / alone.wall));
       const plan = loadPlan(path.join(ROOT, 'docs', 'results', 'headline-slips', 'plan.json'));
       const files = plannedConfigFiles(plan);
       let perSeed = 0;
@@ -78,15 +128,15 @@ export const bench: Bench = {
         perSeed += t.wall;
         process.stdout.write(`${c.name}: ${t.wall.toFixed(0)} s per run, ${t.cores.toFixed(2)} cores busy\n`);
       }
-      const jobs = speedup > 1 ? 2 : 1;
+      const jobs = speedup > 1 ? (sharded ? 'two shards' : '--jobs 2') : 'one at a time';
       process.stdout.write(
-        `the slip-regime plan (${plan.plan.configs.length} configs): ${fmt(perSeed)} per seed of every config one at a time${jobs > 1 ? `, ${fmt(perSeed / speedup)} two at a time` : ''}\n`,
+        `the slip-regime plan (${plan.plan.configs.length} configs): ${fmt(perSeed)} per seed of every config one at a time${speedup > 1 ? `, ${fmt(perSeed / speedup)} with ${jobs}` : ''}\n`,
       );
       let before = 0;
       for (const [k, n] of plan.plan.seeds.looks.entries()) {
         const wall = ((n - before) * perSeed) / speedup;
         before = n;
-        process.stdout.write(`  look ${k + 1} (${n} seeds per config): ${fmt(wall)} more with --jobs ${jobs}\n`);
+        process.stdout.write(`  look ${k + 1} (${n} seeds per config): ${fmt(wall)} more with ${jobs}\n`);
       }
       process.stdout.write(
         `  all ${plan.plan.seeds.looks.length} looks: ${fmt((plan.plan.seeds.looks[plan.plan.seeds.looks.length - 1]! * perSeed) / speedup)}\n`,

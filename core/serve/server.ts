@@ -11,7 +11,7 @@ import { GetRewardScorer } from './barrier';
 import { ConnectionTable, type Cap } from './connections';
 import { Credentials, type Caller } from './identity';
 import type { Exchange } from './exchange';
-import { Journal, type JournalCohort } from './journal';
+import { Journal, type ServeIdentity } from './journal';
 import { ServeMetrics } from './prom';
 import { ReplyLedger, requestHash, requestId } from './ledger';
 import { inPostedOrder, inScoringOrder } from './order';
@@ -228,13 +228,13 @@ export class RewardServer {
     const runtime = await buildServeRuntime(served, { journal: options.journal });
     let journal: Journal | undefined;
     try {
-      const cohort: JournalCohort = {
+      const identity: ServeIdentity = {
         agents: runtime.agents,
         topology: served.config.topology.use,
         reward: served.config.reward.use,
       };
       const metrics = new ServeMetrics();
-      const state = await openState(runtime, cohort, {
+      const state = await openState(runtime, identity, {
         wait: (seconds: number, arrived: boolean) => {
           metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' });
           metrics.waitSeconds.observe(seconds);

@@ -4,7 +4,7 @@
 import { Exchange, type ExchangeEvents, type RecordSink } from './exchange';
 import {
   Journal,
-  type JournalCohort,
+  type ServeIdentity,
   type JournalExchangeState,
   type JournalRecord,
   type JournalState,
@@ -79,7 +79,11 @@ function exchanges(rt: ServeRuntime, scorer: Scorer, sink: RecordSink, events: E
 }
 
 /** Build the exchanges, replay the journal into them (refusing what it cannot vouch for) and open it for appends. */
-export async function openState(rt: ServeRuntime, cohort: JournalCohort, events: ExchangeEvents): Promise<ServeState> {
+export async function openState(
+  rt: ServeRuntime,
+  identity: ServeIdentity,
+  events: ExchangeEvents,
+): Promise<ServeState> {
   const scorer = new Scorer(rt);
   const sink = new DeferredSink();
   const [groups, rounds] = exchanges(rt, scorer, sink, events);
@@ -127,7 +131,7 @@ export async function openState(rt: ServeRuntime, cohort: JournalCohort, events:
     fits: (h) =>
       h.maxStepsAhead === s.exchange.maxStepsAhead && exchangeState().newest <= (checker?.newest ?? h.newest),
   };
-  const { journal, replay } = await Journal.open(file, cohort, state, {
+  const { journal, replay } = await Journal.open(file, identity, state, {
     growthBytes: s.journalGrowth * 1024 * 1024,
   });
   sink.journal = journal;

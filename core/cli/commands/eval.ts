@@ -6,7 +6,7 @@ import { loadConfig } from '../../config/load';
 import { CorlError } from '../../errors';
 import type { Agreement } from '../../metrics/agreement';
 import { AnswerKeys } from '../../reward/answer-keys';
-import { buildCohort, type Agent, type Cohort } from '../../trainer/cohort';
+import { buildRunContext, type Agent, type RunContext } from '../../trainer/run-context';
 import {
   agentScores,
   ensembleCorrect,
@@ -245,20 +245,20 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
       hint: 'use --agent all with a config of two or more agents',
     });
 
-  const cohort = await buildCohort(loaded);
+  const ctx = await buildRunContext(loaded);
   const progress = flags.quiet ? new NoCountProgress() : defaultCountProgress();
   try {
-    const selected = cohort.agents.filter((a) => chosen.includes(a.index));
+    const selected = ctx.agents.filter((a) => chosen.includes(a.index));
     // Release the agents that are not evaluated before any session exists, so the others get their cores.
-    for (const a of cohort.agents) if (!selected.includes(a)) await a.policy.close?.();
-    const problems = scoredProblems(cohort, parsed.limit, parsed.data);
+    for (const a of ctx.agents) if (!selected.includes(a)) await a.policy.close?.();
+    const problems = scoredProblems(ctx, parsed.limit, parsed.data);
     // Graded as the trainer grades its evaluation: the same construction, the grading instance.
-    const keys = gradingKeys(cohort);
-    const perAgent = await evaluateSelected(cohort, selected, problems, keys, { batch: parsed.batch, progress });
+    const keys = gradingKeys(ctx);
+    const perAgent = await evaluateSelected(ctx, selected, problems, keys, { batch: parsed.batch, progress });
     const outDir = flags.out ? path.resolve(flags.out) : undefined;
     const files = outDir ? await writeAgentFiles(outDir, selected, perAgent) : [];
-    const referenceKey = (id: string) => keys.referenceKey(id, cohort.data.groundTruth);
-    const { ensembles, pairs } = await pairFigures(selected, perAgent, m, cohort.grading, referenceKey);
+    const referenceKey = (id: string) => keys.referenceKey(id, ctx.data.groundTruth);
+    const { ensembles, pairs } = await pairFigures(selected, perAgent, m, ctx.grading, referenceKey);
     const summary: EvalSummary = {
       config: loaded.file ?? flags.config,
       data: parsed.data,
@@ -281,7 +281,7 @@ export async function runEval(flags: EvalFlags): Promise<EvalSummary> {
     return summary;
   } finally {
     progress.stop();
-    await cohort.close();
+    await ctx.close();
   }
 }
 
@@ -361,20 +361,20 @@ function chosenAgents(agents: readonly { name: string }[], which: string): numbe
 }
 
 /** The held-out problems to evaluate (at most `limit`), each with a reference answer. */
-function scoredProblems(cohort: Cohort, limit: number | undefined, data: string | null): readonly Problem[] {
-  const ev = cohort.loaded.config.eval;
-  const problems = evalProblems(cohort.data, { ...ev, maxProblems: limit ?? ev.maxProblems });
+function scoredProblems(ctx: RunContext, limit: number | undefined, data: string | null): readonly Problem[] {
+  const ev = ctx.loaded.config.eval;
+  const problems = evalProblems(ctx.data, { ...ev, maxProblems: limit ?? ev.maxProblems });
   if (problems.length === 0) {
     throw new CorlError(
       'CORL_ERR_TASK_DATA',
-      `expected held-out problems to evaluate, got none from task "${cohort.loaded.config.task.use}"`,
+      `expected held-out problems to evaluate, got none from task "${ctx.loaded.config.task.use}"`,
       {
         where: data ?? 'task',
         hint: data ? 'check the file' : 'give the task a held-out split, or pass --data <file.jsonl>',
       },
     );
   }
-  const unscored = problems.filter((p) => cohort.data.groundTruth.get(p.id) === undefined);
+  const unscored = problems.filter((p) => ctx.data.groundTruth.get(p.id) === undefined);
   if (unscored.length) {
     throw new CorlError(
       'CORL_ERR_TASK_DATA',
@@ -390,18 +390,18 @@ function scoredProblems(cohort: Cohort, limit: number | undefined, data: string 
 
 /** Every selected agent's rows, evaluated side by side, with one progress bar over all of them. */
 async function evaluateSelected(
-  cohort: Cohort,
+  ctx: RunContext,
   selected: readonly Agent[],
   problems: readonly Problem[],
   keys: AnswerKeys,
   run: { batch: number; progress: CountProgress },
 ): Promise<EvalRow[][]> {
-  const ev = cohort.loaded.config.eval;
+  const ev = ctx.loaded.config.eval;
   const done = new Map<number, number>();
   run.progress.start(problems.length * selected.length, 'eval');
   const perAgent = await Promise.all(
     selected.map((agent) =>
-      evaluateAgent(agent, problems, keys, cohort.data.groundTruth, cohort.grading, {
+      evaluateAgent(agent, problems, keys, ctx.data.groundTruth, ctx.grading, {
         samples: ev.samples,
         sampling: ev.sampling,
         batch: run.batch,

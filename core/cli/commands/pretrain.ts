@@ -6,7 +6,7 @@ import { loadConfig } from '../../config/load';
 import { CorlError } from '../../errors';
 import { AnswerKeys } from '../../reward/answer-keys';
 import { readPretrainCorpus } from '../../trainer/pretrain-corpus';
-import { buildCohort, epochBatch, sampleChecked, type Agent, type Cohort } from '../../trainer/cohort';
+import { buildRunContext, epochBatch, sampleChecked, type Agent, type RunContext } from '../../trainer/run-context';
 import { evalProblems, gradingKeys, mean } from '../../trainer/evaluate';
 import { mixSeed } from '../../util/rng';
 import { intFlag, pct, table } from '../output';
@@ -70,13 +70,13 @@ export function pretrainBatch(count: number, step: number, batchSize: number, da
 
 /** pass@1 of one agent on the eval split's problems (held-out or validation) with the eval sampling settings (ground truth for monitoring only). */
 async function heldOutAccuracy(
-  cohort: Cohort,
+  ctx: RunContext,
   agent: Agent,
   keys: AnswerKeys,
   step: number,
 ): Promise<number | undefined> {
-  const ev = cohort.loaded.config.eval;
-  const problems = evalProblems(cohort.data, ev);
+  const ev = ctx.loaded.config.eval;
+  const problems = evalProblems(ctx.data, ev);
   if (problems.length === 0) return undefined;
   const out = await sampleChecked(
     agent,
@@ -86,7 +86,7 @@ async function heldOutAccuracy(
   );
   return mean(
     problems.map((p, i) => {
-      const ref = keys.referenceKey(p.id, cohort.data.groundTruth);
+      const ref = keys.referenceKey(p.id, ctx.data.groundTruth);
       return mean(out[i]!.map((c) => (ref !== null && keys.of(c.text).key === ref ? 1 : 0)));
     }),
   );
@@ -109,9 +109,9 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
   }
   const pcorpus = loaded.config.pretrain.corpus;
   const corpus = pcorpus === undefined ? undefined : readPretrainCorpus(path.resolve(loaded.baseDir, pcorpus));
-  const cohort = await buildCohort(loaded);
+  const ctx = await buildRunContext(loaded);
   try {
-    const texts = corpus?.texts ?? cohort.data.pretrainText ?? [];
+    const texts = corpus?.texts ?? ctx.data.pretrainText ?? [];
     if (texts.length === 0) {
       throw new CorlError(
         'CORL_ERR_TASK_DATA',
@@ -119,9 +119,9 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
         { where: 'task', hint: 'use a task with worked solutions (corl:arith, or corl:inline rows with "solution")' },
       );
     }
-    const agents = cohort.agents.filter((a) => only === undefined || a.index === only);
+    const agents = ctx.agents.filter((a) => only === undefined || a.index === only);
     // Release the agents that are not pretrained before any session exists, so the others get their cores.
-    for (const a of cohort.agents) if (!agents.includes(a)) await a.policy.close?.();
+    for (const a of ctx.agents) if (!agents.includes(a)) await a.policy.close?.();
     for (const a of agents) {
       if (!a.policy.pretrainStep) {
         throw new CorlError(
@@ -132,8 +132,8 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
       }
     }
     const pc = loaded.config.pretrain;
-    const keys = gradingKeys(cohort);
-    const prompts = corpus ? corpus.promptLengths : cohort.data.pretrainPromptLengths;
+    const keys = gradingKeys(ctx);
+    const prompts = corpus ? corpus.promptLengths : ctx.data.pretrainPromptLengths;
     // A corpus of other texts (a verifier's verdicts) does not teach the task: its pass@1 is not measured.
     const measure = corpus === undefined;
     const out = path.resolve(flags.out);
@@ -163,20 +163,20 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
           const done = step + 1;
           const metrics: Record<string, number> = { ...r.metrics };
           if (measure && pc.evalEvery > 0 && done % pc.evalEvery === 0 && done < pc.steps) {
-            const acc = await heldOutAccuracy(cohort, a, keys, done);
+            const acc = await heldOutAccuracy(ctx, a, keys, done);
             if (acc !== undefined) metrics['eval/accuracy'] = acc;
           }
           if (done % pc.logEvery === 0 || done === pc.steps || metrics['eval/accuracy'] !== undefined) {
             const secs = (Date.now() - t0) / 1000;
             record({ phase: 'pretrain', step: done, agent: a.index, metrics });
             log(
-              `pretrain ${a.name} step ${done}/${pc.steps} loss ${loss.toFixed(4)} lr ${(r.metrics['optim/lr'] ?? 0).toExponential(2)} ${(tokens / Math.max(secs, 1e-3)).toFixed(0)} tokens/s${metrics['eval/accuracy'] !== undefined ? ` ${cohort.loaded.config.eval.split === 'validation' ? 'validation' : 'held-out'} pass@1 ${pct(metrics['eval/accuracy'])}` : ''}`,
+              `pretrain ${a.name} step ${done}/${pc.steps} loss ${loss.toFixed(4)} lr ${(r.metrics['optim/lr'] ?? 0).toExponential(2)} ${(tokens / Math.max(secs, 1e-3)).toFixed(0)} tokens/s${metrics['eval/accuracy'] !== undefined ? ` ${ctx.loaded.config.eval.split === 'validation' ? 'validation' : 'held-out'} pass@1 ${pct(metrics['eval/accuracy'])}` : ''}`,
             );
             tokens = 0;
             t0 = Date.now();
           }
         }
-        const accuracy = measure ? await heldOutAccuracy(cohort, a, keys, pc.steps) : undefined;
+        const accuracy = measure ? await heldOutAccuracy(ctx, a, keys, pc.steps) : undefined;
         record({
           phase: 'pretrain-eval',
           step: pc.steps,
@@ -191,12 +191,12 @@ export async function runPretrain(flags: PretrainFlags): Promise<PretrainResult[
           steps: pc.steps,
           loss,
           accuracy,
-          split: cohort.loaded.config.eval.split,
+          split: ctx.loaded.config.eval.split,
           dir,
         };
       }),
     );
   } finally {
-    await cohort.close();
+    await ctx.close();
   }
 }

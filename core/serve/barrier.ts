@@ -83,7 +83,7 @@ export class GetRewardScorer {
         new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'),
       );
     const strip = this.rt.settings.getReward.stripTokens;
-    if (this.rt.supervised) {
+    if (this.rt.readsGroundTruth) {
       samples.forEach((s, i) => {
         if (typeof s.label !== 'string') {
           throw new CorlError(
@@ -188,7 +188,7 @@ export class GetRewardScorer {
       id: g.key,
       prompt: g.prompt,
       completions: members.map((m) => ({ text: m.response })),
-      ...(this.rt.supervised && reference !== undefined ? { reference } : {}),
+      ...(this.rt.readsGroundTruth && reference !== undefined ? { reference } : {}),
     };
     this.scoreGroup(g.agent, group, this.groupWork(g.agent, members)).then(
       (a) => {

@@ -127,7 +127,7 @@ export class Scorer {
         answers,
         keys,
         supervisors,
-        ...(rt.supervised && group.reference !== undefined ? { reference: { answer: group.reference } } : {}),
+        ...(rt.readsGroundTruth && group.reference !== undefined ? { reference: { answer: group.reference } } : {}),
       },
       `group "${group.id}" of agent "${rt.agents[agent]}" at step ${step}`,
       work,

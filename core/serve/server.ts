@@ -445,7 +445,7 @@ export class RewardServer {
         );
       }
       g.completions.forEach((c, k) => checkTokenStats(rt, c, `groups[${i}].completions[${k}]`));
-      if (rt.supervised && g.reference === undefined) {
+      if (rt.readsGroundTruth && g.reference === undefined) {
         throw new CorlError(
           'CORL_ERR_SERVE_BAD_REQUEST',
           `expected groups[${i}].reference because "${rt.config.reward.use}" reads ground truth, got nothing`,
@@ -584,7 +584,8 @@ export class RewardServer {
       reward: rt.config.reward.use,
       extractor: rt.config.extractor.use,
       equivalence: rt.config.equivalence.use,
-      supervised: rt.supervised,
+      readsGroundTruth: rt.readsGroundTruth,
+      supervised: rt.readsGroundTruth || rt.trainedOnLabels,
       pointwise: rt.pointwise,
       tokenStats: rt.tokenStats,
       groupSize: s.groupSize,

@@ -191,7 +191,7 @@ async function scoreRound(r: StepRun, batch: StepBatch, table: StepTable, round:
   const scored = await pipeline.scoreMany(
     groups.map((g) => {
       const p = table.problemOf(g);
-      const reference = ctx.loaded.supervised ? ctx.data.groundTruth.get(p.id) : undefined;
+      const reference = ctx.loaded.readsGroundTruth ? ctx.data.groundTruth.get(p.id) : undefined;
       return {
         problem: p,
         prompt: viewOf(batch, g.agent, g.problem).prompt,

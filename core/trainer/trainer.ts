@@ -49,8 +49,8 @@ export interface TrainResult {
   readonly steps: number;
   /** True when `shouldStop` ended the run before its last step. */
   readonly stopped: boolean;
-  /** Whether a reward source read ground truth. */
-  readonly supervised: boolean;
+  /** Whether a reward source read ground truth (the run is supervised when this or `trainedOnLabels`). */
+  readonly readsGroundTruth: boolean;
   /** Whether a reward source was trained on labels although it read none (a learned verifier). */
   readonly trainedOnLabels: boolean;
   readonly agents: readonly AgentOutcome[];
@@ -136,7 +136,7 @@ async function loop(
     keys,
     // A source that reads references compares answers with them through the grading equivalence,
     // the one the run trusts with references; a label-free equivalence never sees one.
-    equivalence: ctx.loaded.supervised ? ctx.grading : ctx.equivalence,
+    equivalence: ctx.loaded.readsGroundTruth ? ctx.grading : ctx.equivalence,
   });
   // Grading against references goes through a separate equivalence instance: the one whose keys
   // and verdicts reach reward sources never sees a reference.
@@ -198,7 +198,7 @@ async function loop(
     runDir: run.dir,
     steps: stopped ? state.nextStep : Math.max(state.nextStep, T),
     stopped,
-    supervised: ctx.loaded.supervised,
+    readsGroundTruth: ctx.loaded.readsGroundTruth,
     trainedOnLabels: ctx.loaded.trainedOnLabels,
     agents: outcomes(ctx, run),
   };

@@ -106,7 +106,7 @@ describe('core/api: loadConfig, train, resume and compare from code', function (
     expect(run.runDir).to.equal(path.resolve(viaApi));
     expect(run.steps).to.equal(3);
     expect(run.stopped).to.equal(false);
-    expect(run.supervised).to.equal(false);
+    expect(run.readsGroundTruth).to.equal(false);
     expect(run.config.name).to.equal('fixture-co-rl');
     expect(run.metrics).to.deep.equal(
       metrics

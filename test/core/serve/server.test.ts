@@ -6,6 +6,7 @@ import { isCorlError } from '../../../core/errors';
 import type { RewardServer } from '../../../core/serve/server';
 import { fixture, tempDir } from '../../fixtures/configs';
 import { boxed, get, post, ringServeConfig, startServer } from '../../fixtures/serve';
+import { writeTinyVerifier } from '../../fixtures/tiny-verifier';
 
 describe('serve/server: POST /v1/groups (the cross-agent exchange)', function () {
   this.timeout(30000);
@@ -196,6 +197,23 @@ describe('serve/server: POST /v1/groups (the cross-agent exchange)', function ()
       groups: [{ ...boxed('g', ['1', '2', '0.5']), reference: '\\frac{1}{2}' }],
     });
     expect(r.body.groups[0].rewards).to.deep.equal([0, 0, 1]);
+  });
+  it('GET /health: readsGroundTruth says whether to send references; supervised is it or trained on labels', async () => {
+    let n = 0;
+    const use = async (reward: unknown) => {
+      const journal = path.join(tmp.dir, `journal-${n++}.jsonl`); // each service its own (identity)
+      server = await startServer({ ...ringServeConfig(), reward }, tmp.dir, { journal });
+      const h = (await get(server.url, '/health')).body;
+      await server.close();
+      server = undefined;
+      return [h.readsGroundTruth, h.supervised];
+    };
+    expect(await use('corl:vote')).to.deep.equal([false, false]);
+    expect(await use('corl:ground-truth')).to.deep.equal([true, true]);
+    const checkpoint = path.join(tmp.dir, 'verifier');
+    await writeTinyVerifier(checkpoint);
+    // A learned verifier reads no reference (clients send none), but labels made it: supervised.
+    expect(await use({ use: 'corl:learned-verifier', options: { checkpoint } })).to.deep.equal([false, true]);
   });
 });
 

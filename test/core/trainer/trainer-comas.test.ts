@@ -52,8 +52,8 @@ describe('trainer: a scripted CoMAS step, worked by hand', function () {
       eval: { atStart: false, samples: 1 },
     };
     const { loaded, run, result } = await trainIn(tmp.dir, config, false);
-    expect(loaded.supervised).to.equal(false);
-    expect(result.supervised).to.equal(false);
+    expect(loaded.readsGroundTruth).to.equal(false);
+    expect(result.readsGroundTruth).to.equal(false);
 
     const rollouts = readRollouts(tmp.dir);
     const at = (agent: number, round: number): TurnRollout =>

@@ -201,8 +201,8 @@ describe('plugins/rewards/learned-verifier (corl:learned-verifier)', function ()
     const nested = await failure(loadConfig(writeConfig(tmp.dir, 'lf2.json', coRlConfig({ reward: weighted }))));
     expect(nested.code).to.equal('CORL_ERR_CONFIG_LABEL_FREE');
     const ok = await loadConfig(writeConfig(tmp.dir, 'ok.json', coRlConfig({ reward, labelFree: false })));
-    expect([ok.supervised, ok.trainedOnLabels]).to.deep.equal([false, true]);
+    expect([ok.readsGroundTruth, ok.trainedOnLabels]).to.deep.equal([false, true]);
     const vote = await loadConfig(writeConfig(tmp.dir, 'vote.json', coRlConfig()));
-    expect([vote.supervised, vote.trainedOnLabels]).to.deep.equal([false, false]);
+    expect([vote.readsGroundTruth, vote.trainedOnLabels]).to.deep.equal([false, false]);
   });
 });

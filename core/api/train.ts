@@ -42,7 +42,7 @@ export interface ResumeOptions extends Omit<TrainOptions, 'out' | 'evalSplit'> {
 export interface TrainRun extends TrainResult {
   /** The config the run used: validated, defaulted, frozen. */
   readonly config: CorlConfig;
-  /** Every record of the run's metrics.jsonl, in order (steps are the steps done, 0 for the base evaluation). */
+  /** Every record of the run's metrics.jsonl, in order (`step` is the updates completed, 0 for the base evaluation). */
   readonly metrics: readonly MetricsRecord[];
   /** The run's report.html, unless `report: false`. */
   readonly report?: string;

@@ -87,7 +87,7 @@ export async function openState(
   const scorer = new Scorer(rt);
   const sink = new DeferredSink();
   const [groups, rounds] = exchanges(rt, scorer, sink, events);
-  const keep = rt.settings.keepReplies;
+  const keep = { count: rt.settings.keepReplies, bytes: rt.settings.keepReplyBytes };
   const replies = new ReplyLedger(rt.agents, sink, keep, true, () => events.replay?.());
   const groupIds = new ReplyLedger(rt.agents, sink, keep, false);
   const file = rt.journalFile;

@@ -39,7 +39,8 @@ What is safe to retry, exactly:
 - POST /v1/groups is also idempotent by its content (agent, step, group id and completions), so a
   call repeated with identical groups is answered identically; repeating it with other
   completions is refused (409 CORL_ERR_SERVE_CONFLICT).
-- The service remembers the newest serve.keepReplies keys of each agent, and a step's answers
+- The service remembers the newest serve.keepReplies keys of each agent (and of their stored
+  replies at most serve.keepReplyBytes), and a step's answers
   until every agent has moved serve.exchange.keepSteps steps beyond it (410 after that).
 """
 

@@ -31,7 +31,7 @@ export async function judgeStep(
     try {
       judgement = await judge(record(batch, table, i), tools(ctx, pipeline, batch, i, calls));
     } catch (e) {
-      throw agentFailure(undefined, `the judging of problem "${p.id}" at step ${batch.step + 1}`, e);
+      throw agentFailure(undefined, `the judging of problem "${p.id}" for update ${batch.step + 1}`, e);
     }
     checkJudgement(judgement, table, p, interactionName(ctx));
     out.push(judgement);
@@ -88,7 +88,7 @@ function tools(
           `expected "${interactionName(ctx)}" to ask for n ≥ 1 samples of an agent 0..${N - 1}, got ${n} of agent ${agent}`,
           { where: 'interaction' },
         );
-      const what = `judge sampling of problem "${p.id}" at step ${batch.step + 1}`;
+      const what = `judge sampling of problem "${p.id}" for update ${batch.step + 1}`;
       const sampled = await sampleChecked(
         a,
         [view],

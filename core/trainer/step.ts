@@ -90,9 +90,9 @@ export async function trainStep(r: StepRun, step: number): Promise<StepPhase> {
   };
 }
 
-/** A round as messages name it. */
+/** A round as messages name it: update k + 1 is the one after step k (docs/architecture.md, Glossary: step). */
 function roundOf(batch: StepBatch, round: number): string {
-  return round === 0 ? `at step ${batch.step + 1}` : `round ${round} at step ${batch.step + 1}`;
+  return round === 0 ? `in update ${batch.step + 1}` : `round ${round} in update ${batch.step + 1}`;
 }
 
 /**
@@ -111,7 +111,7 @@ async function sampleRound(ctx: RunContext, batch: StepBatch, table: StepTable):
           a,
           views[a.index] ?? [],
           { n: K, ...trainSampling(ctx), seed: mixSeed(a.seed, 'train', step) },
-          `sampling at step ${step + 1}`,
+          `sampling for update ${step + 1}`,
         ),
       ),
     );
@@ -331,7 +331,7 @@ function updateStep(ctx: RunContext, step: number, table: StepTable): Promise<Up
             totalSteps: tc.steps,
           });
       } catch (e) {
-        throw agentFailure(a, `the update at step ${step + 1}`, e);
+        throw agentFailure(a, `update ${step + 1}`, e);
       }
       return last;
     }),

@@ -243,7 +243,7 @@ export function rootSchema(): JsonSchema {
       pretrain: {
         type: 'object',
         default: {},
-        description: "`corl pretrain`: supervised cross-entropy on the task's pretraining text",
+        description: "`corl pretrain`: SFT (cross-entropy) on the task's pretraining text",
         properties: {
           steps: { type: 'integer', minimum: 1, default: 1000, description: 'optimizer steps' },
           batchSize: { type: 'integer', minimum: 1, default: 64, description: 'texts per step' },

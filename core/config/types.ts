@@ -62,7 +62,7 @@ export interface EvalConfig {
   readonly sampling: SamplingConfig;
 }
 
-/** `corl pretrain` settings (supervised cross-entropy on the task's pretraining text). */
+/** `corl pretrain` settings (SFT: cross-entropy on the task's pretraining text). */
 export interface PretrainConfig {
   /** Optimizer steps. */
   readonly steps: number;

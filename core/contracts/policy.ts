@@ -82,7 +82,7 @@ export interface UpdateBatch {
   readonly totalSteps: number;
 }
 
-/** One step of supervised pretraining (`corl pretrain`): cross-entropy on whole texts. */
+/** One step of pretraining (`corl pretrain`, SFT): cross-entropy on whole texts. */
 export interface PretrainBatch {
   /** Whole texts (prompt + worked solution), one sequence each. */
   readonly texts: readonly string[];
@@ -133,7 +133,7 @@ export interface Policy {
   /** One pass of the clipped policy-gradient objective over the batch (one or more optimizer steps). */
   update(batch: UpdateBatch): Promise<UpdateResult>;
   /**
-   * One optimizer step of supervised cross-entropy on `batch.texts` (`corl pretrain`). Optional:
+   * One optimizer step of cross-entropy (SFT) on `batch.texts` (`corl pretrain`). Optional:
    * policies without it cannot be pretrained (`CORL_ERR_POLICY_CANNOT_TRAIN`). Reports at least
    * `loss/ce` and `optim/lr`.
    */

@@ -35,7 +35,7 @@ export interface Reference {
   readonly answer: string;
   /** For code tasks: the expected output of each entry of `Problem.testInputs`, as `repr` text. */
   readonly expectedOutputs?: readonly string[];
-  /** The full worked solution, when the dataset has one (used for supervised pretraining). */
+  /** The full worked solution, when the dataset has one (used for pretraining, `corl pretrain`). */
   readonly solution?: string;
 }
 

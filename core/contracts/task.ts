@@ -15,13 +15,13 @@ export interface TaskData {
   /** References of train and held-out problems, keyed by problem id. */
   readonly groundTruth: GroundTruth;
   /**
-   * Texts for supervised pretraining (`corl pretrain`), each a whole prompt + worked solution.
+   * Texts for pretraining (`corl pretrain`, SFT), each a whole prompt + worked solution.
    * Tasks without a pretraining corpus omit it.
    */
   readonly pretrainText?: readonly string[];
   /**
    * For each pretraining text, how many of its leading characters are prompt (excluded from the
-   * supervised loss, as in SFT). Aligned with `pretrainText`; absent means the whole text is trained on.
+   * the loss, as in SFT). Aligned with `pretrainText`; absent means the whole text is trained on.
    */
   readonly pretrainPromptLengths?: readonly number[];
 }

@@ -5,7 +5,7 @@ import { TransformerPolicy } from './transformer/policy';
 
 /**
  * The embedded trainable policy: a small decoder-only transformer (character tokenizer, pre-norm,
- * GELU or ReLU MLP) trained with GRPO or supervised cross-entropy, entirely in onnxruntime graphs
+ * GELU or ReLU MLP) trained with GRPO or SFT cross-entropy, entirely in onnxruntime graphs
  * that corl generates and differentiates itself. Checkpoints are standard ONNX models.
  */
 export const transformerPolicy = definePlugin({

@@ -320,7 +320,7 @@ const ARITH_OPTIONS_SCHEMA = {
     pretrain: {
       type: 'object',
       default: {},
-      description: 'the supervised pretraining corpus of `corl pretrain`',
+      description: 'the pretraining (SFT) corpus of `corl pretrain`',
       properties: {
         size: { type: 'integer', minimum: 0, maximum: MAX_SPLIT, default: 20000, description: 'worked examples' },
         weights: {

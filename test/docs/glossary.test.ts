@@ -218,6 +218,11 @@ describe('docs/architecture.md glossary', () => {
     }
     const row = rows.find((r) => r.term === 'supervised');
     expect(row?.meaning).to.contain('reads ground truth **or** trained on labels');
+    // nor the SFT of `corl pretrain`
+    const sft: string[] = [];
+    for (const f of files([...CODE_ROOTS, 'docs/guide', 'docs/reference', 'schema'], /\.(ts|md|json)$/))
+      if (/supervised (cross-entropy|pretraining|loss)/i.test(fs.readFileSync(f, 'utf8'))) sft.push(path.relative(ROOT, f));
+    expect(sft, 'SFT is called SFT').to.deep.equal([]);
   });
 
   it('every step of the contracts and the records says the one convention: updates completed', () => {

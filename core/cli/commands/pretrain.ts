@@ -20,13 +20,13 @@ interface PretrainFlags {
   quiet?: boolean;
 }
 
-/** `corl pretrain`: supervised cross-entropy on the task's pretraining text, then a checkpoint per agent. */
+/** `corl pretrain`: SFT (cross-entropy) on the task's pretraining text, then a checkpoint per agent. */
 export function pretrainCommand(program: Command): void {
   program
     .command('pretrain')
     .argument('[config]', 'config file (the same as -c <file>)')
     .description(
-      "pretrain the agents' policies on the task's worked solutions (supervised cross-entropy) and save checkpoints",
+      "pretrain the agents' policies on the task's worked solutions (SFT: cross-entropy) and save checkpoints",
     )
     .option('-c, --config <file>', 'config file (its task, agents and pretrain section)')
     .option('--agent <i>', 'pretrain only agent i (default: every agent, concurrently)')

@@ -89,7 +89,7 @@ export function causalAttention(
 
 /** What a training-step graph computes. */
 export interface StepGraphOptions {
-  /** GRPO surrogate (with or without the KL term) or supervised cross-entropy. */
+  /** GRPO surrogate (with or without the KL term) or SFT cross-entropy. */
   readonly objective: 'grpo' | 'grpo-kl' | 'ce';
   /** Fuse clipping and AdamW into the graph (else the graph outputs gradients). */
   readonly optimizer?: AdamWOptions;

@@ -44,7 +44,7 @@ export function grpoObjective(g: Graph, lp: Tensor, t: GrpoTerms): Tensor {
   return g.sumAll(g.mul(perToken, t.weights));
 }
 
-/** Supervised cross-entropy −Σ w_t log πθ(target_t) (w = 1/number of trained tokens). */
+/** SFT cross-entropy −Σ w_t log πθ(target_t) (w = 1/number of trained tokens). */
 export function crossEntropy(g: Graph, lp: Tensor, weights: Tensor): Tensor {
   return g.neg(g.sumAll(g.mul(lp, weights)));
 }

@@ -281,7 +281,7 @@ export function compareCommand(program: Command): void {
       }
       const result = await runCompare(options);
       process.stdout.write(
-        `\n${result.table}\n\nrows with GT = yes used ground truth in their reward (supervised)\n\n${result.summary}\nreport: ${result.report}\n${result.verdict ? `\n${result.verdict}\n` : ''}`,
+        `\n${result.table}\n\nrows with GT = yes read ground truth or were trained on labels (supervised)\n\n${result.summary}\nreport: ${result.report}\n${result.verdict ? `\n${result.verdict}\n` : ''}`,
       );
     });
 }

@@ -61,7 +61,7 @@ export function reportCommand(program: Command): void {
       if (fs.existsSync(path.join(dir, 'compare.json'))) {
         const r = await reportCompare(dir);
         process.stdout.write(
-          `${r.table}\n\nrows with GT = yes used ground truth in their reward (supervised)\n\n${r.summary}\n`,
+          `${r.table}\n\nrows with GT = yes read ground truth or were trained on labels (supervised)\n\n${r.summary}\n`,
         );
         if (r.unfinished.length) process.stdout.write(`left out, unfinished: ${r.unfinished.join(', ')}\n`);
         process.stdout.write(`report: ${r.report}\n`);

@@ -57,3 +57,8 @@ export function lineColumn(starts: readonly number[], offset: number): { line: n
   }
   return { line: lo + 1, column: offset - starts[lo]! + 1 };
 }
+
+/** A fraction as a percentage with one decimal, or "-" when missing. */
+export function pct(v: number | undefined): string {
+  return v === undefined || !Number.isFinite(v) ? '-' : `${(v * 100).toFixed(1)}%`;
+}

@@ -47,16 +47,3 @@ export function writeFileAtomicSync(file: string, data: string | Uint8Array): vo
 export function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   return writeFileAtomic(file, JSON.stringify(value, null, 2) + '\n');
 }
-
-/** Deep-freeze a JSON-like value in place and return it (without recursion: any depth). */
-export function deepFreeze<T>(value: T): T {
-  const stack: unknown[] = [value];
-  while (stack.length) {
-    const v = stack.pop();
-    // Typed arrays cannot be frozen (their elements stay writable); they are left as they are.
-    if (!v || typeof v !== 'object' || Object.isFrozen(v) || ArrayBuffer.isView(v)) continue;
-    Object.freeze(v);
-    for (const x of Object.values(v as Record<string, unknown>)) stack.push(x);
-  }
-  return value;
-}

@@ -38,36 +38,25 @@ export interface JournalHeader extends ServeIdentity {
   readonly exchange: JournalExchangeState;
 }
 
-/** One journaled fact. `n` is the exchange's namespace (`groups` or `get_reward`). */
+/**
+ * Where a journaled fact belongs: `n` the exchange's namespace (`groups`, `get_reward`, or
+ * `requests`), `a` the agent, `s` the step (or the request's order among the agent's), `g` the group
+ * (or the idempotency key), `h` the fingerprint of the post (what a retry must repeat exactly).
+ */
+interface JournalPlace {
+  readonly n: string;
+  readonly a: string;
+  readonly s: number;
+  readonly g: string;
+  readonly h: string;
+}
+
+/** One journaled fact. */
 export type JournalRecord =
-  | {
-      readonly t: 'keys';
-      readonly n: string;
-      readonly a: string;
-      readonly s: number;
-      readonly g: string;
-      readonly h: string;
-      readonly k: readonly (string | null)[];
-    }
-  | {
-      readonly t: 'answer';
-      readonly n: string;
-      readonly a: string;
-      readonly s: number;
-      readonly g: string;
-      readonly h: string;
-      readonly r: unknown;
-    }
-  | {
-      /** The reply to a request sent with an idempotency key `g` (namespace `requests`), `s` its order among the agent's. */
-      readonly t: 'reply';
-      readonly n: string;
-      readonly a: string;
-      readonly s: number;
-      readonly g: string;
-      readonly h: string;
-      readonly r: unknown;
-    };
+  | (JournalPlace & { readonly t: 'keys'; readonly k: readonly (string | null)[] })
+  | (JournalPlace & { readonly t: 'answer'; readonly r: unknown })
+  /** The reply to a request sent with an idempotency key `g` (namespace `requests`), `s` its order among the agent's. */
+  | (JournalPlace & { readonly t: 'reply'; readonly r: unknown });
 
 /** What replaying a journal found. */
 export interface Replay {

@@ -13,6 +13,7 @@ import { LineProgress, NoProgress, defaultProgress, type ProgressReporter } from
 import { labelUse, RunDirectory } from '../trainer/run-dir';
 import { train } from '../trainer/trainer';
 import { writeJsonAtomic } from '../util/fs';
+import { timeStamp } from '../util/text';
 import { BlindProgress } from './blind';
 import { fileSha256, plannedConfigFiles, planRecord, type LoadedPlan } from './plan';
 import { verdictFor } from './verdict';
@@ -221,6 +222,11 @@ async function prepare(o: CompareOptions): Promise<Prepared> {
  * interrupted comparison continues where it stopped), look by look under a sequential design,
  * then write the table, the verdicts and the report.
  */
+/** A comparison's folder when none is given: `runs/compare-<plan name>`, or `runs/compare-<date>-<time>`. */
+export function defaultCompareOut(plan: LoadedPlan | undefined): string {
+  return path.join('runs', `compare-${plan ? plan.plan.name : timeStamp()}`);
+}
+
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const { loaded, design, first, looks, notes } = await prepare(o);

@@ -62,3 +62,8 @@ export function lineColumn(starts: readonly number[], offset: number): { line: n
 export function pct(v: number | undefined): string {
   return v === undefined || !Number.isFinite(v) ? '-' : `${(v * 100).toFixed(1)}%`;
 }
+
+/** A UTC date and time as a folder name's suffix: `20261206-154000`. */
+export function timeStamp(date: Date = new Date()): string {
+  return date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+}

@@ -83,14 +83,11 @@ export async function openState(
   const replies = new ReplyLedger(rt.agents, sink, keep, true, () => events.replay?.());
   const groupIds = new ReplyLedger(rt.agents, sink, keep, false);
   const file = rt.journalFile;
+  const parts = { scorer, groups, rounds, replies, groupIds };
   if (file === undefined) {
     sink.journal = Journal.disabled();
     return {
-      scorer,
-      groups,
-      rounds,
-      replies,
-      groupIds,
+      ...parts,
       journal: sink.journal,
       tornTail: false,
       notes: ['journal: none (serve.journal is false): labels live in memory only and are lost at restart'],
@@ -128,11 +125,7 @@ export async function openState(
   });
   sink.journal = journal;
   return {
-    scorer,
-    groups,
-    rounds,
-    replies,
-    groupIds,
+    ...parts,
     journal,
     tornTail: replay.tornTail,
     notes: replay.notes,

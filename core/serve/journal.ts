@@ -4,7 +4,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { CorlError } from '../errors';
-import { writeFileAtomicSync } from '../util/fs';
+import { replaceThrough, writeFileAtomicSync } from '../util/fs';
 
 /** The format version this code writes (it also reads version 1, which had no checksums). */
 export const JOURNAL_VERSION = 2;
@@ -682,24 +682,23 @@ export class Journal {
     const tmp = `${file}.compact`;
     let bytes = 0;
     try {
-      await fsp.mkdir(path.dirname(file), { recursive: true });
+      // A leftover of an earlier attempt goes first: the new one is created, never followed through a link.
       await fsp.rm(tmp, { force: true });
-      const fh = await fsp.open(tmp, 'wx');
-      try {
-        const head = Buffer.from(headerLine, 'utf8');
-        await writeAll(fh, [head]);
-        bytes += head.length;
-        for (const buf of encodeChunks(snap.keep, 0)) {
-          await writeAll(fh, [buf]);
-          bytes += buf.length;
-        }
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await fsp.rename(tmp, file);
+      await replaceThrough(
+        file,
+        tmp,
+        async (fh) => {
+          const head = Buffer.from(headerLine, 'utf8');
+          await writeAll(fh, [head]);
+          bytes += head.length;
+          for (const buf of encodeChunks(snap.keep, 0)) {
+            await writeAll(fh, [buf]);
+            bytes += buf.length;
+          }
+        },
+        'wx',
+      );
     } catch (e) {
-      await fsp.rm(tmp, { force: true }).catch(() => undefined);
       throw new CorlError(
         'CORL_ERR_IO',
         `expected to write a compacted journal beside ${file} (${tmp}), got ${(e as Error).message}`,

@@ -12,7 +12,7 @@ import type { ContextWindow, Policy, SampleRequest } from '../core/contracts/pol
 import { AnswerKeys } from '../core/reward/answer-keys';
 import { buildRunContext } from '../core/trainer/run-context';
 import { roundPrompt, type DiscussionFormat, type PreviousTurn } from '../core/trainer/discussion';
-import { chatDiscussionPrompt } from '../core/util/discussion-text';
+import { chatDiscussionPrompt } from '../core/discussion/prompts';
 import type { Bench } from './index';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -9,7 +9,7 @@ import { createRunContainer } from '../registry/container';
 import { instantiate, manifestQueries, trustedWithReferences } from '../registry/instantiate';
 import { loadPluginModules } from '../registry/load';
 import { PLUGIN_REGISTRY, type PluginRegistry } from '../registry/registry';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 import { lineColumn, lineStarts } from '../util/text';
 import { rootSchema } from './root-schema';
 import type { CorlConfig } from './types';

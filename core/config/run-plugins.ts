@@ -13,7 +13,7 @@ import type { LoadedConfig } from './load';
 import { CorlError } from '../errors';
 import { checkRunData, evalCount } from './data-checks';
 import { checkMemory } from './memory';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 import { instantiate, sinkTrustedWithReferences, type InstanceScope } from '../registry/instantiate';
 import { equivalenceFacade, metricsSinkFacade, PluginScopes, type RunServices } from '../registry/scope';
 

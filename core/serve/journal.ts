@@ -4,7 +4,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { CorlError } from '../errors';
-import { writeFileAtomicSync } from '../util/fs';
+import { replaceThrough, writeFileAtomicSync } from '../util/fs';
 
 /** The format version this code writes (it also reads version 1, which had no checksums). */
 export const JOURNAL_VERSION = 2;
@@ -38,36 +38,25 @@ export interface JournalHeader extends ServeIdentity {
   readonly exchange: JournalExchangeState;
 }
 
-/** One journaled fact. `n` is the exchange's namespace (`groups` or `get_reward`). */
+/**
+ * Where a journaled fact belongs: `n` the exchange's namespace (`groups`, `get_reward`, or
+ * `requests`), `a` the agent, `s` the step (or the request's order among the agent's), `g` the group
+ * (or the idempotency key), `h` the fingerprint of the post (what a retry must repeat exactly).
+ */
+interface JournalPlace {
+  readonly n: string;
+  readonly a: string;
+  readonly s: number;
+  readonly g: string;
+  readonly h: string;
+}
+
+/** One journaled fact. */
 export type JournalRecord =
-  | {
-      readonly t: 'keys';
-      readonly n: string;
-      readonly a: string;
-      readonly s: number;
-      readonly g: string;
-      readonly h: string;
-      readonly k: readonly (string | null)[];
-    }
-  | {
-      readonly t: 'answer';
-      readonly n: string;
-      readonly a: string;
-      readonly s: number;
-      readonly g: string;
-      readonly h: string;
-      readonly r: unknown;
-    }
-  | {
-      /** The reply to a request sent with an idempotency key `g` (namespace `requests`), `s` its order among the agent's. */
-      readonly t: 'reply';
-      readonly n: string;
-      readonly a: string;
-      readonly s: number;
-      readonly g: string;
-      readonly h: string;
-      readonly r: unknown;
-    };
+  | (JournalPlace & { readonly t: 'keys'; readonly k: readonly (string | null)[] })
+  | (JournalPlace & { readonly t: 'answer'; readonly r: unknown })
+  /** The reply to a request sent with an idempotency key `g` (namespace `requests`), `s` its order among the agent's. */
+  | (JournalPlace & { readonly t: 'reply'; readonly r: unknown });
 
 /** What replaying a journal found. */
 export interface Replay {
@@ -693,24 +682,23 @@ export class Journal {
     const tmp = `${file}.compact`;
     let bytes = 0;
     try {
-      await fsp.mkdir(path.dirname(file), { recursive: true });
+      // A leftover of an earlier attempt goes first: the new one is created, never followed through a link.
       await fsp.rm(tmp, { force: true });
-      const fh = await fsp.open(tmp, 'wx');
-      try {
-        const head = Buffer.from(headerLine, 'utf8');
-        await writeAll(fh, [head]);
-        bytes += head.length;
-        for (const buf of encodeChunks(snap.keep, 0)) {
-          await writeAll(fh, [buf]);
-          bytes += buf.length;
-        }
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await fsp.rename(tmp, file);
+      await replaceThrough(
+        file,
+        tmp,
+        async (fh) => {
+          const head = Buffer.from(headerLine, 'utf8');
+          await writeAll(fh, [head]);
+          bytes += head.length;
+          for (const buf of encodeChunks(snap.keep, 0)) {
+            await writeAll(fh, [buf]);
+            bytes += buf.length;
+          }
+        },
+        'wx',
+      );
     } catch (e) {
-      await fsp.rm(tmp, { force: true }).catch(() => undefined);
       throw new CorlError(
         'CORL_ERR_IO',
         `expected to write a compacted journal beside ${file} (${tmp}), got ${(e as Error).message}`,

@@ -5,7 +5,7 @@ import type { JudgeSample, JudgeTools } from '../contracts/judge';
 import type { Problem } from '../contracts/problem';
 import { CorlError } from '../errors';
 import type { RewardPipeline } from '../reward/pipeline';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 import { mixSeed } from '../util/rng';
 import { agentFailure, sampleChecked, trainSampling, type RunContext } from './run-context';
 import type { StepBatch } from './step';

@@ -13,7 +13,7 @@ import type { Topology } from '../contracts/topology';
 import type { LoadedConfig } from '../config/load';
 import { CorlError, errorLine, isCorlError } from '../errors';
 import { createRunPlugins } from '../config/run-plugins';
-import { chatDiscussionPrompt, chatEvaluationPrompt } from '../util/discussion-text';
+import { chatDiscussionPrompt, chatEvaluationPrompt } from '../discussion/prompts';
 import { mixSeed, Rng } from '../util/rng';
 import type { DiscussionFormat } from './discussion';
 import { NO_INTERACTION } from './no-interaction';

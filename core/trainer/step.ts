@@ -9,7 +9,7 @@ import { CorlError } from '../errors';
 import type { AnswerKeys } from '../reward/answer-keys';
 import type { CompletionInput } from '../reward/context';
 import type { RewardPipeline } from '../reward/pipeline';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 import { mixSeed } from '../util/rng';
 import { agentFailure, batchAt, sampleChecked, trainSampling, type RunContext } from './run-context';
 import { discussionRound, discussionSetup } from './discussion';

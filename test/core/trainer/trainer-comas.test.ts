@@ -2,7 +2,7 @@
 // sample is known in advance, so the judged rewards, advantages, judge budget and per-round metrics
 // are checked against numbers worked by hand (docs/algorithms/comas.md).
 import { expect } from 'chai';
-import { chatEvaluationPrompt } from '../../../core/util/discussion-text';
+import { chatEvaluationPrompt } from '../../../core/discussion/prompts';
 import { fixture, tempDir } from '../../fixtures/configs';
 import { readRollouts, trainIn, type TurnRollout } from '../../support/scripted-run';
 

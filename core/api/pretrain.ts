@@ -22,7 +22,7 @@ export type { PretrainResult } from '../trainer/pretrain';
 const PRETRAIN_OPTIONS: readonly (keyof PretrainOptions)[] = ['out', 'agent', 'steps', 'log'];
 
 /**
- * Pretrain a config's policies on its task's worked solutions (supervised cross-entropy) exactly as
+ * Pretrain a config's policies on its task's worked solutions (SFT: cross-entropy) exactly as
  * `corl pretrain` does, and save a checkpoint per agent that a config then starts from.
  */
 export async function pretrain(config: ConfigInput, options: PretrainOptions): Promise<PretrainResult[]> {

@@ -1,4 +1,4 @@
-// Pretraining as a program (`corl pretrain`, the API's `pretrain`): supervised cross-entropy on the
+// Pretraining as a program (`corl pretrain`, the API's `pretrain`): SFT (cross-entropy) on the
 // task's worked solutions (or `pretrain.corpus`), seeded epochs of batches, the eval split's pass@1
 // every `pretrain.evalEvery` steps, pretrain-metrics.jsonl, and a checkpoint per agent.
 import * as fs from 'node:fs';

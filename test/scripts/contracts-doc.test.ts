@@ -8,7 +8,11 @@ import { tempDir } from '../fixtures/configs';
 describe('scripts/contracts-doc (docs/reference/contracts.md from the JSDoc of core/contracts)', () => {
   it('lists every exported declaration of every contract file, and every interface member', () => {
     const page = contractsReference(ROOT);
-    expect(contractFiles(ROOT)).to.have.length(fs.readdirSync(path.join(ROOT, 'core/contracts')).length - 1);
+    // every file of core/contracts is a contract, but for the index and frozen.ts (deepFreeze: how
+    // corl makes what it hands plugins read-only, not something a plugin implements)
+    const files = fs.readdirSync(path.join(ROOT, 'core/contracts')).map((f) => `core/contracts/${f}`);
+    const others = files.filter((f) => !contractFiles(ROOT).includes(f));
+    expect(others.sort()).to.deep.equal(['core/contracts/frozen.ts', 'core/contracts/index.ts']);
     for (const rel of contractFiles(ROOT)) {
       const text = fs.readFileSync(path.join(ROOT, rel), 'utf8');
       expect(page).to.contain(`## ${rel}`);

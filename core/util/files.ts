@@ -129,6 +129,18 @@ function creatable(file: string): string | undefined {
   return parent.isDirectory() ? undefined : `a path under ${up}, which is ${describeStat(parent)}`;
 }
 
+/**
+ * Why `file` cannot be read as a regular file (it is a FIFO, a device, a socket, a folder, a symlink to
+ * one, or a file of a kernel file system), or undefined when it can. Checks without opening it: for
+ * files that another reader opens (Node's `require`), where a FIFO would block that reader for ever.
+ */
+export function inputProblem(file: string): string | undefined {
+  const kfs = kernelFileSystem(file);
+  if (kfs) return `a file of the kernel's ${kfs} file system, not a data file`;
+  const st = fs.statSync(file);
+  return st.isFile() ? undefined : describeStat(st);
+}
+
 /** Why a path cannot be a regular file a user's output goes to, or undefined when it can (it may not exist yet). */
 export function outputProblem(file: string): string | undefined {
   const kfs = kernelFileSystem(file);

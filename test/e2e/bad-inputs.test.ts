@@ -193,6 +193,40 @@ describe('e2e: bad inputs are refused with coded errors, through the command lin
     }
   });
 
+  it('a plugin module, --out and a service token file that are FIFOs, devices or kernel paths are refused at once', () => {
+    mkfifo(path.join(tmp.dir, 'fifo.js'));
+    fs.symlinkSync('/dev/zero', path.join(tmp.dir, 'zero.js'));
+    fs.writeFileSync(path.join(tmp.dir, 'plain'), '');
+    for (const [module, says] of [
+      ['./fifo.js', 'got a FIFO'],
+      ['./zero.js', 'got a character device'],
+    ] as const) {
+      const file = writeConfig(tmp.dir, 'plugin.json', coRlConfig({ plugins: [module] }));
+      refused(corl(['validate', file]), 'CORL_ERR_PLUGIN_LOAD', `"${module}"`, says);
+      refused(corl(['train', '-c', file, '--out', runDir(), '-q']), 'CORL_ERR_PLUGIN_LOAD', says);
+    }
+    const config = writeConfig(tmp.dir, 'run.json', coRlConfig());
+    for (const [out, says] of [
+      [path.join(tmp.dir, 'fifo.js'), 'got a FIFO'],
+      ['/dev/null', 'got a character device'],
+      ['/proc/self/corl-run', "kernel's proc file system"],
+      ['/sys/kernel/corl-run', "kernel's sysfs file system"],
+      [path.join(tmp.dir, 'plain/run'), 'which is a file'],
+    ] as const) {
+      refused(corl(['train', '-c', config, '--out', out, '-q']), 'CORL_ERR_IO', '--out', says);
+    }
+    const serve = path.join(ROOT, 'configs/serve/co-rl.json');
+    for (const [token, says] of [
+      [path.join(tmp.dir, 'fifo.js'), 'got a FIFO'],
+      ['/dev/zero', 'got a character device'],
+    ] as const) {
+      const journal = path.join(tmp.dir, 'never.journal.jsonl');
+      const r = corl(['serve', '-c', serve, '--port', '0', '--journal', journal, '--token-file', token]);
+      refused(r, 'CORL_ERR_CLI_USAGE', '--token-file', says);
+      expect(fs.existsSync(journal), 'refused before the journal is made').to.equal(false);
+    }
+  });
+
   it('sizes that cannot fit in memory are refused by validate and train, naming the field to lower', () => {
     for (const [edit, field] of [
       [(c: any) => (c.trainer.batchSize = 1e6), 'trainer.batchSize'],

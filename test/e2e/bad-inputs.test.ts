@@ -227,6 +227,25 @@ describe('e2e: bad inputs are refused with coded errors, through the command lin
     }
   });
 
+  it('a checkpoint whose corl.json, model or optimizer file is a FIFO or a device is refused, not read', () => {
+    const from = path.join(ROOT, 'models/slips/alpha');
+    for (const name of ['corl.json', 'model.onnx', 'optimizer.bin']) {
+      for (const kind of ['FIFO', 'character device'] as const) {
+        const dir = path.join(tmp.dir, `ck-${name}-${kind.length}`);
+        fs.cpSync(from, dir, { recursive: true });
+        fs.rmSync(path.join(dir, name));
+        if (kind === 'FIFO') mkfifo(path.join(dir, name));
+        else fs.symlinkSync('/dev/zero', path.join(dir, name));
+        const file = writeConfig(
+          tmp.dir,
+          'ck.json',
+          defaultJob((c) => (c.agents[0].policy.options.checkpoint = dir)),
+        );
+        refused(corl(['validate', file]), 'CORL_ERR_POLICY_CHECKPOINT', path.join(dir, name), `got a ${kind}`);
+      }
+    }
+  });
+
   it('sizes that cannot fit in memory are refused by validate and train, naming the field to lower', () => {
     for (const [edit, field] of [
       [(c: any) => (c.trainer.batchSize = 1e6), 'trainer.batchSize'],

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { MetricsRecord } from '../contracts/metrics-sink';
 import { existingOrGz, readTextMaybeGz } from '../util/gz';
 import { CorlError, errorLine } from '../errors';
-import { outputFolderProblem } from '../util/files';
+import { outputFolderProblem, readUserText } from '../util/files';
 import { CORL_VERSION } from '../version';
 import { writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from '../util/fs';
 
@@ -306,7 +306,8 @@ export class RunDirectory {
   private readJson(name: string): unknown {
     const file = path.join(this.dir, name);
     try {
-      return JSON.parse(fs.readFileSync(file, 'utf8'));
+      // Opened without blocking: a FIFO or a device planted in the run folder is refused, not waited on.
+      return JSON.parse(readUserText(file));
     } catch (e) {
       throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected readable JSON, got ${(e as Error).message}`, {
         where: file,

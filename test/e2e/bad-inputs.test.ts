@@ -246,6 +246,42 @@ describe('e2e: bad inputs are refused with coded errors, through the command lin
     }
   });
 
+  it('a run folder whose state, config or metrics file is a FIFO: resume and report refuse it, coded', () => {
+    const out = runDir();
+    const ran = corl([
+      'train',
+      '-c',
+      writeConfig(tmp.dir, 'run.json', coRlConfig()),
+      '--out',
+      out,
+      '--steps',
+      '0',
+      '-q',
+    ]);
+    expect(ran.status, ran.stderr).to.equal(0);
+    for (const [name, code] of [
+      ['state.json', 'CORL_ERR_RUN_CORRUPT'],
+      ['config.source.json', 'CORL_ERR_RUN_CORRUPT'],
+      ['run.json', 'CORL_ERR_RUN_CORRUPT'],
+    ] as const) {
+      const copy = runDir();
+      fs.cpSync(out, copy, { recursive: true });
+      fs.rmSync(path.join(copy, name));
+      mkfifo(path.join(copy, name));
+      refused(corl(['train', '--resume', copy, '--steps', '1', '-q']), code, path.join(copy, name), 'got a FIFO');
+    }
+    for (const [name, code] of [
+      ['metrics.jsonl', 'CORL_ERR_IO'],
+      ['config.json', 'CORL_ERR_RUN_CORRUPT'],
+    ] as const) {
+      const copy = runDir();
+      fs.cpSync(out, copy, { recursive: true });
+      fs.rmSync(path.join(copy, name));
+      mkfifo(path.join(copy, name));
+      refused(corl(['report', copy]), code, path.join(copy, name), 'got a FIFO');
+    }
+  });
+
   it('sizes that cannot fit in memory are refused by validate and train, naming the field to lower', () => {
     for (const [edit, field] of [
       [(c: any) => (c.trainer.batchSize = 1e6), 'trainer.batchSize'],

@@ -13,6 +13,7 @@ import { instantiate } from '../../registry/instantiate';
 import { registryOf } from '../../registry/registry';
 import type { Task } from '../../contracts/task';
 import { writeRunReport } from '../../report/write';
+import { readUserText } from '../../util/files';
 
 /** `corl report`: rewrite the HTML report of a run directory or a comparison folder, running nothing. */
 export function reportCommand(program: Command): void {
@@ -110,7 +111,7 @@ async function attach(dir: string, planFile: string): Promise<void> {
  */
 async function categoriesOfRun(runDir: string): Promise<ReadonlyMap<string, string> | undefined> {
   try {
-    const config = JSON.parse(fs.readFileSync(path.join(runDir, 'config.json'), 'utf8')) as {
+    const config = JSON.parse(readUserText(path.join(runDir, 'config.json'))) as {
       seed?: number;
       task?: { use?: string; options?: unknown };
     };

@@ -10,9 +10,9 @@ import { loadConfigValue } from '../core/config/load';
 import type { Completion } from '../core/contracts/completion';
 import type { ContextWindow, Policy, SampleRequest } from '../core/contracts/policy';
 import { AnswerKeys } from '../core/reward/answer-keys';
-import { buildCohort } from '../core/trainer/cohort';
+import { buildRunContext } from '../core/trainer/run-context';
 import { roundPrompt, type DiscussionFormat, type PreviousTurn } from '../core/trainer/discussion';
-import { chatDiscussionPrompt } from '../core/util/discussion-text';
+import { chatDiscussionPrompt } from '../core/discussion/prompts';
 import type { Bench } from './index';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -89,12 +89,12 @@ export const bench: Bench = {
       },
       { baseDir: path.join(ROOT, 'configs') },
     );
-    const cohort = await buildCohort(loaded);
+    const ctx = await buildRunContext(loaded);
     try {
-      const policy = cohort.agents[0]!.policy;
+      const policy = ctx.agents[0]!.policy;
       const window = policy.contextWindow!();
-      const keys = new AnswerKeys(cohort.extractor, cohort.equivalence);
-      const problems = cohort.data.train.slice(0, PROBLEMS);
+      const keys = new AnswerKeys(ctx.extractor, ctx.equivalence);
+      const problems = ctx.data.train.slice(0, PROBLEMS);
       await timedSample(policy, [{ prompt: problems[0]!.prompt }], 2, 1); // sessions and caches warm
       const round0 = await timedSample(
         policy,
@@ -116,8 +116,8 @@ export const bench: Bench = {
       const one = debates(1);
       const build = (format: DiscussionFormat, share: 'answer' | 'solution', w: ContextWindow) => (d: Debate) =>
         roundPrompt(format, d.prompt, d.previous, { share, window: w, maxTokens: MAX_TOKENS, where: 'bench' });
-      const arithAnswer = microsPerCall(one, build(cohort.discussionPrompt, 'answer', window));
-      const arithSolution = microsPerCall(one, build(cohort.discussionPrompt, 'solution', window));
+      const arithAnswer = microsPerCall(one, build(ctx.discussionPrompt, 'answer', window));
+      const arithSolution = microsPerCall(one, build(ctx.discussionPrompt, 'solution', window));
       // The chat format over two whole solutions does not fit the 96-token context at all; give it a
       // window halfway between its answers-only and whole-solution lengths, so most prompts are cut.
       const two = debates(2);
@@ -137,7 +137,7 @@ export const bench: Bench = {
       const feasible = two.filter((_, j) => lengths[j]!.answers <= mid);
       const chatCut = microsPerCall(feasible, build(chatDiscussionPrompt, 'solution', chatWindow));
 
-      const prompts = one.map((d) => build(cohort.discussionPrompt, 'answer', window)(d));
+      const prompts = one.map((d) => build(ctx.discussionPrompt, 'answer', window)(d));
       const round1 = await timedSample(
         policy,
         prompts.map((prompt) => ({ prompt })),
@@ -162,7 +162,7 @@ export const bench: Bench = {
         ),
       );
     } finally {
-      await cohort.close();
+      await ctx.close();
     }
   },
 };

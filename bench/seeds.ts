@@ -57,7 +57,12 @@ function childCpu(): number {
  * `seeds` seeds of `config` as two shards, two `corl compare --shard k/2` processes on one folder
  * (what docs/guide/statistics.md tells a user to run): wall seconds and cores kept busy by both.
  */
-async function shards(dir: string, config: string, seeds: number, first: number): Promise<{ wall: number; cores: number }> {
+async function shards(
+  dir: string,
+  config: string,
+  seeds: number,
+  first: number,
+): Promise<{ wall: number; cores: number }> {
   const out = fs.mkdtempSync(path.join(dir, 'shard-'));
   const steps = process.env.BENCH_SEEDS_STEPS;
   const cli = path.join(ROOT, 'bin', 'corl.js');

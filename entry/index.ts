@@ -3,11 +3,12 @@
  * Defining plugins (`definePlugin`, `registerAll`, the contracts they implement, the tokens they may
  * be injected, `CorlError`, seeded randomness, the plurality vote and answer matching, GRPO's math
  * for policies, `RunAppendFile` for metrics sinks), and running
- * experiments from code (`loadConfig`, `train`, `resume`, `compare`, with typed results).
+ * experiments from code (`loadConfig`, `train`, `resume`, `compare`, `evaluate`, `pretrain`, with
+ * typed results).
  *
  * Importing it changes nothing outside its own modules: no global, no container registration, not
  * even tsyringe is loaded. The built-in plugins are wired into corl's own container (never
- * tsyringe's root) when `loadConfig`, `train`, `resume` or `compare` first runs. The engine's
+ * tsyringe's root) when one of those first runs. The engine's
  * internals are subpaths: `corl/engine` (registry, run containers, atomic files, the error catalog),
  * `corl/tensor` (the tensor IR); the contract suites are `corl/testing`. docs/reference/api.md lists
  * every exported name with its type, and a test fails when it changes unplanned.
@@ -17,7 +18,11 @@ import type {
   CompareOptions,
   ComparisonResult,
   ConfigInput,
+  EvalSummary,
+  EvaluateOptions,
   LoadConfigOptions,
+  PretrainOptions,
+  PretrainResult,
   ResumeOptions,
   TrainOptions,
   TrainRun,
@@ -138,11 +143,17 @@ export type {
   ComparisonResult,
   ConfigInput,
   DesignOptions,
+  EvalAgentSummary,
+  EvalSummary,
+  EvaluateOptions,
   LoadConfigOptions,
+  PretrainOptions,
+  PretrainResult,
   ResumeOptions,
   TrainOptions,
   TrainRun,
 } from '../core/api';
+export type { AgentScores } from '../core/trainer/evaluate';
 
 /**
  * Load a config: read and parse a file (JSON with comments) or copy a config object, apply
@@ -179,4 +190,23 @@ export function resume(runDir: string, options?: ResumeOptions): Promise<TrainRu
 export function compare(configs: readonly string[], options?: CompareOptions): Promise<ComparisonResult> {
   installBuiltins();
   return api.compare(configs, options);
+}
+
+/**
+ * Evaluate a config's policies on its held-out split or a benchmark file (`data`) exactly as
+ * `corl eval` does: pass@1 and maj@K per agent, budget-fair ensembles, the agreement of every pair,
+ * and with `out` the per-problem rows and summary.json.
+ */
+export function evaluate(config: ConfigInput, options?: EvaluateOptions): Promise<EvalSummary> {
+  installBuiltins();
+  return api.evaluate(config, options);
+}
+
+/**
+ * Pretrain a config's policies on its task's worked solutions exactly as `corl pretrain` does,
+ * saving a checkpoint per agent in `out` that a config then starts from.
+ */
+export function pretrain(config: ConfigInput, options: PretrainOptions): Promise<PretrainResult[]> {
+  installBuiltins();
+  return api.pretrain(config, options);
 }

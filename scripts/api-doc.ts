@@ -127,7 +127,7 @@ export function apiReference(root: string): string {
 
 /** What each entry point is for, in the table at the top. */
 const PURPOSE: Readonly<Record<string, string>> = {
-  corl: 'writing plugins (definitions, contracts, helpers) and running experiments from code (`loadConfig`, `train`, `resume`, `compare`)',
+  corl: 'writing plugins (definitions, contracts, helpers) and running experiments from code (`loadConfig`, `train`, `resume`, `compare`, `evaluate`, `pretrain`)',
   'corl/testing': "the contract suites and test helpers a plugin's tests use",
   'corl/engine':
     "the engine's internals: plugin registry and run containers, container tokens, atomic writes, the error catalog",

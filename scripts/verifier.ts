@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import { loadConfig } from '../core/config/load';
 import type { Problem } from '../core/contracts/problem';
 import { AnswerKeys } from '../core/reward/answer-keys';
-import { buildCohort, sampleChecked } from '../core/trainer/cohort';
+import { buildRunContext, sampleChecked } from '../core/trainer/run-context';
 import { mixSeed, Rng } from '../core/util/rng';
 import { installBuiltins } from '../entry/builtins';
 import type { RewardSource } from '../core/contracts/reward-source';
@@ -94,17 +94,17 @@ async function corpus(args: string[]): Promise<void> {
   const limit = Number(flag(args, '--limit', '0'));
   const seed = Number(flag(args, '--seed', '0'));
   const out = flag(args, '--out');
-  const cohort = await buildCohort(loaded);
+  const ctx = await buildRunContext(loaded);
   try {
     const all: readonly Problem[] =
-      split === 'train' ? cohort.data.train : split === 'validation' ? (cohort.data.validation ?? []) : [];
+      split === 'train' ? ctx.data.train : split === 'validation' ? (ctx.data.validation ?? []) : [];
     if (all.length === 0) throw new Error(`expected --split train or validation with problems, got "${split}"`);
     const problems = limit > 0 ? all.slice(0, limit) : all;
-    const keys = new AnswerKeys(cohort.extractor, cohort.grading);
-    const sampling = cohort.loaded.config.eval.sampling;
+    const keys = new AnswerKeys(ctx.extractor, ctx.grading);
+    const sampling = ctx.loaded.config.eval.sampling;
     // rows[i]: every agent's labelled samples of problem i.
     const byProblem: { row: VerdictRow; right: boolean }[][] = problems.map(() => []);
-    for (const a of cohort.agents) {
+    for (const a of ctx.agents) {
       const chunk = 200;
       for (let at = 0; at < problems.length; at += chunk) {
         const part = problems.slice(at, at + chunk);
@@ -115,7 +115,7 @@ async function corpus(args: string[]): Promise<void> {
           'verifier corpus',
         );
         part.forEach((p, i) => {
-          const ref = keys.referenceKey(p.id, cohort.data.groundTruth);
+          const ref = keys.referenceKey(p.id, ctx.data.groundTruth);
           for (const c of done[i]!) {
             const right = ref !== null && keys.of(c.text).key === ref;
             const row = {
@@ -149,10 +149,10 @@ async function corpus(args: string[]): Promise<void> {
     fs.writeFileSync(out, ordered.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const yes = ordered.filter((r) => r.completion === VERDICT_RIGHT).length;
     process.stdout.write(
-      `${out}: ${ordered.length} rows (${yes} right, ${ordered.length - yes} wrong) from ${problems.length} ${split} problems × ${cohort.agents.length} agents × ${samples} samples\n`,
+      `${out}: ${ordered.length} rows (${yes} right, ${ordered.length - yes} wrong) from ${problems.length} ${split} problems × ${ctx.agents.length} agents × ${samples} samples\n`,
     );
   } finally {
-    await cohort.close();
+    await ctx.close();
   }
 }
 

@@ -2,12 +2,12 @@
 // verdicts as typed values.
 import * as path from 'node:path';
 import { loadPlan } from '../compare/plan';
-import { runCompare } from '../compare/run';
-import type { Design } from '../report/design';
+import { defaultCompareOut, runCompare } from '../compare/run';
+import { designFromParts, type Design } from '../report/design';
 import type { ResultRow } from '../report/html';
 import { PRIMARY_METRICS, type PairResult, type PrimaryMetric } from '../report/paired';
 import { SPENDING, type Spending } from '../stats/sequential';
-import { API_USAGE, choiceOption, intOption, knownOptions, shown, usageError } from './usage';
+import { API_USAGE, choiceOption, intOption, knownOptions, shown, typedOptions, usageError } from './usage';
 
 /** How a comparison decides (the flags of `corl compare` without a plan). */
 export interface DesignOptions {
@@ -144,26 +144,23 @@ function designOf(d: DesignOptions | undefined, firstSeed: number): Design | und
       );
     choiceOption(API_USAGE, 'design.untilResolved.boundary', seq.boundary, [...SPENDING, 'fixed'] as const);
   }
-  const margin = positive('design.margin', d.margin);
-  const effect = positive('design.effect', d.effect);
-  return {
-    metric,
-    ...(d.pairs ? { pairs: d.pairs.map((p) => ({ a: p.a, b: p.b })) } : {}),
-    ...(d.against ? { against: [...d.against] } : {}),
-    alpha: positive('design.alpha', d.alpha, 0.5) ?? 0.05,
-    ...(margin !== undefined ? { margin } : {}),
-    ...(effect !== undefined ? { effect } : {}),
-    ...(seq
-      ? {
-          sequential: {
-            boundary: seq.boundary ?? 'lan-demets-pocock',
-            looks: [...seq.looks],
-            first: firstSeed,
-            stop: 'all-resolved' as const,
-          },
-        }
-      : {}),
-  };
+  return designFromParts(
+    {
+      metric,
+      ...(d.pairs ? { pairs: d.pairs } : {}),
+      ...(d.against ? { against: d.against } : {}),
+      ...optional('alpha', positive('design.alpha', d.alpha, 0.5)),
+      ...optional('margin', positive('design.margin', d.margin)),
+      ...optional('effect', positive('design.effect', d.effect)),
+      ...(seq ? { looks: seq.looks, ...optional('boundary', seq.boundary) } : {}),
+    },
+    firstSeed,
+  );
+}
+
+/** `{ [key]: value }`, or nothing when the value is undefined. */
+function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
 }
 
 /**
@@ -214,16 +211,13 @@ export async function compare(configs: readonly string[], options: CompareOption
       'expected options.design.untilResolved.looks to set the seeds, got options.seeds too',
       'the last look is the seed cap',
     );
-  for (const [k, type] of [
+  typedOptions(API_USAGE, options, [
     ['out', 'string'],
     ['log', 'function'],
     ['verdict', 'boolean'],
-  ] as const)
-    if (options[k] !== undefined && typeof options[k] !== type)
-      throw usageError(API_USAGE, k, `expected options.${k} to be a ${type}, got ${shown(options[k])}`);
+  ]);
   const design = plan ? undefined : designOf(options.design, firstSeed);
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  const out = options.out ?? path.join('runs', `compare-${plan ? plan.plan.name : stamp}`);
+  const out = options.out ?? defaultCompareOut(plan);
   const result = await runCompare({
     configs,
     seeds,

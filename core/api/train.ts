@@ -11,8 +11,9 @@ import { writeRunReport } from '../report/write';
 import { defaultProgress, LineProgress, NoProgress, type ProgressReporter } from '../trainer/progress';
 import { labelUse, RunDirectory } from '../trainer/run-dir';
 import { train as trainCohort, type TrainResult } from '../trainer/trainer';
+import { timeStamp } from '../util/text';
 import { isLoaded, loadWith, type ConfigInput } from './config';
-import { API_USAGE, choiceOption, intOption, knownOptions, shown, usageError, type Usage } from './usage';
+import { API_USAGE, choiceOption, intOption, knownOptions, shown, typedOptions, usageError, type Usage } from './usage';
 
 /** Options of {@link train}. */
 export interface TrainOptions {
@@ -42,7 +43,7 @@ export interface ResumeOptions extends Omit<TrainOptions, 'out' | 'evalSplit'> {
 export interface TrainRun extends TrainResult {
   /** The config the run used: validated, defaulted, frozen. */
   readonly config: CorlConfig;
-  /** Every record of the run's metrics.jsonl, in order (steps are the steps done, 0 for the base evaluation). */
+  /** Every record of the run's metrics.jsonl, in order (`step` is the updates completed, 0 for the base evaluation). */
   readonly metrics: readonly MetricsRecord[];
   /** The run's report.html, unless `report: false`. */
   readonly report?: string;
@@ -90,13 +91,11 @@ function overridesOf(r: TrainRequest, usage: Usage): Record<string, unknown> {
   const steps = intOption(usage, 'steps', r.steps, 0);
   const evalSplit = choiceOption(usage, 'evalSplit', r.evalSplit, ['test', 'validation'] as const);
   choiceOption(usage, 'progress', r.progress, ['none', 'lines', 'auto'] as const);
-  for (const [k, type] of [
+  typedOptions(usage, r, [
     ['out', 'string'],
     ['log', 'function'],
     ['report', 'boolean'],
-  ] as const)
-    if (r[k] !== undefined && typeof r[k] !== type)
-      throw usageError(usage, k, `expected ${usage.name(k)} to be a ${type}, got ${shown(r[k])}`);
+  ]);
   if (r.signal !== undefined && !(r.signal instanceof AbortSignal))
     throw usageError(usage, 'signal', `expected ${usage.name('signal')} to be an AbortSignal, got ${shown(r.signal)}`);
   const overrides: Record<string, unknown> = steps === undefined ? {} : { 'trainer.steps': steps };
@@ -181,8 +180,7 @@ async function prepareNew(
 ): Promise<Prepared> {
   if (r.config === undefined) throw usageError(usage, 'config', `expected a config to train, got none`);
   const loaded = await loadWith(r.config, Object.keys(overrides).length ? { overrides } : {}, usage);
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  const out = r.out ?? path.join('runs', `${loaded.config.name}-${stamp}`);
+  const out = r.out ?? path.join('runs', `${loaded.config.name}-${timeStamp()}`);
   let run: RunDirectory | undefined;
   // A new run's folder is made once its plugins loaded (checkpoints and data opened): a config that
   // cannot start leaves no folder behind.

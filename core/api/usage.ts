@@ -38,6 +38,27 @@ export function intOption(usage: Usage, input: string, value: unknown, min: numb
   return value;
 }
 
+/** Check an optional finite number option (>= min); returns it. */
+export function numberOption(usage: Usage, input: string, value: unknown, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min)
+    throw usageError(usage, input, `expected ${usage.name(input)} to be a number >= ${min}, got ${shown(value)}`);
+  return value;
+}
+
+/** Check optional options of one JavaScript type each (`string`, `function`, `boolean`). */
+export function typedOptions<T extends object>(
+  usage: Usage,
+  options: T,
+  types: readonly (readonly [keyof T & string, 'string' | 'function' | 'boolean'])[],
+): void {
+  for (const [k, type] of types) {
+    const value: unknown = options[k];
+    if (value !== undefined && typeof value !== type)
+      throw usageError(usage, k, `expected ${usage.name(k)} to be a ${type}, got ${shown(value)}`);
+  }
+}
+
 /** Check an optional option against a list of choices; returns it. */
 export function choiceOption<T extends string>(
   usage: Usage,

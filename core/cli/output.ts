@@ -32,10 +32,7 @@ export function intFlag(name: string, value: string | undefined, min = 0): numbe
   return n;
 }
 
-/** Format a fraction as a percentage with one decimal, or "-" when missing. */
-export function pct(v: number | undefined): string {
-  return v === undefined || !Number.isFinite(v) ? '-' : `${(v * 100).toFixed(1)}%`;
-}
+export { pct } from '../util/text';
 
 /** Left-aligned text table. */
 export function table(rows: readonly (readonly string[])[]): string {

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig, loadConfigValue, type LoadedConfig } from '../config/load';
 import { CorlError } from '../errors';
-import { readComparison, renderComparison, type CompareResult } from '../report/compare';
+import { readCompareMeta, readComparison, renderComparison, type CompareResult } from '../report/compare';
 import { designFromPlan, type Design, type PlanRecord } from '../report/design';
 import { configDigest, PLAN_OMIT } from '../report/identity';
 import { portablePath } from '../report/portable';
@@ -13,8 +13,9 @@ import { LineProgress, NoProgress, defaultProgress, type ProgressReporter } from
 import { labelUse, RunDirectory } from '../trainer/run-dir';
 import { train } from '../trainer/trainer';
 import { writeJsonAtomic } from '../util/fs';
+import { timeStamp } from '../util/text';
 import { BlindProgress } from './blind';
-import { fileSha256, plannedConfigFiles, planRecord, type LoadedPlan } from './plan';
+import { fileSha256, loadPlan, plannedConfigFiles, planRecord, type LoadedPlan } from './plan';
 import { verdictFor } from './verdict';
 import { readUserText } from '../util/files';
 
@@ -222,6 +223,11 @@ async function prepare(o: CompareOptions): Promise<Prepared> {
  * interrupted comparison continues where it stopped), look by look under a sequential design,
  * then write the table, the verdicts and the report.
  */
+/** A comparison's folder when none is given: `runs/compare-<plan name>`, or `runs/compare-<date>-<time>`. */
+export function defaultCompareOut(plan: LoadedPlan | undefined): string {
+  return path.join('runs', `compare-${plan ? plan.plan.name : timeStamp()}`);
+}
+
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const { loaded, design, first, looks, notes } = await prepare(o);
@@ -379,4 +385,28 @@ async function runOne(
     ...labelUse(fresh),
   });
   await train(fresh, { run, progress });
+}
+
+/**
+ * Record a plan in a comparison folder made without one (`corl compare` before plans, or a plan's
+ * runs started by another command): the plan's configs are checked against their sha256 and every
+ * run already there against the planned configs; a folder with another plan is refused.
+ */
+export async function attachPlanFile(dir: string, planFile: string): Promise<void> {
+  const plan = loadPlan(planFile);
+  const meta = readCompareMeta(dir) as Record<string, unknown> & { plan?: { sha256?: string } };
+  if (meta.plan && meta.plan.sha256 !== plan.sha256)
+    throw new CorlError(
+      'CORL_ERR_PLAN_MISMATCH',
+      `expected no plan or this one in ${dir}, got another plan recorded there (sha256 ${String(meta.plan.sha256).slice(0, 12)}…)`,
+      { where: path.join(dir, 'compare.json') },
+    );
+  if (meta.plan) return;
+  const record = attachPlan(
+    plan,
+    plannedConfigFiles(plan),
+    dir,
+    'attached by corl report --plan to runs that corl compare made without --plan',
+  );
+  await writeJsonAtomic(path.join(dir, 'compare.json'), { ...meta, plan: record });
 }

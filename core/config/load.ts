@@ -9,7 +9,7 @@ import { createRunContainer } from '../registry/container';
 import { instantiate, manifestQueries, trustedWithReferences } from '../registry/instantiate';
 import { loadPluginModules } from '../registry/load';
 import { PLUGIN_REGISTRY, type PluginRegistry } from '../registry/registry';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 import { lineColumn, lineStarts } from '../util/text';
 import { rootSchema } from './root-schema';
 import type { CorlConfig } from './types';
@@ -25,8 +25,11 @@ export interface LoadedConfig {
   /** The run's child container, host side only (it holds the registry; no plugin is ever handed it). */
   readonly container: DependencyContainer;
   readonly registry: PluginRegistry;
-  /** Whether any reward source reads ground truth (the run is then reported as supervised). */
-  readonly supervised: boolean;
+  /**
+   * Whether a reward source reads ground truth (it gets `RewardContext.reference`). The run is then
+   * reported as supervised, as it is when `trainedOnLabels`: "supervised" is the union of the two.
+   */
+  readonly readsGroundTruth: boolean;
   /**
    * Whether a reward source was trained on labels although it reads none (`trainedOnLabels`: a learned
    * verifier). It gets no references; the run is reported as supervised all the same.
@@ -208,8 +211,8 @@ export async function loadConfigValue(
 
   const config = deepFreeze(data) as unknown as CorlConfig;
   const at = (slot: string) => formatWhere(where, locate({ pointer: `/${slot}`, path: slot, message: '' }));
-  const { supervised, trainedOnLabels, tokenStats } = labelUse(config, registry, at);
-  checkGrading(config, registry, supervised, at);
+  const { readsGroundTruth, trainedOnLabels, tokenStats } = labelUse(config, registry, at);
+  checkGrading(config, registry, readsGroundTruth, at);
   const topology = await instantiate('topology', config.topology, { registry, seed: config.seed, baseDir }, 'topology');
   try {
     topology.validate(config.agents.length);
@@ -224,7 +227,7 @@ export async function loadConfigValue(
     baseDir,
     container,
     registry,
-    supervised,
+    readsGroundTruth,
     trainedOnLabels,
     tokenStats,
     source,
@@ -240,7 +243,7 @@ function labelUse(
   config: CorlConfig,
   registry: PluginRegistry,
   at: (slot: string) => string,
-): { supervised: boolean; trainedOnLabels: boolean; tokenStats: boolean } {
+): { readsGroundTruth: boolean; trainedOnLabels: boolean; tokenStats: boolean } {
   const queries = manifestQueries(registry);
   const ask = <T>(f: () => T): T => {
     try {
@@ -250,20 +253,20 @@ function labelUse(
       throw e.at(at('reward'));
     }
   };
-  const supervised = ask(() => queries.usesGroundTruth(config.reward));
+  const readsGroundTruth = ask(() => queries.usesGroundTruth(config.reward));
   const trainedOnLabels = ask(() => queries.trainedOnLabels(config.reward));
   const tokenStats = ask(() => queries.tokenStats(config.reward));
-  if (config.labelFree && (supervised || trainedOnLabels)) {
+  if (config.labelFree && (readsGroundTruth || trainedOnLabels)) {
     throw new CorlError(
       'CORL_ERR_CONFIG_LABEL_FREE',
-      `expected only label-free reward sources because "labelFree" is true, got "${config.reward.use}", which ${supervised ? 'reads ground truth' : 'was trained on labelled data (a learned verifier)'}`,
+      `expected only label-free reward sources because "labelFree" is true, got "${config.reward.use}", which ${readsGroundTruth ? 'reads ground truth' : 'was trained on labelled data (a learned verifier)'}`,
       {
         where: at('reward'),
         hint: 'a source trained on labels reads none at run time, but the run is not label-free; set "labelFree": false',
       },
     );
   }
-  return { supervised, trainedOnLabels, tokenStats };
+  return { readsGroundTruth, trainedOnLabels, tokenStats };
 }
 
 /**
@@ -275,16 +278,16 @@ function labelUse(
 function checkGrading(
   config: CorlConfig,
   registry: PluginRegistry,
-  supervised: boolean,
+  readsGroundTruth: boolean,
   at: (slot: string) => string,
 ): void {
-  const grades = (config as { task?: unknown }).task !== undefined || supervised;
+  const grades = (config as { task?: unknown }).task !== undefined || readsGroundTruth;
   const grader = config.grading ?? config.equivalence;
   if (!grades || trustedWithReferences(registry, grader)) return;
   const slot = config.grading ? 'grading' : 'equivalence';
   throw new CorlError(
     'CORL_ERR_CONFIG_GRADING',
-    `expected ${config.grading ? '"grading"' : 'an equivalence'} trusted with references to grade answers against them${supervised ? ` (the reward "${config.reward.use}" reads ground truth)` : ''}, got "${grader.use}", which is label-free (not a built-in, and its manifest does not declare readsReferences)`,
+    `expected ${config.grading ? '"grading"' : 'an equivalence'} trusted with references to grade answers against them${readsGroundTruth ? ` (the reward "${config.reward.use}" reads ground truth)` : ''}, got "${grader.use}", which is label-free (not a built-in, and its manifest does not declare readsReferences)`,
     {
       where: at(slot),
       hint: `set "grading" to a built-in equivalence (e.g. "corl:math"), or declare readsReferences: true in the manifest of "${grader.use}" if the run may trust it with references`,

@@ -13,7 +13,7 @@ import type { LoadedConfig } from './load';
 import { CorlError } from '../errors';
 import { checkRunData, evalCount } from './data-checks';
 import { checkMemory } from './memory';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 import { instantiate, sinkTrustedWithReferences, type InstanceScope } from '../registry/instantiate';
 import { equivalenceFacade, metricsSinkFacade, PluginScopes, type RunServices } from '../registry/scope';
 
@@ -89,7 +89,7 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
     // references (training, or a reward that reads ground truth): `grading`, else a second instance
     // of `equivalence`, which config loading checked the run trusts with them.
     const equivalence = await make('equivalence', config.equivalence, 'equivalence');
-    const grades = set === 'training' || loaded.supervised;
+    const grades = set === 'training' || loaded.readsGroundTruth;
     const grading = grades
       ? equivalenceFacade(
           await make('equivalence', config.grading ?? config.equivalence, config.grading ? 'grading' : 'equivalence'),

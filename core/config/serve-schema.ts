@@ -132,6 +132,13 @@ export function serveSection(): JsonSchema {
         description:
           'requests sent with an Idempotency-Key remembered per agent (POST /get_reward: with their replies, journaled), counted back from the newest; a retry of an older one is a new request',
       },
+      keepReplyBytes: {
+        type: 'integer',
+        minimum: 1024,
+        default: 67108864,
+        description:
+          'bytes of stored POST /get_reward replies (as JSON) remembered per agent beside keepReplies, counted back from the newest: bounds memory and the journal whatever the replies hold; a retry of a reply let go is a new request',
+      },
       journal: {
         anyOf: [{ type: 'string', minLength: 1 }, { enum: [false] }],
         description:

@@ -102,6 +102,8 @@ export interface ServeSettings {
   readonly timeouts: { readonly headers: number; readonly body: number; readonly work: number; readonly idle: number };
   /** Requests with an Idempotency-Key remembered per agent. */
   readonly keepReplies: number;
+  /** Bytes of stored replies (as JSON) remembered per agent beside `keepReplies`. */
+  readonly keepReplyBytes: number;
   /** Agent tokens file (relative to the config file), when given. */
   readonly tokens?: string;
   /** Label journal path (relative to the config file), when given; false: no journal. */

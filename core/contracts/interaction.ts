@@ -57,7 +57,7 @@ export interface DiscussionRecord {
   readonly problem: string;
   /** The problem as the task poses it. */
   readonly prompt: string;
-  /** The training step (0-based). */
+  /** Updates completed before this batch (TRL's `state.global_step`; 0 for the first update's). */
   readonly step: number;
   /** Agents of the cohort, N. */
   readonly agents: number;

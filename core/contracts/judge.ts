@@ -51,7 +51,7 @@ export interface JudgeRequest extends JudgeTools {
   readonly problem: string;
   /** The problem as the task poses it. */
   readonly prompt: string;
-  /** The training step (0-based). */
+  /** Updates completed before this batch (TRL's `state.global_step`; 0 for the first update's). */
   readonly step: number;
   /** The proposals to score, each with the evaluation of it. */
   readonly items: readonly JudgeItem[];

@@ -1,6 +1,10 @@
 /** One line of metrics: a step's values for one agent (or for the cohort when `agent` is null). */
 export interface MetricsRecord {
-  /** Zero-based training step the values belong to (evaluation before training uses step 0). */
+  /**
+   * Updates completed when the values were taken (TRL's `state.global_step`): a `train` record written
+   * after the k-th update has step k (the first is 1); an evaluation after it is also step k, the one
+   * before training step 0.
+   */
   readonly step: number;
   /** Agent index, or null for cohort-level metrics (e.g. `pair/kappa`). */
   readonly agent: number | null;

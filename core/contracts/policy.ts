@@ -76,7 +76,7 @@ export interface UpdateBatch {
   readonly loss: LossOptions;
   /** The temperature the samples were drawn at (log-probabilities are computed at the same temperature). */
   readonly temperature: number;
-  /** Zero-based training step, for learning-rate schedules. */
+  /** Updates completed before this one (TRL's `state.global_step`; 0 for the first), for learning-rate schedules. */
   readonly step: number;
   /** Total number of training steps of the run, for learning-rate schedules. */
   readonly totalSteps: number;
@@ -91,7 +91,7 @@ export interface PretrainBatch {
    * excluded from the loss (as in SFT). Absent: every token of every text is trained on.
    */
   readonly promptLengths?: readonly number[];
-  /** Zero-based pretraining step, for learning-rate schedules. */
+  /** Pretraining updates completed before this one (0 for the first), for learning-rate schedules. */
   readonly step: number;
   /** Total number of pretraining steps, for learning-rate schedules. */
   readonly totalSteps: number;

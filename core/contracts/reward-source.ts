@@ -46,7 +46,7 @@ export interface RewardContext {
   readonly agent: number;
   /** Cohort size N. */
   readonly agents: number;
-  /** Zero-based training step. */
+  /** Updates completed before this batch (TRL's `state.global_step`): 0 for the first update's completions. */
   readonly step: number;
   /** The run's number of training steps (`trainer.steps`), when known (absent under `corl serve`). */
   readonly totalSteps?: number;

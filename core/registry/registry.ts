@@ -1,7 +1,7 @@
 import semver from 'semver';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import { CorlError, errorLine, isCorlError } from '../errors';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 import type {
   JsonSchema,
   ManifestQueryContext,

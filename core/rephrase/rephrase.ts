@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import type { Policy } from '../contracts/policy';
 import { CorlError } from '../errors';
+import { writeSyncedSync } from '../util/fs';
 import { mixSeed } from '../util/rng';
 import { checkVariant, describeFailure } from './check';
 import type { RephraseRow } from './input';
@@ -96,16 +97,6 @@ function resumeFrom(partial: string, rows: readonly RephraseRow[]): number {
   return good;
 }
 
-function appendDurably(file: string, text: string): void {
-  const fd = fs.openSync(file, 'a');
-  try {
-    fs.writeSync(fd, text);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /**
  * Rephrase every row `variants` times, keep the variants that pass {@link checkVariant}, and write
  * one {@link VariantRow} per input row, in input order (rows whose every variant failed get an
@@ -169,7 +160,7 @@ export async function rephrase(o: RephraseOptions): Promise<RephraseSummary> {
       const row: VariantRow = { id: r.id, variants, ...(r.answer !== undefined ? { answer: r.answer } : {}) };
       out += JSON.stringify(row) + '\n';
     });
-    appendDurably(partial, out);
+    writeSyncedSync(partial, out, 'a');
     o.log(
       `rephrase: ${Math.min(b + o.batch, o.rows.length)}/${o.rows.length} problems, ${kept} variant(s) kept, ${dropped} dropped`,
     );

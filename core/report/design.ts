@@ -73,6 +73,45 @@ export interface Design {
 /** The default: final average pass@1, each config against the first, two-sided 5%, no margin, one look. */
 export const DEFAULT_DESIGN: Design = { metric: 'final', alpha: 0.05 };
 
+/** What `corl compare` flags or the API's `design` option give of a design, each already checked. */
+export interface DesignParts {
+  readonly metric?: PrimaryMetric;
+  readonly pairs?: readonly PairSpec[];
+  readonly against?: readonly string[];
+  readonly alpha?: number;
+  readonly margin?: number;
+  readonly effect?: number;
+  /** Seeds per config at each look: a sequential design, adding seeds until every pair is resolved. */
+  readonly looks?: readonly number[];
+  readonly boundary?: Spending | 'fixed';
+}
+
+/**
+ * The design of its parts, the rest defaulted: final average pass@1, two-sided 5%, and with looks a
+ * sequential design from seed `firstSeed` on a Lan–DeMets Pocock-type boundary that stops once every
+ * pair is resolved.
+ */
+export function designFromParts(p: DesignParts, firstSeed: number): Design {
+  return {
+    metric: p.metric ?? DEFAULT_DESIGN.metric,
+    ...(p.pairs ? { pairs: p.pairs.map((x) => ({ a: x.a, b: x.b })) } : {}),
+    ...(p.against ? { against: [...p.against] } : {}),
+    alpha: p.alpha ?? DEFAULT_DESIGN.alpha,
+    ...(p.margin !== undefined ? { margin: p.margin } : {}),
+    ...(p.effect !== undefined ? { effect: p.effect } : {}),
+    ...(p.looks
+      ? {
+          sequential: {
+            boundary: p.boundary ?? 'lan-demets-pocock',
+            looks: [...p.looks],
+            first: firstSeed,
+            stop: 'all-resolved' as const,
+          },
+        }
+      : {}),
+  };
+}
+
 /** A plan's design. */
 export function designFromPlan(p: Plan): Design {
   return {

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { standalonePlugin, standaloneRegistry } from '../config/standalone';
 import { CorlError } from '../errors';
 import { createHash } from 'node:crypto';
 import { brotliText, existingOrGz, gzipText, readTextMaybeGz } from '../util/gz';
@@ -214,5 +215,34 @@ async function packRun(src: string, dst: string, c: PackContext): Promise<void> 
       await write(file, brotliText(text));
       c.shared.set(digest, file);
     }
+  }
+}
+
+/**
+ * Problem id → category (the task's `metadata.category`) of a run's held-out and validation
+ * problems, regenerated from the task section of its config.json: eval rows written before rows
+ * carried their category get it when packed. Undefined when the task cannot be rebuilt.
+ */
+export async function categoriesOfRun(runDir: string): Promise<ReadonlyMap<string, string> | undefined> {
+  try {
+    const config = JSON.parse(readUserText(path.join(runDir, 'config.json'))) as {
+      seed?: number;
+      task?: { use?: string; options?: unknown };
+    };
+    if (typeof config.task?.use !== 'string') return undefined;
+    const options = structuredClone(config.task.options ?? {}) as Record<string, unknown>;
+    const task = await standalonePlugin(
+      await standaloneRegistry([], runDir),
+      'task',
+      { use: config.task.use, options },
+      { baseDir: runDir, seed: config.seed ?? 0, where: 'task' },
+    );
+    const data = await task.load();
+    const out = new Map<string, string>();
+    for (const p of [...data.heldOut, ...(data.validation ?? [])])
+      if (typeof p.metadata?.category === 'string') out.set(p.id, p.metadata.category);
+    return out;
+  } catch {
+    return undefined;
   }
 }

@@ -7,7 +7,7 @@ import { readEvalRows, passOf } from './eval-rows';
 import { mixSeed } from '../util/rng';
 import { CorlError } from '../errors';
 import { hierarchicalBootstrap } from '../stats/bootstrap';
-import { outcomeOf, sample, tInterval, tost, type Interval, type Outcome } from '../stats/paired';
+import { outcomeOf, sample, tInterval, tost, type Interval, type Outcome, type Sample } from '../stats/paired';
 import { seedsFor, tostPower, tTestPower } from '../stats/power';
 import type { ReportGroup } from './html';
 import { evalStepFiles } from './markdown';
@@ -296,7 +296,6 @@ function analysePair(
   }
   const s = sample(seeds.map((x) => x.diff).filter(Number.isFinite));
   const margin = d.margin !== undefined && d.margin > 0 ? d.margin : undefined;
-  const t = tInterval(s, d.alpha);
   const bootstrap =
     rowsComplete && perProblem.length >= 2 && d.resamples !== 0
       ? hierarchicalBootstrap(perProblem, {
@@ -311,6 +310,28 @@ function analysePair(
       ? split(s.sd ** 2, evalVars.reduce((a, b) => a + b, 0) / evalVars.length)
       : undefined;
   return {
+    ...pairHead(p, metric, seeds, unpaired, s, d.alpha),
+    ...(bootstrap ? { bootstrap } : {}),
+    ...(margin !== undefined ? { margin } : {}),
+    ...(margin !== undefined && s.n >= 2 ? { tost: tost(s, margin, d.alpha)!.interval } : {}),
+    outcome: outcomeOf(s, d.alpha, margin),
+    ...(variance ? { variance } : {}),
+    ...(s.n >= 2 ? { seedsNeeded: seedsNeeded(s.sd, margin, d) } : {}),
+    ...(rowsComplete && perProblem.length ? { problems: Math.min(...perProblem.map((x) => x.length)) } : {}),
+  };
+}
+
+/** What every pair result starts with: the pair, its seeds, and the mean and t interval of their differences. */
+function pairHead(
+  p: PairSpec,
+  metric: PrimaryMetric,
+  seeds: readonly SeedDifference[],
+  unpaired: readonly string[],
+  s: Sample,
+  alpha: number,
+): Pick<PairResult, 'a' | 'b' | 'role' | 'metric' | 'seeds' | 'unpaired' | 'n' | 'mean' | 'sd' | 'alpha' | 't'> {
+  const t = tInterval(s, alpha);
+  return {
     a: p.a,
     b: p.b,
     ...(p.role ? { role: p.role } : {}),
@@ -320,15 +341,8 @@ function analysePair(
     n: s.n,
     mean: s.mean,
     sd: s.sd,
-    alpha: d.alpha,
+    alpha,
     ...(t ? { t } : {}),
-    ...(bootstrap ? { bootstrap } : {}),
-    ...(margin !== undefined ? { margin } : {}),
-    ...(margin !== undefined && s.n >= 2 ? { tost: tost(s, margin, d.alpha)!.interval } : {}),
-    outcome: outcomeOf(s, d.alpha, margin),
-    ...(variance ? { variance } : {}),
-    ...(s.n >= 2 ? { seedsNeeded: seedsNeeded(s.sd, margin, d) } : {}),
-    ...(rowsComplete && perProblem.length ? { problems: Math.min(...perProblem.map((x) => x.length)) } : {}),
   };
 }
 
@@ -370,19 +384,8 @@ export function pairFromValues(
     else seeds.push({ index: i, a: x, b: y, diff: x - y });
   }
   const s = sample(seeds.map((x) => x.diff));
-  const t = tInterval(s, alpha);
   return {
-    a: p.a,
-    b: p.b,
-    ...(p.role ? { role: p.role } : {}),
-    metric,
-    seeds,
-    unpaired,
-    n: s.n,
-    mean: s.mean,
-    sd: s.sd,
-    alpha,
-    ...(t ? { t } : {}),
+    ...pairHead(p, metric, seeds, unpaired, s, alpha),
     ...(margin !== undefined ? { margin } : {}),
     outcome: outcomeOf(s, alpha, margin),
   };

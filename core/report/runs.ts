@@ -13,7 +13,7 @@ export interface RunSummary {
   /** The config's reward source, as resolved (`{use, options}`): rewards of different sources are on different scales. */
   readonly reward?: { readonly use: string; readonly options?: unknown };
   readonly records: readonly MetricsRecord[];
-  /** Steps done. */
+  /** Updates completed (the step of the last training record). */
   readonly steps: number;
   /** Steps the config asks for (trainer.steps). */
   readonly plannedSteps: number;

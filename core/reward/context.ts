@@ -4,7 +4,7 @@ import type { FinishReason } from '../contracts/completion';
 import type { Equivalence } from '../contracts/equivalence';
 import type { CompletionView, RewardContext } from '../contracts/reward-source';
 import type { WorkOptions } from '../contracts/work';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 
 /** One completion as the pipeline receives it (a sampled `Completion`, or one a client posted). */
 export interface CompletionInput {

@@ -9,7 +9,7 @@ import type { AnswerKeys } from './answer-keys';
 import { CorlError } from '../errors';
 import { checkKeys, checkResult, rewardFailure, type CheckedResult } from './checks';
 import { plainCopy, rewardContext, type GroupToScore } from './context';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 
 /** What a pipeline scores with: the very plugin instances of the run (or the service). */
 export interface RewardParts {

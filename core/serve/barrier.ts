@@ -1,5 +1,6 @@
 // POST /get_reward: OpenRLHF sends samples one at a time (the K samples of a prompt concurrently);
 // a group reward source needs all K, so samples meet at a barrier keyed by prompt (or label).
+import { createHmac, randomBytes } from 'node:crypto';
 import { CorlError } from '../errors';
 import { groupHash, type Exchange } from './exchange';
 import { capAnswer, capKey, capKeys } from './keys';
@@ -57,6 +58,12 @@ export function responseOf(query: string, prompt: string | undefined, strip: rea
 export class GetRewardScorer {
   private readonly open = new Map<string, OpenGroup>();
   private closing = false;
+  /**
+   * Key of the ids plugins see for groups keyed by label: the label may be the reference answer (it
+   * is OpenRLHF's `--data.label_key` column), so a label-free reward must not read it from
+   * `problem.id`. Random per process: the id is stable while the service runs, and unguessable.
+   */
+  private readonly idKey = randomBytes(32);
 
   constructor(
     private readonly rt: ServeRuntime,
@@ -83,7 +90,7 @@ export class GetRewardScorer {
         new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'),
       );
     const strip = this.rt.settings.getReward.stripTokens;
-    if (this.rt.supervised) {
+    if (this.rt.readsGroundTruth) {
       samples.forEach((s, i) => {
         if (typeof s.label !== 'string') {
           throw new CorlError(
@@ -186,9 +193,10 @@ export class GetRewardScorer {
     const reference = members.map((m) => m.sample.label).find((l): l is string => typeof l === 'string');
     const group: PostedGroup = {
       id: g.key,
+      ...(this.rt.settings.getReward.groupBy === 'label' ? { problemId: this.labelId(g.key) } : {}),
       prompt: g.prompt,
       completions: members.map((m) => ({ text: m.response })),
-      ...(this.rt.supervised && reference !== undefined ? { reference } : {}),
+      ...(this.rt.readsGroundTruth && reference !== undefined ? { reference } : {}),
     };
     this.scoreGroup(g.agent, group, this.groupWork(g.agent, members)).then(
       (a) => {
@@ -198,6 +206,11 @@ export class GetRewardScorer {
         for (const m of members) m.reject(e);
       },
     );
+  }
+
+  /** The `problem.id` plugins see for a group keyed by `label`: a keyed digest that cannot be inverted to it. */
+  private labelId(label: string): string {
+    return `label-${createHmac('sha256', this.idKey).update(label).digest('hex').slice(0, 32)}`;
   }
 
   /** The work of a closed group, for its agent's lane: stopped only when every member's request has gone away. */

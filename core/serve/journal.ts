@@ -4,13 +4,16 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { CorlError } from '../errors';
-import { writeFileAtomicSync } from '../util/fs';
+import { replaceThrough, writeFileAtomicSync } from '../util/fs';
 
 /** The format version this code writes (it also reads version 1, which had no checksums). */
 export const JOURNAL_VERSION = 2;
 
-/** Which cohort a journal belongs to: a journal of another cohort is refused. */
-export interface JournalCohort {
+/**
+ * The serve identity: which service a journal belongs to (its agents' names, topology and reward); a
+ * journal of another identity is refused. The JSON fields of the journal header keep these names.
+ */
+export interface ServeIdentity {
   readonly agents: readonly string[];
   readonly topology: string;
   readonly reward: string;
@@ -25,7 +28,7 @@ export interface JournalExchangeState {
 }
 
 /** The first line of a journal. */
-export interface JournalHeader extends JournalCohort {
+export interface JournalHeader extends ServeIdentity {
   readonly t: 'open';
   readonly v: number;
   /** Generation: 1 for a new journal, one more at every compaction (each start). */
@@ -35,36 +38,25 @@ export interface JournalHeader extends JournalCohort {
   readonly exchange: JournalExchangeState;
 }
 
-/** One journaled fact. `n` is the exchange's namespace (`groups` or `get_reward`). */
+/**
+ * Where a journaled fact belongs: `n` the exchange's namespace (`groups`, `get_reward`, or
+ * `requests`), `a` the agent, `s` the step (or the request's order among the agent's), `g` the group
+ * (or the idempotency key), `h` the fingerprint of the post (what a retry must repeat exactly).
+ */
+interface JournalPlace {
+  readonly n: string;
+  readonly a: string;
+  readonly s: number;
+  readonly g: string;
+  readonly h: string;
+}
+
+/** One journaled fact. */
 export type JournalRecord =
-  | {
-      readonly t: 'keys';
-      readonly n: string;
-      readonly a: string;
-      readonly s: number;
-      readonly g: string;
-      readonly h: string;
-      readonly k: readonly (string | null)[];
-    }
-  | {
-      readonly t: 'answer';
-      readonly n: string;
-      readonly a: string;
-      readonly s: number;
-      readonly g: string;
-      readonly h: string;
-      readonly r: unknown;
-    }
-  | {
-      /** The reply to a request sent with an idempotency key `g` (namespace `requests`), `s` its order among the agent's. */
-      readonly t: 'reply';
-      readonly n: string;
-      readonly a: string;
-      readonly s: number;
-      readonly g: string;
-      readonly h: string;
-      readonly r: unknown;
-    };
+  | (JournalPlace & { readonly t: 'keys'; readonly k: readonly (string | null)[] })
+  | (JournalPlace & { readonly t: 'answer'; readonly r: unknown })
+  /** The reply to a request sent with an idempotency key `g` (namespace `requests`), `s` its order among the agent's. */
+  | (JournalPlace & { readonly t: 'reply'; readonly r: unknown });
 
 /** What replaying a journal found. */
 export interface Replay {
@@ -371,7 +363,7 @@ export class Journal {
   private closed = false;
   private broken?: CorlError;
   private state?: JournalState;
-  private cohort?: JournalCohort;
+  private identity?: ServeIdentity;
   private growth?: number;
   /** Bytes of the file now. */
   private bytes = 0;
@@ -405,7 +397,7 @@ export class Journal {
 
   /**
    * Open `file`: read it line by line, handing each record to `state` (which checks its meaning
-   * and restores it), check that it belongs to `cohort` and that nothing is missing, then either
+   * and restores it), check that it belongs to `identity` and that nothing is missing, then either
    * go on appending to it (its torn tail cut off), or, when that would keep at most half its
    * records, when it is of an older format, or when `state` says this service's records would not
    * replay after it, write the records `state` holds as a new generation (streamed to a file beside
@@ -413,15 +405,15 @@ export class Journal {
    */
   static async open(
     file: string,
-    cohort: JournalCohort,
+    identity: ServeIdentity,
     state: JournalState,
     options: JournalOptions = {},
   ): Promise<{ journal: Journal; replay: OpenReport }> {
     const real = realJournalPath(file);
-    const scan = Journal.scan(real, cohort, state.visit.bind(state));
+    const scan = Journal.scan(real, identity, state.visit.bind(state));
     const journal = new Journal(real);
     journal.state = state;
-    journal.cohort = cohort;
+    journal.identity = identity;
     journal.growth = options.growthBytes;
     const snap = state.snapshot();
     const rewrite =
@@ -455,10 +447,10 @@ export class Journal {
   }
 
   /** Parse a journal file whole (missing file: empty) and check its integrity against the header and seal. For tests and tools. */
-  static read(file: string, cohort: JournalCohort): Replay {
+  static read(file: string, identity: ServeIdentity): Replay {
     const records: JournalRecord[] = [];
     const lines: number[] = [];
-    const scan = Journal.scan(file, cohort, (r, line) => {
+    const scan = Journal.scan(file, identity, (r, line) => {
       records.push(r);
       lines.push(line);
     });
@@ -477,7 +469,7 @@ export class Journal {
    */
   private static scan(
     file: string,
-    cohort: JournalCohort,
+    identity: ServeIdentity,
     visit: (record: JournalRecord, line: number, header: JournalHeader | undefined) => void,
   ): Scan {
     const seal = readSeal(Journal.sealFile(file));
@@ -487,7 +479,7 @@ export class Journal {
       const lines = fileLines(fd, file);
       const first = lines.next();
       if (first.done) return emptyScan(file, seal, first.value.tail, first.value.tail);
-      const head = readHeader(file, first.value.text, cohort);
+      const head = readHeader(file, first.value.text, identity);
       if (head.v === 1) return scanLegacy(file, first.value, lines, visit);
       const header = checkHeaderV2(file, first.value.text, head);
       const id = SUFFIX.exec(first.value.text)![1]!;
@@ -675,39 +667,38 @@ export class Journal {
    */
   private async writeGeneration(gen: number, snap: ReturnType<JournalState['snapshot']>): Promise<void> {
     const file = this.file!;
-    const cohort = this.cohort!;
+    const identity = this.identity!;
     const headerLine = encodeLine({
       t: 'open',
       v: JOURNAL_VERSION,
       gen,
       records: snap.keep.length,
-      agents: cohort.agents,
-      topology: cohort.topology,
-      reward: cohort.reward,
+      agents: identity.agents,
+      topology: identity.topology,
+      reward: identity.reward,
       exchange: snap.exchange,
     });
     const id = SUFFIX.exec(headerLine.trimEnd())![1]!;
     const tmp = `${file}.compact`;
     let bytes = 0;
     try {
-      await fsp.mkdir(path.dirname(file), { recursive: true });
+      // A leftover of an earlier attempt goes first: the new one is created, never followed through a link.
       await fsp.rm(tmp, { force: true });
-      const fh = await fsp.open(tmp, 'wx');
-      try {
-        const head = Buffer.from(headerLine, 'utf8');
-        await writeAll(fh, [head]);
-        bytes += head.length;
-        for (const buf of encodeChunks(snap.keep, 0)) {
-          await writeAll(fh, [buf]);
-          bytes += buf.length;
-        }
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await fsp.rename(tmp, file);
+      await replaceThrough(
+        file,
+        tmp,
+        async (fh) => {
+          const head = Buffer.from(headerLine, 'utf8');
+          await writeAll(fh, [head]);
+          bytes += head.length;
+          for (const buf of encodeChunks(snap.keep, 0)) {
+            await writeAll(fh, [buf]);
+            bytes += buf.length;
+          }
+        },
+        'wx',
+      );
     } catch (e) {
-      await fsp.rm(tmp, { force: true }).catch(() => undefined);
       throw new CorlError(
         'CORL_ERR_IO',
         `expected to write a compacted journal beside ${file} (${tmp}), got ${(e as Error).message}`,
@@ -908,8 +899,8 @@ async function writeAll(fd: fsp.FileHandle, bufs: Buffer[]): Promise<void> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a line read from disk, checked field by field
 type ParsedHeader = Record<string, any>;
 
-/** Line 1 of a journal: a header of this cohort (agents, topology, reward), version 1 or current. */
-function readHeader(file: string, line: string, cohort: JournalCohort): ParsedHeader {
+/** Line 1 of a journal: a header of this serve identity (agents, topology, reward), version 1 or current. */
+function readHeader(file: string, line: string, identity: ServeIdentity): ParsedHeader {
   let head: ParsedHeader | undefined;
   try {
     head = JSON.parse(line);
@@ -933,13 +924,13 @@ function readHeader(file: string, line: string, cohort: JournalCohort): ParsedHe
     );
   }
   const same =
-    JSON.stringify(head.agents) === JSON.stringify(cohort.agents) &&
-    head.topology === cohort.topology &&
-    head.reward === cohort.reward;
+    JSON.stringify(head.agents) === JSON.stringify(identity.agents) &&
+    head.topology === identity.topology &&
+    head.reward === identity.reward;
   if (!same) {
     throw journalError(
       'CORL_ERR_SERVE_JOURNAL',
-      `expected a journal of agents [${cohort.agents.join(', ')}] with ${cohort.topology} and ${cohort.reward}, got one of agents [${(Array.isArray(head.agents) ? head.agents : []).join(', ')}] with ${head.topology} and ${head.reward}`,
+      `expected a journal of agents [${identity.agents.join(', ')}] with ${identity.topology} and ${identity.reward}, got one of agents [${(Array.isArray(head.agents) ? head.agents : []).join(', ')}] with ${head.topology} and ${head.reward}`,
       file,
       1,
     );

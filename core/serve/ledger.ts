@@ -20,6 +20,8 @@ interface Entry {
   /** Order among the agent's entries (journaled as the record's step). */
   readonly seq: number;
   reply?: unknown;
+  /** Size of the stored reply as JSON (UTF-16 code units, what it holds in memory within a factor 2); 0 before it. */
+  bytes: number;
   pending?: Promise<unknown>;
   /** Handed to the journal (from then on in every snapshot, so a compaction keeps it). */
   journaled?: boolean;
@@ -46,18 +48,32 @@ export function requestId(header: string | string[] | undefined): string | undef
   return v;
 }
 
+/** How much a ledger holds per agent: the newest `count` requests, and of their replies at most `bytes` (as JSON). */
+export interface LedgerBounds {
+  readonly count: number;
+  readonly bytes: number;
+}
+
+/** Size of a reply as the ledger counts it: its JSON length. */
+function replyBytes(reply: unknown): number {
+  return JSON.stringify(reply)?.length ?? 0;
+}
+
 /**
- * Replies by (agent, request id), each agent's newest `keep` of them, journaled as `reply` records
- * before the reply is sent, so a retry after a restart gets the same bytes.
+ * Replies by (agent, request id), each agent's newest of them within `keep` (a count, and bytes of
+ * replies: both bound memory and the journal), journaled as `reply` records before the reply is
+ * sent, so a retry after a restart gets the same bytes.
  */
 export class ReplyLedger {
   private readonly entries: Map<string, Entry>[];
   private readonly next: number[];
+  /** Bytes of the replies each agent's entries hold. */
+  private readonly held: number[];
 
   constructor(
     private readonly agents: readonly string[],
     private readonly sink: RecordSink,
-    private readonly keep: number,
+    private readonly keep: LedgerBounds,
     /**
      * Keep and journal each reply (POST /get_reward); false: keep the fingerprint only, for a route
      * whose retries are answered identically from what it stores anyway (POST /v1/groups), so an id
@@ -68,6 +84,7 @@ export class ReplyLedger {
   ) {
     this.entries = agents.map(() => new Map());
     this.next = agents.map(() => 0);
+    this.held = agents.map(() => 0);
   }
 
   /** Entries held, all agents together. */
@@ -95,13 +112,19 @@ export class ReplyLedger {
       this.onReplay?.();
       return Promise.resolve(e.reply);
     }
-    const entry: Entry = { hash: fp, seq: this.next[agent]!++ };
+    const entry: Entry = { hash: fp, seq: this.next[agent]!++, bytes: 0 };
     held.set(id, entry);
     this.evict(agent);
     entry.pending = compute().then(
       async (reply) => {
         if (this.replies) entry.reply = reply;
-        if (held.get(id) === entry && this.replies) {
+        if (this.replies && held.get(id) === entry) {
+          entry.bytes = replyBytes(reply);
+          this.held[agent]! += entry.bytes;
+          this.evict(agent);
+        }
+        // still held (the byte bound may have let it go at once: then it is not journaled either)
+        if (this.replies && held.get(id) === entry) {
           entry.journaled = true;
           await this.sink.append([
             { t: 'reply', n: REPLIES, a: this.agents[agent]!, s: entry.seq, g: id, h: fp, r: reply },
@@ -111,7 +134,7 @@ export class ReplyLedger {
         return reply;
       },
       (err: unknown) => {
-        if (held.get(id) === entry) held.delete(id);
+        if (held.get(id) === entry) this.drop(agent, id);
         throw err;
       },
     );
@@ -123,8 +146,10 @@ export class ReplyLedger {
     if (r.t !== 'reply' || r.n !== REPLIES) return;
     const agent = this.agents.indexOf(r.a);
     if (agent < 0) return;
-    this.entries[agent]!.delete(r.g);
-    this.entries[agent]!.set(r.g, { hash: r.h, seq: r.s, reply: r.r, journaled: true });
+    this.drop(agent, r.g);
+    const bytes = replyBytes(r.r);
+    this.entries[agent]!.set(r.g, { hash: r.h, seq: r.s, reply: r.r, bytes, journaled: true });
+    this.held[agent]! += bytes;
     this.next[agent] = Math.max(this.next[agent]!, r.s + 1);
     this.evict(agent);
   }
@@ -141,8 +166,18 @@ export class ReplyLedger {
     return out;
   }
 
+  /** Forget request `id` of `agent`. */
+  private drop(agent: number, id: string): void {
+    const e = this.entries[agent]!.get(id);
+    if (!e) return;
+    this.entries[agent]!.delete(id);
+    this.held[agent]! -= e.bytes;
+  }
+
+  /** Forget the agent's oldest requests until it holds at most `keep.count` of them and `keep.bytes` of replies (one is always kept). */
   private evict(agent: number): void {
     const held = this.entries[agent]!;
-    while (held.size > this.keep) held.delete(held.keys().next().value as string);
+    while (held.size > this.keep.count || (held.size > 1 && this.held[agent]! > this.keep.bytes))
+      this.drop(agent, held.keys().next().value as string);
   }
 }

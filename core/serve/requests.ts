@@ -9,7 +9,7 @@ import { mapPacked } from '../util/arrays';
 export interface GroupsRequest {
   /** Agent name (or index). */
   readonly agent: string | number;
-  /** Training step of the posting agent (all agents count steps alike); a safe integer >= 0. */
+  /** Updates the posting agent completed (TRL's `state.global_step`; all agents count alike); a safe integer >= 0. */
   readonly step: number;
   readonly groups: readonly PostedGroup[];
   /** Longest wait for supervisors in seconds (capped by serve.exchange.wait). */

@@ -278,7 +278,7 @@ export class SampleScorer {
           `expected ${where}size to be ${K} (serve.groupSize), got ${s.size}`,
           { where: `${where}size` },
         );
-      if (this.rt.supervised && s.reference === undefined)
+      if (this.rt.readsGroundTruth && s.reference === undefined)
         throw new CorlError(
           'CORL_ERR_SERVE_BAD_REQUEST',
           `expected ${where}reference because "${this.rt.config.reward.use}" reads ground truth, got nothing`,
@@ -429,7 +429,7 @@ export class SampleScorer {
       id: p.group,
       prompt: first.prompt,
       completions: members.map((m) => m.sample.completion),
-      ...(this.rt.supervised && reference !== undefined ? { reference } : {}),
+      ...(this.rt.readsGroundTruth && reference !== undefined ? { reference } : {}),
       ...(first.testInputs ? { testInputs: first.testInputs } : {}),
       members: members.map((m) => ({ id: m.id, h: m.hash })),
     };

@@ -23,6 +23,11 @@ export interface PostedCompletion {
 export interface PostedGroup {
   /** Group id: the same problem carries the same id in every agent's posts (verl's uid, a dataset id). */
   readonly id: string;
+  /**
+   * The id plugins see as `problem.id`, where it must differ from the exchange id: a group keyed by
+   * its label (POST /get_reward, `getReward.groupBy: "label"`) shows a keyed digest, never the label.
+   */
+  readonly problemId?: string;
   readonly prompt: string;
   readonly completions: readonly PostedCompletion[];
   /** Reference answer, required when the reward source reads ground truth. */
@@ -83,7 +88,11 @@ export class Scorer {
 
   /** The problem a group stands for (never carrying the reference). */
   problem(group: PostedGroup): Problem {
-    return { id: group.id, prompt: group.prompt, ...(group.testInputs ? { testInputs: group.testInputs } : {}) };
+    return {
+      id: group.problemId ?? group.id,
+      prompt: group.prompt,
+      ...(group.testInputs ? { testInputs: group.testInputs } : {}),
+    };
   }
 
   /** The answer keys a group's completions vote with (`work`: whom for, and until when; core/contracts/work.ts). */
@@ -127,7 +136,7 @@ export class Scorer {
         answers,
         keys,
         supervisors,
-        ...(rt.supervised && group.reference !== undefined ? { reference: { answer: group.reference } } : {}),
+        ...(rt.readsGroundTruth && group.reference !== undefined ? { reference: { answer: group.reference } } : {}),
       },
       `group "${group.id}" of agent "${rt.agents[agent]}" at step ${step}`,
       work,

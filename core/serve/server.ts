@@ -11,7 +11,7 @@ import { GetRewardScorer } from './barrier';
 import { ConnectionTable, type Cap } from './connections';
 import { Credentials, type Caller } from './identity';
 import type { Exchange } from './exchange';
-import { Journal, type JournalCohort } from './journal';
+import { Journal, type ServeIdentity } from './journal';
 import { ServeMetrics } from './prom';
 import { ReplyLedger, requestHash, requestId } from './ledger';
 import { inPostedOrder, inScoringOrder } from './order';
@@ -228,13 +228,13 @@ export class RewardServer {
     const runtime = await buildServeRuntime(served, { journal: options.journal });
     let journal: Journal | undefined;
     try {
-      const cohort: JournalCohort = {
+      const identity: ServeIdentity = {
         agents: runtime.agents,
         topology: served.config.topology.use,
         reward: served.config.reward.use,
       };
       const metrics = new ServeMetrics();
-      const state = await openState(runtime, cohort, {
+      const state = await openState(runtime, identity, {
         wait: (seconds: number, arrived: boolean) => {
           metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' });
           metrics.waitSeconds.observe(seconds);
@@ -445,7 +445,7 @@ export class RewardServer {
         );
       }
       g.completions.forEach((c, k) => checkTokenStats(rt, c, `groups[${i}].completions[${k}]`));
-      if (rt.supervised && g.reference === undefined) {
+      if (rt.readsGroundTruth && g.reference === undefined) {
         throw new CorlError(
           'CORL_ERR_SERVE_BAD_REQUEST',
           `expected groups[${i}].reference because "${rt.config.reward.use}" reads ground truth, got nothing`,
@@ -584,7 +584,8 @@ export class RewardServer {
       reward: rt.config.reward.use,
       extractor: rt.config.extractor.use,
       equivalence: rt.config.equivalence.use,
-      supervised: rt.supervised,
+      readsGroundTruth: rt.readsGroundTruth,
+      supervised: rt.readsGroundTruth || rt.trainedOnLabels,
       pointwise: rt.pointwise,
       tokenStats: rt.tokenStats,
       groupSize: s.groupSize,

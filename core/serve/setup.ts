@@ -79,8 +79,10 @@ export interface ServeRuntime {
   readonly grading?: Equivalence;
   /** Cached extraction and keys through the run's extractor and equivalence (the reward pipeline adds the source's own `answerKeys`). */
   readonly keys: AnswerKeys;
-  /** Whether the reward source reads references (requests must then carry them). */
-  readonly supervised: boolean;
+  /** Whether the reward source reads ground truth (requests must then carry references). */
+  readonly readsGroundTruth: boolean;
+  /** Whether the reward source was trained on labels although it reads none (a learned verifier). */
+  readonly trainedOnLabels: boolean;
   /** Whether the reward source scores each completion on its own (manifest `pointwise`). */
   readonly pointwise: boolean;
   /** Whether the reward source reads per-token statistics (manifest `tokenStats`: RENT, Intuitor). */
@@ -129,7 +131,8 @@ export async function buildServeRuntime(
       equivalence,
       ...(grading ? { grading } : {}),
       keys: new AnswerKeys(extractor, equivalence, SERVE_ANSWER_CACHE),
-      supervised: loaded.supervised,
+      readsGroundTruth: loaded.readsGroundTruth,
+      trainedOnLabels: loaded.trainedOnLabels,
       pointwise,
       tokenStats: loaded.tokenStats,
       journalFile,

@@ -1,10 +1,10 @@
 // What a service holds between requests, and how a start rebuilds it from the journal: the two
 // exchanges are replayed record by record under the rules the live service applies, and the
 // compacted journal is what they then hold (docs/guide/serve.md "Journal and restart").
-import { Exchange, type ExchangeEvents, type RecordSink } from './exchange';
+import { Exchange, type ExchangeEvents, type ExchangeOptions, type RecordSink } from './exchange';
 import {
   Journal,
-  type JournalCohort,
+  type ServeIdentity,
   type JournalExchangeState,
   type JournalRecord,
   type JournalState,
@@ -45,56 +45,49 @@ class DeferredSink implements RecordSink {
 /** The exchanges of a runtime's settings, writing to `sink`. */
 function exchanges(rt: ServeRuntime, scorer: Scorer, sink: RecordSink, events: ExchangeEvents): [Exchange, Exchange] {
   const s = rt.settings;
-  const groups = new Exchange(
-    rt,
-    scorer,
-    sink,
-    {
-      namespace: 'groups',
-      waitMs: s.exchange.wait * 1000,
-      fallback: s.exchange.fallback,
-      window: {
-        keepSteps: s.exchange.keepSteps,
-        maxStepsAhead: s.exchange.maxStepsAhead,
-        startStep: s.exchange.startStep,
-      },
-      maxGroupsPerStep: s.exchange.maxGroupsPerStep,
+  const exchange = (options: Omit<ExchangeOptions, 'waitMs' | 'fallback'>): Exchange =>
+    new Exchange(
+      rt,
+      scorer,
+      sink,
+      { waitMs: s.exchange.wait * 1000, fallback: s.exchange.fallback, ...options },
+      events,
+    );
+  const groups = exchange({
+    namespace: 'groups',
+    window: {
+      keepSteps: s.exchange.keepSteps,
+      maxStepsAhead: s.exchange.maxStepsAhead,
+      startStep: s.exchange.startStep,
     },
-    events,
-  );
-  const rounds = new Exchange(
-    rt,
-    scorer,
-    sink,
-    {
-      namespace: 'get_reward',
-      waitMs: s.exchange.wait * 1000,
-      fallback: s.exchange.fallback,
-      keepGroups: s.getReward.keepGroups,
-      keepRounds: s.getReward.keepRounds,
-    },
-    events,
-  );
+    maxGroupsPerStep: s.exchange.maxGroupsPerStep,
+  });
+  const rounds = exchange({
+    namespace: 'get_reward',
+    keepGroups: s.getReward.keepGroups,
+    keepRounds: s.getReward.keepRounds,
+  });
   return [groups, rounds];
 }
 
 /** Build the exchanges, replay the journal into them (refusing what it cannot vouch for) and open it for appends. */
-export async function openState(rt: ServeRuntime, cohort: JournalCohort, events: ExchangeEvents): Promise<ServeState> {
+export async function openState(
+  rt: ServeRuntime,
+  identity: ServeIdentity,
+  events: ExchangeEvents,
+): Promise<ServeState> {
   const scorer = new Scorer(rt);
   const sink = new DeferredSink();
   const [groups, rounds] = exchanges(rt, scorer, sink, events);
-  const keep = rt.settings.keepReplies;
+  const keep = { count: rt.settings.keepReplies, bytes: rt.settings.keepReplyBytes };
   const replies = new ReplyLedger(rt.agents, sink, keep, true, () => events.replay?.());
   const groupIds = new ReplyLedger(rt.agents, sink, keep, false);
   const file = rt.journalFile;
+  const parts = { scorer, groups, rounds, replies, groupIds };
   if (file === undefined) {
     sink.journal = Journal.disabled();
     return {
-      scorer,
-      groups,
-      rounds,
-      replies,
-      groupIds,
+      ...parts,
       journal: sink.journal,
       tornTail: false,
       notes: ['journal: none (serve.journal is false): labels live in memory only and are lost at restart'],
@@ -127,16 +120,12 @@ export async function openState(rt: ServeRuntime, cohort: JournalCohort, events:
     fits: (h) =>
       h.maxStepsAhead === s.exchange.maxStepsAhead && exchangeState().newest <= (checker?.newest ?? h.newest),
   };
-  const { journal, replay } = await Journal.open(file, cohort, state, {
+  const { journal, replay } = await Journal.open(file, identity, state, {
     growthBytes: s.journalGrowth * 1024 * 1024,
   });
   sink.journal = journal;
   return {
-    scorer,
-    groups,
-    rounds,
-    replies,
-    groupIds,
+    ...parts,
     journal,
     tornTail: replay.tornTail,
     notes: replay.notes,

@@ -118,7 +118,7 @@ export interface Schedule {
 }
 
 /**
- * Learning rate at zero-based `step` of `total`: linear warmup over the first w steps
+ * Learning rate of the update after `step` completed ones, of `total`: linear warmup over the first w steps
  * (lr·(step+1)/w), then constant, or cosine from lr down to lr·minRatio at the last step.
  */
 export function learningRate(lr: number, step: number, total: number, s: Schedule): number {

@@ -30,7 +30,7 @@ export interface RewardContextSpec {
   /** This agent's index (default 0) and the cohort size (default: enough for the supervisors). */
   readonly agent?: number;
   readonly agents?: number;
-  /** Training step (default 0). */
+  /** Updates completed before this batch (default 0: the first update's batch). */
   readonly step?: number;
   /** The run's number of steps (absent by default, as under `corl serve`). */
   readonly totalSteps?: number;

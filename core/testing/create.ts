@@ -7,7 +7,7 @@ import { createRunContainer, registrar } from '../registry/container';
 import { instantiate, type InstanceScope } from '../registry/instantiate';
 import type { RunServices } from '../registry/scope';
 import { registryOf, type PluginRegistry } from '../registry/registry';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 
 /** Where and how a plugin is created outside a config (tests, the contract suites). */
 export interface CreateOptions {

@@ -3,7 +3,7 @@ import type { AgentView, DiversityStrategy } from '../contracts/diversity-strate
 import type { PluginDefinition } from '../contracts/plugin';
 import type { Problem } from '../contracts/problem';
 import { isCorlError } from '../errors';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 import {
   commonChecks,
   expectKind,

@@ -99,7 +99,7 @@ export function labelChecks(kind: PluginKind, plugin: PluginDefinition, kit: Kit
       run: async () => {
         for (const options of optionSetsOf(kit)) {
           const { options: resolved, registry } = await kitOptions(plugin, kit, options);
-          const supervised = readsGroundTruth(kind, registry, { use: m.name, options: resolved });
+          const reads = readsGroundTruth(kind, registry, { use: m.name, options: resolved });
           const reference: Reference = { answer: `4 ${LEAK_CANARY}` };
           const wire = groundTruthTripwire({ p1: reference, t1: reference, h1: reference });
           const refusals: CorlError[] = [];
@@ -121,7 +121,7 @@ export function labelChecks(kind: PluginKind, plugin: PluginDefinition, kit: Kit
             ...findLeaks(handed),
             ...findLeaks(instance, { getters: false }).map((p) => p.replace(/^handed/, 'instance')),
           ];
-          const allowed = (p: string) => supervised && p.endsWith('holds a reference answer');
+          const allowed = (p: string) => reads && p.endsWith('holds a reference answer');
           assert.deepEqual(
             leaks.filter((p) => !allowed(p)),
             [],
@@ -132,7 +132,7 @@ export function labelChecks(kind: PluginKind, plugin: PluginDefinition, kit: Kit
             [],
             `${m.name} (${label(options)}) reached for something it is not entitled to (and caught the refusal)`,
           );
-          if (!supervised) {
+          if (!reads) {
             assert.deepEqual(wire.touches, [], `${m.name} (${label(options)}) touched the run's references`);
           }
           await (instance as { close?: () => unknown } | undefined)?.close?.();

@@ -30,7 +30,7 @@ export interface RewardKitOptions extends KitOptions {
   readonly answerKeyTexts?: readonly string[];
   /** The problem every context is about (default `{ id: 'p1', prompt: 'What is 2 + 2?' }`); e.g. one with `testInputs` for code rewards. */
   readonly problem?: Problem;
-  /** The reference a supervised source receives (default `{ answer: '4' }`). */
+  /** The reference a source that reads ground truth receives (default `{ answer: '4' }`). */
   readonly reference?: Reference;
 }
 
@@ -187,12 +187,12 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
     },
     {
       title:
-        'a label-free source neither reaches for ground truth nor depends on it; a supervised one declares usesGroundTruth',
+        'a label-free source neither reaches for ground truth nor depends on it; one that reads it declares usesGroundTruth',
       run: async () => {
         for (const options of optionSetsOf(kit)) {
           const f = await facts(options);
           if (f.usesGroundTruth) {
-            // A supervised source gets the reference; a problem without one is a coded error or a finite reward, never a crash.
+            // A source that reads ground truth gets the reference; a problem without one is a coded error or a finite reward, never a crash.
             const source = await kitCreate(plugin, kit, options);
             const ctx = rewardContext({
               keys: ['4', '5'],

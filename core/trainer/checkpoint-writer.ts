@@ -5,13 +5,13 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { isCorlError } from '../errors';
-import { agentFailure, type Cohort } from './cohort';
+import { agentFailure, type RunContext } from './run-context';
 import type { RunDirectory, RunState } from './run-dir';
 
 /** Saves and restores a cohort's policies in the run directory. */
 export class CheckpointWriter {
   constructor(
-    private readonly cohort: Cohort,
+    private readonly ctx: RunContext,
     private readonly run: RunDirectory,
     /** How many checkpoints to keep. */
     private readonly keep: number,
@@ -20,7 +20,7 @@ export class CheckpointWriter {
   /** Load every agent's policy from the state's checkpoint (none: nothing to load). */
   async restore(state: RunState): Promise<void> {
     if (!state.checkpoint) return;
-    for (const agent of this.cohort.agents) {
+    for (const agent of this.ctx.agents) {
       try {
         await agent.policy.load(this.run.resolve(path.join(state.checkpoint, `agent-${agent.index}`)));
       } catch (e) {
@@ -38,7 +38,7 @@ export class CheckpointWriter {
     await fsp.rm(tmp, { recursive: true, force: true });
     await fsp.mkdir(tmp, { recursive: true });
     await Promise.all(
-      this.cohort.agents.map(async (a) => {
+      this.ctx.agents.map(async (a) => {
         try {
           await a.policy.save(path.join(tmp, `agent-${a.index}`));
         } catch (e) {

@@ -7,7 +7,7 @@ import type { ContextWindow, SampleRequest, SamplingOptions } from '../contracts
 import type { Problem } from '../contracts/problem';
 import type { NeighbourTurn } from '../contracts/task';
 import { CorlError } from '../errors';
-import { sampleChecked, type Agent, type Cohort } from './cohort';
+import { sampleChecked, type Agent, type RunContext } from './run-context';
 
 /** A task's discussion prompt format (`Task.discussionPrompt`, or the chat default). */
 export type DiscussionFormat = (prompt: string, turns: readonly NeighbourTurn[]) => string;
@@ -236,17 +236,17 @@ function pick(t: { readonly text: string; readonly answer: string | null }): { t
   return { answer: t.answer, text: t.text };
 }
 
-/** A cohort's discussion setup: its agents, interaction, neighbours and the task's formats. */
+/** A run's discussion setup: its agents, interaction, neighbours and the task's formats. */
 export function discussionSetup(
-  cohort: Pick<Cohort, 'agents' | 'neighbours' | 'discussionPrompt' | 'evaluationPrompt' | 'loaded'> & {
+  ctx: Pick<RunContext, 'agents' | 'neighbours' | 'discussionPrompt' | 'evaluationPrompt' | 'loaded'> & {
     readonly interaction: TurnPlan;
   },
 ): DiscussionSetup {
   return {
-    agents: cohort.agents,
-    interaction: cohort.interaction,
-    use: cohort.loaded.config.interaction?.use ?? 'none',
-    neighbours: cohort.neighbours,
-    formats: { discussion: cohort.discussionPrompt, evaluation: cohort.evaluationPrompt },
+    agents: ctx.agents,
+    interaction: ctx.interaction,
+    use: ctx.loaded.config.interaction?.use ?? 'none',
+    neighbours: ctx.neighbours,
+    formats: { discussion: ctx.discussionPrompt, evaluation: ctx.evaluationPrompt },
   };
 }

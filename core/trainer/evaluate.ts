@@ -11,7 +11,7 @@ import { agreement, type Agreement } from '../metrics/agreement';
 import { matches } from '../voting/match';
 import { pluralityVote } from '../voting/plurality';
 import { mixSeed } from '../util/rng';
-import { sampleChecked, type Agent, type Cohort } from './cohort';
+import { sampleChecked, type Agent, type RunContext } from './run-context';
 import { AnswerKeys } from '../reward/answer-keys';
 import { discussionRound, discussionSetup } from './discussion';
 
@@ -62,13 +62,13 @@ export interface EvalResult {
 }
 
 /**
- * The run's grading against references: answer keys and verdicts through the cohort's grading
- * equivalence (`Cohort.grading`, a second instance of the config's equivalence that no reward
+ * The run's grading against references: answer keys and verdicts through the run context's grading
+ * equivalence (`RunContext.grading`, a second instance of the config's equivalence that no reward
  * source holds). The one construction the trainer's evaluation and monitoring, `corl eval` and
  * `corl pretrain` grade with, so the same completions get the same correctness in each.
  */
-export function gradingKeys(cohort: Pick<Cohort, 'extractor' | 'grading'>): AnswerKeys {
-  return new AnswerKeys(cohort.extractor, cohort.grading);
+export function gradingKeys(ctx: Pick<RunContext, 'extractor' | 'grading'>): AnswerKeys {
+  return new AnswerKeys(ctx.extractor, ctx.grading);
 }
 
 /**
@@ -92,21 +92,21 @@ export function evalProblems(
  * here feeds a reward). pass@1 is the mean accuracy of the samples, maj@n the accuracy of their
  * plurality answer; between every pair of agents, κ/c/w/u over all aligned sample pairs (and κ of first samples).
  */
-export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: number): Promise<EvalResult> {
-  const { config } = cohort.loaded;
+export async function evaluateCohort(ctx: RunContext, keys: AnswerKeys, step: number): Promise<EvalResult> {
+  const { config } = ctx.loaded;
   const ev = config.eval;
-  const problems = evalProblems(cohort.data, ev);
-  const gt = cohort.data.groundTruth;
-  if (problems.length === 0) return { rows: [], records: [], accuracy: cohort.agents.map(() => 0) };
+  const problems = evalProblems(ctx.data, ev);
+  const gt = ctx.data.groundTruth;
+  if (problems.length === 0) return { rows: [], records: [], accuracy: ctx.agents.map(() => 0) };
   // The agents answer alone (round 0), then discuss for the interaction's rounds (none without one).
   // The scores (and rows, pairs, ensemble) are the final answer round's (an `evaluate` round checks
   // another agent's turn: it is reported per round only); in a discussion each round is reported too.
-  const rounds = await evaluateRounds(cohort, problems, keys, ev);
-  const perAgent = rounds[finalAnswerRound(cohort.interaction)] ?? [];
+  const rounds = await evaluateRounds(ctx, problems, keys, ev);
+  const perAgent = rounds[finalAnswerRound(ctx.interaction)] ?? [];
   const rows = perAgent.flat();
   const records: MetricsRecord[] = [];
   const accuracy: number[] = [];
-  for (const agent of cohort.agents) {
+  for (const agent of ctx.agents) {
     const score = agentScores(perAgent[agent.index]!);
     accuracy.push(score.pass1);
     const metrics: Record<string, number> = {
@@ -120,25 +120,24 @@ export async function evaluateCohort(cohort: Cohort, keys: AnswerKeys, step: num
         const s = agentScores(round[agent.index]!);
         metrics[`eval/round${r}/pass@1`] = s.pass1;
         if (ev.samples > 1) metrics[`eval/round${r}/maj@${ev.samples}`] = s.majority;
-        if (r > 0)
-          Object.assign(metrics, peerUse(rounds[r - 1]!, round, cohort.neighbours[agent.index]!, agent.index, r));
+        if (r > 0) Object.assign(metrics, peerUse(rounds[r - 1]!, round, ctx.neighbours[agent.index]!, agent.index, r));
       });
     records.push({ step, agent: agent.index, phase: 'eval', metrics });
   }
   if (ev.ensemble > 0) {
     // Budget-fair ensemble: the first `ensemble` samples of every agent, pooled into one plurality.
-    const right = await ensembleCorrect(perAgent, ev.ensemble, cohort.grading, (id) => keys.referenceKey(id, gt));
+    const right = await ensembleCorrect(perAgent, ev.ensemble, ctx.grading, (id) => keys.referenceKey(id, gt));
     records.push({
       step,
       agent: null,
       phase: 'eval',
-      metrics: { [`ensemble/maj@${ev.ensemble * cohort.agents.length}`]: mean(right.map(Number)) },
+      metrics: { [`ensemble/maj@${ev.ensemble * ctx.agents.length}`]: mean(right.map(Number)) },
     });
   }
-  for (let a = 0; a < cohort.agents.length; a++) {
-    for (let b = a + 1; b < cohort.agents.length; b++) {
-      const s = await pairAgreement(perAgent[a]!, perAgent[b]!, cohort.grading);
-      const first = ev.samples > 1 ? await pairAgreement(perAgent[a]!, perAgent[b]!, cohort.grading, 'first') : s;
+  for (let a = 0; a < ctx.agents.length; a++) {
+    for (let b = a + 1; b < ctx.agents.length; b++) {
+      const s = await pairAgreement(perAgent[a]!, perAgent[b]!, ctx.grading);
+      const first = ev.samples > 1 ? await pairAgreement(perAgent[a]!, perAgent[b]!, ctx.grading, 'first') : s;
       records.push({
         step,
         agent: null,
@@ -254,25 +253,25 @@ async function evalRows(
  * the rows of every round, `rounds[r][agent]` (marked with their round in a discussion).
  */
 async function evaluateRounds(
-  cohort: Cohort,
+  ctx: RunContext,
   problems: readonly Problem[],
   keys: AnswerKeys,
   ev: EvalConfig,
 ): Promise<EvalRow[][][]> {
-  const interaction = cohort.interaction;
-  const gt = cohort.data.groundTruth;
+  const interaction = ctx.interaction;
+  const gt = ctx.data.groundTruth;
   const discussing = interaction.rounds > 0;
-  let completions = await Promise.all(cohort.agents.map((agent) => sampleEval(agent, problems, ev)));
+  let completions = await Promise.all(ctx.agents.map((agent) => sampleEval(agent, problems, ev)));
   const history: Completion[][][][] = [];
-  const setup = discussionSetup(cohort);
+  const setup = discussionSetup(ctx);
   const rounds: EvalRow[][][] = [];
   for (let r = 0; ; r++) {
     const cs = completions;
     history.push(cs);
     rounds.push(
       await Promise.all(
-        cohort.agents.map((agent) =>
-          evalRows(agent, problems, cs[agent.index] ?? [], keys, gt, cohort.grading, discussing ? r : undefined),
+        ctx.agents.map((agent) =>
+          evalRows(agent, problems, cs[agent.index] ?? [], keys, gt, ctx.grading, discussing ? r : undefined),
         ),
       ),
     );

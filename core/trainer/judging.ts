@@ -5,9 +5,9 @@ import type { JudgeSample, JudgeTools } from '../contracts/judge';
 import type { Problem } from '../contracts/problem';
 import { CorlError } from '../errors';
 import type { RewardPipeline } from '../reward/pipeline';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 import { mixSeed } from '../util/rng';
-import { agentFailure, sampleChecked, trainSampling, type Cohort } from './cohort';
+import { agentFailure, sampleChecked, trainSampling, type RunContext } from './run-context';
 import type { StepBatch } from './step';
 import type { StepTable } from './step-table';
 
@@ -17,31 +17,31 @@ import type { StepTable } from './step-table';
  * problem, call) and never trained on. No reference reaches it.
  */
 export async function judgeStep(
-  cohort: Cohort,
+  ctx: RunContext,
   pipeline: RewardPipeline,
   batch: StepBatch,
   table: StepTable,
 ): Promise<Judgement[] | undefined> {
-  const judge = cohort.interaction.judge?.bind(cohort.interaction);
+  const judge = ctx.interaction.judge?.bind(ctx.interaction);
   if (!judge) return undefined;
   const out: Judgement[] = [];
   for (const [i, p] of batch.problems.entries()) {
     const calls = { made: 0 };
     let judgement: Judgement;
     try {
-      judgement = await judge(record(batch, table, i), tools(cohort, pipeline, batch, i, calls));
+      judgement = await judge(record(batch, table, i), tools(ctx, pipeline, batch, i, calls));
     } catch (e) {
       throw agentFailure(undefined, `the judging of problem "${p.id}" at step ${batch.step + 1}`, e);
     }
-    checkJudgement(judgement, table, p, interactionName(cohort));
+    checkJudgement(judgement, table, p, interactionName(ctx));
     out.push(judgement);
   }
   return out;
 }
 
 /** The interaction's name in the config, for messages. */
-function interactionName(cohort: Cohort): string {
-  return cohort.loaded.config.interaction?.use ?? 'none';
+function interactionName(ctx: RunContext): string {
+  return ctx.loaded.config.interaction?.use ?? 'none';
 }
 
 /** Problem i's discussion as text: `turns[round][agent][debate]`. */
@@ -68,31 +68,31 @@ function record(batch: StepBatch, table: StepTable, i: number): DiscussionRecord
 
 /** What the judge of problem i may use: answer equality, and samples of the cohort's policies on their own views. */
 function tools(
-  cohort: Cohort,
+  ctx: RunContext,
   pipeline: RewardPipeline,
   batch: StepBatch,
   i: number,
   calls: { made: number },
 ): JudgeTools {
-  const N = cohort.agents.length;
+  const N = ctx.agents.length;
   const p = batch.problems[i];
   return Object.freeze({
     agents: N,
-    equal: (x: string, y: string) => cohort.equivalence.equal(x, y),
+    equal: (x: string, y: string) => ctx.equivalence.equal(x, y),
     sample: async (agent: number, n: number): Promise<JudgeSample[]> => {
-      const a = cohort.agents[agent];
+      const a = ctx.agents[agent];
       const view = batch.views[agent]?.[i];
       if (!a || !view || !p || !Number.isInteger(n) || n < 1)
         throw new CorlError(
           'CORL_ERR_INTERACTION_OUTPUT',
-          `expected "${interactionName(cohort)}" to ask for n ≥ 1 samples of an agent 0..${N - 1}, got ${n} of agent ${agent}`,
+          `expected "${interactionName(ctx)}" to ask for n ≥ 1 samples of an agent 0..${N - 1}, got ${n} of agent ${agent}`,
           { where: 'interaction' },
         );
       const what = `judge sampling of problem "${p.id}" at step ${batch.step + 1}`;
       const sampled = await sampleChecked(
         a,
         [view],
-        { n, ...trainSampling(cohort), seed: mixSeed(a.seed, 'judge', batch.step, i, calls.made++) },
+        { n, ...trainSampling(ctx), seed: mixSeed(a.seed, 'judge', batch.step, i, calls.made++) },
         what,
       );
       const texts = (sampled[0] ?? []).map((c) => c.text);

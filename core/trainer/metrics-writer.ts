@@ -2,7 +2,7 @@
 // the config, in order. Records are frozen first, so no sink can change what the next one gets.
 import type { MetricsRecord, MetricsRun, MetricsSink } from '../contracts/metrics-sink';
 import { CorlError, errorLine, isCorlError } from '../errors';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 import type { RunDirectory } from './run-dir';
 
 /** Writes metrics records to the run and its sinks. */

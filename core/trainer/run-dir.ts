@@ -40,12 +40,12 @@ export interface RunMeta {
 }
 
 /** How a run used labels, as run.json records it: supervised when its reward read ground truth or was trained on labels. */
-export function labelUse(loaded: { readonly supervised: boolean; readonly trainedOnLabels: boolean }): {
+export function labelUse(loaded: { readonly readsGroundTruth: boolean; readonly trainedOnLabels: boolean }): {
   supervised: boolean;
   trainedOnLabels?: true;
 } {
   return {
-    supervised: loaded.supervised || loaded.trainedOnLabels,
+    supervised: loaded.readsGroundTruth || loaded.trainedOnLabels,
     ...(loaded.trainedOnLabels ? { trainedOnLabels: true as const } : {}),
   };
 }

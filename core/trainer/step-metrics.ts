@@ -62,19 +62,19 @@ async function grades(
     }
     const p = table.problemOf(g);
     const category = typeof p.metadata?.category === 'string' ? p.metadata.category : undefined;
-    const target = r.grades.referenceKey(p.id, r.cohort.data.groundTruth);
+    const target = r.grades.referenceKey(p.id, r.ctx.data.groundTruth);
     const keys = g.rows.map((row) => row.key);
-    out.push(await gradeGroup(result, keys, target, category, r.cohort.grading));
+    out.push(await gradeGroup(result, keys, target, category, r.ctx.grading));
   }
   return out;
 }
 
 /** 1/0 per row of a group: its key matches the reference key (none when the problem has no reference). */
 async function rightAnswers(r: StepRun, table: StepTable, g: StepGroup): Promise<number[]> {
-  const target = r.grades.referenceKey(table.problemOf(g).id, r.cohort.data.groundTruth);
+  const target = r.grades.referenceKey(table.problemOf(g).id, r.ctx.data.groundTruth);
   if (target === null) return [];
   const right: number[] = [];
-  for (const row of g.rows) right.push((await matches(row.key, target, r.cohort.grading)) ? 1 : 0);
+  for (const row of g.rows) right.push((await matches(row.key, target, r.ctx.grading)) ? 1 : 0);
   return right;
 }
 

@@ -9,9 +9,9 @@ import { CorlError } from '../errors';
 import type { AnswerKeys } from '../reward/answer-keys';
 import type { CompletionInput } from '../reward/context';
 import type { RewardPipeline } from '../reward/pipeline';
-import { deepFreeze } from '../util/fs';
+import { deepFreeze } from '../contracts/frozen';
 import { mixSeed } from '../util/rng';
-import { agentFailure, batchAt, sampleChecked, trainSampling, type Cohort } from './cohort';
+import { agentFailure, batchAt, sampleChecked, trainSampling, type RunContext } from './run-context';
 import { discussionRound, discussionSetup } from './discussion';
 import { mean } from './evaluate';
 import { judgeStep } from './judging';
@@ -20,9 +20,9 @@ import type { RunDirectory } from './run-dir';
 import { StepTable, type StepGroup, type StepRow } from './step-table';
 import { stepMetrics } from './step-metrics';
 
-/** What every step of a run uses: the cohort, its reward pipeline, the grading keys and where records go. */
+/** What every step of a run uses: the run context, its reward pipeline, the grading keys and where records go. */
 export interface StepRun {
-  readonly cohort: Cohort;
+  readonly ctx: RunContext;
   readonly pipeline: RewardPipeline;
   /** Answer keys through the grading equivalence (monitoring against references). */
   readonly grades: AnswerKeys;
@@ -48,35 +48,35 @@ export interface StepPhase {
 
 /** Train every agent one step. */
 export async function trainStep(r: StepRun, step: number): Promise<StepPhase> {
-  const { cohort } = r;
-  const { config } = cohort.loaded;
-  const N = cohort.agents.length;
+  const { ctx } = r;
+  const { config } = ctx.loaded;
+  const N = ctx.agents.length;
   const t0 = performance.now();
-  const problems = batchAt(cohort.data.train, step, config.trainer.batchSize, config.dataSeed);
-  const views = cohort.agents.map((a) => problems.map((p) => ({ ...cohort.diversity.view(p, a.index, N), id: p.id })));
-  const batch: StepBatch = { step, problems, views, rounds: cohort.interaction.rounds };
+  const problems = batchAt(ctx.data.train, step, config.trainer.batchSize, config.dataSeed);
+  const views = ctx.agents.map((a) => problems.map((p) => ({ ...ctx.diversity.view(p, a.index, N), id: p.id })));
+  const batch: StepBatch = { step, problems, views, rounds: ctx.interaction.rounds };
   const table = new StepTable(problems, N, config.trainer.groupSize);
   let sampleMs = 0;
   // 1–3. Round by round: samples, answer keys (all that agents share), the reward source's scores.
   for (let round = 0; round <= batch.rounds; round++) {
     const ts = performance.now();
-    await sampleRound(cohort, batch, table);
+    await sampleRound(ctx, batch, table);
     sampleMs += performance.now() - ts;
     await keyRound(r.pipeline, batch, table, round);
     await scoreRound(r, batch, table, round);
   }
   // 4. Each turn's reward: the interaction's credit of the scores, after its own judgement when it judges.
-  const judged = await judgeStep(cohort, r.pipeline, batch, table);
-  creditStep(cohort, table, judged);
+  const judged = await judgeStep(ctx, r.pipeline, batch, table);
+  creditStep(ctx, table, judged);
   const t2 = performance.now();
   // 5. Advantages, one group per agent, round and problem; 6. every agent's update, concurrently.
-  advantageStep(cohort, table);
-  const updates = await updateStep(cohort, step, table);
+  advantageStep(ctx, table);
+  const updates = await updateStep(ctx, step, table);
   const t3 = performance.now();
   // 7. Metrics (ground truth for monitoring only) and rollouts.
   let rewardSum = 0;
   const labelAccs: number[] = [];
-  for (const a of cohort.agents) {
+  for (const a of ctx.agents) {
     const m = await stepMetrics(r, batch, table, a.index, updates[a.index] ?? { metrics: {} }, judged);
     rewardSum += m['reward/mean'] ?? 0;
     if (m['label/accuracy'] !== undefined) labelAccs.push(m['label/accuracy']);
@@ -100,17 +100,17 @@ function roundOf(batch: StepBatch, round: number): string {
  * seeded by (agent seed, "train", step). Round r ≥ 1: debate k of every agent reads the turns the
  * interaction names (by default its neighbours' debate k of round r − 1), one sample each.
  */
-async function sampleRound(cohort: Cohort, batch: StepBatch, table: StepTable): Promise<void> {
+async function sampleRound(ctx: RunContext, batch: StepBatch, table: StepTable): Promise<void> {
   const { step, problems, views } = batch;
   const K = table.samples;
   const round = table.rounds;
   if (round === 0) {
     const sampled = await Promise.all(
-      cohort.agents.map((a) =>
+      ctx.agents.map((a) =>
         sampleChecked(
           a,
           views[a.index] ?? [],
-          { n: K, ...trainSampling(cohort), seed: mixSeed(a.seed, 'train', step) },
+          { n: K, ...trainSampling(ctx), seed: mixSeed(a.seed, 'train', step) },
           `sampling at step ${step + 1}`,
         ),
       ),
@@ -122,7 +122,7 @@ async function sampleRound(cohort: Cohort, batch: StepBatch, table: StepTable): 
     return;
   }
   const what = roundOf(batch, round);
-  const { prompts, completions } = await discussionRound(discussionSetup(cohort), {
+  const { prompts, completions } = await discussionRound(discussionSetup(ctx), {
     round,
     problems,
     debates: K,
@@ -131,7 +131,7 @@ async function sampleRound(cohort: Cohort, batch: StepBatch, table: StepTable): 
       const row = rowOf(table.group(a, t, i), k);
       return { text: row.completion.text, answer: row.answer };
     },
-    sampling: trainSampling(cohort),
+    sampling: trainSampling(ctx),
     seed: (a) => mixSeed(a.seed, 'train', step, 'round', round),
     where: (a, p, k) => `agents[${a.index}] debate ${k} of problem "${p.id}", ${what}`,
     what: `sampling ${what}`,
@@ -182,16 +182,16 @@ async function keyRound(pipeline: RewardPipeline, batch: StepBatch, table: StepT
  * keys and its supervisors' keys of the same round (the reference only for a source that reads it).
  */
 async function scoreRound(r: StepRun, batch: StepBatch, table: StepTable, round: number): Promise<void> {
-  const { cohort, pipeline } = r;
-  const N = cohort.agents.length;
-  const supervisorsOf = cohort.agents.map((a) => cohort.topology.supervisors(a.index, N));
+  const { ctx, pipeline } = r;
+  const N = ctx.agents.length;
+  const supervisorsOf = ctx.agents.map((a) => ctx.topology.supervisors(a.index, N));
   const groups = [...table.roundGroups(round)];
   const whats = groups.map((g) => `problem "${table.problemOf(g).id}" of agent ${g.agent} ${roundOf(batch, round)}`);
   // The whole round in one go: a source with scoreMany (a reward in another process) gets every group at once.
   const scored = await pipeline.scoreMany(
     groups.map((g) => {
       const p = table.problemOf(g);
-      const reference = cohort.loaded.supervised ? cohort.data.groundTruth.get(p.id) : undefined;
+      const reference = ctx.loaded.readsGroundTruth ? ctx.data.groundTruth.get(p.id) : undefined;
       return {
         problem: p,
         prompt: viewOf(batch, g.agent, g.problem).prompt,
@@ -199,7 +199,7 @@ async function scoreRound(r: StepRun, batch: StepBatch, table: StepTable, round:
         agent: g.agent,
         agents: N,
         step: batch.step,
-        totalSteps: cohort.loaded.config.trainer.steps,
+        totalSteps: ctx.loaded.config.trainer.steps,
         completions: g.rows.map((row) => completionInput(row)),
         answers: g.rows.map((row) => row.answer),
         keys: g.rows.map((row) => row.key),
@@ -239,24 +239,24 @@ function completionInput(row: StepRow): CompletionInput {
  * Each turn's reward from the interaction's `credit` of the scores, problem by problem (the null
  * interaction's credit is the identity), checked for shape and finiteness.
  */
-function creditStep(cohort: Cohort, table: StepTable, judged: readonly Judgement[] | undefined): void {
+function creditStep(ctx: RunContext, table: StepTable, judged: readonly Judgement[] | undefined): void {
   const N = table.agents;
   const K = table.samples;
   const turns = table.rounds;
-  const use = cohort.loaded.config.interaction?.use ?? 'none';
+  const use = ctx.loaded.config.interaction?.use ?? 'none';
   table.problems.forEach((p, i) => {
     const groups = table.problemGroups(i);
     const scores = Array.from({ length: turns }, (_, round) =>
       groups.filter((g) => g.round === round).map((g) => g.rows.map((row) => row.score)),
     );
     const judgement = judged?.[i];
-    const rewards: unknown = cohort.interaction.credit(
+    const rewards: unknown = ctx.interaction.credit(
       deepFreeze({
         agents: N,
         turns,
         debates: K,
         scores,
-        neighbours: cohort.neighbours,
+        neighbours: ctx.neighbours,
         ...(judgement ? { judged: judgement } : {}),
       }),
     );
@@ -287,11 +287,11 @@ function isShaped(v: unknown, turns: number, N: number, K: number): v is number[
 }
 
 /** Each agent's advantages from the advantage plugin over its groups (round by round, problem by problem), checked. */
-function advantageStep(cohort: Cohort, table: StepTable): void {
-  for (const a of cohort.agents) {
+function advantageStep(ctx: RunContext, table: StepTable): void {
+  for (const a of ctx.agents) {
     const groups = table.agentGroups(a.index);
     const rewards = groups.map((g) => g.rows.map((row) => row.reward));
-    const adv: unknown = cohort.advantage.estimate(rewards);
+    const adv: unknown = ctx.advantage.estimate(rewards);
     const ok =
       Array.isArray(adv) &&
       adv.length === groups.length &&
@@ -302,7 +302,7 @@ function advantageStep(cohort: Cohort, table: StepTable): void {
     if (!ok)
       throw new CorlError(
         'CORL_ERR_GRPO_SHAPE',
-        `expected one finite advantage per reward from "${cohort.loaded.config.advantage.use}", got a different shape or a non-finite value`,
+        `expected one finite advantage per reward from "${ctx.loaded.config.advantage.use}", got a different shape or a non-finite value`,
         { where: 'advantage' },
       );
     groups.forEach((g, i) => g.rows.forEach((row, k) => (row.advantage = cell([adv as number[][]], 0, i, k))));
@@ -310,11 +310,11 @@ function advantageStep(cohort: Cohort, table: StepTable): void {
 }
 
 /** Every agent updates its own policy on its rows of every round (trainer.epochs passes), concurrently. */
-function updateStep(cohort: Cohort, step: number, table: StepTable): Promise<UpdateResult[]> {
-  const tc = cohort.loaded.config.trainer;
+function updateStep(ctx: RunContext, step: number, table: StepTable): Promise<UpdateResult[]> {
+  const tc = ctx.loaded.config.trainer;
   const loss: LossOptions = { ...tc.loss, maxCompletionLength: tc.sampling.maxTokens };
   return Promise.all(
-    cohort.agents.map(async (a) => {
+    ctx.agents.map(async (a) => {
       const samples: TrainingSample[] = table
         .agentGroups(a.index)
         .flatMap((g) =>

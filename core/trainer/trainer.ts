@@ -6,7 +6,7 @@ import type { LoadedConfig } from '../config/load';
 import { CorlError } from '../errors';
 import { AnswerKeys } from '../reward/answer-keys';
 import { RewardPipeline } from '../reward/pipeline';
-import { buildCohort, type Cohort } from './cohort';
+import { buildRunContext, type RunContext } from './run-context';
 import { evaluateCohort, gradingKeys } from './evaluate';
 import { NoProgress, type ProgressReporter } from './progress';
 import { CheckpointWriter } from './checkpoint-writer';
@@ -49,8 +49,8 @@ export interface TrainResult {
   readonly steps: number;
   /** True when `shouldStop` ended the run before its last step. */
   readonly stopped: boolean;
-  /** Whether a reward source read ground truth. */
-  readonly supervised: boolean;
+  /** Whether a reward source read ground truth (the run is supervised when this or `trainedOnLabels`). */
+  readonly readsGroundTruth: boolean;
   /** Whether a reward source was trained on labels although it read none (a learned verifier). */
   readonly trainedOnLabels: boolean;
   readonly agents: readonly AgentOutcome[];
@@ -64,10 +64,10 @@ export interface TrainResult {
  */
 export async function train(loaded: LoadedConfig, options: TrainOptions): Promise<TrainResult> {
   const progress = options.progress ?? new NoProgress();
-  const cohort = await buildCohort(loaded);
+  const ctx = await buildRunContext(loaded);
   try {
     if (loaded.config.trainer.steps > 0) {
-      for (const a of cohort.agents) {
+      for (const a of ctx.agents) {
         if (!a.policy.describe().canTrain) {
           throw new CorlError(
             'CORL_ERR_POLICY_CANNOT_TRAIN',
@@ -81,7 +81,7 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
     }
     const run = typeof options.run === 'function' ? await options.run() : options.run;
     const state: RunState = run.state();
-    const checkpoints = new CheckpointWriter(cohort, run, loaded.config.trainer.keepCheckpoints);
+    const checkpoints = new CheckpointWriter(ctx, run, loaded.config.trainer.keepCheckpoints);
     if (options.resume) {
       run.truncateTo(state);
       await checkpoints.restore(state);
@@ -93,8 +93,8 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
     const writers: Writers = {
       metrics: new MetricsWriter(
         run,
-        cohort.sinks,
-        cohort.loaded.config.metrics.map((m) => m.use),
+        ctx.sinks,
+        ctx.loaded.config.metrics.map((m) => m.use),
       ),
       checkpoints,
       timing: new TimingWriter(run.dir),
@@ -102,13 +102,13 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
     await writers.metrics.start({
       dir: run.dir,
       config: loaded.config,
-      agents: cohort.agents.map((a) => a.name),
+      agents: ctx.agents.map((a) => a.name),
       resumeAt: options.resume ? state.nextStep : null,
     });
-    return await loop(cohort, run, state, options, progress, writers);
+    return await loop(ctx, run, state, options, progress, writers);
   } finally {
     progress.stop();
-    await cohort.close();
+    await ctx.close();
   }
 }
 
@@ -120,44 +120,44 @@ interface Writers {
 }
 
 async function loop(
-  cohort: Cohort,
+  ctx: RunContext,
   run: RunDirectory,
   state: RunState,
   options: TrainOptions,
   progress: ProgressReporter,
   writers: Writers,
 ): Promise<TrainResult> {
-  const { config } = cohort.loaded;
+  const { config } = ctx.loaded;
   const T = config.trainer.steps;
-  const keys = new AnswerKeys(cohort.extractor, cohort.equivalence);
+  const keys = new AnswerKeys(ctx.extractor, ctx.equivalence);
   const pipeline = new RewardPipeline({
-    reward: cohort.reward,
+    reward: ctx.reward,
     use: config.reward.use,
     keys,
     // A source that reads references compares answers with them through the grading equivalence,
     // the one the run trusts with references; a label-free equivalence never sees one.
-    equivalence: cohort.loaded.supervised ? cohort.grading : cohort.equivalence,
+    equivalence: ctx.loaded.readsGroundTruth ? ctx.grading : ctx.equivalence,
   });
   // Grading against references goes through a separate equivalence instance: the one whose keys
   // and verdicts reach reward sources never sees a reference.
-  const grades = gradingKeys(cohort);
-  const stepRun: StepRun = { cohort, pipeline, grades, run, metrics: writers.metrics };
-  const lastEval: number[] = cohort.agents.map(() => NaN);
+  const grades = gradingKeys(ctx);
+  const stepRun: StepRun = { ctx, pipeline, grades, run, metrics: writers.metrics };
+  const lastEval: number[] = ctx.agents.map(() => NaN);
   const evaluate = async (stepsDone: number): Promise<void> => {
     const t = performance.now();
-    const result = await evaluateCohort(cohort, grades, stepsDone);
+    const result = await evaluateCohort(ctx, grades, stepsDone);
     for (const r of result.records) await writers.metrics.write(r);
     await run.writeEval(`step-${String(stepsDone).padStart(6, '0')}.jsonl`, result.rows);
     result.accuracy.forEach((a, i) => {
       lastEval[i] = a;
     });
     progress.note(
-      `eval @ step ${stepsDone}: ${cohort.agents.map((a) => `${a.name} ${(result.accuracy[a.index]! * 100).toFixed(1)}%`).join(', ')} (${((performance.now() - t) / 1000).toFixed(1)} s)`,
+      `eval @ step ${stepsDone}: ${ctx.agents.map((a) => `${a.name} ${(result.accuracy[a.index]! * 100).toFixed(1)}%`).join(', ')} (${((performance.now() - t) / 1000).toFixed(1)} s)`,
     );
   };
   const every = (n: number, stepsDone: number) => n > 0 && stepsDone % n === 0;
 
-  if (state.nextStep === 0 && config.eval.atStart && cohort.data.heldOut.length > 0) await evaluate(0);
+  if (state.nextStep === 0 && config.eval.atStart && ctx.data.heldOut.length > 0) await evaluate(0);
 
   progress.start(T, state.nextStep, config.name);
   let stopped = false;
@@ -166,7 +166,7 @@ async function loop(
     const phase = await trainStep(stepRun, step);
     const stepsDone = step + 1;
     const tEval = performance.now();
-    if ((stepsDone === T || every(config.trainer.evalEvery, stepsDone)) && cohort.data.heldOut.length > 0)
+    if ((stepsDone === T || every(config.trainer.evalEvery, stepsDone)) && ctx.data.heldOut.length > 0)
       await evaluate(stepsDone);
     const tCkpt = performance.now();
     stopped = stepsDone < T && options.shouldStop?.() === true;
@@ -198,17 +198,17 @@ async function loop(
     runDir: run.dir,
     steps: stopped ? state.nextStep : Math.max(state.nextStep, T),
     stopped,
-    supervised: cohort.loaded.supervised,
-    trainedOnLabels: cohort.loaded.trainedOnLabels,
-    agents: outcomes(cohort, run),
+    readsGroundTruth: ctx.loaded.readsGroundTruth,
+    trainedOnLabels: ctx.loaded.trainedOnLabels,
+    agents: outcomes(ctx, run),
   };
 }
 
-function outcomes(cohort: Cohort, run: RunDirectory): AgentOutcome[] {
+function outcomes(ctx: RunContext, run: RunDirectory): AgentOutcome[] {
   const evals = run
     .readMetrics()
     .filter((r) => r.phase === 'eval' && r.agent !== null && r.metrics['eval/accuracy'] !== undefined);
-  return cohort.agents.map((a) => {
+  return ctx.agents.map((a) => {
     const mine = evals.filter((r) => r.agent === a.index);
     const base = mine.find((r) => r.step === 0)?.metrics['eval/accuracy'];
     const last = mine[mine.length - 1];

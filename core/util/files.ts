@@ -160,26 +160,25 @@ export function inputProblem(file: string): string | undefined {
 
 /** Why a path cannot be a regular file a user's output goes to, or undefined when it can (it may not exist yet). */
 export function outputProblem(file: string): string | undefined {
-  const kfs = kernelFileSystem(file);
-  if (kfs) return `a file of the kernel's ${kfs} file system, not a data file`;
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(file);
-  } catch {
-    return creatable(file);
-  }
-  return st.isFile() ? undefined : describeStat(st);
+  return outputPathProblem(file, 'file');
 }
 
 /** Why a path cannot be a folder a user's outputs go to, or undefined when it can (it may not exist yet). */
 export function outputFolderProblem(dir: string): string | undefined {
-  const kfs = kernelFileSystem(dir);
-  if (kfs) return `a folder of the kernel's ${kfs} file system, not one for data`;
+  return outputPathProblem(dir, 'folder');
+}
+
+function outputPathProblem(p: string, want: 'file' | 'folder'): string | undefined {
+  const kfs = kernelFileSystem(p);
+  if (kfs)
+    return want === 'file'
+      ? `a file of the kernel's ${kfs} file system, not a data file`
+      : `a folder of the kernel's ${kfs} file system, not one for data`;
   let st: fs.Stats;
   try {
-    st = fs.statSync(dir);
+    st = fs.statSync(p);
   } catch {
-    return creatable(dir);
+    return creatable(p);
   }
-  return st.isDirectory() ? undefined : describeStat(st);
+  return (want === 'file' ? st.isFile() : st.isDirectory()) ? undefined : describeStat(st);
 }

@@ -1,18 +1,27 @@
 import { promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CorlError } from '../errors';
 
 let counter = 0;
 
-/** Write a file atomically: write a sibling temp file, fsync, then rename over the target. */
-export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}-${counter++}`;
+/**
+ * Replace `file` through the temporary file `tmp`: `write` fills it (opened with `flags`), it is
+ * fsynced, then renamed over `file`. On any failure `tmp` is removed and the error rethrown; `file`
+ * is then as it was.
+ */
+export async function replaceThrough(
+  file: string,
+  tmp: string,
+  write: (fh: FileHandle) => Promise<void>,
+  flags: 'w' | 'wx' = 'w',
+): Promise<void> {
   try {
     await fsp.mkdir(path.dirname(file), { recursive: true });
-    const fh = await fsp.open(tmp, 'w');
+    const fh = await fsp.open(tmp, flags);
     try {
-      await fh.writeFile(data);
+      await write(fh);
       await fh.sync();
     } finally {
       await fh.close();
@@ -20,7 +29,27 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
     await fsp.rename(tmp, file);
   } catch (e) {
     await fsp.rm(tmp, { force: true }).catch(() => undefined);
+    throw e;
+  }
+}
+
+/** Write a file atomically: write a sibling temp file, fsync, then rename over the target. */
+export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
+  try {
+    await replaceThrough(file, `${file}.tmp-${process.pid}-${counter++}`, (fh) => fh.writeFile(data));
+  } catch (e) {
     throw new CorlError('CORL_ERR_IO', `expected to write ${file}, got ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** Write `data` to `file` opened with `flags` (`w` replaces, `a` appends) and fsync it before closing. */
+export function writeSyncedSync(file: string, data: string | Uint8Array, flags: 'w' | 'a'): void {
+  const fd = fs.openSync(file, flags);
+  try {
+    fs.writeFileSync(fd, data);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
@@ -29,13 +58,7 @@ export function writeFileAtomicSync(file: string, data: string | Uint8Array): vo
   const tmp = `${file}.tmp-${process.pid}-${counter++}`;
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const fd = fs.openSync(tmp, 'w');
-    try {
-      fs.writeFileSync(fd, data);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
+    writeSyncedSync(tmp, data, 'w');
     fs.renameSync(tmp, file);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
@@ -46,17 +69,4 @@ export function writeFileAtomicSync(file: string, data: string | Uint8Array): vo
 /** Write a JSON file atomically, pretty-printed, with a trailing newline. */
 export function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   return writeFileAtomic(file, JSON.stringify(value, null, 2) + '\n');
-}
-
-/** Deep-freeze a JSON-like value in place and return it (without recursion: any depth). */
-export function deepFreeze<T>(value: T): T {
-  const stack: unknown[] = [value];
-  while (stack.length) {
-    const v = stack.pop();
-    // Typed arrays cannot be frozen (their elements stay writable); they are left as they are.
-    if (!v || typeof v !== 'object' || Object.isFrozen(v) || ArrayBuffer.isView(v)) continue;
-    Object.freeze(v);
-    for (const x of Object.values(v as Record<string, unknown>)) stack.push(x);
-  }
-  return value;
 }

@@ -57,3 +57,13 @@ export function lineColumn(starts: readonly number[], offset: number): { line: n
   }
   return { line: lo + 1, column: offset - starts[lo]! + 1 };
 }
+
+/** A fraction as a percentage with one decimal, or "-" when missing. */
+export function pct(v: number | undefined): string {
+  return v === undefined || !Number.isFinite(v) ? '-' : `${(v * 100).toFixed(1)}%`;
+}
+
+/** A UTC date and time as a folder name's suffix: `20261206-154000`. */
+export function timeStamp(date: Date = new Date()): string {
+  return date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+}

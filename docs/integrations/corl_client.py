@@ -39,7 +39,8 @@ What is safe to retry, exactly:
 - POST /v1/groups is also idempotent by its content (agent, step, group id and completions), so a
   call repeated with identical groups is answered identically; repeating it with other
   completions is refused (409 CORL_ERR_SERVE_CONFLICT).
-- The service remembers the newest serve.keepReplies keys of each agent, and a step's answers
+- The service remembers the newest serve.keepReplies keys of each agent (and of their stored
+  replies at most serve.keepReplyBytes), and a step's answers
   until every agent has moved serve.exchange.keepSteps steps beyond it (410 after that).
 """
 
@@ -120,9 +121,9 @@ class CorlClient:
             self._health = self.request("GET", "/health")
         return self._health
 
-    def supervised(self):
+    def reads_ground_truth(self):
         """Whether the served reward reads ground truth (requests must then carry references)."""
-        return bool(self.health().get("supervised"))
+        return reads_ground_truth(self.health())
 
     def post_groups(self, agent, step, groups, wait=None, retries=None):
         """POST /v1/groups: one agent's groups for one step; returns the decoded answer.
@@ -348,6 +349,17 @@ def _error_from(method, url, status, text):
 
 
 # -- helpers shared by the trainer integrations ---------------------------------------------------
+
+def reads_ground_truth(health):
+    """Whether a GET /health answer says requests must carry references: its readsGroundTruth.
+
+    `supervised` there also covers a reward trained on labels, which reads none; a service older than
+    readsGroundTruth sent only `supervised`, which then meant reads ground truth.
+    """
+    if "readsGroundTruth" in health:
+        return bool(health["readsGroundTruth"])
+    return bool(health.get("supervised"))
+
 
 def new_request_id():
     """A fresh idempotency key for one sample: reuse it when retrying that sample, never for another."""

@@ -23,7 +23,7 @@ Evaluation goes through the same executor: keep --eval.n_samples_per_prompt equa
 import os
 from copy import deepcopy
 
-from corl_client import AsyncCorlClient, new_request_id, sample_body, stable_id
+from corl_client import AsyncCorlClient, new_request_id, reads_ground_truth, sample_body, stable_id
 
 try:  # OpenRLHF >= 0.10.2
     from openrlhf.utils.agent import AgentExecutorBase
@@ -50,7 +50,7 @@ class AgentExecutor(AgentExecutorBase):
         if self.group_by not in ("label", "prompt"):
             raise ValueError('expected CORL_GROUP_BY to be "label" or "prompt", got %r' % (self.group_by,))
         self.client = client or AsyncCorlClient()
-        self._supervised = None
+        self._reads_ground_truth = None
 
     async def execute(self, prompt, label, sampling_params, max_length, hf_tokenizer, llm_engine, images=None):
         if images:
@@ -92,8 +92,8 @@ class AgentExecutor(AgentExecutorBase):
         }
 
     async def _score(self, prompt, label, text, tokens, finish_reason):
-        if self._supervised is None:
-            self._supervised = bool((await self.client.health()).get("supervised"))
+        if self._reads_ground_truth is None:
+            self._reads_ground_truth = reads_ground_truth(await self.client.health())
         if self.group_by == "label":
             if label is None:
                 raise ValueError("expected a label (--data.label_key naming a problem id column) to group samples by, "
@@ -104,5 +104,5 @@ class AgentExecutor(AgentExecutorBase):
         body = sample_body(group, self.group_size, text, tokens=tokens,
                            finish_reason=finish_reason if finish_reason in ("stop", "length") else None,
                            request_id=new_request_id(), prompt=prompt,
-                           reference=str(label) if self._supervised and label is not None else None)
+                           reference=str(label) if self._reads_ground_truth and label is not None else None)
         return await self.client.post_sample(self.agent, body)

@@ -16,7 +16,7 @@ every agent over the same data in the same order.
 
 import os
 
-from corl_client import AsyncCorlClient, new_request_id, prompt_text, sample_body, stable_id
+from corl_client import AsyncCorlClient, new_request_id, prompt_text, reads_ground_truth, sample_body, stable_id
 
 __all__ = ["corl_group_rm"]
 
@@ -32,7 +32,7 @@ async def corl_group_rm(args, samples, **_ignored):
     client = _clients.get(key)
     if client is None:
         client = _clients[key] = AsyncCorlClient(*key[:1], token=key[1])
-    supervised = bool((await client.health()).get("supervised"))
+    reads = reads_ground_truth(await client.health())
     id_key = os.environ.get("CORL_ID_KEY") or "id"
     first = samples[0]
     meta = first.metadata if isinstance(first.metadata, dict) else {}
@@ -43,6 +43,6 @@ async def corl_group_rm(args, samples, **_ignored):
         finish = "length" if truncated is not None and s.status == truncated.TRUNCATED else "stop"
         bodies.append(sample_body(group, len(samples), s.response, tokens=s.response_length, finish_reason=finish,
                                   sample=i, request_id=new_request_id(), prompt=prompt_text(s.prompt),
-                                  reference=s.label if supervised and s.label is not None else None))
+                                  reference=s.label if reads and s.label is not None else None))
     answer = await client.post_samples(agent, bodies)
     return [float(a["reward"]) for a in answer["samples"]]

@@ -37,7 +37,7 @@ problem id alone; enough for a pointwise reward (a verifier).
 import asyncio
 import inspect
 
-from corl_client import AsyncCorlClient, new_request_id, prompt_text, sample_body, stable_id
+from corl_client import AsyncCorlClient, new_request_id, prompt_text, reads_ground_truth, sample_body, stable_id
 
 try:  # verl >= 0.7.1
     from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
@@ -107,7 +107,7 @@ class CorlRewardManager(RewardManagerBase):
         self.wait = _get(corl, "wait")
         self.validation_splits = tuple(_get(corl, "validation_splits", VALIDATION_SPLITS))
         self.client = client or AsyncCorlClient(_get(corl, "url"), token=_get(corl, "token"))
-        self._supervised = None
+        self._reads_ground_truth = None
 
     async def run_single(self, data):
         data = data[-1:]  # a multi-turn sample: the reward is on its last sequence, as verl's own managers do
@@ -122,10 +122,10 @@ class CorlRewardManager(RewardManagerBase):
         extra = nt.get("extra_info")
         if isinstance(extra, dict) and extra.get("split") in self.validation_splits:
             return await self._validation(nt, text)
-        if self._supervised is None:
-            self._supervised = bool((await self.client.health()).get("supervised"))
+        if self._reads_ground_truth is None:
+            self._reads_ground_truth = reads_ground_truth(await self.client.health())
         reference = None
-        if self._supervised:
+        if self._reads_ground_truth:
             reference = (nt.get("reward_model") or {}).get("ground_truth")
         truncated = self.max_response_length is not None and valid >= int(self.max_response_length)
         raw = nt.get("raw_prompt")
@@ -183,7 +183,7 @@ async def compute_score(data_source, solution_str, ground_truth, extra_info=None
         raise ValueError("expected extra_info[%r] (a problem id shared by every agent), got none" % (id_key,))
     body = sample_body(group_id({"extra_info": extra}, id_key), size, solution_str, request_id=new_request_id(),
                        reference=None if ground_truth is None else str(ground_truth))
-    if not (await client.health()).get("supervised"):
+    if not reads_ground_truth(await client.health()):
         body.pop("reference", None)
     answer = await client.post_sample(agent, body, wait=wait)
     return {"score": float(answer["reward"]), "corl_labeled": 1.0 if answer.get("label") is not None else 0.0}

@@ -4,6 +4,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
+import { FairGate } from '../../core/util/fair-queue';
 import { CheckpointScorer } from '../policies/transformer/scorer';
 import { END } from '../policies/transformer/tokenizer';
 import { NotARegularFile, readUserText } from '../../core/util/files';
@@ -237,12 +238,19 @@ export const learnedVerifierReward = definePlugin({
     const head = await readVerifierHead(dir, where);
     const scorer = await openScorer(head ? path.resolve(dir, head.model) : dir, options.threads, where);
     if (!head) await checkVerdictTokens(scorer, where);
+    // One forward pass at a time (each already uses `threads`), taken lane by lane: under
+    // `corl serve` one client's backlog never holds another's, and work nobody waits for leaves.
+    const gate = new FairGate(1);
     return {
-      async score(rc): Promise<RewardResult> {
+      async score(rc, work): Promise<RewardResult> {
         const texts = rc.completions.map((c) => c.text);
-        const rewards = head
-          ? await likelihoodScores(scorer, head, rc.problem.prompt, texts, where)
-          : await verdictScores(scorer, rc.problem.prompt, texts, where);
+        const rewards = await gate.run(work?.lane ?? '', work?.signal, () => {
+          work?.signal?.throwIfAborted();
+          return head
+            ? likelihoodScores(scorer, head, rc.problem.prompt, texts, where)
+            : verdictScores(scorer, rc.problem.prompt, texts, where);
+        });
+        work?.signal?.throwIfAborted();
         const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(rewards.length, 1);
         return { rewards, metrics: { 'verifier/score_mean': mean } };
       },

@@ -5,7 +5,7 @@ import { MapGroundTruth } from '../../core/contracts/problem';
 import type { Task, TaskData } from '../../core/contracts/task';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-import { chatDiscussionPrompt, chatEvaluationPrompt } from '../../core/util/discussion-text';
+import { chatDiscussionPrompt, chatEvaluationPrompt } from '../../core/discussion/prompts';
 
 const row = {
   type: 'object',

@@ -7,7 +7,7 @@ import { CorlError, errorLine } from '../../core/errors';
 import { readUserText } from '../../core/util/files';
 import { parseJson } from '../../core/util/json';
 import { definePlugin } from '../../core/registry/define';
-import { chatDiscussionPrompt, chatEvaluationPrompt } from '../../core/util/discussion-text';
+import { chatDiscussionPrompt, chatEvaluationPrompt } from '../../core/discussion/prompts';
 import { mixSeed, Rng } from '../../core/util/rng';
 import { lastBoxed } from '../answers/extract';
 

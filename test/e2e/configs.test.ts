@@ -88,7 +88,7 @@ describe('e2e: shipped configs and base checkpoints', function () {
     try {
       for (const f of files) {
         const served = await loadServeConfig(path.join(dir, f));
-        expect(served.loaded.supervised, f).to.equal(false);
+        expect(served.loaded.readsGroundTruth, f).to.equal(false);
         expect(served.config.name, f).to.equal(`serve-${f.replace(/\.json$/, '')}`);
       }
       const server = await RewardServer.start(await loadServeConfig(path.join(dir, 'co-rl.json')), {
@@ -151,14 +151,14 @@ describe('e2e: shipped configs and base checkpoints', function () {
     });
 
     it(`${R.name}: only the ground-truth baselines (gt, MAPoRL's verifiers) use labels; the rest are provably label-free`, async () => {
-      const supervised = ['gt.json', 'maporl.json'];
+      const readers = ['gt.json', 'maporl.json'];
       // MAPoRL's learned verifier reads no labels, but was trained on them.
       const trained = ['maporl-learned.json'];
       for (const f of shipped) {
         const loaded = await loadConfig(path.join(R.configs, f));
-        expect(loaded.supervised, f).to.equal(supervised.includes(f));
+        expect(loaded.readsGroundTruth, f).to.equal(readers.includes(f));
         expect(loaded.trainedOnLabels, f).to.equal(trained.includes(f));
-        expect(loaded.config.labelFree, f).to.equal(!supervised.includes(f) && !trained.includes(f));
+        expect(loaded.config.labelFree, f).to.equal(!readers.includes(f) && !trained.includes(f));
       }
     });
 
@@ -274,7 +274,7 @@ describe('e2e: shipped configs and base checkpoints', function () {
         expect(fs.existsSync(path.resolve(path.dirname(f), raw.$schema)), `${f}: $schema resolves`).to.equal(true);
         const loaded = await loadConfig(f);
         expect(loaded.config.name, f).to.equal(n);
-        expect(loaded.supervised, f).to.equal(n === 'maporl');
+        expect(loaded.readsGroundTruth, f).to.equal(n === 'maporl');
       }
       const { name: _n, description: _d, ...diff } = read(path.join(R.configs, 'co-rl-diff.json'));
       const method = (n: string): unknown => {

@@ -31,7 +31,7 @@ async function fixtureRun(dir: string, planned: number, steps: number): Promise<
   });
   const run = await RunDirectory.create(dir, loaded.config, loaded.source, {
     baseDir: path.dirname(dir),
-    supervised: loaded.supervised,
+    supervised: loaded.readsGroundTruth,
   });
   let done = 0;
   await train(loaded, { run, shouldStop: () => ++done >= steps });

@@ -262,6 +262,21 @@ describe('integrations: the Python client against the real corl serve', function
     expect(await metric(s.url, 'corl_serve_requests_total{route="/get_reward",status="499"}')).to.be.at.least(1); // timed-out tries
   });
 
+  it('reads_ground_truth: GET /health readsGroundTruth, else (an older service) its supervised', async () => {
+    const s = await serve({ ...ring({}), reward: 'corl:ground-truth' });
+    const code = [
+      'import json, sys',
+      `sys.path.insert(0, ${JSON.stringify(INTEGRATIONS)})`,
+      'from corl_client import CorlClient, reads_ground_truth as r',
+      `live = CorlClient(${JSON.stringify(s.url)}).reads_ground_truth()`,
+      // a learned verifier: supervised (trained on labels), but it reads no reference; an older service
+      'print(json.dumps([live, r({"readsGroundTruth": False, "supervised": True}), r({"supervised": True}), r({})]))',
+    ].join('\n');
+    const out = spawnSync(PYTHON, ['-I', '-S', '-B', '-c', code], { encoding: 'utf8' });
+    expect(out.stderr).to.equal('');
+    expect(JSON.parse(out.stdout)).to.deep.equal([true, false, true, false]);
+  });
+
   it('every Python file of docs/integrations imports with the standard library alone', () => {
     const modules = fs
       .readdirSync(INTEGRATIONS)

@@ -5,9 +5,7 @@ import { loadConfig } from '../../config/load';
 import { pickConfig } from '../config-arg';
 import { CorlError } from '../../errors';
 import { instantiate } from '../../registry/instantiate';
-import { ConfigValidator } from '../../config/validator';
-import { createRunContainer } from '../../registry/container';
-import { registryOf } from '../../registry/registry';
+import { standalonePlugin, standaloneRegistry } from '../../config/standalone';
 import { outputAgreement, readEvalOutput, selectAgent, type AgreementBasis } from '../../metrics/eval-output';
 import { pct, table } from '../output';
 
@@ -31,15 +29,12 @@ async function openEquivalence(configFile: string | undefined): Promise<Equivale
       'equivalence',
     );
   }
-  const container = await createRunContainer();
-  const registry = registryOf(container);
-  const options = {};
-  new ConfigValidator(registry, process.cwd()).validateOptions('equivalence', 'corl:math', options);
-  return instantiate(
+  const baseDir = process.cwd();
+  return standalonePlugin(
+    await standaloneRegistry([], baseDir),
     'equivalence',
-    { use: 'corl:math', options },
-    { registry, seed: 0, baseDir: process.cwd() },
-    'equivalence',
+    { use: 'corl:math', options: {} },
+    { baseDir, where: 'equivalence' },
   );
 }
 

@@ -3,13 +3,8 @@ import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import type { AnswerExtractor } from '../../contracts/answer-extractor';
 import type { Equivalence } from '../../contracts/equivalence';
-import type { PluginKind } from '../../contracts/plugin';
-import { ConfigValidator } from '../../config/validator';
+import { standalonePlugin, standaloneRegistry } from '../../config/standalone';
 import { CorlError } from '../../errors';
-import { createRunContainer } from '../../registry/container';
-import { instantiate } from '../../registry/instantiate';
-import { loadPluginModules } from '../../registry/load';
-import { PLUGIN_REGISTRY } from '../../registry/registry';
 import { parseJson } from '../../util/json';
 import { describeStat, kernelFileSystem } from '../../util/files';
 
@@ -67,51 +62,42 @@ export function answersCommand(program: Command): void {
     });
 }
 
+/** The extractor and equivalence the flags name, made as a config's would be. */
 async function buildTools(flags: AnswersFlags): Promise<{ extractor: AnswerExtractor; equivalence: Equivalence }> {
-  const container = await createRunContainer();
-  const registry = container.resolve(PLUGIN_REGISTRY);
-  await loadPluginModules(registry, flags.plugin ?? [], process.cwd());
-  const validator = new ConfigValidator(registry, process.cwd());
-  const resolve = (kind: PluginKind, name: string, json: string | undefined, flag: string) => {
-    let options: unknown = {};
-    if (json !== undefined) {
-      try {
-        options = parseJson(json);
-      } catch (e) {
-        throw new CorlError('CORL_ERR_CLI_USAGE', `expected JSON in ${flag}, got ${(e as Error).message}`, {
-          where: flag,
-        });
-      }
-    }
-    if (!options || typeof options !== 'object' || Array.isArray(options))
-      throw new CorlError('CORL_ERR_CLI_USAGE', `expected a JSON object in ${flag}, got ${JSON.stringify(options)}`, {
-        where: flag,
-      });
-    registry.get(kind, name);
-    const issues = validator.validateOptions(kind, name, options);
-    if (issues.length) {
-      throw new CorlError(
-        'CORL_ERR_PLUGIN_OPTIONS',
-        `expected valid options for "${name}", got ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
-        { where: flag },
-      );
-    }
-    return { use: name, options: options as Record<string, unknown> };
-  };
-  const scope = { registry, seed: 0, baseDir: process.cwd() };
-  const extractor = await instantiate(
+  const baseDir = process.cwd();
+  const registry = await standaloneRegistry(flags.plugin ?? [], baseDir);
+  const extractor = await standalonePlugin(
+    registry,
     'extractor',
-    resolve('extractor', flags.extractor, flags.extractorOptions, '--extractor-options'),
-    scope,
-    '--extractor',
+    { use: flags.extractor, options: jsonObjectFlag(flags.extractorOptions, '--extractor-options') },
+    { baseDir, where: '--extractor', optionsWhere: '--extractor-options' },
   );
-  const equivalence = await instantiate(
+  const equivalence = await standalonePlugin(
+    registry,
     'equivalence',
-    resolve('equivalence', flags.equivalence, flags.equivalenceOptions, '--equivalence-options'),
-    scope,
-    '--equivalence',
+    { use: flags.equivalence, options: jsonObjectFlag(flags.equivalenceOptions, '--equivalence-options') },
+    { baseDir, where: '--equivalence', optionsWhere: '--equivalence-options' },
   );
   return { extractor, equivalence };
+}
+
+/** A flag holding a JSON object (absent: `{}`). */
+function jsonObjectFlag(json: string | undefined, flag: string): Record<string, unknown> {
+  let options: unknown = {};
+  if (json !== undefined) {
+    try {
+      options = parseJson(json);
+    } catch (e) {
+      throw new CorlError('CORL_ERR_CLI_USAGE', `expected JSON in ${flag}, got ${(e as Error).message}`, {
+        where: flag,
+      });
+    }
+  }
+  if (!options || typeof options !== 'object' || Array.isArray(options))
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected a JSON object in ${flag}, got ${JSON.stringify(options)}`, {
+      where: flag,
+    });
+  return options as Record<string, unknown>;
 }
 
 /**

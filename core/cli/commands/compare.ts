@@ -1,8 +1,7 @@
-import * as path from 'node:path';
 import type { Command } from 'commander';
-import { runCompare, runShard, type Shard } from '../../compare/run';
+import { defaultCompareOut, runCompare, runShard, type Shard } from '../../compare/run';
 import { loadPlan } from '../../compare/plan';
-import type { Design } from '../../report/design';
+import { designFromParts, type Design } from '../../report/design';
 import { PRIMARY_METRICS, type PairSpec, type PrimaryMetric } from '../../report/paired';
 import { SPENDING, type Spending } from '../../stats/sequential';
 import { intFlag } from '../output';
@@ -138,24 +137,19 @@ function designFlags(f: CompareFlags, firstSeed: number): Design | undefined {
   if (!given) return undefined;
   const margin = numberFlag('--margin', f.margin);
   const effect = numberFlag('--effect', f.effect);
-  return {
-    metric: metric as PrimaryMetric,
-    ...(pairs ? { pairs } : {}),
-    ...(f.against ? { against: f.against.split(',').map((s) => s.trim()) } : {}),
-    alpha: numberFlag('--alpha', f.alpha, 0.5) ?? 0.05,
-    ...(margin !== undefined ? { margin } : {}),
-    ...(effect !== undefined ? { effect } : {}),
-    ...(looks
-      ? {
-          sequential: {
-            boundary: boundary as Spending | 'fixed',
-            looks,
-            first: firstSeed,
-            stop: 'all-resolved' as const,
-          },
-        }
-      : {}),
-  };
+  const alpha = numberFlag('--alpha', f.alpha, 0.5);
+  return designFromParts(
+    {
+      metric: metric as PrimaryMetric,
+      ...(pairs ? { pairs } : {}),
+      ...(f.against ? { against: f.against.split(',').map((s) => s.trim()) } : {}),
+      ...(alpha !== undefined ? { alpha } : {}),
+      ...(margin !== undefined ? { margin } : {}),
+      ...(effect !== undefined ? { effect } : {}),
+      ...(looks ? { looks, boundary: boundary as Spending | 'fixed' } : {}),
+    },
+    firstSeed,
+  );
 }
 
 /** Under a plan the plan fixes these. */
@@ -253,8 +247,7 @@ export function compareCommand(program: Command): void {
       const steps = intFlag('--steps', flags.steps, 0);
       const firstSeed = intFlag('--first-seed', flags.firstSeed, 0) ?? 0;
       const design = plan ? undefined : designFlags(flags, firstSeed);
-      const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-      const out = flags.out ?? path.join('runs', `compare-${plan ? plan.plan.name : stamp}`);
+      const out = flags.out ?? defaultCompareOut(plan);
       const shard = shardFlag(flags.shard);
       if (shard && flags.verdict)
         throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --verdict without --shard: a shard renders nothing', {

@@ -1,16 +1,9 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import type { ResolvedSelection } from '../../contracts/plugin';
-import type { Policy } from '../../contracts/policy';
-import { loadConfig, type LoadedConfig } from '../../config/load';
-import { ConfigValidator } from '../../config/validator';
-import { CorlError, errorLine } from '../../errors';
-import { instantiate } from '../../registry/instantiate';
-import { readProblemsJsonl, taskRows, type RephraseRow } from '../../rephrase/input';
-import { DEFAULT_INSTRUCTION, rephrase } from '../../rephrase/rephrase';
+import { CorlError } from '../../errors';
+import { DEFAULT_INSTRUCTION } from '../../rephrase/rephrase';
+import { rephraseConfig } from '../../rephrase/sources';
 import { intFlag } from '../output';
-import { NotARegularFile, readUserText } from '../../util/files';
-import { parseJson } from '../../util/json';
 import { noConfig, pickConfig } from '../config-arg';
 
 interface RephraseFlags {
@@ -107,106 +100,25 @@ export function rephraseCommand(program: Command): void {
       const maxTokens = intFlag('--max-tokens', flags.maxTokens, 1)!;
       const temperature = numberFlag('--temperature', flags.temperature, 0.7, 0, 10);
       const topP = numberFlag('--top-p', flags.topP, 1, Number.MIN_VALUE, 1);
-      const loaded = await loadConfig(flags.config);
-      const rows = flags.in ? readProblemsJsonl(path.resolve(flags.in)) : await configRows(loaded);
-      const policy = flags.backend
-        ? await backendPolicy(loaded, path.resolve(flags.backend))
-        : await agentPolicy(loaded, flags.agent);
-      const log = (line: string): void => {
-        if (!flags.quiet || !line.startsWith('rephrase:')) process.stderr.write(`${line}\n`);
-      };
-      try {
-        const s = await rephrase({
-          policy,
-          rows,
-          out: path.resolve(flags.out),
-          variants,
-          instruction: flags.instruction ?? DEFAULT_INSTRUCTION,
-          temperature,
-          topP,
-          maxTokens,
-          seed: loaded.config.seed,
-          batch,
-          resume: flags.resume === true,
-          force: flags.force === true,
-          log,
-        });
-        process.stdout.write(
-          `${s.problems} problem(s)${s.resumed ? ` (${s.resumed} resumed)` : ''}: ${s.kept} variant(s) kept, ${s.dropped} dropped; wrote ${flags.out}\n`,
-        );
-      } finally {
-        await policy.close?.();
-      }
+      const s = await rephraseConfig(flags.config, {
+        ...(flags.in !== undefined ? { in: flags.in } : {}),
+        ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
+        ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
+        out: path.resolve(flags.out),
+        variants,
+        instruction: flags.instruction ?? DEFAULT_INSTRUCTION,
+        temperature,
+        topP,
+        maxTokens,
+        batch,
+        resume: flags.resume === true,
+        force: flags.force === true,
+        log: (line) => {
+          if (!flags.quiet || !line.startsWith('rephrase:')) process.stderr.write(`${line}\n`);
+        },
+      });
+      process.stdout.write(
+        `${s.problems} problem(s)${s.resumed ? ` (${s.resumed} resumed)` : ''}: ${s.kept} variant(s) kept, ${s.dropped} dropped; wrote ${flags.out}\n`,
+      );
     });
-}
-
-async function configRows(loaded: LoadedConfig): Promise<RephraseRow[]> {
-  const task = await instantiate(
-    'task',
-    loaded.config.task,
-    { registry: loaded.registry, seed: loaded.config.seed, baseDir: loaded.baseDir },
-    'task',
-  );
-  return taskRows(await task.load());
-}
-
-async function agentPolicy(loaded: LoadedConfig, agent: string | undefined): Promise<Policy> {
-  const agents = loaded.config.agents;
-  const index =
-    agent === undefined ? 0 : /^\d+$/.test(agent) ? Number(agent) : agents.findIndex((a) => a.name === agent);
-  if (index < 0 || index >= agents.length) {
-    throw new CorlError(
-      'CORL_ERR_CLI_USAGE',
-      `expected --agent to be an index below ${agents.length} or one of ${agents.map((a) => `"${a.name}"`).join(', ')}, got "${agent}"`,
-      { where: '--agent' },
-    );
-  }
-  return instantiate(
-    'policy',
-    agents[index]!.policy,
-    {
-      registry: loaded.registry,
-      seed: loaded.config.seed + index,
-      agent: index,
-      baseDir: loaded.baseDir,
-    },
-    `agents[${index}].policy`,
-  );
-}
-
-async function backendPolicy(loaded: LoadedConfig, file: string): Promise<Policy> {
-  let value: unknown;
-  try {
-    value = parseJson(readUserText(file));
-  } catch (e) {
-    throw new CorlError(
-      'CORL_ERR_CLI_USAGE',
-      `expected a JSON file with a policy selection for --backend, got ${e instanceof NotARegularFile || e instanceof SyntaxError ? e.message : ((e as NodeJS.ErrnoException).code ?? errorLine(e))}`,
-      { where: file },
-    );
-  }
-  const baseDir = path.dirname(file);
-  const data = { policy: value };
-  const issues = new ConfigValidator(loaded.registry, baseDir).validate(
-    { type: 'object', required: ['policy'], properties: { policy: { corlPlugin: 'policy' } } },
-    data,
-  );
-  if (issues.length) {
-    throw new CorlError(
-      'CORL_ERR_CONFIG_INVALID',
-      `expected a valid policy selection, got:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}\n`,
-      { where: file },
-    );
-  }
-  return instantiate(
-    'policy',
-    data.policy as unknown as ResolvedSelection,
-    {
-      registry: loaded.registry,
-      seed: loaded.config.seed,
-      agent: 0,
-      baseDir,
-    },
-    '--backend',
-  );
 }

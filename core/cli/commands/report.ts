@@ -2,18 +2,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { CorlError } from '../../errors';
-import { readCompareMeta, reportCompare } from '../../report/compare';
-import { attachPlan } from '../../compare/run';
-import { loadPlan, plannedConfigFiles } from '../../compare/plan';
-import { writeJsonAtomic } from '../../util/fs';
-import { packCompare } from '../../report/pack';
-import { ConfigValidator } from '../../config/validator';
-import { createRunContainer } from '../../registry/container';
-import { instantiate } from '../../registry/instantiate';
-import { registryOf } from '../../registry/registry';
-import type { Task } from '../../contracts/task';
+import { reportCompare } from '../../report/compare';
+import { attachPlanFile } from '../../compare/run';
+import { categoriesOfRun, packCompare } from '../../report/pack';
 import { writeRunReport } from '../../report/write';
-import { readUserText } from '../../util/files';
 
 /** `corl report`: rewrite the HTML report of a run directory or a comparison folder, running nothing. */
 export function reportCommand(program: Command): void {
@@ -45,7 +37,7 @@ export function reportCommand(program: Command): void {
     )
     .action(async (input: string, flags: { pack?: string; root?: string; plan?: string; compact?: boolean }) => {
       let dir = input;
-      if (flags.plan) await attach(input, flags.plan);
+      if (flags.plan) await attachPlanFile(input, flags.plan);
       if (flags.pack) {
         const r = await packCompare({
           from: input,
@@ -78,61 +70,4 @@ export function reportCommand(program: Command): void {
         { where: dir, hint: 'pass the --out folder of corl train or corl compare' },
       );
     });
-}
-
-/**
- * Record a plan in a comparison folder made without one (`corl compare` before plans, or a plan's
- * runs started by another command): the plan's configs are checked against their sha256 and every
- * run already there against the planned configs; a folder with another plan is refused.
- */
-async function attach(dir: string, planFile: string): Promise<void> {
-  const plan = loadPlan(planFile);
-  const meta = readCompareMeta(dir) as Record<string, unknown> & { plan?: { sha256?: string } };
-  if (meta.plan && meta.plan.sha256 !== plan.sha256)
-    throw new CorlError(
-      'CORL_ERR_PLAN_MISMATCH',
-      `expected no plan or this one in ${dir}, got another plan recorded there (sha256 ${String(meta.plan.sha256).slice(0, 12)}…)`,
-      { where: path.join(dir, 'compare.json') },
-    );
-  if (meta.plan) return;
-  const record = attachPlan(
-    plan,
-    plannedConfigFiles(plan),
-    dir,
-    'attached by corl report --plan to runs that corl compare made without --plan',
-  );
-  await writeJsonAtomic(path.join(dir, 'compare.json'), { ...meta, plan: record });
-}
-
-/**
- * Problem id → category (the task's `metadata.category`) of a run's held-out and validation
- * problems, regenerated from the task section of its config.json: eval rows written before rows
- * carried their category get it when packed. Undefined when the task cannot be rebuilt.
- */
-async function categoriesOfRun(runDir: string): Promise<ReadonlyMap<string, string> | undefined> {
-  try {
-    const config = JSON.parse(readUserText(path.join(runDir, 'config.json'))) as {
-      seed?: number;
-      task?: { use?: string; options?: unknown };
-    };
-    if (typeof config.task?.use !== 'string') return undefined;
-    const container = await createRunContainer();
-    const registry = registryOf(container);
-    const options = structuredClone(config.task.options ?? {}) as Record<string, unknown>;
-    if (new ConfigValidator(registry, runDir).validateOptions('task', config.task.use, options).length)
-      return undefined;
-    const task = (await instantiate(
-      'task',
-      { use: config.task.use, options },
-      { registry, seed: config.seed ?? 0, baseDir: runDir },
-      'task',
-    )) as Task;
-    const data = await task.load();
-    const out = new Map<string, string>();
-    for (const p of [...data.heldOut, ...(data.validation ?? [])])
-      if (typeof p.metadata?.category === 'string') out.set(p.id, p.metadata.category);
-    return out;
-  } catch {
-    return undefined;
-  }
 }

@@ -36,7 +36,7 @@ export function trainCommand(program: Command): void {
       const result = await runTrain({ ...flags, config: pickConfig(config, flags.config, 'corl train') });
       const out = process.stdout;
       out.write(
-        `\n${result.supervised ? 'supervised run (a reward source read ground truth)' : result.trainedOnLabels ? 'supervised run (a reward source was trained on labels)' : 'label-free run'}: ${result.steps} step(s)${result.stopped ? ' (stopped early, resumable)' : ''}\n`,
+        `\n${result.readsGroundTruth ? 'supervised run (a reward source read ground truth)' : result.trainedOnLabels ? 'supervised run (a reward source was trained on labels)' : 'label-free run'}: ${result.steps} step(s)${result.stopped ? ' (stopped early, resumable)' : ''}\n`,
       );
       out.write(
         table([

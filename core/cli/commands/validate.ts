@@ -42,7 +42,7 @@ export function validateCommand(program: Command): void {
         const c = served.config;
         if (flags.print) process.stdout.write(JSON.stringify(c, null, 2) + '\n');
         process.stdout.write(
-          `ok: ${file}: serve config (corl serve -c ${file}): ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}; ${served.loaded.supervised ? 'supervised (requests carry references)' : 'label-free'}\n`,
+          `ok: ${file}: serve config (corl serve -c ${file}): ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}; ${served.loaded.readsGroundTruth ? 'supervised (requests carry references)' : 'label-free'}\n`,
         );
         return;
       }
@@ -62,7 +62,7 @@ export function validateCommand(program: Command): void {
         }
       }
       process.stdout.write(
-        `ok: ${file}: ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}, ${c.trainer.steps} step(s); ${loaded.supervised ? 'supervised (uses ground truth)' : loaded.trainedOnLabels ? 'supervised (a reward source was trained on labels; it reads none)' : 'label-free'}${created}\n`,
+        `ok: ${file}: ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}, ${c.trainer.steps} step(s); ${loaded.readsGroundTruth ? 'supervised (uses ground truth)' : loaded.trainedOnLabels ? 'supervised (a reward source was trained on labels; it reads none)' : 'label-free'}${created}\n`,
       );
     });
 }

@@ -98,7 +98,7 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_JOURNAL: {
     cause:
-      'The label journal was written for another cohort (different agents, topology or reward), or its first line is not a journal header.',
+      'The label journal was written for another serve identity (different agents, topology or reward), or its first line is not a journal header.',
     fix: 'point `--journal` at the right file, or move the file away to start an empty exchange',
   },
   CORL_ERR_SERVE_JOURNAL_VERSION: {

@@ -16,7 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { WorkOptions } from '../../../core/contracts/work';
 import { CorlError } from '../../../core/errors';
-import { FairQueue } from '../../../core/util/fair-queue';
+import { FairGate } from '../../../core/util/fair-queue';
 import { bwrapPlan, NOBODY, type BwrapPlan } from './bwrap';
 import { HARNESS, type HarnessJob, type HarnessLine } from './harness';
 
@@ -109,14 +109,12 @@ export class Sandbox {
   readonly isolation: Isolation;
   private readonly python: string;
   private readonly plan: BwrapPlan | undefined;
-  private running = 0;
-  /** Runs in progress per lane. */
-  private readonly runningOf = new Map<string, number>();
-  /** Runs waiting for one of the `concurrency` places, served lane by lane (WorkOptions.lane). */
-  private readonly waiting = new FairQueue<() => void>();
+  /** The `concurrency` places runs take, served lane by lane (WorkOptions.lane). */
+  private readonly gate: FairGate;
   private readonly live = new Set<() => void>();
 
   constructor(private readonly options: SandboxOptions) {
+    this.gate = new FairGate(options.concurrency);
     this.python = findPython(options.python);
     const warn =
       options.warn ??
@@ -154,7 +152,7 @@ export class Sandbox {
   ): Promise<RunResult> {
     const signal = work?.signal;
     const lane = work?.lane ?? '';
-    await this.acquire(lane, signal);
+    await this.gate.acquire(lane, signal);
     try {
       const outcomes: (TestOutcome | undefined)[] = new Array(inputs.length).fill(undefined);
       let from = 0;
@@ -181,7 +179,7 @@ export class Sandbox {
       }
       return { outcomes: outcomes.map((o) => o ?? { err: killed ? 'timeout' : 'crash' }), killed, starts };
     } finally {
-      this.release(lane);
+      this.gate.release(lane);
     }
   }
 
@@ -189,59 +187,6 @@ export class Sandbox {
   close(): void {
     for (const kill of [...this.live]) kill();
     this.live.clear();
-  }
-
-  /**
-   * Whether a run of `lane` may start now: within `concurrency`, or, for a lane with nothing
-   * running while the places are taken by others, on one extra place (up to twice `concurrency`):
-   * so one client's long runs never make another's wait for them.
-   */
-  private mayStart(lane: string): boolean {
-    const c = Math.max(1, this.options.concurrency);
-    return this.running < c || ((this.runningOf.get(lane) ?? 0) === 0 && this.running < 2 * c);
-  }
-
-  private begin(lane: string): void {
-    this.running++;
-    this.runningOf.set(lane, (this.runningOf.get(lane) ?? 0) + 1);
-  }
-
-  private acquire(lane: string, signal: AbortSignal | undefined): Promise<void> {
-    signal?.throwIfAborted();
-    if (this.mayStart(lane)) {
-      this.begin(lane);
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const leave = (): void => {
-        if (this.waiting.remove(lane, start)) reject(signal!.reason);
-      };
-      const start = (): void => {
-        signal?.removeEventListener('abort', leave);
-        this.begin(lane);
-        resolve();
-      };
-      this.waiting.push(lane, start);
-      signal?.addEventListener('abort', leave, { once: true });
-    });
-  }
-
-  private release(lane: string): void {
-    this.running--;
-    const n = (this.runningOf.get(lane) ?? 1) - 1;
-    if (n > 0) this.runningOf.set(lane, n);
-    else this.runningOf.delete(lane);
-    for (;;) {
-      const c = Math.max(1, this.options.concurrency);
-      let next: (() => void) | undefined;
-      if (this.running < c) next = this.waiting.shift();
-      else if (this.running < 2 * c) {
-        const idle = this.waiting.laneOutside((l) => (this.runningOf.get(l) ?? 0) > 0);
-        next = idle === undefined ? undefined : this.waiting.shiftLane(idle);
-      }
-      if (!next) return;
-      next();
-    }
   }
 
   private spawnHarness(): { child: ChildProcess; workDir?: string } {

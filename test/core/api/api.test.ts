@@ -1,5 +1,5 @@
 // The experiment API as a script uses it (the package's main entry: loadConfig, train, resume,
-// compare), against `corl train` itself: the same run from the API and from the command line writes
+// compare, evaluate, pretrain), against `corl train` itself: the same run from the API and from the command line writes
 // the same metrics.jsonl byte for byte, a stopped run resumes to the uninterrupted one, a comparison's
 // typed rows and pairs are those of its results.json; and every misuse is a coded error naming the
 // argument or option, with nothing written.
@@ -7,9 +7,9 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { compare, loadConfig, resume, train, type ConfigInput } from '../../../entry';
+import { compare, evaluate, loadConfig, pretrain, resume, train, type ConfigInput } from '../../../entry';
 import { isCorlError } from '../../../core/errors';
-import { coRlConfig, tempDir, writeConfig } from '../../fixtures/configs';
+import { coRlConfig, inlineTask, tempDir, writeConfig } from '../../fixtures/configs';
 
 const BIN = path.resolve(__dirname, '../../../../bin/corl.js');
 
@@ -106,7 +106,7 @@ describe('core/api: loadConfig, train, resume and compare from code', function (
     expect(run.runDir).to.equal(path.resolve(viaApi));
     expect(run.steps).to.equal(3);
     expect(run.stopped).to.equal(false);
-    expect(run.supervised).to.equal(false);
+    expect(run.readsGroundTruth).to.equal(false);
     expect(run.config.name).to.equal('fixture-co-rl');
     expect(run.metrics).to.deep.equal(
       metrics
@@ -232,6 +232,101 @@ describe('core/api: loadConfig, train, resume and compare from code', function (
       [() => compare([a], { out, design: { untilResolved: { looks: [4, 3] } } }), 'options.design.untilResolved'],
       [() => compare([a], { out, seeds: 2, design: { untilResolved: { looks: [2, 4] } } }), 'options.seeds'],
       [() => compare([a], { out, design: { metrics: 'final' } as never }), 'options.design.metrics'],
+    ];
+    for (const [call, where] of cases) {
+      const e = await rejection(call);
+      expect(e.code, e.message).to.equal('CORL_ERR_API_OPTIONS');
+      expect(e.where, e.message).to.equal(where);
+    }
+    expect(fs.existsSync(out), 'nothing written for a refused call').to.equal(false);
+  });
+
+  it('evaluate writes exactly what `corl eval` writes, and returns its summary typed', async () => {
+    const file = writeConfig(tmp.dir, 'ev.json', tiny(0));
+    const viaCli = path.join(tmp.dir, 'ev-cli');
+    const viaApi = path.join(tmp.dir, 'ev-api');
+    const cli = spawnSync(process.execPath, [BIN, 'eval', file, '--samples', '3', '--out', viaCli, '-q'], {
+      encoding: 'utf8',
+    });
+    expect(cli.status, cli.stderr).to.equal(0);
+    const summary = await evaluate(file, { samples: 3, out: viaApi });
+    expect(fs.readdirSync(viaApi).sort()).to.deep.equal(fs.readdirSync(viaCli).sort());
+    for (const f of fs.readdirSync(viaCli))
+      expect(fs.readFileSync(path.join(viaApi, f), 'utf8'), f).to.equal(fs.readFileSync(path.join(viaCli, f), 'utf8'));
+    expect(JSON.parse(JSON.stringify(summary))).to.deep.equal(
+      JSON.parse(fs.readFileSync(path.join(viaCli, 'summary.json'), 'utf8')),
+    );
+    expect(summary.agents.map((a) => [a.name, a.family])).to.deep.equal([
+      ['a', 'fam-a'],
+      ['b', 'fam-b'],
+    ]);
+    expect(summary.samples).to.equal(3);
+    // Without out nothing is written; one agent by name.
+    const one = await evaluate(file, { samples: 3, agent: 'b' });
+    expect(one.agents.map((a) => a.name)).to.deep.equal(['b']);
+    expect(one.agents[0]).to.deep.equal(JSON.parse(JSON.stringify({ ...summary.agents[1], file: undefined })));
+  });
+
+  it('pretrain writes exactly what `corl pretrain` writes, and returns one typed result per agent', async () => {
+    const small = { dModel: 16, layers: 1, heads: 2, context: 48, optimizer: { lr: 0.003 } };
+    const file = writeConfig(tmp.dir, 'pre.json', {
+      name: 'pre',
+      seed: 5,
+      task: {
+        use: 'corl:inline',
+        options: {
+          train: inlineTask.options.train.map((r) => ({ ...r, solution: ` so \\boxed{${r.answer}}` })),
+          heldOut: inlineTask.options.heldOut,
+        },
+      },
+      agents: [{ name: 'a', policy: { use: 'corl:transformer', options: small } }],
+      topology: 'corl:self',
+      reward: 'corl:vote',
+      eval: { maxProblems: 2, sampling: { temperature: 0, maxTokens: 8 } },
+      pretrain: { steps: 3, batchSize: 4, logEvery: 2 },
+    });
+    const viaCli = path.join(tmp.dir, 'pre-cli');
+    const viaApi = path.join(tmp.dir, 'pre-api');
+    const cli = spawnSync(process.execPath, [BIN, 'pretrain', file, '--out', viaCli, '-q'], { encoding: 'utf8' });
+    expect(cli.status, cli.stderr).to.equal(0);
+    const log: string[] = [];
+    const results = await pretrain(file, { out: viaApi, log: (l) => log.push(l) });
+    expect(results.map((r) => [r.name, r.steps, r.dir, r.split])).to.deep.equal([
+      ['a', 3, path.resolve(viaApi), 'test'],
+    ]);
+    expect(Number.isFinite(results[0]!.loss)).to.equal(true);
+    expect(log.map((l) => l.split(' loss ')[0])).to.deep.equal(['pretrain a step 2/3', 'pretrain a step 3/3']);
+    expect(fs.readdirSync(viaApi).sort()).to.deep.equal(fs.readdirSync(viaCli).sort());
+    for (const f of fs.readdirSync(viaCli))
+      expect(fs.readFileSync(path.join(viaApi, f)).equals(fs.readFileSync(path.join(viaCli, f))), f).to.equal(true);
+  });
+
+  it('evaluate and pretrain refuse misuse before anything is written', async () => {
+    const file = writeConfig(tmp.dir, 'ev-m.json', tiny(0));
+    const out = path.join(tmp.dir, 'ev-never');
+    const cases: [() => Promise<unknown>, string][] = [
+      [() => evaluate(undefined as unknown as ConfigInput, { out }), 'config'],
+      [() => evaluate(file, { out, format: 'math' }), 'options.format'],
+      [() => evaluate(file, { out, template: '{question}?' }), 'options.template'],
+      [() => evaluate(file, { out, data: file, format: 'latex' as never }), 'options.format'],
+      [() => evaluate(file, { out, data: file, template: 'no slot' }), 'options.template'],
+      [() => evaluate(file, { out, samples: 0 }), 'options.samples'],
+      [() => evaluate(file, { out, batch: -1 }), 'options.batch'],
+      [() => evaluate(file, { out, temperature: Number.NaN }), 'options.temperature'],
+      [() => evaluate(file, { out, maxTokens: 1.5 }), 'options.maxTokens'],
+      [() => evaluate(file, { out, progress: 'bar' as never }), 'options.progress'],
+      [() => evaluate(file, { out, agent: 2 }), 'options.agent'],
+      [() => evaluate(file, { out, agent: 'zed' }), 'options.agent'],
+      [() => evaluate(file, { out, agent: {} as never }), 'options.agent'],
+      [() => evaluate(file, { out, ensemble: 9 }), 'options.ensemble'],
+      [() => evaluate(file, { out, agent: 0, ensemble: 1 }), 'options.ensemble'],
+      [() => evaluate(file, { out: 7 as never }), 'options.out'],
+      [() => evaluate(file, { out, sample: 2 } as never), 'options.sample'],
+      [() => pretrain(file, {} as never), 'options.out'],
+      [() => pretrain(file, { out, steps: 0 }), 'options.steps'],
+      [() => pretrain(file, { out, agent: 2 }), 'options.agent'],
+      [() => pretrain(file, { out, log: true as never }), 'options.log'],
+      [() => pretrain(file, { out, epochs: 1 } as never), 'options.epochs'],
     ];
     for (const [call, where] of cases) {
       const e = await rejection(call);

@@ -23,7 +23,7 @@ describe('core/config/load', () => {
 
   it('applies defaults, normalizes selections, names the run after the file and freezes the result', async () => {
     const file = writeConfig(tmp.dir, 'my-run.json', { ...coRlConfig(), name: undefined });
-    const { config, supervised } = await loadConfig(file);
+    const { config, readsGroundTruth } = await loadConfig(file);
     expect(config.name).to.equal('my-run');
     expect(config.topology).to.deep.equal({ use: 'corl:ring', options: { direction: 'backward', order: [] } });
     expect(config.reward).to.deep.equal({ use: 'corl:vote', options: { threshold: 0, rule: 'pool' } });
@@ -35,7 +35,7 @@ describe('core/config/load', () => {
     expect(config.trainer.loss).to.deep.equal({ type: 'bnpo', clipLow: 0.2, clipHigh: 0.2, beta: 0, microBatch: 0 });
     expect(config.dataSeed).to.equal(11);
     expect(config.agents[1]!.policy.options.family).to.equal('fam-b');
-    expect(supervised).to.equal(false);
+    expect(readsGroundTruth).to.equal(false);
     expect(Object.isFrozen(config)).to.equal(true);
     expect(Object.isFrozen(config.trainer.sampling)).to.equal(true);
     expect(() => {
@@ -97,7 +97,7 @@ describe('core/config/load', () => {
     const ok = await loadConfig(
       writeConfig(tmp.dir, 'gt2.json', coRlConfig({ reward: 'corl:ground-truth', labelFree: false })),
     );
-    expect(ok.supervised).to.equal(true);
+    expect(ok.readsGroundTruth).to.equal(true);
   });
 
   it('a ring with one agent is a coded topology error naming the field', async () => {

@@ -60,15 +60,15 @@ describe('core/registry capability boundary (each plugin gets only what its mani
   it('a label-free run: every route a hostile reward, diversity and metrics plugin tries to the labels is refused', async () => {
     const file = writeConfig(tmp.dir, 'hostile.json', hostileConfig());
     const loaded = await loadConfig(file);
-    expect(loaded.supervised).to.equal(false);
+    expect(loaded.readsGroundTruth).to.equal(false);
     const out = path.join(tmp.dir, 'run');
     const run = await RunDirectory.create(out, loaded.config, loaded.source, {
       configFile: loaded.file,
       baseDir: loaded.baseDir,
-      supervised: loaded.supervised,
+      supervised: loaded.readsGroundTruth,
     });
     const result = await train(loaded, { run });
-    expect(result.supervised).to.equal(false);
+    expect(result.readsGroundTruth).to.equal(false);
 
     const by = (who: string) => attempts.filter((a) => a.by === who);
     for (const who of ['reward', 'reward.score', 'metrics', 'diversity', 'metrics.write', 'diversity.view']) {
@@ -130,7 +130,7 @@ describe('core/registry capability boundary (each plugin gets only what its mani
       coRlConfig({ labelFree: false, task: canaryTask, reward: 'corl:ground-truth' }),
     );
     const loaded = await loadConfig(file);
-    expect(loaded.supervised).to.equal(true);
+    expect(loaded.readsGroundTruth).to.equal(true);
     const p = await createRunPlugins(loaded);
     try {
       // The trainer keeps the references for monitoring; plugins of other kinds are still refused.
@@ -430,7 +430,7 @@ describe("core/registry: the routes to labels through corl's own API (issue 30),
     const run = await RunDirectory.create(out, loaded.config, loaded.source, {
       configFile: loaded.file,
       baseDir: loaded.baseDir,
-      supervised: loaded.supervised,
+      supervised: loaded.readsGroundTruth,
     });
     const t = loaded.config.trainer as unknown as Record<string, unknown>;
     expect(t.steps).to.equal(2);

@@ -6,13 +6,13 @@ import { execFileSync } from 'node:child_process';
 import {
   encodeLine,
   Journal,
-  type JournalCohort,
+  type ServeIdentity,
   type JournalRecord,
   type JournalState,
 } from '../../../core/serve/journal';
 import { tempDir } from '../../fixtures/configs';
 
-const cohort: JournalCohort = { agents: ['a', 'b'], topology: 'corl:ring', reward: 'corl:vote' };
+const identity: ServeIdentity = { agents: ['a', 'b'], topology: 'corl:ring', reward: 'corl:vote' };
 const H = 'A'.repeat(27);
 const keys = (s: number, g: string, a = 'a'): JournalRecord => ({
   t: 'keys',
@@ -73,7 +73,7 @@ describe('serve/journal', () => {
     fs.rmSync(file, { force: true });
     fs.rmSync(Journal.sealFile(file), { force: true });
     const held = keepAll();
-    const { journal } = await Journal.open(file, cohort, held);
+    const { journal } = await Journal.open(file, identity, held);
     const add = (r: JournalRecord) => {
       held.add([r]); // the state first, then the journal (as the exchanges do)
       return journal.append([r]);
@@ -86,7 +86,7 @@ describe('serve/journal', () => {
   }
 
   it('appends records (many at once in one group commit) with sequence numbers and checksums, and replays them in order', async () => {
-    const { journal, replay } = await Journal.open(file, cohort, keepAll());
+    const { journal, replay } = await Journal.open(file, identity, keepAll());
     expect(replay.count).to.equal(0);
     const syncs: number[] = [];
     journal.onSync = (_s, n) => syncs.push(n);
@@ -97,7 +97,7 @@ describe('serve/journal', () => {
     ]);
     await journal.close();
     expect(syncs).to.deep.equal([4]); // appended in the same turn: one write, one fdatasync
-    const again = Journal.read(file, cohort);
+    const again = Journal.read(file, identity);
     expect(again.records.map((r) => `${r.a}${r.s}${r.g}`)).to.deep.equal(['a0x', 'a0y', 'a1x', 'b1y']);
     expect(again.lines).to.deep.equal([2, 3, 4, 5]);
     expect(again.tornTail).to.equal(false);
@@ -112,20 +112,20 @@ describe('serve/journal', () => {
     const lines = await written(3, 2);
     expect(JSON.parse(lines[0]!)).to.deep.include({ gen: 2, records: 3 });
     expect(lines.slice(1, -1).map((l) => JSON.parse(l).q)).to.deep.equal([1, 2, 3, 4, 5]);
-    expect(Journal.read(file, cohort).records).to.have.length(5);
+    expect(Journal.read(file, identity).records).to.have.length(5);
   });
 
   it('drops a torn last line (no newline: a crash mid-write), keeps appending after it', async () => {
     const lines = await written(0, 2);
     fs.writeFileSync(file, lines.join('\n') + encodeLine({ q: 3, ...keys(5, 'z') }).slice(0, 20));
     const held = keepAll();
-    const { journal, replay } = await Journal.open(file, cohort, held);
+    const { journal, replay } = await Journal.open(file, identity, held);
     expect(replay.tornTail).to.equal(true);
     expect(replay.compacted).to.equal(false); // everything is kept: the file goes on, its torn tail cut off
     expect(held.records.map((r) => r.g)).to.deep.equal(['x', 'x']);
     await journal.append([keys(0, 'y')]);
     await journal.close();
-    expect(Journal.read(file, cohort).records.map((r) => r.g)).to.deep.equal(['x', 'x', 'y']);
+    expect(Journal.read(file, identity).records.map((r) => r.g)).to.deep.equal(['x', 'x', 'y']);
   });
 
   it('a damaged final line (bad checksum, newline present) is a torn tail too, unless the seal says it was durable', async () => {
@@ -134,13 +134,13 @@ describe('serve/journal', () => {
     fs.writeFileSync(file, lines.join('\n'));
     // The seal says 3 records were durable: dropping the third would lose an acknowledged record.
     refused(
-      () => Journal.read(file, cohort),
+      () => Journal.read(file, identity),
       'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
       'at least 3 records',
       'got 2 (after dropping a torn last line)',
     );
     fs.rmSync(Journal.sealFile(file));
-    const r = Journal.read(file, cohort);
+    const r = Journal.read(file, identity);
     expect(r.tornTail).to.equal(true);
     expect(r.records).to.have.length(2);
   });
@@ -150,14 +150,14 @@ describe('serve/journal', () => {
     const before = fs.readFileSync(file, 'utf8');
     fs.writeFileSync(file, lines.slice(0, 5).join('\n') + '\n'); // drops the last two records
     refused(
-      () => Journal.read(file, cohort),
+      () => Journal.read(file, identity),
       'CORL_ERR_SERVE_JOURNAL_TRUNCATED',
       'at least 6 records',
       'got 4',
       'seal',
     );
     try {
-      await Journal.open(file, cohort, keepAll());
+      await Journal.open(file, identity, keepAll());
     } catch {
       /* refused */
     }
@@ -169,20 +169,20 @@ describe('serve/journal', () => {
     const lines = await written(4, 0);
     fs.rmSync(Journal.sealFile(file));
     fs.writeFileSync(file, lines.slice(0, 3).join('\n') + '\n'); // header + 2 of the 4 compacted
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_TRUNCATED', 'at least 4 records', 'header');
+    refused(() => Journal.read(file, identity), 'CORL_ERR_SERVE_JOURNAL_TRUNCATED', 'at least 4 records', 'header');
     // Cut to half its size in bytes: at a line boundary or not, it is refused.
     const full = lines.join('\n');
     fs.writeFileSync(file, full.slice(0, Math.floor(full.length / 2)));
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_TRUNCATED');
+    refused(() => Journal.read(file, identity), 'CORL_ERR_SERVE_JOURNAL_TRUNCATED');
   });
 
   it('accepts a missing seal when nothing was appended since the compaction, and notes it when something was', async () => {
     await written(2, 0);
     fs.rmSync(Journal.sealFile(file));
-    expect(Journal.read(file, cohort).notes).to.deep.equal([]);
+    expect(Journal.read(file, identity).notes).to.deep.equal([]);
     await written(1, 2);
     fs.rmSync(Journal.sealFile(file));
-    const r = Journal.read(file, cohort);
+    const r = Journal.read(file, identity);
     expect(r.records).to.have.length(3);
     expect(r.notes.join()).to.contain('no seal').and.contain('could not be ruled out');
   });
@@ -190,28 +190,28 @@ describe('serve/journal', () => {
   it('refuses a journal replaced by an older copy, and a seal of another journal', async () => {
     await written(1, 1);
     const old = fs.readFileSync(file);
-    const { journal } = await Journal.open(file, cohort, keepAll());
+    const { journal } = await Journal.open(file, identity, keepAll());
     await journal.compact(); // generation 3
     await journal.close();
     fs.writeFileSync(file, old); // generation 2 back in place
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_TRUNCATED', 'generation 3', 'older copy');
+    refused(() => Journal.read(file, identity), 'CORL_ERR_SERVE_JOURNAL_TRUNCATED', 'generation 3', 'older copy');
     // A seal of the same generation written for another journal (another header checksum).
     const other = path.join(tmp.dir, 'other.jsonl');
-    const o = await Journal.open(other, cohort, keepAll());
+    const o = await Journal.open(other, identity, keepAll());
     await o.journal.close();
     const seal = encodeLine({ v: 2, gen: 1, id: '00000000', records: 0 }).slice(0, -1).padEnd(511) + '\n';
     fs.writeFileSync(Journal.sealFile(other), seal + seal);
-    refused(() => Journal.read(other, cohort), 'CORL_ERR_SERVE_JOURNAL_TRUNCATED', 'another one');
+    refused(() => Journal.read(other, identity), 'CORL_ERR_SERVE_JOURNAL_TRUNCATED', 'another one');
   });
 
   it('refuses a record damaged in the middle, naming its line', async () => {
     const lines = await written(1, 3);
     lines[2] = lines[2]!.replace('"1"', '"7"');
     fs.writeFileSync(file, lines.join('\n'));
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_CORRUPT', 'line 3', 'checksum');
+    refused(() => Journal.read(file, identity), 'CORL_ERR_SERVE_JOURNAL_CORRUPT', 'line 3', 'checksum');
     lines[2] = 'not json at all';
     fs.writeFileSync(file, lines.join('\n'));
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_CORRUPT', 'line 3');
+    refused(() => Journal.read(file, identity), 'CORL_ERR_SERVE_JOURNAL_CORRUPT', 'line 3');
   });
 
   it('refuses reordered lines and a line missing from the middle', async () => {
@@ -220,65 +220,65 @@ describe('serve/journal', () => {
     [swapped[2], swapped[3]] = [swapped[3]!, swapped[2]!];
     fs.writeFileSync(file, swapped.join('\n'));
     refused(
-      () => Journal.read(file, cohort),
+      () => Journal.read(file, identity),
       'CORL_ERR_SERVE_JOURNAL_ORDER',
       'expected record 2 at line 3',
       'record 3: records 2 are missing',
     );
     fs.writeFileSync(file, [...lines.slice(0, 2), ...lines.slice(3)].join('\n'));
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_ORDER', 'line 3');
+    refused(() => Journal.read(file, identity), 'CORL_ERR_SERVE_JOURNAL_ORDER', 'line 3');
     fs.writeFileSync(file, [...lines.slice(0, 3), lines[2], ...lines.slice(3)].join('\n'));
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_ORDER', 'out of order or repeated');
+    refused(() => Journal.read(file, identity), 'CORL_ERR_SERVE_JOURNAL_ORDER', 'out of order or repeated');
   });
 
-  it("refuses another cohort's journal, and a format version it does not know", async () => {
+  it("refuses another identity's journal, and a format version it does not know", async () => {
     await written(0, 1);
     refused(
-      () => Journal.read(file, { ...cohort, reward: 'corl:other' }),
+      () => Journal.read(file, { ...identity, reward: 'corl:other' }),
       'CORL_ERR_SERVE_JOURNAL',
       'corl:other',
       'corl:vote',
     );
-    fs.writeFileSync(file, `${JSON.stringify({ t: 'open', v: 3, ...cohort })}\n`);
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_VERSION', 'version 3');
+    fs.writeFileSync(file, `${JSON.stringify({ t: 'open', v: 3, ...identity })}\n`);
+    refused(() => Journal.read(file, identity), 'CORL_ERR_SERVE_JOURNAL_VERSION', 'version 3');
     fs.writeFileSync(file, 'hello\n');
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL', 'line 1');
+    refused(() => Journal.read(file, identity), 'CORL_ERR_SERVE_JOURNAL', 'line 1');
   });
 
   it('reads a version-1 journal (no checksums) with a note and rewrites it as version 2', async () => {
     fs.writeFileSync(
       file,
-      [{ t: 'open', v: 1, ...cohort }, keys(0, 'x'), keys(1, 'x')].map((r) => JSON.stringify(r)).join('\n') + '\n',
+      [{ t: 'open', v: 1, ...identity }, keys(0, 'x'), keys(1, 'x')].map((r) => JSON.stringify(r)).join('\n') + '\n',
     );
     const held = keepAll();
-    const { journal, replay } = await Journal.open(file, cohort, held);
+    const { journal, replay } = await Journal.open(file, identity, held);
     await journal.close();
     expect(held.records.map((r) => r.s)).to.deep.equal([0, 1]);
     expect(replay.compacted).to.equal(true);
     expect(replay.notes.join()).to.contain('format version 1');
-    const again = Journal.read(file, cohort);
+    const again = Journal.read(file, identity);
     expect(again.header).to.deep.include({ v: 2, gen: 1, records: 2 });
     expect(again.records).to.have.length(2);
   });
 
   it('compacts at start when that at least halves it; else goes on appending to the same generation', async () => {
     await written(0, 4); // generation 2, 4 records appended
-    const some = await Journal.open(file, cohort, new Held((r) => r.s >= 1)); // keeps 3 of 4: goes on
+    const some = await Journal.open(file, identity, new Held((r) => r.s >= 1)); // keeps 3 of 4: goes on
     expect(some.replay).to.deep.include({ count: 4, compacted: false, records: 4 });
     await some.journal.close();
-    expect(Journal.read(file, cohort).header).to.deep.include({ gen: 2, records: 0 });
+    expect(Journal.read(file, identity).header).to.deep.include({ gen: 2, records: 0 });
     const half = new Held((r) => r.s >= 2); // keeps 2 of 4: a new generation of those 2
-    const { journal, replay } = await Journal.open(file, cohort, half);
+    const { journal, replay } = await Journal.open(file, identity, half);
     expect(replay).to.deep.include({ count: 4, compacted: true, records: 2 });
     await journal.append([keys(4, 'x')]);
     await journal.close();
-    const again = Journal.read(file, cohort);
+    const again = Journal.read(file, identity);
     expect(again.header).to.deep.include({ gen: 3, records: 2 });
     expect(again.records.map((r) => r.s)).to.deep.equal([2, 3, 4]);
     // A generation whose window differs from this service's is rewritten whatever it keeps.
     const other = new Held();
     other.fits = () => false;
-    const o = await Journal.open(file, cohort, other);
+    const o = await Journal.open(file, identity, other);
     expect(o.replay.compacted).to.equal(true);
     await o.journal.close();
   });
@@ -287,7 +287,7 @@ describe('serve/journal', () => {
     // The service keeps the newest 20 records (its retention); 600 records arrive, 10 per append, all at once.
     const newest = (r: JournalRecord, all: readonly JournalRecord[]) => all.indexOf(r) >= all.length - 20;
     const held = new Held(newest);
-    const { journal } = await Journal.open(file, cohort, held, { growthBytes: 4096 });
+    const { journal } = await Journal.open(file, identity, held, { growthBytes: 4096 });
     const appends: Promise<void>[] = [];
     let biggest = 0;
     for (let b = 0; b < 60; b++) {
@@ -308,7 +308,7 @@ describe('serve/journal', () => {
     expect(biggest).to.be.below(2 * (20 * line + 300) + 4096 + 80 * line);
     // A restart holds exactly what the running service held: nothing lost, nothing twice.
     const again = new Held(newest);
-    const reopened = await Journal.open(file, cohort, again);
+    const reopened = await Journal.open(file, identity, again);
     await reopened.journal.close();
     expect(again.records).to.deep.equal(held.records);
     expect(held.records.map((r) => r.s)).to.deep.equal(Array.from({ length: 20 }, (_, i) => 580 + i));
@@ -327,9 +327,9 @@ describe('serve/journal', () => {
     fs.mkdirSync(cases[2]![0]);
     fs.symlinkSync(fifo, cases[3]![0]);
     for (const [f, , parts] of cases) {
-      refused(() => Journal.read(f, cohort), 'CORL_ERR_SERVE_JOURNAL_FILE', ...parts);
+      refused(() => Journal.read(f, identity), 'CORL_ERR_SERVE_JOURNAL_FILE', ...parts);
       try {
-        await Journal.open(f, cohort, keepAll());
+        await Journal.open(f, identity, keepAll());
         expect.fail(`opened ${f}`);
       } catch (e) {
         expect(isCorlError(e, 'CORL_ERR_SERVE_JOURNAL_FILE'), String(e)).to.equal(true);
@@ -340,7 +340,7 @@ describe('serve/journal', () => {
     await written(0, 1);
     fs.rmSync(Journal.sealFile(file));
     execFileSync('mkfifo', [Journal.sealFile(file)]);
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_FILE', 'journal seal', 'a FIFO');
+    refused(() => Journal.read(file, identity), 'CORL_ERR_SERVE_JOURNAL_FILE', 'journal seal', 'a FIFO');
   });
 
   it('follows a symlink to a regular file: a compaction replaces the file it points to, the link stays', async () => {
@@ -349,14 +349,14 @@ describe('serve/journal', () => {
     fs.writeFileSync(target, '');
     fs.symlinkSync(target, link);
     const held = keepAll();
-    const { journal } = await Journal.open(link, cohort, held);
+    const { journal } = await Journal.open(link, identity, held);
     held.add([keys(0, 'x')]);
     await journal.append([keys(0, 'x')]);
     await journal.compact();
     await journal.close();
     expect(fs.lstatSync(link).isSymbolicLink()).to.equal(true);
-    expect(Journal.read(link, cohort).records).to.have.length(1);
-    expect(Journal.read(target, cohort).header).to.deep.include({ gen: 2, records: 1 });
+    expect(Journal.read(link, identity).records).to.have.length(1);
+    expect(Journal.read(target, identity).header).to.deep.include({ gen: 2, records: 1 });
   });
 
   it('refuses a line longer than MAX_LINE_BYTES (a sparse file of 300 MiB of zeros after its header) without building it', async () => {
@@ -364,7 +364,7 @@ describe('serve/journal', () => {
     const size = fs.statSync(file).size;
     fs.truncateSync(file, size + 300 * 1024 * 1024); // a hole: no disk used
     fs.rmSync(Journal.sealFile(file));
-    refused(() => Journal.read(file, cohort), 'CORL_ERR_SERVE_JOURNAL_CORRUPT', 'at most 268435456 bytes', 'line 3');
+    refused(() => Journal.read(file, identity), 'CORL_ERR_SERVE_JOURNAL_CORRUPT', 'at most 268435456 bytes', 'line 3');
   });
 
   it("restores a journal the service wrote of more than V8's longest string (512 MiB), line by line, and compacts it", async function () {
@@ -382,7 +382,7 @@ describe('serve/journal', () => {
     });
     const last = (r: JournalRecord, all: readonly JournalRecord[]) => r === all[all.length - 1];
     const writer = new Held(last);
-    const first = await Journal.open(file, cohort, writer);
+    const first = await Journal.open(file, identity, writer);
     for (let s = 0; s < 140; s++) {
       writer.add([reply(s)]);
       await first.journal.append([reply(s)]);
@@ -390,12 +390,12 @@ describe('serve/journal', () => {
     await first.journal.close();
     expect(fs.statSync(file).size).to.be.greaterThan(0x1fffffe8);
     const reader = new Held(last);
-    const { journal, replay } = await Journal.open(file, cohort, reader);
+    const { journal, replay } = await Journal.open(file, identity, reader);
     await journal.close();
     expect(replay).to.deep.include({ count: 140, compacted: true, records: 1 });
     expect(reader.records.map((r) => r.s)).to.deep.equal([139]);
     expect(fs.statSync(file).size).to.be.below(5 * 1024 * 1024);
-    expect(Journal.read(file, cohort).records).to.have.length(1);
+    expect(Journal.read(file, identity).records).to.have.length(1);
   });
 
   it('a disabled journal keeps nothing and counts what it was given', async () => {

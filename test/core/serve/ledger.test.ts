@@ -15,7 +15,11 @@ const H2 = 'B'.repeat(27);
 describe('serve/ledger', () => {
   it('computes once per agent and key, shares the computation while it runs, replays the stored reply after', async () => {
     const appended: JournalRecord[] = [];
-    const ledger = new ReplyLedger(['a', 'b'], { append: async (r) => void appended.push(...r) }, 2);
+    const ledger = new ReplyLedger(
+      ['a', 'b'],
+      { append: async (r) => void appended.push(...r) },
+      { count: 2, bytes: 1e9 },
+    );
     let calls = 0;
     let release!: (v: unknown) => void;
     const compute = () => {
@@ -36,7 +40,7 @@ describe('serve/ledger', () => {
   });
 
   it('forgets a failed computation (a retry computes again) and keeps the newest `keep` keys per agent', async () => {
-    const ledger = new ReplyLedger(['a'], { append: async () => undefined }, 2);
+    const ledger = new ReplyLedger(['a'], { append: async () => undefined }, { count: 2, bytes: 1e9 });
     let n = 0;
     await ledger.run(0, 'bad', H1, async () => Promise.reject(new Error('boom'))).catch(() => undefined);
     expect(await ledger.run(0, 'bad', H1, async () => ++n)).to.equal(1);
@@ -46,16 +50,45 @@ describe('serve/ledger', () => {
     expect(await ledger.run(0, 'bad', H1, async () => ++n)).to.equal(4); // forgotten: computed anew
   });
 
+  it('holds at most `keep.bytes` of replies per agent: a few large replies push out older ones, in memory and in the journal', async () => {
+    const records: JournalRecord[] = [];
+    const ledger = new ReplyLedger(
+      ['a', 'b'],
+      { append: async (r) => void records.push(...r) },
+      { count: 100, bytes: 2500 },
+    );
+    const big = (i: number) => ({ rewards: [i], pad: 'x'.repeat(1000) }); // 1,024 bytes as JSON
+    expect(JSON.stringify(big(1)).length).to.equal(1024);
+    for (let i = 1; i <= 5; i++) await ledger.run(0, `k${i}`, H1, async () => big(i));
+    await ledger.run(1, 'k1', H1, async () => big(9));
+    // a: 1,024 + 1,024 ≤ 2,500 < 3 × 1,024: its newest two stay; b is counted apart
+    expect(ledger.snapshot().map((r) => `${r.a}:${r.g}`)).to.deep.equal(['a:k4', 'a:k5', 'b:k1']);
+    expect(await ledger.run(0, 'k1', H1, async () => 'anew')).to.equal('anew'); // let go: a new request
+    // A reply over the bound alone is still kept and replayed (one is always kept) ...
+    const one = new ReplyLedger(['a'], { append: async () => undefined }, { count: 100, bytes: 1000 });
+    await one.run(0, 'huge', H1, async () => big(7));
+    expect(await one.run(0, 'huge', H1, async () => 'anew')).to.deep.equal(big(7));
+    // ... and a restart rebuilds the same bound from the records
+    const two = new ReplyLedger(['a', 'b'], { append: async () => undefined }, { count: 100, bytes: 2500 });
+    for (const r of records) two.restore(r);
+    expect(two.snapshot()).to.deep.equal(ledger.snapshot());
+  });
+
   it('rebuilds from its records; a fingerprint-only ledger recomputes (the route answers identically anyway)', async () => {
     const records: JournalRecord[] = [];
-    const one = new ReplyLedger(['a'], { append: async (r) => void records.push(...r) }, 8);
+    const one = new ReplyLedger(['a'], { append: async (r) => void records.push(...r) }, { count: 8, bytes: 1e9 });
     await one.run(0, 'k', H1, async () => ({ rewards: [1] }));
     await one.run(0, 'j', H2, async () => ({ rewards: [0] }));
-    const two = new ReplyLedger(['a'], { append: async () => undefined }, 8);
+    const two = new ReplyLedger(['a'], { append: async () => undefined }, { count: 8, bytes: 1e9 });
     for (const r of records) two.restore(r);
     expect(two.snapshot()).to.deep.equal(one.snapshot());
     expect(await two.run(0, 'k', H1, async () => 'recomputed')).to.deep.equal({ rewards: [1] });
-    const ids = new ReplyLedger(['a'], { append: async () => expect.fail('journaled') }, 8, false);
+    const ids = new ReplyLedger(
+      ['a'],
+      { append: async () => expect.fail('journaled') },
+      { count: 8, bytes: 1e9 },
+      false,
+    );
     expect(await ids.run(0, 'k', H1, async () => 1)).to.equal(1);
     expect(await ids.run(0, 'k', H1, async () => 2)).to.equal(2);
     expect(() => ids.run(0, 'k', H2, async () => 3)).to.throw(/different one/);

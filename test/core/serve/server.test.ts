@@ -6,6 +6,8 @@ import { isCorlError } from '../../../core/errors';
 import type { RewardServer } from '../../../core/serve/server';
 import { fixture, tempDir } from '../../fixtures/configs';
 import { boxed, get, post, ringServeConfig, startServer } from '../../fixtures/serve';
+import { problems } from '../../fixtures/spy-reward';
+import { writeTinyVerifier } from '../../fixtures/tiny-verifier';
 
 describe('serve/server: POST /v1/groups (the cross-agent exchange)', function () {
   this.timeout(30000);
@@ -196,6 +198,23 @@ describe('serve/server: POST /v1/groups (the cross-agent exchange)', function ()
       groups: [{ ...boxed('g', ['1', '2', '0.5']), reference: '\\frac{1}{2}' }],
     });
     expect(r.body.groups[0].rewards).to.deep.equal([0, 0, 1]);
+  });
+  it('GET /health: readsGroundTruth says whether to send references; supervised is it or trained on labels', async () => {
+    let n = 0;
+    const use = async (reward: unknown) => {
+      const journal = path.join(tmp.dir, `journal-${n++}.jsonl`); // each service its own (identity)
+      server = await startServer({ ...ringServeConfig(), reward }, tmp.dir, { journal });
+      const h = (await get(server.url, '/health')).body;
+      await server.close();
+      server = undefined;
+      return [h.readsGroundTruth, h.supervised];
+    };
+    expect(await use('corl:vote')).to.deep.equal([false, false]);
+    expect(await use('corl:ground-truth')).to.deep.equal([true, true]);
+    const checkpoint = path.join(tmp.dir, 'verifier');
+    await writeTinyVerifier(checkpoint);
+    // A learned verifier reads no reference (clients send none), but labels made it: supervised.
+    expect(await use({ use: 'corl:learned-verifier', options: { checkpoint } })).to.deep.equal([false, true]);
   });
 });
 
@@ -487,6 +506,39 @@ describe('serve/server: POST /get_reward (OpenRLHF)', function () {
     ]);
     expect(a2.body.rewards).to.deep.equal([1, 1]);
     expect(b2.body.rewards).to.deep.equal([1, 1]);
+  });
+
+  it('grouped by label, a label-free reward never sees the label: problem.id is a keyed digest, the same for both agents (issue 30)', async () => {
+    // OpenRLHF's label column is often the answer itself; a label-free reward must not read it as the id.
+    const config = {
+      ...ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label' } }),
+      reward: { use: 'test:spy', options: { name: 'label-id' } },
+      plugins: [fixture('spy-reward.js')],
+    };
+    server = await startServer(config, tmp.dir);
+    problems.length = 0;
+    const secret = (i: number): string => `answer-${1000 + i}`;
+    const send = (agent: string, i: number): Promise<any> =>
+      post(server!.url, `/get_reward?agent=${agent}`, {
+        query: [`q${i} \\boxed{1}`, `q${i} \\boxed{2}`],
+        prompts: [`q${i}`, `q${i}`],
+        labels: [secret(i), secret(i)],
+      });
+    for (let i = 0; i < 3; i++) {
+      const answers = await Promise.all([send('a', i), send('b', i)]);
+      for (const r of answers) expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    }
+    expect(problems).to.have.length(6);
+    for (const p of problems) {
+      expect(p.id).to.match(/^label-[0-9a-f]{32}$/);
+      for (let i = 0; i < 3; i++) expect(p.id).to.not.include(String(1000 + i));
+    }
+    const byPrompt = new Map<string, Set<string>>();
+    for (const p of problems) byPrompt.set(p.prompt, (byPrompt.get(p.prompt) ?? new Set()).add(p.id));
+    expect([...byPrompt.values()].map((ids) => ids.size)).to.deep.equal([1, 1, 1]);
+    expect(new Set(problems.map((p) => p.id)).size).to.equal(3);
+    // The service's own views keep the label the client sent: the journal's group ids are the labels.
+    expect(fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8')).to.include(`"g":"${secret(0)}"`);
   });
 
   it('keeps at most getReward.keepRounds rounds of each prompt: a long run stays bounded, recent retries still replay', async () => {

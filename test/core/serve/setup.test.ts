@@ -17,7 +17,7 @@ describe('serve/setup: loading a serve config', () => {
   it('loads the verifier alone', async () => {
     const { config, loaded } = await loadServeConfigValue(served);
     expect(config.reward.use).to.equal('corl:gt-verifier');
-    expect(loaded.supervised).to.equal(true);
+    expect(loaded.readsGroundTruth).to.equal(true);
   });
 
   it('refuses an interaction with CORL_ERR_CONFIG_INVALID naming the field and the file', async () => {

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import type { ContextWindow } from '../../../core/contracts/policy';
 import { createPlugin } from '../../../core/testing';
 import { ELLIPSIS, roundPrompt, tail, type PreviousTurn } from '../../../core/trainer/discussion';
-import { chatDiscussionPrompt } from '../../../core/util/discussion-text';
+import { chatDiscussionPrompt } from '../../../core/discussion/prompts';
 import { arithTask, inlineTask, jsonlTask } from '../../../plugins/tasks';
 import { dataFixture } from '../../fixtures/configs';
 

@@ -4,7 +4,7 @@ import type { Equivalence } from '../../../core/contracts/equivalence';
 import type { Policy, SampleRequest, SamplingOptions } from '../../../core/contracts/policy';
 import { MapGroundTruth } from '../../../core/contracts/problem';
 import { AnswerKeys } from '../../../core/reward/answer-keys';
-import type { Agent } from '../../../core/trainer/cohort';
+import type { Agent } from '../../../core/trainer/run-context';
 import { agentScores, ensembleCorrect, evaluateAgent, pairAgreement } from '../../../core/trainer/evaluate';
 import { mixSeed } from '../../../core/util/rng';
 

@@ -12,9 +12,9 @@ describe('core/trainer/run-dir', () => {
   afterEach(() => tmp.cleanup());
 
   it('run.json records a reward trained on labels as supervised, and says so', () => {
-    expect(labelUse({ supervised: false, trainedOnLabels: false })).to.deep.equal({ supervised: false });
-    expect(labelUse({ supervised: true, trainedOnLabels: false })).to.deep.equal({ supervised: true });
-    expect(labelUse({ supervised: false, trainedOnLabels: true })).to.deep.equal({
+    expect(labelUse({ readsGroundTruth: false, trainedOnLabels: false })).to.deep.equal({ supervised: false });
+    expect(labelUse({ readsGroundTruth: true, trainedOnLabels: false })).to.deep.equal({ supervised: true });
+    expect(labelUse({ readsGroundTruth: false, trainedOnLabels: true })).to.deep.equal({
       supervised: true,
       trainedOnLabels: true,
     });

@@ -2,7 +2,7 @@
 // sample is known in advance, so the judged rewards, advantages, judge budget and per-round metrics
 // are checked against numbers worked by hand (docs/algorithms/comas.md).
 import { expect } from 'chai';
-import { chatEvaluationPrompt } from '../../../core/util/discussion-text';
+import { chatEvaluationPrompt } from '../../../core/discussion/prompts';
 import { fixture, tempDir } from '../../fixtures/configs';
 import { readRollouts, trainIn, type TurnRollout } from '../../support/scripted-run';
 
@@ -52,8 +52,8 @@ describe('trainer: a scripted CoMAS step, worked by hand', function () {
       eval: { atStart: false, samples: 1 },
     };
     const { loaded, run, result } = await trainIn(tmp.dir, config, false);
-    expect(loaded.supervised).to.equal(false);
-    expect(result.supervised).to.equal(false);
+    expect(loaded.readsGroundTruth).to.equal(false);
+    expect(result.readsGroundTruth).to.equal(false);
 
     const rollouts = readRollouts(tmp.dir);
     const at = (agent: number, round: number): TurnRollout =>

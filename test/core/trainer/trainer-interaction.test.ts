@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { chatDiscussionPrompt } from '../../../core/util/discussion-text';
+import { chatDiscussionPrompt } from '../../../core/discussion/prompts';
 import { fixture, tempDir } from '../../fixtures/configs';
 import { readRollouts, trainIn, type TurnRollout } from '../../support/scripted-run';
 

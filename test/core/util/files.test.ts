@@ -6,6 +6,7 @@ import {
   kernelFileSystem,
   NotARegularFile,
   openUserAppend,
+  outputFolderProblem,
   outputProblem,
   readUserFile,
   readUserText,
@@ -65,6 +66,13 @@ describe('core/util/files (files a user names: regular files only, never a hang)
     expect(outputProblem(tmp.dir)).to.equal('a folder');
     expect(outputProblem('/proc/sys/kernel/x')).to.equal("a file of the kernel's proc file system, not a data file");
     expect(outputProblem(path.join(file, 'x'))).to.equal(`a path under ${file}, which is a file`);
+    expect(outputFolderProblem(tmp.dir)).to.equal(undefined);
+    expect(outputFolderProblem(path.join(tmp.dir, 'new', 'deeper'))).to.equal(undefined);
+    expect(outputFolderProblem(file)).to.equal('a file');
+    expect(outputFolderProblem('/proc/sys/kernel/x')).to.equal(
+      "a folder of the kernel's proc file system, not one for data",
+    );
+    expect(outputFolderProblem(path.join(file, 'x'))).to.equal(`a path under ${file}, which is a file`);
   });
 
   it('names the kernel file system of a path, or of its nearest existing ancestor', () => {

@@ -142,6 +142,30 @@ describe('plugins/rewards/learned-verifier (corl:learned-verifier)', function ()
     expect(missing.message).to.contain(path.join(tmp.dir, 'nope'));
   });
 
+  it('under corl serve: forward passes queue lane by lane, and work nobody waits for leaves the queue (issue 30)', async () => {
+    const reward = (await createPlugin(learnedVerifierReward, { checkpoint: dir })) as RewardSource;
+    try {
+      const problem = { id: 'p', prompt: '1+1=' };
+      const ctx = (t: string) => rewardContext({ keys: [null], texts: [t], problem });
+      const want = (t: string) => tinyVerifierProbability(verifierText(problem.prompt, t));
+      // a holds the one place; its next two wait; b (nothing running) takes the extra place.
+      const a = ['1+1=2', '1+1=3', '0=0'].map((t) => reward.score(ctx(t), { lane: 'a' }));
+      const gone = new AbortController();
+      const cancelled = reward.score(ctx('11'), { lane: 'a', signal: gone.signal });
+      const b = reward.score(ctx('2'), { lane: 'b' });
+      gone.abort(new Error('client went away'));
+      const e = await failure(cancelled);
+      expect(e.message).to.equal('client went away');
+      const done = await Promise.all([...a, b]);
+      done.forEach((r, k) => expect(r.rewards[0]).to.be.closeTo(want(['1+1=2', '1+1=3', '0=0', '2'][k]!), 1e-6));
+      // A signal already aborted runs nothing.
+      const late = await failure(reward.score(ctx('1'), { lane: 'c', signal: gone.signal }));
+      expect(late.message).to.equal('client went away');
+    } finally {
+      await reward.close?.();
+    }
+  });
+
   it('options: checkpoint is required, unknown options are refused', async () => {
     for (const options of [
       {},
@@ -201,8 +225,8 @@ describe('plugins/rewards/learned-verifier (corl:learned-verifier)', function ()
     const nested = await failure(loadConfig(writeConfig(tmp.dir, 'lf2.json', coRlConfig({ reward: weighted }))));
     expect(nested.code).to.equal('CORL_ERR_CONFIG_LABEL_FREE');
     const ok = await loadConfig(writeConfig(tmp.dir, 'ok.json', coRlConfig({ reward, labelFree: false })));
-    expect([ok.supervised, ok.trainedOnLabels]).to.deep.equal([false, true]);
+    expect([ok.readsGroundTruth, ok.trainedOnLabels]).to.deep.equal([false, true]);
     const vote = await loadConfig(writeConfig(tmp.dir, 'vote.json', coRlConfig()));
-    expect([vote.supervised, vote.trainedOnLabels]).to.deep.equal([false, false]);
+    expect([vote.readsGroundTruth, vote.trainedOnLabels]).to.deep.equal([false, false]);
   });
 });

@@ -53,7 +53,7 @@ describe('plugins/rewards/weighted (corl:weighted)', () => {
     ).sources;
     expect(parts[0]!.source).to.deep.equal({ use: 'corl:vote', options: { threshold: 0, rule: 'pool' } });
     expect(parts[0]!.weight).to.equal(1);
-    expect(loaded.supervised).to.equal(false);
+    expect(loaded.readsGroundTruth).to.equal(false);
     expect(loaded.tokenStats).to.equal(false);
     const reward = await instantiate('reward', loaded.config.reward, {
       registry: loaded.registry,
@@ -84,7 +84,7 @@ describe('plugins/rewards/weighted (corl:weighted)', () => {
       },
     };
     const loaded = await loadConfigValue(withReward(sel));
-    expect(loaded.supervised).to.equal(true);
+    expect(loaded.readsGroundTruth).to.equal(true);
     const reward = (await instantiate('reward', loaded.config.reward, {
       registry: loaded.registry,
       seed: 0,
@@ -120,7 +120,7 @@ describe('plugins/rewards/weighted (corl:weighted)', () => {
       }),
     );
     expect(loaded.tokenStats).to.equal(true);
-    expect(loaded.supervised).to.equal(false);
+    expect(loaded.readsGroundTruth).to.equal(false);
   });
 
   it('bad nested options are reported at their path; all-zero weights are refused', async () => {

@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { pretrainBatch } from '../../../../core/cli/commands/pretrain';
 import { coRlConfig, inlineTask, tempDir, writeConfig } from '../../../fixtures/configs';
 
 const BIN = path.resolve(__dirname, '../../../../../bin/corl.js');
@@ -41,13 +40,6 @@ describe('core/cli/commands/pretrain (corl pretrain)', function () {
     tmp = tempDir('corl-pretrain-');
   });
   afterEach(() => tmp.cleanup());
-
-  it('batches walk seeded epochs over the texts', () => {
-    const a = [0, 1, 2].map((s) => pretrainBatch(5, s, 4, 9));
-    expect(a.flat().slice(0, 5).sort()).to.deep.equal([0, 1, 2, 3, 4]);
-    expect(pretrainBatch(5, 1, 4, 9)).to.deep.equal(a[1]);
-    expect(pretrainBatch(5, 0, 4, 10)).to.not.deep.equal(a[0]);
-  });
 
   it('pretrains one agent into a checkpoint that a training config then starts from', () => {
     const agents = [

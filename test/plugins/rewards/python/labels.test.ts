@@ -112,7 +112,7 @@ describe('corl:python: a label-free Python reward never receives a reference', f
     const run = await RunDirectory.create(out, loaded.config, loaded.source, {
       configFile: loaded.file,
       baseDir: loaded.baseDir,
-      supervised: loaded.supervised,
+      supervised: loaded.readsGroundTruth,
     });
     await train(loaded, { run });
     return loaded;
@@ -121,7 +121,7 @@ describe('corl:python: a label-free Python reward never receives a reference', f
   for (const options of LABEL_FREE) {
     it(`corl train, ${JSON.stringify(options)}: no call, argument, environment or argv holds a reference`, async () => {
       const loaded = await trainWith(options);
-      expect(loaded.supervised).to.equal(false);
+      expect(loaded.readsGroundTruth).to.equal(false);
       const log = seen();
       const calls = log.split('\n').filter((l) => l.includes('"completions"') || l.includes('"solution_str"'));
       expect(calls.length, 'the function was called').to.be.greaterThan(0);

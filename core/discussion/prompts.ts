@@ -1,12 +1,13 @@
+// The default prompts of a discussion: what a task without a format of its own (`corl:jsonl`,
+// `corl:inline`, a third-party task without `discussionPrompt`/`evaluationPrompt`) shows an agent of
+// its neighbours' previous turns. Plain chat text; agents are numbered from 1.
+import type { NeighbourTurn } from '../contracts/task';
+
 /**
  * A chat-friendly discussion prompt: the question, then each neighbour's previous answer (or whole
- * solution), then a request to answer again (turns as `NeighbourTurn` of core/contracts/task.ts). Tasks without a format of their own (`corl:jsonl`,
- * `corl:inline`, and third-party tasks without `discussionPrompt`) use it. Agents are numbered from 1.
+ * solution), then a request to answer again. The default of `Task.discussionPrompt`.
  */
-export function chatDiscussionPrompt(
-  prompt: string,
-  turns: readonly { readonly agent: number; readonly answer: string | null; readonly solution?: string }[],
-): string {
+export function chatDiscussionPrompt(prompt: string, turns: readonly NeighbourTurn[]): string {
   if (turns.length === 0) return prompt;
   const quoted = turns.map((t) => {
     const answer = t.answer ?? '(no answer)';
@@ -23,12 +24,9 @@ export function chatDiscussionPrompt(
 /**
  * A chat-friendly evaluation prompt (an interaction's `evaluate` turn, CoMAS): the question, one other
  * agent's solution (or answer), and a request to list its errors and end with an answer of one's own.
- * Tasks without `evaluationPrompt` or `discussionPrompt` use it. Agents are numbered from 1.
+ * Tasks without `evaluationPrompt` or `discussionPrompt` use it.
  */
-export function chatEvaluationPrompt(
-  prompt: string,
-  turn: { readonly agent: number; readonly answer: string | null; readonly solution?: string },
-): string {
+export function chatEvaluationPrompt(prompt: string, turn: NeighbourTurn): string {
   const answer = turn.answer ?? '(no answer)';
   const quoted =
     turn.solution !== undefined

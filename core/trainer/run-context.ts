@@ -13,12 +13,12 @@ import type { Topology } from '../contracts/topology';
 import type { LoadedConfig } from '../config/load';
 import { CorlError, errorLine, isCorlError } from '../errors';
 import { createRunPlugins } from '../config/run-plugins';
-import { chatDiscussionPrompt, chatEvaluationPrompt } from '../util/discussion-text';
+import { chatDiscussionPrompt, chatEvaluationPrompt } from '../discussion/prompts';
 import { mixSeed, Rng } from '../util/rng';
 import type { DiscussionFormat } from './discussion';
 import { NO_INTERACTION } from './no-interaction';
 
-/** One member of the cohort: its policy and seed. */
+/** One member of the cohort (the agents of a run): its policy and seed. */
 export interface Agent {
   readonly index: number;
   readonly name: string;
@@ -27,8 +27,11 @@ export interface Agent {
   readonly policy: Policy;
 }
 
-/** Everything a run needs, built from a loaded config. */
-export interface Cohort {
+/**
+ * The run context: everything a run needs, built from a loaded config (the cohort of agents, the data,
+ * the plugins and the task's prompt formats). Not to be confused with the cohort, which is `agents`.
+ */
+export interface RunContext {
   readonly loaded: LoadedConfig;
   readonly data: TaskData;
   readonly agents: readonly Agent[];
@@ -62,7 +65,7 @@ export interface Cohort {
  * truth only for a reward source that declares it). The trainer keeps the ground truth for its
  * monitoring; reward sources get `RewardContext.reference` only when they declare `usesGroundTruth`.
  */
-export async function buildCohort(loaded: LoadedConfig): Promise<Cohort> {
+export async function buildRunContext(loaded: LoadedConfig): Promise<RunContext> {
   const p = await createRunPlugins(loaded, 'training');
   const agents: Agent[] = loaded.config.agents.map((a, i) => ({
     index: i,
@@ -111,14 +114,14 @@ export async function buildCohort(loaded: LoadedConfig): Promise<Cohort> {
 }
 
 /** The sampling settings of the trainer's config: every round of a step and the judge's samples use them. */
-export function trainSampling(cohort: Pick<Cohort, 'loaded'>): Omit<SamplingOptions, 'n' | 'seed'> {
-  const tc = cohort.loaded.config.trainer;
+export function trainSampling(ctx: Pick<RunContext, 'loaded'>): Omit<SamplingOptions, 'n' | 'seed'> {
+  const tc = ctx.loaded.config.trainer;
   return {
     temperature: tc.sampling.temperature,
     topP: tc.sampling.topP,
     maxTokens: tc.sampling.maxTokens,
     stop: tc.sampling.stop,
-    tokenStats: cohort.loaded.tokenStats,
+    tokenStats: ctx.loaded.tokenStats,
   };
 }
 

@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { guessFormat } from '../../../../core/cli/commands/eval';
-import { CountLines } from '../../../../core/trainer/progress';
-import { dataFixture, tempDir } from '../../../fixtures/configs';
+import { guessFormat } from '../../../core/trainer/benchmark';
+import { dataFixture, tempDir } from '../../fixtures/configs';
 
-describe('core/cli/commands/eval', () => {
+describe('core/trainer/benchmark', () => {
   it('guesses the answer format of a benchmark file from its first row', () => {
     const tmp = tempDir('corl-eval-fmt-');
     try {
@@ -19,15 +18,5 @@ describe('core/cli/commands/eval', () => {
     } finally {
       tmp.cleanup();
     }
-  });
-
-  it('plain progress: one line per update with the running count', () => {
-    const lines: string[] = [];
-    const p = new CountLines((l) => lines.push(l));
-    p.start(6, 'eval');
-    p.update(2, 'a 2/3');
-    p.note('note');
-    p.update(6, '');
-    expect(lines).to.deep.equal(['eval: 0/6', 'eval: 2/6 (a 2/3)', 'note', 'eval: 6/6']);
   });
 });

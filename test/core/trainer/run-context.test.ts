@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { batchAt } from '../../../core/trainer/cohort';
+import { batchAt } from '../../../core/trainer/run-context';
 
 const train = Array.from({ length: 5 }, (_, i) => ({ id: `p${i}`, prompt: `q${i}` }));
 
-describe('core/trainer/cohort batchAt', () => {
+describe('core/trainer/ctx batchAt', () => {
   it('is a pure function of the step: every agent and every resume sees the same problems', () => {
     expect(batchAt(train, 3, 2, 7)).to.deep.equal(batchAt(train, 3, 2, 7));
     expect(batchAt(train, 3, 2, 8)).to.not.deep.equal(batchAt(train, 3, 2, 7));

@@ -1,9 +1,18 @@
 import { CorlError, isCorlError } from '../errors';
+import { NotARegularFile } from '../util/files';
 
 /** Print an error the way every command does: coded errors as their message, anything else with a stack. Returns the exit code. */
 export function reportError(e: unknown, write: (s: string) => void = (s) => process.stderr.write(s)): number {
   if (isCorlError(e)) {
     write(`${e.message}\n`);
+    return 1;
+  }
+  // A reader refused a FIFO, a device or a kernel file that no caller turned into its own code.
+  if (e instanceof NotARegularFile) {
+    const at = e.path === undefined ? '' : ` at ${e.path}`;
+    write(
+      `${new CorlError('CORL_ERR_IO', `expected a regular file${at}, got ${e.message}`, { hint: 'name a regular file (not a pipe, device, folder or /proc entry)' }).message}\n`,
+    );
     return 1;
   }
   const err = e as Error;

@@ -17,6 +17,7 @@ import { timeStamp } from '../util/text';
 import { BlindProgress } from './blind';
 import { fileSha256, loadPlan, plannedConfigFiles, planRecord, type LoadedPlan } from './plan';
 import { verdictFor } from './verdict';
+import { readUserText } from '../util/files';
 
 /** How to run {@link runCompare}. */
 export interface CompareOptions {
@@ -111,7 +112,7 @@ function checkFolder(out: string, plan: LoadedPlan | undefined): PlanRecord | un
   if (!fs.existsSync(file)) return undefined;
   let meta: { plan?: PlanRecord };
   try {
-    meta = JSON.parse(fs.readFileSync(file, 'utf8')) as { plan?: PlanRecord };
+    meta = JSON.parse(readUserText(file)) as { plan?: PlanRecord };
   } catch (e) {
     throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in compare.json, got ${(e as Error).message}`, {
       where: file,
@@ -138,7 +139,7 @@ function checkFolder(out: string, plan: LoadedPlan | undefined): PlanRecord | un
  */
 export function attachPlan(plan: LoadedPlan, files: readonly string[], out: string, attached?: string): PlanRecord {
   const configs = plan.plan.configs.map((c, i) => {
-    const source = JSON.parse(fs.readFileSync(files[i]!, 'utf8')) as { seed?: unknown };
+    const source = JSON.parse(readUserText(files[i]!)) as { seed?: unknown };
     return {
       name: c.name,
       digest: configDigest(source, PLAN_OMIT),
@@ -151,7 +152,7 @@ export function attachPlan(plan: LoadedPlan, files: readonly string[], out: stri
     for (const s of fs.readdirSync(dir).filter((x) => /^seed-\d+$/.test(x))) {
       const file = path.join(dir, s, 'config.source.json');
       if (!fs.existsSync(file)) continue;
-      const source = JSON.parse(fs.readFileSync(file, 'utf8')) as { seed?: unknown };
+      const source = JSON.parse(readUserText(file)) as { seed?: unknown };
       if (configDigest(source, PLAN_OMIT) !== c.digest || source.seed !== c.seed + 1000 * Number(s.slice(5)))
         throw new CorlError(
           'CORL_ERR_PLAN_CONFIG_CHANGED',
@@ -298,7 +299,7 @@ function decidedLooks(out: string): { looks: number; stopped: boolean } {
   if (!fs.existsSync(file)) return { looks: 0, stopped: false };
   let v: { looks?: unknown; stopped?: unknown };
   try {
-    v = JSON.parse(fs.readFileSync(file, 'utf8')) as { looks?: unknown; stopped?: unknown };
+    v = JSON.parse(readUserText(file)) as { looks?: unknown; stopped?: unknown };
   } catch (e) {
     throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in verdicts.json, got ${(e as Error).message}`, {
       where: file,

@@ -11,6 +11,7 @@ import { evalStepFiles } from '../report/markdown';
 import { analysePairs } from '../report/paired';
 import { readTextMaybeGz } from '../util/gz';
 import { verdictLine, type CommittedResult } from '../report/verdict';
+import { readUserText } from '../util/files';
 
 /** The verdict line of a comparison: its last config against each of the others. */
 export function verdictFor(c: Comparison, loaded: readonly LoadedConfig[], committedDir?: string): string {
@@ -36,9 +37,7 @@ export function verdictFor(c: Comparison, loaded: readonly LoadedConfig[], commi
   const identity = (name: string): string | undefined => {
     const run = groups.find((g) => g.name === name)?.runs[0];
     const src = run && path.join(run.dir, 'config.source.json');
-    return src && fs.existsSync(src)
-      ? configDigest(JSON.parse(fs.readFileSync(src, 'utf8')), SAME_CONFIG_OMIT)
-      : undefined;
+    return src && fs.existsSync(src) ? configDigest(JSON.parse(readUserText(src)), SAME_CONFIG_OMIT) : undefined;
   };
   const seeds = Math.min(...groups.map((g) => g.runs.length));
   const committed: CommittedResult[] = [];

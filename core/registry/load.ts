@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { PluginKind, PluginModule } from '../contracts/plugin';
 import { CorlError, errorLine, isCorlError } from '../errors';
+import { inputProblem } from '../util/files';
 import { registrar } from './container';
 import { PluginRegistry } from './registry';
 
@@ -27,6 +28,17 @@ export function resolveModule(spec: string, baseDir: string): string {
 
 function requireModule(spec: string, baseDir: string): PluginModule {
   const file = resolveModule(spec, baseDir);
+  // require() reads the file whole and blocks: a FIFO would hang it, /dev/zero never end.
+  const problem = inputProblem(file);
+  if (problem !== undefined) {
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_LOAD',
+      `expected module "${spec}" to be a JavaScript file, got ${problem} at ${file}`,
+      {
+        hint: 'point "plugins" at the built .js file of the plugin (or its package), not a pipe, device or folder',
+      },
+    );
+  }
   let mod: { register?: unknown; default?: { register?: unknown } } | null | undefined;
   try {
     mod = require(file);

@@ -7,6 +7,7 @@ import { writeSyncedSync } from '../util/fs';
 import { mixSeed } from '../util/rng';
 import { checkVariant, describeFailure } from './check';
 import type { RephraseRow } from './input';
+import { readUserText } from '../util/files';
 
 /** The instruction sent for each problem; `{prompt}` is replaced by the problem text. */
 export const DEFAULT_INSTRUCTION =
@@ -63,7 +64,7 @@ export function cleanReply(text: string): string {
 
 /** Rows already written to a partial file that match the input's first rows; a torn last line is cut off. */
 function resumeFrom(partial: string, rows: readonly RephraseRow[]): number {
-  const text = fs.readFileSync(partial, 'utf8');
+  const text = readUserText(partial);
   const lines = text.split('\n');
   let good = 0;
   let bytes = 0;

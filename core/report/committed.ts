@@ -7,6 +7,7 @@ import type { Design, PlanRecord } from './design';
 import { pairFromValues, type PairResult, type PrimaryMetric } from './paired';
 import { portablePath } from './portable';
 import type { CommittedResult } from './verdict';
+import { readUserText } from '../util/files';
 
 interface VerdictsFile {
   readonly design?: Design;
@@ -31,7 +32,7 @@ export function committedResult(dir: string, a: string, b: string): CommittedRes
     if (!fs.existsSync(file)) continue;
     let v: VerdictsFile;
     try {
-      v = JSON.parse(fs.readFileSync(file, 'utf8')) as VerdictsFile;
+      v = JSON.parse(readUserText(file)) as VerdictsFile;
     } catch {
       continue;
     }

@@ -17,6 +17,7 @@ import { portablePath } from './portable';
 import { countRead, readLedger } from './reads';
 import { readRun } from './runs';
 import { pairedHtml, provenanceLine, verdictHtml, verdictsText, type Provenance } from './verdict';
+import { readUserText } from '../util/files';
 
 /** What compare.json holds (every field optional: older folders and packed copies have fewer). */
 export interface CompareMeta {
@@ -74,7 +75,7 @@ export function readCompareMeta(out: string): CompareMeta {
       },
     );
   try {
-    return JSON.parse(fs.readFileSync(metaFile, 'utf8')) as CompareMeta;
+    return JSON.parse(readUserText(metaFile)) as CompareMeta;
   } catch (e) {
     throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in compare.json, got ${(e as Error).message}`, {
       where: metaFile,
@@ -144,7 +145,7 @@ function splitOf(groups: readonly ReportGroup[]): 'held-out' | 'validation' {
   const dir = groups[0]?.runs[0]?.dir;
   if (!dir) return 'held-out';
   try {
-    const c = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as { eval?: { split?: unknown } };
+    const c = JSON.parse(readUserText(path.join(dir, 'config.json'))) as { eval?: { split?: unknown } };
     return c.eval?.split === 'validation' ? 'validation' : 'held-out';
   } catch {
     return 'held-out';
@@ -299,7 +300,7 @@ function verdictsJson(
     const first = g.runs[0];
     if (first) {
       try {
-        const source = JSON.parse(fs.readFileSync(path.join(first.dir, 'config.source.json'), 'utf8')) as unknown;
+        const source = JSON.parse(readUserText(path.join(first.dir, 'config.source.json'))) as unknown;
         identities[g.name] = configDigest(source, SAME_CONFIG_OMIT);
       } catch {
         // a run without its source has no identity
@@ -391,7 +392,7 @@ export function compareStatus(
 /** The "name" of a config file, or undefined when it cannot be read (the report then orders by folder name). */
 function configName(file: string): string | undefined {
   try {
-    const v = parseJsonc(fs.readFileSync(file, 'utf8')) as { name?: unknown } | undefined;
+    const v = parseJsonc(readUserText(file)) as { name?: unknown } | undefined;
     return typeof v?.name === 'string' ? v.name : undefined;
   } catch {
     return undefined;

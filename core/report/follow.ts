@@ -1,12 +1,12 @@
 // Whether a planned comparison's runs followed its plan: the configs (each run's config against the
 // planned file's content), the split, the seeds, and the looks at which results were read.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Plan, PlanRecord } from './design';
 import type { ReportGroup } from './html';
 import { configDigest, PLAN_OMIT } from './identity';
 import { seedIndex } from './paired';
 import { ranges, type Read } from './reads';
+import { readUserText } from '../util/files';
 
 /** One check of a plan against its runs. */
 export interface PlanCheck {
@@ -22,7 +22,7 @@ export interface FollowResult {
 
 function readJson(file: string): unknown {
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
+    return JSON.parse(readUserText(file)) as unknown;
   } catch {
     return undefined;
   }

@@ -6,6 +6,7 @@ import { agreement } from '../metrics/agreement';
 import { meanSd, metricSeries, valueAt, type RunSummary, type Stat } from './runs';
 import type { Verdicts } from './design';
 import { provenanceLine, verdictsMarkdown, type Provenance } from './verdict';
+import { readUserText } from '../util/files';
 
 /** What results.md says beside the tables: the plan and reads behind them, and the verdicts. */
 export interface TablesContext {
@@ -40,7 +41,7 @@ export function evalStepFiles(runDir: string): Map<number, string> {
     const step = Number(m[1]);
     if (out.has(step) && out.get(step)!.rank <= rank) continue;
     let file = path.join(dir, f);
-    if (m[2] === '.link') file = path.resolve(dir, fs.readFileSync(file, 'utf8').trim());
+    if (m[2] === '.link') file = path.resolve(dir, readUserText(file).trim());
     out.set(step, { file, rank });
   }
   return new Map([...out].map(([step, v]) => [step, v.file]));
@@ -271,7 +272,7 @@ function evalSplit(groups: readonly ReportGroup[]): string {
   const dir = groups[0]?.runs[0]?.dir;
   if (!dir) return 'Held-out';
   try {
-    const c = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as { eval?: { split?: unknown } };
+    const c = JSON.parse(readUserText(path.join(dir, 'config.json'))) as { eval?: { split?: unknown } };
     return c.eval?.split === 'validation' ? 'Validation' : 'Held-out';
   } catch {
     return 'Held-out';

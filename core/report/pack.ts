@@ -8,6 +8,7 @@ import { writeFileAtomic } from '../util/fs';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { evalStepFiles } from './markdown';
 import { READS_FILE } from './reads';
+import { readUserText } from '../util/files';
 
 /** Options of {@link packCompare}. */
 export interface PackOptions {
@@ -72,13 +73,13 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
     await writeFileAtomic(file, data);
     bytes += typeof data === 'string' ? Buffer.byteLength(data) : data.length;
   };
-  const m = JSON.parse(fs.readFileSync(meta, 'utf8')) as { configs?: unknown[] } & Record<string, unknown>;
+  const m = JSON.parse(readUserText(meta)) as { configs?: unknown[] } & Record<string, unknown>;
   // The configs' names in the order corl compare was given them: the copy renders in that order
   // even where the config files themselves have since moved or changed.
   const order = (m.configs ?? [])
     .map((c) => {
       try {
-        const v = typeof c === 'string' ? (parseJsonc(fs.readFileSync(c, 'utf8')) as { name?: unknown }) : undefined;
+        const v = typeof c === 'string' ? (parseJsonc(readUserText(c)) as { name?: unknown }) : undefined;
         return typeof v?.name === 'string' ? v.name : undefined;
       } catch {
         return undefined;
@@ -95,7 +96,7 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
   );
   // the held-out reads travel with the runs: a copy shows what was read of them, and re-rendering it reads nothing new
   const ledger = path.join(o.from, READS_FILE);
-  if (fs.existsSync(ledger)) await write(path.join(o.to, READS_FILE), fs.readFileSync(ledger, 'utf8'));
+  if (fs.existsSync(ledger)) await write(path.join(o.to, READS_FILE), readUserText(ledger));
   for (const name of fs
     .readdirSync(o.from, { withFileTypes: true })
     .filter((d) => d.isDirectory())
@@ -108,7 +109,7 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
       const src = path.join(o.from, name, seed);
       const dst = path.join(o.to, name, seed);
       const state = path.join(src, 'state.json');
-      if (!fs.existsSync(state) || JSON.parse(fs.readFileSync(state, 'utf8')).finished !== true) {
+      if (!fs.existsSync(state) || JSON.parse(readUserText(state)).finished !== true) {
         skipped.push(`${name}/${seed}`);
         continue;
       }
@@ -146,7 +147,7 @@ async function packRun(src: string, dst: string, c: PackContext): Promise<void> 
   for (const f of RUN_FILES) {
     const file = path.join(src, f);
     if (!fs.existsSync(file)) continue;
-    let text = fs.readFileSync(file, 'utf8');
+    let text = readUserText(file);
     if (f === 'run.json') {
       const r = JSON.parse(text) as Record<string, unknown>;
       for (const k of ['configFile', 'baseDir']) if (typeof r[k] === 'string') r[k] = rel(r[k] as string);
@@ -224,7 +225,7 @@ async function packRun(src: string, dst: string, c: PackContext): Promise<void> 
  */
 export async function categoriesOfRun(runDir: string): Promise<ReadonlyMap<string, string> | undefined> {
   try {
-    const config = JSON.parse(fs.readFileSync(path.join(runDir, 'config.json'), 'utf8')) as {
+    const config = JSON.parse(readUserText(path.join(runDir, 'config.json'))) as {
       seed?: number;
       task?: { use?: string; options?: unknown };
     };

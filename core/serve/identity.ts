@@ -4,6 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import { CorlError } from '../errors';
+import { readUserText } from '../util/files';
 
 /** Who sent a request: an agent's token, the service token, or nobody (a service without credentials). */
 export type Caller =
@@ -14,6 +15,9 @@ export type AuthMode = 'agents' | 'shared' | 'none';
 
 /** Shortest agent token accepted (a token is a secret: 16 characters is already weak). */
 export const MIN_TOKEN_CHARS = 16;
+
+/** A tokens file holds a few short entries: anything larger is not one. */
+const MAX_TOKENS_FILE_BYTES = 16 * 1024 * 1024;
 
 function digest(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
@@ -44,9 +48,8 @@ export class Credentials {
     if (file === undefined) return new Credentials(agents, [], service, []);
     let text: string;
     try {
-      const st = fs.statSync(file);
-      if (!st.isFile()) throw new Error('not a regular file');
-      text = fs.readFileSync(file, 'utf8');
+      // Opened without blocking and checked on the descriptor: no race with a swap for a FIFO.
+      text = readUserText(file, MAX_TOKENS_FILE_BYTES);
     } catch (e) {
       throw tokensError(`expected a readable tokens file ${file}, got ${(e as Error).message}`, file);
     }

@@ -3,7 +3,8 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { MetricsRecord } from '../contracts/metrics-sink';
 import { existingOrGz, readTextMaybeGz } from '../util/gz';
-import { CorlError } from '../errors';
+import { CorlError, errorLine } from '../errors';
+import { outputFolderProblem, readUserText } from '../util/files';
 import { CORL_VERSION } from '../version';
 import { writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from '../util/fs';
 
@@ -92,11 +93,21 @@ export class RunDirectory {
         { where: '--out' },
       );
     }
-    if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory()) {
-      throw new CorlError('CORL_ERR_IO', `expected a folder for the run, got a file at ${abs}`, { where: '--out' });
+    // A file, FIFO or device, a path under one, or a kernel file system (/proc, /sys): refused before
+    // anything is made, in words, never as a stack.
+    const problem = outputFolderProblem(abs);
+    if (problem !== undefined) {
+      throw new CorlError('CORL_ERR_IO', `expected a folder for the run, got ${problem} at ${abs}`, { where: '--out' });
     }
     const run = new RunDirectory(abs);
-    await fsp.mkdir(abs, { recursive: true });
+    try {
+      await fsp.mkdir(abs, { recursive: true });
+    } catch (e) {
+      throw new CorlError('CORL_ERR_IO', `expected to create the run folder ${abs}, got ${errorLine(e)}`, {
+        where: '--out',
+        cause: e,
+      });
+    }
     await writeJsonAtomic(path.join(abs, CONFIG), config);
     await writeJsonAtomic(path.join(abs, SOURCE), source);
     await writeJsonAtomic(path.join(abs, META), {
@@ -295,7 +306,8 @@ export class RunDirectory {
   private readJson(name: string): unknown {
     const file = path.join(this.dir, name);
     try {
-      return JSON.parse(fs.readFileSync(file, 'utf8'));
+      // Opened without blocking: a FIFO or a device planted in the run folder is refused, not waited on.
+      return JSON.parse(readUserText(file));
     } catch (e) {
       throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected readable JSON, got ${(e as Error).message}`, {
         where: file,

@@ -11,10 +11,23 @@ export const MAX_INPUT_BYTES = 512 * 1024 * 1024;
 /** A file corl refuses to read or write; `message` says what it is ("a FIFO", "a folder", ...). */
 export class NotARegularFile extends Error {
   readonly code: string;
-  constructor(what: string, code = 'ENOTREG') {
+  /** The path refused, once known (set by the readers and openers below). */
+  path: string | undefined;
+  constructor(what: string, code = 'ENOTREG', file?: string) {
     super(what);
     this.name = 'NotARegularFile';
     this.code = code;
+    this.path = file;
+  }
+}
+
+/** Run `open` on `file`, naming the path in a refusal. */
+function naming<T>(file: string, open: () => T): T {
+  try {
+    return open();
+  } catch (e) {
+    if (e instanceof NotARegularFile) e.path ??= file;
+    throw e;
   }
 }
 
@@ -92,11 +105,15 @@ function openRegular(file: string, flags: number): number {
  * failures are the usual errno errors (ENOENT, EACCES).
  */
 export function readUserFile(file: string, maxBytes: number = MAX_INPUT_BYTES): Buffer {
-  const fd = openRegular(file, fs.constants.O_RDONLY);
+  const fd = naming(file, () => openRegular(file, fs.constants.O_RDONLY));
   try {
     const size = fs.fstatSync(fd).size;
     if (size > maxBytes)
-      throw new NotARegularFile(`a file of ${size} bytes, over the ${maxBytes} bytes corl reads into memory`, 'EFBIG');
+      throw new NotARegularFile(
+        `a file of ${size} bytes, over the ${maxBytes} bytes corl reads into memory`,
+        'EFBIG',
+        file,
+      );
     return fs.readFileSync(fd);
   } finally {
     fs.closeSync(fd);
@@ -118,7 +135,7 @@ export function openUserAppend(file: string): number {
   if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory())
     throw new NotARegularFile(`a path under ${dir}, which is ${describeStat(fs.statSync(dir))}`, 'ENOTDIR');
   fs.mkdirSync(dir, { recursive: true });
-  return openRegular(file, fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT);
+  return naming(file, () => openRegular(file, fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT));
 }
 
 /** Why a path that does not exist yet cannot be created: its nearest existing ancestor is not a folder. */
@@ -127,6 +144,18 @@ function creatable(file: string): string | undefined {
   while (!fs.existsSync(up) && path.dirname(up) !== up) up = path.dirname(up);
   const parent = fs.statSync(up);
   return parent.isDirectory() ? undefined : `a path under ${up}, which is ${describeStat(parent)}`;
+}
+
+/**
+ * Why `file` cannot be read as a regular file (it is a FIFO, a device, a socket, a folder, a symlink to
+ * one, or a file of a kernel file system), or undefined when it can. Checks without opening it: for
+ * files that another reader opens (Node's `require`), where a FIFO would block that reader for ever.
+ */
+export function inputProblem(file: string): string | undefined {
+  const kfs = kernelFileSystem(file);
+  if (kfs) return `a file of the kernel's ${kfs} file system, not a data file`;
+  const st = fs.statSync(file);
+  return st.isFile() ? undefined : describeStat(st);
 }
 
 /** Why a path cannot be a regular file a user's output goes to, or undefined when it can (it may not exist yet). */

@@ -148,6 +148,8 @@ export type MathEquivalenceOptions = FromSchema<typeof MATH_EQUIVALENCE_OPTIONS_
  */
 /** Thrown by the fast pass of `equal` where a pair needs the symbolic engine (then compared again, shared and cancellable). */
 const NEEDS_SYMBOLIC = Symbol('needs the symbolic engine');
+/** In-process comparisons between two turns of the event loop (at most a few ms of long answers). */
+const YIELD_EVERY = 64;
 const needsSymbolic = (): Promise<boolean> => Promise.reject(NEEDS_SYMBOLIC);
 
 export class MathEquivalence implements Equivalence {
@@ -159,6 +161,8 @@ export class MathEquivalence implements Equivalence {
   /** Comparisons in progress, shared by everyone asking for the same pair. */
   private readonly inflight = new SharedWork<string, boolean>();
   private pool?: SymbolicPool;
+  /** Comparisons settled in-process since the event loop last had a turn. */
+  private sinceYield = 0;
 
   constructor(options: Partial<MathEquivalenceOptions> = {}) {
     this.options = { ...EQUIVALENCE_DEFAULTS, ...options };
@@ -186,6 +190,13 @@ export class MathEquivalence implements Equivalence {
     const known = this.verdicts.get(pair);
     if (known !== undefined) return known;
     const [x, y] = a < b ? [a, b] : [b, a]; // the same order whichever way round it was asked
+    // A vote over K distinct long answers is K²/2 of these on the main thread: every so many, let
+    // other requests (and the work's timer) run, and stop here if nobody waits any more.
+    if (++this.sinceYield >= YIELD_EVERY) {
+      this.sinceYield = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (work?.signal?.aborted) throw work.signal.reason;
+    }
     // Most pairs are settled without the symbolic engine: at once, nothing to share or cancel.
     try {
       const symbolic = this.options.symbolic ? needsSymbolic : undefined;

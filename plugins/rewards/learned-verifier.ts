@@ -1,4 +1,3 @@
-import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { pathKeyword, resolveConfigPath } from '../../core/util/paths';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
@@ -8,6 +7,7 @@ import { definePlugin } from '../../core/registry/define';
 import { FairGate } from '../../core/util/fair-queue';
 import { CheckpointScorer } from '../policies/transformer/scorer';
 import { END } from '../policies/transformer/tokenizer';
+import { NotARegularFile, readUserText } from '../../core/util/files';
 
 /** What follows the problem and the solution in a verifier's text; the verdict token comes next. */
 export const VERDICT_CUE = ' Verdict:';
@@ -122,8 +122,11 @@ export async function readVerifierHead(dir: string, where: string): Promise<Like
   const file = path.join(dir, VERIFIER_FILE);
   let text: string;
   try {
-    text = await fsp.readFile(file, 'utf8');
-  } catch {
+    // Opened without blocking: a FIFO or a device is refused, never waited on.
+    text = readUserText(file);
+  } catch (e) {
+    if (e instanceof NotARegularFile)
+      throw new CorlError('CORL_ERR_REWARD_VERIFIER', `expected a regular file ${file}, got ${e.message}`, { where });
     return undefined;
   }
   let h: Partial<LikelihoodHead> | null;

@@ -193,6 +193,95 @@ describe('e2e: bad inputs are refused with coded errors, through the command lin
     }
   });
 
+  it('a plugin module, --out and a service token file that are FIFOs, devices or kernel paths are refused at once', () => {
+    mkfifo(path.join(tmp.dir, 'fifo.js'));
+    fs.symlinkSync('/dev/zero', path.join(tmp.dir, 'zero.js'));
+    fs.writeFileSync(path.join(tmp.dir, 'plain'), '');
+    for (const [module, says] of [
+      ['./fifo.js', 'got a FIFO'],
+      ['./zero.js', 'got a character device'],
+    ] as const) {
+      const file = writeConfig(tmp.dir, 'plugin.json', coRlConfig({ plugins: [module] }));
+      refused(corl(['validate', file]), 'CORL_ERR_PLUGIN_LOAD', `"${module}"`, says);
+      refused(corl(['train', '-c', file, '--out', runDir(), '-q']), 'CORL_ERR_PLUGIN_LOAD', says);
+    }
+    const config = writeConfig(tmp.dir, 'run.json', coRlConfig());
+    for (const [out, says] of [
+      [path.join(tmp.dir, 'fifo.js'), 'got a FIFO'],
+      ['/dev/null', 'got a character device'],
+      ['/proc/self/corl-run', "kernel's proc file system"],
+      ['/sys/kernel/corl-run', "kernel's sysfs file system"],
+      [path.join(tmp.dir, 'plain/run'), 'which is a file'],
+    ] as const) {
+      refused(corl(['train', '-c', config, '--out', out, '-q']), 'CORL_ERR_IO', '--out', says);
+    }
+    const serve = path.join(ROOT, 'configs/serve/co-rl.json');
+    for (const [token, says] of [
+      [path.join(tmp.dir, 'fifo.js'), 'got a FIFO'],
+      ['/dev/zero', 'got a character device'],
+    ] as const) {
+      const journal = path.join(tmp.dir, 'never.journal.jsonl');
+      const r = corl(['serve', '-c', serve, '--port', '0', '--journal', journal, '--token-file', token]);
+      refused(r, 'CORL_ERR_CLI_USAGE', '--token-file', says);
+      expect(fs.existsSync(journal), 'refused before the journal is made').to.equal(false);
+    }
+  });
+
+  it('a checkpoint whose corl.json, model or optimizer file is a FIFO or a device is refused, not read', () => {
+    const from = path.join(ROOT, 'models/slips/alpha');
+    for (const name of ['corl.json', 'model.onnx', 'optimizer.bin']) {
+      for (const kind of ['FIFO', 'character device'] as const) {
+        const dir = path.join(tmp.dir, `ck-${name}-${kind.length}`);
+        fs.cpSync(from, dir, { recursive: true });
+        fs.rmSync(path.join(dir, name));
+        if (kind === 'FIFO') mkfifo(path.join(dir, name));
+        else fs.symlinkSync('/dev/zero', path.join(dir, name));
+        const file = writeConfig(
+          tmp.dir,
+          'ck.json',
+          defaultJob((c) => (c.agents[0].policy.options.checkpoint = dir)),
+        );
+        refused(corl(['validate', file]), 'CORL_ERR_POLICY_CHECKPOINT', path.join(dir, name), `got a ${kind}`);
+      }
+    }
+  });
+
+  it('a run folder whose state, config or metrics file is a FIFO: resume and report refuse it, coded', () => {
+    const out = runDir();
+    const ran = corl([
+      'train',
+      '-c',
+      writeConfig(tmp.dir, 'run.json', coRlConfig()),
+      '--out',
+      out,
+      '--steps',
+      '0',
+      '-q',
+    ]);
+    expect(ran.status, ran.stderr).to.equal(0);
+    for (const [name, code] of [
+      ['state.json', 'CORL_ERR_RUN_CORRUPT'],
+      ['config.source.json', 'CORL_ERR_RUN_CORRUPT'],
+      ['run.json', 'CORL_ERR_RUN_CORRUPT'],
+    ] as const) {
+      const copy = runDir();
+      fs.cpSync(out, copy, { recursive: true });
+      fs.rmSync(path.join(copy, name));
+      mkfifo(path.join(copy, name));
+      refused(corl(['train', '--resume', copy, '--steps', '1', '-q']), code, path.join(copy, name), 'got a FIFO');
+    }
+    for (const [name, code] of [
+      ['metrics.jsonl', 'CORL_ERR_IO'],
+      ['config.json', 'CORL_ERR_RUN_CORRUPT'],
+    ] as const) {
+      const copy = runDir();
+      fs.cpSync(out, copy, { recursive: true });
+      fs.rmSync(path.join(copy, name));
+      mkfifo(path.join(copy, name));
+      refused(corl(['report', copy]), code, path.join(copy, name), 'got a FIFO');
+    }
+  });
+
   it('sizes that cannot fit in memory are refused by validate and train, naming the field to lower', () => {
     for (const [edit, field] of [
       [(c: any) => (c.trainer.batchSize = 1e6), 'trainer.batchSize'],

@@ -1,8 +1,8 @@
-import * as fs from 'node:fs';
 import type { Command } from 'commander';
 import { CorlError } from '../../errors';
 import { RewardServer } from '../../serve/server';
 import { loadServeConfig } from '../../serve/setup';
+import { readUserText } from '../../util/files';
 import { intFlag } from '../output';
 import { noConfig, pickConfig } from '../config-arg';
 
@@ -16,16 +16,20 @@ interface ServeFlags {
   allowNoToken?: boolean;
 }
 
+/** A token file is a line of text: anything larger is not one. */
+const MAX_TOKEN_FILE_BYTES = 64 * 1024;
+
 /** Read the bearer token: --token-file, else CORL_SERVE_TOKEN, else none. */
 function readToken(file: string | undefined): string | undefined {
   if (file) {
     let text: string;
     try {
-      text = fs.readFileSync(file, 'utf8');
+      // Opened without blocking and only if regular: a FIFO or /dev/zero is refused, never waited on.
+      text = readUserText(file, MAX_TOKEN_FILE_BYTES);
     } catch (e) {
       throw new CorlError(
         'CORL_ERR_CLI_USAGE',
-        `expected --token-file to be a readable file, got ${(e as Error).message}`,
+        `expected --token-file to be a readable file, got ${(e as Error).message} (${file})`,
         { where: '--token-file' },
       );
     }

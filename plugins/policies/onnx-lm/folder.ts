@@ -7,6 +7,7 @@ import { resolveConfigPath } from '../../../core/util/paths';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { CorlError } from '../../../core/errors';
 import type { OnnxLmOptions } from './options';
+import { NotARegularFile, readUserText } from '../../../core/util/files';
 
 /** What the folder says about the model. */
 export interface ModelFolder {
@@ -26,12 +27,12 @@ function readJson(
 ): Record<string, unknown> | undefined {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readUserText(file);
   } catch (e) {
     if (!required && (e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new CorlError(
       code,
-      `expected ${path.basename(file)} in the model folder, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      `expected ${path.basename(file)} in the model folder, got ${e instanceof NotARegularFile ? e.message : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)}`,
       { where: file, hint },
     );
   }

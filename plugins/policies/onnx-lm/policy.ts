@@ -28,6 +28,7 @@ import { checkSampleCount, perRequest, planRows, stopAt } from '../decoding/requ
 import { readModelFolder, type ModelFolder } from './folder';
 import type { OnnxLmOptions } from './options';
 import { detectSignature, type Signature } from './signature';
+import { NotARegularFile, readUserText } from '../../../core/util/files';
 
 const CHECKPOINT_FILE = 'onnx-lm.json';
 
@@ -446,11 +447,11 @@ export class OnnxLmPolicy implements Policy {
     const file = path.join(dir, CHECKPOINT_FILE);
     let saved: { kind?: unknown; model?: unknown; bytes?: unknown };
     try {
-      saved = JSON.parse(fs.readFileSync(file, 'utf8'));
+      saved = JSON.parse(readUserText(file));
     } catch (e) {
       throw new CorlError(
         'CORL_ERR_POLICY_CHECKPOINT',
-        `expected ${CHECKPOINT_FILE} written by corl:onnx-lm, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        `expected ${CHECKPOINT_FILE} written by corl:onnx-lm, got ${e instanceof NotARegularFile ? e.message : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)}`,
         { where: file },
       );
     }

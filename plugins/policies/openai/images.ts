@@ -1,8 +1,8 @@
 // Local image files as OpenAI chat image parts (base64 data URLs). The type is read from the
 // file's first bytes, never from its name.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CorlError } from '../../../core/errors';
+import { NotARegularFile, readUserFile } from '../../../core/util/files';
 
 /** An OpenAI chat content part carrying an image. */
 export interface ImagePart {
@@ -28,12 +28,12 @@ export function imagePart(file: string, baseDir: string, problem: string): Image
   const full = path.resolve(baseDir, file);
   let bytes: Buffer;
   try {
-    bytes = fs.readFileSync(full);
+    bytes = readUserFile(full);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new CorlError(
       'CORL_ERR_BACKEND_IMAGE',
-      `expected a readable image file for ${problem}, got ${code === 'ENOENT' ? 'no such file' : (code ?? (e as Error).message)}: ${full}`,
+      `expected a readable image file for ${problem}, got ${code === 'ENOENT' ? 'no such file' : e instanceof NotARegularFile ? e.message : (code ?? (e as Error).message)}: ${full}`,
       { where: full },
     );
   }

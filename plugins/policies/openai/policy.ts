@@ -19,6 +19,7 @@ import { mixSeed } from '../../../core/util/rng';
 import { OpenAIClient, type ClientEffects } from './client';
 import { imagePart } from './images';
 import type { OpenAIOptions } from './options';
+import { NotARegularFile, readUserText } from '../../../core/util/files';
 
 /** Token id of a generated token whose id the server did not report. */
 export const UNKNOWN_TOKEN_ID = -1;
@@ -203,11 +204,11 @@ export class OpenAIPolicy implements Policy {
     const file = path.join(dir, CHECKPOINT_FILE);
     let saved: { kind?: unknown; model?: unknown };
     try {
-      saved = JSON.parse(fs.readFileSync(file, 'utf8'));
+      saved = JSON.parse(readUserText(file));
     } catch (e) {
       throw new CorlError(
         'CORL_ERR_POLICY_CHECKPOINT',
-        `expected ${CHECKPOINT_FILE} written by corl:openai, got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        `expected ${CHECKPOINT_FILE} written by corl:openai, got ${e instanceof NotARegularFile ? e.message : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)}`,
         { where: file },
       );
     }

@@ -17,6 +17,7 @@ import { writeFileAtomic, writeJsonAtomic } from '../../../core/util/fs';
 import { CORL_VERSION } from '../../../core/version';
 import type { Architecture, ParamSpec } from './architecture';
 import { buildInferenceGraph } from './graphs';
+import { readUserFile, readUserText } from '../../../core/util/files';
 
 /** Sidecar format name and version. */
 export const CHECKPOINT_FORMAT = 'corl-transformer-checkpoint';
@@ -151,7 +152,8 @@ async function readChecked(dir: string, e: FileEntry | undefined, what: string):
   const file = path.join(dir, e.file);
   let b: Uint8Array;
   try {
-    b = await fsp.readFile(file);
+    // Never more than corl.json says it holds, and never a FIFO or a device (no hang, no endless read).
+    b = readUserFile(file, typeof e.bytes === 'number' && e.bytes >= 0 ? e.bytes : undefined);
   } catch (err) {
     throw new CorlError(
       'CORL_ERR_POLICY_CHECKPOINT',
@@ -195,7 +197,7 @@ export async function loadCheckpoint(
   const sideFile = path.join(dir, 'corl.json');
   let side: Sidecar;
   try {
-    side = JSON.parse(await fsp.readFile(sideFile, 'utf8')) as Sidecar;
+    side = JSON.parse(readUserText(sideFile)) as Sidecar;
   } catch (e) {
     throw new CorlError('CORL_ERR_POLICY_CHECKPOINT', `expected a readable JSON sidecar, got ${(e as Error).message}`, {
       where: sideFile,

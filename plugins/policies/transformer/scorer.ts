@@ -3,7 +3,6 @@
 // what a learned verifier needs (the probability of a verdict token after a problem and a
 // solution); the checkpoint alone names the architecture and tokenizer, and is verified (sizes,
 // SHA-256s, shapes) by the same loader the policy uses.
-import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { CorlError } from '../../../core/errors';
 import { compile, GraphSession } from '../../../core/tensor/session';
@@ -11,6 +10,7 @@ import { paramSpecs, type Architecture, type ParamSpec } from './architecture';
 import { loadCheckpoint } from './checkpoint';
 import { buildPrefillGraph } from './graphs';
 import { CharTokenizer, END } from './tokenizer';
+import { readUserText } from '../../../core/util/files';
 
 /** A checkpoint opened for scoring. */
 export class CheckpointScorer {
@@ -29,7 +29,7 @@ export class CheckpointScorer {
     const sideFile = path.join(dir, 'corl.json');
     let side: { architecture?: Architecture; tokenizer?: { alphabet: string; tokens: string[]; lowercase: boolean } };
     try {
-      side = JSON.parse(await fsp.readFile(sideFile, 'utf8')) as typeof side;
+      side = JSON.parse(readUserText(sideFile)) as typeof side;
     } catch (e) {
       throw new CorlError(
         'CORL_ERR_POLICY_CHECKPOINT',

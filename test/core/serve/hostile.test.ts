@@ -491,3 +491,77 @@ describe('serve: slow clients and nonsensical journal records', function () {
     expect(fs.readFileSync(file, 'utf8')).to.equal(before);
   });
 });
+
+describe('serve: a vote over many distinct long answers (in-process comparisons)', function () {
+  this.timeout(120000);
+  let tmp: ReturnType<typeof tempDir>;
+  let server: RewardServer | undefined;
+  beforeEach(() => (tmp = tempDir('corl-serve-votes-')));
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    tmp.cleanup();
+  });
+
+  // K distinct answers of about 1 kB each: the vote compares K²/2 pairs, every one settled in-process
+  // by corl:math's fast checks (about 2 s of one core per group of 256 on the 2-core machine).
+  const heavy = (groups: number, step: number) => ({
+    agent: 'a',
+    step,
+    wait: 0,
+    groups: Array.from({ length: groups }, (_, g) =>
+      boxed(
+        `heavy-${g}`,
+        Array.from({ length: 256 }, (_, k) => `${g}-${k}-${'x'.repeat(990)}`),
+      ),
+    ),
+  });
+
+  it('other clients are answered while it runs; its client going away ends it (499) (issue 30)', async () => {
+    server = await startServer(ringServeConfig({ exchange: { wait: 0 } }), tmp.dir);
+    const order: string[] = [];
+    const gone = new AbortController();
+    const attack = fetch(`${server.url}/v1/groups`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(heavy(32, 0)),
+      signal: gone.signal,
+    }).then(
+      () => order.push('attack answered'),
+      () => order.push('attack gone'),
+    );
+    // Once the attack's work has begun, another agent's small group and a probe get their answers.
+    await new Promise((r) => setTimeout(r, 200));
+    const victim = await post(server.url, '/v1/groups', {
+      agent: 'b',
+      step: 0,
+      wait: 0,
+      groups: [boxed('q', ['4', '4'])],
+    });
+    order.push('victim answered');
+    expect(victim.status, JSON.stringify(victim.body)).to.equal(200);
+    expect(victim.body.groups[0]).to.deep.include({ label: '4', rewards: [1, 1] });
+    expect((await get(server.url, '/health')).status).to.equal(200);
+    gone.abort();
+    await attack;
+    expect(order).to.deep.equal(['victim answered', 'attack gone']);
+    // The attacker's request ended with its connection, counted as 499 (once the handler has seen it).
+    const gone499 = /corl_serve_requests_total\{route="\/v1\/groups",status="499"\} 1/;
+    let text = '';
+    for (let i = 0; i < 600 && !gone499.test(text); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      text = (await get(server.url, '/metrics')).body as string;
+    }
+    expect(text).to.match(gone499);
+  });
+
+  it('serve.timeouts.work stops the in-process comparisons too: a coded 503, then the service goes on', async () => {
+    server = await startServer(ringServeConfig({ exchange: { wait: 0 }, timeouts: { work: 1 } }), tmp.dir);
+    const r = await post(server.url, '/v1/groups', heavy(32, 0));
+    expect(r.status, JSON.stringify(r.body)).to.equal(503);
+    expect(r.body.error.code).to.equal('CORL_ERR_SERVE_WORK_TIMEOUT');
+    expect(r.body.error.message).to.not.match(/\n\s+at /);
+    const next = await post(server.url, '/v1/groups', { agent: 'b', step: 0, wait: 0, groups: [boxed('q', ['4'])] });
+    expect(next.status, JSON.stringify(next.body)).to.equal(200);
+  });
+});

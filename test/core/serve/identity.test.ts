@@ -36,7 +36,7 @@ describe('serve/identity: the tokens file', () => {
 
   it('refuses a missing file, a folder, bad JSON, unknown or missing agents, short and shared tokens', () => {
     refused(() => Credentials.load(['a', 'b'], path.join(tmp.dir, 'none.json'), undefined), 'none.json', 'readable');
-    refused(() => Credentials.load(['a', 'b'], tmp.dir, undefined), tmp.dir, 'not a regular file');
+    refused(() => Credentials.load(['a', 'b'], tmp.dir, undefined), tmp.dir, 'got a folder');
     refused(() => Credentials.load(['a', 'b'], write('{"a":'), undefined), 'tokens.json', 'JSON object');
     refused(() => Credentials.load(['a', 'b'], write(['x']), undefined), 'tokens.json', 'JSON object');
     refused(() => Credentials.load(['a', 'b'], write({ ...TOKENS, c: 'x'.repeat(20) }), undefined), ': c', '"c"');

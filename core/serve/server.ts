@@ -1,5 +1,6 @@
 // `corl serve`: the reward plugins of a config over HTTP, and the cross-agent label exchange.
 // Routes and fields: docs/guide/serve.md.
+import { isUtf8 } from 'node:buffer';
 import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -722,7 +723,17 @@ function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
     });
     req.on('end', () => {
       if (failed) return;
-      const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8');
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      // Invalid bytes would each decode to U+FFFD: two different ids or answers would become one.
+      if (!isUtf8(bytes)) {
+        reject(
+          new CorlError('CORL_ERR_SERVE_BAD_JSON', 'expected a JSON body in UTF-8, got bytes that are not UTF-8', {
+            where: 'body',
+          }),
+        );
+        return;
+      }
+      const text = bytes.toString('utf8');
       try {
         resolve(JSON.parse(text));
       } catch (e) {

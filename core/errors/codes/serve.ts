@@ -3,7 +3,8 @@ import { defineCodes } from './spec';
 /** Errors of `corl serve`. Request errors are answered as JSON `{error: {code, message, where, hint}}` with the HTTP status in the docs. */
 export const SERVE_CODES = defineCodes({
   CORL_ERR_SERVE_BAD_JSON: {
-    cause: 'A request body is not valid JSON (HTTP 400).',
+    cause:
+      'A request body is not valid JSON, or not valid UTF-8 (HTTP 400): invalid bytes are refused, never replaced, so two different ids or answers cannot decode to one.',
     fix: 'send a UTF-8 JSON object with `Content-Type: application/json`',
   },
   CORL_ERR_SERVE_BAD_REQUEST: {

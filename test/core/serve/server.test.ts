@@ -349,6 +349,34 @@ describe('serve/server: bad requests get a coded 4xx and never take the service 
     expect(h.body.supervisors).to.deep.equal({ a: ['b'], b: ['a'] });
   });
 
+  it('a body that is not UTF-8 is refused: two ids of different bytes never decode to one (issue 30)', async () => {
+    const body = (id: number[]): Buffer =>
+      Buffer.concat([
+        Buffer.from('{"agent":"a","step":0,"wait":0,"groups":[{"id":"u'),
+        Buffer.from(id),
+        Buffer.from('","completions":["\\\\boxed{1}"]}]}'),
+      ]);
+    for (const bytes of [body([0xff, 0xfe]), body([0xfe, 0xff]), body([0xc3])]) {
+      const res = await fetch(`${server.url}/v1/groups`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: bytes,
+      });
+      const answer = (await res.json()) as { error: { code: string; message: string } };
+      expect(res.status).to.equal(400);
+      expect(answer.error.code).to.equal('CORL_ERR_SERVE_BAD_JSON');
+      expect(answer.error.message).to.contain('not UTF-8');
+    }
+    // The same body in valid UTF-8 (U+00FF U+00FE) is a group like any other.
+    const ok = await post(server.url, '/v1/groups', {
+      agent: 'a',
+      step: 0,
+      wait: 0,
+      groups: [boxed('u\u00ff\u00fe', ['1', '1', '1'])],
+    });
+    expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+  });
+
   it('GET /metrics counts requests by route and status in Prometheus text', async () => {
     const m = await get(server.url, '/metrics');
     expect(m.status).to.equal(200);

@@ -197,6 +197,13 @@ export function serveSection(): JsonSchema {
             description:
               'most distinct group ids one agent may post in one step (more: HTTP 422 for the new ids); with keepSteps and maxStepsAhead it bounds the slots held',
           },
+          maxHeldKeyChars: {
+            type: 'integer',
+            minimum: 1024,
+            default: 67108864,
+            description:
+              'most characters of answer keys one agent may hold, all its held steps together, in each of POST /v1/groups and POST /get_reward (more: HTTP 422 CORL_ERR_SERVE_KEYS_FULL, nothing stored); bounds memory and the journal whatever the completions answer (stored answers repeat the keys: about twice this in memory)',
+          },
         },
         additionalProperties: false,
       },

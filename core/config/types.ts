@@ -124,6 +124,8 @@ export interface ServeSettings {
     readonly maxStepsAhead: number;
     /** Most distinct group ids per step. */
     readonly maxGroupsPerStep: number;
+    /** Most characters of answer keys one agent may hold in each exchange, all its held steps together. */
+    readonly maxHeldKeyChars: number;
   };
   /** POST /get_reward (OpenRLHF). */
   readonly getReward: {

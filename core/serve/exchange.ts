@@ -35,6 +35,12 @@ export interface ExchangeOptions {
   /** Most distinct group ids one agent may hold at one step (POST /v1/groups; default: no limit). */
   readonly maxGroupsPerStep?: number;
   /**
+   * Most characters of answer keys one agent may hold in this exchange, all its held steps (rounds)
+   * together (default: no limit). The counts cap each key and the group ids of a step; this caps
+   * what they hold together, whatever the completions answer.
+   */
+  readonly maxHeldKeyChars?: number;
+  /**
    * Group ids each agent keeps (POST /get_reward), counted back from the one it posted last: an id
    * leaves the exchange, all its rounds, once it is among no agent's newest `keepGroups`.
    */
@@ -58,6 +64,13 @@ interface Stored<T> {
   readonly hash: string;
   /** Order in which the fact was recorded (a compacted journal writes them in this order). */
   readonly seq: number;
+}
+
+/** Characters of a group's answer keys, as `maxHeldKeyChars` counts them (a missing key counts 1). */
+function keyChars(keys: readonly (string | null)[]): number {
+  let n = 0;
+  for (const k of keys) n += k === null ? 1 : Math.max(1, k.length);
+  return n;
 }
 
 interface Slot {
@@ -131,6 +144,8 @@ export class Exchange {
   private readonly holders = new Map<string, number>();
   /** Per part and step, how many slots each agent has keys in (for `maxGroupsPerStep`). */
   private readonly held = new Map<string, Map<number, number>>();
+  /** Per agent, characters of the answer keys it holds (for `maxHeldKeyChars`). */
+  private readonly chars: number[];
   /** Part of each agent. */
   private readonly part: number[];
   /** The step window of each part (steps mode). */
@@ -153,6 +168,7 @@ export class Exchange {
     this.bySteps = Array.from({ length: parts }, () => new Map());
     this.byId = Array.from({ length: parts }, () => new Map());
     this.recent = Array.from({ length: N }, () => new Map());
+    this.chars = new Array<number>(N).fill(0);
     const w = options.window;
     this.windows = w
       ? Array.from(
@@ -301,6 +317,10 @@ export class Exchange {
     );
     check(); // a concurrent post may have stored keys meanwhile
     this.admit(agent, step, groups); // or moved the window, or filled the agent's step
+    this.admitChars(
+      agent,
+      fresh.reduce((n, i, j) => n + (this.postedHash(agent, step, groups[i]!.id) ? 0 : keyChars(computed[j]!)), 0),
+    );
     const records: JournalRecord[] = [];
     const touched: Slot[] = [];
     // Each group's slot, held on to: an old round may be dropped as soon as it is made (its id has
@@ -363,9 +383,24 @@ export class Exchange {
     }
   }
 
-  /** Store an agent's keys in a slot and account for them (rounds, recency, per-step counts). */
+  /** Whether the agent may hold `added` more characters of keys; throws the coded error and changes nothing otherwise. */
+  private admitChars(agent: number, added: number): void {
+    const cap = this.options.maxHeldKeyChars;
+    if (cap === undefined || added === 0 || this.chars[agent]! + added <= cap) return;
+    throw new CorlError(
+      'CORL_ERR_SERVE_KEYS_FULL',
+      `expected the answer keys agent "${this.rt.agents[agent]}" holds to stay within ${cap} characters (serve.exchange.maxHeldKeyChars), got ${this.chars[agent]} held and ${added} new`,
+      {
+        where: 'groups',
+        hint: 'post fewer or shorter distinct answers, or raise serve.exchange.maxHeldKeyChars; held keys are let go as their steps leave the window',
+      },
+    );
+  }
+
+  /** Store an agent's keys in a slot and account for them (rounds, recency, per-step counts, characters). */
   private putKeys(slot: Slot, agent: number, keys: readonly (string | null)[], hash: string): void {
     slot.keys.set(agent, { value: keys, hash, seq: this.seq++ });
+    this.chars[agent]! += keyChars(keys);
     const stepKey = `${slot.part}\u0000${slot.step}`;
     let counts = this.held.get(stepKey);
     if (!counts) this.held.set(stepKey, (counts = new Map()));
@@ -588,6 +623,7 @@ export class Exchange {
     const slot = this.slots.get(key);
     if (!slot) return;
     this.slots.delete(key);
+    for (const [agent, k] of slot.keys) this.chars[agent]! -= keyChars(k.value);
     const steps = this.byId[slot.part]!.get(slot.id);
     steps?.delete(slot.step);
     if (steps && steps.size === 0) this.byId[slot.part]!.delete(slot.id);

@@ -61,11 +61,13 @@ function exchanges(rt: ServeRuntime, scorer: Scorer, sink: RecordSink, events: E
       startStep: s.exchange.startStep,
     },
     maxGroupsPerStep: s.exchange.maxGroupsPerStep,
+    maxHeldKeyChars: s.exchange.maxHeldKeyChars,
   });
   const rounds = exchange({
     namespace: 'get_reward',
     keepGroups: s.getReward.keepGroups,
     keepRounds: s.getReward.keepRounds,
+    maxHeldKeyChars: s.exchange.maxHeldKeyChars,
   });
   return [groups, rounds];
 }

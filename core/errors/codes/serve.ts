@@ -63,6 +63,11 @@ export const SERVE_CODES = defineCodes({
       'The agent already holds `serve.exchange.maxGroupsPerStep` distinct group ids at this step and the request adds new ones (HTTP 422). Each agent has its own count, so one agent cannot fill a step for the others. Nothing of the request is stored.',
     fix: "use the same group ids in every agent's posts (one per problem), or raise `serve.exchange.maxGroupsPerStep` if a step legitimately has more problems",
   },
+  CORL_ERR_SERVE_KEYS_FULL: {
+    cause:
+      'The answer keys the agent already holds in the exchange (all its held steps together), with those of the request, would pass `serve.exchange.maxHeldKeyChars` characters (HTTP 422). Each agent has its own budget, so one agent cannot fill the memory the others need. Nothing of the request is stored; held keys are let go as their steps leave the window.',
+    fix: 'post fewer or shorter distinct answers, or raise `serve.exchange.maxHeldKeyChars` if the steps legitimately hold more',
+  },
   CORL_ERR_SERVE_LIMIT: {
     cause:
       'A request alone goes over a count limit (HTTP 413): more completions in a group than `serve.maxCompletions`, more completions in the whole request (or /get_reward samples) than `serve.maxRequestCompletions`, more `testInputs` in a group than `serve.maxTestInputs`, more groups than `serve.exchange.maxGroupsPerStep`, or a group id longer than 1024 characters. The message names the field. Nothing of the request is stored.',

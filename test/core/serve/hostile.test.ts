@@ -251,6 +251,37 @@ describe('serve: caps on groups per step, completions per group, id length', fun
     expect((await get(server.url, '/health')).status).to.equal(200);
   });
 
+  it("an agent holds at most serve.exchange.maxHeldKeyChars of answer keys: a flood of long distinct answers is refused, another agent's posts go on, a restart keeps the count (issue 30)", async () => {
+    // Before: counts capped each key and the ids per step, not the text held: one agent could hold ~1 GiB a step.
+    const config = ringServeConfig({ exchange: { wait: 0, keepSteps: 1, maxHeldKeyChars: 2048 } });
+    server = await startServer(config, tmp.dir);
+    const long = (tag: string) => [`${tag}-x`.padEnd(500, '7'), `${tag}-y`.padEnd(500, '7')]; // 1,000 characters of keys
+    const send = (agent: string, step: number, id: string, answers = long(`${agent}${step}${id}`)) =>
+      post(server!.url, '/v1/groups', { agent, step, groups: [boxed(id, answers)] });
+    expect((await send('a', 0, 'p0')).status).to.equal(200);
+    expect((await send('a', 0, 'p1')).status).to.equal(200); // 2,000 held
+    const before = await state(server, tmp.dir);
+    const full = await send('a', 0, 'p2');
+    expect(full.status).to.equal(422);
+    expect(full.body.error).to.deep.include({ code: 'CORL_ERR_SERVE_KEYS_FULL', where: 'groups' });
+    expect(full.body.error.message).to.contain('agent "a"').and.contain('2000 held and 1000 new');
+    expect(await state(server, tmp.dir)).to.deep.equal(before); // nothing stored, nothing journaled
+    // The retry of a stored group adds nothing and is answered; b has a budget of its own.
+    expect((await send('a', 0, 'p0')).status).to.equal(200);
+    expect((await send('b', 0, 'p0')).status).to.equal(200);
+    expect((await send('b', 0, 'p1')).status).to.equal(200);
+    // A restart rebuilds the count from the journal: still full.
+    await server.close();
+    server = await startServer(config, tmp.dir);
+    expect((await send('a', 0, 'p2')).body.error?.code).to.equal('CORL_ERR_SERVE_KEYS_FULL');
+    // Once the cohort moves on, step 0 leaves the window and its keys with it.
+    for (const step of [1, 2])
+      for (const agent of ['a', 'b']) expect((await send(agent, step, 'q', ['1'])).status).to.equal(200);
+    expect((await send('a', 2, 'p2')).status).to.equal(200);
+    expect((await send('a', 2, 'p3')).status).to.equal(200); // 2,000 and a few of "1"
+    expect((await send('a', 2, 'p4')).status).to.equal(422);
+  });
+
   it('an answer key of 100 kB is kept, voted, answered and journaled as its digest (serve.maxKeyChars)', async () => {
     server = await startServer(ringServeConfig({ exchange: { wait: 5 }, maxKeyChars: 100 }), tmp.dir);
     const huge = 'ab'.repeat(50_000);

@@ -31,25 +31,37 @@ export function normAxis(axis: number, rank: number, what = 'axis'): number {
   return a;
 }
 
-/** For each element of `outShape`, the flat index into a tensor of `shape` broadcast to it. */
-export function broadcastIndex(shape: readonly number[], outShape: readonly number[]): Int32Array {
+/**
+ * For each element of `outShape` (in row-major order), the flat index `base + Σ_d c_d · weights[d]`
+ * of its coordinates c: an affine map from the output's elements to a source tensor's.
+ */
+export function affineIndex(outShape: readonly number[], weights: readonly number[], base = 0): Int32Array {
   const n = outShape.reduce((a, b) => a * b, 1);
   const idx = new Int32Array(n);
   const r = outShape.length;
-  const off = r - shape.length;
-  const st = strides(shape);
   const ost = strides(outShape);
   for (let i = 0; i < n; i++) {
     let rem = i;
-    let j = 0;
+    let j = base;
     for (let d = 0; d < r; d++) {
       const c = Math.floor(rem / ost[d]!);
       rem -= c * ost[d]!;
-      if (d >= off && shape[d - off]! !== 1) j += c * st[d - off]!;
+      j += c * weights[d]!;
     }
     idx[i] = j;
   }
   return idx;
+}
+
+/** For each element of `outShape`, the flat index into a tensor of `shape` broadcast to it. */
+export function broadcastIndex(shape: readonly number[], outShape: readonly number[]): Int32Array {
+  const off = outShape.length - shape.length;
+  const st = strides(shape);
+  // a broadcast (size-1 or missing) dimension does not move the source index
+  return affineIndex(
+    outShape,
+    outShape.map((_, d) => (d >= off && shape[d - off]! !== 1 ? st[d - off]! : 0)),
+  );
 }
 
 /** Elementwise map over broadcast inputs. */

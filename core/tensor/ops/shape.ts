@@ -5,7 +5,7 @@ import { broadcastShapes, dimDiv, dimEq, formatShape, shapeEq, shapeSize, type D
 import type { ConstantAttrs, Tensor } from '../graph';
 import { HostTensor, strides, type DType } from '../host';
 import { sameShape, unbroadcast } from './grad-util';
-import { alloc, broadcastIndex, normAxis, num } from './kernels';
+import { affineIndex, alloc, broadcastIndex, normAxis, num } from './kernels';
 import type { EmitContext, OpDef } from './types';
 
 const shapeErr = (msg: string) => new CorlError('CORL_ERR_TENSOR_SHAPE', msg);
@@ -89,17 +89,13 @@ function sliceHost(
   const n = outShape.reduce((a, b) => a * b, 1);
   const out = alloc(x.dtype, n);
   const xst = strides(x.shape);
-  const ost = strides(outShape);
-  for (let i = 0; i < n; i++) {
-    let rem = i;
-    let j = 0;
-    for (let d = 0; d < r; d++) {
-      const c = Math.floor(rem / ost[d]!);
-      rem -= c * ost[d]!;
-      j += (c + lo[d]!) * xst[d]!;
-    }
-    (out as Float64Array)[i] = (x.data as Float64Array)[j]!;
-  }
+  // element c of the slice is element c + lo of x
+  const idx = affineIndex(
+    outShape,
+    xst,
+    lo.reduce((sum, l, d) => sum + l * xst[d]!, 0),
+  );
+  for (let i = 0; i < n; i++) (out as Float64Array)[i] = (x.data as Float64Array)[idx[i]!]!;
   return new HostTensor(x.dtype, outShape, out);
 }
 

@@ -4,40 +4,17 @@
 // install that plugin offline and run its tests (the corl/testing contract suite included). The
 // package does not contain or depend on corl. Slow (two packs, one install of corl's dependencies).
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from '../../scripts/generate';
 import { tempDir } from '../fixtures/configs';
+import { pack, sh, userEnv } from '../fixtures/user-shell';
+
+/** A command as a user runs it, with onnxruntime-node's download switched off. */
+const user = (cmd: string, args: string[], cwd: string) =>
+  sh(cmd, args, cwd, userEnv({ ONNXRUNTIME_NODE_INSTALL: 'skip' }));
 
 const PACKAGE = path.join(ROOT, 'packages/create-corl-plugin');
-
-/** The environment of a shell that has never seen this checkout. */
-function userEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { FORCE_COLOR: '0', NO_UPDATE_NOTIFIER: '1', ONNXRUNTIME_NODE_INSTALL: 'skip' };
-  const root = fs.realpathSync(ROOT);
-  for (const [k, v] of Object.entries(process.env)) {
-    if (/^npm_/i.test(k) || /^ONNXRUNTIME_NODE_INSTALL/i.test(k) || k === 'INIT_CWD') continue;
-    env[k] = v;
-  }
-  env.PATH = (process.env.PATH ?? '')
-    .split(path.delimiter)
-    .filter((p) => !path.resolve(p).startsWith(root + path.sep) && path.resolve(p) !== root)
-    .join(path.delimiter);
-  return env;
-}
-
-function sh(cmd: string, args: string[], cwd: string, env = userEnv()) {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 });
-  return { code: r.status ?? -1, out: `${r.stdout}\n${r.stderr}`, stdout: r.stdout ?? '' };
-}
-
-function pack(dir: string, dest: string, flags: string[] = []): { tarball: string; files: string[] } {
-  const r = sh('npm', ['pack', '--json', ...flags, '--pack-destination', dest], dir, process.env);
-  expect(r.code, r.out).to.equal(0);
-  const info = JSON.parse(r.stdout.slice(r.stdout.indexOf('[')))[0] as { filename: string; files: { path: string }[] };
-  return { tarball: path.join(fs.realpathSync(dest), info.filename), files: info.files.map((f) => f.path) };
-}
 
 describe('e2e: the create-corl-plugin package, packed and run offline with npx', function () {
   this.timeout(0); // packing and installing take what the machine takes
@@ -75,7 +52,7 @@ describe('e2e: the create-corl-plugin package, packed and run offline with npx',
     const work = path.join(tmp.dir, 'work');
     fs.mkdirSync(work);
     const npx = (args: string[]) =>
-      sh(
+      user(
         'unshare',
         ['-n', 'npx', '--offline', '--yes', `--package=${creator.tarball}`, 'create-corl-plugin', ...args],
         work,
@@ -94,9 +71,9 @@ describe('e2e: the create-corl-plugin package, packed and run offline with npx',
     expect(generated.devDependencies.corl).to.equal(`file:${corl.tarball}`);
     expect(generated.peerDependencies.corl).to.equal(`^${corlPkg.version}`);
 
-    const install = sh('unshare', ['-n', 'npm', 'install', '--offline', '--no-audit', '--no-fund'], dir);
+    const install = user('unshare', ['-n', 'npm', 'install', '--offline', '--no-audit', '--no-fund'], dir);
     expect(install.code, install.out).to.equal(0);
-    const test = sh('npm', ['test'], dir);
+    const test = user('npm', ['test'], dir);
     expect(test.code, test.out).to.equal(0);
     expect(test.stdout)
       .to.contain('lab:agree satisfies the reward contract')

@@ -5,31 +5,15 @@
 // loadConfig, train and compare, no mock, through `import … from 'corl'` resolved by the package's
 // `exports`. Slow (one pack, one install of corl's dependencies, a few tiny runs).
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from '../../scripts/generate';
 import { tempDir } from '../fixtures/configs';
+import { pack, sh, userEnv } from '../fixtures/user-shell';
 
-/** The environment of a shell that has never seen this checkout (no npm_* settings, no checkout bin on PATH). */
-function userEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { FORCE_COLOR: '0', NO_UPDATE_NOTIFIER: '1', ONNXRUNTIME_NODE_INSTALL: 'skip' };
-  const root = fs.realpathSync(ROOT);
-  for (const [k, v] of Object.entries(process.env)) {
-    if (/^npm_/i.test(k) || /^ONNXRUNTIME_NODE_INSTALL/i.test(k) || k === 'INIT_CWD') continue;
-    env[k] = v;
-  }
-  env.PATH = (process.env.PATH ?? '')
-    .split(path.delimiter)
-    .filter((p) => !path.resolve(p).startsWith(root + path.sep) && path.resolve(p) !== root)
-    .join(path.delimiter);
-  return env;
-}
-
-function sh(cmd: string, args: string[], cwd: string, env = userEnv()) {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 });
-  return { code: r.status ?? -1, out: `${r.stdout}\n${r.stderr}`, stdout: r.stdout ?? '' };
-}
+/** A command as a user runs it, with onnxruntime-node's download switched off. */
+const user = (cmd: string, args: string[], cwd: string) =>
+  sh(cmd, args, cwd, userEnv({ ONNXRUNTIME_NODE_INSTALL: 'skip' }));
 
 /** The guide's script: the block marked `<!-- corl:example experiment -->`. */
 function guideScript(): string {
@@ -75,10 +59,7 @@ describe('e2e: npm pack → install offline → a script runs loadConfig, train 
 
   it("the guide's script compiles against the installed types and trains and compares", () => {
     // The tarball of this build (dist/ is what `npm test` just built; prepack would rebuild it).
-    const pack = sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp.dir], ROOT, process.env);
-    expect(pack.code, pack.out).to.equal(0);
-    const info = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('[')))[0] as { filename: string };
-    const tarball = path.join(fs.realpathSync(tmp.dir), info.filename);
+    const { tarball } = pack(ROOT, tmp.dir, ['--ignore-scripts']);
 
     const app = path.join(tmp.dir, 'app');
     fs.mkdirSync(app);
@@ -87,7 +68,7 @@ describe('e2e: npm pack → install offline → a script runs loadConfig, train 
       JSON.stringify({ name: 'app', version: '1.0.0', private: true, allowScripts: { 'onnxruntime-node': false } }),
     );
     // Offline for real: no network at all, npm's cache only.
-    const install = sh('unshare', ['-n', 'npm', 'install', '--offline', '--no-audit', '--no-fund', tarball], app);
+    const install = user('unshare', ['-n', 'npm', 'install', '--offline', '--no-audit', '--no-fund', tarball], app);
     expect(install.code, install.out).to.equal(0);
     expect(fs.lstatSync(path.join(app, 'node_modules/corl')).isSymbolicLink(), 'a real install').to.equal(false);
 
@@ -101,7 +82,7 @@ describe('e2e: npm pack → install offline → a script runs loadConfig, train 
     // Compiled against node_modules/corl's declarations, resolved through its package.json exports.
     const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
     const types = path.join(ROOT, 'node_modules/@types');
-    const compile = sh(
+    const compile = user(
       process.execPath,
       [
         tsc,
@@ -124,7 +105,7 @@ describe('e2e: npm pack → install offline → a script runs loadConfig, train 
     );
     expect(compile.code, compile.out).to.equal(0);
 
-    const run = sh(process.execPath, ['experiment.js'], app);
+    const run = user(process.execPath, ['experiment.js'], app);
     expect(run.code, run.out).to.equal(0);
     const lines = run.stdout.trim().split('\n');
     expect(lines[0]).to.equal('co-rl: 2 agents, 2 steps');

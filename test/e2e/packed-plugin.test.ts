@@ -6,34 +6,14 @@
 // environment of every command is stripped of what `npm test` and this checkout add (npm_* settings,
 // onnxruntime switches, the checkout's node_modules/.bin), so the repository's own .npmrc cannot help. Slow (one pack, three installs of corl's dependencies).
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { needsNpmrc } from '../../core/scaffold/scaffold';
 import { ROOT } from '../../scripts/generate';
 import { tempDir } from '../fixtures/configs';
+import { pack, sh, userEnv } from '../fixtures/user-shell';
 
 const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund'];
-
-/** The environment of a shell that has never seen this checkout. */
-function userEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { FORCE_COLOR: '0', NO_UPDATE_NOTIFIER: '1' };
-  const root = fs.realpathSync(ROOT);
-  for (const [k, v] of Object.entries(process.env)) {
-    if (/^npm_/i.test(k) || /^ONNXRUNTIME_NODE_INSTALL/i.test(k) || k === 'INIT_CWD') continue;
-    env[k] = v;
-  }
-  env.PATH = (process.env.PATH ?? '')
-    .split(path.delimiter)
-    .filter((p) => !path.resolve(p).startsWith(root + path.sep) && path.resolve(p) !== root)
-    .join(path.delimiter);
-  return env;
-}
-
-function sh(cmd: string, args: string[], cwd: string, env = userEnv()) {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 });
-  return { code: r.status ?? -1, out: `${r.stdout}\n${r.stderr}`, stdout: r.stdout ?? '' };
-}
 
 describe('e2e: npm pack → install the tarball → npx create-corl-plugin → npm install, test, train', function () {
   this.timeout(0); // packing, installing and compiling take what the machine takes
@@ -45,13 +25,7 @@ describe('e2e: npm pack → install the tarball → npx create-corl-plugin → n
 
   it('the tarball ships the runtime, templates and docs but no tests or dev output, and a plugin made from it trains', () => {
     // npm pack in the checkout, as a release would (prepack empties and rebuilds dist/).
-    const pack = sh('npm', ['pack', '--json', '--pack-destination', tmp.dir], ROOT, process.env);
-    expect(pack.code, pack.out).to.equal(0);
-    const info = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('[')))[0] as {
-      filename: string;
-      files: { path: string }[];
-    };
-    const shipped = info.files.map((f) => f.path);
+    const { tarball, files: shipped } = pack(ROOT, tmp.dir);
     expect(shipped).to.include.members([
       'package.json',
       'bin/corl.js',
@@ -75,7 +49,6 @@ describe('e2e: npm pack → install the tarball → npx create-corl-plugin → n
         /(^|\/)\.npmrc$/.test(f),
     );
     expect(dev, 'tests, sources, build maps and template build output stay out of the package').to.deep.equal([]);
-    const tarball = path.join(fs.realpathSync(tmp.dir), info.filename);
     expect(fs.existsSync(tarball)).to.equal(true);
 
     // A project of the user's that installs corl from the tarball. allowScripts keeps onnxruntime-node
@@ -105,7 +78,7 @@ describe('e2e: npm pack → install the tarball → npx create-corl-plugin → n
     });
     expect(init.code, init.out).to.equal(0);
     const labPkg = JSON.parse(fs.readFileSync(path.join(lab, 'package.json'), 'utf8'));
-    expect(labPkg.dependencies.corl).to.equal(`file:../${info.filename}`);
+    expect(labPkg.dependencies.corl).to.equal(`file:../${path.basename(tarball)}`);
     expect(labPkg.allowScripts).to.deep.equal({ 'onnxruntime-node': false });
     const offline = sh('unshare', ['-n', 'npm', 'install', '--offline', '--no-audit', '--no-fund'], lab);
     expect(offline.code, offline.out).to.equal(0);

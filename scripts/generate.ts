@@ -1,5 +1,6 @@
-// Generates the files that are derived from code: the published config schema, the error reference
-// and the config reference. `npm run gen` writes them; test/scripts/generate.test.ts fails when a
+// Generates the files that are derived from code: the published config schema, the error reference,
+// the config reference and the other references, and the copies of the Python client inlined in each
+// trainer adapter (scripts/inline-client.ts). `npm run gen` writes them; test/scripts/generate.test.ts fails when a
 // committed copy is stale.
 import 'reflect-metadata';
 import * as fs from 'node:fs';
@@ -16,6 +17,7 @@ import { PLUGIN_REGISTRY } from '../core/registry/registry';
 import { apiReference } from './api-doc';
 import { cliReference } from './cli-doc';
 import { contractsReference } from './contracts-doc';
+import { inlinedAdapters } from './inline-client';
 
 /** The repository root (scripts compile to dist/scripts). */
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -33,6 +35,7 @@ export async function generatedFiles(): Promise<Record<string, string>> {
     'docs/reference/contracts.md': contractsReference(ROOT),
     'docs/reference/cli.md': cliReference(),
     'docs/reference/api.md': apiReference(ROOT),
+    ...inlinedAdapters(ROOT),
   };
 }
 

@@ -1,7 +1,9 @@
 r"""A small client for `corl serve`, using only the Python standard library.
 
-Shared by the trainer integrations beside it (verl_reward_loop.py, trl_reward.py, openrlhf_agent.py)
-and usable on its own. Routes and fields: docs/guide/serve.md.
+The one source of the client inlined in each trainer adapter beside it (verl_reward_loop.py,
+trl_reward.py, openrlhf_agent.py, slime_rm.py: `npm run gen` copies the block between the
+"corl_client: begin/end" lines into each, so that every adapter is one file that loads alone), and
+usable on its own: copy this file beside your script. Routes and fields: docs/guide/serve.md.
 
 Example (runs against the shipped ring, `npx corl serve -c configs/serve/co-rl.json`):
 
@@ -44,18 +46,6 @@ What is safe to retry, exactly:
   until every agent has moved serve.exchange.keepSteps steps beyond it (410 after that).
 """
 
-import asyncio
-import hashlib
-import json
-import os
-import socket
-import ssl
-import time
-import uuid
-import urllib.error
-import urllib.parse
-import urllib.request
-
 __all__ = [
     "CLIENT_CODE",
     "AsyncCorlClient",
@@ -68,6 +58,21 @@ __all__ = [
     "sample_body",
     "stable_id",
 ]
+
+# -- corl_client: begin. docs/integrations/corl_client.py is the one source of this block; `npm run gen`
+# -- copies it verbatim into each adapter beside it, so that each adapter loads alone (by file path,
+# -- with nothing on sys.path). Edit corl_client.py, never a copy: a test fails when they differ.
+import asyncio
+import hashlib
+import json
+import os
+import socket
+import ssl
+import time
+import uuid
+import urllib.error
+import urllib.parse
+import urllib.request
 
 #: The code every client-side failure carries (docs/reference/errors.md).
 CLIENT_CODE = "CORL_ERR_SERVE_CLIENT"
@@ -428,4 +433,4 @@ def stable_id(text):
     """A group id derived from a prompt's text: the same in every agent's process (unlike Python's
     salted hash()), so that agents shown the same prompt meet in the exchange."""
     return "p-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
-
+# -- corl_client: end.

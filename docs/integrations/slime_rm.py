@@ -5,18 +5,395 @@ With `--group-rm`, slime generates a prompt's whole group and then awaits the cu
 `await custom_rm(args, samples)`), the groups of a rollout concurrently. `corl_group_rm` posts the
 group's samples, with their response token counts, and returns one reward per sample:
 
-    --group-rm --custom-rm-path slime_rm.corl_group_rm     # this folder on PYTHONPATH
+    --group-rm --custom-rm-path slime_rm.corl_group_rm     # slime_rm.py in a folder on PYTHONPATH
 
-slime loads the function by its import path, so its settings come from the environment:
+slime loads the function by its import path (import_module), so slime_rm.py must lie in a folder on
+the rollout workers' PYTHONPATH; it is self-contained (the client is inlined), so nothing else
+needs to be there. Its settings come from the environment:
 CORL_AGENT (this job's agent), CORL_SERVE_URL, CORL_SERVE_TOKEN, and CORL_ID_KEY, the key of
 `sample.metadata` holding a problem id shared by the agents (default "id"; without it, a hash of
 the prompt). No step reaches a reward function, so the service counts rounds per problem: run
 every agent over the same data in the same order.
 """
 
+# -- corl_client: begin. docs/integrations/corl_client.py is the one source of this block; `npm run gen`
+# -- copies it verbatim into each adapter beside it, so that each adapter loads alone (by file path,
+# -- with nothing on sys.path). Edit corl_client.py, never a copy: a test fails when they differ.
+import asyncio
+import hashlib
+import json
+import os
+import socket
+import ssl
+import time
+import uuid
+import urllib.error
+import urllib.parse
+import urllib.request
+
+#: The code every client-side failure carries (docs/reference/errors.md).
+CLIENT_CODE = "CORL_ERR_SERVE_CLIENT"
+
+#: HTTP statuses worth retrying: the service is restarting (503) or a peer is late (504).
+RETRY_STATUSES = (503, 504)
+
+
+class CorlServeError(Exception):
+    """`corl serve` answered with an error, or did not answer, after the client's retries.
+
+    code        always CORL_ERR_SERVE_CLIENT
+    status      the HTTP status of the last answer (None: no answer at all)
+    server_code the code the service answered with (e.g. CORL_ERR_SERVE_CONFLICT), None without an answer
+    where       the request field the service blamed, when it named one
+    """
+
+    def __init__(self, message, status=None, server_code=None, where=None, hint=None):
+        super().__init__("%s: %s" % (CLIENT_CODE, message))
+        self.code = CLIENT_CODE
+        self.status = status
+        self.server_code = server_code
+        self.where = where
+        self.hint = hint
+
+
+class CorlClient:
+    """Talks to one `corl serve` process.
+
+    url      base URL, e.g. "http://127.0.0.1:8470" (default: $CORL_SERVE_URL, else that)
+    token    this agent's token (default: $CORL_SERVE_TOKEN); sent on every request. With agent
+             tokens (serve.tokens) each agent's trainer has its own and posts only as that agent
+    timeout  seconds one HTTP request may take; keep it above serve.exchange.wait
+    retries  extra attempts after a connection failure, a 503 or a 504
+    backoff  seconds before the first retry, doubled after each (capped at 30)
+    """
+
+    def __init__(self, url=None, token=None, timeout=900.0, retries=5, backoff=0.5):
+        self.url = (url or os.environ.get("CORL_SERVE_URL") or "http://127.0.0.1:8470").rstrip("/")
+        self.token = token if token is not None else (os.environ.get("CORL_SERVE_TOKEN") or None)
+        self.timeout = float(timeout)
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        self._health = None
+
+    # -- routes ---------------------------------------------------------------------------------
+
+    def health(self, refresh=False):
+        """GET /health (cached after the first call unless refresh)."""
+        if self._health is None or refresh:
+            self._health = self.request("GET", "/health")
+        return self._health
+
+    def reads_ground_truth(self):
+        """Whether the served reward reads ground truth (requests must then carry references)."""
+        return reads_ground_truth(self.health())
+
+    def post_groups(self, agent, step, groups, wait=None, retries=None):
+        """POST /v1/groups: one agent's groups for one step; returns the decoded answer.
+
+        groups: [{"id", "prompt", "completions": [str | {"text", "length"?, "finishReason"?}],
+                  "reference"?}]. wait: seconds this request waits for supervisors at most
+        (capped by serve.exchange.wait).
+        """
+        body = {"agent": agent, "step": int(step), "groups": list(groups)}
+        if wait is not None:
+            body["wait"] = float(wait)
+        return self.request("POST", "/v1/groups", body, retries=retries, key=new_key())
+
+    def get_reward(self, query, prompts=None, labels=None, agent=None, retries=None):
+        """POST /get_reward (the OpenRLHF route): {"rewards", "scores", "extra_logs"}."""
+        body = {"query": list(query)}
+        if prompts is not None:
+            body["prompts"] = list(prompts)
+        if labels is not None:
+            body["labels"] = list(labels)
+        path = "/get_reward"
+        if agent is not None:
+            path += "?" + urllib.parse.urlencode({"agent": str(agent)})
+        return self.request("POST", path, body, retries=retries, key=new_key())
+
+    def post_samples(self, agent, samples, step=None, wait=None, retries=None):
+        """POST /v1/samples with a list of samples (see `sample_body`): {"agent", "samples": [answer]}.
+
+        The service forms each group from the samples of every request (this one's and other
+        processes') and answers once the group is complete and its supervisors have posted.
+        step: the trainer's step, or None to let the service count rounds per group id.
+        """
+        body = {"agent": agent, "samples": list(samples)}
+        if step is not None:
+            body["step"] = int(step)
+        if wait is not None:
+            body["wait"] = float(wait)
+        return self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
+
+    def post_sample(self, agent, sample, step=None, wait=None, retries=None):
+        """POST /v1/samples with one sample (see `sample_body`); returns its answer."""
+        body = dict(sample, agent=agent)
+        if step is not None:
+            body["step"] = int(step)
+        if wait is not None:
+            body["wait"] = float(wait)
+        return self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
+
+    def metrics(self):
+        """GET /metrics as Prometheus text."""
+        return self.request("GET", "/metrics", raw=True)
+
+    # -- transport ------------------------------------------------------------------------------
+
+    def request(self, method, path, body=None, retries=None, raw=False, key=None):
+        """One route, with retries; returns decoded JSON (or text when raw). key: the
+        Idempotency-Key sent with every attempt (the routes above pass a fresh one per call)."""
+        attempts = 1 + (self.retries if retries is None else int(retries))
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        headers = {"accept": "application/json"}
+        if data is not None:
+            headers["content-type"] = "application/json"
+        if key is not None:
+            headers["idempotency-key"] = key
+        if self.token:
+            headers["authorization"] = "Bearer " + self.token
+        delay = self.backoff
+        last = None
+        for attempt in range(attempts):
+            if attempt:
+                time.sleep(delay)
+                delay = min(delay * 2, 30.0)
+            req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout) as res:
+                    text = res.read().decode("utf-8")
+                    return text if raw else json.loads(text)
+            except urllib.error.HTTPError as e:
+                last = _answer_error(method, self.url + path, e)
+                if e.code not in RETRY_STATUSES:
+                    raise last
+            except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError) as e:
+                reason = getattr(e, "reason", e)
+                last = CorlServeError("expected an answer from %s %s, got %s" % (method, self.url + path, reason))
+        raise last
+
+
+def new_key():
+    """A fresh Idempotency-Key: one per call, repeated by that call's retries."""
+    return uuid.uuid4().hex
+
+
+def _answer_error(method, url, e):
+    try:
+        err = json.loads(e.read().decode("utf-8")).get("error") or {}
+    except (ValueError, AttributeError):
+        err = {}
+    code = err.get("code")
+    return CorlServeError(
+        "expected a successful answer from %s %s, got HTTP %d%s%s" % (
+            method, url, e.code, " " + code if code else "", ": " + err["message"] if err.get("message") else ""),
+        status=e.code, server_code=code, where=err.get("where"), hint=err.get("hint"))
+
+
+class AsyncCorlClient:
+    """`CorlClient` for asyncio code: the same routes, retries and errors, as coroutines.
+
+    Each request opens its own connection (HTTP/1.1, closed after the answer), so any number of
+    samples can wait for their groups at once without blocking the event loop or a thread. The
+    service counts them against serve.maxConnections: keep it above the samples in flight.
+    """
+
+    def __init__(self, url=None, token=None, timeout=900.0, retries=5, backoff=0.5):
+        self.url = (url or os.environ.get("CORL_SERVE_URL") or "http://127.0.0.1:8470").rstrip("/")
+        self.token = token if token is not None else (os.environ.get("CORL_SERVE_TOKEN") or None)
+        self.timeout = float(timeout)
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        parts = urllib.parse.urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected an http:// or https:// URL for corl serve, got %r" % (self.url,))
+        self._tls = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._tls else 80)
+        self._base = parts.path.rstrip("/")
+        self._netloc = parts.netloc
+        self._health = None
+
+    async def health(self, refresh=False):
+        """GET /health (cached after the first call unless refresh)."""
+        if self._health is None or refresh:
+            self._health = await self.request("GET", "/health")
+        return self._health
+
+    async def post_samples(self, agent, samples, step=None, wait=None, retries=None):
+        """POST /v1/samples (see CorlClient.post_samples)."""
+        body = {"agent": agent, "samples": list(samples)}
+        if step is not None:
+            body["step"] = int(step)
+        if wait is not None:
+            body["wait"] = float(wait)
+        return await self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
+
+    async def post_sample(self, agent, sample, step=None, wait=None, retries=None):
+        """POST /v1/samples with one sample (see `sample_body`); returns its answer."""
+        body = dict(sample, agent=agent)
+        if step is not None:
+            body["step"] = int(step)
+        if wait is not None:
+            body["wait"] = float(wait)
+        return await self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
+
+    async def request(self, method, path, body=None, retries=None, key=None):
+        """One route, with retries; returns the decoded JSON answer. key: the Idempotency-Key sent
+        with every attempt (the routes above pass a fresh one per call)."""
+        attempts = 1 + (self.retries if retries is None else int(retries))
+        data = b"" if body is None else json.dumps(body).encode("utf-8")
+        url = self.url + path
+        delay = self.backoff
+        last = None
+        for attempt in range(attempts):
+            if attempt:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30.0)
+            try:
+                status, text = await asyncio.wait_for(self._exchange(method, path, data, key), self.timeout)
+            except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as e:
+                last = CorlServeError("expected an answer from %s %s, got %s" % (method, url, e or type(e).__name__))
+                continue
+            if status == 200:
+                return json.loads(text)
+            last = _error_from(method, url, status, text)
+            if status not in RETRY_STATUSES:
+                raise last
+        raise last
+
+    async def _exchange(self, method, path, data, key=None):
+        ctx = ssl.create_default_context() if self._tls else None
+        reader, writer = await asyncio.open_connection(self._host, self._port, ssl=ctx)
+        try:
+            head = ["%s %s%s HTTP/1.1" % (method, self._base, path), "Host: " + self._netloc,
+                    "Accept: application/json", "Connection: close", "Content-Length: %d" % len(data)]
+            if data:
+                head.append("Content-Type: application/json")
+            if key is not None:
+                head.append("Idempotency-Key: " + key)
+            if self.token:
+                head.append("Authorization: Bearer " + self.token)
+            writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data)
+            await writer.drain()
+            status_line = await reader.readline()
+            parts = status_line.decode("latin-1").split(" ", 2)
+            if len(parts) < 2 or not parts[0].startswith("HTTP/"):
+                raise ValueError("a malformed status line %r" % (status_line[:80],))
+            length = None
+            while True:
+                line = await reader.readline()
+                if line in (b"\r\n", b"\n", b""):
+                    break
+                name, _, value = line.decode("latin-1").partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value.strip())
+            raw = await (reader.readexactly(length) if length is not None else reader.read())
+            return int(parts[1]), raw.decode("utf-8")
+        finally:
+            writer.close()
+            try:
+                await writer.wait_closed()
+            except OSError:
+                pass
+
+
+def _error_from(method, url, status, text):
+    try:
+        err = json.loads(text).get("error") or {}
+    except (ValueError, AttributeError):
+        err = {}
+    code = err.get("code")
+    return CorlServeError(
+        "expected a successful answer from %s %s, got HTTP %d%s%s" % (
+            method, url, status, " " + code if code else "", ": " + err["message"] if err.get("message") else ""),
+        status=status, server_code=code, where=err.get("where"), hint=err.get("hint"))
+
+
+# -- helpers shared by the trainer integrations ---------------------------------------------------
+
+def reads_ground_truth(health):
+    """Whether a GET /health answer says requests must carry references: its readsGroundTruth.
+
+    `supervised` there also covers a reward trained on labels, which reads none; a service older than
+    readsGroundTruth sent only `supervised`, which then meant reads ground truth.
+    """
+    if "readsGroundTruth" in health:
+        return bool(health["readsGroundTruth"])
+    return bool(health.get("supervised"))
+
+
+def new_request_id():
+    """A fresh idempotency key for one sample: reuse it when retrying that sample, never for another."""
+    return uuid.uuid4().hex
+
+
+def sample_body(group, size, text, tokens=None, finish_reason=None, sample=None, rollout=None, request_id=None,
+                prompt=None, reference=None, entropies=None, mean_logprobs=None):
+    """One POST /v1/samples sample.
+
+    group      the problem id, the same in every agent's posts (a dataset id column, not a per-process uid)
+    size       how many samples the group has (TRL num_generations, verl rollout.n, OpenRLHF n_samples_per_prompt)
+    text       the completion text; tokens: its generated token count (send it: lengths are tokens)
+    sample     its position in the group, when known; rollout: the trainer's own id of this group
+               instance (verl's uid); request_id: idempotency key (new_request_id())
+    entropies / mean_logprobs: per-token statistics, one per generated token (RENT / Intuitor)
+    """
+    completion = {"text": text}
+    if tokens is not None:
+        completion["length"] = int(tokens)
+    if finish_reason is not None:
+        completion["finishReason"] = finish_reason
+    if entropies is not None:
+        completion["entropies"] = [float(x) for x in entropies]
+    if mean_logprobs is not None:
+        completion["meanLogprobs"] = [float(x) for x in mean_logprobs]
+    body = {"group": str(group), "size": int(size), "completion": completion}
+    for key, value in (("sample", sample), ("rollout", rollout), ("requestId", request_id), ("prompt", prompt),
+                       ("reference", reference)):
+        if value is not None:
+            body[key] = int(value) if key == "sample" else str(value)
+    return body
+
+
+
+def completion_text(completion):
+    """The text of a completion as trainers hand it over: a string, or chat messages (the last
+    message's content; list-of-parts contents are joined)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, dict):
+        return _content(completion.get("content", ""))
+    if isinstance(completion, (list, tuple)) and completion:
+        return _content(completion[-1].get("content", "")) if isinstance(completion[-1], dict) else str(completion[-1])
+    return "" if completion is None else str(completion)
+
+
+def prompt_text(prompt):
+    """A prompt as one string: text as is, chat messages as "role: content" lines."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, (list, tuple)):
+        return "\n".join("%s: %s" % (m.get("role", ""), _content(m.get("content", ""))) if isinstance(m, dict) else str(m) for m in prompt)
+    return "" if prompt is None else str(prompt)
+
+
+def _content(content):
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
+
+
+def stable_id(text):
+    """A group id derived from a prompt's text: the same in every agent's process (unlike Python's
+    salted hash()), so that agents shown the same prompt meet in the exchange."""
+    return "p-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+# -- corl_client: end.
+
 import os
 
-from corl_client import AsyncCorlClient, new_request_id, prompt_text, reads_ground_truth, sample_body, stable_id
 
 __all__ = ["corl_group_rm"]
 

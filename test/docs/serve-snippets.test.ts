@@ -8,6 +8,7 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../../scripts/generate';
 import { tempDir } from '../fixtures/configs';
@@ -89,13 +90,39 @@ function expectedPrints(code: string): string[] {
   return [...code.matchAll(/^\s*print\(.*\)\s+#\s*(.*)$/gm)].map((m) => m[1]!.split(/: /)[0]!.trim());
 }
 
-function python(code: string, env: Record<string, string>): { stdout: string; stderr: string; status: number | null } {
-  const r = spawnSync(PYTHON, ['-B', '-c', code], {
-    encoding: 'utf8',
-    env: { ...process.env, PYTHONPATH: INTEGRATIONS, PYTHONDONTWRITEBYTECODE: '1', ...env },
-    timeout: 60000,
-  });
-  return { stdout: r.stdout, stderr: r.stderr, status: r.status };
+/**
+ * Run `code` as a user's script in a fresh folder holding copies of `beside` (adapter files of
+ * docs/integrations) and nothing else: `python3 -E -s script.py`, so the script's own folder is on
+ * sys.path as for any script, and no PYTHONPATH or user site. With `pythonPath`, that folder is the
+ * PYTHONPATH instead (slime's import_module) and the script runs from another.
+ */
+function python(
+  code: string,
+  env: Record<string, string>,
+  { beside = [] as readonly string[], pythonPath = false } = {},
+): { stdout: string; stderr: string; status: number | null } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corl-snippet-'));
+  try {
+    const lib = path.join(dir, 'lib');
+    const user = path.join(dir, 'user');
+    fs.mkdirSync(lib);
+    fs.mkdirSync(user);
+    for (const f of beside) fs.copyFileSync(path.join(INTEGRATIONS, f), path.join(pythonPath ? lib : user, f));
+    fs.writeFileSync(path.join(user, 'script.py'), code);
+    const childEnv: Record<string, string | undefined> = { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...env };
+    delete childEnv.PYTHONPATH;
+    if (pythonPath) childEnv.PYTHONPATH = lib;
+    const flags = pythonPath ? ['-s', '-B'] : ['-E', '-s', '-B'];
+    const r = spawnSync(PYTHON, [...flags, path.join(user, 'script.py')], {
+      encoding: 'utf8',
+      env: childEnv,
+      cwd: user,
+      timeout: 60000,
+    });
+    return { stdout: r.stdout, stderr: r.stderr, status: r.status };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function checkVerl(code: string, where: string): void {
@@ -152,6 +179,7 @@ function checkTrl(code: string, where: string): void {
   const r = python(
     `import inspect, json, trl_reward; print(json.dumps({n: list(inspect.signature(getattr(trl_reward, n)).parameters) for n in ${JSON.stringify(adapter)}}))`,
     {},
+    { beside: ['trl_reward.py'] },
   );
   const params = JSON.parse(r.stdout) as Record<string, string[]>;
   for (const [n, kws] of calls) for (const kw of kws) expect(params[n], `${where}: ${n}(${kw}=)`).to.include(kw);
@@ -184,6 +212,7 @@ function checkSlime(code: string, where: string): void {
     const r = python(
       `import importlib, inspect; m, _, a = ${JSON.stringify(m[1])}.rpartition("."); print(inspect.iscoroutinefunction(getattr(importlib.import_module(m), a)))`,
       {},
+      { beside: ['slime_rm.py'], pythonPath: true },
     );
     expect(r.stdout.trim(), `${where}: ${m[1]} ${r.stderr}`).to.equal('True');
   }
@@ -210,7 +239,8 @@ describe('serve snippets: the guides and docstrings as written', function () {
       // A fresh service per snippet (each posts its own steps), its journal in a temporary folder.
       const service: Service = await startService(path.join(ROOT, SHIPPED), path.join(tmp.dir, `journal-${i}.jsonl`));
       try {
-        const r = python(s.code, { CORL_SERVE_URL: service.url });
+        // As a user runs it: a script with corl_client.py copied beside it.
+        const r = python(s.code, { CORL_SERVE_URL: service.url }, { beside: ['corl_client.py'] });
         expect(r.status, `${s.where}: ${r.stderr}`).to.equal(0);
         const expected = expectedPrints(s.code);
         expect(expected.length, s.where).to.be.greaterThan(0);

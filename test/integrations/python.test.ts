@@ -265,10 +265,10 @@ describe('integrations: the Python client against the real corl serve', function
   it('reads_ground_truth: GET /health readsGroundTruth, else (an older service) its supervised', async () => {
     const s = await serve({ ...ring({}), reward: 'corl:ground-truth' });
     const code = [
-      'import json, sys',
-      `sys.path.insert(0, ${JSON.stringify(INTEGRATIONS)})`,
-      'from corl_client import CorlClient, reads_ground_truth as r',
-      `live = CorlClient(${JSON.stringify(s.url)}).reads_ground_truth()`,
+      'import importlib.util, json',
+      `spec = importlib.util.spec_from_file_location("corl_client", ${JSON.stringify(path.join(INTEGRATIONS, 'corl_client.py'))})`,
+      'm = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); r = m.reads_ground_truth',
+      `live = m.CorlClient(${JSON.stringify(s.url)}).reads_ground_truth()`,
       // a learned verifier: supervised (trained on labels), but it reads no reference; an older service
       'print(json.dumps([live, r({"readsGroundTruth": False, "supervised": True}), r({"supervised": True}), r({})]))',
     ].join('\n');
@@ -277,16 +277,25 @@ describe('integrations: the Python client against the real corl serve', function
     expect(JSON.parse(out.stdout)).to.deep.equal([true, false, true, false]);
   });
 
-  it('every Python file of docs/integrations imports with the standard library alone', () => {
-    const modules = fs
-      .readdirSync(INTEGRATIONS)
-      .filter((f) => f.endsWith('.py'))
-      .map((f) => f.slice(0, -3));
-    expect(modules).to.include.members(['corl_client', 'verl_reward_loop', 'trl_reward', 'openrlhf_agent', 'slime_rm']);
-    // -I -S: no site-packages, no PYTHONPATH, no sitecustomize; what is loaded besides them must be the standard library.
-    const code = `import sys; sys.path.insert(0, ${JSON.stringify(INTEGRATIONS)}); import ${modules.join(', ')}; print(sorted({m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names) - {'__main__', ${modules.map((m) => `'${m}'`).join(', ')}}))`;
-    const r = spawnSync(PYTHON, ['-I', '-S', '-B', '-c', code], { encoding: 'utf8' });
-    expect(r.stderr).to.equal('');
-    expect(r.stdout.trim()).to.equal('[]');
+  it('every Python file of docs/integrations loads alone by its path, with the standard library alone', () => {
+    const files = fs.readdirSync(INTEGRATIONS).filter((f) => f.endsWith('.py'));
+    expect(files).to.include.members([
+      'corl_client.py',
+      'verl_reward_loop.py',
+      'trl_reward.py',
+      'openrlhf_agent.py',
+      'slime_rm.py',
+    ]);
+    for (const f of files) {
+      // -I -S: no site-packages, no PYTHONPATH, no sitecustomize, not even the current folder on
+      // sys.path: what is loaded besides the file must be the standard library (no corl_client).
+      const code = `import importlib.util, sys; s = importlib.util.spec_from_file_location("custom_module_1", ${JSON.stringify(path.join(INTEGRATIONS, f))}); m = importlib.util.module_from_spec(s); s.loader.exec_module(m); print(sorted({n.split('.')[0] for n in sys.modules} - set(sys.stdlib_module_names) - {'__main__'}))`;
+      const r = spawnSync(PYTHON, ['-I', '-S', '-B', '-c', code], {
+        encoding: 'utf8',
+        cwd: path.dirname(INTEGRATIONS),
+      });
+      expect(r.stderr, f).to.equal('');
+      expect(r.stdout.trim(), f).to.equal('[]');
+    }
   });
 });

@@ -63,6 +63,26 @@ export function startService(config: string, journal?: string, cwd = ROOT): Prom
   });
 }
 
+/**
+ * How a driver finds the adapter it drives, never through docs/integrations on a path:
+ * - `file` (default): `python3 -I` (no PYTHONPATH, no user site, not even the script's own folder on
+ *   sys.path); the driver loads the adapter by file path, as verl and OpenRLHF do.
+ * - `{ userScript: [files] }`: the driver and its stand-ins run as a user's training script from a
+ *   fresh folder of `dir` holding copies of those adapter files alone (`python3 -E -s`: the script's
+ *   folder is on sys.path, as for any script; no PYTHONPATH, no user site), as a TRL user imports it.
+ * - `{ pythonPath: [files] }`: `python3 -s` with PYTHONPATH set to a fresh folder of `dir` holding
+ *   copies of those adapter files alone, as slime's import_module finds a module on the job's path.
+ */
+export type Loading = 'file' | { readonly userScript: readonly string[] } | { readonly pythonPath: readonly string[] };
+
+/** A fresh folder of `dir` named `name` holding copies of `files` of docs/integrations (nothing else). */
+function adapterFolder(dir: string, name: string, files: readonly string[]): string {
+  const folder = path.join(dir, name);
+  fs.mkdirSync(folder, { recursive: true });
+  for (const f of files) fs.copyFileSync(path.join(INTEGRATIONS, f), path.join(folder, f));
+  return folder;
+}
+
 /** Run `script` (in test/integrations/py) on a job written to `dir`; resolves with its JSON output. */
 export function python(
   script: string,
@@ -70,20 +90,25 @@ export function python(
   dir: string,
   name: string,
   env: Record<string, string> = {},
+  loading: Loading = 'file',
 ): Promise<any> {
   const file = path.join(dir, `${name}.job.json`);
   fs.writeFileSync(file, JSON.stringify({ integrations: INTEGRATIONS, ...job }));
+  const childEnv: Record<string, string | undefined> = { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...env };
+  delete childEnv.PYTHONPATH;
+  // -B: no __pycache__ in docs/integrations or the test tree (-I and -E ignore PYTHONDONTWRITEBYTECODE).
+  let args: string[];
+  if (loading === 'file') args = ['-I', '-B', path.join(PY, script), file];
+  else if ('userScript' in loading) {
+    const folder = adapterFolder(dir, `${name}-user`, loading.userScript);
+    for (const f of [script, 'stand_ins.py']) fs.copyFileSync(path.join(PY, f), path.join(folder, f));
+    args = ['-E', '-s', '-B', path.join(folder, script), file];
+  } else {
+    childEnv.PYTHONPATH = adapterFolder(dir, `${name}-path`, loading.pythonPath);
+    args = ['-s', '-B', path.join(PY, script), file];
+  }
   return new Promise((resolve, reject) => {
-    // No __pycache__ in docs/integrations or the test tree.
-    const p = spawn(PYTHON, [path.join(PY, script), file], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        PYTHONDONTWRITEBYTECODE: '1',
-        PYTHONPATH: `${PY}${path.delimiter}${INTEGRATIONS}`,
-        ...env,
-      },
-    });
+    const p = spawn(PYTHON, args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv });
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => {

@@ -1,6 +1,9 @@
-// The trainer adapters of docs/integrations driven the way the pinned trainer sources call them
-// (verl v0.9.0, TRL v1.9.0, OpenRLHF v0.11.0; see test/integrations/py/trainers.py), two agents in a
-// ring, against the real `node bin/corl.js serve`. The served reward is the ring vote minus 0.001
+// The trainer adapters of docs/integrations loaded and driven the way the pinned trainer sources load
+// and call them (verl v0.9.0, TRL v1.9.0, OpenRLHF v0.11.0, slime v0.3.1; see
+// test/integrations/py/trainers.py), two agents in a ring, against the real `node bin/corl.js serve`.
+// No test puts docs/integrations on a path: verl's and OpenRLHF's adapters are loaded by file path
+// in `python3 -I` (verl's in spawned worker processes), TRL's from a user's script folder holding
+// trl_reward.py alone, slime's by import_module from a PYTHONPATH folder holding slime_rm.py alone. The served reward is the ring vote minus 0.001
 // per generated token (test/fixtures/length-vote), so every expected reward below, computed by hand
 // from the completions fed in, also checks that the adapters send lengths in tokens.
 import { expect } from 'chai';
@@ -241,7 +244,9 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
         };
       }),
     );
-    const out = await Promise.all(jobs.map((job, i) => python('trainers.py', job, tmp.dir, `trl-${i}`)));
+    const out = await Promise.all(
+      jobs.map((job, i) => python('trainers.py', job, tmp.dir, `trl-${i}`, {}, { userScript: ['trl_reward.py'] })),
+    );
     AGENTS.forEach((agent, a) => {
       const [p0, p1] = [out[2 * a]!, out[2 * a + 1]!];
       expect(p0.name).to.equal(`corl_${agent}`);
@@ -294,6 +299,8 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
       { mode: 'trl_async', reward: { agent: 'agent-0', url: s.url, id_column: 'id' }, groups: groups(0).slice(0, 1) },
       tmp.dir,
       'async-refused',
+      {},
+      { userScript: ['trl_reward.py'] },
     );
     expect(refused[0].value_error).to.contain("supervised by ['agent-1']").and.contain('one at a time');
     const out = await Promise.all(
@@ -307,6 +314,8 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
           },
           tmp.dir,
           `async-${agent}`,
+          {},
+          { userScript: ['trl_reward.py'] },
         ),
       ),
     );
@@ -453,6 +462,8 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
           },
           tmp.dir,
           `slime-${agent}`,
+          {},
+          { pythonPath: ['slime_rm.py'] },
         ),
       ),
     );

@@ -13,8 +13,14 @@ import threading
 
 def main():
     job = json.load(open(sys.argv[1]))
-    sys.path.insert(0, job["integrations"])
-    from corl_client import CorlClient, CorlServeError
+    # The client file by path (run under -I: nothing on sys.path but the standard library's).
+    import importlib.util
+    import os
+
+    spec = importlib.util.spec_from_file_location("corl_client", os.path.join(job["integrations"], "corl_client.py"))
+    corl_client = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(corl_client)
+    CorlClient, CorlServeError = corl_client.CorlClient, corl_client.CorlServeError
 
     client = CorlClient(job["url"], retries=job.get("retries", 5), backoff=0.05, timeout=120)
     mode = job["mode"]

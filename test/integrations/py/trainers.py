@@ -1,29 +1,98 @@
-"""Drives corl's trainer adapters (docs/integrations) the way the pinned trainer sources call them,
-against a running `corl serve`. Usage: python3 trainers.py JOB.json (prints one JSON document).
+"""Drives corl's trainer adapters (docs/integrations) the way the pinned trainer sources load and call
+them, against a running `corl serve`. Usage: /usr/bin/python3 -I trainers.py JOB.json (prints one JSON
+document).
 
 A job: {"integrations": dir, "url", "agent", "mode", ...}; each mode's fields are described in its
-function. Every mode reproduces its trainer's call: the same signature and argument types, the same
-batching (one sample, a process's slice, one group) and the same concurrency."""
+function. Every mode loads its adapter as its trainer does and nothing else: by file path (verl's
+load_module, OpenRLHF's _load_agent_executor), by import_module of a module on the trainer's path
+(slime), or from the user's own script folder (TRL); this driver never puts docs/integrations on
+sys.path, and runs under -I (no PYTHONPATH, no user site, not even its own folder on sys.path). Every
+mode reproduces its trainer's call: the same signature and argument types, the same batching (one
+sample, a process's slice, one group) and the same concurrency."""
 
 import asyncio
 import functools
 import importlib.util
 import json
+import multiprocessing
+import os
 import pickle
 import sys
-import threading
 
 import numpy as np
 
-from stand_ins import GRPOTrainer, SamplingParams, ScriptedEngine, Tokenizer, TrainerState, streamed_sample
+
+def _own(name):
+    """This driver's helper module beside it, by path (under -I its folder is not on sys.path)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                         name + ".py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
-def load_object(path, name):
-    """verl.utils.import_utils.load_extern_object / OpenRLHF's _load_agent_executor: a file by path."""
-    spec = importlib.util.spec_from_file_location("custom_module_%d" % abs(hash(path)), path)
+_stand_ins = _own("stand_ins")
+GRPOTrainer, SamplingParams, ScriptedEngine = _stand_ins.GRPOTrainer, _stand_ins.SamplingParams, _stand_ins.ScriptedEngine
+Tokenizer, TrainerState, streamed_sample = _stand_ins.Tokenizer, _stand_ins.TrainerState, _stand_ins.streamed_sample
+
+
+def verl_load_extern_object(module_path, object_name):
+    """verl v0.9.0 verl/utils/import_utils.py load_extern_object -> load_module(module_path) with no
+    module_name: spec_from_file_location under the name custom_module_<hash of the absolute path>,
+    exec_module, and nothing put in sys.modules or on sys.path."""
+    spec = importlib.util.spec_from_file_location("custom_module_%d" % hash(os.path.abspath(module_path)), module_path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return getattr(module, name)
+    return getattr(module, object_name)
+
+
+def openrlhf_load_agent_executor(agent_func_path):
+    """OpenRLHF v0.11.0 openrlhf/trainer/ray/vllm_engine.py _load_agent_executor: a .py file under the
+    module name "agent_module", its AgentExecutor class, which must subclass AgentExecutorBase, built
+    with no arguments."""
+    assert agent_func_path.endswith(".py")
+    spec = importlib.util.spec_from_file_location("agent_module", agent_func_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cls = module.AgentExecutor
+    assert issubclass(cls, module.AgentExecutorBase)
+    return cls()
+
+
+def _verl_reward_worker(w, job, barrier, queue):
+    """One verl RewardLoopWorker (a Ray actor: a process of its own). Its __init__ builds the manager
+    as load_reward_manager does, the class loaded in this process by load_extern_object; then, per
+    step, run_single on each sample the agent loop sends it, all as concurrent tasks."""
+    cfg = job["config"]
+    rm = cfg["reward"]["reward_manager"]
+    assert rm["source"] == "importlib"
+    tok = Tokenizer(job["vocab"])
+
+    def ground_truth_score(data_source, solution_str, ground_truth, extra_info=None, **_):
+        # verl's default compute_score for validation: 1 when the boxed answer equals the ground truth
+        return 1.0 if ("\\boxed{%s}" % ground_truth) in solution_str else 0.0
+
+    async def run():
+        cls = verl_load_extern_object(rm["module"]["path"], rm["name"])
+        manager = cls(config=cfg, tokenizer=tok, compute_score=ground_truth_score, reward_router_address=None,
+                      reward_model_tokenizer=None)
+        for s, step in enumerate(job["steps"]):
+            async def one(i, x):
+                await asyncio.sleep(x["delay"])
+                data = streamed_sample(x["row"], tok.encode(x["prompt"]), tok.encode(x["response"]) + [1])
+                return i, await manager.run_single(data)
+            mine = await asyncio.gather(*[one(i, x) for i, x in enumerate(step) if x["worker"] == w])
+            queue.put(("result", s, [(i, json.loads(json.dumps(r, default=_plain))) for i, r in mine]))
+            await asyncio.get_running_loop().run_in_executor(None, barrier.wait)
+
+    try:
+        asyncio.run(run())
+    except BaseException as e:  # noqa: BLE001 - reported to the test
+        queue.put(("error", w, "%s: %s" % (type(e).__name__, e)))
+        barrier.abort()
+    queue.put(("done", w, None))
 
 
 def verl_loop(job):
@@ -31,55 +100,42 @@ def verl_loop(job):
     name, module.path}, reward.reward_kwargs.corl, actor_rollout_ref.rollout.{n, response_length}),
     "vocab", "workers": W, "steps": [[{"worker", "delay", "row", "prompt", "response"}]]}.
 
-    Each reward worker (a Ray actor in verl) holds its own manager, built as load_reward_manager
-    builds it, and its own event loop; the agent loop sends every finished sample to a worker, which
-    runs run_single on it as one more concurrent task. Steps follow one another (the trainer waits
-    for every reward of a step before the next)."""
-    cfg = job["config"]
-    rm = cfg["reward"]["reward_manager"]
-    assert rm["source"] == "importlib"
-    cls = load_object(rm["module"]["path"], rm["name"])
-    tok = Tokenizer(job["vocab"])
-
-    def ground_truth_score(data_source, solution_str, ground_truth, extra_info=None, **_):
-        # verl's default compute_score for validation: 1 when the boxed answer equals the ground truth
-        return 1.0 if ("\\boxed{%s}" % ground_truth) in solution_str else 0.0
-
+    Each reward worker is a fresh process (spawned, as Ray starts an actor: nothing of this driver's
+    imports, the adapter loaded there by path), holding its own manager and event loop; the agent
+    loop sends every finished sample to a worker, which runs run_single on it as one more concurrent
+    task. Steps follow one another (the trainer waits for every reward of a step before the next)."""
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(job["workers"])
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_verl_reward_worker, args=(w, job, barrier, queue)) for w in range(job["workers"])]
+    for p in procs:
+        p.start()
     results = [[None] * len(s) for s in job["steps"]]
-    barrier = threading.Barrier(job["workers"])
     errors = []
-
-    def worker(w):
-        async def run():
-            manager = cls(config=cfg, tokenizer=tok, compute_score=ground_truth_score, reward_router_address=None,
-                          reward_model_tokenizer=None)
-            for s, step in enumerate(job["steps"]):
-                async def one(i, x):
-                    await asyncio.sleep(x["delay"])
-                    data = streamed_sample(x["row"], tok.encode(x["prompt"]), tok.encode(x["response"]) + [1])
-                    results[s][i] = await manager.run_single(data)
-                mine = [one(i, x) for i, x in enumerate(step) if x["worker"] == w]
-                await asyncio.gather(*mine)
-                await asyncio.get_running_loop().run_in_executor(None, barrier.wait)
-        try:
-            asyncio.run(run())
-        except BaseException as e:  # noqa: BLE001 - reported to the test
-            errors.append("%s: %s" % (type(e).__name__, e))
-            barrier.abort()
-
-    threads = [threading.Thread(target=worker, args=(w,)) for w in range(job["workers"])]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    done = 0
+    while done < len(procs):
+        kind, a, b = queue.get()
+        if kind == "result":
+            for i, r in b:
+                results[a][i] = r
+        elif kind == "error":
+            errors.append(b)
+        else:
+            done += 1
+    for p in procs:
+        p.join()
     return {"results": results, "errors": errors}
+
+
+def _plain(o):
+    return o.tolist() if isinstance(o, np.ndarray) else str(o)
 
 
 def verl_compute_score(job):
     """verl's NaiveRewardManager calling a custom async compute_score (reward.custom_reward_function,
     with reward_kwargs merged in): job {"module", "reward_kwargs", "samples": [{"delay", "data_source",
     "solution_str", "ground_truth", "extra_info"}]}, all samples concurrent."""
-    raw = load_object(job["module"], "compute_score")
+    raw = verl_load_extern_object(job["module"], "compute_score")
     fn = functools.partial(lambda f, kw, **k: f(**{**k, **kw}), raw, job["reward_kwargs"])
 
     async def one(x):
@@ -96,8 +152,8 @@ def verl_compute_score(job):
 def trl_grpo(job):
     """TRL v1.9.0 GRPOTrainer._calculate_rewards in one process: job {"process_index", "num_generations",
     "reward": CorlReward kwargs, "steps": [{"global_step", "training", "inputs": [{"prompt", "completion",
-    "completion_ids", columns...}]}]}: this process's slice of each generation batch."""
-    sys.path.insert(0, job["integrations"])
+    "completion_ids", columns...}]}]}: this process's slice of each generation batch. Run as a user's
+    training script: trl_reward.py (alone) beside this file, imported from the script's own folder."""
     from trl_reward import CorlReward
 
     reward_func = CorlReward(**job["reward"])
@@ -126,8 +182,7 @@ def trl_async(job):
     _score_group awaits it on each whole group, one group at a time, in finishing order. job
     {"reward": corl_group_reward keyword arguments, "groups": [{"prompts", "completions",
     "completion_ids", "columns": {name: value}}]} (columns repeated num_generations times, as the
-    rollout loop builds reward_kwargs)."""
-    sys.path.insert(0, job["integrations"])
+    rollout loop builds reward_kwargs). Run as a user's script, trl_reward.py beside it."""
     import inspect
 
     from trl_reward import corl_group_reward
@@ -155,9 +210,8 @@ def openrlhf_agent(job):
     arguments, and generate_responses runs num_samples executes of a prompt concurrently; the prompts
     dispatched to one engine run concurrently too. job {"module", "vocab", "max_length", "max_tokens",
     "n", "prompts": [{"prompt", "label", "completions": [[text, finish]], "delays": [s]}]}."""
-    cls = load_object(job["module"], "AgentExecutor")
     tok = Tokenizer(job["vocab"])
-    executor = cls()
+    executor = openrlhf_load_agent_executor(job["module"])
     engine = ScriptedEngine(tok, {p["prompt"]: p["completions"] for p in job["prompts"]},
                             {p["prompt"]: p["delays"] for p in job["prompts"]})
     params = SamplingParams(max_tokens=job["max_tokens"], logprobs=None)
@@ -236,6 +290,8 @@ def slime_group_rm(job):
         metadata: dict = field(default_factory=dict)
         status: "Sample.Status" = Status.PENDING
 
+    # slime/utils/misc.py load_function: import_module of the dotted path's module (slime_rm.py alone
+    # in a folder on the job's PYTHONPATH, as a Ray runtime env would set it), then the attribute.
     module_path, _, attr = "slime_rm.corl_group_rm".rpartition(".")
     custom_rm = getattr(importlib.import_module(module_path), attr)
     args = object()
@@ -255,16 +311,13 @@ def slime_group_rm(job):
 
 def main():
     job = json.load(open(sys.argv[1]))
-    sys.path.insert(0, job["integrations"])
-    import os
-
     for k, v in (job.get("env") or {}).items():
         os.environ[k] = v
     mode = job["mode"]
     fn = {"verl_loop": verl_loop, "verl_compute_score": verl_compute_score, "trl_grpo": trl_grpo,
           "trl_async": trl_async, "openrlhf_agent": openrlhf_agent, "openrlhf_remote": openrlhf_remote,
           "slime_group_rm": slime_group_rm}[mode]
-    json.dump(fn(job), sys.stdout, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o))
+    json.dump(fn(job), sys.stdout, default=_plain)
 
 
 if __name__ == "__main__":

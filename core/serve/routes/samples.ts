@@ -1,0 +1,34 @@
+// POST /v1/samples (docs/guide/serve.md "POST /v1/samples"): one sample, or several, each with its
+// group id and the group's size; the samples of a group meet in the SampleScorer (core/serve/samples.ts).
+import { requestHash } from '../ledger';
+import { parseSamplesRequest } from '../samples';
+import { agentIndex, checkTokenStats, requestWork, type PostRoute } from './route';
+
+export const postSamples: PostRoute = async (svc, body, ctx) => {
+  const rt = svc.runtime;
+  const req = parseSamplesRequest(body, {
+    maxCompletions: rt.settings.maxCompletions,
+    maxSamples: Math.min(rt.settings.samples.maxPending, rt.settings.maxRequestCompletions),
+    maxTestInputs: rt.settings.maxTestInputs,
+  });
+  const agent = svc.credentials.agentOf(ctx.caller, agentIndex(rt, req.agent, 'agent'), 'agent')!;
+  req.samples.forEach((s, i) =>
+    checkTokenStats(rt, s.completion, req.single ? 'completion' : `samples[${i}].completion`),
+  );
+  // Completions posted without a token count: their length falls back to characters.
+  const untokenized = req.samples.filter((s) => s.completion.length === undefined).length;
+  if (untokenized) svc.metrics.untokenized.inc({ route: '/v1/samples' }, untokenized);
+  const post = async (): Promise<unknown> => {
+    const answers = await svc.samples.post(
+      agent,
+      req,
+      requestWork(rt, agent, ctx.id === undefined ? ctx.gone : undefined),
+    );
+    svc.metrics.completions.inc({ route: '/v1/samples' }, answers.length);
+    if (req.single) return { agent: rt.agents[agent], ...answers[0]! };
+    return { agent: rt.agents[agent], samples: answers };
+  };
+  // Samples are idempotent by their own request ids; an Idempotency-Key only refuses its reuse for another body.
+  if (ctx.id === undefined) return post();
+  return svc.groupIds.run(agent, ctx.id, requestHash([req.step ?? null, req.samples]), post);
+};

@@ -187,8 +187,14 @@ export function generateArith(o: ArithOptions): {
   pretrain: ArithProblem[];
 } {
   // Held-out first, from its own stream, so that changing the training size never changes the test set.
-  const heldOut = drawProblems(mixSeed(o.seed, 'held-out'), o, o.heldOut, new Set());
-  const held = new Set(heldOut.map((p) => p.expression));
+  const standing = drawProblems(mixSeed(o.seed, 'held-out'), o, o.heldOut, new Set());
+  const held = new Set(standing.map((p) => p.expression));
+  // A fresh held-out set (heldOutSeed > 0) from a stream of its own, apart from the standing one; both
+  // stay out of every other split and corpus, so a recipe pretrained with the same heldOutSeed never
+  // read the fresh set.
+  const heldOut =
+    o.heldOutSeed > 0 ? drawProblems(mixSeed(o.seed, 'held-out', o.heldOutSeed), o, o.heldOut, held) : standing;
+  for (const p of heldOut) held.add(p.expression);
   // Validation next, from its own stream; with none (the default) the other splits are as before.
   const validation = o.validation > 0 ? drawProblems(mixSeed(o.seed, 'validation'), o, o.validation, held) : [];
   for (const p of validation) held.add(p.expression);
@@ -298,6 +304,13 @@ const ARITH_OPTIONS_SCHEMA = {
       description: 'training problems (a step samples its batch from them)',
     },
     heldOut: { type: 'integer', minimum: 0, maximum: MAX_HELD, default: 200, description: 'held-out problems' },
+    heldOutSeed: {
+      type: 'integer',
+      minimum: 0,
+      default: 0,
+      description:
+        "above 0: evaluate on a fresh held-out set drawn from this seed, apart from the standing one (0: the task seed's own set); a planned comparison names its own, so no earlier rendering read its problems. Train, validation and the pretraining corpus exclude both sets, so they differ slightly from heldOutSeed 0",
+    },
     validation: {
       type: 'integer',
       minimum: 0,
@@ -447,11 +460,17 @@ export const arithTask = definePlugin({
     }
     // Distinct problems cannot outnumber the expressions the options allow: refused before drawing.
     const space = arithSpace(options);
-    const wanted = options.heldOut + options.validation + options.train;
+    if (options.heldOutSeed > 0 && options.heldOut === 0) {
+      throw new CorlError('CORL_ERR_TASK_DATA', `expected heldOut > 0 with heldOutSeed ${options.heldOutSeed}, got 0`, {
+        where: 'task.options.heldOutSeed',
+        hint: 'ask for held-out problems, or drop heldOutSeed',
+      });
+    }
+    const wanted = options.heldOut * (options.heldOutSeed > 0 ? 2 : 1) + options.validation + options.train;
     if (wanted > space) {
       throw new CorlError(
         'CORL_ERR_TASK_DATA',
-        `expected at most ${space} distinct problems in train, heldOut and validation together (what operands ${options.operands.min}..${options.operands.max}, digits ${options.digits.min}..${options.digits.max} and ${options.operations.length} operation(s) allow), got ${wanted}`,
+        `expected at most ${space} distinct problems in train, heldOut (twice with a heldOutSeed) and validation together (what operands ${options.operands.min}..${options.operands.max}, digits ${options.digits.min}..${options.digits.max} and ${options.operations.length} operation(s) allow), got ${wanted}`,
         { where: 'options.train', hint: 'ask for fewer problems, or allow more digits or operands' },
       );
     }

@@ -20,6 +20,7 @@ export function arithOptions(over: ArithOverrides = {}): ArithOptions {
     seed: 5,
     train: 300,
     heldOut: 60,
+    heldOutSeed: 0,
     validation: 0,
     operands: { min: 2, max: 3 },
     digits: { min: 1, max: 2 },

@@ -80,6 +80,36 @@ describe('plugins/tasks/arith (corl:arith)', () => {
     for (const p of [...v.train, ...v.heldOut, ...v.pretrain]) expect(val.has(p.expression)).to.equal(false);
   });
 
+  it('a fresh held-out set (heldOutSeed) is apart from the standing one, from train, validation and the corpus', () => {
+    const a = generateArith({ ...base, validation: 40 });
+    const f = generateArith({ ...base, validation: 40, heldOutSeed: 7 });
+    const again = generateArith({ ...base, validation: 40, heldOutSeed: 7 });
+    const other = generateArith({ ...base, validation: 40, heldOutSeed: 8 });
+    const exprs = (ps: readonly { expression: string }[]) => ps.map((p) => p.expression);
+    expect(generateArith({ ...base, heldOutSeed: 0 }).heldOut).to.deep.equal(generateArith(base).heldOut);
+    expect(exprs(again.heldOut)).to.deep.equal(exprs(f.heldOut));
+    expect(f.heldOut).to.have.length(60);
+    expect(new Set(exprs(f.heldOut)).size).to.equal(60);
+    const fresh = new Set(exprs(f.heldOut));
+    for (const p of [...a.heldOut, ...f.train, ...f.validation, ...f.pretrain])
+      expect(fresh.has(p.expression)).to.equal(false);
+    // the standing set stays out of every split and corpus too
+    const standing = new Set(exprs(a.heldOut));
+    for (const p of [...f.train, ...f.validation, ...f.pretrain]) expect(standing.has(p.expression)).to.equal(false);
+    expect(exprs(other.heldOut)).to.not.deep.equal(exprs(f.heldOut));
+  });
+
+  it('a heldOutSeed without held-out problems is a coded error naming the field', async () => {
+    try {
+      await (arithTask.create({ ...base, heldOut: 0, heldOutSeed: 3 }, {} as any) as any).load();
+      expect.fail();
+    } catch (e) {
+      expect((e as Error).message)
+        .to.contain('CORL_ERR_TASK_DATA')
+        .and.contain('expected heldOut > 0 with heldOutSeed 3');
+    }
+  });
+
   it('tags every problem with the category its carries and borrows put it in', async () => {
     expect(arithCategory(arithProblem([47, 85, 19], ['+', '-']).features)).to.equal('carry+borrow');
     expect(arithCategory(arithProblem([47, 85], ['+']).features)).to.equal('carry');

@@ -4,14 +4,16 @@ GRPOTrainer: each process calls its reward functions on its own slice of the gen
 and a prompt's num_generations completions may span processes (trl#3896). `CorlReward` posts the
 slice's completions as samples, each with its group id, its position in the group and the group
 size; `corl serve` forms each group from every process's samples, so the per-device batch size
-need not be a multiple of num_generations.
+need not be a multiple of num_generations (TRL checks that the generation batch,
+per_device_train_batch_size x processes x steps_per_generation, is).
 
     from trl import GRPOConfig, GRPOTrainer
     from trl_reward import CorlReward
 
     reward = CorlReward(agent="agent-0", url="http://127.0.0.1:8470", id_column="id")
     trainer = GRPOTrainer(model=model, reward_funcs=[reward], train_dataset=dataset,
-                          args=GRPOConfig(num_generations=8, per_device_train_batch_size=4, seed=0))
+                          args=GRPOConfig(num_generations=8, per_device_train_batch_size=4,
+                                          steps_per_generation=2, seed=0))
 
 AsyncGRPOTrainer (trl.experimental.async_grpo) calls each reward function on one whole group, in a
 child process (so it must be picklable) and with no trainer state: use

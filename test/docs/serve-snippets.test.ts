@@ -1,10 +1,13 @@
 // The snippets of docs/guide/serve.md, docs/integrations/*.md and the adapters' docstrings, as
 // written: Python marked `<!-- corl:run python -->` (and the client's docstring example) runs
 // against the shipped ring (configs/serve/co-rl.json, a fresh service each) and must print what its
-// `print(...)  # …` comments say; trainer commands marked `<!-- corl:trainer verl|trl|openrlhf -->`
-// (and the adapters' docstring examples) may only name settings that the trainer release read has
-// (the facts below, from its source at that tag) and that corl's adapters accept; every
-// `npx corl serve -c X` names a shipped config or one the page defines; one set of agent names.
+// `print(...)  # …` comments say; trainer commands marked `<!-- corl:trainer verl|trl|openrlhf|slime -->`
+// (and the adapters' docstring examples, and every command of openrlhf.md) pass the validation
+// rules of the trainer release read (trainer-rules.ts: Hydra's override rules on verl's config,
+// TRL's GRPOConfig batch checks on 1 to 8 processes, OpenRLHF's flags and checks and its 180 s
+// request timeout against the service's waits) and load the adapter the way that trainer loads it;
+// the verl data row carries the columns verl and the adapters read; every `npx corl serve -c X`
+// names a shipped config or one the page defines; one set of agent names.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -12,43 +15,42 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../../scripts/generate';
 import { tempDir } from '../fixtures/configs';
+import { loadServeConfigValue } from '../../core/serve/setup';
 import { INTEGRATIONS, PYTHON, checkPython, startService, type Service } from '../integrations/serve-process';
+import {
+  OPENRLHF_REQUEST_TIMEOUT_S,
+  SLIME_FLAGS,
+  cliFlags,
+  grpoConfigArgs,
+  hydraOverrides,
+  openrlhfErrors,
+  trlGrpoConfigErrors,
+  verlOverrideErrors,
+  verlRowErrors,
+  type GrpoBatchArgs,
+} from './trainer-rules';
 
 const PAGES = ['docs/guide/serve.md', 'docs/integrations/openrlhf.md', 'docs/integrations/README.md'];
 const SHIPPED = 'configs/serve/co-rl.json';
 
-/** verl v0.9.0: keys of verl/trainer/config/reward/reward.yaml and rollout/rollout.yaml a command may set. */
-const VERL_KEYS = new Set([
-  'actor_rollout_ref.rollout.n',
-  'actor_rollout_ref.rollout.response_length',
-  'reward.num_workers',
-  'reward.custom_reward_function.path',
-  'reward.custom_reward_function.name',
-  'reward.reward_manager.source',
-  'reward.reward_manager.name',
-  'reward.reward_manager.module.path',
-  'reward.reward_manager.module.name',
-]);
-/** What CorlRewardManager reads under reward.reward_kwargs.corl (added with "+": reward.yaml has no reward_kwargs). */
-const VERL_CORL = new Set(['agent', 'url', 'token', 'wait', 'group_size', 'id_key', 'validation_splits']);
-/** OpenRLHF v0.11.0: flags of openrlhf/cli/train_ppo_ray.py that the docs use. */
-const OPENRLHF_FLAGS = new Set([
-  '--rollout.n_samples_per_prompt',
-  '--data.label_key',
-  '--reward.remote_url',
-  '--train.agent_func_path',
-  '--eval.n_samples_per_prompt',
-]);
 /** The environment openrlhf_agent.py reads. */
-const OPENRLHF_ENV = new Set(['CORL_AGENT', 'CORL_GROUP_SIZE', 'CORL_GROUP_BY', 'CORL_SERVE_URL', 'CORL_SERVE_TOKEN']);
+const OPENRLHF_ENV = new Set(['CORL_AGENT', 'CORL_GROUP_SIZE', 'CORL_GROUP_BY', 'CORL_SERVE_URL', 'CORL_SERVE_TOKEN', 'CORL_TOKEN_STATS', 'CORL_TOP_LOGPROBS', 'CORL_VOCAB_SIZE']);
 /** TRL v1.9.0: exports of trl/__init__.py, and keyword arguments of GRPOTrainer.__init__ and GRPOConfig used here. */
 const TRL_IMPORTS = new Set(['GRPOConfig', 'GRPOTrainer']);
 const TRL_KWARGS: Record<string, Set<string>> = {
   GRPOTrainer: new Set(['model', 'reward_funcs', 'args', 'train_dataset', 'eval_dataset', 'processing_class']),
-  GRPOConfig: new Set(['num_generations', 'num_generations_eval', 'per_device_train_batch_size', 'steps_per_generation', 'seed']),
+  GRPOConfig: new Set([
+    'num_generations',
+    'num_generations_eval',
+    'per_device_train_batch_size',
+    'per_device_eval_batch_size',
+    'gradient_accumulation_steps',
+    'steps_per_generation',
+    'generation_batch_size',
+    'remove_unused_columns',
+    'seed',
+  ]),
 };
-/** slime v0.3.1: flags of slime/utils/arguments.py for a group reward. */
-const SLIME_FLAGS = new Set(['--group-rm', '--custom-rm-path']);
 /** `corl serve` flags (docs/reference/cli.md). */
 const SERVE_FLAGS = new Set(['-c', '--host', '--port', '--journal', '--tokens-file', '--token-file', '--allow-no-token']);
 
@@ -125,26 +127,61 @@ function python(
   }
 }
 
-function checkVerl(code: string, where: string): void {
-  const settings = [...code.matchAll(/(\+?)([A-Za-z_.]+)=(\S+)/g)].filter((m) => m[2]!.includes('.'));
-  expect(settings.length, where).to.be.greaterThan(2);
-  const got: Record<string, string> = {};
-  for (const [, plus, key, value] of settings) {
-    if (plus) {
-      expect(key, `${where}: ${key}`).to.match(/^reward\.reward_kwargs\.corl\./);
-      expect(VERL_CORL, `${where}: ${key}`).to.include(key!.split('.').pop());
-    } else expect(VERL_KEYS, `${where}: ${key} (verl v0.9.0)`).to.include(key);
-    got[key!] = value!.replace(/^\$PWD\//, '').replace(/^\/abs\/path\//, '');
-  }
-  expect(got['reward.reward_manager.source'], where).to.equal('importlib');
-  const file = got['reward.reward_manager.module.path']!;
-  expect(fs.existsSync(path.join(ROOT, file)), `${where}: ${file}`).to.equal(true);
-  const name = got['reward.reward_manager.name']!;
+/** A path as the guides write it ($CORL/…, $PWD/… or /abs/path/… of the corl package), in this checkout. */
+function inRepo(p: string): string {
+  return path.join(ROOT, p.replace(/^"|"$/g, '').replace(/^(\$CORL|\$PWD|\/abs\/path)\//, ''));
+}
+
+/** A Python expression's printed value, with `m` the module at `file` loaded as `loader` loads it. */
+function loaded(file: string, loader: 'verl' | 'openrlhf', expr: string): string {
+  const name = loader === 'verl' ? `"custom_module_%d" % hash(${JSON.stringify(file)})` : '"agent_module"';
   const r = python(
-    `import importlib.util, inspect; s = importlib.util.spec_from_file_location("m", ${JSON.stringify(path.join(ROOT, file))}); m = importlib.util.module_from_spec(s); s.loader.exec_module(m); c = getattr(m, ${JSON.stringify(name)}); print(issubclass(c, m.RewardManagerBase), inspect.iscoroutinefunction(c.run_single))`,
+    `import importlib.util, inspect, json; s = importlib.util.spec_from_file_location(${name}, ${JSON.stringify(file)}); m = importlib.util.module_from_spec(s); s.loader.exec_module(m); print(${expr})`,
     {},
   );
-  expect(r.stdout.trim(), `${where}: ${r.stderr}`).to.equal('True True');
+  expect(r.status, `${file}: ${r.stderr}`).to.equal(0);
+  return r.stdout.trim();
+}
+
+/** verl v0.9.0: Hydra's override rules on its config, then the route's own loader and arguments. */
+function checkVerl(code: string, where: string): void {
+  const overrides = hydraOverrides(code);
+  expect(overrides.length, where).to.be.greaterThan(2);
+  expect(verlOverrideErrors(overrides), `${where} (verl v0.9.0 Hydra)`).to.deep.equal([]);
+  const got = new Map(overrides.map((o) => [o.key, o.value]));
+  const n = got.get('actor_rollout_ref.rollout.n');
+  if (got.get('reward.reward_manager.source') === 'importlib') {
+    const file = inRepo(got.get('reward.reward_manager.module.path')!);
+    expect(fs.existsSync(file), `${where}: ${file}`).to.equal(true);
+    const name = got.get('reward.reward_manager.name')!;
+    expect(
+      loaded(file, 'verl', `issubclass(m.${name}, m.RewardManagerBase), inspect.iscoroutinefunction(m.${name}.run_single)`),
+      where,
+    ).to.equal('True True');
+    // What the manager reads under reward.reward_kwargs.corl, from its own source.
+    const reads = new Set([...fs.readFileSync(file, 'utf8').matchAll(/_get\(corl, "(\w+)"/g)].map((m) => m[1]!));
+    expect(reads, file).to.include.members(['agent', 'url', 'group_size']);
+    for (const o of overrides.filter((x) => x.key.startsWith('reward.reward_kwargs.'))) {
+      expect(o.key, `${where}: ${o.key}`).to.match(/^reward\.reward_kwargs\.corl\.\w+$/);
+      expect(reads, `${where}: ${o.key}`).to.include(o.key.split('.').pop());
+    }
+  } else if (got.has('reward.custom_reward_function.path')) {
+    const file = inRepo(got.get('reward.custom_reward_function.path')!);
+    expect(fs.existsSync(file), `${where}: ${file}`).to.equal(true);
+    const name = got.get('reward.custom_reward_function.name') ?? 'compute_score';
+    const params = JSON.parse(
+      loaded(file, 'verl', `json.dumps([inspect.iscoroutinefunction(m.${name}), list(inspect.signature(m.${name}).parameters)])`),
+    ) as [boolean, string[]];
+    expect(params[0], `${where}: ${name} is awaited by the naive manager`).to.equal(true);
+    // verl calls it with data_source, solution_str, ground_truth, extra_info, reward_kwargs merged in.
+    expect(params[1], where).to.include.members(['data_source', 'solution_str', 'ground_truth', 'extra_info']);
+    const kwargs = overrides.filter((x) => x.key.startsWith('reward.custom_reward_function.reward_kwargs.'));
+    for (const o of kwargs) expect(params[1], `${where}: ${o.key}`).to.include(o.key.split('.').pop());
+    // compute_score refuses to run without its agent and group size.
+    expect(kwargs.map((o) => o.key.split('.').pop()), where).to.include.members(['agent', 'group_size']);
+    const size = got.get('reward.custom_reward_function.reward_kwargs.group_size');
+    if (n !== undefined) expect(size, `${where}: group_size = rollout.n`).to.equal(n);
+  } else expect.fail(`${where}: neither reward.reward_manager.source=importlib nor reward.custom_reward_function.path`);
 }
 
 /** The top-level keyword names of each call `name(…)` in `code` (nested calls' keywords left out). */
@@ -183,24 +220,67 @@ function checkTrl(code: string, where: string): void {
   );
   const params = JSON.parse(r.stdout) as Record<string, string[]>;
   for (const [n, kws] of calls) for (const kw of kws) expect(params[n], `${where}: ${n}(${kw}=)`).to.include(kw);
+  // TRL v1.9.0 GRPOConfig.__post_init__'s batch rules, on one GPU and on several.
+  const args = grpoConfigArgs(code) as GrpoBatchArgs;
+  expect(Object.keys(args).length, `${where}: a GRPOConfig(...)`).to.be.greaterThan(0);
+  for (const processes of [1, 2, 3, 4, 8])
+    expect(trlGrpoConfigErrors(args, processes), `${where} on ${processes} process(es) (TRL v1.9.0)`).to.deep.equal([]);
+  if (/id_column=/.test(code)) expect(args.remove_unused_columns, `${where}: columns must reach the reward`).to.not.equal(true);
 }
 
-function checkOpenrlhf(code: string, where: string): void {
-  const agents = (JSON.parse(fs.readFileSync(path.join(ROOT, SHIPPED), 'utf8')) as { agents: { name: string }[] }).agents.map((a) => a.name);
-  // Every flag of the trainer's lines (the renamed ones of v0.10.2 included: --label_key is gone).
-  const trainerLines = code.split('\n').filter((l) => !/npx corl serve/.test(l));
-  for (const l of trainerLines)
-    for (const m of l.matchAll(/(?<![\w-])(--[a-z][a-z_.]*)/g)) expect(OPENRLHF_FLAGS, `${where} (OpenRLHF v0.11.0)`).to.include(m[1]);
-  for (const m of code.matchAll(/\b(CORL_[A-Z_]+)=/g)) expect(OPENRLHF_ENV, where).to.include(m[1]);
-  for (const m of code.matchAll(/--train\.agent_func_path\s+(\S+)/g)) {
-    const file = m[1]!.replace(/^\$PWD\//, '').replace(/^\/abs\/path\//, '');
-    const r = python(
-      `import importlib.util; s = importlib.util.spec_from_file_location("agent_module", ${JSON.stringify(path.join(ROOT, file))}); m = importlib.util.module_from_spec(s); s.loader.exec_module(m); print(issubclass(m.AgentExecutor, m.AgentExecutorBase))`,
-      {},
-    );
-    expect(r.stdout.trim(), `${where}: ${file} ${r.stderr}`).to.equal('True');
+/** The serve configs a page defines (`<!-- corl:serve-config -->`), by the file name its commands use. */
+function pageConfigs(page: string): Map<string, unknown> {
+  const text = fs.readFileSync(path.join(ROOT, page), 'utf8');
+  return new Map(
+    [...text.matchAll(/<!-- corl:serve-config -->\s*\n```json\n([\s\S]*?)\n```/g)].map((m) => {
+      const c = JSON.parse(m[1]!) as { name: string };
+      return [`${c.name}.json`, c] as const;
+    }),
+  );
+}
+
+/** The serve config (defaults applied) that a block's `npx corl serve -c X` starts, if any. */
+async function servedBy(code: string, page: string): Promise<{ serve: any; self: boolean; agents: string[] } | undefined> {
+  const m = /npx corl serve -c (\S+)/.exec(code);
+  if (!m) return undefined;
+  const file = inRepo(m[1]!);
+  const value = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : pageConfigs(page).get(m[1]!);
+  expect(value, `${page}: ${m[1]}`).to.not.equal(undefined);
+  const { config } = await loadServeConfigValue(value, { baseDir: ROOT });
+  const c = config as any;
+  const topology = typeof c.topology === 'string' ? c.topology : c.topology.use;
+  return { serve: c.serve, self: topology === 'corl:self', agents: (c.agents as { name: string }[]).map((a) => a.name) };
+}
+
+/** OpenRLHF v0.11.0: its parser and checks, its loader, and the 180 s request timeout against the service's waits. */
+async function checkOpenrlhf(code: string, where: string, page: string): Promise<void> {
+  const flags = cliFlags(code);
+  expect(openrlhfErrors(flags), `${where} (OpenRLHF v0.11.0)`).to.deep.equal([]);
+  const env = new Map([...code.matchAll(/\b(CORL_[A-Z_]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!] as const));
+  for (const k of env.keys()) expect(OPENRLHF_ENV, where).to.include(k);
+  const n = flags.get('--rollout.n_samples_per_prompt');
+  expect(n, `${where}: a group reward needs K samples per prompt`).to.not.equal(undefined);
+  const served = await servedBy(code, page);
+  const agent = flags.get('--train.agent_func_path');
+  if (agent !== undefined) {
+    const file = inRepo(agent);
+    expect(loaded(file, 'openrlhf', 'issubclass(m.AgentExecutor, m.AgentExecutorBase)'), `${where}: ${file}`).to.equal('True');
+    if (env.has('CORL_GROUP_SIZE')) expect(env.get('CORL_GROUP_SIZE'), `${where}: CORL_GROUP_SIZE = K`).to.equal(n);
+    if (flags.has('--eval.dataset'))
+      expect(flags.get('--eval.n_samples_per_prompt'), `${where}: evaluation groups of K (default 4)`).to.equal(n);
+    if (served && served.serve.groupSize > 0) expect(String(served.serve.groupSize), where).to.equal(n);
   }
-  for (const m of code.matchAll(/\/get_reward\?agent=([\w-]+)/g)) expect(agents, where).to.include(m[1]);
+  const url = flags.get('--reward.remote_url');
+  if (url !== undefined) {
+    expect(served, `${where}: a --reward.remote_url block starts the service it calls (npx corl serve -c …)`).to.not.equal(undefined);
+    const s = served!;
+    expect(String(s.serve.getReward.groupSize), `${where}: getReward.groupSize = K`).to.equal(n);
+    const wait = s.serve.getReward.wait + (s.self ? 0 : s.serve.exchange.wait);
+    expect(wait, `${where}: getReward.wait + exchange.wait under OpenRLHF's ${OPENRLHF_REQUEST_TIMEOUT_S} s`).to.be.below(
+      OPENRLHF_REQUEST_TIMEOUT_S,
+    );
+    for (const m of url.matchAll(/[?&]agent=([\w-]+)/g)) expect(s.agents, where).to.include(m[1]);
+  }
 }
 
 function checkSlime(code: string, where: string): void {
@@ -251,24 +331,47 @@ describe('serve snippets: the guides and docstrings as written', function () {
     }
   });
 
-  it('trainer commands name only settings of the trainer release read and of the adapters', () => {
+  it('trainer commands pass the trainer release own checks (trainer-rules.ts) and load the adapters as the trainer does', async () => {
     const trainers = all.filter((b) => b.kind.startsWith('trainer '));
     expect(trainers.map((b) => b.kind).sort()).to.include.members(['trainer openrlhf', 'trainer slime', 'trainer trl', 'trainer verl']);
+    expect(trainers.filter((b) => b.kind === 'trainer verl').length).to.be.at.least(2); // both verl routes
     for (const b of trainers) {
       const kind = b.kind.slice('trainer '.length);
       if (kind === 'verl') checkVerl(b.code, b.page);
       else if (kind === 'trl') checkTrl(b.code, b.page);
-      else if (kind === 'openrlhf') checkOpenrlhf(b.code, b.page);
+      else if (kind === 'openrlhf') await checkOpenrlhf(b.code, b.page, b.page);
       else if (kind === 'slime') checkSlime(b.code, b.page);
       else expect.fail(`${b.page}: unknown trainer block "${kind}"`);
     }
     checkVerl(docstringExamples('verl_reward_loop.py')[0]!, 'verl_reward_loop.py (docstring)');
     checkTrl(docstringExamples('trl_reward.py')[0]!, 'trl_reward.py (docstring)');
-    checkOpenrlhf(docstringExamples('openrlhf_agent.py')[0]!, 'openrlhf_agent.py (docstring)');
+    await checkOpenrlhf(docstringExamples('openrlhf_agent.py')[0]!, 'openrlhf_agent.py (docstring)', 'docs/integrations/openrlhf.md');
     checkSlime(docstringExamples('slime_rm.py')[0]!, 'slime_rm.py (docstring)');
-    // openrlhf.md's commands are plain sh blocks: their flags too.
-    const orl = fs.readFileSync(path.join(ROOT, 'docs/integrations/openrlhf.md'), 'utf8');
-    for (const m of orl.matchAll(/```sh\n([\s\S]*?)\n```/g)) checkOpenrlhf(m[1]!, 'docs/integrations/openrlhf.md');
+    // openrlhf.md's commands are plain sh blocks: each is an OpenRLHF command, checked alike.
+    const page = 'docs/integrations/openrlhf.md';
+    const orl = fs.readFileSync(path.join(ROOT, page), 'utf8');
+    const sh = [...orl.matchAll(/```sh\n([\s\S]*?)\n```/g)];
+    expect(sh.length).to.be.at.least(3);
+    for (const m of sh) await checkOpenrlhf(m[1]!, page, page);
+  });
+
+  it('no trainer command goes unchecked: every sh or Python block that runs a trainer is marked', () => {
+    for (const page of PAGES) {
+      const text = fs.readFileSync(path.join(ROOT, page), 'utf8');
+      for (const m of text.matchAll(/(<!-- corl:[^>]*-->\s*\n)?```(sh|python)\n([\s\S]*?)\n```/g)) {
+        const runsTrainer = /verl\.trainer\.main_ppo|openrlhf\.cli|train\.py|from trl import/.test(m[3]!);
+        if (runsTrainer && page !== 'docs/integrations/openrlhf.md')
+          expect(m[1], `${page}: an unmarked trainer block:\n${m[3]}`).to.match(/corl:trainer/);
+      }
+    }
+  });
+
+  it('the verl data row of the guide has what verl v0.9.0 and the adapters read, for both routes', () => {
+    const rows = [...fs.readFileSync(path.join(ROOT, 'docs/guide/serve.md'), 'utf8').matchAll(/<!-- corl:verl-row -->\s*\n```json\n([\s\S]*?)\n```/g)];
+    expect(rows.length).to.equal(1);
+    const row = JSON.parse(rows[0]![1]!) as Record<string, unknown>;
+    expect(verlRowErrors(row, 'reward-loop')).to.deep.equal([]);
+    expect(verlRowErrors(row, 'compute_score')).to.deep.equal([]);
   });
 
   it('every `corl serve` command names a shipped config or one its page defines, with flags corl serve has', () => {
@@ -283,7 +386,7 @@ describe('serve snippets: the guides and docstrings as written', function () {
       for (const m of commands) {
         const args = m[1]!.replace(/#.*$/, '').trim().split(/\s+/);
         const config = args[args.indexOf('-c') + 1]!;
-        expect(fs.existsSync(path.join(ROOT, config)) || defined.has(config), `${page}: ${config}`).to.equal(true);
+        expect(fs.existsSync(inRepo(config)) || defined.has(config), `${page}: ${config}`).to.equal(true);
         for (const a of args.filter((x) => x.startsWith('-'))) expect(SERVE_FLAGS, `${page}: ${a}`).to.include(a);
       }
     }

@@ -11,15 +11,19 @@ import { checkKeys, checkResult, rewardFailure, type CheckedResult } from './che
 import { plainCopy, rewardContext, type GroupToScore } from './context';
 import { deepFreeze } from '../contracts/frozen';
 
-/** What a pipeline scores with: the very plugin instances of the run (or the service). */
-export interface RewardParts {
+/** What a group is scored with: the reward source and the equivalence of the run (or the service, or `corl/testing`). */
+export interface ScoringParts {
   readonly reward: RewardSource;
   /** The reward source's name in the config (`reward.use`), for messages. */
   readonly use: string;
-  /** The run's extractor and equivalence, cached (`AnswerKeys` made with the reward source). */
-  readonly keys: AnswerKeys;
   /** The run's equivalence: handed to the reward source, and what labels are compared with. */
   readonly equivalence: Equivalence;
+}
+
+/** What a pipeline scores with: the very plugin instances of the run (or the service). */
+export interface RewardParts extends ScoringParts {
+  /** The run's extractor and equivalence, cached (`AnswerKeys` made with the reward source). */
+  readonly keys: AnswerKeys;
 }
 
 /** A group's answers: the run extractor's answer and the voting key of each completion. */
@@ -47,75 +51,121 @@ export class RewardPipeline {
    * are null. `what` names the group in messages.
    */
   async answers(problem: Problem, texts: readonly string[], what: string, work?: WorkOptions): Promise<GroupAnswers> {
-    const { reward, keys, use } = this.parts;
+    let found: { answer: string | null; key: string | null }[];
     try {
-      const found = texts.map((t) => keys.of(t));
-      const answers = found.map((f) => f.answer);
-      if (!reward.answerKeys) return { answers, keys: found.map((f) => f.key || null) };
-      const own = await reward.answerKeys(deepFreeze({ problem: plainCopy(problem), texts: [...texts] }), work);
-      return { answers, keys: checkKeys(own, texts.length, { use, what, where: 'reward' }) };
+      found = texts.map((t) => this.parts.keys.of(t));
     } catch (e) {
       throw rewardFailure(e, `the answer keys of ${what}`);
     }
+    const answers = found.map((f) => f.answer);
+    if (!this.parts.reward.answerKeys) return { answers, keys: found.map((f) => f.key || null) };
+    return { answers, keys: await sourceKeys(this.parts, problem, texts, what, work) };
   }
 
-  /**
-   * Score one group: its frozen context, the reward source's `score`, the checks, the labels'
-   * agreement. `work` goes beside the context to the source and to the equivalence (a request of
-   * `corl serve`: whom it is for, and when nobody waits for it any more).
-   */
-  async score(group: GroupToScore, what: string, work?: WorkOptions): Promise<ScoredGroup> {
-    const { reward, equivalence } = this.parts;
-    let raw: unknown;
-    try {
-      raw = await reward.score(rewardContext(group, equivalence), work);
-    } catch (e) {
-      throw rewardFailure(e, `the reward of ${what}`);
-    }
-    return this.checked(raw, group, what, work);
+  /** Score one group: see {@link scoreGroup}. */
+  score(group: GroupToScore, what: string, work?: WorkOptions): Promise<ScoredGroup> {
+    return scoreGroup(this.parts, group, what, work);
   }
 
-  /**
-   * Score several groups (a step's): in one call of the source's `scoreMany` when it has one (a
-   * reward in another process makes one round trip), else group by group with `score`. Each result
-   * is checked as `score`'s is. `whats[i]` names group i in messages; `what` names them all.
-   */
-  async scoreMany(groups: readonly GroupToScore[], whats: readonly string[], what: string): Promise<ScoredGroup[]> {
-    const { reward, use, equivalence } = this.parts;
-    if (!reward.scoreMany) {
-      const out: ScoredGroup[] = [];
-      for (const [i, g] of groups.entries()) out.push(await this.score(g, whats[i] ?? what));
-      return out;
-    }
-    let raw: unknown;
-    try {
-      raw = await reward.scoreMany(groups.map((g) => rewardContext(g, equivalence)));
-    } catch (e) {
-      throw rewardFailure(e, `the rewards of ${what}`);
-    }
-    if (!Array.isArray(raw) || raw.length !== groups.length)
-      throw new CorlError(
-        'CORL_ERR_REWARD_OUTPUT',
-        `expected ${groups.length} results from scoreMany of "${use}" for ${what} (one per group), got ${Array.isArray(raw) ? raw.length : typeof raw}`,
-        { where: 'reward' },
-      );
+  /** Score several groups: see {@link scoreGroups}. */
+  scoreMany(groups: readonly GroupToScore[], whats: readonly string[], what: string): Promise<ScoredGroup[]> {
+    return scoreGroups(this.parts, groups, whats, what);
+  }
+}
+
+/**
+ * A reward source's own answer keys of a group's texts, checked (keys that are no answer are
+ * null); the source is handed a frozen copy of the problem. `what` names the group in messages.
+ */
+export async function sourceKeys(
+  parts: ScoringParts,
+  problem: Problem,
+  texts: readonly string[],
+  what: string,
+  work?: WorkOptions,
+): Promise<(string | null)[]> {
+  const { reward, use } = parts;
+  try {
+    if (!reward.answerKeys) throw new Error(`"${use}" has no answerKeys`);
+    const own = await reward.answerKeys(deepFreeze({ problem: plainCopy(problem), texts: [...texts] }), work);
+    return checkKeys(own, texts.length, { use, what, where: 'reward' });
+  } catch (e) {
+    throw rewardFailure(e, `the answer keys of ${what}`);
+  }
+}
+
+/**
+ * Score one group: its frozen context, the reward source's `score`, the checks, the labels'
+ * agreement. `work` goes beside the context to the source and to the equivalence (a request of
+ * `corl serve`: whom it is for, and when nobody waits for it any more).
+ */
+export async function scoreGroup(
+  parts: ScoringParts,
+  group: GroupToScore,
+  what: string,
+  work?: WorkOptions,
+): Promise<ScoredGroup> {
+  const { reward, equivalence } = parts;
+  let raw: unknown;
+  try {
+    raw = await reward.score(rewardContext(group, equivalence), work);
+  } catch (e) {
+    throw rewardFailure(e, `the reward of ${what}`);
+  }
+  return checked(parts, raw, group, what, work);
+}
+
+/**
+ * Score several groups (a step's): in one call of the source's `scoreMany` when it has one (a
+ * reward in another process makes one round trip), else group by group with `score`. Each result
+ * is checked as `score`'s is. `whats[i]` names group i in messages; `what` names them all.
+ */
+export async function scoreGroups(
+  parts: ScoringParts,
+  groups: readonly GroupToScore[],
+  whats: readonly string[],
+  what: string,
+): Promise<ScoredGroup[]> {
+  const { reward, use, equivalence } = parts;
+  if (!reward.scoreMany) {
     const out: ScoredGroup[] = [];
-    for (const [i, g] of groups.entries()) out.push(await this.checked(raw[i], g, whats[i] ?? what));
+    for (const [i, g] of groups.entries()) out.push(await scoreGroup(parts, g, whats[i] ?? what));
     return out;
   }
-
-  /** The checks of one group's result, and the agreement of its label and own label. */
-  private async checked(raw: unknown, group: GroupToScore, what: string, work?: WorkOptions): Promise<ScoredGroup> {
-    const { use, equivalence } = this.parts;
-    const result = checkResult(raw, group.completions.length, { use, what, where: 'reward' });
-    const { label, ownLabel } = result;
-    if (label == null || ownLabel == null) return result;
-    let agree: boolean;
-    try {
-      agree = await matches(label, ownLabel, equivalence, work);
-    } catch (e) {
-      throw rewardFailure(e, `the label agreement of ${what}`);
-    }
-    return { ...result, agree: agree ? 1 : 0 };
+  let raw: unknown;
+  try {
+    raw = await reward.scoreMany(groups.map((g) => rewardContext(g, equivalence)));
+  } catch (e) {
+    throw rewardFailure(e, `the rewards of ${what}`);
   }
+  if (!Array.isArray(raw) || raw.length !== groups.length)
+    throw new CorlError(
+      'CORL_ERR_REWARD_OUTPUT',
+      `expected ${groups.length} results from scoreMany of "${use}" for ${what} (one per group), got ${Array.isArray(raw) ? raw.length : typeof raw}`,
+      { where: 'reward' },
+    );
+  const out: ScoredGroup[] = [];
+  for (const [i, g] of groups.entries()) out.push(await checked(parts, raw[i], g, whats[i] ?? what));
+  return out;
+}
+
+/** The checks of one group's result, and the agreement of its label and own label. */
+async function checked(
+  parts: ScoringParts,
+  raw: unknown,
+  group: GroupToScore,
+  what: string,
+  work?: WorkOptions,
+): Promise<ScoredGroup> {
+  const { use, equivalence } = parts;
+  const result = checkResult(raw, group.completions.length, { use, what, where: 'reward' });
+  const { label, ownLabel } = result;
+  if (label == null || ownLabel == null) return result;
+  let agree: boolean;
+  try {
+    agree = await matches(label, ownLabel, equivalence, work);
+  } catch (e) {
+    throw rewardFailure(e, `the label agreement of ${what}`);
+  }
+  return { ...result, agree: agree ? 1 : 0 };
 }

@@ -2,6 +2,7 @@ import type { Equivalence } from '../contracts/equivalence';
 import type { GroundTruth, Problem, Reference } from '../contracts/problem';
 import type { CompletionView, RewardContext } from '../contracts/reward-source';
 import type { Task } from '../contracts/task';
+import { rewardContext as pipelineContext, type CompletionInput, type GroupToScore } from '../reward/context';
 import { Rng } from '../util/rng';
 
 /**
@@ -62,10 +63,11 @@ export function completionText(key: string | null): string {
 }
 
 /**
- * A {@link RewardContext} as the trainer would build it, from answer keys. Tokens are the texts'
- * characters (a character-level tokenizer: each id is a UTF-16 code unit).
+ * A group as the trainer hands it to the reward pipeline (`GroupToScore`, core/reward/context.ts),
+ * from answer keys: each completion's answer is its key. Tokens are the texts' characters (a
+ * character-level tokenizer: each id is a UTF-16 code unit).
  */
-export function rewardContext(spec: RewardContextSpec): RewardContext {
+export function rewardGroup(spec: RewardContextSpec): GroupToScore {
   const agent = spec.agent ?? 0;
   const rawSups = spec.supervisors ?? [spec.keys];
   const supervisors = rawSups.map((s, i) =>
@@ -73,13 +75,11 @@ export function rewardContext(spec: RewardContextSpec): RewardContext {
   );
   const agents = spec.agents ?? Math.max(agent + 1, ...supervisors.map((s) => s.agent + 1));
   const rng = new Rng(spec.seed ?? 1);
-  const completions: CompletionView[] = spec.keys.map((key, k) => {
+  const completions: CompletionInput[] = spec.keys.map((key, k) => {
     const text = spec.texts?.[k] ?? completionText(key);
     const length = text.length;
-    const view: CompletionView = {
+    return {
       text,
-      answer: key,
-      key,
       length,
       tokenIds: Array.from({ length }, (_, i) => text.charCodeAt(i)),
       finishReason: spec.finishReasons?.[k] ?? 'stop',
@@ -90,7 +90,6 @@ export function rewardContext(spec: RewardContextSpec): RewardContext {
           }
         : {}),
     };
-    return view;
   });
   const reference = typeof spec.reference === 'string' ? { answer: spec.reference } : spec.reference;
   return {
@@ -102,11 +101,21 @@ export function rewardContext(spec: RewardContextSpec): RewardContext {
     ...(spec.totalSteps !== undefined ? { totalSteps: spec.totalSteps } : {}),
     ...(spec.round !== undefined ? { round: spec.round } : {}),
     completions,
-    own: { agent, keys: [...spec.keys] },
+    answers: [...spec.keys],
+    keys: [...spec.keys],
     supervisors,
-    equivalence: spec.equivalence ?? exactEquivalence,
     ...(reference ? { reference } : {}),
   };
+}
+
+/**
+ * A {@link RewardContext} exactly as `corl train` and `corl serve` build it: the pipeline's own
+ * builder (core/reward/context.ts) over {@link rewardGroup}, so it is deep-frozen and its
+ * equivalence is the pipeline's facade of `key` and `equal`. A source that changes its context
+ * (sorts `completions`, say) throws here as it would in a run.
+ */
+export function rewardContext(spec: RewardContextSpec): RewardContext {
+  return pipelineContext(rewardGroup(spec), spec.equivalence ?? exactEquivalence);
 }
 
 /** A record of every attempt to reach ground truth. */

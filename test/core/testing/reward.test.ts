@@ -1,10 +1,14 @@
 import { expect } from 'chai';
 import type { InjectionToken } from 'tsyringe';
-import type { RewardSource } from '../../../core/contracts/reward-source';
+import type { CompletionView, RewardSource } from '../../../core/contracts/reward-source';
+import { isCorlError } from '../../../core/errors';
+import { AnswerKeys } from '../../../core/reward/answer-keys';
+import { RewardPipeline } from '../../../core/reward/pipeline';
 import { GROUND_TRUTH, type GroundTruth } from '../../../core/contracts/problem';
 import { TASK, type Task } from '../../../core/contracts/task';
 import { definePlugin } from '../../../core/registry/define';
-import { rewardChecks, rewardScenarios } from '../../../core/testing';
+import { exactEquivalence, rewardChecks, rewardScenarios } from '../../../core/testing';
+import { rewardGroup } from '../../../core/testing/contexts';
 import { fails, passes } from './helpers';
 
 const schema = { type: 'object', properties: {}, additionalProperties: false } as const;
@@ -129,13 +133,21 @@ describe('core/testing/reward (the reward-source suite catches broken sources)',
         return { rewards: [1] };
       },
     }));
-    await fails(rewardChecks(short), 'one finite reward', /one reward per completion/);
+    await fails(
+      rewardChecks(short),
+      'one finite reward',
+      /CORL_ERR_REWARD_OUTPUT: reward: expected 4 finite rewards from "test:short" for .*agreeing peer, got 1\./,
+    );
     const nan = reward('test:nan', () => ({
       async score(ctx) {
         return { rewards: ctx.completions.map(() => Number.NaN) };
       },
     }));
-    await fails(rewardChecks(nan), 'one finite reward', /reward 0 should be a finite number/);
+    await fails(
+      rewardChecks(nan),
+      'one finite reward',
+      /CORL_ERR_REWARD_OUTPUT: reward: expected 4 finite rewards from "test:nan" for .*agreeing peer, got NaN for completion 0\./,
+    );
     const metric = reward('test:metric', () => ({
       async score(ctx) {
         return { rewards: ctx.completions.map(() => 0), metrics: { Mean: 1 } };
@@ -164,6 +176,64 @@ describe('core/testing/reward (the reward-source suite catches broken sources)',
         return { rewards: ctx.completions.map(() => 0) };
       },
     }));
-    await fails(rewardChecks(keyed), 'answerKeys', /one key per text/);
+    await fails(
+      rewardChecks(keyed),
+      'answerKeys',
+      /expected 5 answer keys \(a string or null each\) from "test:keyed" for the kit texts, got 1: \["1"\]/,
+    );
+  });
+
+  it('a source that sorts ctx.completions fails the kit with the error a run gives (frozen contexts)', async () => {
+    const sorting = reward('test:sorting', () => ({
+      async score(ctx) {
+        const sorted = (ctx.completions as CompletionView[]).sort((a, b) => a.text.localeCompare(b.text));
+        return { rewards: sorted.map(() => 0) };
+      },
+    }));
+    const checks = rewardChecks(sorting);
+    await fails(
+      checks,
+      'one finite reward',
+      /^CORL_ERR_REWARD_FAILED: expected the reward of .*agreeing peer to succeed, got Cannot assign to read only property/,
+    );
+    // The very error of the pipeline that training and serve score through.
+    const group = rewardGroup({ keys: ['4', '5'], supervisors: [['4', '4']] });
+    const source = await sorting.create({}, {} as never);
+    const parts = { reward: source, use: 'test:sorting', equivalence: exactEquivalence };
+    let thrown: unknown;
+    try {
+      await new RewardPipeline({ ...parts, keys: new AnswerKeys({ extract: (t) => t }, exactEquivalence) }).score(
+        group,
+        'group "p1"',
+      );
+    } catch (e) {
+      thrown = e;
+    }
+    expect(isCorlError(thrown) && thrown.code).to.equal('CORL_ERR_REWARD_FAILED');
+    expect((thrown as Error).message).to.match(
+      /expected the reward of group "p1" to succeed, got Cannot assign to read only property/,
+    );
+  });
+
+  it('a source that writes into a context it was handed fails the kit too (score, scoreMany)', async () => {
+    const writing = reward('test:writing', () => ({
+      async score(ctx) {
+        (ctx.own.keys as (string | null)[])[0] = 'x';
+        return { rewards: ctx.completions.map(() => 0) };
+      },
+    }));
+    await fails(rewardChecks(writing), 'one finite reward', /to succeed, got .*read.only/);
+  });
+
+  it('answer keys that are no answer (an empty key) become null, as the pipeline reads them', async () => {
+    const empty = reward('test:empty-keys', () => ({
+      async answerKeys(input) {
+        return input.texts.map(() => '');
+      },
+      async score(ctx) {
+        return { rewards: ctx.completions.map(() => 0) };
+      },
+    }));
+    await passes(rewardChecks(empty), 'answerKeys');
   });
 });

@@ -105,15 +105,48 @@ function reserveScope(definition: PluginDefinition): void {
 }
 
 /**
- * A container with no parent and nothing registered: each plugin instance gets one, holding only
- * what its manifest entitles it to, so nothing registered anywhere else (tsyringe's global
- * container, the run's container with its registry) is reachable from it, even by a factory
- * tsyringe hands the container to. The plugin itself is never handed it.
+ * A container that sees nothing registered anywhere else: each plugin instance gets one, holding
+ * only what its manifest entitles it to, so nothing registered in another container (tsyringe's
+ * global one, the run's with its registry) is reachable from it, even by a factory tsyringe hands
+ * the container to or a class's `@inject` parameters. The plugin itself is never handed it.
+ *
+ * tsyringe makes containers only as children, so this is a child of an empty container of corl's
+ * whose ancestors are hidden through tsyringe's public methods alone: `isRegistered` answers for
+ * this container only, and `resolve`/`resolveAll` of a token registered only in an ancestor fail as
+ * tsyringe fails an unregistered token (tsyringe resolves a class's parameters through them too).
  */
 export function isolatedContainer(): DependencyContainer {
-  // tsyringe exports its global container, not the class; a fresh instance of that class has no parent.
-  const Container = (rootContainer() as object).constructor as new () => DependencyContainer;
-  return new Container();
+  sealedParent ??= rootContainer().createChildContainer();
+  return hideAncestors(sealedParent.createChildContainer());
+}
+
+let sealedParent: DependencyContainer | undefined;
+
+function hideAncestors(c: DependencyContainer): DependencyContainer {
+  const { isRegistered, resolve, resolveAll } = c;
+  const inherited = (token: InjectionToken<unknown>): boolean =>
+    !isRegistered.call(c, token, false) && isRegistered.call(c, token, true);
+  const unregistered = (token: InjectionToken<unknown>): Error =>
+    new Error(
+      `Attempted to resolve unregistered dependency token: "${typeof token === 'function' ? token.name : String(token)}"`,
+    );
+  // tsyringe calls both as (token, context, isOptional): an optional token it does not hold is
+  // `undefined` (resolve) or `[]` (resolveAll), as for a token registered nowhere.
+  const guarded =
+    (method: (...args: never[]) => unknown, none: () => unknown) =>
+    (token: InjectionToken<unknown>, ...rest: unknown[]): unknown => {
+      if (inherited(token)) {
+        if (rest[1] === true) return none();
+        throw unregistered(token);
+      }
+      return Reflect.apply(method, c, [token, ...rest]);
+    };
+  Object.defineProperties(c, {
+    isRegistered: { value: (token: InjectionToken<unknown>) => isRegistered.call(c, token, false) },
+    resolve: { value: guarded(resolve, () => undefined) },
+    resolveAll: { value: guarded(resolveAll, () => []) },
+  });
+  return c;
 }
 
 /**

@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
-import { container } from 'tsyringe';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { container, inject, injectable } from 'tsyringe';
 import { definePlugin, registerAll } from '../../../core/registry/define';
 import { createRunContainer, isolatedContainer, registrar } from '../../../core/registry/container';
 import { PLUGIN_REGISTRY, PluginRegistry, registryOf } from '../../../core/registry/registry';
@@ -211,10 +213,40 @@ describe('core/registry: definitions are read once, registration only adds', () 
     expect(registry.isBuiltin('topology', 'x:a')).to.equal(false);
   });
 
-  it('a plugin instance container has no parent: nothing registered elsewhere reaches it', () => {
+  it("a plugin instance container sees nothing registered elsewhere, by tsyringe's public API alone", () => {
+    class Secret {
+      constructor(readonly v: string) {}
+    }
+    @injectable()
+    class Asks {
+      constructor(@inject('test.global') readonly got: string) {}
+    }
+    @injectable()
+    class Local {
+      constructor(@inject('test.local') readonly got: string) {}
+    }
     container.register('test.global', { useValue: 'global' });
-    const c = isolatedContainer();
-    expect((c as unknown as { parent?: unknown }).parent).to.equal(undefined);
-    expect(c.isRegistered('test.global', true)).to.equal(false);
+    container.register(Secret, { useValue: new Secret('global') });
+    try {
+      const c = isolatedContainer();
+      c.register('test.local', { useValue: 'local' });
+      expect(c.isRegistered('test.global', true)).to.equal(false);
+      expect(c.isRegistered('test.local', true)).to.equal(true);
+      expect(() => c.resolve('test.global')).to.throw(/unregistered dependency token: "test\.global"/);
+      expect(() => c.resolveAll('test.global')).to.throw(/unregistered dependency token: "test\.global"/);
+      expect(() => c.resolve(Secret)).to.throw(/unregistered dependency token: "Secret"/);
+      expect(() => c.resolve(Asks)).to.throw(/unregistered dependency token: "test\.global"/);
+      expect(c.resolve(Local).got).to.equal('local');
+      expect(c.resolve('test.local')).to.equal('local');
+      // Two instance containers share nothing either.
+      expect(isolatedContainer().isRegistered('test.local', true)).to.equal(false);
+    } finally {
+      container.reset();
+    }
+  });
+
+  it('the registry reaches no tsyringe internals (no container.constructor, no parent field)', () => {
+    const source = readFileSync(join(__dirname, '../../../../core/registry/container.ts'), 'utf8');
+    expect(source).not.to.match(/\.constructor\b|\.parent\b|InternalDependencyContainer/);
   });
 });

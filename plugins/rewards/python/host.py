@@ -9,14 +9,26 @@ stdin closes. The setup JSON: {"module": a .py path or a dotted module name, "fu
 "signature": "trl" | "verl", "withheld": [parameter names a label-free run never passes]}.
 
 Framing (docs/guide/python-rewards.md, "The pipe"): UTF-8 JSON objects, one per line ("\\n"), on the
-host's original stdin (requests) and stdout (answers). JSON text never holds a raw newline, so a line
-is a message. Before the module is imported both descriptors are moved out of the way: file
-descriptor 0 becomes /dev/null (a function that reads stdin reads nothing) and 1 becomes a copy of 2
-(whatever the function prints, from Python or from C, goes to stderr), so nothing the function does
-with stdin or stdout can touch the pipe. A process the function forks closes its copies of the pipe
-at once and, should it return into this loop, exits without a word.
+process's stdin (requests) and stdout (answers). JSON text never holds a raw newline, so a line is a
+message.
 
-    host  -> corl  {"hello": {"python": "3.11.2"}}  (the interpreter runs the host; nothing imported yet)
+On Linux the process corl starts is a guard (class Guard): it makes itself the child subreaper of its
+tree and forks the host proper, to which it relays the pipe over a Unix socket whose every chunk the
+kernel labels with the sending process; what any other process writes there (a child forked with
+libc's fork(), which skips Python's at-fork hooks) is dropped, never relayed. Told to end (SIGTERM,
+the host's exit, the end of its stdin, or corl's death through PR_SET_PDEATHSIG), the guard SIGKILLs
+every process below it, a double-forked daemon in a session of its own included (orphans of the tree
+become the guard's children), then ends as the host ended. Where the kernel has no subreaper or
+sender credentials the host runs in the process corl started, and corl kills its process group.
+
+In the host, before the module is imported, the pipe moves to private descriptors: file descriptor 0
+becomes /dev/null (a function that reads stdin reads nothing) and 1 becomes a copy of 2 (whatever the
+function prints, from Python or from C, goes to stderr), so nothing the function does with stdin or
+stdout can touch the pipe. A process the function forks with os.fork closes its copies of the pipe at
+once and, should it return into this loop, exits without a word. The function itself runs in the
+host and can write on the pipe: corl checks every line against the protocol's schemas (messages.ts).
+
+    host  -> corl  {"hello": {"python": "3.11.2", "guard": true}}  (the host runs; nothing imported yet)
     host  -> corl  {"ready": {"function": "reward.reward_func", "async": false, "python": "3.11.2"}}
                    or {"fatal": ERROR} (import failed, no such function, a parameter never passed)
     corl  -> host  {"id": 1, "calls": [CALL, ...]}
@@ -59,17 +71,276 @@ import math
 import numbers
 import os
 import random
+import resource
+import select
+import signal
+import socket
+import struct
+import time
 import traceback
 import types
 
 HOST_PID = os.getpid()
 MAX_TEXT = 2000
+# The pipe's two ends in the host, set by main() once the guard (Linux) has forked it.
+PIPE_IN = None
+PIPE_OUT = None
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+CHUNK = 1 << 16
+# The guard stops reading a side while this much waits to be written to the other.
+HIGH_WATER = 1 << 20
+# How long the guard keeps killing what its tree forks anew before it leaves anyway.
+KILL_SECONDS = 5.0
+CORE_SIGNALS = {getattr(signal, n) for n in ("SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGQUIT", "SIGSEGV",
+                                             "SIGSYS", "SIGTRAP", "SIGXCPU", "SIGXFSZ") if hasattr(signal, n)}
 
 
-def _move_pipe():
+def _prctl(option, value):
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except Exception:  # noqa: B902 - no libc prctl: the host runs unguarded
+        return False
+
+
+def _tree(root):
+    """Every live process below root (from /proc's parent links), deepest last; zombies left out."""
+    children = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(b")") + 2:].split()
+        children.setdefault(int(fields[1]), []).append((int(name), fields[0]))
+    found, stack = [], [root]
+    while stack:
+        for pid, state in children.get(stack.pop(), []):
+            if state != b"Z":
+                found.append(pid)
+            stack.append(pid)
+    return found
+
+
+class Guard:
+    """The process corl starts (Linux): it forks the host, relays the pipe and, at the end, kills every process
+    below it. It runs none of the researcher's code. As the child subreaper, it inherits every orphan of its
+    tree (a double-forked daemon that left the session included), so its tree is everything the function
+    started; bytes on the socket from any process but the host (the kernel names the sender) never reach corl."""
+
+    def __init__(self, worker, sock, wake):
+        self.worker = worker
+        self.sock = sock
+        self.wake = wake
+        self.status = None
+        self.to_worker = bytearray()
+        self.to_corl = bytearray()
+        self.corl_open = True
+        self.sock_open = True
+        self.shut = False
+        self.dropped = set()
+
+    def run(self):
+        os.set_blocking(0, False)
+        os.set_blocking(1, False)
+        self.sock.setblocking(False)
+        while self.status is None:
+            poll = select.poll()
+            if self.corl_open and len(self.to_worker) < HIGH_WATER:
+                poll.register(0, select.POLLIN)
+            mask = (select.POLLIN if self.sock_open and len(self.to_corl) < HIGH_WATER else 0)
+            mask |= select.POLLOUT if self.to_worker else 0
+            if mask:
+                poll.register(self.sock.fileno(), mask)
+            if self.to_corl:
+                poll.register(1, select.POLLOUT)
+            poll.register(self.wake.fileno(), select.POLLIN)
+            for fd, event in poll.poll(1000):
+                self.on_event(fd, event)
+            self.reap()
+        self.drain()
+        self.leave(self.status)
+
+    def on_event(self, fd, event):
+        if fd == self.wake.fileno():
+            for signum in self.wake.recv(CHUNK):
+                if signum != signal.SIGCHLD:
+                    self.leave(None, signum)
+        elif fd == 0:
+            self.from_corl()
+        elif fd == 1:
+            self.write_corl()
+        else:
+            if event & (select.POLLIN | select.POLLHUP | select.POLLERR):
+                self.from_worker()
+            if event & select.POLLOUT:
+                self.write_worker()
+
+    def from_corl(self):
+        try:
+            data = os.read(0, CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            self.to_worker += data
+            return
+        self.corl_open = False
+        self.write_worker()
+
+    def write_worker(self):
+        try:
+            if self.to_worker:
+                del self.to_worker[: self.sock.send(self.to_worker)]
+        except BlockingIOError:
+            return
+        except OSError:
+            self.to_worker.clear()  # the host is gone: its exit ends the guard
+        if not self.to_worker and not self.corl_open and not self.shut:
+            self.shut = True
+            try:
+                self.sock.shutdown(socket.SHUT_WR)  # end of corl's stdin: the host's end of input
+            except OSError:
+                pass
+
+    def from_worker(self):
+        try:
+            data, ancillary, _, _ = self.sock.recvmsg(CHUNK, socket.CMSG_SPACE(12))
+        except BlockingIOError:
+            return False
+        except OSError:
+            data, ancillary = b"", []
+        if not data:
+            self.sock_open = False
+            return False
+        sender = None
+        for level, kind, body in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(body) >= 12:
+                sender = struct.unpack("iII", body[:12])[0]
+        if sender == self.worker:
+            self.to_corl += data
+        elif sender not in self.dropped:
+            self.dropped.add(sender)
+            sys.stderr.write("corl's host: dropped what process %s (not the host) wrote to corl's pipe\n" % sender)
+            sys.stderr.flush()
+        return True
+
+    def write_corl(self):
+        try:
+            del self.to_corl[: os.write(1, self.to_corl)]
+        except BlockingIOError:
+            pass
+        except OSError:  # corl is gone
+            self.leave(None, signal.SIGTERM)
+
+    def drain(self):
+        """What the host wrote before it left, to corl."""
+        while self.sock_open and self.from_worker():
+            pass
+        os.set_blocking(1, True)
+        while self.to_corl:
+            self.write_corl()
+
+    def reap(self):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.worker:
+                self.status = status
+
+    def kill_tree(self):
+        deadline = time.monotonic() + KILL_SECONDS
+        while time.monotonic() < deadline:
+            live = _tree(os.getpid())
+            if not live:
+                return
+            for pid in live:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            self.reap()
+            time.sleep(0.001)
+
+    def leave(self, status, signum=None):
+        """Kill the tree, then end as the host ended (its exit code or its signal), or by signum."""
+        self.kill_tree()
+        self.reap()
+        if status is not None and os.WIFEXITED(status):
+            os._exit(os.WEXITSTATUS(status))
+        signum = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else signum or signal.SIGKILL
+        sys.stderr.flush()
+        if signum in CORE_SIGNALS:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the host's crash is reported, not dumped again
+        try:
+            signal.signal(signum, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
+        os.kill(os.getpid(), signum)
+        os._exit(128 + signum)
+
+
+def split_guard():
+    """On Linux, fork the host under a Guard; returns the host's end of the socket in the host. Returns None
+    where the kernel offers no child subreaper or sender credentials: the host then runs in this process,
+    unguarded (corl kills its process group). The guard itself never returns."""
+    if not sys.platform.startswith("linux") or not hasattr(socket, "SCM_CREDENTIALS"):
+        return None
+    corl = os.getppid()
+    if not _prctl(PR_SET_CHILD_SUBREAPER, 1):
+        return None
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # corl killed outright: the guard still ends its tree
+    if os.getppid() != corl:
+        os._exit(1)
+    wake_r, wake_w = socket.socketpair()
+    for s in (wake_r, wake_w):
+        s.setblocking(False)
+    signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCHLD):
+        signal.signal(signum, lambda *_: None)
+    guard_end, host_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    guard_end.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    guard = os.getpid()
+    worker = os.fork()
+    if worker == 0:
+        signal.set_wakeup_fd(-1)
+        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCHLD):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for s in (wake_r, wake_w, guard_end):
+            s.close()
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != guard:
+            os._exit(1)
+        return host_end
+    host_end.close()
+    wake_w_keep = wake_w  # the wakeup descriptor must stay open
+    Guard(worker, guard_end, wake_r).run()
+    del wake_w_keep
+    os._exit(1)
+
+
+def _move_pipe(host_end):
     """Keep the pipe on private descriptors; give the function /dev/null for stdin and stderr for stdout."""
-    proto_in = os.dup(0)
-    proto_out = os.dup(1)
+    if host_end is None:
+        proto_in = os.dup(0)
+        proto_out = os.dup(1)
+    else:
+        proto_in = os.dup(host_end.fileno())
+        proto_out = os.dup(host_end.fileno())
+        host_end.close()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -77,19 +348,13 @@ def _move_pipe():
     return os.fdopen(proto_in, "rb", buffering=1 << 16), os.fdopen(proto_out, "wb", buffering=1 << 16)
 
 
-PIPE_IN, PIPE_OUT = _move_pipe()
-
-
 def _after_fork_in_child():
-    # A forked child (os.fork, multiprocessing) must never read or write the pipe.
+    # A child forked with os.fork (multiprocessing included) closes its copies of the pipe at once.
     for f in (PIPE_IN, PIPE_OUT):
         try:
             os.close(f.fileno())
-        except OSError:
+        except (OSError, AttributeError):
             pass
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _leave_if_forked():
@@ -430,8 +695,13 @@ class Host:
 
 
 def main():
+    global HOST_PID, PIPE_IN, PIPE_OUT
+    host_end = split_guard()
+    HOST_PID = os.getpid()
+    PIPE_IN, PIPE_OUT = _move_pipe(host_end)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
     setup = json.loads(sys.argv[1])
-    send({"hello": {"python": "%d.%d.%d" % sys.version_info[:3]}})
+    send({"hello": {"python": "%d.%d.%d" % sys.version_info[:3], "guard": host_end is not None}})
     # The host's own folder is not the researcher's: keep it off the import path.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]

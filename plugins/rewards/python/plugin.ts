@@ -155,37 +155,6 @@ function sourceProblem(file: string): string | undefined {
   return st.isFile() ? undefined : describeStat(st);
 }
 
-/** Check the answers' shape against the calls (the host already checked the function's return). */
-function checkAnswers(
-  answers: readonly unknown[],
-  calls: readonly Record<string, unknown>[],
-  name: string,
-  where: Where,
-): void {
-  const ok =
-    answers.length === calls.length &&
-    answers.every((a, i) => {
-      const call = calls[i]!;
-      const r = a as Record<string, unknown> | null;
-      if (!r || typeof r !== 'object') return false;
-      const n = Array.isArray(call.samples)
-        ? call.samples.length
-        : (call.groups as { completions: unknown[] }[]).reduce((s, g) => s + g.completions.length, 0);
-      const xs = (Array.isArray(call.samples) ? r.scores : r.rewards) as unknown;
-      return (
-        Array.isArray(xs) &&
-        xs.length === n &&
-        xs.every((x) => x === null || (typeof x === 'number' && Number.isFinite(x)))
-      );
-    });
-  if (!ok)
-    throw new CorlError(
-      'CORL_ERR_PYTHON_EXITED',
-      `expected corl's protocol from the Python process of ${name} (one answer per call, one reward per completion), got answers of another shape`,
-      { where: where('function') },
-    );
-}
-
 /** A reward source calling the Python function the options name (see corl:python). */
 export async function createPythonReward(
   options: PythonOptions,
@@ -247,7 +216,6 @@ export async function createPythonReward(
         throw again instanceof HostGone ? again.failure : again;
       });
     }
-    checkAnswers(answers, batch.calls, hostOptions.name, where);
     return batch.read(answers);
   };
   return {

@@ -1,12 +1,17 @@
 // The long-lived Python process behind `corl:python`: started once, spoken to over its stdin and
 // stdout in the line framing host.py documents (one JSON object per line), one request at a time.
-// It runs in a process group of its own, so that closing it (or a timeout) also ends every process
-// the researcher's function started, and a Ctrl-C in the terminal reaches corl, which closes it,
-// rather than interrupting the function mid-call.
+// It runs in a session and process group of its own, so that a Ctrl-C in the terminal reaches corl,
+// which closes it, rather than interrupting the function mid-call. On Linux the process corl starts
+// is host.py's guard: it forks the host, relays the pipe and, told to end (SIGTERM, the end of its
+// stdin, corl's death), kills every process below it, daemons that left the session included;
+// elsewhere corl kills the process group. Every line it sends is checked by messages.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CorlError, type ErrorCode } from '../../../core/errors';
+import { readHostMessage, resultsProblem, type HostError, type HostReady } from './messages';
+
+export type { HostError, HostReady } from './messages';
 
 /** The host script (shipped in the package beside the compiled code's source folder). */
 export const HOST_SCRIPT = findHost();
@@ -18,25 +23,6 @@ function findHost(): string {
     path.resolve(__dirname, '..', '..', '..', '..', 'plugins', 'rewards', 'python', 'host.py'),
   ];
   return candidates.find((p) => fs.existsSync(p)) ?? candidates[1]!;
-}
-
-/** What the host says once the module is imported. */
-export interface HostReady {
-  /** `module.qualname` of the function. */
-  readonly function: string;
-  /** Whether it is a coroutine function. */
-  readonly async: boolean;
-  /** The interpreter's version. */
-  readonly python: string;
-}
-
-/** An error as the host reports it (see host.py). */
-export interface HostError {
-  readonly kind: string;
-  readonly type: string;
-  readonly message: string;
-  readonly where: string;
-  readonly last: string;
 }
 
 /** How to start and talk to one host. */
@@ -66,21 +52,36 @@ const STARTUP_MS = 30_000;
 /** How long a closing host may take to leave on its own before it is killed. */
 const CLOSE_MS = 2000;
 
-/** Every live host's process group, killed if corl exits without closing it. */
-const LIVE = new Set<number>();
+/** Every live host (its pid, and whether it is guarded), ended if corl exits without closing it. */
+const LIVE = new Map<number, boolean>();
 let exitHook = false;
 
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
+function signalTo(pid: number, signal: NodeJS.Signals): void {
   try {
-    process.kill(-pid, 'SIGKILL');
+    process.kill(pid, signal);
   } catch {
     // already gone
   }
 }
 
+function killGroup(pid: number | undefined): void {
+  if (pid !== undefined) signalTo(-pid, 'SIGKILL');
+}
+
+/** What each kind of host error is, and the option it names. */
+const ERROR_CODES: Readonly<Record<HostError['kind'], readonly [ErrorCode, 'module' | 'function' | 'python']>> = {
+  import: ['CORL_ERR_PYTHON_IMPORT', 'module'],
+  function: ['CORL_ERR_PYTHON_FUNCTION', 'function'],
+  withheld: ['CORL_ERR_PYTHON_FUNCTION', 'function'],
+  call: ['CORL_ERR_PYTHON_FUNCTION', 'function'],
+  interpreter: ['CORL_ERR_PYTHON_INTERPRETER', 'python'],
+  output: ['CORL_ERR_PYTHON_OUTPUT', 'function'],
+  raised: ['CORL_ERR_PYTHON_RAISED', 'function'],
+};
+
 interface Pending {
   readonly id: number;
+  readonly calls: readonly Readonly<Record<string, unknown>>[];
   readonly describe: (call: number) => string;
   resolve(v: unknown[]): void;
   reject(e: unknown): void;
@@ -102,6 +103,8 @@ export class PythonHost {
   private stderrLine = '';
   private pending: Pending | undefined;
   private greeted = false;
+  /** The host runs under host.py's guard (Linux), which ends its whole tree on SIGTERM. */
+  private guarded = false;
   private readyInfo: HostReady | undefined;
   private onReady: ((e?: unknown) => void) | undefined;
   private onHello: (() => void) | undefined;
@@ -119,11 +122,15 @@ export class PythonHost {
       env: { ...process.env, PYTHONHASHSEED: '0', PYTHONUNBUFFERED: '1', PYTHONIOENCODING: 'utf-8' },
     });
     if (this.child.pid !== undefined) {
-      LIVE.add(this.child.pid);
+      LIVE.set(this.child.pid, false);
       if (!exitHook) {
         exitHook = true;
+        // A guard told SIGTERM ends its whole tree; a SIGKILL of its group would leave the daemons.
         process.once('exit', () => {
-          for (const pid of LIVE) killGroup(pid);
+          for (const [pid, guarded] of LIVE) {
+            if (guarded) signalTo(pid, 'SIGTERM');
+            else killGroup(pid);
+          }
         });
       }
     }
@@ -135,8 +142,13 @@ export class PythonHost {
     this.child.once('exit', (code, signal) => {
       this.exit = { code, signal };
       if (this.child.pid !== undefined) LIVE.delete(this.child.pid);
-      // The group may outlive its leader (a forked child): end it too.
+      // The group may outlive its leader (a forked child of an unguarded host): end it too.
       killGroup(this.child.pid);
+      // A process that escaped the kill and holds the pipe's other ends must not keep close() waiting.
+      setTimeout(() => {
+        this.child.stdout?.destroy();
+        this.child.stderr?.destroy();
+      }, CLOSE_MS).unref();
     });
     this.child.once('close', () => {
       if (this.stderrLine && this.o.forward) this.o.forward(this.stderrLine);
@@ -173,18 +185,22 @@ export class PythonHost {
    * Send one request of calls; resolves with one result per call, in order. Requests are served one
    * at a time. `what` names the request in a timeout, `describe` a call in the function's errors.
    */
-  request(calls: readonly unknown[], what: string, describe: (call: number) => string): Promise<unknown[]> {
+  request(
+    calls: readonly Readonly<Record<string, unknown>>[],
+    what: string,
+    describe: (call: number) => string,
+  ): Promise<unknown[]> {
     const run = this.queue.then(() => this.send(calls, what, describe));
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  /** End the process (and its group): EOF on its stdin, then a kill if it does not leave in time. */
+  /** End the process (and its tree): EOF on its stdin, then a kill if it does not leave in time. */
   async close(): Promise<void> {
     if (!this.exit) {
-      if (this.pending) killGroup(this.child.pid);
+      if (this.pending) this.kill();
       else this.child.stdin!.end();
-      const timer = setTimeout(() => killGroup(this.child.pid), CLOSE_MS);
+      const timer = setTimeout(() => this.kill(), CLOSE_MS);
       await this.exited;
       clearTimeout(timer);
     }
@@ -196,6 +212,20 @@ export class PythonHost {
         { where: this.o.where('function') },
       ),
     );
+  }
+
+  /**
+   * End the host and everything it started: a guard is told SIGTERM (it kills its tree, then leaves),
+   * with the group's SIGKILL after CLOSE_MS should it not; an unguarded host's group is killed at once.
+   */
+  private kill(): void {
+    const pid = this.child.pid;
+    if (pid === undefined || this.exit) return;
+    if (!this.guarded) return killGroup(pid);
+    signalTo(pid, 'SIGTERM');
+    setTimeout(() => {
+      if (!this.exit) killGroup(pid);
+    }, CLOSE_MS).unref();
   }
 
   private handshake(): Promise<void> {
@@ -214,7 +244,7 @@ export class PythonHost {
         this.idle();
         if (e === undefined) resolve();
         else {
-          killGroup(this.child.pid);
+          this.kill();
           reject(e);
         }
       };
@@ -223,7 +253,7 @@ export class PythonHost {
   }
 
   private startTimeout(ms: number, phase: 'start' | 'import'): void {
-    killGroup(this.child.pid);
+    this.kill();
     this.fail(
       phase === 'start'
         ? new CorlError(
@@ -239,13 +269,17 @@ export class PythonHost {
     );
   }
 
-  private send(calls: readonly unknown[], what: string, describe: (call: number) => string): Promise<unknown[]> {
+  private send(
+    calls: readonly Readonly<Record<string, unknown>>[],
+    what: string,
+    describe: (call: number) => string,
+  ): Promise<unknown[]> {
     // The process failed while this request waited its turn: it was never sent, and a fresh host may answer it.
     if (this.failure) return Promise.reject(new HostGone(this.failure));
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       const timer = setTimeout(() => {
-        killGroup(this.child.pid);
+        this.kill();
         this.fail(
           new CorlError(
             'CORL_ERR_PYTHON_TIMEOUT',
@@ -256,6 +290,7 @@ export class PythonHost {
       }, this.o.timeoutMs);
       this.pending = {
         id,
+        calls,
         describe,
         resolve: (v) => {
           clearTimeout(timer);
@@ -288,6 +323,11 @@ export class PythonHost {
   }
 
   private onData(d: Buffer): void {
+    if (this.failure) {
+      this.buffer = [];
+      this.buffered = 0;
+      return;
+    }
     let start = 0;
     for (let nl = d.indexOf(10); nl !== -1; nl = d.indexOf(10, start)) {
       this.buffer.push(d.subarray(start, nl));
@@ -304,31 +344,36 @@ export class PythonHost {
     }
   }
 
+  /** One line from the host: a message of the protocol, in the state where it may come, or a protocol failure. */
   private onLine(line: string): void {
-    let msg: Record<string, unknown>;
-    try {
-      msg = JSON.parse(line) as Record<string, unknown>;
-      if (msg === null || typeof msg !== 'object') throw new Error('not an object');
-    } catch {
-      return this.protocol(`${JSON.stringify(line.slice(0, 80))}`);
-    }
+    if (this.failure) return; // a failed host's last words are not read
+    const msg = readHostMessage(line);
+    if (typeof msg === 'string') return this.protocol(msg);
     if ('hello' in msg) {
+      if (this.greeted) return this.protocol('a second "hello"');
       this.greeted = true;
+      this.guarded = msg.hello.guard === true;
+      if (this.child.pid !== undefined && LIVE.has(this.child.pid)) LIVE.set(this.child.pid, this.guarded);
       return this.onHello?.();
     }
-    if ('ready' in msg) {
-      this.readyInfo = msg.ready as HostReady;
+    if (!this.greeted) return this.protocol(`${JSON.stringify(line.slice(0, 80))} before "hello"`);
+    if ('ready' in msg || 'fatal' in msg) {
+      if (this.readyInfo) return this.protocol(`a "${'ready' in msg ? 'ready' : 'fatal'}" message after "ready"`);
+      if ('fatal' in msg) return this.fail(this.hostError(msg.fatal, 'the import'));
+      this.readyInfo = msg.ready;
       return this.onReady?.();
     }
-    if ('fatal' in msg) return this.fail(this.hostError(msg.fatal as HostError, 'the import'));
     const p = this.pending;
-    if (!p || msg.id !== p.id) return this.protocol(`an answer to no request (${JSON.stringify(line.slice(0, 80))})`);
-    if (msg.error) {
-      const call = typeof msg.call === 'number' ? msg.call : 0;
-      return p.reject(this.hostError(msg.error as HostError, p.describe(call)));
+    if (!this.readyInfo || !p || msg.id !== p.id)
+      return this.protocol(`an answer to no request (${JSON.stringify(line.slice(0, 80))})`);
+    if ('error' in msg) {
+      if (msg.call >= p.calls.length)
+        return this.protocol(`an error of call ${msg.call} in a request of ${p.calls.length} calls`);
+      return p.reject(this.hostError(msg.error, p.describe(msg.call)));
     }
-    if (!Array.isArray(msg.results)) return this.protocol('an answer without results');
-    p.resolve(msg.results);
+    const problem = resultsProblem(msg.results, p.calls);
+    if (problem) return this.protocol(`${problem} (one result per call, one reward per completion)`);
+    p.resolve([...msg.results]);
   }
 
   private onStderr(d: string): void {
@@ -355,7 +400,7 @@ export class PythonHost {
   }
 
   private protocol(what: string): void {
-    killGroup(this.child.pid);
+    this.kill();
     this.fail(
       new CorlError(
         'CORL_ERR_PYTHON_EXITED',
@@ -367,16 +412,7 @@ export class PythonHost {
 
   private hostError(e: HostError, during: string): CorlError {
     const at = e.where ? ` (at ${e.where})` : '';
-    const codes: Record<string, [ErrorCode, 'module' | 'function' | 'python']> = {
-      import: ['CORL_ERR_PYTHON_IMPORT', 'module'],
-      function: ['CORL_ERR_PYTHON_FUNCTION', 'function'],
-      withheld: ['CORL_ERR_PYTHON_FUNCTION', 'function'],
-      call: ['CORL_ERR_PYTHON_FUNCTION', 'function'],
-      interpreter: ['CORL_ERR_PYTHON_INTERPRETER', 'python'],
-      output: ['CORL_ERR_PYTHON_OUTPUT', 'function'],
-      raised: ['CORL_ERR_PYTHON_RAISED', 'function'],
-    };
-    const [code, option] = codes[e.kind] ?? ['CORL_ERR_PYTHON_RAISED', 'function'];
+    const [code, option] = ERROR_CODES[e.kind];
     const message =
       e.kind === 'raised'
         ? `expected ${this.o.name} to return rewards (${during}), got ${e.last}${at}`

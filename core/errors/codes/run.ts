@@ -13,6 +13,16 @@ export const RUN_CODES = defineCodes({
     cause: "A run directory's state.json, config.json or metrics.jsonl is unreadable or inconsistent.",
     fix: 'resume from an intact copy, or start a new run; nothing was changed in the folder',
   },
+  CORL_ERR_RUN_OUT_FOREIGN: {
+    cause:
+      "`--out` names a folder where a file corl would write (config.json, report.html, metrics.jsonl, ...) already exists and corl did not write it, or where the run's files would replace the config being read.",
+    fix: 'give --out a new folder (e.g. runs/<name>); corl never overwrites a file it did not write',
+  },
+  CORL_ERR_RUN_LOCKED: {
+    cause:
+      "Another corl process (named with its pid, host and start time) holds the folder's lock file `corl.lock`: one writer at a time. Also raised for a damaged lock file.",
+    fix: 'wait for that process or stop it; a lock whose process has ended is taken over by the next run, and one of another host whose corl has ended may be deleted',
+  },
   CORL_ERR_RUN_MISMATCH: {
     cause: 'A resume was asked with a config that differs from the one the run started with.',
     fix: "resume without -c (the run's own config.json is used), or start a new run for the new config",

@@ -1,0 +1,142 @@
+import { expect } from 'chai';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { isCorlError } from '../../../core/errors';
+import { FolderLock, LOCK_FILE, readLockOwner, type LockOwner } from '../../../core/util/folder-lock';
+import { tempDir } from '../../fixtures/configs';
+
+const MODULE = path.resolve(__dirname, '../../../core/util/folder-lock.js');
+
+/** A child process that takes the lock of `dir`, says "held", and releases it when told "release" on stdin. */
+function holder(dir: string): Promise<ChildProcessWithoutNullStreams> {
+  const child = spawn(process.execPath, [
+    '-e',
+    `const { FolderLock } = require(${JSON.stringify(MODULE)});
+     const lock = FolderLock.acquire(${JSON.stringify(dir)}, { command: 'test holder' });
+     process.stdout.write('held\\n');
+     process.stdin.on('data', () => { lock.release(); process.stdout.write('released\\n'); process.exit(0); });`,
+  ]);
+  return new Promise((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) =>
+      d.toString().startsWith('held') ? resolve(child) : reject(new Error(d.toString())),
+    );
+    child.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
+  });
+}
+
+function exited(child: ChildProcessWithoutNullStreams): Promise<void> {
+  return new Promise((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+  );
+}
+
+function plant(dir: string, owner: Partial<LockOwner>): void {
+  fs.writeFileSync(
+    path.join(dir, LOCK_FILE),
+    JSON.stringify({
+      pid: 1,
+      host: os.hostname(),
+      startedAt: '2026-01-01T00:00:00.000Z',
+      command: 'corl train',
+      ...owner,
+    }),
+  );
+}
+
+describe('core/util/folder-lock (one writer per folder)', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => (tmp = tempDir('corl-lock-')));
+  afterEach(() => tmp.cleanup());
+
+  it('records its owner, refuses a second taker while held, and is free again once released', () => {
+    const lock = FolderLock.acquire(path.join(tmp.dir, 'run'), { command: 'corl train' });
+    const owner = readLockOwner(path.join(tmp.dir, 'run'))!;
+    expect(owner).to.include({ pid: process.pid, host: os.hostname(), command: 'corl train' });
+    expect(Number.isNaN(Date.parse(owner.startedAt))).to.equal(false);
+    const second = FolderLock.tryAcquire(path.join(tmp.dir, 'run'), { command: 'corl compare' });
+    expect(second).to.not.be.instanceOf(FolderLock);
+    expect((second as LockOwner).pid).to.equal(process.pid);
+    lock.release();
+    lock.release();
+    expect(fs.existsSync(path.join(tmp.dir, 'run', LOCK_FILE))).to.equal(false);
+    FolderLock.acquire(path.join(tmp.dir, 'run'), { command: 'again' }).release();
+  });
+
+  it('another process holding it: CORL_ERR_RUN_LOCKED names its pid; once it is killed, the stale lock is taken over', async () => {
+    const child = await holder(tmp.dir);
+    try {
+      expect(() => FolderLock.acquire(tmp.dir, { command: 'corl train' }))
+        .to.throw(/CORL_ERR_RUN_LOCKED/)
+        .with.property('message')
+        .that.includes(`test holder (pid ${child.pid} on ${os.hostname()}`);
+    } finally {
+      child.kill('SIGKILL');
+      await exited(child);
+    }
+    expect(readLockOwner(tmp.dir)!.pid).to.equal(child.pid);
+    const lock = FolderLock.acquire(tmp.dir, { command: 'corl train' });
+    expect(readLockOwner(tmp.dir)!.pid).to.equal(process.pid);
+    lock.release();
+  });
+
+  it('wait() takes the lock once its holder releases it, having been told who held it', async () => {
+    const child = await holder(tmp.dir);
+    const seen: LockOwner[] = [];
+    const waiting = FolderLock.wait(tmp.dir, {
+      command: 'corl compare --shard 2/2',
+      pollMs: 20,
+      onWait: (h) => {
+        seen.push(h);
+        child.stdin.write('release\n');
+      },
+    });
+    const lock = await waiting;
+    await exited(child);
+    expect(seen.map((h) => h.pid)).to.deep.equal([child.pid]);
+    expect(readLockOwner(tmp.dir)!.command).to.equal('corl compare --shard 2/2');
+    lock.release();
+  });
+
+  it('a lock of a dead pid, or of a pid now held by a process started at another time, is stale', () => {
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+    plant(tmp.dir, { pid: Number(dead) });
+    FolderLock.acquire(tmp.dir, { command: 'after a dead one' }).release();
+    // pid 1 runs, but not since the recorded start: the pid was reused
+    plant(tmp.dir, { pid: 1, procStart: '1' + '0'.repeat(15) });
+    FolderLock.acquire(tmp.dir, { command: 'after a reused pid' }).release();
+  });
+
+  it('a lock of another host counts as held, and says so', () => {
+    plant(tmp.dir, { pid: 12345, host: 'other-host.example' });
+    try {
+      FolderLock.acquire(tmp.dir, { command: 'corl train' });
+      expect.fail('expected CORL_ERR_RUN_LOCKED');
+    } catch (e) {
+      expect(isCorlError(e, 'CORL_ERR_RUN_LOCKED')).to.equal(true);
+      expect((e as Error).message)
+        .to.include('pid 12345 on other-host.example')
+        .and.include('another host');
+    }
+  });
+
+  it('a damaged lock is a coded error naming the field, and is left in place', () => {
+    for (const [text, field] of [
+      ['null', '(root)'],
+      ['{"pid": -5, "host": "h", "startedAt": "x", "command": "c"}', 'pid'],
+      ['{"pid": 5, "host": 7, "startedAt": "x", "command": "c"}', 'host'],
+      ['not json', '(root)'],
+    ] as const) {
+      fs.writeFileSync(path.join(tmp.dir, LOCK_FILE), text);
+      expect(() => FolderLock.acquire(tmp.dir, { command: 'c' }))
+        .to.throw(/CORL_ERR_RUN_LOCKED/)
+        .with.property('message')
+        .that.includes(`${LOCK_FILE} ${field}`);
+      expect(fs.readFileSync(path.join(tmp.dir, LOCK_FILE), 'utf8')).to.equal(text);
+    }
+    fs.rmSync(path.join(tmp.dir, LOCK_FILE));
+    fs.mkdirSync(path.join(tmp.dir, LOCK_FILE));
+    expect(() => FolderLock.acquire(tmp.dir, { command: 'c' })).to.throw(/CORL_ERR_RUN_LOCKED.*expected a lock file/);
+  });
+});

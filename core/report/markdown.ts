@@ -5,7 +5,8 @@ import type { ReportGroup, ResultRow } from './html';
 import { agreement } from '../metrics/agreement';
 import { meanSd, metricSeries, valueAt, type RunSummary, type Stat } from './runs';
 import type { Verdicts } from './design';
-import { provenanceLine, verdictsMarkdown, type Provenance } from './verdict';
+import { intervalText, provenanceLine, signedPoints, verdictsMarkdown, type Provenance } from './verdict';
+import { baseVoteLines, beatsText, type SeedGap } from './base-vote';
 import { readUserText } from '../util/files';
 
 /** What results.md says beside the tables: the plan and reads behind them, and the verdicts. */
@@ -307,6 +308,46 @@ const fixed3 = (s: Stat): string =>
   Number.isFinite(s.mean) ? `${s.mean.toFixed(3)}${s.n > 1 ? ` ± ${s.sd.toFixed(3)}` : ''}` : '–';
 const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
 
+const gapText = (g: SeedGap): string => `${signedPoints(g.mean)}${g.interval ? ` ${intervalText(g.interval)}` : ''}`;
+
+/** Each trained row beside its base models' own maj@K and ensemble (none when no row trained). */
+function baseVoteTable(groups: readonly ReportGroup[]): string[] {
+  const lines = baseVoteLines(groups);
+  if (!lines.length) return [];
+  const out = [
+    '',
+    "Each trained row against its base models' own vote (the step-0 rows of the same runs): the base's maj@K and budget-fair ensemble, and how far training went past each, in points, mean and 95% t interval over seeds; it beats the base's vote when the interval of avg pass@1 − base maj lies above 0.",
+    '',
+    row([
+      'config',
+      'GT used',
+      'seeds',
+      'base maj',
+      'avg pass@1 − base maj',
+      'base ensemble',
+      'ensemble − base ensemble',
+      "beats the base's vote",
+    ]),
+    row(Array(8).fill('---')),
+  ];
+  for (const l of lines)
+    out.push(
+      row([
+        l.config,
+        l.supervised ? '**yes**' : 'no',
+        String(l.seeds),
+        `${l.metric} ${pts({ ...l.baseMaj, mean: l.baseMaj.mean / 100, sd: l.baseMaj.sd / 100 }, true)}`,
+        gapText(l.overMaj),
+        l.baseEnsemble
+          ? pts({ ...l.baseEnsemble, mean: l.baseEnsemble.mean / 100, sd: l.baseEnsemble.sd / 100 }, true)
+          : '–',
+        l.overEnsemble ? gapText(l.overEnsemble) : '–',
+        beatsText(l.overMaj),
+      ]),
+    );
+  return out;
+}
+
 /**
  * The comparison's tables as Markdown, exactly as docs/results.md quotes them: the plan and the
  * held-out reads behind them, the results table (pass@1 per agent and its change from step 0), the
@@ -358,6 +399,7 @@ export function markdownTables(
       ]),
     );
   }
+  out.push(...baseVoteTable(groups));
   if (context) out.push('', verdictsMarkdown(context.verdicts, context.metricText));
   const cats = categoryTable(groups);
   if (cats) {

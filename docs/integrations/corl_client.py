@@ -65,6 +65,7 @@ __all__ = [
 import asyncio
 import hashlib
 import json
+import math
 import os
 import socket
 import ssl
@@ -364,6 +365,58 @@ def reads_ground_truth(health):
     if "readsGroundTruth" in health:
         return bool(health["readsGroundTruth"])
     return bool(health.get("supervised"))
+
+
+def reads_token_stats(health):
+    """Whether a GET /health answer says every completion must carry per-token statistics (its
+    tokenStats: the served reward is RENT or Intuitor, `corl:intrinsic`)."""
+    return bool(health.get("tokenStats"))
+
+
+#: The tail mass assumed beyond the reported log-probabilities when they seem to cover everything.
+TAIL_FLOOR = 1e-12
+
+
+def top_logprob_stats(logprobs, vocab_size):
+    """(entropy, mean log-probability) of one position from the log-probabilities reported for it.
+
+    logprobs: the natural-log probabilities of the n tokens reported at this position (vLLM's top-k and
+    the sampled token); vocab_size: V. What they leave, 1 - sum(p) (at least TAIL_FLOOR), is spread
+    evenly over the V - n tokens not reported: the maximum-entropy completion of the distribution.
+    So the entropy (RENT) is an upper bound of the true entropy, and the mean over the vocabulary of
+    the log-probabilities, (1/V) sum_v log p(v) (Intuitor), an upper bound of the true mean (so the
+    self-certainty -log V - mean is a lower bound); both are exact when n = V. Entries of -inf (a token
+    masked by the sampler) have p = 0 and are left out of both sums.
+    """
+    if vocab_size < 1:
+        raise ValueError("expected the vocabulary size (>= 1), got %r" % (vocab_size,))
+    reported = [float(x) for x in logprobs]
+    if len(reported) > vocab_size:
+        raise ValueError("expected at most %d log-probabilities (the vocabulary), got %d" % (vocab_size, len(reported)))
+    finite = [x for x in reported if math.isfinite(x)]
+    if any(x > 1e-6 for x in finite) or any(math.isnan(x) for x in reported):
+        raise ValueError("expected log-probabilities (<= 0), got %r" % (reported,))
+    entropy = -sum(math.exp(x) * x for x in finite) + 0.0  # never -0.0
+    total = sum(finite)
+    unreported = vocab_size - len(reported)
+    if unreported > 0:
+        tail = max(1.0 - sum(math.exp(x) for x in finite), TAIL_FLOOR)
+        each = math.log(tail / unreported)
+        entropy -= tail * each
+        total += unreported * each
+    return entropy, total / vocab_size
+
+
+def sampled_entropies(logprobs):
+    """One-sample estimates of each position's entropy: -log p(sampled token), whose expectation over
+    the sampling is the entropy H(p_t) (unbiased, one draw per position: noisy per token)."""
+    out = []
+    for x in logprobs:
+        x = float(x)
+        if not math.isfinite(x) or x > 1e-6:
+            raise ValueError("expected the sampled tokens' log-probabilities (finite, <= 0), got %r" % (x,))
+        out.append(-x if x < 0 else 0.0)
+    return out
 
 
 def new_request_id():

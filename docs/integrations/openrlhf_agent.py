@@ -19,6 +19,19 @@ OpenRLHF loads it by path with nothing on sys.path.
 
 Evaluation goes through the same executor: keep --eval.n_samples_per_prompt equal to
 --rollout.n_samples_per_prompt and give evaluation rows ids of their own.
+
+Intrinsic rewards (RENT, Intuitor: the service's GET /health says tokenStats): this executor calls
+vLLM itself, so it asks it for log-probabilities (SamplingParams.logprobs) and posts per-token
+statistics with each sample. CORL_TOKEN_STATS picks how: "top-k" (default) asks for the top
+CORL_TOP_LOGPROBS (default 20, vLLM's default max_logprobs) at each position and sends entropies and
+mean log-probabilities with the rest of the vocabulary (CORL_VOCAB_SIZE, default len(tokenizer);
+set it to the model's logits width when that is larger) spread evenly over what the top-k leave
+(top_logprob_stats: an upper bound of the entropy, exact when k covers the vocabulary); "sampled"
+asks for the sampled token's alone and sends -log p(sampled) as a one-sample entropy estimate
+(RENT only; with --algo.advantage.is_correction_enable OpenRLHF builds the engine with
+max_logprobs=1, so use it there). The statistics are of the distribution vLLM reports: before
+temperature by default (vLLM's raw logprobs), after it with OpenRLHF's processed logprobs; the two
+agree at temperature 1. OpenRLHF still gets rollout_log_probs only when it asked for them.
 """
 
 # -- corl_client: begin. docs/integrations/corl_client.py is the one source of this block; `npm run gen`
@@ -27,6 +40,7 @@ Evaluation goes through the same executor: keep --eval.n_samples_per_prompt equa
 import asyncio
 import hashlib
 import json
+import math
 import os
 import socket
 import ssl
@@ -328,6 +342,58 @@ def reads_ground_truth(health):
     return bool(health.get("supervised"))
 
 
+def reads_token_stats(health):
+    """Whether a GET /health answer says every completion must carry per-token statistics (its
+    tokenStats: the served reward is RENT or Intuitor, `corl:intrinsic`)."""
+    return bool(health.get("tokenStats"))
+
+
+#: The tail mass assumed beyond the reported log-probabilities when they seem to cover everything.
+TAIL_FLOOR = 1e-12
+
+
+def top_logprob_stats(logprobs, vocab_size):
+    """(entropy, mean log-probability) of one position from the log-probabilities reported for it.
+
+    logprobs: the natural-log probabilities of the n tokens reported at this position (vLLM's top-k and
+    the sampled token); vocab_size: V. What they leave, 1 - sum(p) (at least TAIL_FLOOR), is spread
+    evenly over the V - n tokens not reported: the maximum-entropy completion of the distribution.
+    So the entropy (RENT) is an upper bound of the true entropy, and the mean over the vocabulary of
+    the log-probabilities, (1/V) sum_v log p(v) (Intuitor), an upper bound of the true mean (so the
+    self-certainty -log V - mean is a lower bound); both are exact when n = V. Entries of -inf (a token
+    masked by the sampler) have p = 0 and are left out of both sums.
+    """
+    if vocab_size < 1:
+        raise ValueError("expected the vocabulary size (>= 1), got %r" % (vocab_size,))
+    reported = [float(x) for x in logprobs]
+    if len(reported) > vocab_size:
+        raise ValueError("expected at most %d log-probabilities (the vocabulary), got %d" % (vocab_size, len(reported)))
+    finite = [x for x in reported if math.isfinite(x)]
+    if any(x > 1e-6 for x in finite) or any(math.isnan(x) for x in reported):
+        raise ValueError("expected log-probabilities (<= 0), got %r" % (reported,))
+    entropy = -sum(math.exp(x) * x for x in finite) + 0.0  # never -0.0
+    total = sum(finite)
+    unreported = vocab_size - len(reported)
+    if unreported > 0:
+        tail = max(1.0 - sum(math.exp(x) for x in finite), TAIL_FLOOR)
+        each = math.log(tail / unreported)
+        entropy -= tail * each
+        total += unreported * each
+    return entropy, total / vocab_size
+
+
+def sampled_entropies(logprobs):
+    """One-sample estimates of each position's entropy: -log p(sampled token), whose expectation over
+    the sampling is the entropy H(p_t) (unbiased, one draw per position: noisy per token)."""
+    out = []
+    for x in logprobs:
+        x = float(x)
+        if not math.isfinite(x) or x > 1e-6:
+            raise ValueError("expected the sampled tokens' log-probabilities (finite, <= 0), got %r" % (x,))
+        out.append(-x if x < 0 else 0.0)
+    return out
+
+
 def new_request_id():
     """A fresh idempotency key for one sample: reuse it when retrying that sample, never for another."""
     return uuid.uuid4().hex
@@ -425,17 +491,29 @@ class AgentExecutor(AgentExecutorBase):
                              % (self.agent, os.environ.get("CORL_GROUP_SIZE")))
         if self.group_by not in ("label", "prompt"):
             raise ValueError('expected CORL_GROUP_BY to be "label" or "prompt", got %r' % (self.group_by,))
+        self.token_stats = os.environ.get("CORL_TOKEN_STATS") or "top-k"
+        if self.token_stats not in ("top-k", "sampled"):
+            raise ValueError('expected CORL_TOKEN_STATS to be "top-k" or "sampled", got %r' % (self.token_stats,))
+        self.top_logprobs = int(os.environ.get("CORL_TOP_LOGPROBS") or 20)
+        self.vocab_size = int(os.environ.get("CORL_VOCAB_SIZE") or 0)
+        if self.top_logprobs < 1 or self.vocab_size < 0:
+            raise ValueError("expected CORL_TOP_LOGPROBS >= 1 and CORL_VOCAB_SIZE >= 0, got %r and %r"
+                             % (os.environ.get("CORL_TOP_LOGPROBS"), os.environ.get("CORL_VOCAB_SIZE")))
         self.client = client or AsyncCorlClient()
-        self._reads_ground_truth = None
+        self._health = None
 
     async def execute(self, prompt, label, sampling_params, max_length, hf_tokenizer, llm_engine, images=None):
         if images:
             raise ValueError("expected a text prompt (this executor does not handle images), got %d image(s)" % len(images))
         prompt_ids = hf_tokenizer(text=prompt, add_special_tokens=False, return_tensors="pt")["input_ids"][0].tolist()
-        params = sampling_params
+        health = await self._service()
+        stats = reads_token_stats(health)
+        params = deepcopy(sampling_params)
         if sampling_params.max_tokens is None:
-            params = deepcopy(sampling_params)
             params.max_tokens = max(1, max_length - len(prompt_ids))
+        if stats:  # vLLM returns the sampled token's log-probability beside the top `logprobs`
+            wanted = self.top_logprobs if self.token_stats == "top-k" else 0
+            params.logprobs = max(sampling_params.logprobs or 0, wanted)
         room = max_length - params.max_tokens
         if len(prompt_ids) > room:
             prompt_ids = prompt_ids[-room:]
@@ -448,7 +526,8 @@ class AgentExecutor(AgentExecutorBase):
                 chosen = candidates.get(token)
                 log_probs.append(chosen.logprob if chosen is not None else 0.0)
         text = hf_tokenizer.decode(action, skip_special_tokens=True)
-        answer = await self._score(prompt, label, text, len(action), output.finish_reason)
+        token_stats = self._token_stats(action, output.logprobs, hf_tokenizer) if stats else {}
+        answer = await self._score(prompt, label, text, len(action), output.finish_reason, **token_stats)
         reward = float(answer["reward"])
         return {
             "prompt": prompt,
@@ -467,9 +546,32 @@ class AgentExecutor(AgentExecutorBase):
             },
         }
 
-    async def _score(self, prompt, label, text, tokens, finish_reason):
-        if self._reads_ground_truth is None:
-            self._reads_ground_truth = reads_ground_truth(await self.client.health())
+    async def _service(self):
+        if self._health is None:
+            self._health = await self.client.health()
+        return self._health
+
+    def _token_stats(self, action, logprobs, hf_tokenizer):
+        """Per-token statistics of the generated tokens from vLLM's log-probabilities (see the module doc)."""
+        if logprobs is None or len(logprobs) != len(action):
+            raise ValueError("expected vLLM to return log-probabilities for each of the %d generated tokens (the served "
+                             "reward reads per-token statistics), got %s"
+                             % (len(action), "none" if logprobs is None else len(logprobs)))
+        sampled = []
+        for token, candidates in zip(action, logprobs):
+            chosen = candidates.get(token)
+            if chosen is None:
+                raise ValueError("expected the sampled token %r among vLLM's log-probabilities, got %s"
+                                 % (token, sorted(candidates)))
+            sampled.append(chosen.logprob)
+        if self.token_stats == "sampled":
+            return {"entropies": sampled_entropies(sampled)}
+        vocab = self.vocab_size or len(hf_tokenizer)
+        pairs = [top_logprob_stats([c.logprob for c in candidates.values()], vocab) for candidates in logprobs]
+        return {"entropies": [h for h, _ in pairs], "mean_logprobs": [m for _, m in pairs]}
+
+    async def _score(self, prompt, label, text, tokens, finish_reason, entropies=None, mean_logprobs=None):
+        reads = reads_ground_truth(await self._service())
         if self.group_by == "label":
             if label is None:
                 raise ValueError("expected a label (--data.label_key naming a problem id column) to group samples by, "
@@ -480,5 +582,6 @@ class AgentExecutor(AgentExecutorBase):
         body = sample_body(group, self.group_size, text, tokens=tokens,
                            finish_reason=finish_reason if finish_reason in ("stop", "length") else None,
                            request_id=new_request_id(), prompt=prompt,
-                           reference=str(label) if self._reads_ground_truth and label is not None else None)
+                           reference=str(label) if reads and label is not None else None,
+                           entropies=entropies, mean_logprobs=mean_logprobs)
         return await self.client.post_sample(self.agent, body)

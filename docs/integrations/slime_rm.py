@@ -14,6 +14,11 @@ CORL_AGENT (this job's agent), CORL_SERVE_URL, CORL_SERVE_TOKEN, and CORL_ID_KEY
 `sample.metadata` holding a problem id shared by the agents (default "id"; without it, a hash of
 the prompt). No step reaches a reward function, so the service counts rounds per problem: run
 every agent over the same data in the same order.
+
+Intrinsic rewards (RENT; the service's GET /health says tokenStats): slime's rollout asks SGLang for
+the sampled tokens' log-probabilities (return_logprob) and keeps them in `sample.rollout_log_probs`,
+one per response token; each sample is posted with entropies = -log p(sampled token), a one-sample
+estimate of each position's entropy. Intuitor needs the whole distribution: not servable.
 """
 
 # -- corl_client: begin. docs/integrations/corl_client.py is the one source of this block; `npm run gen`
@@ -22,6 +27,7 @@ every agent over the same data in the same order.
 import asyncio
 import hashlib
 import json
+import math
 import os
 import socket
 import ssl
@@ -323,6 +329,58 @@ def reads_ground_truth(health):
     return bool(health.get("supervised"))
 
 
+def reads_token_stats(health):
+    """Whether a GET /health answer says every completion must carry per-token statistics (its
+    tokenStats: the served reward is RENT or Intuitor, `corl:intrinsic`)."""
+    return bool(health.get("tokenStats"))
+
+
+#: The tail mass assumed beyond the reported log-probabilities when they seem to cover everything.
+TAIL_FLOOR = 1e-12
+
+
+def top_logprob_stats(logprobs, vocab_size):
+    """(entropy, mean log-probability) of one position from the log-probabilities reported for it.
+
+    logprobs: the natural-log probabilities of the n tokens reported at this position (vLLM's top-k and
+    the sampled token); vocab_size: V. What they leave, 1 - sum(p) (at least TAIL_FLOOR), is spread
+    evenly over the V - n tokens not reported: the maximum-entropy completion of the distribution.
+    So the entropy (RENT) is an upper bound of the true entropy, and the mean over the vocabulary of
+    the log-probabilities, (1/V) sum_v log p(v) (Intuitor), an upper bound of the true mean (so the
+    self-certainty -log V - mean is a lower bound); both are exact when n = V. Entries of -inf (a token
+    masked by the sampler) have p = 0 and are left out of both sums.
+    """
+    if vocab_size < 1:
+        raise ValueError("expected the vocabulary size (>= 1), got %r" % (vocab_size,))
+    reported = [float(x) for x in logprobs]
+    if len(reported) > vocab_size:
+        raise ValueError("expected at most %d log-probabilities (the vocabulary), got %d" % (vocab_size, len(reported)))
+    finite = [x for x in reported if math.isfinite(x)]
+    if any(x > 1e-6 for x in finite) or any(math.isnan(x) for x in reported):
+        raise ValueError("expected log-probabilities (<= 0), got %r" % (reported,))
+    entropy = -sum(math.exp(x) * x for x in finite) + 0.0  # never -0.0
+    total = sum(finite)
+    unreported = vocab_size - len(reported)
+    if unreported > 0:
+        tail = max(1.0 - sum(math.exp(x) for x in finite), TAIL_FLOOR)
+        each = math.log(tail / unreported)
+        entropy -= tail * each
+        total += unreported * each
+    return entropy, total / vocab_size
+
+
+def sampled_entropies(logprobs):
+    """One-sample estimates of each position's entropy: -log p(sampled token), whose expectation over
+    the sampling is the entropy H(p_t) (unbiased, one draw per position: noisy per token)."""
+    out = []
+    for x in logprobs:
+        x = float(x)
+        if not math.isfinite(x) or x > 1e-6:
+            raise ValueError("expected the sampled tokens' log-probabilities (finite, <= 0), got %r" % (x,))
+        out.append(-x if x < 0 else 0.0)
+    return out
+
+
 def new_request_id():
     """A fresh idempotency key for one sample: reuse it when retrying that sample, never for another."""
     return uuid.uuid4().hex
@@ -409,7 +467,9 @@ async def corl_group_rm(args, samples, **_ignored):
     client = _clients.get(key)
     if client is None:
         client = _clients[key] = AsyncCorlClient(*key[:1], token=key[1])
-    reads = reads_ground_truth(await client.health())
+    health = await client.health()
+    reads = reads_ground_truth(health)
+    stats = reads_token_stats(health)
     id_key = os.environ.get("CORL_ID_KEY") or "id"
     first = samples[0]
     meta = first.metadata if isinstance(first.metadata, dict) else {}
@@ -418,8 +478,16 @@ async def corl_group_rm(args, samples, **_ignored):
     bodies = []
     for i, s in enumerate(samples):
         finish = "length" if truncated is not None and s.status == truncated.TRUNCATED else "stop"
+        entropies = None
+        if stats:
+            logprobs = getattr(s, "rollout_log_probs", None)
+            if logprobs is None or len(logprobs) != s.response_length:
+                raise ValueError("expected sample.rollout_log_probs, one per response token (%d), for the served "
+                                 "reward's per-token statistics, got %s"
+                                 % (s.response_length, "none" if logprobs is None else len(logprobs)))
+            entropies = sampled_entropies(logprobs)
         bodies.append(sample_body(group, len(samples), s.response, tokens=s.response_length, finish_reason=finish,
                                   sample=i, request_id=new_request_id(), prompt=prompt_text(s.prompt),
-                                  reference=s.label if reads and s.label is not None else None))
+                                  reference=s.label if reads and s.label is not None else None, entropies=entropies))
     answer = await client.post_samples(agent, bodies)
     return [float(a["reward"]) for a in answer["samples"]]

@@ -22,6 +22,10 @@ the order they finish, which differs between agents, so under a peer topology ea
 on a group its peer has not reached: corl_group_reward refuses a peer topology unless asked
 (`allow_peers=True`, then `wait` bounds each wait and the fallback answers).
 
+Intrinsic rewards (RENT, Intuitor) cannot be served to TRL v1.9.0: its reward functions get prompts,
+completions, completion_ids and dataset columns, never log-probabilities, so both functions refuse a
+service whose GET /health says tokenStats.
+
 Only the standard library is needed, and nothing beside this file (the client is inlined): copy it
 beside your training script. Guide: docs/guide/serve.md.
 """
@@ -32,6 +36,7 @@ beside your training script. Guide: docs/guide/serve.md.
 import asyncio
 import hashlib
 import json
+import math
 import os
 import socket
 import ssl
@@ -333,6 +338,58 @@ def reads_ground_truth(health):
     return bool(health.get("supervised"))
 
 
+def reads_token_stats(health):
+    """Whether a GET /health answer says every completion must carry per-token statistics (its
+    tokenStats: the served reward is RENT or Intuitor, `corl:intrinsic`)."""
+    return bool(health.get("tokenStats"))
+
+
+#: The tail mass assumed beyond the reported log-probabilities when they seem to cover everything.
+TAIL_FLOOR = 1e-12
+
+
+def top_logprob_stats(logprobs, vocab_size):
+    """(entropy, mean log-probability) of one position from the log-probabilities reported for it.
+
+    logprobs: the natural-log probabilities of the n tokens reported at this position (vLLM's top-k and
+    the sampled token); vocab_size: V. What they leave, 1 - sum(p) (at least TAIL_FLOOR), is spread
+    evenly over the V - n tokens not reported: the maximum-entropy completion of the distribution.
+    So the entropy (RENT) is an upper bound of the true entropy, and the mean over the vocabulary of
+    the log-probabilities, (1/V) sum_v log p(v) (Intuitor), an upper bound of the true mean (so the
+    self-certainty -log V - mean is a lower bound); both are exact when n = V. Entries of -inf (a token
+    masked by the sampler) have p = 0 and are left out of both sums.
+    """
+    if vocab_size < 1:
+        raise ValueError("expected the vocabulary size (>= 1), got %r" % (vocab_size,))
+    reported = [float(x) for x in logprobs]
+    if len(reported) > vocab_size:
+        raise ValueError("expected at most %d log-probabilities (the vocabulary), got %d" % (vocab_size, len(reported)))
+    finite = [x for x in reported if math.isfinite(x)]
+    if any(x > 1e-6 for x in finite) or any(math.isnan(x) for x in reported):
+        raise ValueError("expected log-probabilities (<= 0), got %r" % (reported,))
+    entropy = -sum(math.exp(x) * x for x in finite) + 0.0  # never -0.0
+    total = sum(finite)
+    unreported = vocab_size - len(reported)
+    if unreported > 0:
+        tail = max(1.0 - sum(math.exp(x) for x in finite), TAIL_FLOOR)
+        each = math.log(tail / unreported)
+        entropy -= tail * each
+        total += unreported * each
+    return entropy, total / vocab_size
+
+
+def sampled_entropies(logprobs):
+    """One-sample estimates of each position's entropy: -log p(sampled token), whose expectation over
+    the sampling is the entropy H(p_t) (unbiased, one draw per position: noisy per token)."""
+    out = []
+    for x in logprobs:
+        x = float(x)
+        if not math.isfinite(x) or x > 1e-6:
+            raise ValueError("expected the sampled tokens' log-probabilities (finite, <= 0), got %r" % (x,))
+        out.append(-x if x < 0 else 0.0)
+    return out
+
+
 def new_request_id():
     """A fresh idempotency key for one sample: reuse it when retrying that sample, never for another."""
     return uuid.uuid4().hex
@@ -465,6 +522,7 @@ class CorlReward:
             raise ValueError("expected one prompt per completion (%d), got %d" % (n, len(prompts)))
         if completion_ids is not None and len(completion_ids) != n:
             raise ValueError("expected one completion_ids entry per completion (%d), got %d" % (n, len(completion_ids)))
+        _refuse_token_stats(self.client.health())
         ids = _ids(columns.get(self.id_column) if self.id_column else None, n, "id (%s)" % self.id_column)
         if self.id_column and ids is None:
             raise ValueError("expected the dataset column %r (id_column) among the reward function's arguments, got %s"
@@ -503,6 +561,14 @@ class CorlReward:
         return int(os.environ.get("RANK", "0"))
 
 
+def _refuse_token_stats(health):
+    if reads_token_stats(health):
+        raise ValueError(
+            "expected a reward that reads no per-token statistics, got %r (tokenStats): TRL hands a reward function no "
+            "log-probabilities, so RENT and Intuitor cannot be served to TRL (docs/guide/serve.md#intrinsic-rewards-per-trainer)"
+            % (health.get("reward"),))
+
+
 _async_clients = {}
 
 
@@ -519,6 +585,7 @@ async def corl_group_reward(prompts, completions, completion_ids=None, *, agent,
     if client is None:
         client = _async_clients[key] = AsyncCorlClient(url, token=token)
     health = await client.health()
+    _refuse_token_stats(health)
     peers = [m for m in (health.get("supervisors") or {}).get(agent, []) if m != agent]
     if peers and not allow_peers:
         raise ValueError(

@@ -30,6 +30,15 @@ group_size (default actor_rollout_ref.rollout.n), id_key (default "index"), vali
   validation) never reach the exchange: they are scored by verl's compute_score (ground truth),
   as NaiveRewardManager would.
 
+Intrinsic rewards (RENT; the service's GET /health says tokenStats): a sample that carries verl's
+rollout log-probabilities (batch["rollout_log_probs"], with actor_rollout_ref.rollout.calculate_log_probs)
+is posted with entropies = -log p(sampled token), a one-sample estimate of each position's entropy.
+verl v0.9.0's streaming reward loop (the default with a rule-based reward: agent_loop.py
+_compute_score) builds the one-sample batch of prompts, responses and masks alone, so there a
+sample carries none and run_single says so; the batch verl scores after generation (compute_rm_score,
+when a reward model shares the actor's GPUs) carries them. Intuitor needs the whole distribution,
+which no verl batch holds: not servable.
+
 `compute_score` below is the lighter route (reward.custom_reward_function): verl hands it the
 decoded text only, so lengths are characters (flagged by the service) and samples are grouped by
 problem id alone; enough for a pointwise reward (a verifier).
@@ -41,6 +50,7 @@ problem id alone; enough for a pointwise reward (a verifier).
 import asyncio
 import hashlib
 import json
+import math
 import os
 import socket
 import ssl
@@ -342,6 +352,58 @@ def reads_ground_truth(health):
     return bool(health.get("supervised"))
 
 
+def reads_token_stats(health):
+    """Whether a GET /health answer says every completion must carry per-token statistics (its
+    tokenStats: the served reward is RENT or Intuitor, `corl:intrinsic`)."""
+    return bool(health.get("tokenStats"))
+
+
+#: The tail mass assumed beyond the reported log-probabilities when they seem to cover everything.
+TAIL_FLOOR = 1e-12
+
+
+def top_logprob_stats(logprobs, vocab_size):
+    """(entropy, mean log-probability) of one position from the log-probabilities reported for it.
+
+    logprobs: the natural-log probabilities of the n tokens reported at this position (vLLM's top-k and
+    the sampled token); vocab_size: V. What they leave, 1 - sum(p) (at least TAIL_FLOOR), is spread
+    evenly over the V - n tokens not reported: the maximum-entropy completion of the distribution.
+    So the entropy (RENT) is an upper bound of the true entropy, and the mean over the vocabulary of
+    the log-probabilities, (1/V) sum_v log p(v) (Intuitor), an upper bound of the true mean (so the
+    self-certainty -log V - mean is a lower bound); both are exact when n = V. Entries of -inf (a token
+    masked by the sampler) have p = 0 and are left out of both sums.
+    """
+    if vocab_size < 1:
+        raise ValueError("expected the vocabulary size (>= 1), got %r" % (vocab_size,))
+    reported = [float(x) for x in logprobs]
+    if len(reported) > vocab_size:
+        raise ValueError("expected at most %d log-probabilities (the vocabulary), got %d" % (vocab_size, len(reported)))
+    finite = [x for x in reported if math.isfinite(x)]
+    if any(x > 1e-6 for x in finite) or any(math.isnan(x) for x in reported):
+        raise ValueError("expected log-probabilities (<= 0), got %r" % (reported,))
+    entropy = -sum(math.exp(x) * x for x in finite) + 0.0  # never -0.0
+    total = sum(finite)
+    unreported = vocab_size - len(reported)
+    if unreported > 0:
+        tail = max(1.0 - sum(math.exp(x) for x in finite), TAIL_FLOOR)
+        each = math.log(tail / unreported)
+        entropy -= tail * each
+        total += unreported * each
+    return entropy, total / vocab_size
+
+
+def sampled_entropies(logprobs):
+    """One-sample estimates of each position's entropy: -log p(sampled token), whose expectation over
+    the sampling is the entropy H(p_t) (unbiased, one draw per position: noisy per token)."""
+    out = []
+    for x in logprobs:
+        x = float(x)
+        if not math.isfinite(x) or x > 1e-6:
+            raise ValueError("expected the sampled tokens' log-probabilities (finite, <= 0), got %r" % (x,))
+        out.append(-x if x < 0 else 0.0)
+    return out
+
+
 def new_request_id():
     """A fresh idempotency key for one sample: reuse it when retrying that sample, never for another."""
     return uuid.uuid4().hex
@@ -484,6 +546,7 @@ class CorlRewardManager(RewardManagerBase):
         self.validation_splits = tuple(_get(corl, "validation_splits", VALIDATION_SPLITS))
         self.client = client or AsyncCorlClient(_get(corl, "url"), token=_get(corl, "token"))
         self._reads_ground_truth = None
+        self._token_stats = False
 
     async def run_single(self, data):
         data = data[-1:]  # a multi-turn sample: the reward is on its last sequence, as verl's own managers do
@@ -499,7 +562,10 @@ class CorlRewardManager(RewardManagerBase):
         if isinstance(extra, dict) and extra.get("split") in self.validation_splits:
             return await self._validation(nt, text)
         if self._reads_ground_truth is None:
-            self._reads_ground_truth = reads_ground_truth(await self.client.health())
+            health = await self.client.health()
+            self._reads_ground_truth = reads_ground_truth(health)
+            self._token_stats = reads_token_stats(health)
+        entropies = self._entropies(item, valid) if self._token_stats else None
         reference = None
         if self._reads_ground_truth:
             reference = (nt.get("reward_model") or {}).get("ground_truth")
@@ -509,7 +575,7 @@ class CorlRewardManager(RewardManagerBase):
             group_id(nt, self.id_key), self.group_size, text, tokens=valid,
             finish_reason="length" if truncated else "stop", rollout=nt.get("uid"), request_id=new_request_id(),
             prompt=prompt_text(list(raw)) if raw is not None and not isinstance(raw, str) else raw,
-            reference=reference)
+            reference=reference, entropies=entropies)
         answer = await self.client.post_sample(self.agent, body, wait=self.wait)
         return {
             "reward_score": float(answer["reward"]),
@@ -519,6 +585,20 @@ class CorlRewardManager(RewardManagerBase):
                 "corl_fallback": 1.0 if answer.get("source") in ("self", "zero") else 0.0,
             },
         }
+
+    @staticmethod
+    def _entropies(item, valid):
+        """-log p of each valid response token from the batch's rollout log-probabilities."""
+        batch = item.batch
+        if "rollout_log_probs" not in batch.keys():
+            raise ValueError(
+                "expected rollout_log_probs in the sample (the served reward reads per-token statistics), got only %s: "
+                "verl v0.9.0's streaming reward loop sends a reward worker prompts, responses and masks alone; set "
+                "actor_rollout_ref.rollout.calculate_log_probs=True and score the generated batch "
+                "(docs/guide/serve.md#intrinsic-rewards-per-trainer)" % (sorted(batch.keys()),))
+        logprobs = batch["rollout_log_probs"]
+        logprobs = logprobs.tolist() if hasattr(logprobs, "tolist") else list(logprobs)
+        return sampled_entropies(logprobs[:valid])
 
     async def _validation(self, nt, text):
         """A validation sample: verl's compute_score against the ground truth, never the exchange."""

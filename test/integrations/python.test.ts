@@ -277,6 +277,46 @@ describe('integrations: the Python client against the real corl serve', function
     expect(JSON.parse(out.stdout)).to.deep.equal([true, false, true, false]);
   });
 
+  it('token statistics: the top-k estimate and the one-sample estimate on known numbers; bad input refused by name', () => {
+    const code = [
+      'import importlib.util, json, math',
+      `spec = importlib.util.spec_from_file_location("corl_client", ${JSON.stringify(path.join(INTEGRATIONS, 'corl_client.py'))})`,
+      'm = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)',
+      'def err(f, *a):',
+      '    try:',
+      '        f(*a)',
+      '    except ValueError as e:',
+      '        return str(e)',
+      // p = 0.5, 0.25 reported of V = 4: the 0.25 left spread over the 2 others (0.125 each).
+      'out = {"topk": m.top_logprob_stats([math.log(0.5), math.log(0.25)], 4),',
+      '       "full": m.top_logprob_stats([math.log(0.5), math.log(0.5)], 2),',
+      '       "masked": m.top_logprob_stats([0.0, float("-inf")], 2),',
+      '       "sampled": m.sampled_entropies([-0.5, 0.0, -2]),',
+      '       "errors": [err(m.top_logprob_stats, [-1.0, -1.0, -1.0], 2), err(m.top_logprob_stats, [0.5], 4),',
+      '                  err(m.top_logprob_stats, [float("nan")], 4), err(m.top_logprob_stats, [-1.0], 0),',
+      '                  err(m.sampled_entropies, [0.3]), err(m.sampled_entropies, [float("-inf")])]}',
+      'print(json.dumps(out))',
+    ].join('\n');
+    const r = spawnSync(PYTHON, ['-I', '-S', '-B', '-c', code], { encoding: 'utf8' });
+    expect(r.stderr).to.equal('');
+    const out = JSON.parse(r.stdout) as Record<string, any>;
+    const h = -(0.5 * Math.log(0.5) + 0.25 * Math.log(0.25) + 2 * 0.125 * Math.log(0.125));
+    expect(out.topk[0]).to.be.closeTo(h, 1e-12);
+    expect(out.topk[1]).to.be.closeTo((Math.log(0.5) + Math.log(0.25) + 2 * Math.log(0.125)) / 4, 1e-12);
+    expect(out.full[0]).to.be.closeTo(Math.log(2), 1e-12);
+    expect(out.full[1]).to.be.closeTo(Math.log(0.5), 1e-12);
+    expect(out.masked).to.deep.equal([0, 0]); // a masked token: p = 0, left out of both sums
+    expect(out.sampled).to.deep.equal([0.5, 0, 2]);
+    expect(out.errors).to.deep.equal([
+      'expected at most 2 log-probabilities (the vocabulary), got 3',
+      'expected log-probabilities (<= 0), got [0.5]',
+      'expected log-probabilities (<= 0), got [nan]',
+      'expected the vocabulary size (>= 1), got 0',
+      "expected the sampled tokens' log-probabilities (finite, <= 0), got 0.3",
+      "expected the sampled tokens' log-probabilities (finite, <= 0), got -inf",
+    ]);
+  });
+
   it('every Python file of docs/integrations loads alone by its path, with the standard library alone', () => {
     const files = fs.readdirSync(INTEGRATIONS).filter((f) => f.endsWith('.py'));
     expect(files).to.include.members([

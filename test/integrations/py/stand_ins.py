@@ -18,6 +18,9 @@ class Tokenizer:
     def encode(self, text):
         return [self.ids[w] for w in text.split(" ")]
 
+    def __len__(self):
+        return len(self.words)
+
     def decode(self, ids, skip_special_tokens=False):
         ids = ids.tolist() if hasattr(ids, "tolist") else list(ids)
         return " ".join(self.words[i] for i in ids if not (skip_special_tokens and i in (PAD, EOS)))
@@ -53,10 +56,11 @@ class DataProto:
                              {k: v[item] for k, v in self.non_tensor_batch.items()}, self.meta_info)
 
 
-def streamed_sample(row, prompt_ids, response_ids):
+def streamed_sample(row, prompt_ids, response_ids, rollout_log_probs=None):
     """The one-sample DataProto the agent loop sends a reward worker (agent_loop.py _compute_score):
     unpadded prompt and response, an all-ones attention mask, the dataset row's fields, and the
-    fields the agent loop adds."""
+    fields the agent loop adds. With rollout_log_probs: a row of the generated batch instead (what
+    compute_rm_score hands the workers), which carries the rollout's log-probabilities."""
     input_ids = prompt_ids + response_ids
     batch = {
         "prompts": np.array([prompt_ids], dtype=np.int64),
@@ -65,6 +69,8 @@ def streamed_sample(row, prompt_ids, response_ids):
         "input_ids": np.array([input_ids], dtype=np.int64),
         "position_ids": np.arange(len(input_ids), dtype=np.int64)[None, :],
     }
+    if rollout_log_probs is not None:
+        batch["rollout_log_probs"] = np.array([rollout_log_probs], dtype=np.float32)
     non_tensor = {k: _objects([v]) for k, v in row.items()}
     non_tensor["__num_turns__"] = np.array([2])
     non_tensor["tool_extra_fields"] = _objects([{}])
@@ -161,3 +167,73 @@ class ScriptedEngine:
             ids = ids + [EOS]
         logprobs = [{t: _Logprob(-0.5)} for t in ids] if sampling_params.logprobs is not None else None
         return _RequestOutput(_CompletionOutput(ids, self.tokenizer.decode(ids), finish, logprobs))
+
+
+class Logprob:
+    """vllm.sequence.Logprob: one reported token's log-probability, its rank and its text."""
+
+    def __init__(self, logprob, rank=None, decoded_token=None):
+        self.logprob = logprob
+        self.rank = rank
+        self.decoded_token = decoded_token
+
+
+class BigramLM:
+    """A language model small enough to hold its whole next-token distribution: seeded logits for each
+    previous token over all V tokens, sampled at temperature 1 (where vLLM's raw and processed
+    log-probabilities agree)."""
+
+    def __init__(self, vocab_size, seed, scale=2.5):
+        self.vocab_size = vocab_size
+        self.logits = np.random.default_rng(seed).normal(0.0, scale, (vocab_size, vocab_size))
+
+    def log_probs(self, prev):
+        z = self.logits[prev]
+        z = z - z.max()
+        return z - np.log(np.exp(z).sum())
+
+
+class LMEngine:
+    """OpenRLHF's RolloutRayActor.generate over a BigramLM, answering as vLLM does: token_ids (the end
+    token included when sampled), finish_reason, and with sampling_params.logprobs = k, per position a
+    dict {token: Logprob} of the k most likely tokens and the sampled one (k = 0: the sampled one).
+    `slot()` names the calling execute (a contextvar set by the driver); each call records there the
+    exact statistics over the whole vocabulary of every generated position, and draws with a RNG
+    seeded by the slot, so that what each execute samples does not depend on the order of the calls."""
+
+    def __init__(self, lm, tokenizer, seed, slot):
+        self.lm = lm
+        self.tokenizer = tokenizer
+        self.seed = seed
+        self.slot = slot
+        self.records = {}
+
+    async def generate(self, prompt_token_ids, sampling_params, multi_modal_data=None):
+        import asyncio
+
+        await asyncio.sleep(0)
+        key = self.slot()
+        rng = np.random.default_rng([self.seed, key])
+        k = sampling_params.logprobs
+        prev, ids, reported, exact = prompt_token_ids[-1], [], [], {"entropies": [], "mean_logprobs": [], "sampled": []}
+        finish = "length"
+        for _ in range(sampling_params.max_tokens):
+            lp = self.lm.log_probs(prev)
+            p = np.exp(lp)
+            token = int(rng.choice(self.lm.vocab_size, p=p / p.sum()))
+            exact["entropies"].append(float(-(p * lp).sum()))
+            exact["mean_logprobs"].append(float(lp.mean()))
+            exact["sampled"].append(float(lp[token]))
+            if k is not None:
+                order = np.argsort(-lp, kind="stable")
+                ranks = {int(t): r + 1 for r, t in enumerate(order)}
+                chosen = [int(t) for t in order[:k]] + ([token] if token not in order[:k] else [])
+                reported.append({t: Logprob(float(lp[t]), ranks[t], self.tokenizer.words[t]) for t in chosen})
+            ids.append(token)
+            prev = token
+            if token == EOS:
+                finish = "stop"
+                break
+        exact["reported"] = [[c.logprob for c in d.values()] for d in reported]
+        self.records[key] = exact
+        return _RequestOutput(_CompletionOutput(ids, self.tokenizer.decode(ids), finish, reported if k is not None else None))

@@ -81,7 +81,8 @@ def _verl_reward_worker(w, job, barrier, queue):
         for s, step in enumerate(job["steps"]):
             async def one(i, x):
                 await asyncio.sleep(x["delay"])
-                data = streamed_sample(x["row"], tok.encode(x["prompt"]), tok.encode(x["response"]) + [1])
+                data = streamed_sample(x["row"], tok.encode(x["prompt"]), tok.encode(x["response"]) + [1],
+                                       x.get("rollout_log_probs"))
                 return i, await manager.run_single(data)
             mine = await asyncio.gather(*[one(i, x) for i, x in enumerate(step) if x["worker"] == w])
             queue.put(("result", s, [(i, json.loads(json.dumps(r, default=_plain))) for i, r in mine]))
@@ -231,6 +232,36 @@ def openrlhf_agent(job):
              for r in rs] for rs in results]
 
 
+def openrlhf_agent_lm(job):
+    """OpenRLHF v0.11.0's agent executor over a real (small) language model: as openrlhf_agent, the
+    executor loaded by path and built with no arguments, num_samples executes per prompt concurrent,
+    but the engine samples from a seeded bigram model over the whole tokenizer vocabulary and reports
+    log-probabilities as vLLM does (LMEngine). OpenRLHF asks for none (logprobs=None, its default
+    without --algo.advantage.is_correction_enable). job {"module", "vocab", "seed", "lm_seed",
+    "max_length", "max_tokens", "n", "prompts": [{"prompt", "label"}]}. Each result carries the
+    executor's answer and the exact statistics of what was sampled."""
+    import contextvars
+
+    tok = Tokenizer(job["vocab"])
+    slot = contextvars.ContextVar("slot")
+    engine = _stand_ins.LMEngine(_stand_ins.BigramLM(len(tok), job["lm_seed"]), tok, job["seed"], slot.get)
+    executor = openrlhf_load_agent_executor(job["module"])
+    params = SamplingParams(max_tokens=job["max_tokens"], logprobs=None)
+
+    async def one(key, p):
+        slot.set(key)
+        r = await executor.execute(prompt=p["prompt"], label=p["label"], sampling_params=params,
+                                   max_length=job["max_length"], hf_tokenizer=tok, llm_engine=engine, images=None)
+        return {"reward": r["reward"], "rollout_log_probs": r["rollout_log_probs"],
+                "tokens": r["action_ranges"][0][1] - r["action_ranges"][0][0], "exact": engine.records[key]}
+
+    async def run():
+        return await asyncio.gather(*[asyncio.gather(*[one(j * 1000 + i, p) for i in range(job["n"])])
+                                      for j, p in enumerate(job["prompts"])])
+
+    return asyncio.run(run())
+
+
 def openrlhf_remote(job):
     """OpenRLHF v0.11.0 SingleTurnAgentExecutor._fetch_rewards_via_http with --reward.remote_url: one
     aiohttp POST {"query": [q], "prompts": [p], "labels": [l]} per sample (total timeout 180 s, 5
@@ -289,6 +320,7 @@ def slime_group_rm(job):
         reward: object = None
         metadata: dict = field(default_factory=dict)
         status: "Sample.Status" = Status.PENDING
+        rollout_log_probs: list = None
 
     # slime/utils/misc.py load_function: import_module of the dotted path's module (slime_rm.py alone
     # in a folder on the job's PYTHONPATH, as a Ray runtime env would set it), then the attribute.
@@ -300,7 +332,8 @@ def slime_group_rm(job):
         await asyncio.sleep(g["delay"])
         group = [Sample(group_index=gi, index=gi * 100 + i, prompt=x["prompt"], response=x["response"],
                         response_length=x["response_length"], label=x["label"], metadata=x["metadata"],
-                        status=Sample.Status[x["status"]]) for i, x in enumerate(g["samples"])]
+                        status=Sample.Status[x["status"]], rollout_log_probs=x.get("rollout_log_probs"))
+                 for i, x in enumerate(g["samples"])]
         return await custom_rm(args, group)
 
     async def run():
@@ -315,7 +348,8 @@ def main():
         os.environ[k] = v
     mode = job["mode"]
     fn = {"verl_loop": verl_loop, "verl_compute_score": verl_compute_score, "trl_grpo": trl_grpo,
-          "trl_async": trl_async, "openrlhf_agent": openrlhf_agent, "openrlhf_remote": openrlhf_remote,
+          "trl_async": trl_async, "openrlhf_agent": openrlhf_agent, "openrlhf_agent_lm": openrlhf_agent_lm,
+          "openrlhf_remote": openrlhf_remote,
           "slime_group_rm": slime_group_rm}[mode]
     json.dump(fn(job), sys.stdout, default=_plain)
 

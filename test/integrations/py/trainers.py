@@ -16,7 +16,6 @@ import importlib.util
 import json
 import multiprocessing
 import os
-import pickle
 import sys
 
 import numpy as np
@@ -178,22 +177,16 @@ def trl_grpo(job):
     return {"steps": out, "name": reward_func.__name__, "metrics": trainer.metrics}
 
 
-def trl_async(job):
-    """TRL v1.9.0 AsyncGRPOTrainer: the reward function is pickled into the rollout child (spawn), and
-    _score_group awaits it on each whole group, one group at a time, in finishing order. job
-    {"reward": corl_group_reward keyword arguments, "groups": [{"prompts", "completions",
-    "completion_ids", "columns": {name: value}}]} (columns repeated num_generations times, as the
-    rollout loop builds reward_kwargs). Run as a user's script, trl_reward.py beside it."""
+def _trl_rollout_child(reward_func, groups, queue):
+    """The AsyncGRPOTrainer rollout child: a spawned process that got the reward function pickled
+    (so it imports trl_reward there, from the script's folder on the sys.path spawn hands it), and
+    _score_group awaiting it on each whole group in turn."""
     import inspect
 
-    from trl_reward import corl_group_reward
-
-    reward_func = pickle.loads(pickle.dumps(functools.partial(corl_group_reward, **job["reward"])))
-    assert inspect.iscoroutinefunction(reward_func), "TRL awaits coroutine functions and threads the others"
-
     async def score_loop():
+        assert inspect.iscoroutinefunction(reward_func), "TRL awaits coroutine functions and threads the others"
         out = []
-        for g in job["groups"]:
+        for g in groups:
             n = len(g["completions"])
             kwargs = dict(completions=g["completions"], prompts=g["prompts"], completion_ids=g["completion_ids"],
                           **{k: [v] * n for k, v in g["columns"].items()})
@@ -203,7 +196,30 @@ def trl_async(job):
                 out.append({"value_error": str(e)})
         return out
 
-    return asyncio.run(score_loop())
+    try:
+        queue.put(("ok", asyncio.run(score_loop())))
+    except BaseException as e:  # noqa: BLE001 - reported to the test
+        queue.put(("error", "%s: %s" % (type(e).__name__, e)))
+
+
+def trl_async(job):
+    """TRL v1.9.0 AsyncGRPOTrainer: the reward function is pickled into the rollout child (spawn), and
+    _score_group awaits it on each whole group, one group at a time, in finishing order. job
+    {"reward": corl_group_reward keyword arguments, "groups": [{"prompts", "completions",
+    "completion_ids", "columns": {name: value}}]} (columns repeated num_generations times, as the
+    rollout loop builds reward_kwargs). Run as a user's script, trl_reward.py beside it."""
+    from trl_reward import corl_group_reward
+
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_trl_rollout_child,
+                        args=(functools.partial(corl_group_reward, **job["reward"]), job["groups"], queue))
+    child.start()
+    kind, value = queue.get()
+    child.join()
+    if kind == "error":
+        raise RuntimeError("the rollout child failed: " + value)
+    return value
 
 
 def openrlhf_agent(job):

@@ -1,3 +1,4 @@
+import { isBuiltin } from 'node:module';
 import * as path from 'node:path';
 import type { PluginKind, PluginModule } from '../contracts/plugin';
 import { CorlError, errorLine, isCorlError } from '../errors';
@@ -28,6 +29,16 @@ export function resolveModule(spec: string, baseDir: string): string {
 
 function requireModule(spec: string, baseDir: string): PluginModule {
   const file = resolveModule(spec, baseDir);
+  // require.resolve answers a built-in ("fs", "node:fs") with its name, not a file: no plugin is one.
+  if (isBuiltin(file)) {
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_LOAD',
+      `expected a plugin module, got "${spec}", a module built into Node.js`,
+      {
+        hint: 'list the plugin\'s package name or the path of its built .js file in "plugins"',
+      },
+    );
+  }
   // require() reads the file whole and blocks: a FIFO would hang it, /dev/zero never end.
   const problem = inputProblem(file);
   if (problem !== undefined) {

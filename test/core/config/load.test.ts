@@ -129,6 +129,19 @@ describe('core/config/load', () => {
     expect(throwing.where).to.contain('plugins[1]');
   });
 
+  it('a module built into Node.js ("fs", "node:fs") is refused as a plugin, coded, pointing at plugins[i]', async () => {
+    for (const builtin of ['fs', 'node:fs', 'child_process']) {
+      const e = await failure(
+        loadConfig(
+          writeConfig(tmp.dir, 'b.json', coRlConfig({ plugins: [fixture('categorical-policy.js'), builtin] })),
+        ),
+      );
+      expect(e.code, builtin).to.equal('CORL_ERR_PLUGIN_LOAD');
+      expect(e.message).to.contain(`"${builtin}", a module built into Node.js`);
+      expect(e.where).to.contain('plugins[1]');
+    }
+  });
+
   it('a "use" may be a module path (relative to the config) that registers one plugin of the kind', async () => {
     const cfg = coRlConfig({ plugins: [] });
     cfg.agents = [

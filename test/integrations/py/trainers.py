@@ -75,6 +75,8 @@ def _verl_reward_worker(w, job, barrier, queue):
 
     async def run():
         cls = verl_load_extern_object(rm["module"]["path"], rm["name"])
+        assert "corl_client" not in sys.modules and not any(
+            os.path.realpath(p or ".") == os.path.realpath(job["integrations"]) for p in sys.path)
         manager = cls(config=cfg, tokenizer=tok, compute_score=ground_truth_score, reward_router_address=None,
                       reward_model_tokenizer=None)
         for s, step in enumerate(job["steps"]):
@@ -367,7 +369,12 @@ def main():
           "trl_async": trl_async, "openrlhf_agent": openrlhf_agent, "openrlhf_agent_lm": openrlhf_agent_lm,
           "openrlhf_remote": openrlhf_remote,
           "slime_group_rm": slime_group_rm}[mode]
-    json.dump(fn(job), sys.stdout, default=_plain)
+    here = os.path.realpath(job["integrations"])
+    assert not any(os.path.realpath(p or ".") == here for p in sys.path), "docs/integrations is on sys.path"
+    out = fn(job)
+    # Each adapter loaded alone: no corl_client module was imported to get there.
+    assert "corl_client" not in sys.modules, "an adapter imported corl_client"
+    json.dump(out, sys.stdout, default=_plain)
 
 
 if __name__ == "__main__":

@@ -153,6 +153,7 @@ export async function runTraining(r: TrainRequest, usage: Usage): Promise<TrainR
     throw e;
   } finally {
     r.signal?.removeEventListener('abort', stopNote);
+    prepared.made()?.release();
   }
   const run = RunDirectory.open(result.runDir);
   return {
@@ -206,30 +207,35 @@ async function prepareResume(
     throw usageError(usage, 'out', `expected either ${usage.name('out')} or ${usage.name('resume')}, got both`);
   const resumed = RunDirectory.resume(r.resume!);
   const run = resumed.run;
-  if (resumed.note) log(resumed.note);
-  const meta = run.meta();
-  const source = run.source() as Record<string, unknown>;
-  if (r.config !== undefined) await checkSameConfig(r.config, source, meta.baseDir, usage);
-  const loaded = await loadConfigValue(source, {
-    baseDir: meta.baseDir,
-    overrides,
-    file: meta.configFile,
-    name: (source.name as string) ?? path.basename(run.dir),
-  });
-  const state = run.state();
-  if (loaded.config.trainer.steps < state.nextStep)
-    throw usageError(
-      usage,
-      'steps',
-      `expected ${usage.name('steps')} of at least ${state.nextStep} (the steps already done), got ${loaded.config.trainer.steps}`,
-    );
-  if (state.finished && loaded.config.trainer.steps === state.nextStep)
-    log(`run ${run.dir} already finished ${state.nextStep} step(s); pass ${usage.name('steps')} N to train further`);
-  if (r.steps !== undefined) {
-    await run.writeConfig(loaded.config, loaded.source);
-    if (state.finished && r.steps > state.nextStep) await run.writeState({ ...state, finished: false });
+  try {
+    if (resumed.note) log(resumed.note);
+    const meta = run.meta();
+    const source = run.source() as Record<string, unknown>;
+    if (r.config !== undefined) await checkSameConfig(r.config, source, meta.baseDir, usage);
+    const loaded = await loadConfigValue(source, {
+      baseDir: meta.baseDir,
+      overrides,
+      file: meta.configFile,
+      name: (source.name as string) ?? path.basename(run.dir),
+    });
+    const state = run.state();
+    if (loaded.config.trainer.steps < state.nextStep)
+      throw usageError(
+        usage,
+        'steps',
+        `expected ${usage.name('steps')} of at least ${state.nextStep} (the steps already done), got ${loaded.config.trainer.steps}`,
+      );
+    if (state.finished && loaded.config.trainer.steps === state.nextStep)
+      log(`run ${run.dir} already finished ${state.nextStep} step(s); pass ${usage.name('steps')} N to train further`);
+    if (r.steps !== undefined) {
+      await run.writeConfig(loaded.config, loaded.source);
+      if (state.finished && r.steps > state.nextStep) await run.writeState({ ...state, finished: false });
+    }
+    return { loaded, run, made: () => run };
+  } catch (e) {
+    run.release();
+    throw e;
   }
-  return { loaded, run, made: () => run };
 }
 
 /** The config given with a resume must be the one the run started with, but for `trainer.steps`. */

@@ -18,6 +18,9 @@ import { BlindProgress } from './blind';
 import { fileSha256, loadPlan, plannedConfigFiles, planRecord, type LoadedPlan } from './plan';
 import { verdictFor } from './verdict';
 import { readUserText } from '../util/files';
+import { FolderLock } from '../util/folder-lock';
+import { parseJson } from '../util/json';
+import { checkVerdicts } from '../report/compare-files';
 
 /** How to run {@link runCompare}. */
 export interface CompareOptions {
@@ -110,14 +113,7 @@ async function loadAll(files: readonly string[], o: CompareOptions): Promise<Loa
 function checkFolder(out: string, plan: LoadedPlan | undefined): PlanRecord | undefined {
   const file = path.join(out, 'compare.json');
   if (!fs.existsSync(file)) return undefined;
-  let meta: { plan?: PlanRecord };
-  try {
-    meta = JSON.parse(readUserText(file)) as { plan?: PlanRecord };
-  } catch (e) {
-    throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in compare.json, got ${(e as Error).message}`, {
-      where: file,
-    });
-  }
+  const meta = readCompareMeta(out) as { plan?: PlanRecord };
   if (meta.plan && !plan)
     throw new CorlError(
       'CORL_ERR_PLAN_MISMATCH',
@@ -172,13 +168,15 @@ interface Prepared {
   /** Seeds per config at each look (one look without a sequential design). */
   readonly looks: readonly number[];
   readonly notes: string[];
+  /** The comparison folder's lock: held for a whole comparison, given back after prepare by a shard. */
+  readonly lock: FolderLock;
 }
 
 /**
  * Load every config, check the folder against the plan (or its absence), attach the plan and write
  * compare.json: the same for a whole comparison and for each of its shards.
  */
-async function prepare(o: CompareOptions): Promise<Prepared> {
+async function prepare(o: CompareOptions, shard?: Shard): Promise<Prepared> {
   const files = configFiles(o);
   const loaded = await loadAll(files, o);
   const names = loaded.map((l) => l.config.name);
@@ -192,8 +190,31 @@ async function prepare(o: CompareOptions): Promise<Prepared> {
           hint: `the configs are: ${names.join(', ')}`,
         },
       );
+  // One writer of compare.json and of the renderings: a second comparison of the folder is refused
+  // before it writes anything; shards wait for each other's (short) preparation only.
+  const command = shard ? `corl compare --shard ${shard.index}/${shard.count}` : 'corl compare';
+  const lock = shard
+    ? await FolderLock.wait(o.out, {
+        command,
+        pollMs: 200,
+        waitFor: (h) => h.command.startsWith('corl compare --shard'),
+      })
+    : FolderLock.acquire(o.out, { command });
+  try {
+    return await prepareLocked(o, files, loaded, lock);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}
+
+async function prepareLocked(
+  o: CompareOptions,
+  files: readonly string[],
+  loaded: LoadedConfig[],
+  lock: FolderLock,
+): Promise<Prepared> {
   const existing = checkFolder(o.out, o.plan);
-  fs.mkdirSync(o.out, { recursive: true });
   const plan = o.plan ? (existing ?? attachPlan(o.plan, files, o.out)) : undefined;
   const design = o.plan ? designFromPlan(o.plan.plan) : (o.design ?? { metric: 'final', alpha: 0.05 });
   const seq = design.sequential;
@@ -208,14 +229,14 @@ async function prepare(o: CompareOptions): Promise<Prepared> {
     sha256: Object.fromEntries(loaded.map((l, i) => [l.config.name, fileSha256(files[i]!)])),
     ...(plan ? { plan } : o.design ? { design } : {}),
   });
-  const command = `corl compare ${o.plan ? `--plan ${portablePath(o.plan.file)}` : `${files.map((c) => portablePath(c)).join(' ')} --seeds ${o.seeds}${first !== 0 ? ` --first-seed ${first}` : ''}${o.steps !== undefined ? ` --steps ${o.steps}` : ''}`} --out ${portablePath(o.out)}`;
+  const line = `corl compare ${o.plan ? `--plan ${portablePath(o.plan.file)}` : `${files.map((c) => portablePath(c)).join(' ')} --seeds ${o.seeds}${first !== 0 ? ` --first-seed ${first}` : ''}${o.steps !== undefined ? ` --steps ${o.steps}` : ''}`} --out ${portablePath(o.out)}`;
   const notes = [
-    `Command: ${command}`,
+    `Command: ${line}`,
     cap === 1 && first === 0
       ? "Seeds: one run per config, at the config's own seed."
       : `Seeds: config seed + 1000·i for i = ${first}..${first + cap - 1}.`,
   ];
-  return { loaded, design, first, looks, notes };
+  return { loaded, design, first, looks, notes, lock };
 }
 
 /**
@@ -230,7 +251,16 @@ export function defaultCompareOut(plan: LoadedPlan | undefined): string {
 
 export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
-  const { loaded, design, first, looks, notes } = await prepare(o);
+  const prepared = await prepare(o);
+  try {
+    return await compareLocked(o, log, prepared);
+  } finally {
+    prepared.lock.release();
+  }
+}
+
+async function compareLocked(o: CompareOptions, log: (l: string) => void, p: Prepared): Promise<CompareResult> {
+  const { loaded, design, first, looks, notes } = p;
   const seq = design.sequential;
   const cap = looks[looks.length - 1]!;
   let done = 0;
@@ -274,8 +304,14 @@ export interface ShardResult {
  */
 export async function runShard(o: CompareOptions, shard: Shard): Promise<ShardResult> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
-  const { loaded, design, first, looks } = await prepare(o);
-  const decided = design.sequential ? decidedLooks(o.out) : { looks: 0, stopped: false };
+  const prepared = await prepare(o, shard);
+  let decided: { looks: number; stopped: boolean };
+  try {
+    decided = prepared.design.sequential ? decidedLooks(o.out) : { looks: 0, stopped: false };
+  } finally {
+    prepared.lock.release();
+  }
+  const { loaded, design, first, looks } = prepared;
   if (decided.stopped) {
     log(`shard ${shard.index}/${shard.count}: the comparison stopped at look ${decided.looks}; nothing to run`);
     return { seeds: [] };
@@ -286,7 +322,14 @@ export async function runShard(o: CompareOptions, shard: Shard): Promise<ShardRe
   log(
     `shard ${shard.index}/${shard.count}${design.sequential ? ` of look ${k + 1} of ${looks.length}` : ''}: seeds ${seeds.join(', ') || 'none'}`,
   );
-  await runRound(loaded, seeds, { o, log, blind: o.plan !== undefined, done: 0, total: loaded.length * seeds.length });
+  await runRound(loaded, seeds, {
+    o,
+    log,
+    blind: o.plan !== undefined,
+    done: 0,
+    total: loaded.length * seeds.length,
+    shard,
+  });
   log(
     `shard ${shard.index}/${shard.count}: done; run the same command without --shard once every shard is done, to render${design.sequential ? ' and decide the look' : ''}`,
   );
@@ -297,14 +340,15 @@ export async function runShard(o: CompareOptions, shard: Shard): Promise<ShardRe
 function decidedLooks(out: string): { looks: number; stopped: boolean } {
   const file = path.join(out, 'verdicts.json');
   if (!fs.existsSync(file)) return { looks: 0, stopped: false };
-  let v: { looks?: unknown; stopped?: unknown };
+  let value: unknown;
   try {
-    v = JSON.parse(readUserText(file)) as { looks?: unknown; stopped?: unknown };
+    value = parseJson(readUserText(file));
   } catch (e) {
     throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in verdicts.json, got ${(e as Error).message}`, {
       where: file,
     });
   }
+  const v = checkVerdicts(value, file);
   return { looks: Array.isArray(v.looks) ? v.looks.length : 0, stopped: v.stopped === true };
 }
 
@@ -315,7 +359,7 @@ const range = (from: number, to: number): number[] =>
 async function runRound(
   loaded: readonly LoadedConfig[],
   seeds: readonly number[],
-  r: { o: CompareOptions; log: (l: string) => void; blind: boolean; done: number; total: number },
+  r: { o: CompareOptions; log: (l: string) => void; blind: boolean; done: number; total: number; shard?: Shard },
 ): Promise<number> {
   const tasks: { l: LoadedConfig; i: number }[] = [];
   // Seed by seed across configs, so that a comparison cut short holds whole seeds of every config.
@@ -330,6 +374,7 @@ async function runRound(
       await runOne(l, i, `[${k}/${r.total}] ${l.config.name} seed ${seedOf(l.config.seed, i)}`, r.o, r.log, {
         blind: r.blind,
         lines: jobs > 1,
+        shard: r.shard,
       });
     }
   };
@@ -344,7 +389,36 @@ async function runOne(
   label: string,
   o: CompareOptions,
   log: (l: string) => void,
-  how: { blind: boolean; lines: boolean },
+  how: { blind: boolean; lines: boolean; shard?: Shard },
+): Promise<void> {
+  const dir = path.join(o.out, l.config.name, `seed-${i}`);
+  // One writer per run: a shard finding the run taken (a requeued or duplicated shard) skips it; a
+  // whole comparison waits for it, then finds it finished (or resumes it).
+  const command = how.shard ? `corl compare --shard ${how.shard.index}/${how.shard.count}` : 'corl compare';
+  const lock = how.shard
+    ? FolderLock.tryAcquire(dir, { command })
+    : await FolderLock.wait(dir, {
+        command,
+        onWait: (h) => log(`${label}: waiting for ${h.command} (pid ${h.pid} on ${h.host}), which runs it`),
+      });
+  if (!(lock instanceof FolderLock)) {
+    log(`${label}: run by ${lock.command} (pid ${lock.pid} on ${lock.host}), skipped`);
+    return;
+  }
+  try {
+    await runLocked(l, i, label, o, log, { ...how, lock });
+  } finally {
+    lock.release();
+  }
+}
+
+async function runLocked(
+  l: LoadedConfig,
+  i: number,
+  label: string,
+  o: CompareOptions,
+  log: (l: string) => void,
+  how: { blind: boolean; lines: boolean; lock: FolderLock },
 ): Promise<void> {
   const dir = path.join(o.out, l.config.name, `seed-${i}`);
   const shown: ProgressReporter =
@@ -355,7 +429,7 @@ async function runOne(
         : defaultProgress(l.config.trainer.logEvery);
   const progress = how.blind ? new BlindProgress(shown) : shown;
   if (fs.existsSync(path.join(dir, 'state.json'))) {
-    const { run } = RunDirectory.resume(dir);
+    const { run } = RunDirectory.resume(dir, { lock: how.lock });
     const state = run.state();
     if (state.finished && state.nextStep >= l.config.trainer.steps) {
       log(`${label}: done earlier, skipped`);
@@ -379,11 +453,13 @@ async function runOne(
     name: l.config.name,
     overrides: { seed: seedOf(l.config.seed, i) },
   });
-  const run = await RunDirectory.create(dir, fresh.config, fresh.source, {
-    configFile: l.file,
-    baseDir: l.baseDir,
-    ...labelUse(fresh),
-  });
+  const run = await RunDirectory.create(
+    dir,
+    fresh.config,
+    fresh.source,
+    { configFile: l.file, baseDir: l.baseDir, ...labelUse(fresh), ...planOf(o) },
+    { lock: how.lock },
+  );
   await train(fresh, { run, progress });
 }
 
@@ -409,4 +485,9 @@ export async function attachPlanFile(dir: string, planFile: string): Promise<voi
     'attached by corl report --plan to runs that corl compare made without --plan',
   );
   await writeJsonAtomic(path.join(dir, 'compare.json'), { ...meta, plan: record });
+}
+
+/** What a run records of the plan it is launched under, at its start (run.json's "plan"). */
+function planOf(o: CompareOptions): { plan?: { sha256: string; file: string } } {
+  return o.plan ? { plan: { sha256: o.plan.sha256, file: portablePath(o.plan.file) } } : {};
 }

@@ -40,7 +40,12 @@ function requireModule(spec: string, baseDir: string): PluginModule {
     );
   }
   // require() reads the file whole and blocks: a FIFO would hang it, /dev/zero never end.
-  const problem = inputProblem(file);
+  let problem: string | undefined;
+  try {
+    problem = inputProblem(file);
+  } catch (e) {
+    problem = errorLine(e);
+  }
   if (problem !== undefined) {
     throw new CorlError(
       'CORL_ERR_PLUGIN_LOAD',

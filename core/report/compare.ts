@@ -18,6 +18,8 @@ import { countRead, readLedger } from './reads';
 import { readRun } from './runs';
 import { pairedHtml, provenanceLine, verdictHtml, verdictsText, type Provenance } from './verdict';
 import { readUserText } from '../util/files';
+import { parseJson } from '../util/json';
+import { checkCompareMeta } from './compare-files';
 
 /** What compare.json holds (every field optional: older folders and packed copies have fewer). */
 export interface CompareMeta {
@@ -74,13 +76,15 @@ export function readCompareMeta(out: string): CompareMeta {
         hint: 'pass the --out folder of corl compare, or a run directory',
       },
     );
+  let value: unknown;
   try {
-    return JSON.parse(readUserText(metaFile)) as CompareMeta;
+    value = parseJson(readUserText(metaFile));
   } catch (e) {
     throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected JSON in compare.json, got ${(e as Error).message}`, {
       where: metaFile,
     });
   }
+  return checkCompareMeta(value, metaFile);
 }
 
 /** Read a comparison folder (`corl compare --out`, or a packed copy), running nothing. */

@@ -1,5 +1,7 @@
 import { existingOrGz, readTextMaybeGz } from '../util/gz';
 import { CorlError } from '../errors';
+import { checkEvalRow } from '../trainer/run-files';
+import { parseJson } from '../util/json';
 
 /** One evaluation row as the report reads it (`eval/step-*.jsonl`, plain or gzip-compressed). */
 export interface EvalRow {
@@ -25,12 +27,15 @@ export function readEvalRows(file: string): EvalRow[] {
       if (!line.trim()) return;
       let v: { agent?: unknown; id?: unknown; category?: unknown; correct?: unknown };
       try {
-        v = JSON.parse(line);
+        v = parseJson(line) as typeof v;
       } catch {
         throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON evaluation row, got invalid JSON', {
           where: `${file}:${i + 1}`,
         });
       }
+      // a summary line or a row of another kind is skipped; a row of agent results is checked whole
+      if (v === null || typeof v !== 'object' || Array.isArray(v) || (!('agent' in v) && !('correct' in v))) return;
+      checkEvalRow(v, file, i + 1);
       if (typeof v.agent !== 'number' || !Array.isArray(v.correct)) return;
       rows.push({
         agent: v.agent,

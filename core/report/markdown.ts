@@ -8,6 +8,8 @@ import type { Verdicts } from './design';
 import { intervalText, provenanceLine, signedPoints, verdictsMarkdown, type Provenance } from './verdict';
 import { baseVoteLines, beatsText, type SeedGap } from './base-vote';
 import { readUserText } from '../util/files';
+import { CorlError } from '../errors';
+import { insideFolder } from '../trainer/run-files';
 
 /** What results.md says beside the tables: the plan and reads behind them, and the verdicts. */
 export interface TablesContext {
@@ -34,6 +36,11 @@ export function evalStepFiles(runDir: string): Map<number, string> {
   const dir = path.join(runDir, 'eval');
   const out = new Map<number, { file: string; rank: number }>();
   if (!fs.existsSync(dir)) return new Map();
+  if (!fs.statSync(dir).isDirectory())
+    throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected eval to be the folder of evaluation rows, got a file`, {
+      where: dir,
+      hint: "a run folder's eval/ holds step-N.jsonl files: restore it from a copy",
+    });
   const ranks: Record<string, number> = { '': 0, '.gz': 1, '.br': 2, '.link': 3 };
   for (const f of fs.readdirSync(dir)) {
     const m = /^step-(\d+)\.jsonl(\.gz|\.br|\.link)?$/.exec(f);
@@ -42,7 +49,24 @@ export function evalStepFiles(runDir: string): Map<number, string> {
     const step = Number(m[1]);
     if (out.has(step) && out.get(step)!.rank <= rank) continue;
     let file = path.join(dir, f);
-    if (m[2] === '.link') file = path.resolve(dir, readUserText(file).trim());
+    // a link of a packed copy names another run's rows of the same comparison, never a file outside it
+    if (m[2] === '.link') {
+      const target = insideFolder(
+        path.dirname(path.dirname(path.resolve(runDir))),
+        dir,
+        readUserText(file).trim(),
+        file,
+      );
+      if (!/^step-\d+\.jsonl(\.gz|\.br)?$/.test(path.basename(target)))
+        throw new CorlError(
+          'CORL_ERR_RUN_CORRUPT',
+          `expected a link to another run's step-N.jsonl, got ${path.basename(target)}`,
+          {
+            where: file,
+          },
+        );
+      file = target;
+    }
     out.set(step, { file, rank });
   }
   return new Map([...out].map(([step, v]) => [step, v.file]));

@@ -1,5 +1,7 @@
 import type { MetricsRecord } from '../contracts/metrics-sink';
+import * as path from 'node:path';
 import { RunDirectory } from '../trainer/run-dir';
+import { checkRunConfig } from '../trainer/run-files';
 
 /** What a report needs of one finished (or partial) run. */
 export interface RunSummary {
@@ -24,13 +26,7 @@ export interface RunSummary {
 /** Read a run directory. */
 export function readRun(dir: string): RunSummary {
   const run = RunDirectory.open(dir);
-  const config = run.config() as {
-    name: string;
-    seed: number;
-    agents: { name: string; policy: { use: string } }[];
-    reward?: { use?: string; options?: unknown };
-    trainer?: { steps?: number };
-  };
+  const config = checkRunConfig(run.config(), path.join(run.dir, 'config.json'));
   const state = run.state();
   const meta = run.meta();
   return {

@@ -22,7 +22,7 @@ export class CheckpointWriter {
     if (!state.checkpoint) return;
     for (const agent of this.ctx.agents) {
       try {
-        await agent.policy.load(this.run.resolve(path.join(state.checkpoint, `agent-${agent.index}`)));
+        await agent.policy.load(path.join(this.run.checkpointPath(state.checkpoint), `agent-${agent.index}`));
       } catch (e) {
         throw agentFailure(agent, 'loading the checkpoint', e);
       }

@@ -1,12 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import type { MetricsRecord } from '../contracts/metrics-sink';
 import { existingOrGz, readTextMaybeGz } from '../util/gz';
 import { CorlError, errorLine } from '../errors';
-import { outputFolderProblem, readUserText } from '../util/files';
+import { describeStat, outputFolderProblem, readUserText } from '../util/files';
 import { CORL_VERSION } from '../version';
 import { writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from '../util/fs';
+import { FolderLock, LOCK_FILE } from '../util/folder-lock';
+import { parseJson } from '../util/json';
+import { checkMetricsRecord, checkRunMeta, checkRunState, insideFolder } from './run-files';
 
 /** What a run directory remembers about where training stands (state.json). */
 export interface RunState {
@@ -31,12 +35,24 @@ export interface RunMeta {
   readonly configFile?: string;
   /** Folder that relative paths of the config resolve against. */
   readonly baseDir: string;
-  /** Wall-clock start (informational only; never part of metrics). */
-  readonly startedAt: string;
+  /** Wall-clock start (informational only; never part of metrics; absent from some hand-made folders). */
+  readonly startedAt?: string;
+  /** A random identity of the run, made at its start: what the held-out reads ledger binds a read to. */
+  readonly id?: string;
   /** Whether a reward source of the run reads ground truth or was trained on labels (reports mark such runs). */
   readonly supervised: boolean;
   /** Set when the reward reads no ground truth but was trained on labels (a learned verifier). */
   readonly trainedOnLabels?: boolean;
+  /** The plan the run was launched under (`corl compare --plan`), recorded before its first step: its sha256 and file. */
+  readonly plan?: { readonly sha256: string; readonly file: string };
+}
+
+/** How a run directory is taken for writing. */
+export interface TakeOptions {
+  /** The folder's lock, already taken by the caller (`corl compare` takes it to wait or skip). */
+  readonly lock?: FolderLock;
+  /** What takes it, for whoever finds the folder held (default "corl train"). */
+  readonly command?: string;
 }
 
 /** How a run used labels, as run.json records it: supervised when its reward read ground truth or was trained on labels. */
@@ -68,38 +84,66 @@ const METRICS = 'metrics.jsonl';
 const ROLLOUTS = 'rollouts.jsonl';
 
 /**
+ * What corl writes at the top of a run directory: a new run refuses a folder where one of these
+ * exists and corl did not write it (no run.json of corl's beside it), so `--out` never overwrites a
+ * user's file.
+ */
+export const RUN_ENTRIES: readonly string[] = [
+  META,
+  CONFIG,
+  SOURCE,
+  STATE,
+  METRICS,
+  ROLLOUTS,
+  'timing.jsonl',
+  'report.html',
+  'eval',
+  'checkpoints',
+  'sinks',
+  'tensorboard',
+  `${METRICS}.after-checkpoint`,
+  `${ROLLOUTS}.after-checkpoint`,
+];
+
+/**
  * A run directory: config.json (resolved), config.source.json (as given, for resume), run.json,
  * state.json, metrics.jsonl, rollouts.jsonl (optional), eval/*.jsonl, checkpoints/step-N/agent-i/.
  * Every file that describes progress is replaced atomically, so a crash at any moment leaves the
  * last consistent state.
  */
 export class RunDirectory {
-  private constructor(readonly dir: string) {}
+  private constructor(
+    readonly dir: string,
+    private lock?: FolderLock,
+  ) {}
 
-  /** Create a new run directory; refuses one that already holds a run. */
+  /** Give the folder's lock back (after the run's last write). Idempotent. */
+  release(): void {
+    this.lock?.release();
+    this.lock = undefined;
+  }
+
+  /**
+   * Create a new run directory, holding its lock until {@link release}: refuses one that already
+   * holds a run, one where a file corl writes exists but corl did not write it, and one whose files
+   * would replace the config being read.
+   */
   static async create(
     dir: string,
     config: unknown,
     source: unknown,
     meta: Omit<RunMeta, 'corl' | 'startedAt'>,
+    take: TakeOptions = {},
   ): Promise<RunDirectory> {
     const abs = path.resolve(dir);
-    // A folder with config files but no state.json is a start killed before its first state: nothing
-    // was trained, so starting again over it loses nothing.
-    if (fs.existsSync(path.join(abs, STATE))) {
-      throw new CorlError(
-        'CORL_ERR_RUN_EXISTS',
-        `expected an empty or new folder for the run, got ${abs}, which already holds a run`,
-        { where: '--out' },
-      );
-    }
     // A file, FIFO or device, a path under one, or a kernel file system (/proc, /sys): refused before
     // anything is made, in words, never as a stack.
     const problem = outputFolderProblem(abs);
     if (problem !== undefined) {
       throw new CorlError('CORL_ERR_IO', `expected a folder for the run, got ${problem} at ${abs}`, { where: '--out' });
     }
-    const run = new RunDirectory(abs);
+    refuseOwnConfig(abs, meta.configFile);
+    refuseRun(abs);
     try {
       await fsp.mkdir(abs, { recursive: true });
     } catch (e) {
@@ -108,15 +152,26 @@ export class RunDirectory {
         cause: e,
       });
     }
-    await writeJsonAtomic(path.join(abs, CONFIG), config);
-    await writeJsonAtomic(path.join(abs, SOURCE), source);
-    await writeJsonAtomic(path.join(abs, META), {
-      corl: CORL_VERSION,
-      ...meta,
-      startedAt: new Date().toISOString(),
-    } satisfies RunMeta);
-    await run.writeState(INITIAL_STATE);
-    await writeFileAtomic(path.join(abs, METRICS), '');
+    const lock = take.lock ?? FolderLock.acquire(abs, { command: take.command ?? 'corl train' });
+    const run = new RunDirectory(abs, lock);
+    try {
+      // again under the lock: another process may have started a run here meanwhile
+      refuseRun(abs);
+      refuseForeign(abs);
+      await writeJsonAtomic(path.join(abs, META), {
+        corl: CORL_VERSION,
+        ...meta,
+        startedAt: new Date().toISOString(),
+        id: randomUUID(),
+      } satisfies RunMeta);
+      await writeJsonAtomic(path.join(abs, CONFIG), config);
+      await writeJsonAtomic(path.join(abs, SOURCE), source);
+      await writeFileAtomic(path.join(abs, METRICS), '');
+      await run.writeState(INITIAL_STATE);
+    } catch (e) {
+      run.release();
+      throw e;
+    }
     return run;
   }
 
@@ -136,6 +191,7 @@ export class RunDirectory {
         },
       );
     }
+    checkLayout(abs);
     return new RunDirectory(abs);
   }
 
@@ -144,8 +200,17 @@ export class RunDirectory {
    * process left, and gives a run killed after run.json but before its first state.json the state of
    * step 0. Returns a note to show in that case (null otherwise).
    */
-  static resume(dir: string): { run: RunDirectory; note: string | null } {
-    const run = RunDirectory.open(dir);
+  static resume(dir: string, take: TakeOptions = {}): { run: RunDirectory; note: string | null } {
+    const opened = RunDirectory.open(dir);
+    const lock = take.lock ?? FolderLock.acquire(opened.dir, { command: take.command ?? 'corl train --resume' });
+    const run = new RunDirectory(opened.dir, lock);
+    try {
+      run.meta();
+      if (fs.existsSync(path.join(run.dir, STATE))) run.state();
+    } catch (e) {
+      run.release();
+      throw e;
+    }
     run.removeStaleTemporaries();
     if (fs.existsSync(path.join(run.dir, STATE))) return { run, note: null };
     writeFileAtomicSync(path.join(run.dir, STATE), JSON.stringify(INITIAL_STATE, null, 2) + '\n');
@@ -176,19 +241,20 @@ export class RunDirectory {
   }
 
   meta(): RunMeta {
-    return this.readJson(META) as RunMeta;
+    return checkRunMeta(this.readJson(META), path.join(this.dir, META));
   }
 
+  /** state.json, validated: its checkpoint, when it names one, is a folder inside this run's checkpoints/. */
   state(): RunState {
-    const s = this.readJson(STATE) as RunState;
-    if (s.version !== 1 || !Number.isInteger(s.nextStep) || !Number.isInteger(s.metricsBytes)) {
-      throw new CorlError(
-        'CORL_ERR_RUN_CORRUPT',
-        `expected a state.json of version 1, got ${JSON.stringify(s).slice(0, 100)}`,
-        { where: path.join(this.dir, STATE) },
-      );
-    }
+    const file = path.join(this.dir, STATE);
+    const s = checkRunState(this.readJson(STATE), file);
+    if (s.checkpoint !== null) insideFolder(this.dir, this.dir, s.checkpoint, `${file} checkpoint`);
     return s;
+  }
+
+  /** The absolute folder of the state's checkpoint (checked to stay inside the run folder). */
+  checkpointPath(rel: string): string {
+    return insideFolder(this.dir, this.dir, rel, `${path.join(this.dir, STATE)} checkpoint`);
   }
 
   async writeState(state: RunState): Promise<void> {
@@ -275,13 +341,15 @@ export class RunDirectory {
       .split('\n')
       .filter(Boolean)
       .map((line, i) => {
+        let value: unknown;
         try {
-          return JSON.parse(line) as MetricsRecord;
+          value = parseJson(line);
         } catch {
           throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a JSON line, got invalid JSON', {
             where: `${file}:${i + 1}`,
           });
         }
+        return checkMetricsRecord(value, file, i + 1);
       });
   }
 
@@ -307,11 +375,101 @@ export class RunDirectory {
     const file = path.join(this.dir, name);
     try {
       // Opened without blocking: a FIFO or a device planted in the run folder is refused, not waited on.
-      return JSON.parse(readUserText(file));
+      return parseJson(readUserText(file));
     } catch (e) {
       throw new CorlError('CORL_ERR_RUN_CORRUPT', `expected readable JSON, got ${(e as Error).message}`, {
         where: file,
       });
     }
+  }
+}
+
+/** Refuse a run folder whose config.json or config.source.json would be the config file being read. */
+function refuseOwnConfig(dir: string, configFile: string | undefined): void {
+  if (configFile === undefined) return;
+  const real = (p: string): string => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  const given = real(configFile);
+  for (const name of RUN_ENTRIES)
+    if (real(path.join(dir, name)) === given)
+      throw new CorlError(
+        'CORL_ERR_RUN_OUT_FOREIGN',
+        `expected a run folder that does not hold the config being read, got ${dir}, where the run's ${name} would replace ${configFile}`,
+        {
+          where: '--out',
+          hint: 'give --out a new folder (e.g. runs/<name>): corl writes config.json, report.html and more there',
+        },
+      );
+}
+
+/** Refuse a folder where a file corl writes exists but corl did not write it (no run.json of corl's). */
+function refuseForeign(dir: string): void {
+  const metaFile = path.join(dir, META);
+  if (fs.existsSync(metaFile)) {
+    // corl's own killed start: a valid run.json, written first
+    let value: unknown;
+    try {
+      value = parseJson(readUserText(metaFile));
+    } catch {
+      value = undefined;
+    }
+    try {
+      checkRunMeta(value, metaFile);
+      return;
+    } catch {
+      throw foreign(dir, [META]);
+    }
+  }
+  const found = RUN_ENTRIES.filter((n) => n !== LOCK_FILE && fs.existsSync(path.join(dir, n)));
+  if (found.length) throw foreign(dir, found);
+}
+
+function foreign(dir: string, names: readonly string[]): CorlError {
+  return new CorlError(
+    'CORL_ERR_RUN_OUT_FOREIGN',
+    `expected a new or empty folder for the run, got ${dir}, which holds ${names.join(', ')} that corl did not write`,
+    {
+      where: '--out',
+      hint: 'give --out a new folder (e.g. runs/<name>): corl never overwrites files it did not write',
+    },
+  );
+}
+
+/**
+ * Refuse a folder that holds a run (state.json). One with corl's run.json but no state.json is a
+ * start killed before its first state: nothing was trained, so starting again over it loses nothing.
+ */
+function refuseRun(dir: string): void {
+  if (fs.existsSync(path.join(dir, STATE)))
+    throw new CorlError(
+      'CORL_ERR_RUN_EXISTS',
+      `expected an empty or new folder for the run, got ${dir}, which already holds a run`,
+      { where: '--out' },
+    );
+}
+
+const FOLDERS = new Set(['eval', 'checkpoints', 'sinks', 'tensorboard']);
+
+/** Every entry corl writes at the top of a run folder is of the kind corl writes: a folder or a regular file, never a link. */
+function checkLayout(dir: string): void {
+  for (const name of RUN_ENTRIES) {
+    const st = fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false });
+    if (!st) continue;
+    const want = FOLDERS.has(name) ? 'a folder' : 'a regular file';
+    const ok = FOLDERS.has(name) ? st.isDirectory() : st.isFile();
+    if (!ok)
+      throw new CorlError(
+        'CORL_ERR_RUN_CORRUPT',
+        `expected ${name} to be ${want}, got ${st.isSymbolicLink() ? 'a symbolic link' : describeStat(st)}`,
+        {
+          where: path.join(dir, name),
+          hint: 'corl writes it there as ' + want + ': restore the run folder from a copy',
+        },
+      );
   }
 }

@@ -65,6 +65,7 @@ export interface TrainResult {
 export async function train(loaded: LoadedConfig, options: TrainOptions): Promise<TrainResult> {
   const progress = options.progress ?? new NoProgress();
   const ctx = await buildRunContext(loaded);
+  let taken: RunDirectory | undefined;
   try {
     if (loaded.config.trainer.steps > 0) {
       for (const a of ctx.agents) {
@@ -80,6 +81,7 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
       }
     }
     const run = typeof options.run === 'function' ? await options.run() : options.run;
+    taken = run;
     const state: RunState = run.state();
     const checkpoints = new CheckpointWriter(ctx, run, loaded.config.trainer.keepCheckpoints);
     if (options.resume) {
@@ -109,6 +111,8 @@ export async function train(loaded: LoadedConfig, options: TrainOptions): Promis
   } finally {
     progress.stop();
     await ctx.close();
+    // one writer at a time: the folder is free for the next run (a resume) once this one ended
+    taken?.release();
   }
 }
 

@@ -6,6 +6,8 @@ import { CorlError } from '../../errors';
 import { callerNpmVersion, installedFrom, needsNpmrc, NPMRC, TARBALL } from '../../util/npm';
 import { corlRoot, PACKAGE_PREFIX } from '../../util/paths';
 import { CORL_VERSION } from '../../version';
+import { outputFolderProblem, readUserText } from '../../util/files';
+import { errorLine } from '../../errors';
 
 /** The shipped configs `corl init` copies: the default comparison (base, TTRL, Co-RL). */
 export const INIT_CONFIGS = ['base.json', 'ttrl.json', 'co-rl.json'] as const;
@@ -100,6 +102,21 @@ the guides are in \`node_modules/corl/docs/guide/\`.
 export function initProject(o: InitOptions): InitResult {
   const dir = path.resolve(o.dir);
   const root = o.root ?? corlRoot();
+  // Everything is checked before anything is written: a folder that cannot be one, a package.json that
+  // is not a package's, a file in the way.
+  const problem = outputFolderProblem(dir);
+  if (problem !== undefined)
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected a folder for the project, got ${problem} at ${dir}`, {
+      where: dir,
+      hint: 'give corl init a folder of your own (it is created if missing); nothing was written',
+    });
+  const existingPkg = readPackageJson(path.join(dir, 'package.json'));
+  const configsProblem = outputFolderProblem(path.join(dir, 'configs'));
+  if (configsProblem !== undefined)
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected configs to be a folder, got ${configsProblem}`, {
+      where: path.join(dir, 'configs'),
+      hint: 'move it away, or run corl init in a new folder; nothing was written',
+    });
   const targets = [...INIT_CONFIGS.map((c) => path.join('configs', c)), 'README.md'];
   const taken = targets.filter((t) => fs.existsSync(path.join(dir, t)));
   if (taken.length)
@@ -117,17 +134,15 @@ export function initProject(o: InitOptions): InitResult {
     files.push(`configs/${name}`);
   }
   const pkgFile = path.join(dir, 'package.json');
-  const pkg = fs.existsSync(pkgFile)
-    ? (JSON.parse(fs.readFileSync(pkgFile, 'utf8')) as Record<string, unknown>)
-    : {
-        name:
-          path
-            .basename(dir)
-            .toLowerCase()
-            .replace(/[^a-z0-9._-]+/g, '-') || 'corl-lab',
-        version: '0.1.0',
-        private: true,
-      };
+  const pkg = existingPkg ?? {
+    name:
+      path
+        .basename(dir)
+        .toLowerCase()
+        .replace(/[^a-z0-9._-]+/g, '-') || 'corl-lab',
+    version: '0.1.0',
+    private: true,
+  };
   const deps = (pkg.dependencies ?? {}) as Record<string, string>;
   const spec = deps.corl ?? corlSpec(dir, o.corl, root);
   pkg.dependencies = { ...deps, corl: spec };
@@ -167,10 +182,54 @@ export function initCommand(program: Command): void {
       '\nExample:\n  mkdir my-lab && cd my-lab\n  ONNXRUNTIME_NODE_INSTALL=skip npx --yes --package=../corl-0.1.0.tgz corl init\n  npm install && npx corl train configs/co-rl.json\n',
     )
     .action((dir: string, flags: { corl?: string }) => {
-      const r = initProject({ dir, ...(flags.corl !== undefined ? { corl: flags.corl } : {}) });
+      let r: InitResult;
+      try {
+        r = initProject({ dir, ...(flags.corl !== undefined ? { corl: flags.corl } : {}) });
+      } catch (e) {
+        if (e instanceof CorlError) throw e;
+        throw new CorlError('CORL_ERR_IO', `expected to write the project into ${dir}, got ${errorLine(e)}`, {
+          where: dir,
+        });
+      }
       const shown = path.relative(process.cwd(), r.dir) || '.';
       process.stdout.write(
         `wrote ${r.files.join(', ')} in ${shown} (corl: ${r.corlSpec})\nnext:\n${shown === '.' ? '' : `  cd ${shown}\n`}  npm install\n  npx corl train configs/co-rl.json\n`,
       );
     });
+}
+
+/** The package.json already in the folder (undefined without one), checked: an object whose merged fields are objects of strings. */
+function readPackageJson(file: string): Record<string, unknown> | undefined {
+  if (!fs.existsSync(file)) return undefined;
+  const refuse = (got: string, where: string = file): never => {
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected package.json to be a package's JSON object, got ${got}`, {
+      where,
+      hint: 'fix package.json (npm reads it too), or run corl init in a new folder; nothing was written',
+    });
+  };
+  let value: unknown;
+  try {
+    value = JSON.parse(readUserText(file, 16 * 1024 * 1024));
+  } catch (e) {
+    return refuse(e instanceof SyntaxError ? `invalid JSON (${e.message})` : errorLine(e));
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return refuse(value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
+  const pkg = value as Record<string, unknown>;
+  for (const field of ['dependencies', 'scripts', 'allowScripts'] as const) {
+    const v = pkg[field];
+    if (v === undefined) continue;
+    if (v === null || typeof v !== 'object' || Array.isArray(v))
+      refuse(
+        `a "${field}" that is ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`,
+        `${file} ${field}`,
+      );
+    for (const [k, x] of Object.entries(v as Record<string, unknown>))
+      if (
+        typeof x !== (field === 'allowScripts' ? 'boolean' : 'string') &&
+        !(field === 'allowScripts' && typeof x === 'string')
+      )
+        refuse(`${field}.${k} = ${JSON.stringify(x)?.slice(0, 40)}`, `${file} ${field}.${k}`);
+  }
+  return pkg;
 }

@@ -13,14 +13,13 @@ describe('core/report/eval-rows', () => {
 
   const lines = [
     '{"agent":0,"id":"p1","category":"carry","correct":[true,false,true,true]}',
-    '{"agent":1,"id":"p1","correct":[false,"yes",null,true]}',
+    '{"agent":1,"id":"p1","correct":[false,false,false,true]}',
     '',
     '{"step":25,"pass1":0.5}',
-    '{"agent":"0","id":"p2","correct":[true]}',
     '{"agent":0,"id":"p2","correct":[]}',
   ].join('\n');
 
-  it('keeps rows with an agent and a correct array, typed; anything but true is wrong', () => {
+  it('keeps rows with an agent and a correct array, typed; a line of another kind (a summary) is skipped', () => {
     const file = path.join(dir, 'step-000025.jsonl');
     fs.writeFileSync(file, lines);
     const rows = readEvalRows(file);
@@ -38,6 +37,22 @@ describe('core/report/eval-rows', () => {
     const file = path.join(dir, 'step-000000.jsonl');
     fs.writeFileSync(file + '.gz', gzipText(lines));
     expect(readEvalRows(file)).to.have.length(3);
+  });
+
+  it('a row of agent results that is damaged: CORL_ERR_RUN_CORRUPT naming the file, line and field', () => {
+    const file = path.join(dir, 'step-000075.jsonl');
+    for (const [row, field] of [
+      ['{"agent":1,"id":"p1","correct":[false,"yes",null,true]}', 'correct[1]'],
+      ['{"agent":"0","id":"p2","correct":[true]}', 'agent'],
+      ['{"agent":-1,"correct":[true]}', 'agent'],
+      ['{"agent":0}', 'correct'],
+      ['{"agent":0,"correct":[true],"id":7}', 'id'],
+    ] as const) {
+      fs.writeFileSync(file, '{"agent":0,"correct":[true]}\n' + row + '\n');
+      expect(() => readEvalRows(file))
+        .to.throw(CorlError)
+        .with.property('where', `${file}:2 ${field}`);
+    }
   });
 
   it('a line that is not JSON: CORL_ERR_RUN_CORRUPT naming the file and line', () => {

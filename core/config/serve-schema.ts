@@ -277,7 +277,15 @@ export function serveSection(): JsonSchema {
             minimum: 1,
             default: 65536,
             description:
-              'most samples waiting for the rest of their group at once, all agents together (more: HTTP 503 CORL_ERR_SERVE_BUSY, retry later)',
+              "most samples of one agent waiting for the rest of their group at once, and most deferred answers one agent's collectors have not collected yet (each agent has its own: one at its bound never refuses another; more: HTTP 503 CORL_ERR_SERVE_BUSY, retry later)",
+          },
+          poll: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            maximum: 3600,
+            default: 20,
+            description:
+              'longest time in seconds a POST /v1/samples/wait is held open when none of its samples has an answer yet (it is then answered with none, and the client asks again); keep it below the client timeout',
           },
         },
         additionalProperties: false,

@@ -148,8 +148,10 @@ export interface ServeSettings {
   readonly samples: {
     /** Seconds an incomplete group waits for its declared size before it is scored as it is. */
     readonly wait: number;
-    /** Most samples waiting for the rest of their group at once, all agents together. */
+    /** Most samples of one agent waiting for the rest of their group at once (and most uncollected deferred answers). */
     readonly maxPending: number;
+    /** Longest hold in seconds of a POST /v1/samples/wait with no answer ready. */
+    readonly poll: number;
   };
 }
 

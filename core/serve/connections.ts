@@ -37,9 +37,22 @@ export class ConnectionTable {
     private readonly events: { evicted?(cap: Cap): void; dropped?(): void } = {},
   ) {}
 
+  /** Most connections open at once since the start (held and spare). */
+  private peakOpen = 0;
+
   /** Connections held (within the caps). */
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Connections open now: held, and spare ones over a cap not yet answered. */
+  get open(): number {
+    return this.entries.size + this.spare.size;
+  }
+
+  /** The most connections open at once since the service started. */
+  get peak(): number {
+    return this.peakOpen;
   }
 
   /** Connections held for a peer address. */
@@ -58,10 +71,11 @@ export class ConnectionTable {
    * A new connection: held when there is room, else put in the spare pool (whose oldest member is
    * closed when it is full) until it sends a request; returns the cap it is over, if any.
    */
-  open(socket: Socket): Cap | undefined {
+  add(socket: Socket): Cap | undefined {
     const cap = this.over(socket.remoteAddress ?? '');
     if (cap === undefined) {
       this.hold(socket);
+      this.peakOpen = Math.max(this.peakOpen, this.open);
       return undefined;
     }
     if (this.spare.size >= this.maxSpare) {
@@ -72,6 +86,7 @@ export class ConnectionTable {
     }
     this.spare.add(socket);
     socket.once('close', () => this.spare.delete(socket));
+    this.peakOpen = Math.max(this.peakOpen, this.open);
     return cap;
   }
 

@@ -3,7 +3,9 @@
 // each sample with its group id and the group's declared size; the samples of a group meet here,
 // and the complete group goes through the same exchange as POST /v1/groups (with a step) or as
 // POST /get_reward (without one: the service counts rounds per group id).
-import { CorlError } from '../errors';
+import { CorlError, isCorlError } from '../errors';
+import { statusOf } from './http';
+import { Mailbox, type Collected } from './mailbox';
 import { groupHash, type Exchange } from './exchange';
 import { byText } from './order';
 import { capKeys } from './keys';
@@ -29,6 +31,11 @@ export interface PostedSample {
   readonly rollout?: string;
   /** Idempotency key: a retry with the same id gets the same answer. */
   readonly requestId?: string;
+  /**
+   * The service's id of a sample without a request id posted under an Idempotency-Key: the key and
+   * the sample's place in the request (`~k` + JSON), so that the request's retry is the same sample.
+   */
+  readonly retryId?: string;
   readonly prompt: string;
   readonly completion: PostedCompletion;
   readonly reference?: string;
@@ -45,6 +52,44 @@ export interface SamplesRequest {
   readonly samples: readonly PostedSample[];
   /** Whether the body was one sample (answered with one object) or a `samples` list. */
   readonly single: boolean;
+  /** Answer at once with each sample's status; the answers are collected by POST /v1/samples/wait. */
+  readonly defer: boolean;
+}
+
+/** A POST /v1/samples/wait body: the request ids of deferred samples whose answers the client waits for. */
+export interface SamplesWaitRequest {
+  readonly agent: string | number;
+  readonly requestIds: readonly string[];
+  /** Ids whose answers the client received from an earlier wait: the service forgets them. */
+  readonly received: readonly string[];
+  /** Longest wait in seconds for the first answer (capped by serve.samples.poll). */
+  readonly wait?: number;
+}
+
+/** What a deferred sample's post answers for it at once. */
+export type Accepted =
+  | { readonly requestId: string; readonly status: 'pending' }
+  | { readonly requestId: string; readonly error: ErrorBody };
+
+/** A coded error as the routes send it. */
+export interface ErrorBody {
+  readonly code: string;
+  readonly message: string;
+  readonly status: number;
+  readonly where?: string;
+  readonly hint?: string;
+}
+
+/** What POST /v1/samples/wait answers. */
+export interface WaitAnswer {
+  /** Answers of the ids that have one (each carries its requestId). */
+  readonly samples: readonly SampleAnswer[];
+  /** Ids whose sample ended on a coded error. */
+  readonly errors: readonly { readonly requestId: string; readonly error: ErrorBody }[];
+  /** Ids the service holds nothing for: post their samples again (same request ids). */
+  readonly unknown: readonly string[];
+  /** How many of the ids still wait. */
+  readonly pending: number;
 }
 
 /** The answer for one sample. */
@@ -137,6 +182,9 @@ function parseSample(v: unknown, where: string, limits: SampleLimits): PostedSam
   const sample = o.sample === undefined || o.sample === null ? undefined : (o.sample as number);
   const rollout = optionalId(o.rollout, at('rollout'));
   const requestId = optionalId(o.requestId, at('requestId'));
+  // '#' and '~' start the service's own sample ids (a position, a generated or a key-derived one).
+  if (requestId !== undefined && /^[#~]/.test(requestId))
+    throw bad(at('requestId'), 'a request id that does not start with "#" or "~" (those name positions)', requestId);
   return {
     group,
     size,
@@ -173,6 +221,10 @@ export function parseSamplesRequest(body: unknown, limits: SampleLimits): Sample
   if (o.wait !== undefined && (typeof o.wait !== 'number' || !Number.isFinite(o.wait) || o.wait < 0))
     throw bad('wait', 'a number of seconds >= 0', o.wait);
   const single = o.samples === undefined;
+  if (o.defer !== undefined && typeof o.defer !== 'boolean') throw bad('defer', 'true or false', o.defer);
+  const defer = o.defer === true;
+  if (defer && single)
+    throw bad('samples', 'a list of samples (defer needs samples, each with a requestId)', o.samples);
   let samples: PostedSample[];
   if (single) samples = [parseSample(o, 'the request body', limits)];
   else {
@@ -185,6 +237,11 @@ export function parseSamplesRequest(body: unknown, limits: SampleLimits): Sample
         { where: 'samples' },
       );
     samples = o.samples.map((s, i) => parseSample(s, `samples[${i}]`, limits));
+    if (defer)
+      samples.forEach((s, i) => {
+        if (s.requestId === undefined)
+          throw bad(`samples[${i}].requestId`, 'a request id (defer collects answers by request id)', undefined);
+      });
   }
   return {
     agent: o.agent as string | number,
@@ -192,6 +249,51 @@ export function parseSamplesRequest(body: unknown, limits: SampleLimits): Sample
     ...(o.wait !== undefined ? { wait: o.wait as number } : {}),
     samples,
     single,
+    defer,
+  };
+}
+
+/** Parse and check a POST /v1/samples/wait body. */
+export function parseSamplesWaitRequest(body: unknown, maxIds: number): SamplesWaitRequest {
+  const o = object(body, 'the request body');
+  if (
+    !(typeof o.agent === 'string' && o.agent.length > 0) &&
+    !(Number.isSafeInteger(o.agent) && (o.agent as number) >= 0)
+  )
+    throw bad('agent', 'an agent name (or index)', o.agent);
+  if (!Array.isArray(o.requestIds))
+    throw bad('requestIds', 'an array of the request ids of deferred samples', o.requestIds);
+  if (o.requestIds.length > maxIds)
+    throw new CorlError(
+      'CORL_ERR_SERVE_LIMIT',
+      `expected requestIds to have at most ${maxIds} entries (serve.samples.maxPending), got ${o.requestIds.length}`,
+      { where: 'requestIds' },
+    );
+  const ids = o.requestIds.map((v, i) => optionalId(v, `requestIds[${i}]`));
+  ids.forEach((v, i) => {
+    if (v === undefined) throw bad(`requestIds[${i}]`, 'a non-empty string', v);
+  });
+  if (o.wait !== undefined && (typeof o.wait !== 'number' || !Number.isFinite(o.wait) || o.wait < 0))
+    throw bad('wait', 'a number of seconds >= 0', o.wait);
+  let received: string[] = [];
+  if (o.received !== undefined) {
+    if (!Array.isArray(o.received)) throw bad('received', 'an array of request ids', o.received);
+    if (o.received.length > maxIds)
+      throw new CorlError(
+        'CORL_ERR_SERVE_LIMIT',
+        `expected received to have at most ${maxIds} entries (serve.samples.maxPending), got ${o.received.length}`,
+        { where: 'received' },
+      );
+    received = o.received.map((v, i) => {
+      if (typeof v !== 'string') throw bad(`received[${i}]`, 'a request id', v);
+      return v;
+    });
+  }
+  return {
+    agent: o.agent as string | number,
+    requestIds: [...new Set(ids as string[])],
+    received,
+    ...(o.wait !== undefined ? { wait: o.wait as number } : {}),
   };
 }
 
@@ -243,8 +345,13 @@ export class SampleScorer {
   private readonly pending = new Map<string, Pending>();
   private readonly inflight = new Map<string, InFlight>();
   /** Rollout tags whose group was scored, so that a sample past the declared size is refused (bounded). */
-  private readonly closed = new Map<string, number>();
-  private waiting = 0;
+  private readonly closed: Map<string, number>[];
+  /** Per agent, samples waiting for the rest of their group (each agent within serve.samples.maxPending). */
+  private readonly waiting: number[];
+  /** Answers of deferred samples until a wait collects them. */
+  private readonly mail: Mailbox;
+  /** Parked POST /v1/samples/wait requests, to answer at shutdown. */
+  private readonly parked = new Set<() => void>();
   private generated = 0;
   private closing = false;
 
@@ -253,14 +360,28 @@ export class SampleScorer {
     private readonly scorer: Scorer,
     private readonly exchanges: { readonly steps: Exchange; readonly rounds: Exchange },
     private readonly metrics: ServeMetrics,
-  ) {}
-
-  /** Samples waiting for the rest of their group. */
-  get pendingSamples(): number {
-    return this.waiting;
+  ) {
+    const n = rt.agents.length;
+    this.closed = Array.from({ length: n }, () => new Map());
+    this.waiting = new Array<number>(n).fill(0);
+    this.mail = new Mailbox(n, rt.settings.samples.maxPending);
   }
 
-  /** Answers for a request's samples, aligned with them. */
+  /** Samples waiting for the rest of their group, all agents together. */
+  get pendingSamples(): number {
+    return this.waiting.reduce((a, b) => a + b, 0);
+  }
+
+  /** Deferred samples' answers held (waiting or not yet collected), all agents together. */
+  get deferred(): number {
+    return this.mail.total;
+  }
+
+  /** Wait requests parked now. */
+  get parkedWaits(): number {
+    return this.parked.size;
+  }
+
   /**
    * Answers for a request's samples, aligned with them. `work.gone` aborts when the client goes
    * away: a sample without a request id (or position) then leaves its group, so that a re-sent copy
@@ -269,23 +390,8 @@ export class SampleScorer {
    */
   post(agent: number, req: SamplesRequest, work: RequestWork): Promise<SampleAnswer[]> {
     if (this.closing) return Promise.reject(unavailable());
-    const K = this.rt.settings.groupSize;
-    req.samples.forEach((s, i) => {
-      const where = req.single ? '' : `samples[${i}].`;
-      if (K > 0 && s.size !== K)
-        throw new CorlError(
-          'CORL_ERR_SERVE_GROUP_SIZE',
-          `expected ${where}size to be ${K} (serve.groupSize), got ${s.size}`,
-          { where: `${where}size` },
-        );
-      if (this.rt.readsGroundTruth && s.reference === undefined)
-        throw new CorlError(
-          'CORL_ERR_SERVE_BAD_REQUEST',
-          `expected ${where}reference because "${this.rt.config.reward.use}" reads ground truth, got nothing`,
-          { where: `${where}reference` },
-        );
-    });
-    const waitMs = Math.min(Math.max(0, (req.wait ?? Infinity) * 1000), this.rt.settings.exchange.wait * 1000);
+    req.samples.forEach((s, i) => this.check(s, req.single ? '' : `samples[${i}].`));
+    const waitMs = this.waitMs(req);
     // A step the window refuses is refused before its samples wait for their group.
     if (req.step !== undefined) this.exchanges.steps.checkStep(agent, req.step);
     const answers: Promise<SampleAnswer>[] = [];
@@ -301,6 +407,120 @@ export class SampleScorer {
     return Promise.all(answers);
   }
 
+  /**
+   * Deferred samples (`defer: true`, each with a request id): each is placed in its group as
+   * `post` places it, and answered at once with its status (pending, or its own coded error: one
+   * refused sample never refuses the others); its answer is kept for POST /v1/samples/wait. The
+   * work runs without `gone`: a sample with an id waits for its collector, not for a connection.
+   */
+  submit(agent: number, req: SamplesRequest, work: RequestWork): Accepted[] {
+    if (this.closing) throw unavailable();
+    const waitMs = this.waitMs(req);
+    if (req.step !== undefined) this.exchanges.steps.checkStep(agent, req.step);
+    const kept: RequestWork = { lane: work.lane, seconds: work.seconds };
+    return req.samples.map((s, i) => {
+      const id = s.requestId!;
+      const where = `samples[${i}]`;
+      try {
+        this.check(s, `${where}.`);
+        const hash = memberHash(s);
+        const held = this.mail.get(agent, id);
+        if (held) {
+          if (held.group !== s.group || held.hash !== hash) throw this.conflict(agent, req.step, s, where);
+          this.metrics.replays.inc();
+          return { requestId: id, status: 'pending' };
+        }
+        const answer = this.one(agent, req.step, s, waitMs, where, kept);
+        this.mail.open(agent, id, s.group, hash);
+        answer.then(
+          (a) => {
+            this.metrics.completions.inc({ route: '/v1/samples' });
+            this.mail.settle(agent, id, { answer: a });
+          },
+          (e: unknown) => this.mail.settle(agent, id, { error: coded(e) }),
+        );
+        return { requestId: id, status: 'pending' };
+      } catch (e) {
+        return { requestId: id, error: errorBody(coded(e)) };
+      }
+    });
+  }
+
+  /**
+   * POST /v1/samples/wait: the outcomes of deferred samples, as soon as at least one of the ids
+   * has one (those that end together are answered together), or after `waitMs` with none. An
+   * outcome is kept until a later wait names it `received`, so one lost on its way (the collector
+   * closed the connection, a proxy cut it) is sent again.
+   */
+  wait(
+    agent: number,
+    req: { readonly requestIds: readonly string[]; readonly received: readonly string[] },
+    waitMs: number,
+    gone?: AbortSignal,
+  ): Promise<WaitAnswer> {
+    if (this.closing) return Promise.reject(unavailable());
+    this.mail.ack(agent, req.received);
+    const ids = req.requestIds;
+    const now = this.mail.collect(agent, ids);
+    if (now.ready.length || now.unknown.length || now.pending === 0 || waitMs <= 0)
+      return Promise.resolve(waitAnswer(now));
+    return new Promise((resolve, reject) => {
+      let woken = false;
+      const end = (): void => {
+        clearTimeout(timer);
+        unwatch();
+        gone?.removeEventListener('abort', leave);
+        this.parked.delete(stop);
+      };
+      const finish = (): void => {
+        end();
+        resolve(waitAnswer(this.mail.collect(agent, ids)));
+      };
+      const leave = (): void => {
+        end();
+        reject(gone!.reason);
+      };
+      const stop = (): void => {
+        end();
+        reject(unavailable());
+      };
+      // Answers of one group arrive in one turn of the event loop: collect them all, then answer.
+      const wake = (): void => {
+        if (woken) return;
+        woken = true;
+        setImmediate(finish);
+      };
+      const unwatch = this.mail.watch(agent, ids, wake);
+      const timer = setTimeout(finish, waitMs);
+      this.parked.add(stop);
+      gone?.addEventListener('abort', leave, { once: true });
+    });
+  }
+
+  /** The longest wait for supervisors a request may ask for. */
+  private waitMs(req: SamplesRequest): number {
+    return Math.min(Math.max(0, (req.wait ?? Infinity) * 1000), this.rt.settings.exchange.wait * 1000);
+  }
+
+  /** The checks of one sample against the service's settings (`where`: its field prefix). */
+  private check(s: PostedSample, where: string): void {
+    const K = this.rt.settings.groupSize;
+    if (K > 0 && s.size !== K)
+      throw new CorlError(
+        'CORL_ERR_SERVE_GROUP_SIZE',
+        `expected ${where}size to be ${K} (serve.groupSize), got ${s.size}`,
+        {
+          where: `${where}size`,
+        },
+      );
+    if (this.rt.readsGroundTruth && s.reference === undefined)
+      throw new CorlError(
+        'CORL_ERR_SERVE_BAD_REQUEST',
+        `expected ${where}reference because "${this.rt.config.reward.use}" reads ground truth, got nothing`,
+        { where: `${where}reference` },
+      );
+  }
+
   private one(
     agent: number,
     step: number | undefined,
@@ -310,7 +530,9 @@ export class SampleScorer {
     work: RequestWork,
   ): Promise<SampleAnswer> {
     if (this.rt.pointwise) return this.pointwise(agent, step, s, work);
-    const stable = s.requestId ?? (s.sample !== undefined ? `#${s.sample}` : undefined);
+    // Its id: the request id, else its position at a step, else the Idempotency-Key's, else its position.
+    const position = s.sample !== undefined ? `#${s.sample}` : undefined;
+    const stable = s.requestId ?? (step !== undefined ? position : undefined) ?? s.retryId ?? position;
     const id = stable ?? `~${this.generated++}`;
     const scope =
       step === undefined ? `r\u0000${agent}\u0000${s.group}` : `s\u0000${agent}\u0000${step}\u0000${s.group}`;
@@ -323,7 +545,7 @@ export class SampleScorer {
       return flying.answer;
     }
     // A retry of a sample whose group was already scored (request id, or position with a step).
-    if (stable !== undefined && (step !== undefined || s.requestId !== undefined)) {
+    if (stable !== undefined && (step !== undefined || s.requestId !== undefined || s.retryId !== undefined)) {
       const stored = this.stored(agent, step, s, id, hash, where);
       if (stored) {
         this.metrics.replays.inc();
@@ -334,8 +556,8 @@ export class SampleScorer {
     if (step !== undefined) {
       const done = this.exchanges.steps.answerOf(agent, step, s.group);
       if (done) throw this.complete(agent, step, s, done.rewards.length, where);
-    } else if (s.rollout !== undefined && this.closed.has(pendingKey)) {
-      throw this.complete(agent, step, s, this.closed.get(pendingKey)!, where);
+    } else if (s.rollout !== undefined && this.closed[agent]!.has(pendingKey)) {
+      throw this.complete(agent, step, s, this.closed[agent]!.get(pendingKey)!, where);
     }
     const open = this.pending.get(pendingKey);
     if (open && open.size !== s.size)
@@ -351,10 +573,10 @@ export class SampleScorer {
       known.waitMs = Math.max(known.waitMs, waitMs);
       return new Promise((resolve, reject) => known.waiters.push({ resolve, reject }));
     }
-    if (this.waiting >= this.rt.settings.samples.maxPending)
+    if (this.waiting[agent]! >= this.rt.settings.samples.maxPending)
       throw new CorlError(
         'CORL_ERR_SERVE_BUSY',
-        `expected at most ${this.rt.settings.samples.maxPending} samples waiting for their groups (serve.samples.maxPending), got one more`,
+        `expected at most ${this.rt.settings.samples.maxPending} samples of agent "${this.rt.agents[agent]}" waiting for their groups (serve.samples.maxPending, per agent), got one more`,
         { where: where || 'samples', hint: 'retry after a moment; complete groups free their samples' },
       );
     // Nothing is created before every check has passed: a refused sample leaves no trace.
@@ -369,7 +591,7 @@ export class SampleScorer {
     const member: Member = { id, sample: s, hash, waiters: [], waitMs, ...(gone ? { gone } : {}) };
     const answer = new Promise<SampleAnswer>((resolve, reject) => member.waiters.push({ resolve, reject }));
     p.members.set(id, member);
-    this.waiting++;
+    this.waiting[agent]!++;
     if (gone) {
       const group = p;
       gone.addEventListener('abort', () => this.leave(group, id, gone.reason), { once: true });
@@ -383,7 +605,7 @@ export class SampleScorer {
     const m = p.members.get(id);
     if (this.pending.get(p.key) !== p || !m) return;
     p.members.delete(id);
-    this.waiting--;
+    this.waiting[p.agent]!--;
     for (const w of m.waiters) w.reject(reason);
     if (p.members.size === 0) {
       clearTimeout(p.timer);
@@ -417,10 +639,10 @@ export class SampleScorer {
     clearTimeout(p.timer);
     const members = [...p.members.values()];
     if (members.length === 0) return;
-    this.waiting -= members.length;
+    this.waiting[p.agent]! -= members.length;
     this.metrics.sampleGroups.inc({ outcome: partial && members.length < p.size ? 'partial' : 'complete' });
     if (p.step === undefined && members.some((m) => m.sample.rollout !== undefined))
-      this.remember(p.key, members.length);
+      this.remember(p.agent, p.key, members.length);
     // Scoring order: by text, then sample id, never by arrival (docs/guide/serve.md "Ties").
     members.sort((a, b) => byText(a.sample.completion.text, b.sample.completion.text) || byText(a.id, b.id));
     const first = members[0]!.sample;
@@ -458,10 +680,11 @@ export class SampleScorer {
     });
   }
 
-  private remember(key: string, size: number): void {
-    this.closed.set(key, size);
-    // Bounded: the oldest tags go first (a late sample of a long-gone rollout then starts a group of its own).
-    while (this.closed.size > this.rt.settings.samples.maxPending) this.closed.delete(this.closed.keys().next().value!);
+  private remember(agent: number, key: string, size: number): void {
+    const closed = this.closed[agent]!;
+    closed.set(key, size);
+    // Bounded per agent: the oldest tags go first (a late sample of a long-gone rollout then starts a group of its own).
+    while (closed.size > this.rt.settings.samples.maxPending) closed.delete(closed.keys().next().value!);
   }
 
   private async score(
@@ -531,7 +754,9 @@ export class SampleScorer {
       for (const m of p.members.values()) for (const w of m.waiters) w.reject(unavailable());
     }
     this.pending.clear();
-    this.waiting = 0;
+    this.waiting.fill(0);
+    for (const stop of [...this.parked]) stop();
+    this.mail.clear();
   }
 }
 
@@ -554,6 +779,39 @@ function answerOf(
     source: a.source,
     groupSize: a.rewards.length,
     metrics: a.metrics,
+  };
+}
+
+function waitAnswer(c: Collected): WaitAnswer {
+  const samples: SampleAnswer[] = [];
+  const errors: { requestId: string; error: ErrorBody }[] = [];
+  for (const [requestId, o] of c.ready) {
+    if ('answer' in o) samples.push(o.answer);
+    else errors.push({ requestId, error: errorBody(o.error) });
+  }
+  return { samples, errors, unknown: c.unknown, pending: c.pending };
+}
+
+/** A thrown value as a coded error (an uncoded one is an internal error, 500). */
+function coded(e: unknown): CorlError {
+  return isCorlError(e)
+    ? e
+    : new CorlError(
+        'CORL_ERR_SERVE_INTERNAL',
+        `expected to score the sample, got ${(e as Error)?.message ?? String(e)}`,
+        {
+          cause: e,
+        },
+      );
+}
+
+function errorBody(e: CorlError): ErrorBody {
+  return {
+    code: e.code,
+    message: e.message,
+    status: statusOf(e),
+    ...(e.where !== undefined ? { where: e.where } : {}),
+    ...(e.hint !== undefined ? { hint: e.hint } : {}),
   };
 }
 

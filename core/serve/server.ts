@@ -143,6 +143,22 @@ export class RewardServer {
       () => this.samples.pendingSamples,
     );
     this.metrics.gauge(
+      'corl_serve_deferred_samples',
+      'POST /v1/samples deferred samples held: waiting for their answer, or answered and not yet collected',
+      () => this.samples.deferred,
+    );
+    this.metrics.gauge(
+      'corl_serve_parked_waits',
+      'POST /v1/samples/wait requests held open until one of their samples has its answer',
+      () => this.samples.parkedWaits,
+    );
+    this.metrics.gauge('corl_serve_open_connections', 'client connections open now', () => this.table.open);
+    this.metrics.gauge(
+      'corl_serve_open_connections_peak',
+      'the most client connections open at once since the service started',
+      () => this.table.peak,
+    );
+    this.metrics.gauge(
       'corl_serve_uptime_seconds',
       'seconds since the service started',
       () => (Date.now() - this.service.started) / 1000,
@@ -157,7 +173,7 @@ export class RewardServer {
       },
     );
     server.on('connection', (socket: Socket) => {
-      const cap = this.table.open(socket);
+      const cap = this.table.add(socket);
       if (cap) this.overCap.set(socket, cap);
     });
     server.on('request', (req, res) => {

@@ -199,9 +199,10 @@ def _answer_error(method, url, e):
 class AsyncCorlClient:
     """`CorlClient` for asyncio code: the same routes, retries and errors, as coroutines.
 
-    Each request opens its own connection (HTTP/1.1, closed after the answer), so any number of
-    samples can wait for their groups at once without blocking the event loop or a thread. The
-    service counts them against serve.maxConnections: keep it above the samples in flight.
+    Each request opens its own connection (HTTP/1.1, closed after the answer). `score_sample`
+    shares requests among all the samples waiting at once (two connections per agent and step),
+    so thousands can wait without a connection each; `post_sample` holds one connection per
+    sample until its group is scored, within serve.maxConnections.
     """
 
     def __init__(self, url=None, token=None, timeout=900.0, retries=5, backoff=0.5):
@@ -243,6 +244,32 @@ class AsyncCorlClient:
         if wait is not None:
             body["wait"] = float(wait)
         return await self.request("POST", "/v1/samples", body, retries=retries, key=new_key())
+
+    async def score_sample(self, agent, sample, step=None, wait=None):
+        """One sample's answer (see `sample_body`), over a few shared requests: the way to post
+        thousands of samples at once (verl's reward loop runs up to 1000 `run_single` per worker).
+
+        Samples handed over while a post is under way go together in the next one, as
+        POST /v1/samples with `defer: true` (answered at once; the samples wait in the service), and
+        one POST /v1/samples/wait at a time collects the answers of all this client's waiting
+        samples of the agent, returning as soon as any has its answer. So a client holds at most
+        two connections per agent and step, whatever the number of samples it waits for, and each
+        sample returns as soon as its own group is scored. Retries: a post or wait that fails (no
+        answer, 503, 504) is sent again, `retries` times with the backoff; a sample the service
+        answers 503 or 504 for, or no longer knows (a restart), is posted again with its request id,
+        which gets the stored answer or joins its group where it waits. Any other error answer
+        raises CorlServeError for that sample alone.
+        """
+        body = dict(sample)
+        if body.get("requestId") is None:
+            body["requestId"] = new_request_id()
+        loop = asyncio.get_running_loop()
+        lanes = self.__dict__.setdefault("_lanes", {})
+        key = (id(loop), agent, None if step is None else int(step), None if wait is None else float(wait))
+        lane = lanes.get(key)
+        if lane is None or lane.loop is not loop or lane.loop.is_closed():
+            lane = lanes[key] = _Lane(self, loop, agent, key[2], key[3])
+        return await lane.add(body)
 
     async def request(self, method, path, body=None, retries=None, key=None):
         """One route, with retries; returns the decoded JSON answer. key: the Idempotency-Key sent
@@ -302,6 +329,184 @@ class AsyncCorlClient:
                 await writer.wait_closed()
             except OSError:
                 pass
+
+
+class _Lane:
+    """The deferred samples of one AsyncCorlClient for one agent, step and wait, on one event loop:
+    one task posts what is queued (in chunks), another keeps one wait open for everything accepted."""
+
+    #: Most samples, and bytes of their JSON, in one deferred post.
+    CHUNK_SAMPLES = 1024
+    CHUNK_BYTES = 4 << 20
+    #: Seconds a lane's tasks stay alive with nothing to do.
+    IDLE = 30.0
+
+    def __init__(self, client, loop, agent, step, wait):
+        self.client, self.loop, self.agent, self.step, self.wait = client, loop, agent, step, wait
+        self.queue = []  # (body, future, attempts) to post
+        self.waiting = {}  # requestId -> (body, future, attempts), accepted by the service
+        self.queued = asyncio.Event()
+        self.accepted = asyncio.Event()
+        self.poster = self.collector = None
+        self.received = []  # ids whose answers the last wait brought: the next wait acknowledges them
+
+    def add(self, body):
+        fut = self.loop.create_future()
+        self._queue(body, fut, 0)
+        return fut
+
+    def _queue(self, body, fut, attempts):
+        self.queue.append((body, fut, attempts))
+        self.queued.set()
+        if self.poster is None or self.poster.done():
+            self.poster = self.loop.create_task(self._posting())
+        if self.collector is None or self.collector.done():
+            self.collector = self.loop.create_task(self._collecting())
+
+    def _again(self, body, fut, attempts, error):
+        """Post a sample again (a retryable answer: error; one the service does not hold: None)."""
+        if fut.done():
+            return
+        if error is not None and attempts >= self.client.retries:
+            return fut.set_exception(error)
+        if error is None:
+            return self._queue(body, fut, attempts)
+        delay = min(self.client.backoff * 2 ** attempts, 30.0)
+        self.loop.call_later(delay, self._queue, body, fut, attempts + 1)
+
+    async def _posting(self):
+        while True:
+            if not self.queue:
+                self.queued.clear()
+                try:
+                    await asyncio.wait_for(self.queued.wait(), self.IDLE)
+                except asyncio.TimeoutError:
+                    if not self.queue:
+                        return
+                continue
+            chunk, size = [], 0
+            while self.queue and len(chunk) < self.CHUNK_SAMPLES:
+                n = len(json.dumps(self.queue[0][0]))
+                if chunk and size + n > self.CHUNK_BYTES:
+                    break
+                entry = self.queue.pop(0)
+                if not entry[1].done():
+                    chunk.append(entry)
+                    size += n
+            if chunk:
+                await self._post(chunk)
+
+    async def _post(self, chunk):
+        body = {"agent": self.agent, "defer": True, "samples": [b for b, _, _ in chunk]}
+        if self.step is not None:
+            body["step"] = self.step
+        if self.wait is not None:
+            body["wait"] = self.wait
+        try:
+            answer = await self.client.request("POST", "/v1/samples", body, key=new_key())
+        except CorlServeError as e:
+            for _, fut, _ in chunk:
+                if not fut.done():
+                    fut.set_exception(e)
+            return
+        url = self.client.url + "/v1/samples"
+        for (b, fut, attempts), status in zip(chunk, answer.get("samples") or []):
+            err = status.get("error")
+            if err is None:
+                self.waiting[b["requestId"]] = (b, fut, attempts)
+            elif err.get("status") in RETRY_STATUSES:
+                self._again(b, fut, attempts, _sample_error(url, b, err))
+            elif not fut.done():
+                fut.set_exception(_sample_error(url, b, err))
+        self.accepted.set()
+
+    async def _collecting(self):
+        failures, delay = 0, self.client.backoff
+        while True:
+            for rid in [r for r, (_, fut, _) in self.waiting.items() if fut.done()]:
+                del self.waiting[rid]  # its caller gave up (cancelled)
+            if not self.waiting and self.received:
+                try:  # acknowledge the last answers, so the service holds nothing for this client
+                    await self._wait([])
+                except CorlServeError:
+                    self.received = []  # the service lets them go at its bound
+                continue
+            if not self.waiting:
+                self.accepted.clear()
+                try:
+                    await asyncio.wait_for(self.accepted.wait(), self.IDLE)
+                except asyncio.TimeoutError:
+                    if not self.waiting:
+                        return
+                continue
+            self.accepted.clear()
+            poll = self.loop.create_task(self._wait(list(self.waiting)))
+            more = self.loop.create_task(self.accepted.wait())
+            done, _ = await asyncio.wait([poll, more], return_when=asyncio.FIRST_COMPLETED)
+            more.cancel()
+            if poll not in done:
+                # More samples were accepted: ask again for all of them (a wait closed early takes
+                # nothing; an answer lost in between names its samples unknown next time).
+                poll.cancel()
+                try:
+                    await poll
+                except (asyncio.CancelledError, CorlServeError):
+                    pass
+                continue
+            try:
+                answer = poll.result()
+            except CorlServeError as e:
+                failures += 1
+                if failures > self.client.retries:
+                    for _, fut, _ in self.waiting.values():
+                        if not fut.done():
+                            fut.set_exception(e)
+                    self.waiting.clear()
+                    failures, delay = 0, self.client.backoff
+                else:
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 30.0)
+                continue
+            failures, delay = 0, self.client.backoff
+            self._deliver(answer)
+
+    async def _wait(self, ids):
+        body = {"agent": self.agent, "requestIds": ids, "received": self.received,
+                "wait": max(0.0, min(20.0, self.client.timeout / 2))}
+        answer = await self.client.request("POST", "/v1/samples/wait", body, retries=0)
+        self.received = []  # acknowledged: the service has forgotten them
+        return answer
+
+    def _deliver(self, answer):
+        url = self.client.url + "/v1/samples/wait"
+        self.received = [a.get("requestId") for a in answer.get("samples") or []] + [
+            e.get("requestId") for e in answer.get("errors") or []]
+        for a in answer.get("samples") or []:
+            entry = self.waiting.pop(a.get("requestId"), None)
+            if entry and not entry[1].done():
+                entry[1].set_result(a)
+        for e in answer.get("errors") or []:
+            entry = self.waiting.pop(e.get("requestId"), None)
+            if not entry:
+                continue
+            err = e.get("error") or {}
+            if err.get("status") in RETRY_STATUSES:
+                self._again(entry[0], entry[1], entry[2], _sample_error(url, entry[0], err))
+            elif not entry[1].done():
+                entry[1].set_exception(_sample_error(url, entry[0], err))
+        for rid in answer.get("unknown") or []:
+            entry = self.waiting.pop(rid, None)
+            if entry:
+                self._again(entry[0], entry[1], entry[2], None)
+
+
+def _sample_error(url, body, err):
+    code = err.get("code")
+    return CorlServeError(
+        "expected an answer for sample %r of group %r from POST %s, got HTTP %s%s%s" % (
+            body.get("requestId"), body.get("group"), url, err.get("status"), " " + code if code else "",
+            ": " + err["message"] if err.get("message") else ""),
+        status=err.get("status"), server_code=code, where=err.get("where"), hint=err.get("hint"))
 
 
 def _error_from(method, url, status, text):

@@ -35,7 +35,13 @@ export function health(svc: Service): unknown {
       groupBy: s.getReward.groupBy,
       agent: s.getReward.agent ?? rt.agents[0],
     },
-    samples: { wait: s.samples.wait, maxPending: s.samples.maxPending, pending: svc.samples.pendingSamples },
+    samples: {
+      wait: s.samples.wait,
+      maxPending: s.samples.maxPending,
+      poll: s.samples.poll,
+      pending: svc.samples.pendingSamples,
+      deferred: svc.samples.deferred,
+    },
     journal: {
       file: rt.journalFile ?? null,
       written: svc.journal.written,

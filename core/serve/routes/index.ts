@@ -3,6 +3,7 @@
 import { postGetReward } from './get-reward';
 import { postGroups } from './groups';
 import { postSamples } from './samples';
+import { postSamplesWait } from './samples-wait';
 import type { PostRoute } from './route';
 
 export { health } from './health';
@@ -14,6 +15,7 @@ export const POST_ROUTES: Readonly<Record<string, PostRoute>> = {
   '/get_reward': postGetReward,
   '/v1/groups': postGroups,
   '/v1/samples': postSamples,
+  '/v1/samples/wait': postSamplesWait,
 };
 
 /** Every path the service answers, for the request counter's `route` label. */

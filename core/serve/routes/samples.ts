@@ -6,11 +6,23 @@ import { agentIndex, checkTokenStats, requestWork, type PostRoute } from './rout
 
 export const postSamples: PostRoute = async (svc, body, ctx) => {
   const rt = svc.runtime;
-  const req = parseSamplesRequest(body, {
+  const parsed = parseSamplesRequest(body, {
     maxCompletions: rt.settings.maxCompletions,
     maxSamples: Math.min(rt.settings.samples.maxPending, rt.settings.maxRequestCompletions),
     maxTestInputs: rt.settings.maxTestInputs,
   });
+  // Under an Idempotency-Key a sample without its own id is the key's i-th: the request's retry
+  // joins (or replays) the same samples instead of adding them again, with or without a step.
+  const key = ctx.id;
+  const req =
+    key === undefined
+      ? parsed
+      : {
+          ...parsed,
+          samples: parsed.samples.map((s, i) =>
+            s.requestId === undefined ? { ...s, retryId: `~k${JSON.stringify([key, i])}` } : s,
+          ),
+        };
   const agent = svc.credentials.agentOf(ctx.caller, agentIndex(rt, req.agent, 'agent'), 'agent')!;
   req.samples.forEach((s, i) =>
     checkTokenStats(rt, s.completion, req.single ? 'completion' : `samples[${i}].completion`),
@@ -18,6 +30,8 @@ export const postSamples: PostRoute = async (svc, body, ctx) => {
   // Completions posted without a token count: their length falls back to characters.
   const untokenized = req.samples.filter((s) => s.completion.length === undefined).length;
   if (untokenized) svc.metrics.untokenized.inc({ route: '/v1/samples' }, untokenized);
+  // Deferred: each sample's status now, its answer through POST /v1/samples/wait (routes/samples-wait.ts).
+  if (req.defer) return { agent: rt.agents[agent], samples: svc.samples.submit(agent, req, requestWork(rt, agent)) };
   const post = async (): Promise<unknown> => {
     const answers = await svc.samples.post(
       agent,
@@ -30,5 +44,5 @@ export const postSamples: PostRoute = async (svc, body, ctx) => {
   };
   // Samples are idempotent by their own request ids; an Idempotency-Key only refuses its reuse for another body.
   if (ctx.id === undefined) return post();
-  return svc.groupIds.run(agent, ctx.id, requestHash([req.step ?? null, req.samples]), post);
+  return svc.groupIds.run(agent, ctx.id, requestHash([parsed.step ?? null, parsed.samples]), post);
 };

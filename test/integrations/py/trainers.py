@@ -79,12 +79,15 @@ def _verl_reward_worker(w, job, barrier, queue):
             os.path.realpath(p or ".") == os.path.realpath(job["integrations"]) for p in sys.path)
         manager = cls(config=cfg, tokenizer=tok, compute_score=ground_truth_score, reward_router_address=None,
                       reward_model_tokenizer=None)
+        # verl's RewardLoopWorker runs at most this many run_single calls at once (default: no bound here).
+        gate = asyncio.Semaphore(job.get("concurrency") or 1 << 30)
         for s, step in enumerate(job["steps"]):
             async def one(i, x):
                 await asyncio.sleep(x["delay"])
                 data = streamed_sample(x["row"], tok.encode(x["prompt"]), tok.encode(x["response"]) + [1],
                                        x.get("rollout_log_probs"))
-                return i, await manager.run_single(data)
+                async with gate:
+                    return i, await manager.run_single(data)
             mine = await asyncio.gather(*[one(i, x) for i, x in enumerate(step) if x["worker"] == w])
             queue.put(("result", s, [(i, json.loads(json.dumps(r, default=_plain))) for i, r in mine]))
             await asyncio.get_running_loop().run_in_executor(None, barrier.wait)
@@ -100,7 +103,8 @@ def _verl_reward_worker(w, job, barrier, queue):
 def verl_loop(job):
     """verl v0.9.0 reward loop. job: {"config": verl config (reward.reward_manager.{source: importlib,
     name, module.path}, reward.reward_kwargs.corl, actor_rollout_ref.rollout.{n, response_length}),
-    "vocab", "workers": W, "steps": [[{"worker", "delay", "row", "prompt", "response"}]]}.
+    "vocab", "workers": W, "concurrency"?: run_single calls one worker runs at once,
+    "steps": [[{"worker", "delay", "row", "prompt", "response"}]]}.
 
     Each reward worker is a fresh process (spawned, as Ray starts an actor: nothing of this driver's
     imports, the adapter loaded there by path), holding its own manager and event loop; the agent

@@ -260,9 +260,17 @@ class AsyncCorlClient:
         self._health = None
 
     async def health(self, refresh=False):
-        """GET /health (cached after the first call unless refresh)."""
+        """GET /health (cached after the first call unless refresh; concurrent first calls share one request)."""
         if self._health is None or refresh:
-            self._health = await self.request("GET", "/health")
+            loop = asyncio.get_running_loop()
+            pending = self.__dict__.get("_health_pending")
+            if pending is None or pending.get_loop() is not loop or (refresh and pending.done()):
+                pending = self._health_pending = loop.create_task(self.request("GET", "/health"))
+            try:
+                self._health = await asyncio.shield(pending)
+            finally:
+                if pending.done() and self.__dict__.get("_health_pending") is pending:
+                    self._health_pending = None
         return self._health
 
     async def post_samples(self, agent, samples, step=None, wait=None, retries=None):

@@ -14,6 +14,8 @@
 // journal-on target (>= 20k completions/s, p99 < 20 ms, one group per request, over the whole window) was met, with the load.
 // Profile the service with BENCH_SERVE_PROF=<dir> (passes --cpu-prof --cpu-prof-dir=<dir>); run only
 // some cases with BENCH_SERVE_ONLY=<regular expression> over "<label>, <n> group(s) per request".
+// Last, a default-size verl step of two agents through the shipped verl adapter (bench/serve-verl-step.ts):
+// time to score the whole step, peak connections, service memory (BENCH_SERVE_ONLY='verl step' alone).
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -21,6 +23,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Rng } from '../core/util/rng';
 import type { Bench } from './index';
+import { verlStepCase } from './serve-verl-step';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const AGENTS = 8;
@@ -408,6 +411,9 @@ export const bench: Bench = {
         );
     }
     summarize(results);
+    const only = process.env.BENCH_SERVE_ONLY;
+    // "verl step, two agents at default settings": the transport at a default verl step's scale.
+    if (!only || new RegExp(only).test('verl step, two agents at default settings')) await verlStepCase();
   },
 };
 

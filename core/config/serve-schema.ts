@@ -248,7 +248,7 @@ export function serveSection(): JsonSchema {
             enum: ['prompt', 'label'],
             default: 'prompt',
             description:
-              'what identifies a group: the prompt text, or the label field (set OpenRLHF --data.label_key to a problem id column for cross-agent exchange)',
+              'what identifies a group: the prompt text, or the label field (only with a reward that reads ground truth; a label-free reward refuses it, since the label column is usually the answer)',
           },
           stripTokens: {
             type: 'array',

@@ -567,6 +567,18 @@ export class SampleScorer {
         { where: `${where ? `${where}.` : ''}size` },
       );
     const known = open?.members.get(id);
+    const other = open && !known ? open.members.values().next().value : undefined;
+    if (other && other.sample.prompt !== s.prompt)
+      // One group is one prompt: a group id shared by different prompts (a label column that is the
+      // answer, posted as the id) would put the prompts that share an answer into one vote.
+      throw new CorlError(
+        'CORL_ERR_SERVE_BAD_REQUEST',
+        `expected ${where ? `${where}.` : ''}prompt to be the prompt of the other samples of group "${s.group}" posted by agent "${this.rt.agents[agent]}", got another one`,
+        {
+          where: `${where ? `${where}.` : ''}prompt`,
+          hint: 'give each prompt its own group id (a problem id, or a hash of the prompt), never the answer',
+        },
+      );
     if (known) {
       if (known.hash !== hash) throw this.conflict(agent, step, s, where);
       this.metrics.replays.inc();

@@ -115,6 +115,19 @@ export async function buildServeRuntime(
         { where: 'serve.getReward.agent' },
       );
     }
+    if (settings.getReward.groupBy === 'label' && !loaded.readsGroundTruth) {
+      // OpenRLHF's label column is usually the reference answer: groups keyed by it would put the
+      // prompts that share an answer together, and match peers across them, so the rewards would
+      // carry label equality to a reward that is meant to read no label.
+      throw new CorlError(
+        'CORL_ERR_CONFIG_INVALID',
+        `expected serve.getReward.groupBy "prompt" because "${config.reward.use}" is label-free, got "label": groups keyed by the label column would tell the reward which prompts share an answer`,
+        {
+          where: 'serve.getReward.groupBy',
+          hint: 'group by "prompt" (every agent posts the same prompt text), or post explicit problem ids to POST /v1/samples (docs/integrations/openrlhf.md, the agent executor)',
+        },
+      );
+    }
     const journalFile =
       options.journal === undefined && settings.journal === false
         ? undefined

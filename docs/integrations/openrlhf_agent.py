@@ -6,15 +6,19 @@ and then posts the sample itself, with its generated token count, its finish rea
 and the group size; `corl serve` forms the group of the prompt's samples (OpenRLHF generates them
 concurrently) and answers each with its reward.
 
-    python -m openrlhf.cli.train_ppo_ray ... --rollout.n_samples_per_prompt 8 --data.label_key id \\
+    python -m openrlhf.cli.train_ppo_ray ... --rollout.n_samples_per_prompt 8 --data.label_key answer \\
         --train.agent_func_path /abs/path/docs/integrations/openrlhf_agent.py
 
 OpenRLHF loads this file in each vLLM actor and builds `AgentExecutor()` with no arguments, so the
 settings come from the environment of the Ray workers (ray job submit --runtime-env-json
 '{"env_vars": {...}}', or exported before `ray start`): CORL_AGENT (this job's agent),
 CORL_GROUP_SIZE (= --rollout.n_samples_per_prompt), CORL_SERVE_URL, CORL_SERVE_TOKEN, and
-CORL_GROUP_BY: "label" (default: the --data.label_key column is a problem id shared by the agents)
-or "prompt" (a hash of the prompt text). The file is self-contained (the client is inlined), as
+CORL_GROUP_BY: "prompt" (default: a group is a hash of the prompt text, and the --data.label_key
+column is the reference answer, sent as the sample's reference: a reward that reads ground truth
+scores with it, and a label-free service keeps it from every plugin and only grades its
+pseudo-labels with it) or "id" (the label column is a problem id shared by the agents, for agents
+that see different phrasings: it is the group id, and no reference is sent; never name the answer
+column so). The file is self-contained (the client is inlined), as
 OpenRLHF loads it by path with nothing on sys.path.
 
 Evaluation goes through the same executor: keep --eval.n_samples_per_prompt equal to
@@ -697,13 +701,14 @@ class AgentExecutor(AgentExecutorBase):
     def __init__(self, client=None):
         self.agent = os.environ.get("CORL_AGENT")
         self.group_size = int(os.environ.get("CORL_GROUP_SIZE") or 0)
-        self.group_by = os.environ.get("CORL_GROUP_BY") or "label"
+        self.group_by = os.environ.get("CORL_GROUP_BY") or "prompt"
         if not self.agent or self.group_size < 1:
             raise ValueError("expected CORL_AGENT and CORL_GROUP_SIZE (= --rollout.n_samples_per_prompt) in the "
                              "environment of the Ray workers, got %r and %r"
                              % (self.agent, os.environ.get("CORL_GROUP_SIZE")))
-        if self.group_by not in ("label", "prompt"):
-            raise ValueError('expected CORL_GROUP_BY to be "label" or "prompt", got %r' % (self.group_by,))
+        if self.group_by not in ("prompt", "id"):
+            raise ValueError('expected CORL_GROUP_BY to be "prompt" (the label column is the reference answer) or '
+                             '"id" (the label column is a problem id), got %r' % (self.group_by,))
         self.token_stats = os.environ.get("CORL_TOKEN_STATS") or "top-k"
         if self.token_stats not in ("top-k", "sampled"):
             raise ValueError('expected CORL_TOKEN_STATS to be "top-k" or "sampled", got %r' % (self.token_stats,))
@@ -785,16 +790,18 @@ class AgentExecutor(AgentExecutorBase):
 
     async def _score(self, prompt, label, text, tokens, finish_reason, entropies=None, mean_logprobs=None):
         reads = reads_ground_truth(await self._service())
-        if self.group_by == "label":
+        if self.group_by == "id":
             if label is None:
                 raise ValueError("expected a label (--data.label_key naming a problem id column) to group samples by, "
-                                 "got none; or set CORL_GROUP_BY=prompt")
-            group = str(label)
+                                 "got none; or leave CORL_GROUP_BY unset to group by prompt")
+            group, reference = str(label), None
         else:
-            group = stable_id(prompt)
+            group, reference = stable_id(prompt), (str(label) if label is not None else None)
+        if reads and reference is None:
+            raise ValueError("expected --data.label_key naming the reference-answer column, because the served reward "
+                             "reads ground truth; got %s" % ("CORL_GROUP_BY=id" if self.group_by == "id" else "no label"))
         body = sample_body(group, self.group_size, text, tokens=tokens,
                            finish_reason=finish_reason if finish_reason in ("stop", "length") else None,
-                           request_id=new_request_id(), prompt=prompt,
-                           reference=str(label) if reads and label is not None else None,
+                           request_id=new_request_id(), prompt=prompt, reference=reference,
                            entropies=entropies, mean_logprobs=mean_logprobs)
         return await self.client.post_sample(self.agent, body)

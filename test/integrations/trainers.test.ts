@@ -394,9 +394,7 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
 
   it("OpenRLHF v0.11.0 remote reward URL: one aiohttp POST /get_reward per sample, a prompt's samples concurrent, per agent", async () => {
     const K = 4;
-    const s = await serve(
-      ringConfig('corl:vote', { getReward: { groupSize: K, wait: 60, groupBy: 'label' }, exchange: { wait: 60 } }),
-    );
+    const s = await serve(ringConfig('corl:vote', { getReward: { groupSize: K, wait: 60 }, exchange: { wait: 60 } }));
     const rng = new Rng(96);
     const plan = AGENTS.map(() => [0, 1].map(() => answers(rng, K).map((a) => completion(rng, a))));
     const out = await Promise.all(
@@ -407,7 +405,7 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
             mode: 'openrlhf_remote',
             remote_url: `${s.url}/get_reward?agent=${agent}`,
             samples: plan[a]!.flatMap((texts, j) => {
-              const prompt = `<|im_start|>user\nProblem q${j}${a ? ', rephrased' : ''}: find it.<|im_end|>\n<|im_start|>assistant\n`;
+              const prompt = `<|im_start|>user\nProblem q${j}: find it.<|im_end|>\n<|im_start|>assistant\n`;
               return texts.map((t) => ({
                 query: `${prompt}${t}<|im_end|>`,
                 prompt,

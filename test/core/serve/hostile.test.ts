@@ -333,11 +333,11 @@ describe('serve: caps on groups per step, completions per group, id length', fun
     expect(await metric(server, 'corl_serve_exchange_slots')).to.equal(1);
   });
 
-  it('POST /get_reward with ever new labels holds at most agents x getReward.keepGroups groups, in memory and after a restart (issue 30)', async () => {
+  it('POST /get_reward with ever new prompts holds at most agents x getReward.keepGroups groups, in memory and after a restart (issue 30)', async () => {
     // Before: keepRounds bounded the rounds of each prompt, not the prompts: every label stayed.
     const config = ringServeConfig({
       exchange: { wait: 0 },
-      getReward: { groupSize: 1, groupBy: 'label', wait: 0, keepGroups: 10 },
+      getReward: { groupSize: 1, wait: 0, keepGroups: 10 },
     });
     server = await startServer(config, tmp.dir);
     for (let i = 0; i < 200; i += 20)
@@ -345,7 +345,7 @@ describe('serve: caps on groups per step, completions per group, id length', fun
         Array.from({ length: 20 }, (_, k) =>
           post(server!.url, `/get_reward?agent=${k % 2 ? 'a' : 'b'}`, {
             query: ['\\boxed{1}'],
-            labels: [`label-${i + k}`],
+            prompts: [`prompt-${i + k}`],
           }),
         ),
       );
@@ -362,7 +362,7 @@ describe('serve: caps on groups per step, completions per group, id length', fun
     // Before: the journal grew with every distinct label until a restart (and a restart needed a full copy).
     const config = ringServeConfig({
       exchange: { wait: 0 },
-      getReward: { groupSize: 1, groupBy: 'label', wait: 0, keepGroups: 10 },
+      getReward: { groupSize: 1, wait: 0, keepGroups: 10 },
       keepReplies: 20,
       journalGrowth: 0.01, // 10 KiB
     });
@@ -374,7 +374,7 @@ describe('serve: caps on groups per step, completions per group, id length', fun
       fetch(`${url}/get_reward?agent=${i % 2 ? 'a' : 'b'}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'idempotency-key': `req-${i}` },
-        body: JSON.stringify({ query: [`\\boxed{${i % 3}}`], labels: [`label-${i}`] }),
+        body: JSON.stringify({ query: [`\\boxed{${i % 3}}`], prompts: [`prompt-${i}`] }),
       });
     const acked = new Map<number, unknown>();
     let largest = 0;

@@ -312,6 +312,43 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
     expect(own.body).to.deep.include({ agent: 'a', reward: 1, source: 'self' });
   });
 
+  it('one group is one prompt: a group id shared by two prompts (an answer column used as the id) is refused, naming the field (issue 39)', async () => {
+    server = await startServer(ringServeConfig(), tmp.dir);
+    const first = post(
+      server.url,
+      '/v1/samples',
+      sample('a', '42', 2, '42', { step: 0, sample: 0, prompt: 'What is 40 + 2?' }),
+    );
+    const other = await post(
+      server.url,
+      '/v1/samples',
+      sample('a', '42', 2, '42', { step: 0, sample: 1, prompt: 'What is 6 * 7?' }),
+    );
+    expect(other.status).to.equal(400);
+    expect(other.body.error).to.deep.include({ code: 'CORL_ERR_SERVE_BAD_REQUEST', where: 'prompt' });
+    // in a batch, the field of the refused sample; the group still forms from the right prompt
+    const batch = await post(server.url, '/v1/samples', {
+      agent: 'a',
+      step: 0,
+      samples: [{ group: '42', size: 2, prompt: 'What is 6 * 7?', completion: text('42'), sample: 1 }],
+    });
+    expect(batch.status).to.equal(400);
+    expect(batch.body.error.where).to.equal('samples[0].prompt');
+    const same = post(
+      server.url,
+      '/v1/samples',
+      sample('a', '42', 2, '41', { step: 0, sample: 1, prompt: 'What is 40 + 2?' }),
+    );
+    const peer = post(server.url, '/v1/groups', {
+      agent: 'b',
+      step: 0,
+      groups: [{ id: '42', prompt: 'What is 40 + 2?', completions: [text('42'), text('42')] }],
+    });
+    const [r0, r1] = await Promise.all([first, same, peer]);
+    expect([r0!.status, r1!.status]).to.deep.equal([200, 200]);
+    expect([r0!.body.reward, r1!.body.reward]).to.deep.equal([1, 0]);
+  });
+
   it('a refused sample leaves nothing behind: after samples.wait the service still answers', async () => {
     server = await startServer(
       ringServeConfig({ samples: { wait: 2, maxPending: 1 }, exchange: { wait: 0.1 } }),

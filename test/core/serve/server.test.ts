@@ -6,7 +6,6 @@ import { isCorlError } from '../../../core/errors';
 import type { RewardServer } from '../../../core/serve/server';
 import { fixture, tempDir } from '../../fixtures/configs';
 import { boxed, get, post, ringServeConfig, startServer } from '../../fixtures/serve';
-import { problems } from '../../fixtures/spy-reward';
 import { writeTinyVerifier } from '../../fixtures/tiny-verifier';
 
 describe('serve/server: POST /v1/groups (the cross-agent exchange)', function () {
@@ -508,77 +507,34 @@ describe('serve/server: POST /get_reward (OpenRLHF)', function () {
     expect(server.metrics.barrierPartial.get()).to.equal(1);
   });
 
-  it('under a ring, groups keyed by label go through the exchange (agents named by ?agent=)', async () => {
-    server = await startServer(ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label' } }), tmp.dir);
+  it('refuses getReward.groupBy "label" under a label-free reward: groups keyed by the answer column would tell it which prompts share an answer (issue 39)', async () => {
+    // Before: two prompts with the label "42" met in one group, and peers matched across them.
+    for (const reward of ['corl:vote', { use: 'test:spy', options: { name: 'label-id' } }]) {
+      const config = {
+        ...ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label' } }),
+        reward,
+        plugins: [fixture('spy-reward.js')],
+      };
+      let caught: unknown;
+      try {
+        server = await startServer(config, tmp.dir);
+      } catch (e) {
+        caught = e;
+      }
+      if (!isCorlError(caught)) throw new Error(`expected a CorlError, got ${String(caught)}`);
+      expect(caught.code).to.equal('CORL_ERR_CONFIG_INVALID');
+      expect(caught.where).to.equal('serve.getReward.groupBy');
+      expect(caught.message).to.include('is label-free');
+      server = undefined;
+    }
+  });
+
+  it('keeps at most getReward.keepRounds rounds of each prompt: a long run stays bounded, recent retries still replay', async () => {
+    server = await startServer(ringServeConfig({ getReward: { groupSize: 2, keepRounds: 2 } }), tmp.dir);
     const send = (agent: string, prompt: string, answers: string[]): Promise<any> =>
       post(server!.url, `/get_reward?agent=${agent}`, {
         query: answers.map((a) => `${prompt} \\boxed{${a}}`),
         prompts: answers.map(() => prompt),
-        labels: answers.map(() => 'problem-17'),
-      });
-    // Different phrasings per agent; the label (a problem id) ties the groups together.
-    // A group's samples are ordered by text (arrival order means nothing), so b's tie 6/9 goes to 6.
-    const [a, b] = await Promise.all([
-      send('a', 'Compute 3*3.', ['9', '9']),
-      send('b', 'What is three times three?', ['9', '6']),
-    ]);
-    expect(a.body.rewards).to.deep.equal([0, 0]);
-    expect(b.body.rewards).to.deep.equal([1, 0]);
-    expect(b.body.extra_logs['label/labeled']).to.deep.equal([1, 1]);
-    const unknown = await post(server.url, '/get_reward?agent=zed', { query: ['x'], labels: ['p'] });
-    expect(unknown.status).to.equal(422);
-    // The second epoch of the same problem is a new exchange round, not a conflict.
-    const [a2, b2] = await Promise.all([
-      send('a', 'Compute 3*3.', ['9', '9']),
-      send('b', 'What is three times three?', ['9', '9']),
-    ]);
-    expect(a2.body.rewards).to.deep.equal([1, 1]);
-    expect(b2.body.rewards).to.deep.equal([1, 1]);
-  });
-
-  it('grouped by label, a label-free reward never sees the label: problem.id is a keyed digest, the same for both agents (issue 30)', async () => {
-    // OpenRLHF's label column is often the answer itself; a label-free reward must not read it as the id.
-    const config = {
-      ...ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label' } }),
-      reward: { use: 'test:spy', options: { name: 'label-id' } },
-      plugins: [fixture('spy-reward.js')],
-    };
-    server = await startServer(config, tmp.dir);
-    problems.length = 0;
-    const secret = (i: number): string => `answer-${1000 + i}`;
-    const send = (agent: string, i: number): Promise<any> =>
-      post(server!.url, `/get_reward?agent=${agent}`, {
-        query: [`q${i} \\boxed{1}`, `q${i} \\boxed{2}`],
-        prompts: [`q${i}`, `q${i}`],
-        labels: [secret(i), secret(i)],
-      });
-    for (let i = 0; i < 3; i++) {
-      const answers = await Promise.all([send('a', i), send('b', i)]);
-      for (const r of answers) expect(r.status, JSON.stringify(r.body)).to.equal(200);
-    }
-    expect(problems).to.have.length(6);
-    for (const p of problems) {
-      expect(p.id).to.match(/^label-[0-9a-f]{32}$/);
-      for (let i = 0; i < 3; i++) expect(p.id).to.not.include(String(1000 + i));
-    }
-    const byPrompt = new Map<string, Set<string>>();
-    for (const p of problems) byPrompt.set(p.prompt, (byPrompt.get(p.prompt) ?? new Set()).add(p.id));
-    expect([...byPrompt.values()].map((ids) => ids.size)).to.deep.equal([1, 1, 1]);
-    expect(new Set(problems.map((p) => p.id)).size).to.equal(3);
-    // The service's own views keep the label the client sent: the journal's group ids are the labels.
-    expect(fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8')).to.include(`"g":"${secret(0)}"`);
-  });
-
-  it('keeps at most getReward.keepRounds rounds of each prompt: a long run stays bounded, recent retries still replay', async () => {
-    server = await startServer(
-      ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label', keepRounds: 2 } }),
-      tmp.dir,
-    );
-    const send = (agent: string, label: string, answers: string[]): Promise<any> =>
-      post(server!.url, `/get_reward?agent=${agent}`, {
-        query: answers.map((a) => `q \\boxed{${a}}`),
-        prompts: answers.map(() => 'q'),
-        labels: answers.map(() => label),
       });
     const slots = async (): Promise<number> => {
       const text = await (await fetch(`${server!.url}/metrics`)).text();
@@ -597,10 +553,7 @@ describe('serve/server: POST /get_reward (OpenRLHF)', function () {
     expect(journal.split('\n').filter((l) => l.includes('"get_reward"')).length).to.be.greaterThan(0);
     // A restart compacts the journal to the kept rounds and resumes the round count where it was.
     await server.close();
-    server = await startServer(
-      ringServeConfig({ getReward: { groupSize: 2, groupBy: 'label', keepRounds: 2 } }),
-      tmp.dir,
-    );
+    server = await startServer(ringServeConfig({ getReward: { groupSize: 2, keepRounds: 2 } }), tmp.dir);
     const kept = fs
       .readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8')
       .split('\n')

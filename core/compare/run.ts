@@ -16,7 +16,6 @@ import { writeJsonAtomic } from '../util/fs';
 import { timeStamp } from '../util/text';
 import { BlindProgress } from './blind';
 import { fileSha256, loadPlan, plannedConfigFiles, planRecord, type LoadedPlan } from './plan';
-import { verdictFor } from './verdict';
 import { readUserText } from '../util/files';
 import { FolderLock } from '../util/folder-lock';
 import { parseJson } from '../util/json';
@@ -271,12 +270,18 @@ async function compareLocked(o: CompareOptions, log: (l: string) => void, p: Pre
     if (seq) log(`look ${k + 1} of ${looks.length}: seeds ${from}..${to - 1} (${looks[k]} per config)`);
     const seeds = range(from, to);
     done = await runRound(loaded, seeds, { o, log, blind: o.plan !== undefined, done, total: loaded.length * cap });
-    const c = readComparison(o.out);
-    result = await renderComparison(o.out, c, { by: seq ? `corl compare, look ${k + 1}` : 'corl compare', notes });
+    // the configs named, in their order: a folder holding more says so and leaves them out
+    const c = readComparison(o.out, { only: loaded.map((l) => l.config.name) });
+    result = await renderComparison(o.out, c, {
+      by: seq ? `corl compare, look ${k + 1}` : 'corl compare',
+      notes,
+      ...(o.committed ? { committed: o.committed } : {}),
+    });
     if (seq && result.verdicts.stopped) break;
   }
-  if (!o.verdict || loaded.length < 2) return result!;
-  return { ...result!, verdict: verdictFor(readComparison(o.out), loaded, o.committed) };
+  const line = result!.oneLine?.line;
+  if (!o.verdict || loaded.length < 2 || line === undefined) return result!;
+  return { ...result!, verdict: line };
 }
 
 /** One shard of a comparison: shard `index` (1-based) of `count`. */

@@ -10,13 +10,14 @@ import { corlRoot } from '../util/paths';
 import { comparisonVerdicts, designOf, type Design, type PlanRecord, type Verdicts } from './design';
 import { followPlan, type FollowResult } from './follow';
 import { renderReport, resultRow, resultTable, type ReportGroup, type ReportStatus, type ResultRow } from './html';
-import { configDigest, SAME_CONFIG_OMIT } from './identity';
+import { groupIdentities } from './committed';
 import { markdownTables } from './markdown';
 import { PRIMARY_TEXT, seedIndex, primaryValue } from './paired';
 import { portablePath } from './portable';
 import { countRead, readLedger } from './reads';
 import { readRun } from './runs';
 import { pairedHtml, provenanceLine, verdictHtml, verdictsText, type Provenance } from './verdict';
+import { oneLineVerdict, type OneLineVerdict } from './verdict-line';
 import { readUserText } from '../util/files';
 import { parseJson } from '../util/json';
 import { checkCompareMeta } from './compare-files';
@@ -48,6 +49,8 @@ export interface Comparison {
   readonly seeds: number;
   readonly meta: CompareMeta;
   readonly design: Design;
+  /** Configs of the folder with finished runs that the reading left out (not among `only`). */
+  readonly others: readonly string[];
 }
 
 /** What a rendering of a comparison produced. */
@@ -62,6 +65,8 @@ export interface CompareResult {
   readonly follow?: FollowResult;
   /** The one-line verdict of `corl compare --verdict`, when asked for. */
   readonly verdict?: string;
+  /** The one-line verdict of the configs shown and the committed results it quotes (two configs or more). */
+  readonly oneLine?: OneLineVerdict;
 }
 
 /** Read compare.json of a folder; CORL_ERR_RUN_NOT_FOUND without one, CORL_ERR_RUN_CORRUPT when it is not JSON. */
@@ -87,8 +92,14 @@ export function readCompareMeta(out: string): CompareMeta {
   return checkCompareMeta(value, metaFile);
 }
 
-/** Read a comparison folder (`corl compare --out`, or a packed copy), running nothing. */
-export function readComparison(out: string, options: { readonly allowEmpty?: boolean } = {}): Comparison {
+/**
+ * Read a comparison folder (`corl compare --out`, or a packed copy), running nothing: every config
+ * it holds, or with `only` those configs alone (the others are named in `others`).
+ */
+export function readComparison(
+  out: string,
+  options: { readonly allowEmpty?: boolean; readonly only?: readonly string[] } = {},
+): Comparison {
   const meta = readCompareMeta(out);
   const design = designOf(meta, path.join(out, 'compare.json'));
   const groups: ReportGroup[] = [];
@@ -97,7 +108,12 @@ export function readComparison(out: string, options: { readonly allowEmpty?: boo
     .readdirSync(out, { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => d.name);
+  const others: string[] = [];
   for (const name of folders) {
+    if (options.only && !options.only.includes(name)) {
+      if (fs.readdirSync(path.join(out, name)).some((s) => /^seed-\d+$/.test(s))) others.push(name);
+      continue;
+    }
     const seeds = fs
       .readdirSync(path.join(out, name))
       .filter((s) => /^seed-\d+$/.test(s))
@@ -141,6 +157,7 @@ export function readComparison(out: string, options: { readonly allowEmpty?: boo
     seeds: typeof meta.seeds === 'number' ? meta.seeds : 0,
     meta,
     design,
+    others,
   };
 }
 
@@ -163,6 +180,8 @@ export interface RenderOptions {
   /** Notes under the report's title. */
   readonly notes: readonly string[];
   readonly status?: ReportStatus;
+  /** Where a one-seed page looks for committed results of the same configs (default: corl's docs/results). */
+  readonly committed?: string;
 }
 
 /**
@@ -189,18 +208,25 @@ export async function renderComparison(out: string, c: Comparison, o: RenderOpti
   };
   const metricText = `${split} ${PRIMARY_TEXT[c.design.metric]}`;
   const report = path.join(out, 'report.html');
+  const oneLine = oneLineVerdict(groups, split, o.committed ?? committedFolder(), resultsPage());
+  const oneSeed = Math.min(...groups.map((g) => g.runs.length)) < 2;
+  const notes = [
+    ...o.notes,
+    ...(hidden ? [hiddenNote(hidden, verdicts)] : []),
+    ...(c.others.length ? [othersNote(out, c.others)] : []),
+  ];
   await writeFileAtomic(
     report,
-    renderReport(
-      `corl compare: ${groups.map((g) => g.name).join(', ')}`,
-      groups,
-      hidden ? [...o.notes, hiddenNote(hidden, verdicts)] : o.notes,
-      {
-        ...(o.status ? { status: o.status } : {}),
-        verdict: verdictHtml(verdicts, metricText, provenance),
-        paired: pairedHtml(verdicts, metricText),
-      },
-    ),
+    renderReport(`corl compare: ${groups.map((g) => g.name).join(', ')}`, groups, notes, {
+      ...(o.status ? { status: o.status } : {}),
+      verdict: verdictHtml(
+        verdicts,
+        metricText,
+        provenance,
+        oneLine && oneSeed ? { committed: oneLine.committed } : {},
+      ),
+      paired: pairedHtml(verdicts, metricText),
+    }),
   );
   await writeJsonAtomic(path.join(out, 'results.json'), rows);
   await writeFileAtomic(path.join(out, 'results.txt'), table + '\n');
@@ -217,7 +243,13 @@ export async function renderComparison(out: string, c: Comparison, o: RenderOpti
     summary: verdictsText(verdicts, metricText, provenance),
     provenance,
     ...(follow ? { follow } : {}),
+    ...(oneLine ? { oneLine } : {}),
   };
+}
+
+/** The configs a folder holds beyond those this comparison named, and that they are left out. */
+export function othersNote(out: string, others: readonly string[]): string {
+  return `${portablePath(out)} also holds runs of ${others.join(', ')}, not named on this command line: this table, page and verdict leave them out (corl report ${portablePath(out)} renders every config the folder holds).`;
 }
 
 /**
@@ -298,18 +330,9 @@ function verdictsJson(
   p: Provenance,
   follow: FollowResult | undefined,
 ): unknown {
-  const identities: Record<string, string> = {};
+  const identities = groupIdentities(groups);
   const values: Record<string, Record<string, Record<string, number>>> = { final: {}, change: {} };
   for (const g of groups) {
-    const first = g.runs[0];
-    if (first) {
-      try {
-        const source = JSON.parse(readUserText(path.join(first.dir, 'config.source.json'))) as unknown;
-        identities[g.name] = configDigest(source, SAME_CONFIG_OMIT);
-      } catch {
-        // a run without its source has no identity
-      }
-    }
     for (const metric of ['final', 'change'] as const)
       values[metric]![g.name] = Object.fromEntries(
         g.runs.flatMap((r) => {

@@ -25,6 +25,8 @@ export interface ResultRow {
   readonly ensemble?: { readonly metric: string; readonly mean: number; readonly sd: number };
   /** Final pseudo-label accuracy (average over agents of the last train step). */
   readonly labelAccuracy: { readonly mean: number; readonly sd: number };
+  /** Whether the reward never used that label (a Python reward that ignores its supervisors: `python/label_unused`). */
+  readonly labelUnused?: boolean;
 }
 
 const avg = (xs: readonly (number | undefined)[]): number => {
@@ -68,6 +70,9 @@ export function resultRow(g: ReportGroup): ResultRow {
   const labelAccuracy = meanSd(
     g.runs.map((r) => avg(agents.map((_, i) => lastValue(r.records, 'label/accuracy', i, 'train')))),
   );
+  const labelUnused = g.runs.some((r) =>
+    r.records.some((x) => x.phase === 'train' && x.metrics['python/label_unused'] === 1),
+  );
   return {
     name: g.name,
     supervised: g.runs.some((r) => r.supervised),
@@ -79,6 +84,7 @@ export function resultRow(g: ReportGroup): ResultRow {
     maj,
     ensemble,
     labelAccuracy,
+    ...(labelUnused ? { labelUnused } : {}),
   };
 }
 
@@ -112,7 +118,7 @@ export function resultTable(rows: readonly ResultRow[]): string {
       pct(r.base, sd),
       r.maj ? `${r.maj.metric} ${pct(r.maj, sd)}` : '-',
       r.ensemble ? `${r.ensemble.metric.replace('ensemble/', '')} ${pct(r.ensemble, sd)}` : '-',
-      pct(r.labelAccuracy, sd),
+      `${pct(r.labelAccuracy, sd)}${r.labelUnused ? ' (unused)' : ''}`,
     ];
   });
   const all = [header, ...body];
@@ -341,10 +347,11 @@ export function renderReport(
     });
   };
   const maxAgents = Math.max(0, ...rows.map((r) => r.perAgent.length));
-  const sd = rows.some((r) => r.seeds > 1);
-  // a value and its sd never break across lines: "47.9 ± 0.7", "maj@8 62.5 ± 2.5" stay whole
+  // a value and its sd never break across lines: "47.9 ± 0.7", "maj@8 62.5 ± 2.5" stay whole; a
+  // row of one seed has no sd, so it shows none (never "± 0.0"), whatever the other rows have
   const whole = (s: string): string => s.replace(/ /g, '&nbsp;');
-  const cell = (m: { mean: number; sd: number } | undefined): string => (m ? whole(pct(m, sd)) : '-');
+  const cell = (r: ResultRow, m: { mean: number; sd: number } | undefined): string =>
+    m ? whole(pct(m, r.seeds > 1)) : '-';
   // maj@k and the ensemble's k, in the header when every row has the same, else in each cell
   const shared = (names: readonly (string | undefined)[]): string | undefined => {
     const set = new Set(names.filter((n) => n !== undefined));
@@ -354,7 +361,7 @@ export function renderReport(
   const ensName = shared(rows.map((r) => r.ensemble?.metric.replace('ensemble/', '')));
   const named = (name: string, common: string | undefined): string =>
     common === undefined ? `${escapeXml(name)}&nbsp;` : '';
-  const table = `<table><thead><tr><th>config</th><th>ground truth</th><th>seeds</th><th>steps</th>${Array.from({ length: maxAgents }, (_, i) => `<th>agent ${i} pass@1</th>`).join('')}<th>avg pass@1</th><th>base avg</th><th>${majName ? escapeXml(majName) : 'maj'}</th><th>${ensName ? `ensemble (${escapeXml(ensName)})` : 'ensemble'}</th><th>label acc</th></tr></thead><tbody>${rows.map((r) => `<tr${r.supervised ? ' class="gt"' : ''}><td>${escapeXml(r.name)}</td><td>${r.supervised ? 'yes (supervised)' : 'no'}</td><td>${r.seeds}</td><td>${r.steps}</td>${Array.from({ length: maxAgents }, (_, i) => `<td>${r.perAgent[i] ? `${escapeXml(r.perAgent[i]!.name)}: ${cell(r.perAgent[i])}` : ''}</td>`).join('')}<td><b>${cell(r.average)}</b></td><td>${cell(r.base)}</td><td>${r.maj ? `${named(r.maj.metric, majName)}${cell(r.maj)}` : '-'}</td><td>${r.ensemble ? `${named(r.ensemble.metric.replace('ensemble/', ''), ensName)}${cell(r.ensemble)}` : '-'}</td><td>${cell(r.labelAccuracy)}</td></tr>`).join('')}</tbody></table>`;
+  const table = `<table><thead><tr><th>config</th><th>ground truth</th><th>seeds</th><th>steps</th>${Array.from({ length: maxAgents }, (_, i) => `<th>agent ${i} pass@1</th>`).join('')}<th>avg pass@1</th><th>base avg</th><th>${majName ? escapeXml(majName) : 'maj'}</th><th>${ensName ? `ensemble (${escapeXml(ensName)})` : 'ensemble'}</th><th>label acc</th></tr></thead><tbody>${rows.map((r) => `<tr${r.supervised ? ' class="gt"' : ''}><td>${escapeXml(r.name)}</td><td>${r.supervised ? 'yes (supervised)' : 'no'}</td><td>${r.seeds}</td><td>${r.steps}</td>${Array.from({ length: maxAgents }, (_, i) => `<td>${r.perAgent[i] ? `${escapeXml(r.perAgent[i]!.name)}: ${cell(r, r.perAgent[i])}` : ''}</td>`).join('')}<td><b>${cell(r, r.average)}</b></td><td>${cell(r, r.base)}</td><td>${r.maj ? `${named(r.maj.metric, majName)}${cell(r, r.maj)}` : '-'}</td><td>${r.ensemble ? `${named(r.ensemble.metric.replace('ensemble/', ''), ensName)}${cell(r, r.ensemble)}` : '-'}</td><td>${cell(r, r.labelAccuracy)}${r.labelUnused ? ' <span title="the reward never read this label: its Python function ignores its supervisors">(not used by the reward)</span>' : ''}</td></tr>`).join('')}</tbody></table>`;
   // rewards of different sources are on different scales: one chart of each (mean and std) per source
   const sources = rewardSources(groups);
   const rewardCharts = (metric: string, title: string, yLabel: string): string[] =>
@@ -392,6 +399,7 @@ th{background:#f3f3f3}tr.gt td{background:#fff6e5}
 .banner{border:2px solid #b00020;background:#fdecee;color:#5c000d;padding:8px 12px;margin:0 0 12px;font-size:14px}
 .banner.partial{border-color:#a15c00;background:#fff4e0;color:#4a2a00}
 .verdict{border:1px solid #99a;background:#f5f6fb;padding:4px 12px;margin:0 0 12px;font-size:14px}.verdict ul{margin:4px 0}
+.verdict .committed{background:#fff;border-left:3px solid #446;padding:4px 8px}
 </style></head><body>
 ${options.status ? `<div class="banner ${options.status.level}" role="alert"><b>${options.status.level === 'failed' ? 'Failed run' : 'Partial results'}:</b> ${escapeXml(options.status.message)}</div>\n` : ''}<h1>${escapeXml(title)}</h1>
 ${options.verdict ? `${options.verdict}\n` : ''}${notes.map((n) => `<p class="note">${escapeXml(n)}</p>`).join('\n')}

@@ -2,9 +2,9 @@
 // scripts/claims): the difference in points, its interval, and one of four outcomes; never a bare
 // point estimate. The numbers come from ./paired.ts.
 import type { ResultRow } from './html';
-import type { PairResult } from './paired';
+import { PRIMARY_TEXT, type PairResult } from './paired';
 import type { Interval } from '../stats/paired';
-import type { Verdicts } from './design';
+import type { Design, Verdicts } from './design';
 import type { FollowResult } from './follow';
 
 /** A number of points, signed; one that rounds to 0.0 is "±0.0", never "−0.0". */
@@ -26,6 +26,24 @@ export function levelText(alpha: number): string {
   return `${one.endsWith('.0') ? one.slice(0, -2) : one}%`;
 }
 
+/**
+ * Why an interval has the level it has, when that is not the default two-sided 95% of a fixed
+ * design: a look of a group-sequential design spends part of the error rate, so its interval is
+ * wider ("96.9%" at the first of three Lan–DeMets Pocock looks at 5% overall); an alpha a plan or
+ * the flags chose. Empty for 95% of a fixed design.
+ */
+export function levelReason(
+  alpha: number,
+  design?: Pick<Design, 'alpha' | 'sequential'>,
+  look?: { readonly look: number },
+): string {
+  const seq = design?.sequential;
+  if (seq && look && alpha !== design.alpha)
+    return `the nominal level at look ${look.look} of ${seq.looks.length} of a ${seq.boundary} group-sequential design, which keeps the overall two-sided error at ${levelText(1 - design.alpha)}`;
+  if (Math.abs(alpha - 0.05) < 1e-12) return '';
+  return `two-sided error ${alpha}, as the design sets it`;
+}
+
 /** The outcome in words: "ahead", "behind", "equivalent within ±2.0", "inconclusive". */
 export function outcomeText(r: PairResult): string {
   return r.outcome === 'equivalent' ? `equivalent within ±${r.margin!.toFixed(1)}` : r.outcome;
@@ -33,14 +51,21 @@ export function outcomeText(r: PairResult): string {
 
 /**
  * One pair in one sentence: "co-rl-diff − ttrl: +0.5 points, 95% CI [−7.6, +8.6] over 3 seeds
- * (bootstrap [−2.9, +3.2]): inconclusive". With one seed it says it cannot decide.
+ * (bootstrap [−2.9, +3.2]): inconclusive". With one seed it says it cannot decide. `reason` says
+ * why the level is not 95% ({@link levelReason}).
  */
-export function pairSentence(r: PairResult): string {
+export function pairSentence(r: PairResult, reason = ''): string {
   const head = `${r.a} − ${r.b}: ${signedPoints(r.mean)} points`;
   if (r.n < 2 || !r.t)
     return `${head} on ${r.n} seed${r.n === 1 ? '' : 's'}: cannot decide (an interval needs at least 2 seeds)`;
   const boot = r.bootstrap ? ` (bootstrap ${intervalText(r.bootstrap)})` : '';
-  return `${head}, ${levelText(r.alpha)} CI ${intervalText(r.t)} over ${r.n} seeds${boot}: ${outcomeText(r)}`;
+  const level = `${levelText(r.alpha)} CI ${intervalText(r.t)}${reason ? ` (${reason})` : ''}`;
+  return `${head}, ${level} over ${r.n} seeds${boot}: ${outcomeText(r)}`;
+}
+
+/** Why the intervals of a comparison's verdicts have their level (its last look's, under a sequential design). */
+export function verdictsReason(v: Verdicts, alpha: number): string {
+  return levelReason(alpha, v.design, v.looks?.[v.looks.length - 1]);
 }
 
 const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
@@ -92,7 +117,27 @@ export interface CommittedResult {
   readonly folder: string;
   /** Whether that comparison was planned before its runs. */
   readonly planned: boolean;
+  /** The pair under the committed comparison's names. */
   readonly pair: PairResult;
+  /** The names of the same two configs in the comparison that quotes it (co-rl for the committed co-rl-diff). */
+  readonly names?: { readonly a: string; readonly b: string };
+  /** Why its interval has the level it has ({@link levelReason}); empty for 95%. */
+  readonly reason?: string;
+}
+
+/**
+ * The committed result in one clause: "16 seeds of the same configs committed in
+ * docs/results/headline-slips (planned): co-rl − ttrl (there co-rl-diff − ttrl) +1.2 points (change
+ * of …), 96.9% CI [+0.1, +2.2] (the nominal level at look 1 of 3 …), ahead".
+ */
+export function committedText(c: CommittedResult): string {
+  const a = c.names?.a ?? c.pair.a;
+  const b = c.names?.b ?? c.pair.b;
+  const there = a !== c.pair.a || b !== c.pair.b ? ` (there ${c.pair.a} − ${c.pair.b})` : '';
+  const interval = c.pair.t
+    ? `${levelText(c.pair.alpha)} CI ${intervalText(c.pair.t)}${c.reason ? ` (${c.reason})` : ''}, `
+    : '';
+  return `${c.pair.n} seeds of the same configs committed in ${c.folder}${c.planned ? ' (planned)' : ''}: ${a} − ${b}${there} ${signedPoints(c.pair.mean)} points (${PRIMARY_TEXT[c.pair.metric] ?? c.pair.metric}), ${interval}${outcomeText(c.pair)}`;
 }
 
 /** What {@link verdictLine} needs. */
@@ -145,10 +190,7 @@ export function verdictLine(v: VerdictInput): string {
     return `${v.method.name}: ${diffs.join('; ')} ${where}; ${level} intervals over ${seeds} seeds`;
   }
   const first = `${v.method.name}: ${diffs.join(', ')} ${where}; ${seeds} seed cannot decide (an interval needs at least 2 seeds)`;
-  const committed = (v.committed ?? []).map(
-    (c) =>
-      `${c.pair.n} seeds of the same configs committed in ${c.folder}${c.planned ? ' (planned)' : ''}: ${c.pair.a} − ${c.pair.b} ${signedPoints(c.pair.mean)}, ${c.pair.t ? `${levelText(c.pair.alpha)} CI ${intervalText(c.pair.t)}, ` : ''}${outcomeText(c.pair)}`,
-  );
+  const committed = (v.committed ?? []).map(committedText);
   if (committed.length) return `${first}. ${committed.join('; ')}`;
   return v.seeAlso ? `${first}; see ${v.seeAlso} for many-seed comparisons` : first;
 }
@@ -214,7 +256,8 @@ export function verdictsMarkdown(v: Verdicts, metricText: string): string {
 export function verdictsText(v: Verdicts, metricText: string, p: Provenance): string {
   const lines = [`verdicts (paired by seed, ${metricText}, a − b in points):`];
   if (!v.pairs.length) lines.push('  none yet');
-  for (const r of v.pairs) lines.push(`  ${pairSentence(r)}${r.role === 'primary' ? ' [primary]' : ''}`);
+  for (const r of v.pairs)
+    lines.push(`  ${pairSentence(r, verdictsReason(v, r.alpha))}${r.role === 'primary' ? ' [primary]' : ''}`);
   const look = v.looks?.[v.looks.length - 1];
   if (v.design.sequential)
     lines.push(
@@ -229,11 +272,21 @@ export function verdictsText(v: Verdicts, metricText: string, p: Provenance): st
 const esc = (s: string): string =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** The verdict block at the top of a report page: one line per pair (outcome and interval), the look, the plan and the reads. */
-export function verdictHtml(v: Verdicts, metricText: string, p: Provenance): string {
+/** What a report page says beside a comparison's own verdicts when they cannot decide (one seed). */
+export interface PageVerdict {
+  /** The committed many-seed results of the same configs (those the terminal's one-line verdict quotes). */
+  readonly committed?: readonly CommittedResult[];
+}
+
+/**
+ * The verdict block at the top of a report page: one line per pair (outcome and interval), the look,
+ * the plan and the reads; with one seed, a plain statement of what one seed can and cannot say and
+ * the committed many-seed result of the same configs where one matches (what the terminal says).
+ */
+export function verdictHtml(v: Verdicts, metricText: string, p: Provenance, page: PageVerdict = {}): string {
   const items = v.pairs.map(
     (r) =>
-      `<li><b>${esc(`${r.a} − ${r.b}`)}</b>${r.role === 'primary' ? ' (primary)' : ''}: ${esc(pairSentence(r).slice(`${r.a} − ${r.b}: `.length))}</li>`,
+      `<li><b>${esc(`${r.a} − ${r.b}`)}</b>${r.role === 'primary' ? ' (primary)' : ''}: ${esc(pairSentence(r, verdictsReason(v, r.alpha)).slice(`${r.a} − ${r.b}: `.length))}</li>`,
   );
   const seq = v.design.sequential;
   const look = v.looks?.[v.looks.length - 1];
@@ -243,7 +296,16 @@ export function verdictHtml(v: Verdicts, metricText: string, p: Provenance): str
   const checks = p.follow
     ? `<ul class="note">${p.follow.checks.map((c) => `<li>${c.ok ? '✓' : '✗'} ${esc(c.text)}</li>`).join('')}</ul>`
     : '';
-  return `<div class="verdict"><p><b>Verdict</b> (paired by seed; ${esc(metricText)}; a − b in points):</p><ul>${items.join('') || '<li>no pair to decide yet</li>'}</ul>${lookText}<p class="note">${esc(provenanceLine(p))}</p>${checks}</div>`;
+  const single = v.pairs.length > 0 && v.pairs.every((r) => r.n < 2);
+  const oneSeed = single
+    ? `<p class="one-seed">${esc('One seed per config: each difference above is one draw of training and evaluation, not a verdict. It says which way this seed went; it cannot say whether another seed would go the same way (an interval needs at least 2 seeds).')}</p>`
+    : '';
+  const committed = (page.committed ?? []).length
+    ? `<p class="committed"><b>Committed many-seed result</b>: ${esc(page.committed!.map(committedText).join('; '))}.</p>`
+    : single
+      ? `<p class="committed">${esc('No committed many-seed result of these configs: run them over more seeds (corl compare … --seeds 3 or more) for an interval.')}</p>`
+      : '';
+  return `<div class="verdict"><p><b>Verdict</b> (paired by seed; ${esc(metricText)}; a − b in points):</p><ul>${items.join('') || '<li>no pair to decide yet</li>'}</ul>${oneSeed}${committed}${lookText}<p class="note">${esc(provenanceLine(p))}</p>${checks}</div>`;
 }
 
 /** The paired differences as an HTML table, with each pair's per-seed differences and variance split. */
@@ -257,9 +319,12 @@ export function pairedHtml(v: Verdicts, metricText: string): string {
     const split = r.variance
       ? `${r.variance.total.toFixed(2)} = ${r.variance.training.toFixed(2)} training + ${Math.min(r.variance.evaluation, r.variance.total).toFixed(2)} evaluation`
       : '–';
-    return `<tr><td>${esc(`${r.a} − ${r.b}`)}${r.role === 'primary' ? ' (primary)' : ''}</td><td>${r.n}</td><td>${signedPoints(r.mean)}</td><td>${r.t ? `${levelText(r.alpha)} ${intervalText(r.t)}` : '–'}</td><td>${r.bootstrap ? intervalText(r.bootstrap) : '–'}</td><td><b>${r.n >= 2 ? esc(outcomeText(r)) : 'cannot decide (1 seed)'}</b></td><td>${esc(split)}</td><td>${needed}</td><td>${r.seeds.map((s) => `${s.index}: ${signedPoints(s.diff)}`).join(', ')}</td></tr>`;
+    return `<tr><td>${esc(`${r.a} − ${r.b}`)}${r.role === 'primary' ? ' (primary)' : ''}</td><td>${r.n}</td><td>${signedPoints(r.mean)}</td><td>${r.t ? `${levelText(r.alpha)} ${intervalText(r.t)}` : 'needs 2 seeds'}</td><td>${r.bootstrap ? intervalText(r.bootstrap) : '–'}</td><td><b>${r.n >= 2 ? esc(outcomeText(r)) : 'cannot decide (1 seed)'}</b></td><td>${esc(split)}</td><td>${needed}</td><td>${r.seeds.map((s) => `${s.index}: ${signedPoints(s.diff)}`).join(', ')}</td></tr>`;
   });
   const effect = rows.find((r) => r.seedsNeeded)?.seedsNeeded;
-  return `<p class="note">a − b of the ${esc(metricText)}, in points, paired by seed index: t interval over seeds, seed × problem bootstrap interval (it does not decide), outcome; variance of the per-seed difference (points²) split into training and evaluation sampling; seeds needed per config at 80% power${effect ? ` for a ${effect.effect.toFixed(1)}-point difference${effect.equivalence !== undefined ? ' / for equivalence when the true difference is 0' : ''}` : ''}. docs/guide/statistics.md has the method.</p>
+  const decided = rows.find((r) => r.t);
+  const reason = decided ? verdictsReason(v, decided.alpha) : '';
+  const level = reason ? ` (${levelText(decided!.alpha)}: ${esc(reason)})` : '';
+  return `<p class="note">a − b of the ${esc(metricText)}, in points, paired by seed index: t interval over seeds${level}, seed × problem bootstrap interval (it does not decide), outcome; variance of the per-seed difference (points²) split into training and evaluation sampling; seeds needed per config at 80% power${effect ? ` for a ${effect.effect.toFixed(1)}-point difference${effect.equivalence !== undefined ? ' / for equivalence when the true difference is 0' : ''}` : ''}. docs/guide/statistics.md has the method.</p>
 <div class="scroll"><table><thead><tr><th>pair (a − b)</th><th>seeds</th><th>mean</th><th>t interval</th><th>bootstrap</th><th>outcome</th><th>variance</th><th>seeds needed</th><th>per seed (index: a − b)</th></tr></thead><tbody>${cells.join('')}</tbody></table></div>`;
 }

@@ -72,12 +72,12 @@ export function resolveConfigPath(ref: string, baseDir: string): string {
  * it: what a config copied out of corl should write instead of a relative path (`../models/slips/alpha`
  * → `package:corl/models/slips/alpha`). Looks for the path's `models/...` tail in corl.
  */
-export function shippedReference(ref: string): string | undefined {
+export function shippedReference(ref: string, root = corlRoot()): string | undefined {
   const parts = ref.split(/[\\/]+/);
   const at = parts.lastIndexOf('models');
   if (at < 0 || at === parts.length - 1) return undefined;
   const inside = parts.slice(at).join('/');
-  return fs.existsSync(path.join(corlRoot(), inside)) ? `${PACKAGE_PREFIX}corl/${inside}` : undefined;
+  return fs.existsSync(path.join(root, inside)) ? `${PACKAGE_PREFIX}corl/${inside}` : undefined;
 }
 
 /**

@@ -165,11 +165,51 @@ describe('e2e: corl compare and the report', function () {
     ]);
     expect(again.status, again.stderr).to.equal(0);
     const pair = JSON.parse(fs.readFileSync(path.join(committed, 'two', 'verdicts.json'), 'utf8')).pairs[0];
-    expect(again.stdout.trim().split('\n').pop()).to.match(
+    const quoted = again.stdout.trim().split('\n').pop()!;
+    expect(quoted).to.match(
       new RegExp(
-        `1 seed cannot decide \\(an interval needs at least 2 seeds\\)\\. 2 seeds of the same configs committed in .*two: fixture-co-rl − fixture-base .*, 95% CI \\[.*\\], ${pair.outcome}$`,
+        `1 seed cannot decide \\(an interval needs at least 2 seeds\\)\\. 2 seeds of the same configs committed in .*two: fixture-co-rl − fixture-base [+−±]\\d+\\.\\d points \\(average pass@1 over agents at the last evaluation\\), 95% CI \\[.*\\], ${pair.outcome}$`,
       ),
     );
+    // the page says what the terminal says: one seed decides nothing, and the committed result with its interval
+    const page = fs.readFileSync(path.join(out, 'report.html'), 'utf8');
+    const esc = (t: string): string => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    expect(page).to.contain('One seed per config: each difference above is one draw');
+    expect(page).to.contain(`<b>Committed many-seed result</b>: ${esc(quoted.slice(quoted.indexOf('2 seeds of')))}.`);
+    expect(page).to.not.contain('± 0.0');
+
+    // Re-run into a folder that holds a config not named: the table, page and verdict are about what was named.
+    const gt = writeConfig(
+      tmp.dir,
+      'gt.json',
+      coRlConfig({ name: 'fixture-gt', labelFree: false, reward: 'corl:ground-truth' }),
+    );
+    const three = corl(['compare', base, gt, ring, '--seeds', '1', '--steps', '2', '--out', out, '--progress', 'none']);
+    expect(three.status, three.stderr).to.equal(0);
+    const named = corl([
+      'compare',
+      ring,
+      base,
+      '--seeds',
+      '1',
+      '--steps',
+      '2',
+      '--out',
+      out,
+      '--progress',
+      'none',
+      '--verdict',
+    ]);
+    expect(named.status, named.stderr).to.equal(0);
+    expect(named.stdout.trim().split('\n').pop()).to.match(/^fixture-base: [+−±]\d+\.\d points over fixture-co-rl /);
+    expect(named.stdout).to.not.match(/^fixture-gt /m);
+    const shown = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8')).map(
+      (x: { name: string }) => x.name,
+    );
+    expect(shown).to.deep.equal(['fixture-co-rl', 'fixture-base']);
+    const again2 = fs.readFileSync(path.join(out, 'report.html'), 'utf8');
+    expect(again2).to.contain('<h1>corl compare: fixture-co-rl, fixture-base</h1>');
+    expect(again2).to.contain('also holds runs of fixture-gt, not named on this command line');
   });
 
   it('corl report rewrites a comparison from its finished runs without running anything, in the order compare was given', () => {

@@ -58,6 +58,8 @@ export function reportCommand(program: Command): void {
         );
         if (r.unfinished.length) process.stdout.write(`left out, unfinished: ${r.unfinished.join(', ')}\n`);
         process.stdout.write(`report: ${r.report}\n`);
+        // one seed decides nothing: say what the report page says, the committed result of the same configs
+        if (r.oneLine && r.rows.some((x) => x.seeds < 2)) process.stdout.write(`\n${r.oneLine.line}\n`);
         return;
       }
       if (fs.existsSync(path.join(dir, 'state.json'))) {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import {
   intervalText,
+  levelReason,
   levelText,
   pairSentence,
   pairsMarkdown,
@@ -63,10 +64,34 @@ describe('report/verdict: every verdict carries its interval and one of four out
         baselines: [row('base', 0.42), row('ttrl', 0.531)],
         pairs: [pair('co-rl', 'base', [50], [42]), pair('co-rl', 'ttrl', [50], [53.1])],
         problems: 200,
-        committed: [{ folder: 'docs/results/headline-slips', planned: true, pair: committed }],
+        committed: [
+          { folder: 'docs/results/headline-slips', planned: true, pair: committed, names: { a: 'co-rl', b: 'ttrl' } },
+        ],
       }),
     ).to.equal(
-      'co-rl: +8.0 points over base, −3.1 over ttrl on 200 held-out problems; 1 seed cannot decide (an interval needs at least 2 seeds). 4 seeds of the same configs committed in docs/results/headline-slips (planned): co-rl-diff − ttrl +0.6, 95% CI [−0.1, +1.4], inconclusive',
+      'co-rl: +8.0 points over base, −3.1 over ttrl on 200 held-out problems; 1 seed cannot decide (an interval needs at least 2 seeds). 4 seeds of the same configs committed in docs/results/headline-slips (planned): co-rl − ttrl (there co-rl-diff − ttrl) +0.6 points (average pass@1 over agents at the last evaluation), 95% CI [−0.1, +1.4], inconclusive',
+    );
+  });
+
+  it('an interval at another level than 95% says why', () => {
+    const design = {
+      alpha: 0.05,
+      sequential: {
+        boundary: 'lan-demets-pocock' as const,
+        looks: [16, 24, 32],
+        first: 3,
+        stop: 'all-resolved' as const,
+      },
+    };
+    // the first of three Pocock-type looks spends 3.1% of the 5%: its interval is a 96.9% one
+    expect(levelReason(0.031005725, design, { look: 1 })).to.equal(
+      'the nominal level at look 1 of 3 of a lan-demets-pocock group-sequential design, which keeps the overall two-sided error at 5%',
+    );
+    expect(levelReason(0.05)).to.equal('');
+    expect(levelReason(0.1)).to.equal('two-sided error 0.1, as the design sets it');
+    const p = pair('a', 'b', [51, 52, 53], [50, 50, 50], 0.1);
+    expect(pairSentence(p, levelReason(0.1))).to.match(
+      /^a − b: \+2\.0 points, 90% CI \[.*\] \(two-sided error 0\.1, as the design sets it\) over 3 seeds/,
     );
   });
 

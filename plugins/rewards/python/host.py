@@ -29,7 +29,8 @@ once and, should it return into this loop, exits without a word. The function it
 host and can write on the pipe: corl checks every line against the protocol's schemas (messages.ts).
 
     host  -> corl  {"hello": {"python": "3.11.2", "guard": true}}  (the host runs; nothing imported yet)
-    host  -> corl  {"ready": {"function": "reward.reward_func", "async": false, "python": "3.11.2"}}
+    host  -> corl  {"ready": {"function": "reward.reward_func", "async": false, "python": "3.11.2",
+                              "supervision": "reads" | "ignores" | "unknown"}}
                    or {"fatal": ERROR} (import failed, no such function, a parameter never passed)
     corl  -> host  {"id": 1, "calls": [CALL, ...]}
     host  -> corl  {"id": 1, "results": [RESULT, ...]}  or  {"id": 1, "error": ERROR, "call": i}
@@ -472,6 +473,62 @@ def check_parameters(fn, setup):
     return sig
 
 
+# What a label-free function is handed of its supervisors: TRL keywords, or verl's ground_truth (the
+# supervisors' plurality label) and extra_info (which carries it too).
+SUPERVISION = {"trl": ("pseudo_label", "matches_pseudo_label", "supervisor_answer_keys"),
+               "verl": ("ground_truth", "extra_info")}
+
+
+def _read_names(code):
+    """The local and closure variables a code object (and the code nested in it) ever reads."""
+    import dis
+
+    names = set()
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith(("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")):
+            names.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names.update(_read_names(const))
+    return names
+
+
+def supervision_of(fn, signature):
+    """Whether the function reads what it is handed of its supervisors: "reads", "ignores" or "unknown".
+
+    "ignores" only when its own code (decorators unwrapped) takes none of those parameters, or takes
+    them and never reads them, and never reads a **kwargs that would carry them; anything it cannot
+    see into (a callable object, a builtin, locals()/vars()/eval) is "unknown".
+    """
+    target = inspect.unwrap(fn)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        code = getattr(getattr(getattr(target, "__call__", None), "__func__", None), "__code__", None)
+    if code is None:
+        return "unknown"
+    if {"locals", "vars", "eval", "exec"} & set(code.co_names):
+        return "unknown"
+    read = _read_names(code)
+    try:
+        params = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return "unknown"
+    wanted = SUPERVISION.get(signature, ())
+    for p in params:
+        if p.kind == inspect.Parameter.VAR_KEYWORD and p.name in read:
+            return "unknown"
+        if p.name in wanted and p.name in read:
+            return "reads"
+    return "ignores"
+
+
+def _safe_supervision(fn, signature):
+    try:
+        return supervision_of(fn, signature)
+    except Exception:  # noqa: B902 - an object the inspection cannot read: say so, never fail the start
+        return "unknown"
+
+
 def accepts_all(sig):
     return sig is None or any(p.kind == inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
 
@@ -724,6 +781,7 @@ def main():
         "function": "%s.%s" % (getattr(fn, "__module__", "?"), getattr(fn, "__qualname__", setup["function"])),
         "async": bool(is_async),
         "python": "%d.%d.%d" % sys.version_info[:3],
+        "supervision": _safe_supervision(fn, setup["signature"]),
     }})
     Host(fn, sig, setup, module_file).serve()
     return 0

@@ -24,6 +24,12 @@ export interface HostReady {
   readonly async: boolean;
   /** The interpreter's version. */
   readonly python: string;
+  /**
+   * Whether the function's own code reads what it is handed of its supervisors (TRL: pseudo_label,
+   * matches_pseudo_label, supervisor_answer_keys; verl: ground_truth, extra_info): "ignores" when it
+   * takes none of them or never reads them (nor a **kwargs), "unknown" where the host cannot see.
+   */
+  readonly supervision?: 'reads' | 'ignores' | 'unknown';
 }
 
 /** One line from the host, as read. */
@@ -68,7 +74,12 @@ const MESSAGES = {
       ready: {
         type: 'object',
         required: ['function', 'async', 'python'],
-        properties: { function: TEXT, async: { type: 'boolean' }, python: { type: 'string', maxLength: 64 } },
+        properties: {
+          function: TEXT,
+          async: { type: 'boolean' },
+          python: { type: 'string', maxLength: 64 },
+          supervision: { enum: ['reads', 'ignores', 'unknown'] },
+        },
         additionalProperties: false,
       },
     },

@@ -7,7 +7,7 @@ import { CorlError } from '../../../core/errors';
 import { describeStat, kernelFileSystem } from '../../../core/util/files';
 import { definePlugin } from '../../../core/registry/define';
 import { batchOf, prepare, type CallOptions } from './calls';
-import { HostGone, PythonHost, type HostOptions } from './process';
+import { HostGone, PythonHost, type HostOptions, type HostReady } from './process';
 
 const IDENTIFIER = '^[A-Za-z_][A-Za-z0-9_]*$';
 
@@ -155,6 +155,31 @@ function sourceProblem(file: string): string | undefined {
   return st.isFile() ? undefined : describeStat(st);
 }
 
+/**
+ * What a run should be told at start where corl:python changes what a label means without a word:
+ * a label-free verl-style function gets the supervisors' plurality label as `ground_truth`; a
+ * label-free function that never reads what it is handed of its supervisors makes the topology a
+ * no-op, and `label/accuracy` then describes a label it does not use (its results carry
+ * `python/label_unused` = 1, and the report marks that column).
+ */
+export function pythonNotices(
+  name: string,
+  options: Pick<PythonOptions, 'signature' | 'groundTruth'>,
+  ready: Pick<HostReady, 'supervision'>,
+): string[] {
+  if (options.groundTruth) return [];
+  const out: string[] = [];
+  if (options.signature === 'verl')
+    out.push(
+      `corl:python notice: ${name} runs label-free (groundTruth: false): its ground_truth argument is the supervisors' plurality label (the pseudo-label, as extra_info.pseudo_label), never the reference; a problem whose supervisors give no label is not scored (reward 0). Set groundTruth: true for a supervised run.`,
+    );
+  if (ready.supervision === 'ignores')
+    out.push(
+      `corl:python notice: ${name} never reads what it is handed of its supervisors (${options.signature === 'verl' ? 'ground_truth, extra_info' : 'pseudo_label, matches_pseudo_label, supervisor_answer_keys, or a **kwargs'}): its rewards cannot depend on them, so every topology gives the same rewards (corl:ring those of corl:self), and label/accuracy measures corl's pseudo-label, which this function does not use (python/label_unused = 1; the report marks its label acc).`,
+    );
+  return out;
+}
+
 /** A reward source calling the Python function the options name (see corl:python). */
 export async function createPythonReward(
   options: PythonOptions,
@@ -183,6 +208,10 @@ export async function createPythonReward(
       : {}),
   };
   let host: PythonHost | undefined = await PythonHost.start(hostOptions);
+  for (const line of pythonNotices(hostOptions.name, options, host.ready)) process.stderr.write(`${line}\n`);
+  const unused = !options.groundTruth && host.ready.supervision === 'ignores';
+  const mark = (results: RewardResult[]): RewardResult[] =>
+    unused ? results.map((r) => ({ ...r, metrics: { ...r.metrics, 'python/label_unused': 1 } })) : results;
   let starting: Promise<PythonHost> | undefined;
   // One host at a time: concurrent requests that find it dead (corl serve) wait for the same fresh one.
   const live = async (): Promise<PythonHost> => {
@@ -202,7 +231,7 @@ export async function createPythonReward(
     const prepared = [];
     for (const c of contexts) prepared.push(await prepare(c, calls));
     const batch = batchOf(prepared, calls, ctx.seed, where('groundTruth'));
-    if (!batch.calls.length) return batch.read([]);
+    if (!batch.calls.length) return mark(batch.read([]));
     const step = contexts[0] ? `global_step ${contexts[0].step}` : 'a request';
     const ask = async (): Promise<unknown[]> =>
       (await live()).request(batch.calls, `the ${batch.calls.length} call(s) of ${step}`, (i) => batch.describe(i));
@@ -216,7 +245,7 @@ export async function createPythonReward(
         throw again instanceof HostGone ? again.failure : again;
       });
     }
-    return batch.read(answers);
+    return mark(batch.read(answers));
   };
   return {
     scoreMany,

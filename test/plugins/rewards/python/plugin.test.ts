@@ -214,7 +214,13 @@ def reward_func(prompts, completions, log_metric, answer_keys, **kwargs):
       const ctx = rewardContext({ keys: ['4', '5', '5', null], texts: ['ab', 'abcd', 'a', 'abc'] });
       const res = await r.score(ctx);
       expect(res.rewards).to.deep.equal([1, 1, 0, 0]);
-      expect(res.metrics).to.deep.equal({ 'python/hits': 3, 'python/len_mean': 2.5, 'python/abstained': 0 });
+      // it reads no supervisor's answer: its results say the pseudo-label went unused
+      expect(res.metrics).to.deep.equal({
+        'python/hits': 3,
+        'python/len_mean': 2.5,
+        'python/abstained': 0,
+        'python/label_unused': 1,
+      });
     });
 
     it('conversational format: prompts and completions as message lists, like TRL’s conversational datasets', async () => {

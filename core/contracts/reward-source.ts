@@ -103,7 +103,9 @@ export interface RewardSource {
    * Rewards for many contexts at once, in order: for each context exactly what `score` gives it,
    * computed in one go (e.g. one round trip to another process per step). Optional. When present,
    * the trainer hands it every agent's every problem of a step (of each discussion round) in one
-   * call, agent by agent, problem by problem. `work` as for `score`.
+   * call, agent by agent, problem by problem. `work` as for `score`, when the caller has one: the
+   * trainer passes none (it waits for every group of its step and has no lane), so a source must
+   * not need it.
    */
   scoreMany?(contexts: readonly RewardContext[], work?: WorkOptions): Promise<RewardResult[]>;
   /** Release sandboxes, workers. Optional. */

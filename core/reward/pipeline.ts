@@ -68,8 +68,13 @@ export class RewardPipeline {
   }
 
   /** Score several groups: see {@link scoreGroups}. */
-  scoreMany(groups: readonly GroupToScore[], whats: readonly string[], what: string): Promise<ScoredGroup[]> {
-    return scoreGroups(this.parts, groups, whats, what);
+  scoreMany(
+    groups: readonly GroupToScore[],
+    whats: readonly string[],
+    what: string,
+    work?: WorkOptions,
+  ): Promise<ScoredGroup[]> {
+    return scoreGroups(this.parts, groups, whats, what, work);
   }
 }
 
@@ -118,23 +123,29 @@ export async function scoreGroup(
 /**
  * Score several groups (a step's): in one call of the source's `scoreMany` when it has one (a
  * reward in another process makes one round trip), else group by group with `score`. Each result
- * is checked as `score`'s is. `whats[i]` names group i in messages; `what` names them all.
+ * is checked as `score`'s is. `whats[i]` names group i in messages; `what` names them all. `work`,
+ * when the caller has one, goes to the source as `score`'s does (the trainer has none: it waits
+ * for every group of its step).
  */
 export async function scoreGroups(
   parts: ScoringParts,
   groups: readonly GroupToScore[],
   whats: readonly string[],
   what: string,
+  work?: WorkOptions,
 ): Promise<ScoredGroup[]> {
   const { reward, use, equivalence } = parts;
   if (!reward.scoreMany) {
     const out: ScoredGroup[] = [];
-    for (const [i, g] of groups.entries()) out.push(await scoreGroup(parts, g, whats[i] ?? what));
+    for (const [i, g] of groups.entries()) out.push(await scoreGroup(parts, g, whats[i] ?? what, work));
     return out;
   }
   let raw: unknown;
   try {
-    raw = await reward.scoreMany(groups.map((g) => rewardContext(g, equivalence)));
+    raw = await reward.scoreMany(
+      groups.map((g) => rewardContext(g, equivalence)),
+      work,
+    );
   } catch (e) {
     throw rewardFailure(e, `the rewards of ${what}`);
   }

@@ -52,12 +52,13 @@ export async function trainStep(r: StepRun, step: number): Promise<StepPhase> {
   const { config } = ctx.loaded;
   const N = ctx.agents.length;
   const t0 = performance.now();
+  // 1. Batch and 2. views (docs/architecture.md numbers the phases of one step 1–9, as here).
   const problems = batchAt(ctx.data.train, step, config.trainer.batchSize, config.dataSeed);
   const views = ctx.agents.map((a) => problems.map((p) => ({ ...ctx.diversity.view(p, a.index, N), id: p.id })));
   const batch: StepBatch = { step, problems, views, rounds: ctx.interaction.rounds };
   const table = new StepTable(problems, N, config.trainer.groupSize);
   let sampleMs = 0;
-  // 1–3. Round by round: samples, answer keys (all that agents share), the reward source's scores.
+  // 3–5. Round by round: sampling, answer keys (all that agents share), the reward source's scores.
   for (let round = 0; round <= batch.rounds; round++) {
     const ts = performance.now();
     await sampleRound(ctx, batch, table);
@@ -65,15 +66,15 @@ export async function trainStep(r: StepRun, step: number): Promise<StepPhase> {
     await keyRound(r.pipeline, batch, table, round);
     await scoreRound(r, batch, table, round);
   }
-  // 4. Each turn's reward: the interaction's credit of the scores, after its own judgement when it judges.
+  // 6. Credit: each turn's reward, the interaction's credit of the scores, after its own judgement when it judges.
   const judged = await judgeStep(ctx, r.pipeline, batch, table);
   creditStep(ctx, table, judged);
   const t2 = performance.now();
-  // 5. Advantages, one group per agent, round and problem; 6. every agent's update, concurrently.
+  // 7. Advantages, one group per agent, round and problem; 8. every agent's update, concurrently.
   advantageStep(ctx, table);
   const updates = await updateStep(ctx, step, table);
   const t3 = performance.now();
-  // 7. Metrics (ground truth for monitoring only) and rollouts.
+  // 9. Metrics (ground truth for monitoring only) and rollouts.
   let rewardSum = 0;
   const labelAccs: number[] = [];
   for (const a of ctx.agents) {

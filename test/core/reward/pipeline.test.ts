@@ -173,6 +173,27 @@ describe('core/reward/pipeline: scoreMany (a whole step at once)', () => {
     ]);
   });
 
+  it("hands the caller's work to scoreMany, and to score when it falls back", async () => {
+    const work = { lane: 'agent-1' };
+    const got: unknown[] = [];
+    const many = pipeline({
+      score: async () => ({ rewards: [0, 0, 0] }),
+      scoreMany: async (contexts, w) => {
+        got.push(w);
+        return contexts.map(() => ({ rewards: [0, 0, 0] }));
+      },
+    });
+    await many.scoreMany([group()], ['a'], 'x', work);
+    const one = pipeline({
+      score: async (_c, w) => {
+        got.push(w);
+        return { rewards: [0, 0, 0] };
+      },
+    });
+    await one.scoreMany([group()], ['a'], 'x', work);
+    expect(got).to.deep.equal([work, work]);
+  });
+
   it('falls back to score group by group; a wrong count or a bad result is CORL_ERR_REWARD_OUTPUT, a throw CORL_ERR_REWARD_FAILED', async () => {
     const one = pipeline({ score: async (c) => ({ rewards: [c.agent, 0, 0] }) });
     expect((await one.scoreMany([group({ agent: 1 }), group()], ['a', 'b'], 'x')).map((s) => s.rewards)).to.deep.equal([

@@ -3,24 +3,29 @@
 // npm's cache only, `npx` it from the tarball to generate a reward plugin against a corl tarball,
 // install that plugin offline and run its tests (the corl/testing contract suite included). The
 // package does not contain or depend on corl. Slow (two packs, one install of corl's dependencies).
+// The offline steps use a cache of the test's own with the lockfile's versions alone, so they need
+// no other process to have fetched anything (test/fixtures/npm-cache.ts says why).
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from '../../scripts/generate';
 import { tempDir } from '../fixtures/configs';
+import { lockedNpmCache } from '../fixtures/npm-cache';
 import { pack, sh, userEnv } from '../fixtures/user-shell';
-
-/** A command as a user runs it, with onnxruntime-node's download switched off. */
-const user = (cmd: string, args: string[], cwd: string) =>
-  sh(cmd, args, cwd, userEnv({ ONNXRUNTIME_NODE_INSTALL: 'skip' }));
 
 const PACKAGE = path.join(ROOT, 'packages/create-corl-plugin');
 
 describe('e2e: the create-corl-plugin package, packed and run offline with npx', function () {
   this.timeout(0); // packing and installing take what the machine takes
   let tmp: ReturnType<typeof tempDir>;
-  before(() => {
+  let cache: string;
+  /** A command as a user runs it, with onnxruntime-node's download switched off, on the test's own npm cache. */
+  const user = (cmd: string, args: string[], cwd: string) =>
+    sh(cmd, args, cwd, userEnv({ ONNXRUNTIME_NODE_INSTALL: 'skip', npm_config_cache: cache }));
+  before(async () => {
     tmp = tempDir('corl-e2e-create-pkg-');
+    // offline installs resolve against the locked versions only: see test/fixtures/npm-cache.ts
+    cache = await lockedNpmCache(path.join(tmp.dir, 'npm-cache'));
   });
   after(() => tmp?.cleanup());
 

@@ -7,15 +7,24 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from '../../scripts/generate';
 import { tempDir } from '../fixtures/configs';
+import { lockedNpmCache } from '../fixtures/npm-cache';
 
 const BIN = path.join(ROOT, 'bin/create-corl-plugin.js');
 const NPM_FLAGS = ['--offline', '--no-audit', '--no-fund', '--loglevel=error'];
+
+/** The test's own npm cache of the locked versions, for the offline installs (test/fixtures/npm-cache.ts says why). */
+let cache: string | undefined;
 
 function sh(cmd: string, args: string[], cwd: string): { code: number; out: string; stdout: string; stderr: string } {
   const r = spawnSync(cmd, args, {
     cwd,
     encoding: 'utf8',
-    env: { ...process.env, FORCE_COLOR: '0', npm_config_update_notifier: 'false' },
+    env: {
+      ...process.env,
+      FORCE_COLOR: '0',
+      npm_config_update_notifier: 'false',
+      ...(cache ? { npm_config_cache: cache } : {}),
+    },
   });
   return { code: r.status ?? -1, out: `${r.stdout}\n${r.stderr}`, stdout: r.stdout, stderr: r.stderr };
 }
@@ -52,8 +61,9 @@ function installTestTrain(dir: string, contract: string): { config: any; train: 
 describe('e2e: create-corl-plugin → npm install → npm test → corl train', function () {
   this.timeout(300000);
   let tmp: ReturnType<typeof tempDir>;
-  before(() => {
+  before(async () => {
     tmp = tempDir('corl-e2e-create-');
+    cache = await lockedNpmCache(path.join(tmp.dir, 'npm-cache'));
   });
   after(() => tmp.cleanup());
 

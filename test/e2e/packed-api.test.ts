@@ -9,11 +9,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from '../../scripts/generate';
 import { tempDir } from '../fixtures/configs';
+import { lockedNpmCache } from '../fixtures/npm-cache';
 import { pack, sh, userEnv } from '../fixtures/user-shell';
 
-/** A command as a user runs it, with onnxruntime-node's download switched off. */
+/** The test's own npm cache of the locked versions (test/fixtures/npm-cache.ts says why). */
+let cache = '';
+/** A command as a user runs it, with onnxruntime-node's download switched off, on that cache. */
 const user = (cmd: string, args: string[], cwd: string) =>
-  sh(cmd, args, cwd, userEnv({ ONNXRUNTIME_NODE_INSTALL: 'skip' }));
+  sh(cmd, args, cwd, userEnv({ ONNXRUNTIME_NODE_INSTALL: 'skip', npm_config_cache: cache }));
 
 /** The guide's script: the block marked `<!-- corl:example experiment -->`. */
 function guideScript(): string {
@@ -52,8 +55,9 @@ function tinyConfig(name: string, reward: string): Record<string, unknown> {
 describe('e2e: npm pack → install offline → a script runs loadConfig, train and compare from corl', function () {
   this.timeout(0); // packing and installing take what the machine takes
   let tmp: ReturnType<typeof tempDir>;
-  before(() => {
+  before(async () => {
     tmp = tempDir('corl-e2e-api-');
+    cache = await lockedNpmCache(path.join(tmp.dir, 'npm-cache'));
   });
   after(() => tmp?.cleanup());
 

@@ -344,9 +344,15 @@ export function screenTable(screens: readonly CandidateScreen[]): string {
   ].join('\n');
 }
 
+/** A candidate's name: its comparison folder without the `calibration-` prefix. */
+export const candidateName = (dir: string): string => path.basename(dir).replace(/^calibration-/, '');
+
+/** The committed candidates of the calibration search, in the order of its selection rule. */
+export const CANDIDATES = ['calibration-released', 'calibration-released-t06', 'calibration-confident'] as const;
+
 function main(argv: readonly string[]): void {
   if (argv[0] === '--candidates' && argv.length > 1) {
-    const screens = argv.slice(1).map((dir) => screenCandidate(path.basename(dir), readComparison(dir).groups));
+    const screens = argv.slice(1).map((dir) => screenCandidate(candidateName(dir), readComparison(dir).groups));
     process.stdout.write(screenTable(screens) + '\n');
     return;
   }

@@ -271,7 +271,7 @@ describe('e2e: bad inputs are refused with coded errors, through the command lin
       refused(corl(['train', '--resume', copy, '--steps', '1', '-q']), code, path.join(copy, name), 'got a FIFO');
     }
     for (const [name, code] of [
-      ['metrics.jsonl', 'CORL_ERR_IO'],
+      ['metrics.jsonl', 'CORL_ERR_RUN_CORRUPT'],
       ['config.json', 'CORL_ERR_RUN_CORRUPT'],
     ] as const) {
       const copy = runDir();

@@ -12,6 +12,12 @@ export const DEFAULT_STRIP_TOKENS: readonly string[] = [
   '<end_of_turn>',
 ];
 
+/**
+ * Longest duration in seconds a serve setting may hold: Node's timers hold at most 2^31 - 1 ms
+ * (about 24.8 days); a longer setTimeout fires at once.
+ */
+export const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
 /** The `serve` section of a config: `corl serve`'s settings (docs/guide/serve.md). */
 export function serveSection(): JsonSchema {
   return {
@@ -93,12 +99,14 @@ export function serveSection(): JsonSchema {
           headers: {
             type: 'number',
             exclusiveMinimum: 0,
+            maximum: MAX_TIMER_SECONDS,
             default: 10,
             description: "seconds to receive a request's headers (else HTTP 408 and the connection is closed)",
           },
           body: {
             type: 'number',
             exclusiveMinimum: 0,
+            maximum: MAX_TIMER_SECONDS,
             default: 60,
             description:
               'seconds to receive a whole request, headers and body (else HTTP 408 and the connection is closed); the wait for supervisors comes after and is not counted; at least `headers`',
@@ -106,6 +114,7 @@ export function serveSection(): JsonSchema {
           work: {
             type: 'number',
             exclusiveMinimum: 0,
+            maximum: MAX_TIMER_SECONDS,
             default: 300,
             description:
               "seconds each phase of a request's work may take, its groups' answer keys and then their rewards (sandbox runs, symbolic comparisons, queueing for them included; the wait for supervisors is not counted); longer: stopped, HTTP 503 CORL_ERR_SERVE_WORK_TIMEOUT",
@@ -113,6 +122,7 @@ export function serveSection(): JsonSchema {
           idle: {
             type: 'number',
             exclusiveMinimum: 0,
+            maximum: MAX_TIMER_SECONDS,
             default: 65,
             description: 'seconds a keep-alive connection may stay idle between requests before it is closed',
           },
@@ -159,6 +169,7 @@ export function serveSection(): JsonSchema {
           wait: {
             type: 'number',
             minimum: 0,
+            maximum: MAX_TIMER_SECONDS,
             default: 600,
             description: "longest wait in seconds for the supervisors' answers of a group (a request may ask for less)",
           },
@@ -227,6 +238,7 @@ export function serveSection(): JsonSchema {
           wait: {
             type: 'number',
             minimum: 0,
+            maximum: MAX_TIMER_SECONDS,
             default: 120,
             description: 'seconds a partial group waits for its remaining samples before it is scored as it is',
           },
@@ -268,6 +280,7 @@ export function serveSection(): JsonSchema {
           wait: {
             type: 'number',
             minimum: 0,
+            maximum: MAX_TIMER_SECONDS,
             default: 120,
             description:
               'seconds a group waits for the samples its declared size promises before it is scored with those that came (the wait for supervisors comes after)',

@@ -2,7 +2,7 @@
 // a group reward source needs all K, so samples meet at a barrier keyed by prompt (or label).
 import { createHmac, randomBytes } from 'node:crypto';
 import { CorlError } from '../errors';
-import { groupHash, type Exchange } from './exchange';
+import type { Exchange } from './exchange';
 import { capAnswer, capKey, capKeys } from './keys';
 import { MAX_GROUP_ID } from './restore';
 import { inPhase, sharedRequestWork, type RequestWork } from './work';
@@ -239,7 +239,7 @@ export class GetRewardScorer {
     // Peer topology: the exchange, with "step" = how many earlier groups this agent posted for the
     // same key (agents see the same problems in the same order), kept in the journaled store so
     // that it survives restarts.
-    const step = this.exchange.nextRound(agent, group.id, groupHash(group));
+    const step = this.exchange.nextRound(agent, group);
     const [answer] = await this.exchange.post(agent, step, [group], undefined, req);
     return answer!;
   }

@@ -1,5 +1,4 @@
 // The cross-agent exchange of pseudo-label inputs (docs/guide/serve.md "The exchange").
-import { hash } from 'node:crypto';
 import type { AgentAnswers } from '../contracts/reward-source';
 import type { Topology } from '../contracts/topology';
 import { CorlError } from '../errors';
@@ -84,23 +83,9 @@ interface Slot {
   readonly waiters: Set<() => void>;
 }
 
-/** Fingerprint of a posted group: what a retry must repeat exactly. */
-export function groupHash(group: PostedGroup): string {
-  // One pass over the same bytes as reference, then "\u0001" + text per completion (the digest
-  // is unchanged from hashing them piece by piece, so journals stay valid); the one-shot hash
-  // skips the Hash object.
-  let text = group.reference ?? '\u0000';
-  for (const c of group.completions) {
-    text += '\u0001' + c.text;
-    // What else a completion carries, only when it does (a text-only group keeps its old fingerprint):
-    // a retry with other token counts or statistics is a different post.
-    if (c.length !== undefined) text += '\u0002' + c.length;
-    if (c.entropies) text += '\u0003' + c.entropies.join(',');
-    if (c.meanLogprobs) text += '\u0004' + c.meanLogprobs.join(',');
-  }
-  if (group.members) for (const m of group.members) text += '\u0005' + m.id;
-  return hash('sha1', text, 'base64url');
-}
+import { groupHash, sameGroup } from './fingerprint';
+
+export { groupHash };
 
 /**
  * Agents grouped by who reads whose answers: the connected parts of the supervision graph (a
@@ -250,11 +235,15 @@ export class Exchange {
    * round after the agent's newest one for this id, unless that round is still unanswered with the
    * same completions (a wait cut short by a restart), which is resumed.
    */
-  nextRound(agent: number, id: string, hash: string): number {
+  nextRound(agent: number, group: PostedGroup): number {
+    const id = group.id;
     const s = this.rounds.get(`${agent}\u0000${id}`);
     if (s === undefined) return 0;
     const slot = this.slots.get(this.slotKey(agent, s, id));
-    return slot && !slot.answers.has(agent) && slot.keys.get(agent)?.hash === hash ? s : s + 1;
+    const held = slot?.keys.get(agent)?.hash;
+    return slot && !slot.answers.has(agent) && held !== undefined && sameGroup(held, group, groupHash(group))
+      ? s
+      : s + 1;
   }
 
   /** The stored answer of an agent for a group, if any. */
@@ -297,7 +286,7 @@ export class Exchange {
     const check = (): void => {
       groups.forEach((g, i) => {
         const posted = this.postedHash(agent, step, g.id);
-        if (posted !== undefined && posted !== hashes[i]) {
+        if (posted !== undefined && !sameGroup(posted, g, hashes[i]!)) {
           throw new CorlError(
             'CORL_ERR_SERVE_CONFLICT',
             `expected the same completions as the first post of group "${g.id}" at step ${step} by agent "${this.rt.agents[agent]}", got different ones`,

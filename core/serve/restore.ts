@@ -14,7 +14,8 @@ export const MAX_GROUP_ID = 1024;
 export const NAMESPACES = ['groups', 'get_reward'] as const;
 
 const SOURCES = ['supervisors', 'partial', 'self', 'zero'];
-const HASH = /^[A-Za-z0-9_-]{27}$/;
+/** A fingerprint: base64url SHA-256 (43 characters), or a legacy SHA-1 (27; core/serve/fingerprint.ts). */
+const HASH = /^(?:[A-Za-z0-9_-]{27}|[A-Za-z0-9_-]{43})$/;
 
 /** What the checks need from the config. */
 export interface RestoreContext {
@@ -119,7 +120,7 @@ export class ReplayChecker {
       throw bad('"g"', `a group id (1 to ${MAX_GROUP_ID} characters)`, r.g);
     if (typeof r.h !== 'string' || !HASH.test(r.h))
       throw bad('"h"', 'a group fingerprint (27 base64url characters)', r.h);
-    const slot = `${r.n}\u0000${r.a}\u0000${r.s}\u0000${r.g}`;
+    const slot = JSON.stringify([r.n, r.a, r.s, r.g]);
     if (r.t === 'keys') return this.checkKeys(r, slot, bad);
     this.checkAnswer(r, slot, bad);
   }
@@ -149,7 +150,7 @@ export class ReplayChecker {
       this.newestStep = newest === undefined ? r.s : Math.max(newest, r.s);
       this.reached = this.reached === undefined ? r.s : Math.max(this.reached, r.s);
     } else {
-      const round = `${r.a}\u0000${r.g}`;
+      const round = JSON.stringify([r.a, r.g]);
       const prev = this.rounds.get(round);
       if (prev !== undefined && r.s > prev + 1)
         throw bad(

@@ -6,7 +6,8 @@
 import { CorlError, isCorlError } from '../errors';
 import { statusOf } from './http';
 import { Mailbox, type Collected } from './mailbox';
-import { groupHash, type Exchange } from './exchange';
+import type { Exchange } from './exchange';
+import { groupHash, sameGroup } from './fingerprint';
 import { byText } from './order';
 import { capKeys } from './keys';
 import type { ServeMetrics } from './prom';
@@ -331,13 +332,18 @@ interface InFlight {
 }
 
 function memberHash(s: PostedSample): string {
+  return groupHash(memberGroup(s));
+}
+
+/** What a sample's fingerprint covers: its group id, completion and reference. */
+function memberGroup(s: PostedSample): PostedGroup {
   const c = s.completion;
-  return groupHash({
+  return {
     id: s.group,
     prompt: '',
     completions: [c],
     ...(s.reference !== undefined ? { reference: s.reference } : {}),
-  });
+  };
 }
 
 /** Forms groups from posted samples and scores them through an exchange. */
@@ -534,10 +540,8 @@ export class SampleScorer {
     const position = s.sample !== undefined ? `#${s.sample}` : undefined;
     const stable = s.requestId ?? (step !== undefined ? position : undefined) ?? s.retryId ?? position;
     const id = stable ?? `~${this.generated++}`;
-    const scope =
-      step === undefined ? `r\u0000${agent}\u0000${s.group}` : `s\u0000${agent}\u0000${step}\u0000${s.group}`;
     const hash = memberHash(s);
-    const memberKey = `${scope}\u0000${id}`;
+    const memberKey = keyOf(agent, step, s.group, id);
     const flying = this.inflight.get(memberKey);
     if (flying) {
       if (flying.hash !== hash) throw this.conflict(agent, step, s, where);
@@ -552,7 +556,14 @@ export class SampleScorer {
         return Promise.resolve(stored);
       }
     }
-    const pendingKey = step === undefined ? `${scope}\u0000${s.rollout ?? ''}` : scope;
+    // Without a step, samples with one rollout tag form one group (none: one untagged group per id).
+    const pendingKey = JSON.stringify([
+      'pending',
+      agent,
+      step ?? null,
+      s.group,
+      step === undefined ? (s.rollout ?? null) : null,
+    ]);
     if (step !== undefined) {
       const done = this.exchanges.steps.answerOf(agent, step, s.group);
       if (done) throw this.complete(agent, step, s, done.rewards.length, where);
@@ -639,7 +650,7 @@ export class SampleScorer {
       const a = ex.answerOf(agent, at, s.group);
       const k = a?.members?.findIndex((m) => m.id === id) ?? -1;
       if (!a || k < 0) continue;
-      if (a.members![k]!.h !== hash) throw this.conflict(agent, step, s, where);
+      if (!sameGroup(a.members![k]!.h, memberGroup(s), hash)) throw this.conflict(agent, step, s, where);
       return answerOf(a, k, step === undefined ? { round: at } : { step: at }, s.requestId, s.sample);
     }
     return undefined;
@@ -674,11 +685,9 @@ export class SampleScorer {
       members.map((m) => m.gone),
     );
     const scored = this.score(p.agent, p.step, group, waitMs, work);
-    const scope =
-      p.step === undefined ? `r\u0000${p.agent}\u0000${p.group}` : `s\u0000${p.agent}\u0000${p.step}\u0000${p.group}`;
     members.forEach((m, k) => {
       const answer = scored.then((r) => answerOf(r.answer, k, r.at, m.sample.requestId, m.sample.sample));
-      const key = `${scope}\u0000${m.id}`;
+      const key = keyOf(p.agent, p.step, p.group, m.id);
       this.inflight.set(key, { hash: m.hash, answer });
       answer.then(
         (a) => {
@@ -710,7 +719,7 @@ export class SampleScorer {
       const [answer] = await this.exchanges.steps.post(agent, step, [group], waitMs, work);
       return { answer: answer!, at: { step } };
     }
-    const round = this.exchanges.rounds.nextRound(agent, group.id, groupHash(group));
+    const round = this.exchanges.rounds.nextRound(agent, group);
     const [answer] = await this.exchanges.rounds.post(agent, round, [group], waitMs, work);
     return { answer: answer!, at: { round } };
   }
@@ -792,6 +801,11 @@ function answerOf(
     groupSize: a.rewards.length,
     metrics: a.metrics,
   };
+}
+
+/** The key of a sample of a group being scored: its fields as JSON, so no two samples share one. */
+function keyOf(agent: number, step: number | undefined, group: string, id: string): string {
+  return JSON.stringify([agent, step ?? null, group, id]);
 }
 
 function waitAnswer(c: Collected): WaitAnswer {

@@ -3,11 +3,15 @@
 // records of what it holds rebuilds the same state.
 import { expect } from 'chai';
 import { Exchange, readingParts, type ExchangeOptions } from '../../../core/serve/exchange';
+import { groupHash } from '../../../core/serve/fingerprint';
 import type { JournalRecord } from '../../../core/serve/journal';
-import { Scorer } from '../../../core/serve/scorer';
+import { Scorer, type PostedGroup } from '../../../core/serve/scorer';
 import { buildServeRuntime, loadServeConfigValue, type ServeRuntime } from '../../../core/serve/setup';
 
-const H = 'A'.repeat(27);
+/** A group with no completions, and its fingerprint (the records below hold it); `other` has one completion. */
+const same = (id: string): PostedGroup => ({ id, prompt: '', completions: [] });
+const other = (id: string): PostedGroup => ({ id, prompt: '', completions: [{ text: 'x' }] });
+const H = groupHash(same(''));
 const keys = (a: string, s: number, g: string, n = 'groups'): JournalRecord => ({
   t: 'keys',
   n,
@@ -89,15 +93,15 @@ describe('serve/exchange: what is kept', () => {
     gr('b', 0, 't'); // b lets p go too: p leaves, all its rounds
     expect(held(ex)).to.deep.equal(['a0q', 'a0r', 'b0s', 'b0t']);
     // p starts again at round 0 for both (neither remembers it)
-    expect(ex.nextRound(0, 'p', H)).to.equal(0);
-    expect(ex.nextRound(0, 'q', 'B'.repeat(27))).to.equal(1);
-    expect(ex.nextRound(0, 'q', H)).to.equal(0); // unanswered with the same completions: resumed
+    expect(ex.nextRound(0, same('p'))).to.equal(0);
+    expect(ex.nextRound(0, other('q'))).to.equal(1);
+    expect(ex.nextRound(0, same('q'))).to.equal(0); // unanswered with the same completions: resumed
     // An agent's newest round of an id stays however far the others ran: its round count survives.
     gr('a', 0, 'u');
     gr('b', 0, 'u');
     for (let k = 1; k <= 5; k++) gr('a', k, 'u');
     expect(held(ex).filter((h) => h.endsWith('u'))).to.deep.equal(['a0u', 'b0u', 'a4u', 'a5u']);
-    expect(ex.nextRound(1, 'u', 'B'.repeat(27))).to.equal(1);
+    expect(ex.nextRound(1, other('u'))).to.equal(1);
     // A thousand distinct labels hold at most agents x keepGroups ids.
     for (let i = 0; i < 1000; i++) gr('a', 0, `label-${i}`);
     expect(ex.size).to.equal(2 + 1 + 3); // a's two newest labels; b's t and u (rounds 0, 4 and 5 of u)
@@ -126,6 +130,7 @@ describe('serve/exchange: what is kept', () => {
     for (const { record } of rounds.ex.snapshot()) again.ex.restore(record);
     expect(held(again.ex)).to.deep.equal(held(rounds.ex));
     for (const g of ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6'])
-      for (const a of [0, 1]) expect(again.ex.nextRound(a, g, H), `${a} ${g}`).to.equal(rounds.ex.nextRound(a, g, H));
+      for (const a of [0, 1])
+        expect(again.ex.nextRound(a, same(g)), `${a} ${g}`).to.equal(rounds.ex.nextRound(a, same(g)));
   });
 });

@@ -220,7 +220,10 @@ async function prepareLocked(
   const first = seq ? seq.first : (o.firstSeed ?? 0);
   const looks = seq ? seq.looks : [o.seeds];
   const cap = looks[looks.length - 1]!;
+  // the ledger's anchor (count, last hash, damage found) survives a rewrite of compare.json
+  const anchor = fs.existsSync(path.join(o.out, 'compare.json')) ? readCompareMeta(o.out).reads : undefined;
   await writeJsonAtomic(path.join(o.out, 'compare.json'), {
+    ...(anchor !== undefined ? { reads: anchor } : {}),
     configs: files.map((c) => path.resolve(c)),
     seeds: cap,
     ...(first !== 0 ? { firstSeed: first } : {}),

@@ -58,6 +58,16 @@ export const COMPARE_META_SCHEMA = {
     packed: { type: 'boolean' },
     design: { type: 'object' },
     sha256: { type: 'object', additionalProperties: HEX64 },
+    reads: {
+      type: 'object',
+      required: ['count', 'head'],
+      additionalProperties: false,
+      properties: {
+        count: { type: 'integer', minimum: 0 },
+        head: HEX64,
+        damaged: { type: 'array', items: { type: 'string' } },
+      },
+    },
     plan: {
       type: 'object',
       required: ['file', 'sha256', 'plan'],
@@ -95,7 +105,7 @@ export const READ_SCHEMA = {
     at: { type: 'string' },
     runs: {
       type: 'object',
-      additionalProperties: { type: 'string', pattern: '^([0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)?$' },
+      additionalProperties: { type: 'string' },
     },
     plan: HEX64,
     reconstructed: { type: 'boolean' },

@@ -14,7 +14,7 @@ import { groupIdentities } from './committed';
 import { markdownTables } from './markdown';
 import { PRIMARY_TEXT, seedIndex, primaryValue } from './paired';
 import { portablePath } from './portable';
-import { countRead, readLedger } from './reads';
+import { countRead, folderLedger } from './reads';
 import { readRun } from './runs';
 import { pairedHtml, provenanceLine, verdictHtml, verdictsText, type Provenance } from './verdict';
 import { oneLineVerdict, type OneLineVerdict } from './verdict-line';
@@ -36,6 +36,8 @@ export interface CompareMeta {
   readonly plan?: unknown;
   /** sha256 of each config file when the comparison started, by config name. */
   readonly sha256?: unknown;
+  /** The reads ledger's anchor: its count and last hash, and damage found (see ./reads.ts). */
+  readonly reads?: unknown;
 }
 
 /** The finished runs of a comparison folder, grouped by config in the order `corl compare` was given them. */
@@ -197,13 +199,15 @@ export async function renderComparison(out: string, c: Comparison, o: RenderOpti
   if (!groups.length) return renderBlind(out, c, verdicts, { split, record, hidden });
   const rows = groups.map(resultRow);
   const table = resultTable(rows);
-  const reads = split === 'held-out' ? (await countRead(out, groups, o.by, record?.sha256)).reads : readLedger(out);
-  const follow = record ? followPlan(record, groups, reads) : undefined;
+  const ledger = split === 'held-out' ? await countRead(out, groups, o.by, record?.sha256) : folderLedger(out);
+  const reads = ledger.reads;
+  const follow = record ? followPlan(record, groups, reads, ledger.problems) : undefined;
   const provenance: Provenance = {
     ...(record ? { plan: { name: record.plan.name, file: record.file, sha256: record.sha256 } } : {}),
     ...(follow ? { follow } : {}),
     split,
     reads: reads.length,
+    ...(ledger.problems.length ? { ledger: ledger.problems } : {}),
     reconstructed: reads.filter((r) => r.reconstructed).length,
   };
   const metricText = `${split} ${PRIMARY_TEXT[c.design.metric]}`;
@@ -282,11 +286,13 @@ async function renderBlind(
   verdicts: Verdicts,
   x: { split: 'held-out' | 'validation'; record?: PlanRecord; hidden: number },
 ): Promise<CompareResult> {
-  const reads = readLedger(out);
+  const ledger = folderLedger(out);
+  const reads = ledger.reads;
   const provenance: Provenance = {
     ...(x.record ? { plan: { name: x.record.plan.name, file: x.record.file, sha256: x.record.sha256 } } : {}),
     split: x.split,
     reads: reads.length,
+    ...(ledger.problems.length ? { ledger: ledger.problems } : {}),
     reconstructed: reads.filter((r) => r.reconstructed).length,
   };
   const finished = c.groups.map((g) => `${g.name} ${g.runs.length}`).join(', ');
@@ -344,7 +350,7 @@ function verdictsJson(
   return {
     design: v.design,
     ...(p.plan ? { plan: p.plan } : {}),
-    ...(follow ? { followed: follow.followed, checks: follow.checks } : {}),
+    ...(follow ? { followed: follow.followed, checks: follow.checks, before: follow.before } : {}),
     split: p.split,
     reads: p.reads,
     pairs: v.pairs,

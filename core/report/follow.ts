@@ -18,6 +18,11 @@ export interface PlanCheck {
 export interface FollowResult {
   readonly followed: boolean;
   readonly checks: readonly PlanCheck[];
+  /**
+   * Whether the plan is proven written before its runs: every run recorded the plan's sha256 in its
+   * run.json at its start. Not ok for a plan attached later (`corl report --plan`), which says so.
+   */
+  readonly before: PlanCheck;
 }
 
 function readJson(file: string): unknown {
@@ -29,15 +34,54 @@ function readJson(file: string): unknown {
 }
 
 /** Check the runs of a comparison folder against the plan it records. */
-export function followPlan(record: PlanRecord, groups: readonly ReportGroup[], reads: readonly Read[]): FollowResult {
+export function followPlan(
+  record: PlanRecord,
+  groups: readonly ReportGroup[],
+  reads: readonly Read[],
+  ledger: readonly string[] = [],
+): FollowResult {
   const p = record.plan;
   const checks: PlanCheck[] = [
     configsCheck(record, groups),
     splitCheck(p, groups),
     seedsCheck(p, groups),
-    readsCheck(p, reads),
+    ledger.length
+      ? {
+          ok: false,
+          text: `reads: the ledger is damaged (${ledger.join('; ')}), so the reads of this folder are not known`,
+        }
+      : readsCheck(p, reads),
   ];
-  return { followed: checks.every((c) => c.ok), checks };
+  return { followed: checks.every((c) => c.ok), checks, before: beforeCheck(record, groups) };
+}
+
+/** The plan's sha256 in every run's run.json, recorded when the run started: the proof that the plan came first. */
+function beforeCheck(record: PlanRecord, groups: readonly ReportGroup[]): PlanCheck {
+  const without: string[] = [];
+  let runs = 0;
+  for (const g of groups)
+    for (const run of g.runs) {
+      runs++;
+      const meta = readJson(path.join(run.dir, 'run.json')) as { plan?: { sha256?: unknown } } | undefined;
+      if (meta?.plan?.sha256 !== record.sha256) without.push(`${g.name}/${path.basename(run.dir)}`);
+    }
+  const shown =
+    without.length > 6 ? `${without.slice(0, 6).join(', ')} and ${without.length - 6} more` : without.join(', ');
+  if (record.attached)
+    return {
+      ok: false,
+      text: `attached after its runs (${record.attached})${without.length ? `; ${without.length} of ${runs} run(s) started without it: ${shown}` : ''}`,
+    };
+  if (runs === 0) return { ok: true, text: 'written before its runs (none yet)' };
+  return without.length
+    ? {
+        ok: false,
+        text: `not shown to be written before its runs: ${without.length} of ${runs} run(s) recorded no sha256 of this plan at their start: ${shown}`,
+      }
+    : {
+        ok: true,
+        text: `written before its runs (each of the ${runs} run(s) recorded the plan's sha256 at its start)`,
+      };
 }
 
 function configsCheck(record: PlanRecord, groups: readonly ReportGroup[]): PlanCheck {

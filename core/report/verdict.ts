@@ -206,12 +206,14 @@ export interface Provenance {
   readonly reads: number;
   /** Reads that were reconstructed by hand from the history (before corl counted reads). */
   readonly reconstructed?: number;
+  /** What is wrong with the folder's reads ledger (missing, truncated, edited, runs replaced), when anything is. */
+  readonly ledger?: readonly string[];
 }
 
 /** One line: the plan (or none), whether the runs followed it, and the held-out reads. */
 export function provenanceLine(p: Provenance): string {
   const plan = p.plan
-    ? `Plan: ${p.plan.name} (${p.plan.file}, sha256 ${p.plan.sha256.slice(0, 12)}…), written before its runs; followed: ${
+    ? `Plan: ${p.plan.name} (${p.plan.file}, sha256 ${p.plan.sha256.slice(0, 12)}…), ${p.follow?.before.text ?? 'not shown to be written before its runs'}; followed: ${
         p.follow?.followed
           ? 'yes'
           : `no (${
@@ -225,7 +227,7 @@ export function provenanceLine(p: Provenance): string {
   const reads =
     p.split === 'validation'
       ? 'Split: validation, so these tables read no held-out result.'
-      : `Held-out reads of this folder: ${p.reads}${p.reconstructed ? ` (${p.reconstructed} reconstructed from the history)` : ''} (reads.jsonl).`;
+      : `Held-out reads of this folder: ${p.reads}${p.reconstructed ? ` (${p.reconstructed} reconstructed from the history)` : ''} (reads.jsonl)${p.ledger?.length ? `; the ledger is damaged, so the true count is not known: ${p.ledger.join('; ')}` : ''}.`;
   return `${plan} ${reads}`;
 }
 

@@ -1,4 +1,9 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { RunDirectory } from '../trainer/run-dir';
+import { checkRunConfig } from '../trainer/run-files';
+import { readCompareMeta } from './compare';
+import { countRead } from './reads';
 import { writeFileAtomic } from '../util/fs';
 import { renderReport, type ReportStatus } from './html';
 import { readRun, type RunSummary } from './runs';
@@ -36,6 +41,30 @@ export function renderRunReport(runDir: string, failure?: string): string {
  */
 export async function writeRunReport(runDir: string, failure?: string): Promise<string> {
   const file = path.join(path.resolve(runDir), 'report.html');
-  await writeFileAtomic(file, renderRunReport(runDir, failure));
+  const html = renderRunReport(runDir, failure);
+  await countRunRead(runDir, 'corl report (one run)');
+  await writeFileAtomic(file, html);
   return file;
+}
+
+/**
+ * A run of a comparison (`<comparison>/<config>/seed-<i>`) whose report shows held-out results is a
+ * read of that comparison: counted in its reads.jsonl (a planned comparison's plan check then shows
+ * it as a read off the plan's looks). Returns the read's number when it was a new one.
+ */
+export async function countRunRead(runDir: string, by: string): Promise<number | undefined> {
+  const dir = path.resolve(runDir);
+  const cmp = path.dirname(path.dirname(dir));
+  if (!/^seed-\d+$/.test(path.basename(dir)) || !fs.existsSync(path.join(cmp, 'compare.json'))) return undefined;
+  const config = checkRunConfig(RunDirectory.open(dir).config(), path.join(dir, 'config.json'));
+  if (config.eval?.split === 'validation') return undefined;
+  const meta = readCompareMeta(cmp) as { plan?: { sha256?: unknown } };
+  const run = readRun(dir);
+  const r = await countRead(
+    cmp,
+    [{ name: path.basename(path.dirname(dir)), runs: [run] }],
+    by,
+    typeof meta.plan?.sha256 === 'string' ? meta.plan.sha256 : undefined,
+  );
+  return r.counted ? r.reads.length : undefined;
 }

@@ -255,4 +255,29 @@ describe('e2e: run folders have one writer, are never overwritten, and are read 
       );
     }
   });
+
+  it("reads: one run's report counts a read of its comparison; a deleted or truncated ledger is reported", () => {
+    const a = writeConfig(tmp.dir, 'ra.json', small('reads-a'));
+    const b = writeConfig(tmp.dir, 'rb.json', small('reads-b'));
+    const out = path.join(tmp.dir, 'reads');
+    expect(corl(['compare', a, b, '--seeds', '1', '--out', out, '--progress', 'none']).status).to.equal(0);
+    const ledger = () =>
+      fs
+        .readFileSync(path.join(out, 'reads.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { read: number; by: string; runs: Record<string, string> });
+    expect(ledger().map((r) => r.runs)).to.deep.equal([{ 'reads-a': '0', 'reads-b': '0' }]);
+    const one = corl(['report', path.join(out, 'reads-a', 'seed-0')]);
+    expect(one.status, one.stderr).to.equal(0);
+    expect(ledger().map((r) => [r.read, r.by, r.runs])).to.deep.equal([
+      [1, 'corl compare', { 'reads-a': '0', 'reads-b': '0' }],
+      [2, 'corl report (one run)', { 'reads-a': '0' }],
+    ]);
+    fs.rmSync(path.join(out, 'reads.jsonl'));
+    const r = corl(['report', out]);
+    expect(r.status, r.stderr).to.equal(0);
+    expect(r.stdout).to.contain('reads.jsonl is missing, though compare.json records 2 read(s)');
+    expect(fs.readFileSync(path.join(out, 'results.md'), 'utf8')).to.contain('the ledger is damaged');
+  });
 });

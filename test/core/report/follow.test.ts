@@ -78,8 +78,22 @@ describe('report/follow: a planned comparison is read at its looks only, and che
       .and.contain('a − b')
       .and.contain('1 finished run(s) after look 1 are not shown');
     expect(fs.readFileSync(path.join(dir, 'results.md'), 'utf8')).to.contain(
-      'Plan: fixture-plan (plan.json, sha256 ffffffffffff…), written before its runs; followed: yes.',
+      "Plan: fixture-plan (plan.json, sha256 ffffffffffff…), written before its runs (each of the 4 run(s) recorded the plan's sha256 at its start); followed: yes.",
     );
+  });
+
+  it('a run that recorded no sha256 of the plan at its start: the plan is not shown to be written before it', async () => {
+    const f = fixture([0, 1]);
+    const dir = writeComparison(path.join(tmp.dir, 'cmp'), f);
+    const meta = path.join(dir, 'b', 'seed-1', 'run.json');
+    const { plan: _dropped, ...rest } = JSON.parse(fs.readFileSync(meta, 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(meta, JSON.stringify(rest));
+    const r = await reportCompare(dir);
+    expect(r.follow!.before).to.deep.equal({
+      ok: false,
+      text: 'not shown to be written before its runs: 1 of 4 run(s) recorded no sha256 of this plan at their start: b/seed-1',
+    });
+    expect(fs.readFileSync(path.join(dir, 'results.md'), 'utf8')).to.not.contain('written before its runs (');
   });
 
   it('a run of another config, or a read between looks, is reported as not following the plan', async () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { reportCompare } from '../../../core/report/compare';
-import { ranges, readLedger, READS_FILE } from '../../../core/report/reads';
+import { folderLedger, LEDGER_GENESIS, ranges, readLedger, READS_FILE } from '../../../core/report/reads';
 import { isCorlError } from '../../../core/errors';
 import { writeComparison, writeFixtureRun, type ComparisonFixture } from '../../fixtures/comparison';
 import { tempDir } from '../../fixtures/configs';
@@ -68,5 +68,62 @@ describe('report/reads: every held-out read is counted in the comparison folder'
       if (isCorlError(e)) code = `${e.code} ${e.where}`;
     }
     expect(code).to.equal(`CORL_ERR_RUN_CORRUPT ${path.join(dir, READS_FILE)}:2`);
+  });
+
+  it('the ledger is chained and anchored: deleted, truncated or edited, it is reported, never silently reset', async () => {
+    const f = fixture();
+    const dir = writeComparison(path.join(tmp.dir, 'cmp'), f);
+    await reportCompare(dir);
+    for (const c of f.configs) writeFixtureRun(dir, f, c, 2);
+    await reportCompare(dir);
+    const intact = folderLedger(dir);
+    expect(intact.problems).to.deep.equal([]);
+    expect(intact.reads.map((r) => r.prev)).to.deep.equal([LEDGER_GENESIS, intact.reads[0]!.hash]);
+    const anchor = (JSON.parse(fs.readFileSync(path.join(dir, 'compare.json'), 'utf8')) as { reads: unknown }).reads;
+    expect(anchor).to.deep.equal({ count: 2, head: intact.reads[1]!.hash });
+    const ledger = path.join(dir, READS_FILE);
+    const text = fs.readFileSync(ledger, 'utf8');
+    const [one, two] = text.trim().split('\n') as [string, string];
+    const damage: [string, () => void, string][] = [
+      ['deleted', () => fs.rmSync(ledger), 'reads.jsonl is missing, though compare.json records 2 read(s)'],
+      [
+        'truncated',
+        () => fs.writeFileSync(ledger, one + '\n'),
+        'reads.jsonl holds 1 read(s), though compare.json records 2: it was truncated',
+      ],
+      [
+        'edited',
+        () => fs.writeFileSync(ledger, one + '\n' + two.replace('"by":"corl report"', '"by":"someone else"') + '\n'),
+        'read 2 does not chain to the read before it: reads.jsonl was edited',
+      ],
+      [
+        'a run replaced',
+        () => {
+          const meta = path.join(dir, 'a', 'seed-2', 'run.json');
+          fs.writeFileSync(meta, JSON.stringify({ ...JSON.parse(fs.readFileSync(meta, 'utf8')), id: 'another run' }));
+        },
+        'the runs read 2 showed have been replaced or removed since',
+      ],
+    ];
+    const compareJson = fs.readFileSync(path.join(dir, 'compare.json'), 'utf8');
+    const meta2 = fs.readFileSync(path.join(dir, 'a', 'seed-2', 'run.json'), 'utf8');
+    for (const [name, act, says] of damage) {
+      fs.writeFileSync(ledger, text);
+      fs.writeFileSync(path.join(dir, 'compare.json'), compareJson);
+      fs.writeFileSync(path.join(dir, 'a', 'seed-2', 'run.json'), meta2);
+      act();
+      expect(folderLedger(dir).problems, name).to.deep.equal([says]);
+      const r = await reportCompare(dir);
+      expect(r.provenance.ledger, name).to.include(says);
+      expect(fs.readFileSync(path.join(dir, 'results.md'), 'utf8')).to.contain(
+        'the ledger is damaged, so the true count is not known',
+      );
+      // found once, the damage stays on record in compare.json, even after the ledger is put back
+      fs.writeFileSync(ledger, text);
+      const kept = JSON.parse(fs.readFileSync(path.join(dir, 'compare.json'), 'utf8')) as {
+        reads: { damaged?: string[] };
+      };
+      if (name !== 'a run replaced') expect(kept.reads.damaged, name).to.include(says);
+    }
   });
 });

@@ -149,12 +149,19 @@ describe('report/verdict: every verdict carries its interval and one of four out
     expect(
       provenanceLine({
         plan: { name: 'headline', file: 'docs/results/headline/plan.json', sha256: 'ab'.repeat(32) },
-        follow: { followed: false, checks: [{ ok: false, text: 'reads: 2, of which read 1 …' }] },
+        follow: {
+          followed: false,
+          checks: [{ ok: false, text: 'reads: 2, of which read 1 …' }],
+          before: {
+            ok: true,
+            text: "written before its runs (each of the 6 run(s) recorded the plan's sha256 at its start)",
+          },
+        },
         split: 'held-out',
         reads: 2,
       }),
     ).to.equal(
-      'Plan: headline (docs/results/headline/plan.json, sha256 abababababab…), written before its runs; followed: no (reads: 2, of which read 1 …). Held-out reads of this folder: 2 (reads.jsonl).',
+      "Plan: headline (docs/results/headline/plan.json, sha256 abababababab…), written before its runs (each of the 6 run(s) recorded the plan's sha256 at its start); followed: no (reads: 2, of which read 1 …). Held-out reads of this folder: 2 (reads.jsonl).",
     );
   });
 });

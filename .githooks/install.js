@@ -1,5 +1,6 @@
-// `npm install` / `npm ci` in a checkout (package.json "prepare") points git at .githooks, so the
-// commit-msg hook runs for every contributor. It never fails an install: outside a git checkout (an
+// `npm test` in a checkout (package.json "pretest"; not an install script, which npm would flag to
+// everyone installing corl) points git at .githooks, so the commit-msg hook runs for every
+// contributor. It never fails: outside a git checkout (an
 // installed package, a tarball), without git, or where core.hooksPath already names another folder
 // (a contributor's own hooks: left alone, and said) it does nothing.
 'use strict';

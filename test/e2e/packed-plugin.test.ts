@@ -124,7 +124,7 @@ describe('e2e: npm pack → install the tarball → npx create-corl-plugin → n
     expect(install.code, install.out).to.equal(0);
     expect(install.out).to.not.match(/ENOTFOUND|nuget/i);
     if (!oldNpm)
-      expect(install.out, 'quiet: no unknown config, no unreviewed install script').to.not.match(
+      expect(install.out, 'quiet: no unknown config, no unreviewed install script: ' + install.out).to.not.match(
         /Unknown project config|install-scripts/,
       );
     const installed = path.join(dir, 'node_modules/corl');

@@ -20,6 +20,7 @@ import { readUserText } from '../util/files';
 import { FolderLock } from '../util/folder-lock';
 import { parseJson } from '../util/json';
 import { checkVerdicts } from '../report/compare-files';
+import type { Shard } from './shard';
 
 /** How to run {@link runCompare}. */
 export interface CompareOptions {
@@ -191,7 +192,7 @@ async function prepare(o: CompareOptions, shard?: Shard): Promise<Prepared> {
       );
   // One writer of compare.json and of the renderings: a second comparison of the folder is refused
   // before it writes anything; shards wait for each other's (short) preparation only.
-  const command = shard ? `corl compare --shard ${shard.index}/${shard.count}` : 'corl compare';
+  const command = shard ? shardCommand(shard) : 'corl compare';
   const lock = shard
     ? await FolderLock.wait(o.out, {
         command,
@@ -287,11 +288,7 @@ async function compareLocked(o: CompareOptions, log: (l: string) => void, p: Pre
   return { ...result!, verdict: line };
 }
 
-/** One shard of a comparison: shard `index` (1-based) of `count`. */
-export interface Shard {
-  readonly index: number;
-  readonly count: number;
-}
+export type { Shard } from './shard';
 
 /** What a shard ran. */
 export interface ShardResult {
@@ -328,7 +325,7 @@ export async function runShard(o: CompareOptions, shard: Shard): Promise<ShardRe
   const from = first + (k > 0 ? looks[k - 1]! : 0);
   const seeds = range(from, first + looks[k]!).filter((_, j) => j % shard.count === shard.index - 1);
   log(
-    `shard ${shard.index}/${shard.count}${design.sequential ? ` of look ${k + 1} of ${looks.length}` : ''}: seeds ${seeds.join(', ') || 'none'}`,
+    `shard ${shard.index}/${shard.count}${shard.origin ? ` (${shard.origin})` : ''}${design.sequential ? ` of look ${k + 1} of ${looks.length}` : ''}: seeds ${seeds.join(', ') || 'none'}`,
   );
   await runRound(loaded, seeds, {
     o,
@@ -358,6 +355,11 @@ function decidedLooks(out: string): { looks: number; stopped: boolean } {
   }
   const v = checkVerdicts(value, file);
   return { looks: Array.isArray(v.looks) ? v.looks.length : 0, stopped: v.stopped === true };
+}
+
+/** What a shard's locks say holds them: "corl compare --shard 2/4 (Slurm array job 12, task 1)". */
+function shardCommand(shard: Shard): string {
+  return `corl compare --shard ${shard.index}/${shard.count}${shard.origin ? ` (${shard.origin})` : ''}`;
 }
 
 const range = (from: number, to: number): number[] =>
@@ -402,7 +404,7 @@ async function runOne(
   const dir = path.join(o.out, l.config.name, `seed-${i}`);
   // One writer per run: a shard finding the run taken (a requeued or duplicated shard) skips it; a
   // whole comparison waits for it, then finds it finished (or resumes it).
-  const command = how.shard ? `corl compare --shard ${how.shard.index}/${how.shard.count}` : 'corl compare';
+  const command = how.shard ? shardCommand(how.shard) : 'corl compare';
   const lock = how.shard
     ? FolderLock.tryAcquire(dir, { command })
     : await FolderLock.wait(dir, {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { defaultCompareOut, runCompare, runShard, type Shard } from '../../compare/run';
+import { defaultCompareOut, runCompare, runShard } from '../../compare/run';
+import { parseShard } from '../../compare/shard';
 import { loadPlan } from '../../compare/plan';
 import { designFromParts, type Design } from '../../report/design';
 import { PRIMARY_METRICS, type PairSpec, type PrimaryMetric } from '../../report/paired';
@@ -62,20 +63,6 @@ function pairsFlag(value: string | undefined): PairSpec[] | undefined {
       );
     return { a: m[1]!, b: m[2]! };
   });
-}
-
-/** `--shard k/n`: shard k of n, 1 ≤ k ≤ n, n ≥ 2. */
-function shardFlag(value: string | undefined): Shard | undefined {
-  if (value === undefined) return undefined;
-  const m = /^(\d+)\/(\d+)$/.exec(value.trim());
-  const index = m ? Number(m[1]) : NaN;
-  const count = m ? Number(m[2]) : NaN;
-  if (!(count >= 2 && index >= 1 && index <= count))
-    throw new CorlError('CORL_ERR_CLI_USAGE', `expected --shard as k/n with 1 ≤ k ≤ n and n ≥ 2, got "${value}"`, {
-      where: '--shard',
-      hint: 'e.g. --shard 1/2 in one terminal and --shard 2/2 in another, on the same --out',
-    });
-  return { index, count };
 }
 
 /** `--looks 4,8,12`: increasing seed counts of at least 2. */
@@ -213,13 +200,13 @@ export function compareCommand(program: Command): void {
       'runs at once, in this process (default 1; a 2-agent run already keeps about 1.7 cores busy: npm run bench seeds measures whether 2 helps)',
     )
     .option(
-      '--shard <k/n>',
-      'run only seeds k, k + n, … of the next look (every config at each), in this process, and stop without rendering: start n shards on the same --out (one per core), then run without --shard to render and decide',
+      '--shard <k/n|auto|auto/n>',
+      'run only seeds k, k + n, … of the next look (every config at each), in this process, and stop without rendering: start n shards on the same --out (one per core or machine), then run without --shard to render and decide; auto takes k and n from a Slurm array task (SLURM_ARRAY_TASK_ID, _COUNT, _MIN, _MAX), auto/n takes k from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX)',
     )
     .option('--committed <dir>', 'where the one-seed verdict looks for committed results (default docs/results)')
     .addHelpText(
       'after',
-      '\nExamples:\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 3 --out runs/cmp\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 1 --verdict   # what npm start runs\n  corl compare configs/ttrl.json configs/co-rl-diff.json --until-resolved --looks 4,8,12 --margin 2 --out runs/seq\n  corl compare --plan docs/results/headline-slips/plan.json --out runs/headline-slips\n  corl compare --plan docs/results/headline-slips/plan.json --out runs/headline-slips --shard 1/2   # and --shard 2/2 beside it\n',
+      '\nExamples:\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 3 --out runs/cmp\n  corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 1 --verdict   # what npm start runs\n  corl compare configs/ttrl.json configs/co-rl-diff.json --until-resolved --looks 4,8,12 --margin 2 --out runs/seq\n  corl compare --plan docs/results/headline-slips/plan.json --out runs/headline-slips\n  corl compare --plan docs/results/headline-slips/plan.json --out runs/headline-slips --shard 1/2   # and --shard 2/2 beside it\n  sbatch --array=0-3 --wrap "npx corl compare a.json b.json --seeds 8 --out runs/sweep --shard auto"   # corl init --slurm writes the scripts\n',
     )
     .action(async (given: string[], flags: CompareFlags) => {
       const configs = [...given, ...flags.config];
@@ -248,7 +235,7 @@ export function compareCommand(program: Command): void {
       const firstSeed = intFlag('--first-seed', flags.firstSeed, 0) ?? 0;
       const design = plan ? undefined : designFlags(flags, firstSeed);
       const out = flags.out ?? defaultCompareOut(plan);
-      const shard = shardFlag(flags.shard);
+      const shard = flags.shard !== undefined ? parseShard(flags.shard) : undefined;
       if (shard && flags.verdict)
         throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --verdict without --shard: a shard renders nothing', {
           where: '--shard',
@@ -267,6 +254,12 @@ export function compareCommand(program: Command): void {
         ...(jobs !== undefined ? { jobs } : {}),
         ...(flags.committed ? { committed: flags.committed } : {}),
       };
+      // A Slurm requeue, scancel or a pod's deletion sends SIGTERM: exit at once, giving back the
+      // folder locks this process holds (a kill without it leaves them for the next run to break).
+      process.once('SIGTERM', () => {
+        process.stderr.write('corl compare: stopped by SIGTERM; run the same command again to resume\n');
+        process.exit(143);
+      });
       if (shard) {
         const done = await runShard(options, shard);
         process.stdout.write(`shard ${shard.index}/${shard.count}: seeds ${done.seeds.join(', ') || 'none'} ran\n`);

@@ -244,7 +244,10 @@ export async function renderComparison(out: string, c: Comparison, o: RenderOpti
     table,
     report,
     verdicts,
-    summary: verdictsText(verdicts, metricText, provenance),
+    summary: [
+      verdictsText(verdicts, metricText, provenance),
+      ...(c.others.length ? [othersNote(out, c.others)] : []),
+    ].join('\n'),
     provenance,
     ...(follow ? { follow } : {}),
     ...(oneLine ? { oneLine } : {}),

@@ -203,6 +203,7 @@ describe('e2e: corl compare and the report', function () {
     expect(named.status, named.stderr).to.equal(0);
     expect(named.stdout.trim().split('\n').pop()).to.match(/^fixture-base: [+−±]\d+\.\d points over fixture-co-rl /);
     expect(named.stdout).to.not.match(/^fixture-gt /m);
+    expect(named.stdout).to.contain('also holds runs of fixture-gt, not named on this command line');
     const shown = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8')).map(
       (x: { name: string }) => x.name,
     );

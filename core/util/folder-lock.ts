@@ -2,7 +2,12 @@
 // command), created atomically (written aside, then hard-linked into place, so no reader ever sees a
 // half-written lock) and removed when the owner releases it or exits. A lock whose owner is dead (same
 // host, no such process, or a process of that pid started at another time) is stale: the next writer
-// breaks it and takes the folder. A lock of another host cannot be checked and counts as held.
+// breaks it and takes the folder. A lock of another host (a machine or a pod sharing the folder) cannot
+// be checked by its pid: its holder refreshes the lock file's modification time every `heartbeatMs`,
+// and a lock of another host not refreshed for `STALE_HEARTBEATS` heartbeats (and at least
+// `MIN_STALE_MS`) is stale, which assumes the hosts' clocks agree to well within that; one that
+// records no heartbeat (written by an older corl) counts as held. A holder whose heartbeat finds the
+// lock taken over (it stalled for that long) stops its process rather than write beside the new one.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,6 +26,8 @@ export interface LockOwner {
   readonly command: string;
   /** The owner process's start time as the kernel counts it (Linux /proc/<pid>/stat), to tell a reused pid. */
   readonly procStart?: string;
+  /** Milliseconds between the holder's refreshes of the lock file's modification time. */
+  readonly heartbeatMs?: number;
 }
 
 /** Options of taking a lock. */
@@ -29,6 +36,10 @@ export interface LockOptions {
   readonly command: string;
   /** The lock's file name (default `corl.lock`). */
   readonly file?: string;
+  /** Milliseconds between refreshes of the lock's modification time while held (default 10 000). */
+  readonly heartbeatMs?: number;
+  /** Called when a heartbeat finds the lock another's (default: print a coded line and exit 75). */
+  readonly onLost?: (by: LockOwner | undefined) => void;
 }
 
 /** Options of waiting for a lock. */
@@ -42,6 +53,12 @@ export interface WaitOptions extends LockOptions {
   /** Whether to wait for this holder (default: any); false stops with CORL_ERR_RUN_LOCKED at once. */
   readonly waitFor?: (holder: LockOwner) => boolean;
 }
+
+/** Heartbeats a lock of another host may miss before it is stale. */
+export const STALE_HEARTBEATS = 6;
+/** The least time a lock of another host must go unrefreshed to be stale. */
+export const MIN_STALE_MS = 60_000;
+const DEFAULT_HEARTBEAT_MS = 10_000;
 
 const held = new Set<string>();
 let exitHook = false;
@@ -57,9 +74,12 @@ function procStart(pid: number): string | undefined {
   }
 }
 
-/** Whether the process that wrote `owner` may still run (always true for another host). */
-export function ownerAlive(owner: LockOwner): boolean {
-  if (owner.host !== os.hostname()) return true;
+/**
+ * Whether the process that wrote `owner` may still run. For another host: whether the lock file
+ * (`file`) was refreshed within its owner's stale time; always true when it records no heartbeat.
+ */
+export function ownerAlive(owner: LockOwner, file?: string): boolean {
+  if (owner.host !== os.hostname()) return !heartbeatStale(owner, file);
   try {
     process.kill(owner.pid, 0);
   } catch (e) {
@@ -67,6 +87,18 @@ export function ownerAlive(owner: LockOwner): boolean {
   }
   const now = procStart(owner.pid);
   return owner.procStart === undefined || now === undefined || now === owner.procStart;
+}
+
+/** Whether a lock's heartbeat stopped: its file unrefreshed for STALE_HEARTBEATS beats (at least MIN_STALE_MS). */
+function heartbeatStale(owner: LockOwner, file: string | undefined): boolean {
+  if (owner.heartbeatMs === undefined || file === undefined) return false;
+  let mtime: number;
+  try {
+    mtime = fs.statSync(file).mtimeMs;
+  } catch {
+    return false; // gone: the next try finds the folder free
+  }
+  return Date.now() - mtime > Math.max(MIN_STALE_MS, STALE_HEARTBEATS * owner.heartbeatMs);
 }
 
 /** Check a lock file's content field by field; a damaged one is CORL_ERR_RUN_LOCKED naming the field. */
@@ -85,6 +117,8 @@ export function checkLockOwner(value: unknown, file: string): LockOwner {
   if (typeof v.command !== 'string') bad('command', 'a string');
   if (v.procStart !== undefined && (typeof v.procStart !== 'string' || !/^\d+$/.test(v.procStart)))
     bad('procStart', 'a decimal string');
+  if (v.heartbeatMs !== undefined && (!Number.isSafeInteger(v.heartbeatMs) || (v.heartbeatMs as number) <= 0))
+    bad('heartbeatMs', 'a positive integer');
   return v as unknown as LockOwner;
 }
 
@@ -117,10 +151,39 @@ export function readLockOwner(dir: string, name: string = LOCK_FILE): LockOwner 
 /** A folder held by this process until {@link FolderLock.release}. */
 export class FolderLock {
   private released = false;
+  private readonly beat: NodeJS.Timeout;
   private constructor(
     readonly file: string,
     readonly owner: LockOwner,
-  ) {}
+    onLost: ((by: LockOwner | undefined) => void) | undefined,
+  ) {
+    this.beat = setInterval(() => this.heartbeat(onLost ?? lostExit(file)), owner.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
+    this.beat.unref();
+  }
+
+  /** Refresh the lock's modification time, or report it lost when the file is no longer this lock. */
+  private heartbeat(onLost: (by: LockOwner | undefined) => void): void {
+    if (this.released) return;
+    let now: LockOwner | undefined;
+    try {
+      now = readLockOwner(path.dirname(this.file), path.basename(this.file));
+    } catch {
+      now = undefined;
+    }
+    if (now !== undefined && JSON.stringify(now) === JSON.stringify(this.owner)) {
+      const t = new Date();
+      try {
+        fs.utimesSync(this.file, t, t);
+      } catch {
+        // a failed refresh is retried at the next beat; the lock stays held meanwhile
+      }
+      return;
+    }
+    clearInterval(this.beat);
+    this.released = true;
+    held.delete(this.file);
+    onLost(now);
+  }
 
   /** Take the folder's lock, or throw CORL_ERR_RUN_LOCKED naming the live holder. The folder is created if missing. */
   static acquire(dir: string, options: LockOptions): FolderLock {
@@ -134,7 +197,7 @@ export class FolderLock {
     const file = path.resolve(dir, options.file ?? LOCK_FILE);
     if (held.has(file)) return readLockOwner(path.dirname(file), path.basename(file)) ?? ownOwner(options.command);
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const owner = ownOwner(options.command);
+    const owner = ownOwner(options.command, options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
     for (let attempt = 0; attempt < 20; attempt++) {
       if (place(file, owner)) {
         held.add(file);
@@ -142,11 +205,11 @@ export class FolderLock {
           exitHook = true;
           process.on('exit', releaseAll);
         }
-        return new FolderLock(file, owner);
+        return new FolderLock(file, owner, options.onLost);
       }
       const holder = readLockOwner(path.dirname(file), path.basename(file));
       if (holder === undefined) continue; // released between the two calls: try again
-      if (ownerAlive(holder)) return holder;
+      if (ownerAlive(holder, file)) return holder;
       breakStale(file, holder);
     }
     throw new CorlError('CORL_ERR_RUN_LOCKED', `expected to take the lock ${file}, got it taken and broken 20 times`, {
@@ -172,12 +235,26 @@ export class FolderLock {
   release(): void {
     if (this.released) return;
     this.released = true;
+    clearInterval(this.beat);
     held.delete(this.file);
     removeIfOurs(this.file);
   }
 }
 
-function ownOwner(command: string): LockOwner {
+/** The default of a lost lock: this process may no longer write the folder, so it stops. */
+function lostExit(file: string): (by: LockOwner | undefined) => void {
+  return (by) => {
+    const e = new CorlError(
+      'CORL_ERR_RUN_LOCKED',
+      `expected to hold ${file}, got it ${by ? `taken over by ${by.command} (pid ${by.pid} on ${by.host})` : 'removed'} after this process missed its heartbeats`,
+      { where: file, hint: 'this process stopped so as not to write beside the new holder; it resumes when run again' },
+    );
+    process.stderr.write(`${e.message}\n`);
+    process.exit(75);
+  };
+}
+
+function ownOwner(command: string, heartbeatMs?: number): LockOwner {
   const start = procStart(process.pid);
   return {
     pid: process.pid,
@@ -185,6 +262,7 @@ function ownOwner(command: string): LockOwner {
     startedAt: new Date().toISOString(),
     command,
     ...(start !== undefined ? { procStart: start } : {}),
+    ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
   };
 }
 
@@ -210,10 +288,10 @@ function place(file: string, owner: LockOwner): boolean {
  */
 function breakStale(file: string, stale: LockOwner): void {
   const breaker = `${file}.break`;
-  const me = ownOwner('breaking a stale lock');
+  const me = ownOwner('breaking a stale lock', DEFAULT_HEARTBEAT_MS); // never refreshed: stale a minute on
   if (!place(breaker, me)) {
     const other = readLockOwner(path.dirname(breaker), path.basename(breaker));
-    if (other && !ownerAlive(other)) fs.rmSync(breaker, { force: true });
+    if (other && !ownerAlive(other, breaker)) fs.rmSync(breaker, { force: true });
     return;
   }
   try {

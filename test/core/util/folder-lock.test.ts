@@ -121,11 +121,64 @@ describe('core/util/folder-lock (one writer per folder)', () => {
     }
   });
 
+  it('a lock of another host is held while its heartbeat refreshes it, stale once it stops; one recording no heartbeat stays held', () => {
+    const file = path.join(tmp.dir, LOCK_FILE);
+    const other = { pid: 12345, host: 'pod-7f9c.example', heartbeatMs: 10_000 };
+    plant(tmp.dir, other);
+    // refreshed 50 s ago: under the stale time of max(60 s, 6 heartbeats)
+    const recent = new Date(Date.now() - 50_000);
+    fs.utimesSync(file, recent, recent);
+    expect(FolderLock.tryAcquire(tmp.dir, { command: 'corl compare' })).to.include({ pid: 12345 });
+    // refreshed 61 s ago: its holder stopped (a requeued task's node, a deleted pod)
+    const old = new Date(Date.now() - 61_000);
+    fs.utimesSync(file, old, old);
+    const lock = FolderLock.tryAcquire(tmp.dir, { command: 'corl compare (replacement)' });
+    expect(lock).to.be.instanceOf(FolderLock);
+    expect(readLockOwner(tmp.dir)).to.include({ pid: process.pid, command: 'corl compare (replacement)' });
+    (lock as FolderLock).release();
+    // a heartbeat of 20 s: stale after 6 beats, 120 s
+    plant(tmp.dir, { ...other, heartbeatMs: 20_000 });
+    const twoMinutes = new Date(Date.now() - 100_000);
+    fs.utimesSync(file, twoMinutes, twoMinutes);
+    expect(FolderLock.tryAcquire(tmp.dir, { command: 'corl compare' })).to.include({ pid: 12345 });
+    // no heartbeat recorded: nothing tells whether it runs
+    plant(tmp.dir, { pid: 12345, host: 'pod-7f9c.example' });
+    const year = new Date(Date.now() - 365 * 86_400_000);
+    fs.utimesSync(file, year, year);
+    expect(FolderLock.tryAcquire(tmp.dir, { command: 'corl compare' })).to.include({ pid: 12345 });
+  });
+
+  it("the holder refreshes the lock's modification time, and is told when it finds the lock taken over", async () => {
+    const file = path.join(tmp.dir, LOCK_FILE);
+    const lost: (LockOwner | undefined)[] = [];
+    let told: () => void = () => undefined;
+    const gone = new Promise<void>((resolve) => (told = resolve));
+    const lock = FolderLock.acquire(tmp.dir, {
+      command: 'corl train',
+      heartbeatMs: 20,
+      onLost: (by) => {
+        lost.push(by);
+        told();
+      },
+    });
+    expect(readLockOwner(tmp.dir)!.heartbeatMs).to.equal(20);
+    fs.utimesSync(file, new Date(0), new Date(0));
+    while (fs.statSync(file).mtimeMs === 0) await new Promise((r) => setTimeout(r, 10));
+    expect(lost).to.deep.equal([]);
+    // another host broke it as stale (this process stalled past its stale time) and took the folder
+    plant(tmp.dir, { pid: 4242, host: 'node-2.example', heartbeatMs: 10_000, command: 'corl compare --shard 2/2' });
+    await gone;
+    expect(lost.map((o) => o?.pid)).to.deep.equal([4242]);
+    lock.release();
+    expect(readLockOwner(tmp.dir)!.pid, "the new holder's lock is left alone").to.equal(4242);
+  });
+
   it('a damaged lock is a coded error naming the field, and is left in place', () => {
     for (const [text, field] of [
       ['null', '(root)'],
       ['{"pid": -5, "host": "h", "startedAt": "x", "command": "c"}', 'pid'],
       ['{"pid": 5, "host": 7, "startedAt": "x", "command": "c"}', 'host'],
+      ['{"pid": 5, "host": "h", "startedAt": "x", "command": "c", "heartbeatMs": 0}', 'heartbeatMs'],
       ['not json', '(root)'],
     ] as const) {
       fs.writeFileSync(path.join(tmp.dir, LOCK_FILE), text);

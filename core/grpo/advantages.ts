@@ -1,5 +1,6 @@
 // GRPO advantage estimators. Equations: docs/algorithms/grpo.md (1)–(4).
 import { assertAllFinite } from './check';
+import { mean } from '../util/mean';
 
 /** How the centred reward is scaled: by the group's std (GRPO), the whole batch's std, or not at all (Dr. GRPO). */
 export type AdvantageScale = 'group' | 'batch' | 'none';
@@ -16,10 +17,7 @@ export interface GrpoAdvantageOptions {
 
 /** Mean of a group. Empty group → 0. */
 export function groupMean(rewards: readonly number[]): number {
-  if (rewards.length === 0) return 0;
-  let s = 0;
-  for (const r of rewards) s += r;
-  return s / rewards.length;
+  return mean(rewards, 0);
 }
 
 /** Standard deviation; `unbiased` divides by n−1. Fewer than two values → 0. */

@@ -5,6 +5,7 @@
 import type { ReportGroup } from './html';
 import { valueAt, type RunSummary, type Stat, meanSd } from './runs';
 import { sample, tInterval, type Interval } from '../stats/paired';
+import { mean } from '../util/mean';
 
 /** Two-sided error rate of the base-vote intervals. */
 export const BASE_VOTE_ALPHA = 0.05;
@@ -37,7 +38,7 @@ const lastEval = (run: RunSummary): number =>
   Math.max(0, ...run.records.filter((r) => r.phase === 'eval' && r.agent !== null).map((r) => r.step));
 
 const meanOver = (xs: readonly (number | undefined)[]): number =>
-  xs.every((x) => x !== undefined) && xs.length ? (xs as number[]).reduce((a, b) => a + b, 0) / xs.length : NaN;
+  xs.every((x): x is number => x !== undefined) ? mean(xs, NaN) : NaN;
 
 function gap(values: readonly number[]): SeedGap {
   const s = sample(values.filter(Number.isFinite));

@@ -1,5 +1,6 @@
 import { escapeXml, lineChart, seriesStyle, type ReferenceLine, type Series, type SeriesStyle } from './svg';
 import { lastValue, meanSd, metricSeries, movingAverage, valueAt, type RunSummary } from './runs';
+import { finiteMean, mean } from '../util/mean';
 
 /** Runs of one config (one per seed). */
 export interface ReportGroup {
@@ -29,10 +30,11 @@ export interface ResultRow {
   readonly labelUnused?: boolean;
 }
 
-const avg = (xs: readonly (number | undefined)[]): number => {
-  const v = xs.filter((x): x is number => x !== undefined && Number.isFinite(x));
-  return v.length ? v.reduce((a, b) => a + b, 0) / v.length : NaN;
-};
+const avg = (xs: readonly (number | undefined)[]): number =>
+  finiteMean(
+    xs.filter((x): x is number => x !== undefined),
+    NaN,
+  );
 
 function lastEvalStep(run: RunSummary): number | undefined {
   const steps = run.records
@@ -233,7 +235,7 @@ export interface ReportOptions {
 export function baseReference(rows: readonly ResultRow[]): ReferenceLine | undefined {
   const bases = rows.map((r) => r.base.mean).filter(Number.isFinite);
   if (!bases.length) return undefined;
-  const y = bases.reduce((a, b) => a + b, 0) / bases.length;
+  const y = mean(bases, NaN);
   const apart = Math.max(...bases) - Math.min(...bases) >= 0.0005;
   return { y, label: `base (step 0${apart ? ', mean of configs' : ''}): ${(y * 100).toFixed(1)}%` };
 }

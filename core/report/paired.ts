@@ -12,6 +12,7 @@ import { seedsFor, tostPower, tTestPower } from '../stats/power';
 import type { ReportGroup } from './html';
 import { evalStepFiles } from './markdown';
 import { valueAt, type RunSummary } from './runs';
+import { mean } from '../util/mean';
 
 /** The primary metrics a comparison can declare: final average pass@1, or its change from step 0. */
 export const PRIMARY_METRICS = ['final', 'change'] as const;
@@ -306,9 +307,7 @@ function analysePair(
       : undefined;
   const evalVars = seeds.map((x) => x.evalVariance);
   const variance =
-    s.n >= 2 && evalVars.every((v): v is number => v !== undefined)
-      ? split(s.sd ** 2, evalVars.reduce((a, b) => a + b, 0) / evalVars.length)
-      : undefined;
+    s.n >= 2 && evalVars.every((v): v is number => v !== undefined) ? split(s.sd ** 2, mean(evalVars, NaN)) : undefined;
   return {
     ...pairHead(p, metric, seeds, unpaired, s, d.alpha),
     ...(bootstrap ? { bootstrap } : {}),

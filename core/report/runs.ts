@@ -2,6 +2,7 @@ import type { MetricsRecord } from '../contracts/metrics-sink';
 import * as path from 'node:path';
 import { RunDirectory } from '../trainer/run-dir';
 import { checkRunConfig } from '../trainer/run-files';
+import { mean } from '../util/mean';
 
 /** What a report needs of one finished (or partial) run. */
 export interface RunSummary {
@@ -85,9 +86,9 @@ export type Stat = { readonly mean: number; readonly sd: number; readonly n: num
 export function meanSd(values: readonly number[]): Stat {
   const v = values.filter(Number.isFinite);
   if (v.length === 0) return { mean: NaN, sd: NaN, n: 0 };
-  const mean = v.reduce((a, b) => a + b, 0) / v.length;
-  const sd = v.length > 1 ? Math.sqrt(v.reduce((a, b) => a + (b - mean) ** 2, 0) / (v.length - 1)) : 0;
-  return { mean, sd, n: v.length };
+  const m = mean(v, NaN);
+  const sd = v.length > 1 ? Math.sqrt(v.reduce((a, b) => a + (b - m) ** 2, 0) / (v.length - 1)) : 0;
+  return { mean: m, sd, n: v.length };
 }
 
 /**

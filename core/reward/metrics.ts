@@ -1,6 +1,7 @@
 // The reward/* and label/* metrics, one definition for `corl train` (one record per agent and step) and
 // `corl serve` (one summary per request); docs/reference/metrics.md defines each and names TRL's twins.
 import type { Equivalence } from '../contracts/equivalence';
+import { mean } from '../util/mean';
 import { matches } from '../voting/match';
 import type { ScoredGroup } from './pipeline';
 
@@ -65,7 +66,10 @@ export function labelStats(
   const m: Record<string, number> = {};
   const labeled = groups.flatMap((g, i) => (g.label !== undefined ? [{ g, grade: grades?.[i] }] : []));
   if (!labeled.length) return m;
-  m['label/labeled_fraction'] = meanOf(labeled.map(({ g }) => (g.label !== null ? 1 : 0)));
+  m['label/labeled_fraction'] = mean(
+    labeled.map(({ g }) => (g.label !== null ? 1 : 0)),
+    0,
+  );
   const accs: number[] = [];
   // Categories in the order of a plain object's keys (integer-like names first), as records have always listed them.
   const byCategory: Record<string, number[]> = Object.create(null) as Record<string, number[]>;
@@ -80,13 +84,13 @@ export function labelStats(
     if (g.agree !== undefined) agree.push(g.agree);
     if (grade?.rewardRight) rewardRight.push(...grade.rewardRight);
   }
-  if (accs.length) m['label/accuracy'] = meanOf(accs);
+  if (accs.length) m['label/accuracy'] = mean(accs, 0);
   for (const [category, v] of Object.entries(byCategory)) {
-    m[`label/accuracy/${category}`] = meanOf(v);
+    m[`label/accuracy/${category}`] = mean(v, 0);
     m[`label/count/${category}`] = v.length;
   }
-  if (agree.length) m['label/peer_agreement'] = meanOf(agree);
-  if (rewardRight.length) m['reward/accuracy'] = meanOf(rewardRight);
+  if (agree.length) m['label/peer_agreement'] = mean(agree, 0);
+  if (rewardRight.length) m['reward/accuracy'] = mean(rewardRight, 0);
   return m;
 }
 
@@ -138,11 +142,4 @@ export async function gradeGroup(
     ...(category !== undefined ? { category } : {}),
     ...(rewardRight ? { rewardRight } : {}),
   };
-}
-
-/** Mean of a list in order (0 for none). */
-function meanOf(values: readonly number[]): number {
-  let s = 0;
-  for (const v of values) s += v;
-  return values.length ? s / values.length : 0;
 }

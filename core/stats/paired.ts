@@ -2,6 +2,7 @@
 // outcomes. The method is docs/guide/statistics.md's; the numbers are checked against scipy in
 // test/core/stats/paired.test.ts.
 import { studentTQuantile } from './distributions';
+import { mean } from '../util/mean';
 
 /** One of the four outcomes a comparison can reach. */
 export type Outcome = 'ahead' | 'behind' | 'equivalent' | 'inconclusive';
@@ -26,10 +27,10 @@ export interface Sample {
 export function sample(values: readonly number[]): Sample {
   const n = values.length;
   if (n === 0) return { n, mean: NaN, sd: NaN, se: NaN };
-  const mean = values.reduce((a, b) => a + b, 0) / n;
-  if (n < 2) return { n, mean, sd: NaN, se: NaN };
-  const sd = Math.sqrt(values.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1));
-  return { n, mean, sd, se: sd / Math.sqrt(n) };
+  const m = mean(values, NaN);
+  if (n < 2) return { n, mean: m, sd: NaN, se: NaN };
+  const sd = Math.sqrt(values.reduce((a, b) => a + (b - m) ** 2, 0) / (n - 1));
+  return { n, mean: m, sd, se: sd / Math.sqrt(n) };
 }
 
 /**

@@ -8,6 +8,7 @@ import { CorlError } from '../errors';
 import type { Agreement } from '../metrics/agreement';
 import type { AnswerKeys } from '../reward/answer-keys';
 import { readUserText } from '../util/files';
+import { finiteMean } from '../util/mean';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
 import type { Agent, RunContext } from './run-context';
 import {
@@ -16,7 +17,6 @@ import {
   evaluateAgent,
   evalProblems,
   gradingKeys,
-  mean,
   pairAgreement,
   type AgentScores,
   type EvalRow,
@@ -240,7 +240,7 @@ async function pairFigures(
       const names: [string, string] = [selected[a]!.name, selected[b]!.name];
       if (m > 0) {
         const right = await ensembleCorrect([perAgent[a]!, perAgent[b]!], m, equivalence, referenceKey);
-        ensembles.push({ agents: names, m, k: 2 * m, accuracy: mean(right.map(Number)) });
+        ensembles.push({ agents: names, m, k: 2 * m, accuracy: finiteMean(right.map(Number), 0) });
       }
       const s = await pairAgreement(perAgent[a]!, perAgent[b]!, equivalence);
       pairs.push({

@@ -10,6 +10,7 @@ import { missingValidationSplit } from '../config/data-checks';
 import { agreement, type Agreement } from '../metrics/agreement';
 import { matches } from '../voting/match';
 import { pluralityVote } from '../voting/plurality';
+import { finiteMean } from '../util/mean';
 import { mixSeed } from '../util/rng';
 import { sampleChecked, type Agent, type RunContext } from './run-context';
 import { AnswerKeys } from '../reward/answer-keys';
@@ -131,7 +132,7 @@ export async function evaluateCohort(ctx: RunContext, keys: AnswerKeys, step: nu
       step,
       agent: null,
       phase: 'eval',
-      metrics: { [`ensemble/maj@${ev.ensemble * ctx.agents.length}`]: mean(right.map(Number)) },
+      metrics: { [`ensemble/maj@${ev.ensemble * ctx.agents.length}`]: finiteMean(right.map(Number), 0) },
     });
   }
   for (let a = 0; a < ctx.agents.length; a++) {
@@ -239,7 +240,10 @@ async function evalRows(
       majority: vote.label,
       majCorrect: await matches(vote.label, target, equivalence),
       reference: gt.get(problem.id)?.answer ?? null,
-      meanLength: mean(group.map((c) => c.tokenIds.length)),
+      meanLength: finiteMean(
+        group.map((c) => c.tokenIds.length),
+        0,
+      ),
       ...(typeof problem.metadata?.category === 'string' ? { category: problem.metadata.category } : {}),
     });
   }
@@ -344,10 +348,27 @@ export interface AgentScores {
 /** pass@1, maj@K, answered share and mean length of one agent's rows. */
 export function agentScores(rows: readonly EvalRow[]): AgentScores {
   return {
-    pass1: mean(rows.map((r) => mean(r.correct.map(Number)))),
-    majority: mean(rows.map((r) => Number(r.majCorrect))),
-    answered: mean(rows.map((r) => mean(r.keys.map((k) => (k === null ? 0 : 1))))),
-    meanLength: mean(rows.map((r) => r.meanLength)),
+    pass1: finiteMean(
+      rows.map((r) => finiteMean(r.correct.map(Number), 0)),
+      0,
+    ),
+    majority: finiteMean(
+      rows.map((r) => Number(r.majCorrect)),
+      0,
+    ),
+    answered: finiteMean(
+      rows.map((r) =>
+        finiteMean(
+          r.keys.map((k) => (k === null ? 0 : 1)),
+          0,
+        ),
+      ),
+      0,
+    ),
+    meanLength: finiteMean(
+      rows.map((r) => r.meanLength),
+      0,
+    ),
   };
 }
 
@@ -397,18 +418,6 @@ export async function pairAgreement(
     }
   }
   return agreement(ca, cb, same);
-}
-
-/** Mean of the finite values (0 for none). */
-export function mean(values: readonly number[]): number {
-  let s = 0;
-  let n = 0;
-  for (const v of values)
-    if (Number.isFinite(v)) {
-      s += v;
-      n++;
-    }
-  return n ? s / n : 0;
 }
 
 /** The last round whose turns answer the problem (not `evaluate` rounds): the one evaluation scores. */

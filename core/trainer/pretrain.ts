@@ -10,7 +10,8 @@ import type { AnswerKeys } from '../reward/answer-keys';
 import { mixSeed } from '../util/rng';
 import { pct } from '../util/text';
 import { buildRunContext, epochBatch, sampleChecked, type Agent, type RunContext } from './run-context';
-import { evalProblems, gradingKeys, mean } from './evaluate';
+import { evalProblems, gradingKeys } from './evaluate';
+import { finiteMean } from '../util/mean';
 import { readPretrainCorpus, type PretrainCorpus } from './pretrain-corpus';
 
 /** What pretraining one agent produced. */
@@ -169,10 +170,14 @@ async function heldOutAccuracy(
     { n: ev.samples, ...ev.sampling, seed: mixSeed(agent.seed, 'pretrain-eval', step) },
     'pretraining evaluation',
   );
-  return mean(
+  return finiteMean(
     problems.map((p, i) => {
       const ref = keys.referenceKey(p.id, ctx.data.groundTruth);
-      return mean(out[i]!.map((c) => (ref !== null && keys.of(c.text).key === ref ? 1 : 0)));
+      return finiteMean(
+        out[i]!.map((c) => (ref !== null && keys.of(c.text).key === ref ? 1 : 0)),
+        0,
+      );
     }),
+    0,
   );
 }

@@ -7,7 +7,7 @@ import type { UpdateResult } from '../contracts/policy';
 import { gradeGroup, labelStats, rewardStats, sourceStats, type GroupGrade } from '../reward/metrics';
 import type { ScoredGroup } from '../reward/pipeline';
 import { matches } from '../voting/match';
-import { mean } from './evaluate';
+import { finiteMean } from '../util/mean';
 import type { StepBatch, StepRun } from './step';
 import type { StepGroup, StepTable } from './step-table';
 
@@ -24,15 +24,27 @@ export async function stepMetrics(
   const credited = groups.map(creditedResult);
   const rows = groups.flatMap((g) => g.rows);
   const m: Record<string, number> = rewardStats(credited);
-  m['advantage/abs_mean'] = mean(rows.map((row) => Math.abs(row.advantage)));
+  m['advantage/abs_mean'] = finiteMean(
+    rows.map((row) => Math.abs(row.advantage)),
+    0,
+  );
   Object.assign(m, labelStats(credited, await grades(r, table, groups, credited)));
   // Accuracy of the training samples themselves (monitoring).
   const right: number[] = [];
   for (const g of groups) right.push(...(await rightAnswers(r, table, g)));
-  if (right.length) m['train/accuracy'] = mean(right);
-  m['completion/mean_length'] = mean(rows.map((row) => row.completion.tokenIds.length));
-  m['completion/answered_fraction'] = mean(rows.map((row) => (row.key === null ? 0 : 1)));
-  m['completion/truncated_fraction'] = mean(rows.map((row) => (row.completion.finishReason === 'length' ? 1 : 0)));
+  if (right.length) m['train/accuracy'] = finiteMean(right, 0);
+  m['completion/mean_length'] = finiteMean(
+    rows.map((row) => row.completion.tokenIds.length),
+    0,
+  );
+  m['completion/answered_fraction'] = finiteMean(
+    rows.map((row) => (row.key === null ? 0 : 1)),
+    0,
+  );
+  m['completion/truncated_fraction'] = finiteMean(
+    rows.map((row) => (row.completion.finishReason === 'length' ? 1 : 0)),
+    0,
+  );
   Object.assign(m, sourceStats(credited));
   for (const [k, v] of Object.entries(update.metrics)) if (Number.isFinite(v)) m[k] = v;
   // Per round, when the agents discussed.
@@ -85,8 +97,11 @@ async function roundMetrics(r: StepRun, table: StepTable, agent: number): Promis
     const groups = table.agentGroups(agent).filter((g) => g.round === round);
     const right: number[] = [];
     for (const g of groups) right.push(...(await rightAnswers(r, table, g)));
-    if (right.length) m[`train/round${round}/accuracy`] = mean(right);
-    m[`reward/round${round}/score_mean`] = mean(groups.flatMap((g) => g.rows.map((row) => row.score)));
+    if (right.length) m[`train/round${round}/accuracy`] = finiteMean(right, 0);
+    m[`reward/round${round}/score_mean`] = finiteMean(
+      groups.flatMap((g) => g.rows.map((row) => row.score)),
+      0,
+    );
   }
   return m;
 }
@@ -98,6 +113,6 @@ function judgeMetrics(judged: readonly Judgement[]): Record<string, number> {
     'judge/calls': judged.reduce((s, j) => s + j.calls, 0),
     'judge/samples': judged.reduce((s, j) => s + j.samples, 0),
     'judge/verdicts': quality.length,
-    ...(quality.length ? { 'judge/quality_mean': mean(quality as number[]) } : {}),
+    ...(quality.length ? { 'judge/quality_mean': finiteMean(quality as number[], 0) } : {}),
   };
 }

@@ -13,7 +13,7 @@ import { deepFreeze } from '../contracts/frozen';
 import { mixSeed } from '../util/rng';
 import { agentFailure, batchAt, sampleChecked, trainSampling, type RunContext } from './run-context';
 import { discussionRound, discussionSetup } from './discussion';
-import { mean } from './evaluate';
+import { finiteMean } from '../util/mean';
 import { judgeStep } from './judging';
 import type { MetricsWriter } from './metrics-writer';
 import type { RunDirectory } from './run-dir';
@@ -86,7 +86,7 @@ export async function trainStep(r: StepRun, step: number): Promise<StepPhase> {
   }
   return {
     reward: rewardSum / N,
-    labelAccuracy: labelAccs.length ? mean(labelAccs) : NaN,
+    labelAccuracy: labelAccs.length ? finiteMean(labelAccs, 0) : NaN,
     ms: { sampleMs, rewardMs: t2 - t0 - sampleMs, updateMs: t3 - t2 },
   };
 }

@@ -6,6 +6,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { DebateScores, Interaction } from '../../core/contracts/interaction';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
+import { mean } from '../../core/util/mean';
 
 /** The options schema of `corl:debate`. */
 const DEBATE_OPTIONS_SCHEMA = {
@@ -73,8 +74,6 @@ export type DebateOptions = FromSchema<
   { deserialize: [{ pattern: { type: 'array'; minItems: 4; maxItems: 4 }; output: [number, number, number, number] }] }
 >;
 
-const meanOf = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-
 /**
  * The rewards of every turn of one problem's debates from the verifier's scores (see
  * {@link Interaction.credit}): `score + bonus` of docs/algorithms/maporl.md.
@@ -94,7 +93,11 @@ export function debateCredit(o: DebateOptions, d: DebateScores): number[][][] {
   const [a0, a1, a2, a3] = o.alpha;
 
   const score = (t: number, i: number, k: number): number => {
-    const all = (tt: number): number => meanOf(Array.from({ length: N }, (_, a) => v(tt, a, k)));
+    const all = (tt: number): number =>
+      mean(
+        Array.from({ length: N }, (_, a) => v(tt, a, k)),
+        NaN,
+      );
     if (o.horizon === 'current') return o.agentShare === 'all' ? all(t) : v(t, i, k);
     if (o.horizon === 'last') return o.agentShare === 'all' ? all(T - 1) : v(T - 1, i, k);
     let num = v(t, i, k);
@@ -112,7 +115,10 @@ export function debateCredit(o: DebateOptions, d: DebateScores): number[][][] {
     const own = v(t, i, k);
     if (t > 0 && others[i]!.length > 0) {
       const before = v(t - 1, i, k);
-      const seen = meanOf(others[i]!.map((m) => v(t - 1, m, k)));
+      const seen = mean(
+        others[i]!.map((m) => v(t - 1, m, k)),
+        NaN,
+      );
       if (right(before) && wrong(own)) {
         if (right(seen)) b -= a1;
         else if (wrong(seen)) b -= a0;
@@ -123,8 +129,14 @@ export function debateCredit(o: DebateOptions, d: DebateScores): number[][][] {
       }
     }
     if (t < T - 1 && readers[i]!.length > 0) {
-      const now = meanOf(readers[i]!.map((m) => v(t, m, k)));
-      const next = meanOf(readers[i]!.map((m) => v(t + 1, m, k)));
+      const now = mean(
+        readers[i]!.map((m) => v(t, m, k)),
+        NaN,
+      );
+      const next = mean(
+        readers[i]!.map((m) => v(t + 1, m, k)),
+        NaN,
+      );
       if (right(next) && wrong(now)) {
         if (right(own)) b -= a3;
         else if (wrong(own)) b -= a2;

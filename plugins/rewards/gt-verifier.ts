@@ -1,6 +1,7 @@
 import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { definePlugin } from '../../core/registry/define';
 import { matchesReference } from './ground-truth';
+import { mean } from '../../core/util/mean';
 
 /**
  * MAPoRL's verifier, from labels: each turn's score is 1 when its answer is equivalent to the
@@ -21,8 +22,7 @@ export const gtVerifierReward = definePlugin({
     return {
       async score(ctx, work): Promise<RewardResult> {
         const rewards: number[] = (await matchesReference(ctx, 'corl:gt-verifier', work)).map((r) => (r ? 1 : 0));
-        const right = rewards.reduce((a, b) => a + b, 0) / Math.max(rewards.length, 1);
-        return { rewards, metrics: { 'verifier/score_mean': right } };
+        return { rewards, metrics: { 'verifier/score_mean': mean(rewards, 0) } };
       },
     };
   },

@@ -2,6 +2,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { CompletionView, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
+import { mean } from '../../core/util/mean';
 
 /** Mean of a per-token statistic, checked against the completion's length. */
 function tokenMean(c: CompletionView, field: 'entropies' | 'meanLogprobs', index: number): number {
@@ -90,7 +91,7 @@ export const intrinsicReward = definePlugin({
         const metrics: Record<string, number> =
           options.method === 'rent'
             ? { 'intrinsic/entropy': entropy / n }
-            : { 'intrinsic/self_certainty': rewards.reduce((a, b) => a + b, 0) / n };
+            : { 'intrinsic/self_certainty': mean(rewards, 0) };
         return { rewards, metrics };
       },
     };

@@ -8,6 +8,7 @@ import { FairGate } from '../../core/util/fair-queue';
 import { CheckpointScorer } from '../policies/transformer/scorer';
 import { END } from '../policies/transformer/tokenizer';
 import { NotARegularFile, readUserText } from '../../core/util/files';
+import { mean } from '../../core/util/mean';
 
 /** What follows the problem and the solution in a verifier's text; the verdict token comes next. */
 export const VERDICT_CUE = ' Verdict:';
@@ -109,7 +110,7 @@ export function likelihoodIds(
 
 /** [min, mean] of a solution's token log-probabilities (its closing end token included, so never empty). */
 export function likelihoodFeatures(logprobs: readonly number[]): [number, number] {
-  return [Math.min(...logprobs), logprobs.reduce((a, b) => a + b, 0) / logprobs.length];
+  return [Math.min(...logprobs), mean(logprobs, NaN)];
 }
 
 /** σ(w·f + b), computed without overflow. */
@@ -251,8 +252,7 @@ export const learnedVerifierReward = definePlugin({
             : verdictScores(scorer, rc.problem.prompt, texts, where);
         });
         work?.signal?.throwIfAborted();
-        const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(rewards.length, 1);
-        return { rewards, metrics: { 'verifier/score_mean': mean } };
+        return { rewards, metrics: { 'verifier/score_mean': mean(rewards, 0) } };
       },
       close: () => scorer.close(),
     };

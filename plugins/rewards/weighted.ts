@@ -5,6 +5,7 @@ import type { WorkOptions } from '../../core/contracts/work';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
 import { checkResult } from '../../core/reward/checks';
+import { mean } from '../../core/util/mean';
 
 /** corl's schema keyword for a nested plugin selection, `{ corlPlugin: kind }`. */
 type CorlPluginKeyword = { corlPlugin: PluginKind };
@@ -124,7 +125,7 @@ export const weightedReward = definePlugin({
           label = r.label;
           ownLabel = r.ownLabel;
         }
-        metrics[`weighted/${i}/reward`] = r.rewards.reduce((a, b) => a + b, 0) / Math.max(1, r.rewards.length);
+        metrics[`weighted/${i}/reward`] = mean(r.rewards, 0);
         for (const [k, v] of Object.entries(r.metrics ?? {})) metrics[`weighted/${i}/${k}`] = v;
       }
       return { rewards, ...(label !== undefined ? { label, ownLabel } : {}), metrics };

@@ -39,6 +39,7 @@ import type { ApplyResult, EngineInit, Objective, ParamsUpdate, SampleJob, Sampl
 import type { TransformerOptions } from './options';
 import { LocalShard, WorkerShard, type Shard, type ShardProfile } from './shard';
 import { CharTokenizer, END } from './tokenizer';
+import { mean } from '../../../core/util/mean';
 
 /** The architecture an options object describes. */
 export function architectureOf(o: TransformerOptions, vocab: number): Architecture {
@@ -66,8 +67,6 @@ interface StepOutcome {
   readonly next: ApplyResult;
   readonly version: number;
 }
-
-const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
 
 export class TransformerPolicy implements Policy {
   readonly tokenizer: CharTokenizer;
@@ -430,12 +429,12 @@ export class TransformerPolicy implements Policy {
     this.training.updates++;
     return {
       metrics: {
-        'loss/total': mean(m.total!),
-        'loss/policy': mean(m.policy!),
-        'loss/kl': mean(m.kl!),
-        'loss/clip_fraction': mean(m.clip!),
-        'loss/ratio_mean': m.ratio!.length ? mean(m.ratio!) : 1,
-        'optim/grad_norm': mean(m.norm!),
+        'loss/total': mean(m.total!, 0),
+        'loss/policy': mean(m.policy!, 0),
+        'loss/kl': mean(m.kl!, 0),
+        'loss/clip_fraction': mean(m.clip!, 0),
+        'loss/ratio_mean': m.ratio!.length ? mean(m.ratio!, 0) : 1,
+        'optim/grad_norm': mean(m.norm!, 0),
         'optim/lr': lr,
         'optim/steps': m.total!.length,
       },

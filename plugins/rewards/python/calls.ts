@@ -7,6 +7,7 @@ import { CorlError } from '../../../core/errors';
 import { matchesAtOnce } from '../../../core/voting/match';
 import { pluralityVote } from '../../../core/voting/plurality';
 import { majorityOfLabels } from '../vote';
+import { mean } from '../../../core/util/mean';
 
 /** The options the calls depend on (a subset of corl:python's). */
 export interface CallOptions {
@@ -235,8 +236,6 @@ export function metricName(name: string): string {
   return `python/${clean || '_'}`;
 }
 
-const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-
 function readTrl(
   answer: Record<string, unknown>,
   members: readonly number[],
@@ -245,7 +244,7 @@ function readTrl(
   const rewards = answer.rewards as (number | null)[];
   const logged: Record<string, number> = {};
   for (const [name, values] of Object.entries((answer.metrics as Record<string, number[]>) ?? {}))
-    if (values.length) logged[metricName(name)] = mean(values);
+    if (values.length) logged[metricName(name)] = mean(values, NaN);
   let at = 0;
   return members.map((i) => {
     const p = prepared[i]!;
@@ -254,7 +253,7 @@ function readTrl(
     // TRL leaves an abstained (None) completion out of its group's baseline and gives it advantage 0; here
     // it gets the mean of the group's scored completions (0 when none was scored), the same advantage 0.
     const scored = got.filter((r): r is number => r !== null);
-    const fill = scored.length ? mean(scored) : 0;
+    const fill = scored.length ? mean(scored, NaN) : 0;
     return {
       rewards: got.map((r) => (r === null ? fill : r)),
       label: p.label,
@@ -275,6 +274,6 @@ function readVerl(
   const sums = new Map<string, number[]>();
   for (const e of extras) for (const [k, v] of Object.entries(e)) sums.set(k, [...(sums.get(k) ?? []), v]);
   const metrics: Record<string, number> = {};
-  for (const [k, vs] of sums) metrics[metricName(k)] = mean(vs);
+  for (const [k, vs] of sums) metrics[metricName(k)] = mean(vs, NaN);
   return [{ rewards: [...scores], label: p.label, ownLabel: p.ownLabel, metrics }];
 }

@@ -21,6 +21,7 @@ import { FolderLock } from '../util/folder-lock';
 import { parseJson } from '../util/json';
 import { checkVerdicts } from '../report/compare-files';
 import type { Shard } from './shard';
+import { ensureSeal } from '../util/seal';
 
 /** How to run {@link runCompare}. */
 export interface CompareOptions {
@@ -215,6 +216,8 @@ async function prepareLocked(
   lock: FolderLock,
 ): Promise<Prepared> {
   const existing = checkFolder(o.out, o.plan);
+  // a planned comparison's runs write their evaluations sealed with the folder's key until the look
+  if (o.plan) await ensureSeal(o.out);
   const plan = o.plan ? (existing ?? attachPlan(o.plan, files, o.out)) : undefined;
   const design = o.plan ? designFromPlan(o.plan.plan) : (o.design ?? { metric: 'final', alpha: 0.05 });
   const seq = design.sequential;
@@ -497,7 +500,7 @@ export async function attachPlanFile(dir: string, planFile: string): Promise<voi
   await writeJsonAtomic(path.join(dir, 'compare.json'), { ...meta, plan: record });
 }
 
-/** What a run records of the plan it is launched under, at its start (run.json's "plan"). */
-function planOf(o: CompareOptions): { plan?: { sha256: string; file: string } } {
-  return o.plan ? { plan: { sha256: o.plan.sha256, file: portablePath(o.plan.file) } } : {};
+/** What a run records of the plan it is launched under, at its start (run.json's "plan"), and that its evaluations are sealed. */
+function planOf(o: CompareOptions): { plan?: { sha256: string; file: string }; sealed?: true } {
+  return o.plan ? { plan: { sha256: o.plan.sha256, file: portablePath(o.plan.file) }, sealed: true } : {};
 }

@@ -28,7 +28,8 @@ interface CategoryEvalRow {
 }
 
 /**
- * The eval-row files of a run, by step: plain, gzip- or brotli-compressed, or a link (a
+ * The eval-row files of a run, by step: plain, gzip- or brotli-compressed, sealed (a planned run's,
+ * opened with its comparison's key), or a link (a
  * `step-N.jsonl.link` file holding the path, relative to its folder, of another run's identical
  * rows: a compact pack stores the step-0 rows runs share once).
  */
@@ -41,9 +42,9 @@ export function evalStepFiles(runDir: string): Map<number, string> {
       where: dir,
       hint: "a run folder's eval/ holds step-N.jsonl files: restore it from a copy",
     });
-  const ranks: Record<string, number> = { '': 0, '.gz': 1, '.br': 2, '.link': 3 };
+  const ranks: Record<string, number> = { '': 0, '.gz': 1, '.br': 2, '.link': 3, '.sealed': 4 };
   for (const f of fs.readdirSync(dir)) {
-    const m = /^step-(\d+)\.jsonl(\.gz|\.br|\.link)?$/.exec(f);
+    const m = /^step-(\d+)\.jsonl(\.gz|\.br|\.link|\.sealed)?$/.exec(f);
     if (!m) continue;
     const rank = ranks[m[2] ?? '']!;
     const step = Number(m[1]);

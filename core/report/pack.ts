@@ -9,6 +9,7 @@ import { parse as parseJsonc } from 'jsonc-parser';
 import { evalStepFiles } from './markdown';
 import { READS_FILE } from './reads';
 import { readUserText } from '../util/files';
+import { folderSeal, SEAL_FILE, SEALED_SUFFIX } from '../util/seal';
 
 /** Options of {@link packCompare}. */
 export interface PackOptions {
@@ -97,6 +98,10 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
   // the held-out reads travel with the runs: a copy shows what was read of them, and re-rendering it reads nothing new
   const ledger = path.join(o.from, READS_FILE);
   if (fs.existsSync(ledger)) await write(path.join(o.to, READS_FILE), readUserText(ledger));
+  // a planned comparison's runs stay sealed in the copy, with the original's key: the copy opens them at
+  // the plan's looks only, and counts its reads in the original's ledger too (core/report/reads.ts)
+  const seal = folderSeal(o.from);
+  if (seal) await write(path.join(o.to, SEAL_FILE), readUserText(seal.file));
   for (const name of fs
     .readdirSync(o.from, { withFileTypes: true })
     .filter((d) => d.isDirectory())
@@ -173,7 +178,9 @@ async function packRun(src: string, dst: string, c: PackContext): Promise<void> 
       .split('\n')
       .filter((l) => l.trim() !== '')
       .map((l) => {
-        const r = JSON.parse(l) as { metrics?: Record<string, unknown> };
+        const r = JSON.parse(l) as { metrics?: Record<string, unknown>; sealed?: unknown };
+        // a sealed evaluation line is copied as it is: it opens with the comparison's key only
+        if (r.sealed !== undefined) return l;
         const m = Object.entries(r.metrics ?? {}).map(([k, v]) => [k, EXACT.test(k) ? v : fourDigits(v)]);
         return JSON.stringify({ ...r, metrics: Object.fromEntries(m) });
       });
@@ -184,7 +191,14 @@ async function packRun(src: string, dst: string, c: PackContext): Promise<void> 
   const keep = [...new Set([steps[0], steps[steps.length - 1]].filter((s): s is number => s !== undefined))];
   const categories = await o.categories?.(src);
   for (const step of keep) {
-    const lines = readTextMaybeGz(files.get(step)!)
+    const source = files.get(step)!;
+    const name = `step-${String(step).padStart(6, '0')}.jsonl`;
+    if (source.endsWith(SEALED_SUFFIX)) {
+      // sealed rows stay sealed (bound to config/seed-i/eval/name, the same path in the copy)
+      await write(path.join(dst, 'eval', `${name}${SEALED_SUFFIX}`), readUserText(source));
+      continue;
+    }
+    const lines = readTextMaybeGz(source)
       .split('\n')
       .filter((l) => l.trim() !== '')
       .map((l) => {
@@ -200,7 +214,6 @@ async function packRun(src: string, dst: string, c: PackContext): Promise<void> 
             : full,
         );
       });
-    const name = `step-${String(step).padStart(6, '0')}.jsonl`;
     const text = lines.join('\n') + '\n';
     if (!o.compact) {
       await write(path.join(dst, 'eval', `${name}.gz`), gzipText(text));

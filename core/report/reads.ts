@@ -12,7 +12,10 @@
 // (their run.json ids); compare.json keeps its count and last hash, so a ledger deleted, truncated or
 // edited is reported (see checkedLedger), never silently restarted. Held-out
 // numbers a person sees elsewhere (the progress display of an unplanned comparison prints held-out
-// pass@1 at every evaluation; a plan's comparison hides it) are not in the ledger.
+// pass@1 at every evaluation; a plan's comparison hides it, and seals what its runs write: see
+// core/util/seal.ts) are not in the ledger. A copy of a planned comparison (a copied folder, a
+// pack) carries the original's seal, which names the original folder: a read of the copy is
+// counted in the copy's ledger and, when the original is on this machine, in the original's.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
@@ -24,6 +27,7 @@ import { parseJson } from '../util/json';
 import { checkCompareMeta, checkReadRecord } from './compare-files';
 import type { ReportGroup } from './html';
 import { seedIndex } from './paired';
+import { folderSeal } from '../util/seal';
 
 /** The ledger's file in a comparison folder. */
 export const READS_FILE = 'reads.jsonl';
@@ -236,6 +240,22 @@ export function folderLedger(dir: string): Ledger {
  * was a new read.
  */
 export async function countRead(
+  dir: string,
+  groups: readonly ReportGroup[],
+  by: string,
+  plan?: string,
+): Promise<{ readonly reads: readonly Read[]; readonly counted: boolean; readonly problems: readonly string[] }> {
+  const result = await countReadHere(dir, groups, by, plan);
+  // a copy of a planned comparison (cp -r, a pack) counts its reads in the original's ledger too,
+  // when the original is on this machine: deleting the copy's ledger cannot make them vanish
+  const seal = folderSeal(dir);
+  const origin = seal && seal.origin !== path.resolve(dir) ? seal.origin : undefined;
+  if (origin && folderSeal(origin)?.id === seal!.id && fs.existsSync(path.join(origin, 'compare.json')))
+    await countReadHere(origin, groups, `${by}, of a copy at ${path.resolve(dir)}`, plan);
+  return result;
+}
+
+async function countReadHere(
   dir: string,
   groups: readonly ReportGroup[],
   by: string,

@@ -22,10 +22,15 @@ export interface RunSummary {
   readonly plannedSteps: number;
   /** Whether the run finished all its steps (state.json). */
   readonly finished: boolean;
+  /** Set when the run's evaluations are sealed (a planned run) and were left out of `records`. */
+  readonly sealedHidden?: true;
 }
 
-/** Read a run directory. */
-export function readRun(dir: string): RunSummary {
+/**
+ * Read a run directory. A planned run's sealed evaluations are opened (`sealed: 'open'`, what a
+ * comparison's rendering at a look reads) or left out (`'hide'`).
+ */
+export function readRun(dir: string, o: { readonly sealed?: 'open' | 'hide' } = {}): RunSummary {
   const run = RunDirectory.open(dir);
   const config = checkRunConfig(run.config(), path.join(run.dir, 'config.json'));
   const state = run.state();
@@ -39,10 +44,11 @@ export function readRun(dir: string): RunSummary {
     ...(typeof config.reward?.use === 'string'
       ? { reward: { use: config.reward.use, options: config.reward.options } }
       : {}),
-    records: run.readMetrics(),
+    records: run.readMetrics({ sealed: o.sealed ?? 'open' }),
     steps: state.nextStep,
     plannedSteps: config.trainer?.steps ?? state.nextStep,
     finished: state.finished,
+    ...(o.sealed === 'hide' && meta.sealed === true ? { sealedHidden: true as const } : {}),
   };
 }
 

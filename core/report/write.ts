@@ -25,12 +25,20 @@ export function runStatus(run: RunSummary, failure?: string): ReportStatus | und
 
 /** The HTML report of a run directory; `failure`: the error that ended the run, for the banner at the top. */
 export function renderRunReport(runDir: string, failure?: string): string {
-  const run = readRun(runDir);
+  // a planned run's evaluations are sealed: its own page shows its training only, never held-out results
+  const run = readRun(runDir, { sealed: 'hide' });
   const status = runStatus(run, failure);
   return renderReport(
     `corl run: ${run.name} (seed ${run.seed})`,
     [{ name: run.name, runs: [run] }],
-    [`Run directory: the folder of this report (${path.basename(run.dir)}).`],
+    [
+      `Run directory: the folder of this report (${path.basename(run.dir)}).`,
+      ...(run.sealedHidden
+        ? [
+            "This run belongs to a planned comparison: its evaluations are sealed and are shown only at the plan's looks, by the comparison's report (corl report <comparison folder>).",
+          ]
+        : []),
+    ],
     status ? { status } : {},
   );
 }
@@ -48,8 +56,8 @@ export async function writeRunReport(runDir: string, failure?: string): Promise<
 }
 
 /**
- * A run of a comparison (`<comparison>/<config>/seed-<i>`) whose report shows held-out results is a
- * read of that comparison: counted in its reads.jsonl (a planned comparison's plan check then shows
+ * A run of a comparison (`<comparison>/<config>/seed-<i>`) whose report shows held-out results (an
+ * unplanned one: a planned run's page shows no evaluation) is a read of that comparison: counted in its reads.jsonl (a planned comparison's plan check then shows
  * it as a read off the plan's looks). Returns the read's number when it was a new one.
  */
 export async function countRunRead(runDir: string, by: string): Promise<number | undefined> {
@@ -59,7 +67,9 @@ export async function countRunRead(runDir: string, by: string): Promise<number |
   const config = checkRunConfig(RunDirectory.open(dir).config(), path.join(dir, 'config.json'));
   if (config.eval?.split === 'validation') return undefined;
   const meta = readCompareMeta(cmp) as { plan?: { sha256?: unknown } };
-  const run = readRun(dir);
+  const run = readRun(dir, { sealed: 'hide' });
+  // a sealed run's page shows none of its evaluations: nothing was read
+  if (run.sealedHidden) return undefined;
   const r = await countRead(
     cmp,
     [{ name: path.basename(path.dirname(dir)), runs: [run] }],

@@ -1,5 +1,5 @@
 // Where a run's metrics records go: metrics.jsonl of the run directory, then every metrics sink of
-// the config, in order. Records are frozen first, so no sink can change what the next one gets.
+// the config, in order (a sealed run's evaluation records go to metrics.jsonl only, sealed). Records are frozen first, so no sink can change what the next one gets.
 import type { MetricsRecord, MetricsRun, MetricsSink } from '../contracts/metrics-sink';
 import { CorlError, errorLine, isCorlError } from '../errors';
 import { deepFreeze } from '../contracts/frozen';
@@ -29,6 +29,8 @@ export class MetricsWriter {
   async write(record: MetricsRecord): Promise<void> {
     deepFreeze(record);
     this.run.appendMetrics(record);
+    // a sealed run's evaluations stay in its sealed lines: no sink (TensorBoard, wandb, a file) gets them
+    if (record.phase === 'eval' && this.run.sealed) return;
     for (const [i, s] of this.sinks.entries()) {
       try {
         await s.write(record);

@@ -11,6 +11,7 @@ import { writeFileAtomic, writeFileAtomicSync, writeJsonAtomic } from '../util/f
 import { FolderLock, LOCK_FILE } from '../util/folder-lock';
 import { parseJson } from '../util/json';
 import { checkMetricsRecord, checkRunMeta, checkRunState, insideFolder } from './run-files';
+import { isSealed, openText, runSeal, sealedFileContext, sealText, SEALED_SUFFIX, type Seal } from '../util/seal';
 
 /** What a run directory remembers about where training stands (state.json). */
 export interface RunState {
@@ -45,6 +46,11 @@ export interface RunMeta {
   readonly trainedOnLabels?: boolean;
   /** The plan the run was launched under (`corl compare --plan`), recorded before its first step: its sha256 and file. */
   readonly plan?: { readonly sha256: string; readonly file: string };
+  /**
+   * Set for a run of a planned comparison: its evaluation records (metrics.jsonl lines of phase
+   * "eval") and eval rows are written sealed with the comparison's key (core/util/seal.ts).
+   */
+  readonly sealed?: true;
 }
 
 /** How a run directory is taken for writing. */
@@ -116,6 +122,19 @@ export class RunDirectory {
     readonly dir: string,
     private lock?: FolderLock,
   ) {}
+
+  /** The seal its evaluations are written with (null: an unsealed run), read once. */
+  private sealOf: Seal | null | undefined;
+
+  /** Whether the run's evaluations are sealed (run.json `sealed`). */
+  get sealed(): boolean {
+    return this.seal() !== null;
+  }
+
+  private seal(): Seal | null {
+    if (this.sealOf === undefined) this.sealOf = this.meta().sealed === true ? runSeal(this.dir) : null;
+    return this.sealOf;
+  }
 
   /** Give the folder's lock back (after the run's last write). Idempotent. */
   release(): void {
@@ -275,9 +294,18 @@ export class RunDirectory {
     return path.join(this.dir, ROLLOUTS);
   }
 
-  /** Append one metrics record. */
+  /** Append one metrics record (an evaluation record of a sealed run sealed: its step, agent and phase only in the clear). */
   appendMetrics(record: MetricsRecord): void {
-    fs.appendFileSync(this.metricsFile, JSON.stringify(record) + '\n');
+    const seal = record.phase === 'eval' ? this.seal() : null;
+    const line = seal
+      ? JSON.stringify({
+          step: record.step,
+          agent: record.agent,
+          phase: record.phase,
+          sealed: sealText(seal, JSON.stringify(record), metricsContext(this.dir, record.step, record.agent)),
+        })
+      : JSON.stringify(record);
+    fs.appendFileSync(this.metricsFile, line + '\n');
   }
 
   /** Append one rollout record. */
@@ -333,14 +361,19 @@ export class RunDirectory {
     }
   }
 
-  /** Every metrics record written so far (from metrics.jsonl, or metrics.jsonl.gz in a compacted copy). */
-  readMetrics(): MetricsRecord[] {
+  /**
+   * Every metrics record written so far (from metrics.jsonl, or metrics.jsonl.gz in a compacted
+   * copy). A sealed evaluation record is opened with the comparison's key, or left out with
+   * `sealed: 'hide'` (what shows a run on its own: its evaluations open at the plan's looks only).
+   */
+  readMetrics(o: { readonly sealed?: 'open' | 'hide' } = {}): MetricsRecord[] {
     const file = existingOrGz(this.metricsFile);
     const text = fs.existsSync(file) ? readTextMaybeGz(file) : '';
+    const hide = o.sealed === 'hide';
     return text
       .split('\n')
       .filter(Boolean)
-      .map((line, i) => {
+      .flatMap((line, i) => {
         let value: unknown;
         try {
           value = parseJson(line);
@@ -349,8 +382,26 @@ export class RunDirectory {
             where: `${file}:${i + 1}`,
           });
         }
-        return checkMetricsRecord(value, file, i + 1);
+        if (hide && value !== null && typeof value === 'object' && 'sealed' in value) return [];
+        return [checkMetricsRecord(this.opened(value, `${file}:${i + 1}`), file, i + 1)];
       });
+  }
+
+  /** A metrics line as written: a sealed one opened with the comparison's key, checked to be the record its clear fields name. */
+  private opened(value: unknown, where: string): unknown {
+    if (value === null || typeof value !== 'object' || !('sealed' in value)) return value;
+    const v = value as { step?: unknown; agent?: unknown; sealed?: unknown };
+    if (typeof v.sealed !== 'string' || !isSealed(v.sealed))
+      throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected "sealed" to be a sealed text (corl-sealed-1:…)', {
+        where,
+      });
+    const text = openText(runSeal(this.dir), v.sealed, metricsContext(this.dir, v.step, v.agent), where);
+    const inner = parseJson(text) as { step?: unknown; agent?: unknown };
+    if (inner.step !== v.step || inner.agent !== v.agent)
+      throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a sealed record of the step and agent its line names', {
+        where,
+      });
+    return inner;
   }
 
   /** Folder of the checkpoint written after `step` steps. */
@@ -363,12 +414,16 @@ export class RunDirectory {
     return path.join(this.dir, rel);
   }
 
-  /** Write a file of the eval folder atomically. */
+  /** Write a file of the eval folder atomically (a sealed run's as `<name>.sealed`, sealed). */
   async writeEval(name: string, lines: readonly unknown[]): Promise<void> {
-    await writeFileAtomic(
-      path.join(this.dir, 'eval', name),
-      lines.map((l) => JSON.stringify(l)).join('\n') + (lines.length ? '\n' : ''),
-    );
+    const text = lines.map((l) => JSON.stringify(l)).join('\n') + (lines.length ? '\n' : '');
+    const seal = this.seal();
+    if (seal) {
+      const file = path.join(this.dir, 'eval', `${name}${SEALED_SUFFIX}`);
+      await writeFileAtomic(file, sealText(seal, text, sealedFileContext(file)) + '\n');
+      return;
+    }
+    await writeFileAtomic(path.join(this.dir, 'eval', name), text);
   }
 
   private readJson(name: string): unknown {
@@ -382,6 +437,11 @@ export class RunDirectory {
       });
     }
   }
+}
+
+/** What a sealed metrics line is bound to: its run (config/seed-i), step and agent (a line moved elsewhere does not open). */
+function metricsContext(dir: string, step: unknown, agent: unknown): string {
+  return `${path.basename(path.dirname(dir))}/${path.basename(dir)}/metrics.jsonl step ${String(step)} agent ${String(agent)}`;
 }
 
 /** Refuse a run folder whose config.json or config.source.json would be the config file being read. */

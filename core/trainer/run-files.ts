@@ -27,6 +27,7 @@ export const RUN_META_SCHEMA = {
       additionalProperties: false,
       properties: { sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' }, file: { type: 'string' } },
     },
+    sealed: { const: true },
   },
   additionalProperties: false,
 } as const;

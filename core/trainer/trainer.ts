@@ -209,8 +209,9 @@ async function loop(
 }
 
 function outcomes(ctx: RunContext, run: RunDirectory): AgentOutcome[] {
+  // a sealed run's evaluations open at its plan's looks, not in what the run returns
   const evals = run
-    .readMetrics()
+    .readMetrics({ sealed: 'hide' })
     .filter((r) => r.phase === 'eval' && r.agent !== null && r.metrics['eval/accuracy'] !== undefined);
   return ctx.agents.map((a) => {
     const mine = evals.filter((r) => r.agent === a.index);

@@ -1,23 +1,27 @@
 import * as fs from 'node:fs';
 import * as zlib from 'node:zlib';
 import { MAX_INPUT_BYTES, NotARegularFile, readUserFile } from './files';
+import { openSealedFile, SEALED_SUFFIX } from './seal';
 
 /**
  * The file to read for `file`: itself when it exists, else its compressed twin `file.gz` or
- * `file.br` (the committed, compact copies of runs under docs/results/ are compressed), else `file`
- * (so the caller's "no such file" names what it asked for).
+ * `file.br` (the committed, compact copies of runs under docs/results/ are compressed) or its sealed
+ * twin `file.sealed` (a planned run's, core/util/seal.ts), else `file` (so the caller's "no such
+ * file" names what it asked for).
  */
 export function existingOrGz(file: string): string {
-  if (fs.existsSync(file) || file.endsWith('.gz') || file.endsWith('.br')) return file;
-  for (const twin of [`${file}.gz`, `${file}.br`]) if (fs.existsSync(twin)) return twin;
+  if (fs.existsSync(file) || /\.(gz|br|sealed)$/.test(file)) return file;
+  for (const twin of [`${file}.gz`, `${file}.br`, `${file}${SEALED_SUFFIX}`]) if (fs.existsSync(twin)) return twin;
   return file;
 }
 
 /**
- * Read a text file, decompressing it when its name ends in `.gz` (gzip) or `.br` (brotli): a regular
- * file only (see `readUserFile`), and at most `MAX_INPUT_BYTES` once decompressed.
+ * Read a text file, decompressing it when its name ends in `.gz` (gzip) or `.br` (brotli), opening
+ * it with its comparison's seal when it ends in `.sealed`: a regular file only (see
+ * `readUserFile`), and at most `MAX_INPUT_BYTES` once decompressed.
  */
 export function readTextMaybeGz(file: string): string {
+  if (file.endsWith(SEALED_SUFFIX)) return openSealedFile(file);
   const bytes = readUserFile(file);
   const gz = file.endsWith('.gz');
   if (!gz && !file.endsWith('.br')) return bytes.toString('utf8');

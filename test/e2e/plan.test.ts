@@ -3,6 +3,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileSha256 } from '../../core/compare/plan';
+import { evalStepFiles } from '../../core/report/markdown';
+import { RunDirectory } from '../../core/trainer/run-dir';
+import { readTextMaybeGz } from '../../core/util/gz';
 import { coRlConfig, tempDir, writeConfig } from '../fixtures/configs';
 
 const BIN = path.resolve(__dirname, '../../../bin/corl.js');
@@ -193,13 +196,16 @@ describe('e2e: corl compare with a plan, sequential seeds and parallel runs', fu
     expect(r.status, r.stderr).to.equal(0);
     expect(r.stderr).to.contain('done earlier, skipped').and.not.contain('starting');
     expect(fs.readFileSync(path.join(out, 'reads.jsonl'), 'utf8').trim().split('\n')).to.have.length(1);
-    for (const run of ['fixture-base/seed-1', 'fixture-co-rl/seed-1', 'fixture-co-rl/seed-2'])
-      for (const f of ['metrics.jsonl', 'eval/step-000000.jsonl', 'eval/step-000002.jsonl'].filter((x) =>
-        fs.existsSync(path.join(one, run, x)),
-      ))
-        expect(fs.readFileSync(path.join(out, run, f), 'utf8'), `${run}/${f}`).to.equal(
-          fs.readFileSync(path.join(one, run, f), 'utf8'),
-        );
+    // the runs' records and eval rows, opened (a planned run's evaluations are sealed, each folder with its own key)
+    for (const run of ['fixture-base/seed-1', 'fixture-co-rl/seed-1', 'fixture-co-rl/seed-2']) {
+      expect(RunDirectory.open(path.join(out, run)).readMetrics(), run).to.deep.equal(
+        RunDirectory.open(path.join(one, run)).readMetrics(),
+      );
+      const rows = (dir: string) => [...evalStepFiles(dir)].map(([step, f]) => [step, readTextMaybeGz(f)]);
+      expect(rows(path.join(out, run)), run)
+        .to.deep.equal(rows(path.join(one, run)))
+        .and.to.have.length.above(0);
+    }
     expect(fs.readFileSync(path.join(out, 'results.md'), 'utf8')).to.equal(
       fs.readFileSync(path.join(one, 'results.md'), 'utf8'),
     );

@@ -32,6 +32,11 @@ export const RUN_CODES = defineCodes({
       'A policy, reward source or other plugin threw during a training step. Metrics and checkpoints written before the failure are intact.',
     fix: 'read the underlying error; after fixing it, `corl train --resume DIR` continues from the last checkpoint',
   },
+  CORL_ERR_RUN_SEALED: {
+    cause:
+      "A planned run's evaluations are sealed with its comparison's key (seal.key in the comparison folder), and the key is missing or damaged: a run folder copied out of its comparison, or a seal.key edited or deleted.",
+    fix: 'read the run inside its comparison folder (corl report <comparison>), or restore seal.key from a copy of that folder; a copy must take the whole comparison folder',
+  },
   CORL_ERR_RUN_SINK: {
     cause:
       "A metrics sink of the config failed when the run started or while it wrote a record (its own error, uncoded: a folder it cannot create, a full disk). The run's metrics.jsonl and checkpoints written before are intact.",

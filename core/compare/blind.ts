@@ -17,7 +17,10 @@ export class BlindProgress implements ProgressReporter {
   }
 
   note(line: string): void {
-    const m = /^eval @ step (\d+): .*?(\([\d.]+ s\))?$/.exec(line);
+    // a sealed run's trainer already hides its numbers
+    const m = line.endsWith("results hidden until the plan's look")
+      ? null
+      : /^eval @ step (\d+): .*?(\([\d.]+ s\))?$/.exec(line);
     this.inner.note(
       m ? `eval @ step ${m[1]}: done${m[2] ? ` ${m[2]}` : ''}, results hidden until the plan's look` : line,
     );

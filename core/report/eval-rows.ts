@@ -21,7 +21,7 @@ export interface EvalRow {
  */
 export function readEvalRows(file: string): EvalRow[] {
   const rows: EvalRow[] = [];
-  readTextMaybeGz(existingOrGz(file))
+  readTextMaybeGz(existingOrGz(file), { openSealed: true })
     .split('\n')
     .forEach((line, i) => {
       if (!line.trim()) return;

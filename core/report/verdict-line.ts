@@ -18,7 +18,7 @@ export interface OneLineVerdict {
 function problemsOf(dir: string | undefined): number {
   const file = dir ? evalStepFiles(dir).get(0) : undefined;
   return file
-    ? readTextMaybeGz(file)
+    ? readTextMaybeGz(file, { openSealed: true })
         .split('\n')
         .filter((l) => l.trim() && (JSON.parse(l) as { agent?: unknown }).agent === 0).length
     : 0;

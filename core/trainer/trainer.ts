@@ -147,16 +147,24 @@ async function loop(
   const grades = gradingKeys(ctx);
   const stepRun: StepRun = { ctx, pipeline, grades, run, metrics: writers.metrics };
   const lastEval: number[] = ctx.agents.map(() => NaN);
+  // a planned run's evaluations are sealed: however it is run (corl compare, corl train --resume),
+  // its progress shows that an evaluation happened, never its numbers
+  const sealed = run.sealed;
   const evaluate = async (stepsDone: number): Promise<void> => {
     const t = performance.now();
     const result = await evaluateCohort(ctx, grades, stepsDone);
     for (const r of result.records) await writers.metrics.write(r);
     await run.writeEval(`step-${String(stepsDone).padStart(6, '0')}.jsonl`, result.rows);
+    const took = `(${((performance.now() - t) / 1000).toFixed(1)} s)`;
+    if (sealed) {
+      progress.note(`eval @ step ${stepsDone}: done ${took}, results hidden until the plan's look`);
+      return;
+    }
     result.accuracy.forEach((a, i) => {
       lastEval[i] = a;
     });
     progress.note(
-      `eval @ step ${stepsDone}: ${ctx.agents.map((a) => `${a.name} ${(result.accuracy[a.index]! * 100).toFixed(1)}%`).join(', ')} (${((performance.now() - t) / 1000).toFixed(1)} s)`,
+      `eval @ step ${stepsDone}: ${ctx.agents.map((a) => `${a.name} ${(result.accuracy[a.index]! * 100).toFixed(1)}%`).join(', ')} ${took}`,
     );
   };
   const every = (n: number, stepsDone: number) => n > 0 && stepsDone % n === 0;
@@ -189,7 +197,7 @@ async function loop(
       total: T,
       reward: phase.reward,
       labelAccuracy: phase.labelAccuracy,
-      evalAccuracy: lastEval,
+      evalAccuracy: sealed ? [] : lastEval,
       stepMs: tEnd - t0,
     });
     if (stopped) {

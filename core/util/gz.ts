@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as zlib from 'node:zlib';
 import { MAX_INPUT_BYTES, NotARegularFile, readUserFile } from './files';
+import { CorlError } from '../errors';
 import { openSealedFile, SEALED_SUFFIX } from './seal';
 
 /**
@@ -17,11 +18,21 @@ export function existingOrGz(file: string): string {
 
 /**
  * Read a text file, decompressing it when its name ends in `.gz` (gzip) or `.br` (brotli), opening
- * it with its comparison's seal when it ends in `.sealed`: a regular file only (see
+ * it with its comparison's seal when it ends in `.sealed` and `openSealed` is set (a comparison's
+ * rendering; refused otherwise, CORL_ERR_RUN_SEALED): a regular file only (see
  * `readUserFile`), and at most `MAX_INPUT_BYTES` once decompressed.
  */
-export function readTextMaybeGz(file: string): string {
-  if (file.endsWith(SEALED_SUFFIX)) return openSealedFile(file);
+export function readTextMaybeGz(file: string, o: { readonly openSealed?: boolean } = {}): string {
+  if (file.endsWith(SEALED_SUFFIX)) {
+    // only a comparison's renderings open sealed rows (and count the read); any other reader is refused
+    if (o.openSealed !== true)
+      throw new CorlError(
+        'CORL_ERR_RUN_SEALED',
+        "expected a file in the clear, got a planned run's sealed evaluation rows: they open only in the comparison's report, at the plan's looks",
+        { where: file, hint: 'render the comparison (corl report <comparison folder>) after its look' },
+      );
+    return openSealedFile(file);
+  }
   const bytes = readUserFile(file);
   const gz = file.endsWith('.gz');
   if (!gz && !file.endsWith('.br')) return bytes.toString('utf8');

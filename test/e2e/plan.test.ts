@@ -201,7 +201,8 @@ describe('e2e: corl compare with a plan, sequential seeds and parallel runs', fu
       expect(RunDirectory.open(path.join(out, run)).readMetrics(), run).to.deep.equal(
         RunDirectory.open(path.join(one, run)).readMetrics(),
       );
-      const rows = (dir: string) => [...evalStepFiles(dir)].map(([step, f]) => [step, readTextMaybeGz(f)]);
+      const rows = (dir: string) =>
+        [...evalStepFiles(dir)].map(([step, f]) => [step, readTextMaybeGz(f, { openSealed: true })]);
       expect(rows(path.join(out, run)), run)
         .to.deep.equal(rows(path.join(one, run)))
         .and.to.have.length.above(0);

@@ -146,6 +146,13 @@ describe('e2e: a planned comparison seals its held-out results until the look', 
     fs.rmSync(path.join(copy, 'reads.jsonl'));
     expect(reads(out)).to.have.length(1);
 
+    // training a planned run further by hand (in the copy) prints and returns no held-out figure
+    const more = corl(['train', '--resume', path.join(copy, 'fixture-co-rl', 'seed-1'), '--steps', '3']);
+    expect(more.status, more.stderr).to.equal(0);
+    expect(more.stderr).to.contain('eval @ step 3: done').and.contain("results hidden until the plan's look");
+    for (const n of [...names, ...needles]) expect(more.stderr + more.stdout).to.not.contain(n);
+    expect(leaks(path.join(copy, 'fixture-co-rl', 'seed-1'))).to.deep.equal([]);
+
     // a pack of the folder keeps the seal: its runs' files hold no figure either
     const packed = path.join(tmp.dir, 'packed');
     const p = corl(['report', out, '--pack', packed]);

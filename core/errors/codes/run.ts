@@ -34,7 +34,7 @@ export const RUN_CODES = defineCodes({
   },
   CORL_ERR_RUN_SEALED: {
     cause:
-      "A planned run's evaluations are sealed with its comparison's key (seal.key in the comparison folder), and the key is missing or damaged: a run folder copied out of its comparison, or a seal.key edited or deleted.",
+      "A planned run's evaluations are sealed with its comparison's key (seal.key in the comparison folder), and the key is missing or damaged: a run folder copied out of its comparison, or a seal.key edited or deleted. Also raised when a reader other than a comparison's report (`corl agreement`, say) is given a sealed file.",
     fix: 'read the run inside its comparison folder (corl report <comparison>), or restore seal.key from a copy of that folder; a copy must take the whole comparison folder',
   },
   CORL_ERR_RUN_SINK: {

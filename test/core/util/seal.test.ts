@@ -87,7 +87,11 @@ describe('core/util/seal: planned runs write their evaluations sealed', () => {
     const opened = RunDirectory.open(dir);
     expect(opened.readMetrics()).to.deep.equal([train, evalRecord]);
     expect(opened.readMetrics({ sealed: 'hide' })).to.deep.equal([train]);
-    expect(readTextMaybeGz(path.join(dir, 'eval', 'step-000001.jsonl.sealed'))).to.equal(
+    // any reader but a comparison's rendering (corl agreement given the file, say) is refused
+    expect(codeOf(() => readTextMaybeGz(path.join(dir, 'eval', 'step-000001.jsonl.sealed')))).to.equal(
+      'CORL_ERR_RUN_SEALED',
+    );
+    expect(readTextMaybeGz(path.join(dir, 'eval', 'step-000001.jsonl.sealed'), { openSealed: true })).to.equal(
       '{"agent":0,"id":"p1","correct":[true,false]}\n',
     );
 
@@ -105,8 +109,8 @@ describe('core/util/seal: planned runs write their evaluations sealed', () => {
     fs.cpSync(dir, alone, { recursive: true });
     expect(codeOf(() => RunDirectory.open(alone).readMetrics())).to.equal('CORL_ERR_RUN_SEALED');
     expect(RunDirectory.open(alone).readMetrics({ sealed: 'hide' })).to.deep.equal([train]);
-    expect(codeOf(() => readTextMaybeGz(path.join(alone, 'eval', 'step-000001.jsonl.sealed')))).to.equal(
-      'CORL_ERR_RUN_SEALED',
-    );
+    expect(
+      codeOf(() => readTextMaybeGz(path.join(alone, 'eval', 'step-000001.jsonl.sealed'), { openSealed: true })),
+    ).to.equal('CORL_ERR_RUN_SEALED');
   });
 });

@@ -14,6 +14,7 @@ import { MAX_JSON_DEPTH, tooDeep } from '../util/json';
 import { SPENDING } from '../stats/sequential';
 import { PRIMARY_METRICS } from '../report/paired';
 import type { Plan, PlanRecord } from '../report/design';
+import { agentFamilies, CHECKPOINT_OPTION, MIN_POOL, poolDraws } from '../report/pools';
 
 export type { Plan } from '../report/design';
 
@@ -98,6 +99,57 @@ export const PLAN_SCHEMA = {
     },
     method: { type: 'string', description: 'the method, in prose' },
     notes: { type: 'array', items: { type: 'string' } },
+    heldOut: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['seed', 'size'],
+      description: "the fresh held-out set every config evaluates on: its task's heldOutSeed and heldOut (corl:arith)",
+      properties: {
+        seed: { type: 'integer', minimum: 1, description: "the task's heldOutSeed (above 0: a fresh set)" },
+        size: { type: 'integer', minimum: 1, description: "the task's heldOut: problems in the set" },
+        why: { type: 'string', description: 'how the size was chosen, with the arithmetic' },
+      },
+    },
+    checkpoints: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['pools'],
+      description: "checkpoint pools per family: each seed's base checkpoints are drawn from them",
+      properties: {
+        pools: {
+          type: 'object',
+          minProperties: 1,
+          description: 'family → its checkpoints (several pretraining seeds of one recipe)',
+          additionalProperties: {
+            type: 'array',
+            minItems: MIN_POOL,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['path', 'sha256'],
+              properties: {
+                path: {
+                  type: 'string',
+                  minLength: 1,
+                  description: "the checkpoint's folder, relative to the plan's project root",
+                },
+                sha256: {
+                  type: 'object',
+                  minProperties: 1,
+                  description: 'file name in the folder → sha256 of its bytes',
+                  additionalProperties: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+                },
+              },
+            },
+          },
+        },
+        assignment: {
+          const: 'rotate',
+          description:
+            'the k-th agent of family F at seed index i gets member (i + k) mod |pool F| (the only rule, and the default)',
+        },
+      },
+    },
   },
 } as const;
 
@@ -220,6 +272,27 @@ function semanticIssues(p: Plan): ConfigIssue[] {
     if (i > 0 && !(n > p.seeds.looks[i - 1]!))
       issue(`/seeds/looks/${i}`, `expected more seeds than the look before (${p.seeds.looks[i - 1]}), got ${n}`);
   });
+  for (const [family, pool] of Object.entries(p.checkpoints?.pools ?? {})) {
+    const paths = pool.map((m) => path.posix.normalize(m.path.replace(/\\/g, '/')).replace(/\/$/, ''));
+    const digests = pool.map((m) => JSON.stringify(Object.entries(m.sha256).sort()));
+    pool.forEach((m, i) => {
+      if (path.isAbsolute(m.path))
+        issue(
+          `/checkpoints/pools/${ptr(family)}/${i}/path`,
+          `expected a path relative to the project root, got "${m.path}"`,
+        );
+      if (paths.indexOf(paths[i]!) !== i)
+        issue(`/checkpoints/pools/${ptr(family)}/${i}/path`, `expected distinct checkpoints, got "${m.path}" twice`);
+      else if (digests.indexOf(digests[i]!) !== i)
+        issue(
+          `/checkpoints/pools/${ptr(family)}/${i}/sha256`,
+          `expected distinct checkpoints, got the same files as member ${digests.indexOf(digests[i]!)}`,
+          'a pool covers checkpoint variation only with different pretraining seeds',
+        );
+    });
+  }
+  if (p.heldOut && p.split !== 'held-out')
+    issue('/heldOut', `expected split "held-out" with a fresh held-out set, got "${p.split}"`);
   if (p.boundary === 'fixed' && p.seeds.looks.length > 1)
     issue(
       '/boundary',
@@ -236,6 +309,9 @@ function projectRoot(planFile: string, plan: Plan): string {
     if (path.dirname(dir) === dir) return path.dirname(planFile);
   }
 }
+
+/** A JSON pointer segment. */
+const ptr = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 function lineColumn(text: string, offset: number): { line: number; column: number } {
   const before = text.slice(0, offset).split('\n');
@@ -268,4 +344,112 @@ export function plannedConfigFiles(p: LoadedPlan): string[] {
 /** What a comparison folder records of its plan (compare.json's "plan"). */
 export function planRecord(p: LoadedPlan, relativeTo: string): PlanRecord {
   return { file: path.relative(relativeTo, p.file) || path.basename(p.file), sha256: p.sha256, plan: p.plan };
+}
+
+/**
+ * The plan's checkpoint pools, checked: each member's folder exists under the project root, every
+ * file the plan lists has its recorded sha256, and a member whose corl.json names a family is of
+ * its pool's family. Returns the absolute folder of each member, per family.
+ */
+export function plannedCheckpoints(p: LoadedPlan): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [family, pool] of Object.entries(p.plan.checkpoints?.pools ?? {}))
+    out[family] = pool.map((m, i) => {
+      const where = `${p.file} checkpoints.pools.${family}[${i}]`;
+      const dir = path.resolve(p.root, m.path);
+      if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
+        throw new CorlError(
+          'CORL_ERR_PLAN_CONFIG_CHANGED',
+          `expected the checkpoint folder ${m.path} the plan names, got no folder at ${dir}`,
+          {
+            where,
+            hint: 'pretrain it with its recipe, or restore it as it was when the plan was written',
+          },
+        );
+      for (const [name, want] of Object.entries(m.sha256)) {
+        const file = path.join(dir, name);
+        if (name !== path.basename(name) || !fs.existsSync(file) || !fs.statSync(file).isFile())
+          throw new CorlError(
+            'CORL_ERR_PLAN_CONFIG_CHANGED',
+            `expected the file ${name} in the checkpoint ${m.path}, got none at ${file}`,
+            { where },
+          );
+        const sha = fileSha256(file);
+        if (sha !== want)
+          throw new CorlError(
+            'CORL_ERR_PLAN_CONFIG_CHANGED',
+            `expected ${m.path}/${name} with sha256 ${want} as planned, got ${sha}: the checkpoint changed after the plan was written`,
+            { where, hint: "restore it as it was at the plan's commit, or write a new plan" },
+          );
+      }
+      const meta = path.join(dir, 'corl.json');
+      if (fs.existsSync(meta)) {
+        let f: unknown;
+        try {
+          f = (JSON.parse(fs.readFileSync(meta, 'utf8')) as { family?: unknown }).family;
+        } catch {
+          f = undefined;
+        }
+        if (typeof f === 'string' && f !== family)
+          throw new CorlError(
+            'CORL_ERR_PLAN_MISMATCH',
+            `expected a checkpoint of family "${family}" in its pool, got ${m.path} of family "${f}"`,
+            { where, hint: 'move it to the pool of its family, in a new plan' },
+          );
+      }
+      return dir;
+    });
+  return out;
+}
+
+/** A planned config as `corl compare` loaded it: what the plan's checks read. */
+interface PlannedConfig {
+  readonly file?: string;
+  readonly config: {
+    readonly name: string;
+    readonly task: { readonly options: unknown };
+    readonly agents: readonly unknown[];
+  };
+}
+
+/**
+ * What a plan requires of its loaded configs: every one evaluates on the plan's fresh held-out set
+ * (its task's heldOutSeed and heldOut), and under checkpoint pools every agent is of a pooled
+ * family, with no more agents of a family than its pool holds.
+ */
+export function checkPlannedConfigs(p: LoadedPlan, loaded: readonly PlannedConfig[]): void {
+  const h = p.plan.heldOut;
+  for (const l of loaded) {
+    const file = l.file ?? l.config.name;
+    if (h) {
+      const o = (l.config.task.options ?? {}) as { heldOutSeed?: unknown; heldOut?: unknown };
+      for (const [field, want] of [
+        ['heldOutSeed', h.seed],
+        ['heldOut', h.size],
+      ] as const)
+        if (o[field] !== want)
+          throw new CorlError(
+            'CORL_ERR_PLAN_MISMATCH',
+            `expected task.options.${field} ${want} in ${file} as the plan's heldOut names it, got ${o[field] === undefined ? 'none (a task without a fresh held-out set)' : JSON.stringify(o[field])}`,
+            {
+              where: `${file} task.options.${field}`,
+              hint: `every config of the plan evaluates on one fresh set: set "${field}": ${want} in a new config, in a new plan`,
+            },
+          );
+    }
+    if (!p.plan.checkpoints) continue;
+    poolDraws(p.plan.checkpoints, agentFamilies({ agents: l.config.agents }), p.plan.seeds.first, file);
+    l.config.agents.forEach((a, j) => {
+      const o = (a as { policy?: { options?: Record<string, unknown> } }).policy?.options ?? {};
+      if (typeof o[CHECKPOINT_OPTION] !== 'string')
+        throw new CorlError(
+          'CORL_ERR_PLAN_MISMATCH',
+          `expected agents[${j}] of ${file} to load a checkpoint (policy option "${CHECKPOINT_OPTION}"), got none: the plan's pool replaces it seed by seed`,
+          {
+            where: `${file} agents[${j}].policy.options.${CHECKPOINT_OPTION}`,
+            hint: "name one of its pool's checkpoints in the config (any member: the pool decides per seed)",
+          },
+        );
+    });
+  }
 }

@@ -7,7 +7,7 @@ import { loadConfig, loadConfigValue, type LoadedConfig } from '../config/load';
 import { CorlError } from '../errors';
 import { readCompareMeta, readComparison, renderComparison, type CompareResult } from '../report/compare';
 import { designFromPlan, type Design, type PlanRecord } from '../report/design';
-import { configDigest, PLAN_OMIT } from '../report/identity';
+import { agentFamilies, CHECKPOINT_OPTION, plannedDigest, poolDraws } from '../report/pools';
 import { portablePath } from '../report/portable';
 import { LineProgress, NoProgress, defaultProgress, type ProgressReporter } from '../trainer/progress';
 import { labelUse, RunDirectory } from '../trainer/run-dir';
@@ -15,7 +15,15 @@ import { train } from '../trainer/trainer';
 import { writeJsonAtomic } from '../util/fs';
 import { timeStamp } from '../util/text';
 import { BlindProgress } from './blind';
-import { fileSha256, loadPlan, plannedConfigFiles, planRecord, type LoadedPlan } from './plan';
+import {
+  checkPlannedConfigs,
+  fileSha256,
+  loadPlan,
+  plannedCheckpoints,
+  plannedConfigFiles,
+  planRecord,
+  type LoadedPlan,
+} from './plan';
 import { readUserText } from '../util/files';
 import { FolderLock } from '../util/folder-lock';
 import { parseJson } from '../util/json';
@@ -97,6 +105,10 @@ async function loadAll(files: readonly string[], o: CompareOptions): Promise<Loa
     throw new CorlError('CORL_ERR_CLI_USAGE', `expected configs with distinct names, got "${dup}" twice`, {
       hint: 'set a different "name" in one of them',
     });
+  if (o.plan) {
+    checkPlannedConfigs(o.plan, loaded);
+    plannedCheckpoints(o.plan);
+  }
   o.plan?.plan.configs.forEach((c, i) => {
     if (names[i] !== c.name)
       throw new CorlError(
@@ -139,7 +151,7 @@ export function attachPlan(plan: LoadedPlan, files: readonly string[], out: stri
     const source = JSON.parse(readUserText(files[i]!)) as { seed?: unknown };
     return {
       name: c.name,
-      digest: configDigest(source, PLAN_OMIT),
+      digest: plannedDigest(source, plan.plan),
       seed: typeof source.seed === 'number' ? source.seed : 0,
     };
   });
@@ -150,7 +162,7 @@ export function attachPlan(plan: LoadedPlan, files: readonly string[], out: stri
       const file = path.join(dir, s, 'config.source.json');
       if (!fs.existsSync(file)) continue;
       const source = JSON.parse(readUserText(file)) as { seed?: unknown };
-      if (configDigest(source, PLAN_OMIT) !== c.digest || source.seed !== c.seed + 1000 * Number(s.slice(5)))
+      if (plannedDigest(source, plan.plan) !== c.digest || source.seed !== c.seed + 1000 * Number(s.slice(5)))
         throw new CorlError(
           'CORL_ERR_PLAN_CONFIG_CHANGED',
           `expected the run ${c.name}/${s} to have the planned config and seed, got another config or seed in ${file}`,
@@ -464,7 +476,7 @@ async function runLocked(
     baseDir: l.baseDir,
     file: l.file,
     name: l.config.name,
-    overrides: { seed: seedOf(l.config.seed, i) },
+    overrides: { seed: seedOf(l.config.seed, i), ...poolOverrides(l, i, o.plan) },
   });
   const run = await RunDirectory.create(
     dir,
@@ -498,6 +510,22 @@ export async function attachPlanFile(dir: string, planFile: string): Promise<voi
     'attached by corl report --plan to runs that corl compare made without --plan',
   );
   await writeJsonAtomic(path.join(dir, 'compare.json'), { ...meta, plan: record });
+}
+
+/**
+ * Under a plan with checkpoint pools, each agent's checkpoint at seed index `i` (core/report/pools.ts's
+ * rule), written relative to the config's folder as the config writes its paths; the pool's files
+ * are checked against their sha256 again as each run starts.
+ */
+function poolOverrides(l: LoadedConfig, i: number, plan: LoadedPlan | undefined): Record<string, string> {
+  if (!plan?.plan.checkpoints) return {};
+  const dirs = plannedCheckpoints(plan);
+  const out: Record<string, string> = {};
+  for (const d of poolDraws(plan.plan.checkpoints, agentFamilies(l.config), i, l.file ?? l.config.name)) {
+    const rel = path.relative(l.baseDir, dirs[d.family]![d.member]!).split(path.sep).join('/');
+    out[`agents.${d.agent}.policy.options.${CHECKPOINT_OPTION}`] = rel.startsWith('.') ? rel : `./${rel}`;
+  }
+  return out;
 }
 
 /** What a run records of the plan it is launched under, at its start (run.json's "plan"), and that its evaluations are sealed. */

@@ -4,6 +4,7 @@
 import { CorlError } from '../errors';
 import { boundary, SPENDING, type Spending } from '../stats/sequential';
 import type { ReportGroup } from './html';
+import type { CheckpointPools } from './pools';
 import {
   analysePairs,
   defaultPairs,
@@ -33,6 +34,10 @@ export interface Plan {
   readonly stop: 'all-resolved' | 'last-look';
   readonly method?: string;
   readonly notes?: readonly string[];
+  /** The fresh held-out set every config evaluates on: corl:arith's `heldOutSeed` and `heldOut` (core/compare/plan.ts checks them). */
+  readonly heldOut?: { readonly seed: number; readonly size: number };
+  /** Checkpoint pools per family: each seed's base checkpoints are drawn from them (./pools.ts). */
+  readonly checkpoints?: CheckpointPools;
 }
 
 /** What compare.json records of a plan: where it was, the sha256 of its bytes, and its content. */

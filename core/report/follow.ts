@@ -3,7 +3,7 @@
 import * as path from 'node:path';
 import type { Plan, PlanRecord } from './design';
 import type { ReportGroup } from './html';
-import { configDigest, PLAN_OMIT } from './identity';
+import { agentFamilies, CHECKPOINT_OPTION, namesMember, plannedDigest, poolDraws } from './pools';
 import { seedIndex } from './paired';
 import { ranges, type Read } from './reads';
 import { readUserText } from '../util/files';
@@ -101,7 +101,7 @@ function configsCheck(record: PlanRecord, groups: readonly ReportGroup[]): PlanC
       const source = readJson(path.join(run.dir, 'config.source.json')) as { seed?: unknown } | undefined;
       const i = seedIndex(run);
       const okSeed = want && i !== undefined && source?.seed === want.seed + 1000 * i;
-      if (!want || !source || configDigest(source, PLAN_OMIT) !== want.digest || !okSeed)
+      if (!want || !source || plannedDigest(source, p) !== want.digest || !okSeed || !drawnFromPools(p, source, i!))
         wrong.push(`${g.name}/${path.basename(run.dir)}`);
     }
   }
@@ -109,8 +109,27 @@ function configsCheck(record: PlanRecord, groups: readonly ReportGroup[]): PlanC
     ? { ok: false, text: `configs: runs whose config or seed is not the planned one: ${wrong.join(', ')}` }
     : {
         ok: true,
-        text: `configs: every run's config is its planned file's (sha256 checked${record.attached ? ' when the plan was attached' : ' when the runs started'}), seed = config seed + 1000·i`,
+        text: `configs: every run's config is its planned file's (sha256 checked${record.attached ? ' when the plan was attached' : ' when the runs started'}), seed = config seed + 1000·i${
+          p.checkpoints
+            ? `; base checkpoints drawn from the plan's pools (${Object.entries(p.checkpoints.pools)
+                .map(([f, m]) => `${f} ${m.length}`)
+                .join(', ')}) by seed index`
+            : ''
+        }`,
       };
+}
+
+/** Under checkpoint pools: each agent of the run loaded the member the plan's rule draws at its seed index. */
+function drawnFromPools(p: Plan, source: unknown, i: number): boolean {
+  if (!p.checkpoints) return true;
+  try {
+    const agents = (source as { agents: { policy?: { options?: Record<string, unknown> } }[] }).agents;
+    return poolDraws(p.checkpoints, agentFamilies(source), i, 'the run').every((d) =>
+      namesMember(agents[d.agent]?.policy?.options?.[CHECKPOINT_OPTION], d.path),
+    );
+  } catch {
+    return false;
+  }
 }
 
 function splitCheck(p: Plan, groups: readonly ReportGroup[]): PlanCheck {
@@ -123,7 +142,25 @@ function splitCheck(p: Plan, groups: readonly ReportGroup[]): PlanCheck {
     ),
   );
   const ok = [...splits].every((s) => s === p.split);
-  return { ok, text: `split: ${ok ? p.split : `planned ${p.split}, runs evaluated on ${[...splits].join(' and ')}`}` };
+  const text = `split: ${ok ? p.split : `planned ${p.split}, runs evaluated on ${[...splits].join(' and ')}`}`;
+  const h = p.heldOut;
+  if (!h) return { ok, text };
+  // the plan's fresh held-out set: every run's task drew it (heldOutSeed and heldOut as planned)
+  const other = groups.flatMap((g) =>
+    g.runs
+      .filter((r) => {
+        const c = readJson(path.join(r.dir, 'config.json')) as
+          { task?: { options?: { heldOutSeed?: unknown; heldOut?: unknown } } } | undefined;
+        return c?.task?.options?.heldOutSeed !== h.seed || c?.task?.options?.heldOut !== h.size;
+      })
+      .map((r) => `${g.name}/${path.basename(r.dir)}`),
+  );
+  return other.length
+    ? {
+        ok: false,
+        text: `${text}; runs not on the planned fresh held-out set (heldOutSeed ${h.seed}, ${h.size} problems): ${other.join(', ')}`,
+      }
+    : { ok, text: `${text}, the fresh set of heldOutSeed ${h.seed} (${h.size} problems)` };
 }
 
 function seedsCheck(p: Plan, groups: readonly ReportGroup[]): PlanCheck {

@@ -2,7 +2,13 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileSha256, loadPlan, plannedConfigFiles } from '../../../core/compare/plan';
+import {
+  checkPlannedConfigs,
+  fileSha256,
+  loadPlan,
+  plannedCheckpoints,
+  plannedConfigFiles,
+} from '../../../core/compare/plan';
 import { designFromPlan } from '../../../core/report/design';
 import { isCorlError } from '../../../core/errors';
 import { ROOT } from '../../../scripts/generate';
@@ -155,5 +161,123 @@ describe('compare/plan: plans written before their runs', () => {
       .and.contain(fileSha256(path.join(tmp.dir, 'b.json')));
     fs.rmSync(path.join(tmp.dir, 'b.json'));
     expect(codeOf(() => plannedConfigFiles(p)).message).to.contain('got no file');
+  });
+
+  /** Four checkpoint folders of family `family` under tmp/models/, distinct bytes each; their pool entries. */
+  const pool = (family: string, n = 4): { path: string; sha256: Record<string, string> }[] =>
+    Array.from({ length: n }, (_, i) => {
+      const dir = path.join(tmp.dir, 'models', `${family}-s${i}`);
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, 'model.onnx'), `weights of ${family} seed ${i}`);
+      fs.writeFileSync(path.join(dir, 'corl.json'), JSON.stringify({ family }));
+      return {
+        path: `models/${family}-s${i}`,
+        sha256: {
+          'model.onnx': fileSha256(path.join(dir, 'model.onnx')),
+          'corl.json': fileSha256(path.join(dir, 'corl.json')),
+        },
+      };
+    });
+  const loaded = (
+    file: string,
+    task: Record<string, unknown>,
+    families: (string | undefined)[],
+    checkpoint = true,
+  ) => ({
+    file,
+    config: {
+      name: file,
+      task: { options: task },
+      agents: families.map((family) => ({
+        policy: { options: { family, ...(checkpoint ? { checkpoint: '../models/x' } : {}) } },
+      })),
+    },
+  });
+
+  it('checkpoint pools and a fresh held-out set: at least 4 distinct checkpoints per family, relative paths, split held-out', () => {
+    const alpha = pool('alpha');
+    const ok = loadPlan(write({ ...valid(), heldOut: { seed: 1, size: 500 }, checkpoints: { pools: { alpha } } }));
+    expect(ok.plan.checkpoints!.pools.alpha).to.have.length(4);
+    const e = codeOf(() =>
+      loadPlan(
+        write({
+          ...valid(),
+          split: 'validation',
+          heldOut: { seed: 0, size: 500 },
+          checkpoints: {
+            pools: { alpha: alpha.slice(0, 3), beta: [alpha[0], alpha[0], { ...alpha[1], path: '/abs' }, alpha[2]] },
+            assignment: 'random',
+          },
+        }),
+      ),
+    );
+    expect(e.code).to.equal('CORL_ERR_PLAN_INVALID');
+    expect(e.message)
+      .to.contain('checkpoints.pools.alpha: expected at least 4 item(s), got 3')
+      .and.contain('heldOut.seed: expected a number >= 1')
+      .and.contain('checkpoints.assignment');
+    const sem = codeOf(() =>
+      loadPlan(
+        write({
+          ...valid(),
+          split: 'validation',
+          heldOut: { seed: 2, size: 9 },
+          checkpoints: {
+            pools: { beta: [alpha[0], alpha[0], { ...alpha[1], path: '/abs' }, { ...alpha[1], path: 'models/other' }] },
+          },
+        }),
+      ),
+    );
+    expect(sem.message)
+      .to.contain('checkpoints.pools.beta[1].path: expected distinct checkpoints, got "models/alpha-s0" twice')
+      .and.contain('checkpoints.pools.beta[2].path: expected a path relative to the project root, got "/abs"')
+      .and.contain('checkpoints.pools.beta[3].sha256: expected distinct checkpoints, got the same files as member 2')
+      .and.contain('heldOut: expected split "held-out" with a fresh held-out set, got "validation"');
+  });
+
+  it("a pool's checkpoint changed, missing or of another family: coded errors naming the member", () => {
+    const alpha = pool('alpha');
+    const p = loadPlan(write({ ...valid(), checkpoints: { pools: { alpha } } }));
+    expect(plannedCheckpoints(p).alpha).to.deep.equal(alpha.map((m) => path.join(tmp.dir, m.path)));
+    fs.writeFileSync(path.join(tmp.dir, 'models', 'alpha-s2', 'model.onnx'), 'retrained');
+    const changed = codeOf(() => plannedCheckpoints(p));
+    expect(changed.code).to.equal('CORL_ERR_PLAN_CONFIG_CHANGED');
+    expect(changed.message).to.contain('models/alpha-s2/model.onnx with sha256').and.contain('changed after the plan');
+    fs.rmSync(path.join(tmp.dir, 'models', 'alpha-s2'), { recursive: true });
+    expect(codeOf(() => plannedCheckpoints(p)).message).to.contain('expected the checkpoint folder models/alpha-s2');
+    const beta = pool('beta');
+    const wrong = loadPlan(write({ ...valid(), checkpoints: { pools: { alpha: beta } } }));
+    const fam = codeOf(() => plannedCheckpoints(wrong));
+    expect(fam.code).to.equal('CORL_ERR_PLAN_MISMATCH');
+    expect(fam.message).to.contain(
+      'expected a checkpoint of family "alpha" in its pool, got models/beta-s0 of family "beta"',
+    );
+  });
+
+  it("every planned config evaluates on the plan's fresh set and loads checkpoints of pooled families", () => {
+    const p = loadPlan(
+      write({
+        ...valid(),
+        heldOut: { seed: 1, size: 500 },
+        checkpoints: { pools: { alpha: pool('alpha'), beta: pool('beta') } },
+      }),
+    );
+    const task = { heldOutSeed: 1, heldOut: 500 };
+    checkPlannedConfigs(p, [
+      loaded('a.json', task, ['alpha', 'beta']),
+      loaded('b.json', task, ['alpha', 'alpha', 'beta']),
+    ]);
+    const seed = codeOf(() => checkPlannedConfigs(p, [loaded('a.json', { heldOutSeed: 0, heldOut: 500 }, ['alpha'])]));
+    expect(seed.code).to.equal('CORL_ERR_PLAN_MISMATCH');
+    expect(seed.message).to.contain('expected task.options.heldOutSeed 1 in a.json');
+    expect(codeOf(() => checkPlannedConfigs(p, [loaded('a.json', { heldOutSeed: 1 }, ['alpha'])])).message).to.contain(
+      "expected task.options.heldOut 500 in a.json as the plan's heldOut names it, got none",
+    );
+    expect(codeOf(() => checkPlannedConfigs(p, [loaded('a.json', task, ['alpha', 'gamma'])])).message).to.contain(
+      'agents[1] of a.json to be of a family the plan pools, got "gamma"',
+    );
+    expect(codeOf(() => checkPlannedConfigs(p, [loaded('a.json', task, ['alpha'], false)])).message).to.contain(
+      'expected agents[0] of a.json to load a checkpoint',
+    );
   });
 });

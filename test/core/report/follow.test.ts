@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { reportCompare } from '../../../core/report/compare';
 import type { Plan, PlanRecord } from '../../../core/report/design';
 import { configDigest, PLAN_OMIT } from '../../../core/report/identity';
+import { plannedDigest } from '../../../core/report/pools';
 import { readLedger } from '../../../core/report/reads';
 import { writeComparison, writeFixtureRun, type ComparisonFixture } from '../../fixtures/comparison';
 import { tempDir } from '../../fixtures/configs';
@@ -111,5 +112,53 @@ describe('report/follow: a planned comparison is read at its looks only, and che
     expect(bad).to.have.length(2);
     expect(bad[0]).to.equal('configs: runs whose config or seed is not the planned one: a/seed-1');
     expect(bad[1]).to.match(/^reads: 2, of which read 1 showed runs that are not a planned look/);
+  });
+
+  it('a plan with checkpoint pools and a fresh held-out set: each run is checked for the member its seed index draws and for the set', async () => {
+    const member = (p: string, d: string) => ({ path: p, sha256: { 'model.onnx': d.repeat(64) } });
+    const pooled: Plan = {
+      ...plan,
+      heldOut: { seed: 7, size: 4 },
+      checkpoints: {
+        pools: { fam: ['m/f0', 'm/f1', 'm/f2', 'm/f3'].map((p, i) => member(p, String(i))) },
+      },
+    };
+    const agents = (ckpt: string[]) =>
+      ckpt.map((c) => ({ policy: { use: 'corl:test', options: { family: 'fam', checkpoint: c } } }));
+    // seed index i: agent 0 gets member i mod 4, agent 1 member (i + 1) mod 4, written from another folder
+    const drawn = (i: number) => agents([`../m/f${i % 4}`, `../m/f${(i + 1) % 4}`]);
+    const rec: PlanRecord = {
+      ...record,
+      plan: pooled,
+      configs: ['b', 'a'].map((name) => ({
+        name,
+        digest: plannedDigest({ lr: 1, name, agents: agents(['x', 'y']) }, pooled),
+        seed: 0,
+      })),
+    };
+    const f: ComparisonFixture = {
+      ...fixture([0, 1]),
+      meta: { plan: rec },
+      source: (_c, i) => ({ lr: 1, agents: drawn(i) }),
+      resolved: () => ({ task: { options: { heldOutSeed: 7, heldOut: 4 } } }),
+    };
+    const dir = writeComparison(path.join(tmp.dir, 'cmp'), f);
+    const r = await reportCompare(dir);
+    expect(r.follow!.followed, JSON.stringify(r.follow)).to.equal(true);
+    expect(r.follow!.checks[0]!.text).to.contain("base checkpoints drawn from the plan's pools (fam 4) by seed index");
+    expect(r.follow!.checks[1]!.text).to.equal('split: held-out, the fresh set of heldOutSeed 7 (4 problems)');
+
+    // seed 1 of a loaded seed 0's checkpoints, and b's seed 0 evaluated on the standing set
+    const f2: ComparisonFixture = {
+      ...f,
+      source: (c, i) => ({ lr: 1, agents: drawn(c === 'a' && i === 1 ? 0 : i) }),
+      resolved: (c, i) => ({ task: { options: { heldOutSeed: c === 'b' && i === 0 ? 0 : 7, heldOut: 4 } } }),
+    };
+    const dir2 = writeComparison(path.join(tmp.dir, 'cmp2'), f2);
+    const bad = (await reportCompare(dir2)).follow!.checks.filter((c) => !c.ok).map((c) => c.text);
+    expect(bad).to.deep.equal([
+      'configs: runs whose config or seed is not the planned one: a/seed-1',
+      'split: held-out; runs not on the planned fresh held-out set (heldOutSeed 7, 4 problems): b/seed-0',
+    ]);
   });
 });

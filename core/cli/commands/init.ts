@@ -8,6 +8,8 @@ import { corlRoot, PACKAGE_PREFIX } from '../../util/paths';
 import { CORL_VERSION } from '../../version';
 import { outputFolderProblem, readUserText } from '../../util/files';
 import { errorLine } from '../../errors';
+import { kubernetesFiles, slurmFiles, type JobFile } from '../../compare/jobs';
+import { intFlag } from '../output';
 
 /** The shipped configs `corl init` copies: the default comparison (base, TTRL, Co-RL). */
 export const INIT_CONFIGS = ['base.json', 'ttrl.json', 'co-rl.json'] as const;
@@ -32,6 +34,41 @@ export interface InitOptions {
   readonly npmVersion?: string;
   /** Root of the corl whose configs are copied (default: the running one). */
   readonly root?: string;
+  /** Write slurm/: the comparison's shards as an sbatch array job, its render step as a dependent job. */
+  readonly slurm?: boolean;
+  /** Write kubernetes/: the shards as an Indexed Job, the render step as a Job after it. */
+  readonly kubernetes?: boolean;
+  /** Shards of the cluster sweep (default 2). */
+  readonly shards?: number;
+  /** Seeds per config of the cluster sweep (default 4). */
+  readonly seeds?: number;
+}
+
+/** The comparison folder of the cluster sweep `corl init --slurm` / `--kubernetes` writes. */
+export const SWEEP_OUT = 'runs/sweep';
+
+/** The job files the options ask for (none without --slurm or --kubernetes), checked. */
+function jobFilesOf(o: InitOptions): JobFile[] {
+  if (!o.slurm && !o.kubernetes) {
+    if (o.shards !== undefined || o.seeds !== undefined)
+      throw new CorlError(
+        'CORL_ERR_CLI_USAGE',
+        'expected --shards and --seeds only with --slurm or --kubernetes, got them alone',
+        {
+          where: o.shards !== undefined ? '--shards' : '--seeds',
+          hint: 'add --slurm, --kubernetes or both; nothing was written',
+        },
+      );
+    return [];
+  }
+  const jobs = {
+    configs: INIT_CONFIGS.map((c) => `configs/${c}`),
+    seeds: o.seeds ?? 4,
+    shards: o.shards ?? 2,
+    out: SWEEP_OUT,
+    name: 'corl-sweep',
+  };
+  return [...(o.slurm ? slurmFiles(jobs) : []), ...(o.kubernetes ? kubernetesFiles(jobs) : [])];
 }
 
 /**
@@ -98,6 +135,31 @@ names a file of the installed corl. Write your own reward with \`npx create-corl
 the guides are in \`node_modules/corl/docs/guide/\`.
 `;
 
+/** The README's part on the cluster sweep, when its job files were written. */
+function clusterReadme(o: InitOptions): string {
+  if (!o.slurm && !o.kubernetes) return '';
+  const lines = [
+    '',
+    '## The sweep on a cluster',
+    '',
+    `The three configs over ${o.seeds ?? 4} seeds each, in ${o.shards ?? 2} shards, into \`${SWEEP_OUT}\` (the render step`,
+    'writes its `report.html` once every shard is done):',
+    '',
+    '```sh',
+    ...(o.slurm
+      ? ['bash slurm/submit.sh        # an sbatch array job, then the render job (--dependency=afterok)']
+      : []),
+    ...(o.kubernetes
+      ? ['bash kubernetes/submit.sh   # an Indexed Job on the volume corl-sweep-lab, then the render Job']
+      : []),
+    '```',
+    '',
+    'How they work, and what a requeue or a replaced pod does: `node_modules/corl/docs/guide/clusters.md`.',
+    '',
+  ];
+  return lines.join('\n');
+}
+
 /** Write package.json (merged when present), .npmrc when needed, configs/, README.md and .gitignore into `dir`. */
 export function initProject(o: InitOptions): InitResult {
   const dir = path.resolve(o.dir);
@@ -117,7 +179,16 @@ export function initProject(o: InitOptions): InitResult {
       where: path.join(dir, 'configs'),
       hint: 'move it away, or run corl init in a new folder; nothing was written',
     });
-  const targets = [...INIT_CONFIGS.map((c) => path.join('configs', c)), 'README.md'];
+  const jobFiles = jobFilesOf(o);
+  for (const sub of new Set(jobFiles.map((f) => path.dirname(f.path)))) {
+    const bad = outputFolderProblem(path.join(dir, sub));
+    if (bad !== undefined)
+      throw new CorlError('CORL_ERR_CLI_USAGE', `expected ${sub} to be a folder, got ${bad}`, {
+        where: path.join(dir, sub),
+        hint: 'move it away, or run corl init in a new folder; nothing was written',
+      });
+  }
+  const targets = [...INIT_CONFIGS.map((c) => path.join('configs', c)), 'README.md', ...jobFiles.map((f) => f.path)];
   const taken = targets.filter((t) => fs.existsSync(path.join(dir, t)));
   if (taken.length)
     throw new CorlError(
@@ -159,13 +230,26 @@ export function initProject(o: InitOptions): InitResult {
     fs.writeFileSync(path.join(dir, '.npmrc'), NPMRC);
     files.push('.npmrc');
   }
-  fs.writeFileSync(path.join(dir, 'README.md'), README(spec));
+  for (const f of jobFiles) {
+    fs.mkdirSync(path.join(dir, path.dirname(f.path)), { recursive: true });
+    fs.writeFileSync(path.join(dir, f.path), f.text, { mode: f.executable ? 0o755 : 0o644 });
+    files.push(f.path);
+  }
+  fs.writeFileSync(path.join(dir, 'README.md'), README(spec) + clusterReadme(o));
   files.push('README.md');
   if (!fs.existsSync(path.join(dir, '.gitignore'))) {
     fs.writeFileSync(path.join(dir, '.gitignore'), 'node_modules/\nruns/\n');
     files.push('.gitignore');
   }
   return { dir, files: files.sort(), corlSpec: spec, npmrc: files.includes('.npmrc') };
+}
+
+interface InitFlags {
+  corl?: string;
+  slurm?: boolean;
+  kubernetes?: boolean;
+  shards?: string;
+  seeds?: string;
 }
 
 /** `corl init`: a project folder of one's own whose configs train where they are. */
@@ -177,14 +261,33 @@ export function initCommand(program: Command): void {
     )
     .argument('[dir]', 'folder to set up (default: the current one)', '.')
     .option('--corl <spec>', 'the corl dependency: an npm spec, or a corl tarball (default: where this corl came from)')
+    .option(
+      '--slurm',
+      "write slurm/: the comparison's shards as an sbatch array job (corl compare --shard auto) and its render step as a job after them (--dependency=afterok); submit with bash slurm/submit.sh",
+    )
+    .option(
+      '--kubernetes',
+      "write kubernetes/: the comparison's shards as an Indexed Job (--shard auto/<n>) and its render step as a Job after it; apply with bash kubernetes/submit.sh",
+    )
+    .option('--shards <n>', 'with --slurm or --kubernetes: shards of the sweep (default 2)')
+    .option('--seeds <n>', 'with --slurm or --kubernetes: seeds per config of the sweep (default 4)')
     .addHelpText(
       'after',
-      '\nExample:\n  mkdir my-lab && cd my-lab\n  ONNXRUNTIME_NODE_INSTALL=skip npx --yes --package=../corl-0.1.0.tgz corl init\n  npm install && npx corl train configs/co-rl.json\n',
+      '\nExamples:\n  mkdir my-lab && cd my-lab\n  ONNXRUNTIME_NODE_INSTALL=skip npx --yes --package=../corl-0.1.0.tgz corl init\n  npm install && npx corl train configs/co-rl.json\n  npx corl init my-sweep --slurm --kubernetes --shards 4 --seeds 8   # then: bash slurm/submit.sh\n',
     )
-    .action((dir: string, flags: { corl?: string }) => {
+    .action((dir: string, flags: InitFlags) => {
       let r: InitResult;
+      const shards = intFlag('--shards', flags.shards, 1);
+      const seeds = intFlag('--seeds', flags.seeds, 1);
       try {
-        r = initProject({ dir, ...(flags.corl !== undefined ? { corl: flags.corl } : {}) });
+        r = initProject({
+          dir,
+          ...(flags.corl !== undefined ? { corl: flags.corl } : {}),
+          ...(flags.slurm ? { slurm: true } : {}),
+          ...(flags.kubernetes ? { kubernetes: true } : {}),
+          ...(shards !== undefined ? { shards } : {}),
+          ...(seeds !== undefined ? { seeds } : {}),
+        });
       } catch (e) {
         if (e instanceof CorlError) throw e;
         throw new CorlError('CORL_ERR_IO', `expected to write the project into ${dir}, got ${errorLine(e)}`, {
@@ -193,7 +296,7 @@ export function initCommand(program: Command): void {
       }
       const shown = path.relative(process.cwd(), r.dir) || '.';
       process.stdout.write(
-        `wrote ${r.files.join(', ')} in ${shown} (corl: ${r.corlSpec})\nnext:\n${shown === '.' ? '' : `  cd ${shown}\n`}  npm install\n  npx corl train configs/co-rl.json\n`,
+        `wrote ${r.files.join(', ')} in ${shown} (corl: ${r.corlSpec})\nnext:\n${shown === '.' ? '' : `  cd ${shown}\n`}  npm install\n  npx corl train configs/co-rl.json\n${flags.slurm ? '  bash slurm/submit.sh          # the sweep on Slurm\n' : ''}${flags.kubernetes ? '  bash kubernetes/submit.sh     # the sweep on Kubernetes\n' : ''}`,
       );
     });
 }

@@ -96,4 +96,63 @@ describe('corl init', function () {
     expect(fs.readdirSync(tmp.dir).sort()).to.deep.equal(['configs']);
     expect(fs.readdirSync(path.join(tmp.dir, 'configs'))).to.deep.equal(['co-rl.json']);
   });
+
+  const refusedInit = (o: Parameters<typeof initProject>[0], where: string, says: string): void => {
+    let err: unknown;
+    try {
+      initProject(o);
+    } catch (e) {
+      err = e;
+    }
+    expect(isCorlError(err, 'CORL_ERR_CLI_USAGE'), String(err)).to.equal(true);
+    expect((err as Error).message)
+      .to.contain(where)
+      .and.contain(says);
+  };
+
+  it('--slurm and --kubernetes add the sweep: sbatch array job, render job after it, Indexed Job and render Job', () => {
+    const dir = path.join(tmp.dir, 'lab');
+    const r = initProject({ dir, npmVersion: '11.19.1', slurm: true, kubernetes: true, shards: 3, seeds: 5 });
+    for (const f of [
+      'slurm/compare.sbatch',
+      'slurm/render.sbatch',
+      'slurm/submit.sh',
+      'kubernetes/compare-job.yaml',
+      'kubernetes/render-job.yaml',
+      'kubernetes/submit.sh',
+    ])
+      expect(r.files).to.include(f);
+    const mode = (f: string): number => fs.statSync(path.join(dir, f)).mode & 0o777;
+    expect(mode('slurm/submit.sh')).to.equal(0o755);
+    expect(mode('kubernetes/compare-job.yaml')).to.equal(0o644);
+    const sbatch = fs.readFileSync(path.join(dir, 'slurm/compare.sbatch'), 'utf8');
+    expect(sbatch).to.contain('#SBATCH --array=0-2\n');
+    const run =
+      'compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 5 --out runs/sweep --progress lines';
+    expect(sbatch).to.contain(`exec "$CORL" ${run} --shard auto\n`);
+    expect(fs.readFileSync(path.join(dir, 'slurm/render.sbatch'), 'utf8')).to.contain(`exec "$CORL" ${run}\n`);
+    expect(fs.readFileSync(path.join(dir, 'slurm/submit.sh'), 'utf8')).to.contain(
+      '--dependency=afterok:"$shards" --kill-on-invalid-dep=yes slurm/render.sbatch',
+    );
+    const job = fs.readFileSync(path.join(dir, 'kubernetes/compare-job.yaml'), 'utf8');
+    expect(job).to.contain('completions: 3\n').and.contain('"--shard","auto/3"]');
+    expect(fs.readFileSync(path.join(dir, 'README.md'), 'utf8')).to.contain('bash slurm/submit.sh');
+    // without them: no job files
+    const plain = initProject({ dir: path.join(tmp.dir, 'plain'), npmVersion: '11.19.1' });
+    expect(plain.files.some((f) => f.startsWith('slurm/') || f.startsWith('kubernetes/'))).to.equal(false);
+  });
+
+  it('refuses shards beyond the seeds, --shards alone, and job files or folders in the way, writing nothing', () => {
+    const dir = path.join(tmp.dir, 'x');
+    refusedInit({ dir, slurm: true, shards: 5, seeds: 4 }, '--shards', 'a shard holds whole seeds');
+    refusedInit({ dir, shards: 2 }, '--shards', 'only with --slurm or --kubernetes');
+    expect(fs.existsSync(dir)).to.equal(false);
+    fs.mkdirSync(path.join(dir, 'slurm'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'slurm/submit.sh'), 'mine');
+    refusedInit({ dir, slurm: true }, 'slurm/submit.sh', 'expected a folder without');
+    fs.rmSync(path.join(dir, 'slurm'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'kubernetes'), 'a file');
+    refusedInit({ dir, kubernetes: true }, 'kubernetes', 'to be a folder');
+    expect(fs.readdirSync(dir)).to.deep.equal(['kubernetes']);
+  });
 });

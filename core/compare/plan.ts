@@ -281,6 +281,12 @@ function semanticIssues(p: Plan): ConfigIssue[] {
           `/checkpoints/pools/${ptr(family)}/${i}/path`,
           `expected a path relative to the project root, got "${m.path}"`,
         );
+      else if (paths[i] === '..' || paths[i]!.startsWith('../'))
+        issue(
+          `/checkpoints/pools/${ptr(family)}/${i}/path`,
+          `expected a path inside the project root, got "${m.path}"`,
+          'the plan pins what the repository holds: keep checkpoints under the folder of its configs',
+        );
       if (paths.indexOf(paths[i]!) !== i)
         issue(`/checkpoints/pools/${ptr(family)}/${i}/path`, `expected distinct checkpoints, got "${m.path}" twice`);
       else if (digests.indexOf(digests[i]!) !== i)

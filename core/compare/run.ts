@@ -460,6 +460,8 @@ async function runLocked(
       log(`${label}: done earlier, skipped`);
       return;
     }
+    // the base checkpoints are read again on resume (the KL term's reference policy): still the planned ones
+    if (o.plan?.plan.checkpoints) plannedCheckpoints(o.plan);
     log(`${label}: resuming at step ${state.nextStep}`);
     const again = await loadConfigValue(run.source(), {
       baseDir: run.meta().baseDir,

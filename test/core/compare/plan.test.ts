@@ -233,6 +233,17 @@ describe('compare/plan: plans written before their runs', () => {
       .and.contain('checkpoints.pools.beta[2].path: expected a path relative to the project root, got "/abs"')
       .and.contain('checkpoints.pools.beta[3].sha256: expected distinct checkpoints, got the same files as member 2')
       .and.contain('heldOut: expected split "held-out" with a fresh held-out set, got "validation"');
+    const outside = codeOf(() =>
+      loadPlan(
+        write({
+          ...valid(),
+          checkpoints: { pools: { alpha: [...alpha.slice(0, 3), { ...alpha[3], path: 'models/../../x' }] } },
+        }),
+      ),
+    );
+    expect(outside.message).to.contain(
+      'checkpoints.pools.alpha[3].path: expected a path inside the project root, got "models/../../x"',
+    );
   });
 
   it("a pool's checkpoint changed, missing or of another family: coded errors naming the member", () => {

@@ -168,7 +168,7 @@ export class FolderLock {
     try {
       now = readLockOwner(path.dirname(this.file), path.basename(this.file));
     } catch {
-      now = undefined;
+      return; // unreadable or damaged for now: neither ours to refresh nor proof of another holder
     }
     if (now !== undefined && JSON.stringify(now) === JSON.stringify(this.owner)) {
       const t = new Date();

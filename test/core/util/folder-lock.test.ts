@@ -45,6 +45,14 @@ function plant(dir: string, owner: Partial<LockOwner>): void {
   );
 }
 
+/** Replace the lock as a new holder's appears: written aside and renamed into place, so no heartbeat reads half of it. */
+function replaceLock(dir: string, owner: Partial<LockOwner>): void {
+  const aside = fs.mkdtempSync(path.join(dir, 'aside-'));
+  plant(aside, owner);
+  fs.renameSync(path.join(aside, LOCK_FILE), path.join(dir, LOCK_FILE));
+  fs.rmdirSync(aside);
+}
+
 describe('core/util/folder-lock (one writer per folder)', () => {
   let tmp: ReturnType<typeof tempDir>;
   beforeEach(() => (tmp = tempDir('corl-lock-')));
@@ -166,11 +174,42 @@ describe('core/util/folder-lock (one writer per folder)', () => {
     while (fs.statSync(file).mtimeMs === 0) await new Promise((r) => setTimeout(r, 10));
     expect(lost).to.deep.equal([]);
     // another host broke it as stale (this process stalled past its stale time) and took the folder
-    plant(tmp.dir, { pid: 4242, host: 'node-2.example', heartbeatMs: 10_000, command: 'corl compare --shard 2/2' });
+    replaceLock(tmp.dir, {
+      pid: 4242,
+      host: 'node-2.example',
+      heartbeatMs: 10_000,
+      command: 'corl compare --shard 2/2',
+    });
     await gone;
     expect(lost.map((o) => o?.pid)).to.deep.equal([4242]);
     lock.release();
     expect(readLockOwner(tmp.dir)!.pid, "the new holder's lock is left alone").to.equal(4242);
+  });
+
+  it('a process whose lock was taken over stops with CORL_ERR_RUN_LOCKED and status 75, leaving the new lock', async () => {
+    const child = spawn(process.execPath, [
+      '-e',
+      `const { FolderLock } = require(${JSON.stringify(MODULE)});
+       FolderLock.acquire(${JSON.stringify(tmp.dir)}, { command: 'corl train', heartbeatMs: 20 });
+       process.stdout.write('held\\n');
+       setInterval(() => undefined, 1000);`,
+    ]);
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    replaceLock(tmp.dir, {
+      pid: 4242,
+      host: 'node-2.example',
+      heartbeatMs: 10_000,
+      command: 'corl compare --shard 1/2',
+    });
+    await exited(child);
+    expect(child.exitCode, stderr).to.equal(75);
+    expect(stderr)
+      .to.contain('CORL_ERR_RUN_LOCKED')
+      .and.contain('taken over by corl compare --shard 1/2 (pid 4242 on node-2.example)');
+    expect(stderr).to.not.match(/\n\s+at /);
+    expect(readLockOwner(tmp.dir)!.pid).to.equal(4242);
   });
 
   it('a damaged lock is a coded error naming the field, and is left in place', () => {

@@ -6,7 +6,9 @@
 // sequences of 48 input positions per optimizer step. Sampling: 256 rows, 32 new tokens after a
 // 16-token prompt. Each configuration is measured with 1 and with 2 threads.
 import Ajv from 'ajv';
+import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { Graph } from '../core/tensor/graph';
 import { compile, GraphSession } from '../core/tensor/session';
 import { parameterCount } from '../plugins/policies/transformer/architecture';
@@ -133,7 +135,15 @@ interface Yardstick {
   readonly perCpu: number;
 }
 
-async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, mm: Yardstick): Promise<void> {
+/** Tokens/s of a measured path (best and median of its steps or calls). */
+interface Rate {
+  readonly best: number;
+  readonly median: number;
+  /** Model GFLOP/s at the best step or call. */
+  readonly gflops: number;
+}
+
+async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, mm: Yardstick): Promise<Rate> {
   const o = options(
     c.threads,
     c.worker,
@@ -201,12 +211,13 @@ async function trainBench(c: Config, objective: 'ce' | 'grpo', steps: number, mm
       steps,
       times.reduce((a, b) => a + b, 0),
     );
+    return { best: tokens / (best / 1000), median: tokens / (med / 1000), gflops: flops / (best / 1000) / 1e9 };
   } finally {
     await p.close();
   }
 }
 
-async function sampleBench(c: Config, reps: number, mm: Yardstick): Promise<void> {
+async function sampleBench(c: Config, reps: number, mm: Yardstick): Promise<Rate> {
   const p = new TransformerPolicy(options(c.threads, c.worker), 1);
   const rng = new Rng(13);
   try {
@@ -262,9 +273,48 @@ async function sampleBench(c: Config, reps: number, mm: Yardstick): Promise<void
     out(
       `    free-running (rows stop on the end token): ${n} tokens in ${fmt(performance.now() - t0, 1)} ms = ${fmt(n / ((performance.now() - t0) / 1000))} tokens/s`,
     );
+    return { best: tokens / (best / 1000), median: tokens / (med / 1000), gflops: flops / (best / 1000) / 1e9 };
   } finally {
     await p.close();
   }
+}
+
+/** What the PyTorch anchor measured, or why it was skipped. */
+type Anchor =
+  | {
+      readonly python: string;
+      readonly torch: string;
+      readonly update: { best: number; median: number };
+      readonly sample: { best: number; median: number };
+    }
+  | { readonly skipped: string };
+
+/**
+ * The same GPT, shapes and paths in PyTorch (bench/torch_gpt.py) with 2 threads, run by the first of
+ * `python3` and `/usr/bin/python3` (Debian's python3-torch) that imports torch, or by `CORL_BENCH_PYTHON` alone.
+ */
+function torchAnchor(steps: number, reps: number): Anchor {
+  const script = path.resolve(__dirname, '..', '..', 'bench', 'torch_gpt.py');
+  const candidates = process.env.CORL_BENCH_PYTHON ? [process.env.CORL_BENCH_PYTHON] : ['python3', '/usr/bin/python3'];
+  const tried: string[] = [];
+  for (const py of [...new Set(candidates)]) {
+    const probe = spawnSync(py, ['-c', 'import torch'], { encoding: 'utf8', timeout: 60_000 });
+    if (probe.error || probe.status !== 0) {
+      tried.push(py);
+      continue;
+    }
+    const r = spawnSync(py, [script, '2', String(steps), String(reps)], {
+      encoding: 'utf8',
+      timeout: 30 * 60_000,
+      env: { ...process.env, OMP_NUM_THREADS: '2' },
+    });
+    const line = (r.stdout ?? '').trim().split('\n').at(-1) ?? '';
+    if (r.status !== 0 || !line.startsWith('{'))
+      return { skipped: `${py} ${script} failed: ${(r.stderr || String(r.error ?? r.status)).trim().slice(-300)}` };
+    const j = JSON.parse(line) as { torch: string; update: Rate; sample: Rate };
+    return { python: py, torch: j.torch, update: j.update, sample: j.sample };
+  }
+  return { skipped: `no python3 with torch (tried ${tried.join(', ')}; on Debian: apt-get install python3-torch)` };
 }
 
 export const bench: Bench = {
@@ -290,6 +340,8 @@ export const bench: Bench = {
     );
     await arch.close();
     const what = (process.env.CORL_BENCH_WHAT ?? 'ce,grpo,sample').split(',');
+    // The figures of the default configuration (2 threads, 2 worker shards), summarised at the end.
+    let headline: { mm: Yardstick; grpo?: Rate; sample?: Rate } | undefined;
     for (const c of configs) {
       // Measured again before every configuration: on a shared machine the load changes within minutes.
       const ref = await matmulGflops(c.threads);
@@ -297,8 +349,40 @@ export const bench: Bench = {
         `MatMul 512³ float32 (onnxruntime-node, ${c.threads} thread${c.threads > 1 ? 's' : ''}): ${fmt(ref.best, 1)} GFLOP/s best, ${fmt(ref.median, 1)} median, ${fmt(ref.perCpu, 1)} per CPU-second; load average ${os.loadavg()[0]!.toFixed(2)}`,
       );
       if (what.includes('ce')) await trainBench(c, 'ce', steps, ref);
-      if (what.includes('grpo')) await trainBench(c, 'grpo', steps, ref);
-      if (what.includes('sample')) await sampleBench(c, reps, ref);
+      const grpo = what.includes('grpo') ? await trainBench(c, 'grpo', steps, ref) : undefined;
+      const sample = what.includes('sample') ? await sampleBench(c, reps, ref) : undefined;
+      if (c.threads === 2 && c.worker) headline = { mm: ref, ...(grpo ? { grpo } : {}), ...(sample ? { sample } : {}) };
+    }
+    if (headline) {
+      const h = headline;
+      const share = (r: Rate) => `${fmt(r.gflops, 1)} GFLOP/s = ${fmt((100 * r.gflops) / h.mm.best, 0)}%`;
+      out(
+        `summary (2 threads, 2 worker shards: the default), against the 2-thread MatMul's ${fmt(h.mm.best, 1)} GFLOP/s best:`,
+      );
+      if (h.grpo)
+        out(
+          `  GRPO update: ${fmt(h.grpo.best)} tokens/s best, ${fmt(h.grpo.median)} median; ${share(h.grpo)} of the MatMul (target ≥ 70%)`,
+        );
+      if (h.sample)
+        out(
+          `  KV-cached sampling: ${fmt(h.sample.best)} tokens/s best, ${fmt(h.sample.median)} median; ${share(h.sample)} of the MatMul (target ≥ 50%)`,
+        );
+      if (process.env.CORL_BENCH_TORCH === '0') out('  PyTorch anchor: skipped (CORL_BENCH_TORCH=0)');
+      else {
+        const a = torchAnchor(env('CORL_BENCH_TORCH_STEPS', 3), env('CORL_BENCH_TORCH_REPS', 3));
+        if ('skipped' in a) out(`  PyTorch anchor: skipped, ${a.skipped}`);
+        else {
+          const perToken = (r: Rate | undefined) => (r ? r.gflops / r.best : 0);
+          const line = (what: string, t: { best: number; median: number }, r: Rate | undefined) =>
+            `${what} ${fmt(t.best)} tokens/s best, ${fmt(t.median)} median` +
+            (r
+              ? ` (${fmt((100 * t.best * perToken(r)) / h.mm.best, 0)}% of the MatMul; corl ×${fmt(r.best / t.best, 1)})`
+              : '');
+          out(`  PyTorch anchor (${a.python}, torch ${a.torch}, 2 threads, the same GPT and shapes, this run):`);
+          out(`    ${line('GRPO update', a.update, h.grpo)}`);
+          out(`    ${line('KV-cached sampling', a.sample, h.sample)}`);
+        }
+      }
     }
     out(
       `load average after: ${os

@@ -107,8 +107,10 @@ export class SlurmCluster {
         '',
       ].join('\n'),
     );
+    // nothing of a Slurm the tests themselves may run under (SLURM_JOB_ID, SLURM_PARTITION, …) reaches this one
+    const outer = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SLURM_')));
     const env = {
-      ...process.env,
+      ...outer,
       SLURM_CONF: conf,
       PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}`,
     };

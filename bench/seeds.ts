@@ -11,6 +11,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCompare } from '../core/compare/run';
 import { loadPlan, plannedConfigFiles } from '../core/compare/plan';
+import { CorlError } from '../core/errors';
+import { sample } from '../core/stats/paired';
+import { decisionTime } from '../core/stats/power';
 import type { Bench } from './index';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -88,6 +91,19 @@ async function shards(
   return { wall, cores: (childCpu() - cpu) / wall };
 }
 
+/** The primary pair of a committed comparison's verdicts.json and its per-seed differences (points). */
+export function primaryDifferences(verdictsFile: string): { a: string; b: string; diffs: number[] } {
+  const v = JSON.parse(fs.readFileSync(verdictsFile, 'utf8')) as {
+    pairs: { a: string; b: string; role: string; seeds: { diff: number }[] }[];
+  };
+  const p = v.pairs.find((x) => x.role === 'primary');
+  if (!p)
+    throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a primary pair in verdicts.json, got none', {
+      where: verdictsFile,
+    });
+  return { a: p.a, b: p.b, diffs: p.seeds.map((s) => s.diff) };
+}
+
 const fmt = (s: number): string => (s >= 3600 ? `${(s / 3600).toFixed(1)} h` : `${(s / 60).toFixed(1)} min`);
 
 export const bench: Bench = {
@@ -127,10 +143,12 @@ export const bench: Bench = {
       const plan = loadPlan(path.join(ROOT, 'docs', 'results', 'headline-slips', 'plan.json'));
       const files = plannedConfigFiles(plan);
       let perSeed = 0;
+      const wallOf = new Map<string, number>();
       for (const [i, c] of plan.plan.configs.entries()) {
         // co-rl.json is co-rl-diff.json under another name: its run was timed above
         const t = c.name === 'co-rl-diff' ? alone : await measure(runs(dir, [files[i]!], 1, 1, 100));
         perSeed += t.wall;
+        wallOf.set(c.name, t.wall);
         process.stdout.write(`${c.name}: ${t.wall.toFixed(0)} s per run, ${t.cores.toFixed(2)} cores busy\n`);
       }
       const jobs = speedup > 1 ? (sharded ? 'two shards' : '--jobs 2') : 'one at a time';
@@ -146,6 +164,21 @@ export const bench: Bench = {
       process.stdout.write(
         `  all ${plan.plan.seeds.looks.length} looks: ${fmt((plan.plan.seeds.looks[plan.plan.seeds.looks.length - 1]! * perSeed) / speedup)}\n`,
       );
+      // Time to a decision: seeds the paired t test needs at 80% power, from the per-seed sd of the
+      // committed planned slip results, times this machine's measured minutes per seed of the pair.
+      const verdicts = path.join(ROOT, 'docs', 'results', 'headline-slips', 'verdicts.json');
+      const primary = primaryDifferences(verdicts);
+      const sd = sample(primary.diffs).sd;
+      const pairMinutes = ((wallOf.get(primary.a) ?? NaN) + (wallOf.get(primary.b) ?? NaN)) / speedup / 60;
+      process.stdout.write(
+        `time to a decision, primary pair ${primary.a} − ${primary.b} (per-seed sd ${sd.toFixed(2)} points over the ${primary.diffs.length} committed seeds of docs/results/headline-slips; ${pairMinutes.toFixed(1)} min per seed of the pair with ${jobs}; paired t, two-sided ${plan.plan.alpha}, 80% power):\n`,
+      );
+      for (const effect of [1, 2]) {
+        const d = decisionTime(effect, sd, plan.plan.alpha, pairMinutes);
+        process.stdout.write(
+          `  a ${effect}-point difference: ${d.seeds} seeds per config → ${d.minutes.toFixed(0)} min (${fmt(d.minutes * 60)})\n`,
+        );
+      }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

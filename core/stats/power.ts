@@ -85,3 +85,27 @@ function seedsBetween(power: (n: number) => number, target: number, lo: number, 
   }
   return hi;
 }
+
+/** How long a paired difference takes to resolve on a machine: seeds needed and their wall time. */
+export interface DecisionTime {
+  /** Seeds per config for the paired t test to detect `effect` at the target power. */
+  readonly seeds: number;
+  /** seeds × minutes per seed of the pair (both configs of one seed index). */
+  readonly minutes: number;
+}
+
+/**
+ * Seeds per config that resolve a true difference `effect` (points) with per-seed sd `sd` at
+ * two-sided level `alpha` and power `target` (the exact paired t power of `tTestPower`), and the
+ * minutes they take at `minutesPerSeed` (wall minutes to run one seed of both configs).
+ */
+export function decisionTime(
+  effect: number,
+  sd: number,
+  alpha: number,
+  minutesPerSeed: number,
+  target = 0.8,
+): DecisionTime {
+  const seeds = seedsFor((n) => tTestPower(n, effect, sd, alpha), target);
+  return { seeds, minutes: seeds * minutesPerSeed };
+}

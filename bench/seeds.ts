@@ -175,9 +175,7 @@ export const bench: Bench = {
       );
       for (const effect of [1, 2]) {
         const d = decisionTime(effect, sd, plan.plan.alpha, pairMinutes);
-        process.stdout.write(
-          `  a ${effect}-point difference: ${d.seeds} seeds per config → ${d.minutes.toFixed(0)} min (${fmt(d.minutes * 60)})\n`,
-        );
+        process.stdout.write(`  a ${effect}-point difference: ${d.seeds} seeds per config → ${fmt(d.minutes * 60)}\n`);
       }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

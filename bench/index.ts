@@ -20,6 +20,11 @@ const BENCHES: Record<string, { description: string; load: () => Bench }> = {
     description: 'embedded transformer training and sampling tokens/s against a 512³ MatMul',
     load: () => require('./transformer').bench,
   },
+  ops: {
+    description:
+      "per-operator kernel time of the transformer's GRPO gradient graph and decoding step (onnxruntime's profiler)",
+    load: () => require('./ops').bench,
+  },
   'onnx-lm': {
     description: 'corl:onnx-lm decode tokens/s on generated optimum-layout models',
     load: () => require('./onnx-lm').bench,

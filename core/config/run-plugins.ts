@@ -14,7 +14,12 @@ import { CorlError } from '../errors';
 import { checkRunData, evalCount } from './data-checks';
 import { checkMemory } from './memory';
 import { deepFreeze } from '../contracts/frozen';
-import { instantiate, sinkTrustedWithReferences, type InstanceScope } from '../registry/instantiate';
+import {
+  instantiate,
+  sinkTrustedWithReferences,
+  trustedWithReferences,
+  type InstanceScope,
+} from '../registry/instantiate';
 import { equivalenceFacade, metricsSinkFacade, PluginScopes, type RunServices } from '../registry/scope';
 
 /** Which plugins to create: all of a training config, or what a reward service scores with. */
@@ -32,7 +37,9 @@ export interface RunPlugins {
    * The equivalence that grades against references (monitoring and evaluation; a reward source that
    * reads ground truth compares through it): `grading`, else a second instance of `equivalence`,
    * trusted with references. Created for `training`, and for `scoring` when the reward reads
-   * ground truth. The instance whose keys reach label-free rewards never sees a reference.
+   * ground truth or the grader is trusted with references (a built-in, or one that declares
+   * `readsReferences`: a service's label-free diagnostics). The instance whose keys reach
+   * label-free rewards never sees a reference.
    */
   readonly grading?: Equivalence;
   readonly topology: Topology;
@@ -89,7 +96,12 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
     // references (training, or a reward that reads ground truth): `grading`, else a second instance
     // of `equivalence`, which config loading checked the run trusts with them.
     const equivalence = await make('equivalence', config.equivalence, 'equivalence');
-    const grades = set === 'training' || loaded.readsGroundTruth;
+    // A service grades too where its grader may be trusted with references: a label-free reward's
+    // pseudo-labels are then graded against the references trainers send (diagnostics only).
+    const grades =
+      set === 'training' ||
+      loaded.readsGroundTruth ||
+      (set === 'scoring' && trustedWithReferences(loaded.registry, config.grading ?? config.equivalence));
     const grading = grades
       ? equivalenceFacade(
           await make('equivalence', config.grading ?? config.equivalence, config.grading ? 'grading' : 'equivalence'),

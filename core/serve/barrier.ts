@@ -7,7 +7,7 @@ import { capAnswer, capKey, capKeys } from './keys';
 import { MAX_GROUP_ID } from './restore';
 import { inPhase, sharedRequestWork, type RequestWork } from './work';
 import type { ServeMetrics } from './prom';
-import type { GroupAnswer, PostedGroup, Scorer } from './scorer';
+import { sampleGrades, type GroupAnswer, type PostedGroup, type Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
 
 /** One OpenRLHF sample. */
@@ -196,7 +196,9 @@ export class GetRewardScorer {
       ...(this.rt.settings.getReward.groupBy === 'label' ? { problemId: this.labelId(g.key) } : {}),
       prompt: g.prompt,
       completions: members.map((m) => ({ text: m.response })),
-      ...(this.rt.readsGroundTruth && reference !== undefined ? { reference } : {}),
+      // Only a reward that reads ground truth is handed it (core/serve/scorer.ts); a label-free
+      // one's label is graded against it (diagnostics).
+      ...(reference !== undefined ? { reference } : {}),
     };
     this.scoreGroup(g.agent, group, this.groupWork(g.agent, members)).then(
       (a) => {
@@ -265,6 +267,7 @@ function resultOf(a: GroupAnswer, i: number): SampleResult {
   const logs: Record<string, number> = { ...a.metrics };
   if (a.label !== undefined) logs['label/labeled'] = a.label !== null ? 1 : 0;
   if (a.agree !== undefined) logs['label/peer_agreement'] = a.agree;
+  Object.assign(logs, sampleGrades(a, i));
   logs['exchange/fallback'] = a.source === 'self' || a.source === 'zero' ? 1 : 0;
   return { reward: a.rewards[i]!, logs };
 }

@@ -31,9 +31,12 @@ export function inPostedOrder(answer: GroupAnswer, order: readonly number[]): Gr
   if (order.every((p, k) => p === k)) return answer;
   const rewards: number[] = new Array<number>(order.length);
   const keys: (string | null)[] = new Array<string | null>(order.length);
+  const right = answer.rewardRight;
+  const rewardRight: number[] | undefined = right ? new Array<number>(order.length) : undefined;
   order.forEach((p, k) => {
     rewards[p] = answer.rewards[k]!;
     keys[p] = answer.keys[k] ?? null;
+    if (rewardRight) rewardRight[p] = right![k]!;
   });
-  return { ...answer, rewards, keys };
+  return { ...answer, rewards, keys, ...(rewardRight ? { rewardRight } : {}) };
 }

@@ -196,6 +196,15 @@ export class ReplayChecker {
     if (a.ownLabel !== undefined && !isStringOrNull(a.ownLabel))
       throw bad('"r.ownLabel"', 'a string or null', a.ownLabel);
     if (a.agree !== undefined && a.agree !== 0 && a.agree !== 1) throw bad('"r.agree"', '0 or 1', a.agree);
+    if (a.labelRight !== undefined && a.labelRight !== 0 && a.labelRight !== 1)
+      throw bad('"r.labelRight"', '0 or 1', a.labelRight);
+    if (
+      a.rewardRight !== undefined &&
+      (!Array.isArray(a.rewardRight) ||
+        a.rewardRight.length !== posted.n ||
+        !a.rewardRight.every((x: unknown) => x === 0 || x === 1))
+    )
+      throw bad('"r.rewardRight"', `${posted.n} numbers 0 or 1 (one per completion)`, a.rewardRight);
     if (
       !a.metrics ||
       typeof a.metrics !== 'object' ||

@@ -13,7 +13,14 @@ import { capKeys } from './keys';
 import type { ServeMetrics } from './prom';
 import { bad, object, parseCompletion } from './requests';
 import { MAX_GROUP_ID } from './restore';
-import type { GroupAnswer, LabelSource, PostedCompletion, PostedGroup, Scorer } from './scorer';
+import {
+  sampleGrades,
+  type GroupAnswer,
+  type LabelSource,
+  type PostedCompletion,
+  type PostedGroup,
+  type Scorer,
+} from './scorer';
 import type { ServeRuntime } from './setup';
 import { inPhase, sharedRequestWork, type RequestWork } from './work';
 
@@ -674,7 +681,9 @@ export class SampleScorer {
       id: p.group,
       prompt: first.prompt,
       completions: members.map((m) => m.sample.completion),
-      ...(this.rt.readsGroundTruth && reference !== undefined ? { reference } : {}),
+      // A label-free reward never reads it (the scorer hands it on only to one that reads ground
+      // truth); kept for the diagnostics the scorer grades against it.
+      ...(reference !== undefined ? { reference } : {}),
       ...(first.testInputs ? { testInputs: first.testInputs } : {}),
       members: members.map((m) => ({ id: m.id, h: m.hash })),
     };
@@ -799,7 +808,7 @@ function answerOf(
     ...(a.ownLabel !== undefined ? { ownLabel: a.ownLabel } : {}),
     source: a.source,
     groupSize: a.rewards.length,
-    metrics: a.metrics,
+    metrics: { ...a.metrics, ...sampleGrades(a, k) },
   };
 }
 

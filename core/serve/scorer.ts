@@ -2,7 +2,7 @@ import type { FinishReason } from '../contracts/completion';
 import type { Problem } from '../contracts/problem';
 import type { AgentAnswers } from '../contracts/reward-source';
 import type { WorkOptions } from '../contracts/work';
-import { labelStats, rewardStats, sourceStats } from '../reward/metrics';
+import { gradeGroup, labelStats, rewardStats, sourceStats, type GroupGrade } from '../reward/metrics';
 import { RewardPipeline } from '../reward/pipeline';
 import type { ServeRuntime } from './setup';
 import { mapPacked } from '../util/arrays';
@@ -65,6 +65,13 @@ export interface GroupAnswer {
   readonly agree?: number;
   /** The reward source's per-group metrics. */
   readonly metrics: Readonly<Record<string, number>>;
+  /**
+   * Diagnostics against the reference the trainer sent with a label-free reward (which never saw
+   * it): 1/0 whether the label matches it, absent without a label or a reference.
+   */
+  readonly labelRight?: number;
+  /** Per completion 1/0: its reward is the one a ground-truth reward would give (0/1 rewards only). */
+  readonly rewardRight?: readonly number[];
   /** POST /v1/samples: the sample of each completion, aligned with `rewards`. */
   readonly members?: readonly SampleMember[];
 }
@@ -82,7 +89,7 @@ export class Scorer {
       keys: rt.keys,
       // A source that reads references compares answers with them through the grading equivalence,
       // the one the service trusts with references; a label-free equivalence never sees one.
-      equivalence: rt.grading ?? rt.equivalence,
+      equivalence: rt.readsGroundTruth ? (rt.grading ?? rt.equivalence) : rt.equivalence,
     });
   }
 
@@ -141,6 +148,7 @@ export class Scorer {
       `group "${group.id}" of agent "${rt.agents[agent]}" at step ${step}`,
       work,
     );
+    const grade = await this.grade(group, result, keys);
     return {
       id: group.id,
       rewards: result.rewards,
@@ -150,6 +158,27 @@ export class Scorer {
       source,
       ...(result.agree !== undefined ? { agree: result.agree } : {}),
       metrics: result.metrics,
+      ...grade,
+    };
+  }
+
+  /**
+   * TTRL's diagnostics of a label-free reward: the group's label and rewards graded against the
+   * reference its trainer sent (verl's ground_truth, a TRL column, OpenRLHF's labels), through the
+   * grading equivalence. The reward source and its extractor and equivalence never see the reference;
+   * it reaches only this agent's own reply as two numbers.
+   */
+  private async grade(
+    group: PostedGroup,
+    result: { readonly rewards: readonly number[]; readonly label?: string | null },
+    keys: readonly (string | null)[],
+  ): Promise<{ labelRight?: number; rewardRight?: readonly number[] }> {
+    const grading = this.rt.grading;
+    if (this.rt.readsGroundTruth || !grading || group.reference === undefined) return {};
+    const g = await gradeGroup(result, keys, grading.key(group.reference), undefined, grading);
+    return {
+      ...(g.labelRight !== undefined ? { labelRight: g.labelRight } : {}),
+      ...(g.rewardRight ? { rewardRight: g.rewardRight } : {}),
     };
   }
 
@@ -176,8 +205,26 @@ export function summarize(answers: readonly GroupAnswer[]): Record<string, numbe
   for (const a of answers) if (a.source === 'self' || a.source === 'zero') fallbacks++;
   return {
     ...rewardStats(answers),
-    ...labelStats(answers),
+    ...labelStats(answers, answers.map(gradeOf)),
     'exchange/fallback_fraction': answers.length ? fallbacks / answers.length : 0,
     ...sourceStats(answers),
   };
+}
+
+/** A stored answer's diagnostics as the label metrics read them (`label/accuracy`, `reward/accuracy`). */
+export function gradeOf(a: GroupAnswer): GroupGrade | undefined {
+  if (a.labelRight === undefined && a.rewardRight === undefined) return undefined;
+  return {
+    ...(a.labelRight !== undefined ? { labelRight: a.labelRight } : {}),
+    ...(a.rewardRight ? { rewardRight: a.rewardRight } : {}),
+  };
+}
+
+/** One sample's diagnostics (completion `k` of its group): `label/accuracy`, `reward/accuracy`. */
+export function sampleGrades(a: GroupAnswer, k: number): Record<string, number> {
+  const m: Record<string, number> = {};
+  if (a.labelRight !== undefined) m['label/accuracy'] = a.labelRight;
+  const right = a.rewardRight?.[k];
+  if (right !== undefined) m['reward/accuracy'] = right;
+  return m;
 }

@@ -75,7 +75,11 @@ export interface ServeRuntime {
   readonly reward: RewardSource;
   readonly extractor: AnswerExtractor;
   readonly equivalence: Equivalence;
-  /** The equivalence trusted with references, when the reward reads ground truth: it compares answers with them. */
+  /**
+   * The equivalence trusted with references: a reward that reads ground truth compares answers with
+   * them through it, and a label-free reward's pseudo-labels and rewards are graded with it
+   * (diagnostics, never handed to a plugin that votes). Absent when the grader is not trusted.
+   */
   readonly grading?: Equivalence;
   /** Cached extraction and keys through the run's extractor and equivalence (the reward pipeline adds the source's own `answerKeys`). */
   readonly keys: AnswerKeys;

@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../core/config/load';
 import type { Problem } from '../core/contracts/problem';
-import { AnswerKeys } from '../core/reward/answer-keys';
+import { Grader } from '../core/reward/grade';
 import { buildRunContext, sampleChecked } from '../core/trainer/run-context';
 import { mixSeed, Rng } from '../core/util/rng';
 import { installBuiltins } from '../entry/builtins';
@@ -100,7 +100,7 @@ async function corpus(args: string[]): Promise<void> {
       split === 'train' ? ctx.data.train : split === 'validation' ? (ctx.data.validation ?? []) : [];
     if (all.length === 0) throw new Error(`expected --split train or validation with problems, got "${split}"`);
     const problems = limit > 0 ? all.slice(0, limit) : all;
-    const keys = new AnswerKeys(ctx.extractor, ctx.grading);
+    const grader = new Grader(ctx.extractor, ctx.grading, ctx.data.groundTruth);
     const sampling = ctx.loaded.config.eval.sampling;
     // rows[i]: every agent's labelled samples of problem i.
     const byProblem: { row: VerdictRow; right: boolean }[][] = problems.map(() => []);
@@ -114,10 +114,15 @@ async function corpus(args: string[]): Promise<void> {
           { n: samples, ...sampling, seed: mixSeed(seed, 'verifier-corpus', split, a.index, at) },
           'verifier corpus',
         );
-        part.forEach((p, i) => {
-          const ref = keys.referenceKey(p.id, ctx.data.groundTruth);
-          for (const c of done[i]!) {
-            const right = ref !== null && keys.of(c.text).key === ref;
+        for (const [i, p] of part.entries()) {
+          const verdicts = (
+            await grader.grade(
+              p,
+              done[i]!.map((c) => c.text),
+            )
+          ).correct;
+          for (const [j, c] of done[i]!.entries()) {
+            const right = verdicts[j]!;
             const row = {
               prompt: verifierText(p.prompt, c.text),
               completion: right ? VERDICT_RIGHT : VERDICT_WRONG,
@@ -128,7 +133,7 @@ async function corpus(args: string[]): Promise<void> {
             };
             byProblem[at + i]!.push({ row, right });
           }
-        });
+        }
         process.stderr.write(`${a.name}: ${Math.min(at + chunk, problems.length)}/${problems.length} problems\n`);
       }
     }

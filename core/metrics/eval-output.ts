@@ -4,6 +4,10 @@ import { readTextMaybeGz } from '../util/gz';
 import { CorlError } from '../errors';
 import { agreement, type Agreement } from './agreement';
 import { parseJson } from '../util/json';
+import { matches } from '../voting/match';
+
+/** An equivalence under which distinct keys are never equal (`matches` then compares keys alone). */
+const IDENTICAL_KEYS: Pick<Equivalence, 'equal'> = { equal: async () => false };
 
 /** One line of a `corl eval` output file: one agent's answers to one problem. */
 export interface EvalOutputRow {
@@ -182,12 +186,14 @@ export async function outputAgreement(
   const ca: boolean[] = [];
   const cb: boolean[] = [];
   const same: boolean[] = [];
-  const eq = options.equivalence;
+  // Without an equivalence, keys are the same only when identical.
+  const eq = options.equivalence ?? IDENTICAL_KEYS;
   const add = async (kx: string | null, rx: boolean, ky: string | null, ry: boolean): Promise<void> => {
     ca.push(rx);
     cb.push(ry);
-    // Two wrong answers are "the same" when the run's equivalence says so (0.5 and \frac{1}{2}), as in the trainer's pair/* metrics.
-    same.push(kx !== null && ky !== null && (kx === ky || (eq !== undefined && (await eq.equal(kx, ky)))));
+    // Two wrong answers are "the same" by the one key-match rule (0.5 and \frac{1}{2} when the run's
+    // equivalence says so), as in the trainer's pair/* metrics.
+    same.push(await matches(kx, ky, eq));
   };
   for (const id of ids) {
     const x = mapA.get(id)!;

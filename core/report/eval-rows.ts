@@ -2,6 +2,7 @@ import { existingOrGz, readTextMaybeGz } from '../util/gz';
 import { CorlError } from '../errors';
 import { checkEvalRow } from '../trainer/run-files';
 import { parseJson } from '../util/json';
+import { sampleAccuracy } from '../metrics/accuracy';
 
 /** One evaluation row as the report reads it (`eval/step-*.jsonl`, plain or gzip-compressed). */
 export interface EvalRow {
@@ -47,7 +48,7 @@ export function readEvalRows(file: string): EvalRow[] {
   return rows;
 }
 
-/** The share of a row's samples that were right (NaN for a row without samples). */
+/** The share of a row's samples that were right (NaN for a row without samples): the one pass@1 rule. */
 export function passOf(row: EvalRow): number {
-  return row.correct.filter((c) => c).length / row.correct.length;
+  return sampleAccuracy(row.correct);
 }

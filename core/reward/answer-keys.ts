@@ -1,6 +1,5 @@
 import type { AnswerExtractor } from '../contracts/answer-extractor';
 import type { Equivalence } from '../contracts/equivalence';
-import type { GroundTruth, Problem } from '../contracts/problem';
 
 /** Bounds of the cache: distinct texts, and their characters in all (about 2 bytes each in memory). */
 export const ANSWER_CACHE_LIMITS = { texts: 200_000, chars: 32 * 1024 * 1024, longestText: 16 * 1024 };
@@ -22,7 +21,6 @@ export interface AnswerCacheLimits {
 export class AnswerKeys {
   private readonly cache = new Map<string, { answer: string | null; key: string | null }>();
   private cachedChars = 0;
-  private readonly refKeys = new Map<string, string | null>();
 
   constructor(
     private readonly extractor: AnswerExtractor,
@@ -53,19 +51,5 @@ export class AnswerKeys {
   /** What the cache holds now: distinct texts and their characters. */
   cacheSize(): { texts: number; chars: number } {
     return { texts: this.cache.size, chars: this.cachedChars };
-  }
-
-  /** Keys through the run's extractor and equivalence (evaluation, monitoring). */
-  async forCompletions(_problem: Problem, texts: readonly string[]): Promise<(string | null)[]> {
-    return texts.map((t) => this.of(t).key);
-  }
-
-  /** Canonical key of a problem's reference answer (null when it has none). */
-  referenceKey(problemId: string, gt: GroundTruth): string | null {
-    if (!this.refKeys.has(problemId)) {
-      const ref = gt.get(problemId);
-      this.refKeys.set(problemId, ref ? this.equivalence.key(ref.answer) : null);
-    }
-    return this.refKeys.get(problemId)!;
   }
 }

@@ -2,7 +2,7 @@
 // `corl serve` (one summary per request); docs/reference/metrics.md defines each and names TRL's twins.
 import type { Equivalence } from '../contracts/equivalence';
 import { mean } from '../util/mean';
-import { matches } from '../voting/match';
+import { gradeKeys } from './grade';
 import type { ScoredGroup } from './pipeline';
 
 /** A scored group as the metrics read it (a `ScoredGroup`, or one a service stored and restored). */
@@ -115,7 +115,7 @@ export function sourceStats(groups: readonly MetricGroup[]): Record<string, numb
 
 /**
  * Grade one group against its reference key `target` (null: the problem has none) with the run's
- * grading equivalence: is its label right, and is each reward the ground-truth reward.
+ * grading equivalence, by the one grader's rule (`gradeKeys`, core/reward/grade.ts): is its label right, and is each reward the ground-truth reward.
  */
 export async function gradeGroup(
   group: Pick<ScoredGroup, 'rewards' | 'label'>,
@@ -127,16 +127,11 @@ export async function gradeGroup(
   if (target === null) return category !== undefined ? { category } : {};
   const labelRight =
     group.label !== undefined && group.label !== null
-      ? (await matches(group.label, target, grading))
-        ? 1
-        : 0
+      ? Number((await gradeKeys([group.label], target, grading))[0])
       : undefined;
-  let rewardRight: number[] | undefined;
-  if (group.rewards.every((x) => x === 0 || x === 1)) {
-    rewardRight = [];
-    for (const [k, key] of keys.entries())
-      rewardRight.push(((await matches(key, target, grading)) ? 1 : 0) === group.rewards[k] ? 1 : 0);
-  }
+  const rewardRight = group.rewards.every((x) => x === 0 || x === 1)
+    ? (await gradeKeys(keys, target, grading)).map((right, k) => (Number(right) === group.rewards[k] ? 1 : 0))
+    : undefined;
   return {
     ...(labelRight !== undefined ? { labelRight } : {}),
     ...(category !== undefined ? { category } : {}),

@@ -2,11 +2,10 @@
 // the API's `evaluate` do: pass@1 and maj@K per agent, budget-fair ensembles and the agreement of
 // every pair, one output row per agent and problem. Graded as the trainer grades its evaluation.
 import * as path from 'node:path';
-import type { Equivalence } from '../contracts/equivalence';
 import type { Problem } from '../contracts/problem';
 import { CorlError } from '../errors';
 import type { Agreement } from '../metrics/agreement';
-import type { AnswerKeys } from '../reward/answer-keys';
+import type { Grader } from '../reward/grade';
 import { readUserText } from '../util/files';
 import { finiteMean } from '../util/mean';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs';
@@ -16,7 +15,7 @@ import {
   ensembleCorrect,
   evaluateAgent,
   evalProblems,
-  gradingKeys,
+  runGrader,
   pairAgreement,
   type AgentScores,
   type EvalRow,
@@ -114,12 +113,11 @@ export async function runBenchmark(ctx: RunContext, settings: BenchmarkSettings)
   for (const a of ctx.agents) if (!selected.includes(a)) await a.policy.close?.();
   const problems = scoredProblems(ctx, settings.limit, settings.data);
   // Graded as the trainer grades its evaluation: the same construction, the grading instance.
-  const keys = gradingKeys(ctx);
-  const perAgent = await evaluateSelected(ctx, selected, problems, keys, settings);
+  const grader = runGrader(ctx);
+  const perAgent = await evaluateSelected(ctx, selected, problems, grader, settings);
   const outDir = settings.out ? path.resolve(settings.out) : undefined;
   const files = outDir ? await writeAgentFiles(outDir, selected, perAgent) : [];
-  const referenceKey = (id: string) => keys.referenceKey(id, ctx.data.groundTruth);
-  const { ensembles, pairs } = await pairFigures(selected, perAgent, settings.ensemble, ctx.grading, referenceKey);
+  const { ensembles, pairs } = await pairFigures(selected, perAgent, settings.ensemble, grader);
   const summary: EvalSummary = {
     config: settings.config,
     data: settings.data,
@@ -183,7 +181,7 @@ async function evaluateSelected(
   ctx: RunContext,
   selected: readonly Agent[],
   problems: readonly Problem[],
-  keys: AnswerKeys,
+  grader: Grader,
   run: { batch: number; progress: CountProgress },
 ): Promise<EvalRow[][]> {
   const ev = ctx.loaded.config.eval;
@@ -191,7 +189,7 @@ async function evaluateSelected(
   run.progress.start(problems.length * selected.length, 'eval');
   const perAgent = await Promise.all(
     selected.map((agent) =>
-      evaluateAgent(agent, problems, keys, ctx.data.groundTruth, ctx.grading, {
+      evaluateAgent(agent, problems, grader, {
         samples: ev.samples,
         sampling: ev.sampling,
         batch: run.batch,
@@ -230,8 +228,7 @@ async function pairFigures(
   selected: readonly Agent[],
   perAgent: readonly EvalRow[][],
   m: number,
-  equivalence: Equivalence,
-  referenceKey: (id: string) => string | null,
+  grader: Grader,
 ): Promise<Pick<EvalSummary, 'ensembles' | 'pairs'>> {
   const ensembles: { agents: [string, string]; m: number; k: number; accuracy: number }[] = [];
   const pairs: EvalSummary['pairs'][number][] = [];
@@ -239,10 +236,10 @@ async function pairFigures(
     for (let b = a + 1; b < selected.length; b++) {
       const names: [string, string] = [selected[a]!.name, selected[b]!.name];
       if (m > 0) {
-        const right = await ensembleCorrect([perAgent[a]!, perAgent[b]!], m, equivalence, referenceKey);
+        const right = await ensembleCorrect([perAgent[a]!, perAgent[b]!], m, grader);
         ensembles.push({ agents: names, m, k: 2 * m, accuracy: finiteMean(right.map(Number), 0) });
       }
-      const s = await pairAgreement(perAgent[a]!, perAgent[b]!, equivalence);
+      const s = await pairAgreement(perAgent[a]!, perAgent[b]!, grader.equivalence);
       pairs.push({
         agents: names,
         kappa: s.kappa,

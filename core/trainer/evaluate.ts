@@ -1,19 +1,20 @@
 import type { Equivalence } from '../contracts/equivalence';
 import type { MetricsRecord } from '../contracts/metrics-sink';
-import type { GroundTruth, Problem } from '../contracts/problem';
+import type { Problem } from '../contracts/problem';
 import type { Completion } from '../contracts/completion';
 import type { Interaction } from '../contracts/interaction';
 import type { SampleRequest, SamplingOptions } from '../contracts/policy';
 import type { EvalConfig, SamplingConfig } from '../config/types';
 import type { TaskData } from '../contracts/task';
 import { missingValidationSplit } from '../config/data-checks';
+import { passAt1 } from '../metrics/accuracy';
 import { agreement, type Agreement } from '../metrics/agreement';
 import { matches } from '../voting/match';
 import { pluralityVote } from '../voting/plurality';
 import { finiteMean } from '../util/mean';
 import { mixSeed } from '../util/rng';
 import { sampleChecked, type Agent, type RunContext } from './run-context';
-import { AnswerKeys } from '../reward/answer-keys';
+import { Grader } from '../reward/grade';
 import { discussionRound, discussionSetup } from './discussion';
 
 /** One agent's answers to one held-out problem. */
@@ -63,13 +64,14 @@ export interface EvalResult {
 }
 
 /**
- * The run's grading against references: answer keys and verdicts through the run context's grading
- * equivalence (`RunContext.grading`, a second instance of the config's equivalence that no reward
- * source holds). The one construction the trainer's evaluation and monitoring, `corl eval` and
- * `corl pretrain` grade with, so the same completions get the same correctness in each.
+ * The run's grader (core/reward/grade.ts): answer keys and verdicts through the run context's
+ * grading equivalence (`RunContext.grading`, a second instance of the config's equivalence that no
+ * reward source holds) against the task's ground truth. The one construction the trainer's
+ * evaluation and monitoring, `corl eval` and `corl pretrain` grade with, so the same completions
+ * get the same correctness in each.
  */
-export function gradingKeys(ctx: Pick<RunContext, 'extractor' | 'grading'>): AnswerKeys {
-  return new AnswerKeys(ctx.extractor, ctx.grading);
+export function runGrader(ctx: Pick<RunContext, 'extractor' | 'grading' | 'data'>): Grader {
+  return new Grader(ctx.extractor, ctx.grading, ctx.data.groundTruth);
 }
 
 /**
@@ -93,16 +95,15 @@ export function evalProblems(
  * here feeds a reward). pass@1 is the mean accuracy of the samples, maj@n the accuracy of their
  * plurality answer; between every pair of agents, κ/c/w/u over all aligned sample pairs (and κ of first samples).
  */
-export async function evaluateCohort(ctx: RunContext, keys: AnswerKeys, step: number): Promise<EvalResult> {
+export async function evaluateCohort(ctx: RunContext, grader: Grader, step: number): Promise<EvalResult> {
   const { config } = ctx.loaded;
   const ev = config.eval;
   const problems = evalProblems(ctx.data, ev);
-  const gt = ctx.data.groundTruth;
   if (problems.length === 0) return { rows: [], records: [], accuracy: ctx.agents.map(() => 0) };
   // The agents answer alone (round 0), then discuss for the interaction's rounds (none without one).
   // The scores (and rows, pairs, ensemble) are the final answer round's (an `evaluate` round checks
   // another agent's turn: it is reported per round only); in a discussion each round is reported too.
-  const rounds = await evaluateRounds(ctx, problems, keys, ev);
+  const rounds = await evaluateRounds(ctx, problems, grader, ev);
   const perAgent = rounds[finalAnswerRound(ctx.interaction)] ?? [];
   const rows = perAgent.flat();
   const records: MetricsRecord[] = [];
@@ -127,7 +128,7 @@ export async function evaluateCohort(ctx: RunContext, keys: AnswerKeys, step: nu
   }
   if (ev.ensemble > 0) {
     // Budget-fair ensemble: the first `ensemble` samples of every agent, pooled into one plurality.
-    const right = await ensembleCorrect(perAgent, ev.ensemble, ctx.grading, (id) => keys.referenceKey(id, gt));
+    const right = await ensembleCorrect(perAgent, ev.ensemble, grader);
     records.push({
       step,
       agent: null,
@@ -164,13 +165,11 @@ export async function evaluateCohort(ctx: RunContext, keys: AnswerKeys, step: nu
 export async function evaluateAgent(
   agent: Agent,
   problems: readonly Problem[],
-  keys: AnswerKeys,
-  gt: GroundTruth,
-  equivalence: Equivalence,
+  grader: Grader,
   settings: AgentEvalSettings,
 ): Promise<EvalRow[]> {
   const completions = await sampleEval(agent, problems, settings);
-  return evalRows(agent, problems, completions, keys, gt, equivalence);
+  return evalRows(agent, problems, completions, grader);
 }
 
 /** Round 0 of an evaluation: `settings.samples` completions per problem on the canonical prompt. */
@@ -216,30 +215,27 @@ async function evalRows(
   agent: Agent,
   problems: readonly Problem[],
   completions: readonly (readonly Completion[])[],
-  keys: AnswerKeys,
-  gt: GroundTruth,
-  equivalence: Equivalence,
+  grader: Grader,
   round?: number,
 ): Promise<EvalRow[]> {
   const rows: EvalRow[] = [];
   for (const [i, problem] of problems.entries()) {
     const group = completions[i]!;
-    const texts = group.map((c) => c.text);
-    const ks = await keys.forCompletions(problem, texts);
-    const target = keys.referenceKey(problem.id, gt);
-    const correct: boolean[] = [];
-    for (const k of ks) correct.push(await matches(k, target, equivalence));
-    const vote = await pluralityVote(ks, equivalence, 0);
+    const graded = await grader.grade(
+      problem,
+      group.map((c) => c.text),
+    );
+    const vote = await pluralityVote(graded.keys, grader.equivalence, 0);
     rows.push({
       agent: agent.index,
       id: problem.id,
       ...(round !== undefined ? { round } : {}),
-      answers: texts.map((t) => keys.of(t).answer),
-      keys: ks,
-      correct,
+      answers: graded.answers,
+      keys: graded.keys,
+      correct: graded.correct,
       majority: vote.label,
-      majCorrect: await matches(vote.label, target, equivalence),
-      reference: gt.get(problem.id)?.answer ?? null,
+      majCorrect: await grader.right(vote.label, problem.id),
+      reference: grader.reference(problem.id),
       meanLength: finiteMean(
         group.map((c) => c.tokenIds.length),
         0,
@@ -259,11 +255,10 @@ async function evalRows(
 async function evaluateRounds(
   ctx: RunContext,
   problems: readonly Problem[],
-  keys: AnswerKeys,
+  grader: Grader,
   ev: EvalConfig,
 ): Promise<EvalRow[][][]> {
   const interaction = ctx.interaction;
-  const gt = ctx.data.groundTruth;
   const discussing = interaction.rounds > 0;
   let completions = await Promise.all(ctx.agents.map((agent) => sampleEval(agent, problems, ev)));
   const history: Completion[][][][] = [];
@@ -274,9 +269,7 @@ async function evaluateRounds(
     history.push(cs);
     rounds.push(
       await Promise.all(
-        ctx.agents.map((agent) =>
-          evalRows(agent, problems, cs[agent.index] ?? [], keys, gt, ctx.grading, discussing ? r : undefined),
-        ),
+        ctx.agents.map((agent) => evalRows(agent, problems, cs[agent.index] ?? [], grader, discussing ? r : undefined)),
       ),
     );
     if (r === interaction.rounds) return rounds;
@@ -288,7 +281,7 @@ async function evaluateRounds(
       request: (_, i) => evalRequest(problems[i]!),
       earlier: (t, a, i, j) => {
         const text = history[t]![a]![i]![j]!.text;
-        return { text, answer: keys.of(text).answer };
+        return { text, answer: grader.keys.of(text).answer };
       },
       sampling: samplingOf(ev.sampling),
       seed: (agent) => mixSeed(agent.seed, 'eval', 'round', round),
@@ -335,7 +328,7 @@ function peerUse(
 
 /** One agent's scores over its rows. */
 export interface AgentScores {
-  /** pass@1: mean over problems of the share of right samples. */
+  /** pass@1 (core/metrics/accuracy.ts): mean over problems of the share of right samples. */
   readonly pass1: number;
   /** maj@K: share of problems whose plurality answer is right. */
   readonly majority: number;
@@ -348,10 +341,7 @@ export interface AgentScores {
 /** pass@1, maj@K, answered share and mean length of one agent's rows. */
 export function agentScores(rows: readonly EvalRow[]): AgentScores {
   return {
-    pass1: finiteMean(
-      rows.map((r) => finiteMean(r.correct.map(Number), 0)),
-      0,
-    ),
+    pass1: passAt1(rows),
     majority: finiteMean(
       rows.map((r) => Number(r.majCorrect)),
       0,
@@ -380,15 +370,14 @@ export function agentScores(rows: readonly EvalRow[]): AgentScores {
 export async function ensembleCorrect(
   perAgent: readonly (readonly EvalRow[])[],
   m: number,
-  equivalence: Equivalence,
-  referenceKey: (id: string) => string | null,
+  grader: Grader,
 ): Promise<boolean[]> {
   const out: boolean[] = [];
   const n = perAgent[0]?.length ?? 0;
   for (let i = 0; i < n; i++) {
     const pooled = perAgent.flatMap((rows) => rows[i]!.keys.slice(0, m));
-    const vote = await pluralityVote(pooled, equivalence, 0);
-    out.push(await matches(vote.label, referenceKey(perAgent[0]![i]!.id), equivalence));
+    const vote = await pluralityVote(pooled, grader.equivalence, 0);
+    out.push(await grader.right(vote.label, perAgent[0]![i]!.id));
   }
   return out;
 }

@@ -6,12 +6,12 @@ import * as path from 'node:path';
 import type { Policy } from '../contracts/policy';
 import type { LoadedConfig } from '../config/load';
 import { CorlError } from '../errors';
-import type { AnswerKeys } from '../reward/answer-keys';
+import type { Grader, Graded } from '../reward/grade';
+import { passAt1 } from '../metrics/accuracy';
 import { mixSeed } from '../util/rng';
 import { pct } from '../util/text';
 import { buildRunContext, epochBatch, sampleChecked, type Agent, type RunContext } from './run-context';
-import { evalProblems, gradingKeys } from './evaluate';
-import { finiteMean } from '../util/mean';
+import { evalProblems, runGrader } from './evaluate';
 import { readPretrainCorpus, type PretrainCorpus } from './pretrain-corpus';
 
 /** What pretraining one agent produced. */
@@ -75,7 +75,7 @@ export async function pretrainAgents(loaded: LoadedConfig, settings: PretrainSet
       ctx,
       texts,
       corpus,
-      keys: gradingKeys(ctx),
+      grader: runGrader(ctx),
       log: settings.log,
       record: (r) => fs.appendFileSync(metricsFile, JSON.stringify(r) + '\n'),
     };
@@ -92,14 +92,14 @@ interface AgentRun {
   readonly ctx: RunContext;
   readonly texts: readonly string[];
   readonly corpus: PretrainCorpus | undefined;
-  readonly keys: AnswerKeys;
+  readonly grader: Grader;
   readonly log: (line: string) => void;
   readonly record: (r: Record<string, unknown>) => void;
 }
 
 /** Pretrain one agent for `pretrain.steps` steps and save its checkpoint in `dir`. */
 async function pretrainAgent(run: AgentRun, a: Agent, dir: string): Promise<PretrainResult> {
-  const { ctx, texts, corpus, keys } = run;
+  const { ctx, texts, corpus, grader } = run;
   const config = ctx.loaded.config;
   const pc = config.pretrain;
   const prompts = corpus ? corpus.promptLengths : ctx.data.pretrainPromptLengths;
@@ -122,7 +122,7 @@ async function pretrainAgent(run: AgentRun, a: Agent, dir: string): Promise<Pret
     const done = step + 1;
     const metrics: Record<string, number> = { ...r.metrics };
     if (measure && pc.evalEvery > 0 && done % pc.evalEvery === 0 && done < pc.steps) {
-      const acc = await heldOutAccuracy(ctx, a, keys, done);
+      const acc = await heldOutAccuracy(ctx, a, grader, done);
       if (acc !== undefined) metrics['eval/accuracy'] = acc;
     }
     if (done % pc.logEvery === 0 || done === pc.steps || metrics['eval/accuracy'] !== undefined) {
@@ -135,7 +135,7 @@ async function pretrainAgent(run: AgentRun, a: Agent, dir: string): Promise<Pret
       t0 = Date.now();
     }
   }
-  const accuracy = measure ? await heldOutAccuracy(ctx, a, keys, pc.steps) : undefined;
+  const accuracy = measure ? await heldOutAccuracy(ctx, a, grader, pc.steps) : undefined;
   run.record({
     phase: 'pretrain-eval',
     step: pc.steps,
@@ -158,7 +158,7 @@ async function pretrainAgent(run: AgentRun, a: Agent, dir: string): Promise<Pret
 async function heldOutAccuracy(
   ctx: RunContext,
   agent: Agent,
-  keys: AnswerKeys,
+  grader: Grader,
   step: number,
 ): Promise<number | undefined> {
   const ev = ctx.loaded.config.eval;
@@ -170,14 +170,14 @@ async function heldOutAccuracy(
     { n: ev.samples, ...ev.sampling, seed: mixSeed(agent.seed, 'pretrain-eval', step) },
     'pretraining evaluation',
   );
-  return finiteMean(
-    problems.map((p, i) => {
-      const ref = keys.referenceKey(p.id, ctx.data.groundTruth);
-      return finiteMean(
-        out[i]!.map((c) => (ref !== null && keys.of(c.text).key === ref ? 1 : 0)),
-        0,
-      );
-    }),
-    0,
-  );
+  // Graded by the one grader (the `matches` rule), as the trainer's evaluation grades.
+  const rows: Graded[] = [];
+  for (const [i, p] of problems.entries())
+    rows.push(
+      await grader.grade(
+        p,
+        out[i]!.map((c) => c.text),
+      ),
+    );
+  return passAt1(rows);
 }

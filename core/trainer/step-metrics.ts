@@ -6,7 +6,6 @@ import type { Judgement } from '../contracts/interaction';
 import type { UpdateResult } from '../contracts/policy';
 import { gradeGroup, labelStats, rewardStats, sourceStats, type GroupGrade } from '../reward/metrics';
 import type { ScoredGroup } from '../reward/pipeline';
-import { matches } from '../voting/match';
 import { finiteMean } from '../util/mean';
 import type { StepBatch, StepRun } from './step';
 import type { StepGroup, StepTable } from './step-table';
@@ -74,19 +73,19 @@ async function grades(
     }
     const p = table.problemOf(g);
     const category = typeof p.metadata?.category === 'string' ? p.metadata.category : undefined;
-    const target = r.grades.referenceKey(p.id, r.ctx.data.groundTruth);
+    const target = r.grader.target(p.id);
     const keys = g.rows.map((row) => row.key);
-    out.push(await gradeGroup(result, keys, target, category, r.ctx.grading));
+    out.push(await gradeGroup(result, keys, target, category, r.grader.equivalence));
   }
   return out;
 }
 
 /** 1/0 per row of a group: its key matches the reference key (none when the problem has no reference). */
 async function rightAnswers(r: StepRun, table: StepTable, g: StepGroup): Promise<number[]> {
-  const target = r.grades.referenceKey(table.problemOf(g).id, r.ctx.data.groundTruth);
-  if (target === null) return [];
+  const id = table.problemOf(g).id;
+  if (r.grader.target(id) === null) return [];
   const right: number[] = [];
-  for (const row of g.rows) right.push((await matches(row.key, target, r.ctx.grading)) ? 1 : 0);
+  for (const row of g.rows) right.push((await r.grader.right(row.key, id)) ? 1 : 0);
   return right;
 }
 

@@ -6,7 +6,7 @@ import type { Judgement } from '../contracts/interaction';
 import type { LossOptions, SampleRequest, TrainingSample, UpdateResult } from '../contracts/policy';
 import type { Problem } from '../contracts/problem';
 import { CorlError } from '../errors';
-import type { AnswerKeys } from '../reward/answer-keys';
+import type { Grader } from '../reward/grade';
 import type { CompletionInput } from '../reward/context';
 import type { RewardPipeline } from '../reward/pipeline';
 import { deepFreeze } from '../contracts/frozen';
@@ -20,12 +20,12 @@ import type { RunDirectory } from './run-dir';
 import { StepTable, type StepGroup, type StepRow } from './step-table';
 import { stepMetrics } from './step-metrics';
 
-/** What every step of a run uses: the run context, its reward pipeline, the grading keys and where records go. */
+/** What every step of a run uses: the run context, its reward pipeline, its grader and where records go. */
 export interface StepRun {
   readonly ctx: RunContext;
   readonly pipeline: RewardPipeline;
-  /** Answer keys through the grading equivalence (monitoring against references). */
-  readonly grades: AnswerKeys;
+  /** The run's grader (core/reward/grade.ts): monitoring against references, never a reward. */
+  readonly grader: Grader;
   readonly run: RunDirectory;
   readonly metrics: MetricsWriter;
 }

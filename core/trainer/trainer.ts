@@ -7,7 +7,7 @@ import { CorlError } from '../errors';
 import { AnswerKeys } from '../reward/answer-keys';
 import { RewardPipeline } from '../reward/pipeline';
 import { buildRunContext, type RunContext } from './run-context';
-import { evaluateCohort, gradingKeys } from './evaluate';
+import { evaluateCohort, runGrader } from './evaluate';
 import { NoProgress, type ProgressReporter } from './progress';
 import { CheckpointWriter } from './checkpoint-writer';
 import { MetricsWriter } from './metrics-writer';
@@ -144,15 +144,15 @@ async function loop(
   });
   // Grading against references goes through a separate equivalence instance: the one whose keys
   // and verdicts reach reward sources never sees a reference.
-  const grades = gradingKeys(ctx);
-  const stepRun: StepRun = { ctx, pipeline, grades, run, metrics: writers.metrics };
+  const grader = runGrader(ctx);
+  const stepRun: StepRun = { ctx, pipeline, grader, run, metrics: writers.metrics };
   const lastEval: number[] = ctx.agents.map(() => NaN);
   // a planned run's evaluations are sealed: however it is run (corl compare, corl train --resume),
   // its progress shows that an evaluation happened, never its numbers
   const sealed = run.sealed;
   const evaluate = async (stepsDone: number): Promise<void> => {
     const t = performance.now();
-    const result = await evaluateCohort(ctx, grades, stepsDone);
+    const result = await evaluateCohort(ctx, grader, stepsDone);
     for (const r of result.records) await writers.metrics.write(r);
     await run.writeEval(`step-${String(stepsDone).padStart(6, '0')}.jsonl`, result.rows);
     const took = `(${((performance.now() - t) / 1000).toFixed(1)} s)`;

@@ -3,7 +3,7 @@ import type { RewardContext, RewardResult, RewardSource } from '../../core/contr
 import type { WorkOptions } from '../../core/contracts/work';
 import { CorlError } from '../../core/errors';
 import { definePlugin } from '../../core/registry/define';
-import { matches } from '../../core/voting/match';
+import { gradeKeys, referenceKey } from '../../core/reward/grade';
 
 const GROUND_TRUTH_OPTIONS_SCHEMA = {
   type: 'object',
@@ -19,8 +19,8 @@ type GroundTruthOptions = FromSchema<typeof GROUND_TRUTH_OPTIONS_SCHEMA>;
 
 /** The supervised baseline: a binary verifier against the dataset's reference answer. */
 /**
- * Whether each completion's key matches the reference's key (`matches`), for the rewards that read
- * ground truth; a problem without a reference is CORL_ERR_TASK_DATA naming the plugin.
+ * Whether each completion's key matches the reference's key, by the one grader's rule
+ * (core/reward/grade.ts), for the rewards that read ground truth; a problem without a reference is CORL_ERR_TASK_DATA naming the plugin.
  */
 export async function matchesReference(ctx: RewardContext, plugin: string, work?: WorkOptions): Promise<boolean[]> {
   if (!ctx.reference) {
@@ -28,10 +28,12 @@ export async function matchesReference(ctx: RewardContext, plugin: string, work?
       hint: `${plugin} needs a task whose problems all have references`,
     });
   }
-  const target = ctx.equivalence.key(ctx.reference.answer);
-  const right: boolean[] = [];
-  for (const c of ctx.completions) right.push(await matches(c.key, target, ctx.equivalence, work));
-  return right;
+  return gradeKeys(
+    ctx.completions.map((c) => c.key),
+    referenceKey(ctx.reference, ctx.equivalence),
+    ctx.equivalence,
+    work,
+  );
 }
 
 export const groundTruthReward = definePlugin({

@@ -3,7 +3,7 @@ import type { Completion } from '../../../core/contracts/completion';
 import type { Equivalence } from '../../../core/contracts/equivalence';
 import type { Policy, SampleRequest, SamplingOptions } from '../../../core/contracts/policy';
 import { MapGroundTruth } from '../../../core/contracts/problem';
-import { AnswerKeys } from '../../../core/reward/answer-keys';
+import { Grader } from '../../../core/reward/grade';
 import type { Agent } from '../../../core/trainer/run-context';
 import { agentScores, ensembleCorrect, evaluateAgent, pairAgreement } from '../../../core/trainer/evaluate';
 import { mixSeed } from '../../../core/util/rng';
@@ -55,14 +55,10 @@ describe('core/trainer/evaluate (shared by the trainer and corl eval)', () => {
   const B = scripted({ one: ['3', '3', '1/2', '9'], two: ['5', '5', '4', '4'], three: ['7', '7', '8', '8'] });
 
   it('rows: answers, keys, correctness against the reference, the clustered plurality', async () => {
-    const rows = await evaluateAgent(
-      agent(0, A.policy),
-      problems,
-      new AnswerKeys(extractor, equivalence),
-      gt,
-      equivalence,
-      { samples: 4, sampling },
-    );
+    const rows = await evaluateAgent(agent(0, A.policy), problems, new Grader(extractor, equivalence, gt), {
+      samples: 4,
+      sampling,
+    });
     expect(rows[0]).to.deep.equal({
       agent: 0,
       id: 'p1',
@@ -90,14 +86,12 @@ describe('core/trainer/evaluate (shared by the trainer and corl eval)', () => {
   it('batches: one call per batch, the first seeded as the trainer seeds it, later ones by their first problem', async () => {
     const C = scripted({ one: ['1'], two: ['2'], three: ['3'] });
     const seen: [number, number][] = [];
-    const rows = await evaluateAgent(
-      agent(2, C.policy),
-      problems,
-      new AnswerKeys(extractor, equivalence),
-      gt,
-      equivalence,
-      { samples: 1, sampling, batch: 2, onBatch: (d, t) => seen.push([d, t]) },
-    );
+    const rows = await evaluateAgent(agent(2, C.policy), problems, new Grader(extractor, equivalence, gt), {
+      samples: 1,
+      sampling,
+      batch: 2,
+      onBatch: (d, t) => seen.push([d, t]),
+    });
     expect(rows.map((r) => r.id)).to.deep.equal(['p1', 'p2', 'p3']);
     expect(C.calls.map((c) => c.prompts)).to.deep.equal([['one', 'two'], ['three']]);
     expect(C.calls.map((c) => c.seed)).to.deep.equal([mixSeed(102, 'eval'), mixSeed(102, 'eval', 2)]);
@@ -108,22 +102,14 @@ describe('core/trainer/evaluate (shared by the trainer and corl eval)', () => {
   });
 
   it('budget-fair ensemble and pair agreement, by hand', async () => {
-    const keys = new AnswerKeys(extractor, equivalence);
-    const ra = await evaluateAgent(agent(0, A.policy), problems, keys, gt, equivalence, { samples: 4, sampling });
-    const rb = await evaluateAgent(agent(1, B.policy), problems, keys, gt, equivalence, { samples: 4, sampling });
+    const grader = new Grader(extractor, equivalence, gt);
+    const ra = await evaluateAgent(agent(0, A.policy), problems, grader, { samples: 4, sampling });
+    const rb = await evaluateAgent(agent(1, B.policy), problems, grader, { samples: 4, sampling });
     // m = 2 pools A's first two then B's first two:
     //   p1: 1/2, 3, 3, 3 → "3" (wrong); p2: 4, null, 5, 5 → "5" (wrong); p3: null, null, 7, 7 → "7" (right)
-    expect(await ensembleCorrect([ra, rb], 2, equivalence, (id) => keys.referenceKey(id, gt))).to.deep.equal([
-      false,
-      false,
-      true,
-    ]);
+    expect(await ensembleCorrect([ra, rb], 2, grader)).to.deep.equal([false, false, true]);
     //   m = 4: p1: {1/2, 0.5, 1/2} 3 votes vs {3} 4 → wrong; p2: 4 ×4 vs 5 ×3 → right; p3: 7 ×3 vs 8 ×3, 7 first → right
-    expect(await ensembleCorrect([ra, rb], 4, equivalence, (id) => keys.referenceKey(id, gt))).to.deep.equal([
-      false,
-      true,
-      true,
-    ]);
+    expect(await ensembleCorrect([ra, rb], 4, grader)).to.deep.equal([false, true, true]);
     // First samples: A right on p1, p2, wrong (null) on p3; B wrong on p1 ("3"), p2 ("5"), right on p3.
     // a = 0, b = 2, c′ = 1, d = 0: p_o = 0, p_A = 2/3, p_B = 1/3, p_e = 2/9 + 2/9 = 4/9, κ = −(4/9)/(5/9) = −0.8
     const s = await pairAgreement(ra, rb, equivalence, 'first');

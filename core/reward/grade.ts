@@ -1,9 +1,9 @@
 // The one grader: a completion is right when its answer key (the pipeline's AnswerKeys: the run's
 // extractor and the grading equivalence, cached) matches its problem's reference key by the
 // `matches` rule (core/voting/match.ts). Training's monitoring (train/accuracy, label/accuracy,
-// reward/accuracy), evaluation (the trainer's and `corl eval`'s), pretraining's held-out pass@1 and
-// the rewards that read ground truth (`corl:ground-truth`, `corl:gt-verifier`, in training and under
-// `corl serve`) grade with it; `corl agreement` and the report read the verdicts it wrote.
+// reward/accuracy), `corl serve`'s grading of a label-free reward against the references trainers
+// send, evaluation (the trainer's and `corl eval`'s), pretraining's held-out pass@1 and the rewards
+// that read ground truth (`corl:ground-truth`, `corl:gt-verifier`) grade with it; `corl agreement` and the report read the verdicts it wrote.
 import type { AnswerExtractor } from '../contracts/answer-extractor';
 import type { Equivalence } from '../contracts/equivalence';
 import type { GroundTruth, Problem, Reference } from '../contracts/problem';

@@ -3,6 +3,7 @@ import type { Problem } from '../contracts/problem';
 import type { AgentAnswers } from '../contracts/reward-source';
 import type { WorkOptions } from '../contracts/work';
 import { gradeGroup, labelStats, rewardStats, sourceStats, type GroupGrade } from '../reward/metrics';
+import { referenceKey } from '../reward/grade';
 import { RewardPipeline } from '../reward/pipeline';
 import type { ServeRuntime } from './setup';
 import { mapPacked } from '../util/arrays';
@@ -175,7 +176,7 @@ export class Scorer {
   ): Promise<{ labelRight?: number; rewardRight?: readonly number[] }> {
     const grading = this.rt.grading;
     if (this.rt.readsGroundTruth || !grading || group.reference === undefined) return {};
-    const g = await gradeGroup(result, keys, grading.key(group.reference), undefined, grading);
+    const g = await gradeGroup(result, keys, referenceKey({ answer: group.reference }, grading), undefined, grading);
     return {
       ...(g.labelRight !== undefined ? { labelRight: g.labelRight } : {}),
       ...(g.rewardRight ? { rewardRight: g.rewardRight } : {}),

@@ -2,6 +2,7 @@ import type { FinishReason } from '../contracts/completion';
 import type { Problem } from '../contracts/problem';
 import type { AgentAnswers } from '../contracts/reward-source';
 import type { WorkOptions } from '../contracts/work';
+import { CorlError, isCorlError } from '../errors';
 import { gradeGroup, labelStats, rewardStats, sourceStats, type GroupGrade } from '../reward/metrics';
 import { referenceKey } from '../reward/grade';
 import { RewardPipeline } from '../reward/pipeline';
@@ -127,28 +128,32 @@ export class Scorer {
   ): Promise<GroupAnswer> {
     const rt = this.rt;
     const answers = this.answers.get(group) ?? mapPacked(group.completions, (c) => rt.keys.of(c.text).answer);
-    const result = await this.pipeline.score(
-      {
-        problem: this.problem(group),
-        prompt: group.prompt,
-        agent,
-        agents: rt.agents.length,
-        step,
-        completions: mapPacked(group.completions, (c) => ({
-          text: c.text,
-          length: c.length ?? c.text.length,
-          finishReason: c.finishReason ?? 'stop',
-          ...(c.entropies ? { entropies: c.entropies } : {}),
-          ...(c.meanLogprobs ? { meanLogprobs: c.meanLogprobs } : {}),
-        })),
-        answers,
-        keys,
-        supervisors,
-        ...(rt.readsGroundTruth && group.reference !== undefined ? { reference: { answer: group.reference } } : {}),
-      },
-      `group "${group.id}" of agent "${rt.agents[agent]}" at step ${step}`,
-      work,
-    );
+    const result = await this.pipeline
+      .score(
+        {
+          problem: this.problem(group),
+          prompt: group.prompt,
+          agent,
+          agents: rt.agents.length,
+          step,
+          completions: mapPacked(group.completions, (c) => ({
+            text: c.text,
+            length: c.length ?? c.text.length,
+            finishReason: c.finishReason ?? 'stop',
+            ...(c.entropies ? { entropies: c.entropies } : {}),
+            ...(c.meanLogprobs ? { meanLogprobs: c.meanLogprobs } : {}),
+          })),
+          answers,
+          keys,
+          supervisors,
+          ...(rt.readsGroundTruth && group.reference !== undefined ? { reference: { answer: group.reference } } : {}),
+        },
+        `group "${group.id}" of agent "${rt.agents[agent]}" at step ${step}`,
+        work,
+      )
+      .catch((e: unknown) => {
+        throw tokenStatsRefusal(e, group, rt.config.reward.use);
+      });
     const grade = await this.grade(group, result, keys);
     return {
       id: group.id,
@@ -228,4 +233,26 @@ export function sampleGrades(a: GroupAnswer, k: number): Record<string, number> 
   const right = a.rewardRight?.[k];
   if (right !== undefined) m['reward/accuracy'] = right;
   return m;
+}
+
+/**
+ * The reward's refusal of a completion's per-token statistics (CORL_ERR_REWARD_TOKEN_STATS: RENT
+ * without entropies, Intuitor without meanLogprobs) is the client's to fix: a 400 naming the group
+ * and the field it lacks, not a 500. The request check (routes/route.ts) only knows that some
+ * statistic is needed, not which one.
+ */
+function tokenStatsRefusal(e: unknown, group: PostedGroup, use: string): unknown {
+  if (!isCorlError(e, 'CORL_ERR_REWARD_TOKEN_STATS')) return e;
+  const field = /meanLogprobs/.test(e.message) ? 'meanLogprobs' : 'entropies';
+  const missing = group.completions.filter((c) => c[field] === undefined).length;
+  return new CorlError(
+    'CORL_ERR_SERVE_BAD_REQUEST',
+    missing
+      ? `expected every completion of group "${group.id}" to carry ${field} (one per generated token) because "${use}" reads them, got ${missing} of ${group.completions.length} without`
+      : `expected the ${field} of group "${group.id}" to be what "${use}" reads, got: ${e.message}`,
+    {
+      where: `completions[].${field}`,
+      hint: `send ${field} with each completion (docs/guide/serve.md "Lengths and token statistics")`,
+    },
+  );
 }

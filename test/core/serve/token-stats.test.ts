@@ -13,7 +13,7 @@ import type { RewardServer } from '../../../core/serve/server';
 import { loadServeConfigValue } from '../../../core/serve/setup';
 import { Rng } from '../../../core/util/rng';
 import { fixture, tempDir } from '../../fixtures/configs';
-import { post, startServer } from '../../fixtures/serve';
+import { get, post, startServer } from '../../fixtures/serve';
 
 const WORDS = ['The', ' sum', ' is', ' found', ' by', ' adding', ' both', ' parts', ',', ' then', ' we', ' check', '.'];
 
@@ -209,5 +209,52 @@ describe('serve: served rewards equal trained rewards on token counts and per-to
     expect([g.status, g.body.error.where]).to.deep.equal([400, 'groups[0].completions[0]']);
     const o = await post(server.url, '/get_reward', { query: ['x'] });
     expect([o.status, o.body.error.code]).to.deep.equal([400, 'CORL_ERR_SERVE_BAD_REQUEST']);
+  });
+
+  it('Intuitor sent entropies only, RENT sent meanLogprobs only: a coded 400 naming the missing field, never a 500', async () => {
+    const only = (c: Completion, field: 'entropies' | 'meanLogprobs') => ({
+      text: c.text,
+      length: c.tokenIds.length,
+      [field]: c[field],
+    });
+    for (const [method, sent, missing] of [
+      ['intuitor', 'entropies', 'meanLogprobs'],
+      ['rent', 'meanLogprobs', 'entropies'],
+    ] as const) {
+      server = await startServer(config({ use: 'corl:intrinsic', options: { method } }), tmp.dir);
+      const g = await post(server.url, '/v1/groups', {
+        agent: 'agent-0',
+        step: 0,
+        groups: [{ id: 'p', prompt: 'problem p', completions: group.map((c) => only(c, sent)) }],
+      });
+      expect([g.status, g.body.error.code, g.body.error.where], method).to.deep.equal([
+        400,
+        'CORL_ERR_SERVE_BAD_REQUEST',
+        `completions[].${missing}`,
+      ]);
+      expect(g.body.error.message).to.include(`carry ${missing}`).and.include('4 of 4 without');
+      expect(g.body.error).to.not.have.property('stack');
+      // Per sample: every member of the group gets the same answer.
+      const s = await Promise.all(
+        group.map((c, k) =>
+          post(server!.url, '/v1/samples', {
+            agent: 'agent-0',
+            group: 'q',
+            size: group.length,
+            requestId: `q${k}`,
+            prompt: 'problem q',
+            completion: only(c, sent),
+          }),
+        ),
+      );
+      expect(s.map((r) => [r.status, r.body.error?.where])).to.deep.equal(
+        group.map(() => [400, `completions[].${missing}`]),
+      );
+      expect((await get(server.url, '/health')).status).to.equal(200);
+      await server.close();
+      server = undefined;
+      tmp.cleanup();
+      tmp = tempDir('corl-stats-');
+    }
   });
 });

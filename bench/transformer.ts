@@ -306,7 +306,9 @@ function torchAnchor(steps: number, reps: number): Anchor {
     const r = spawnSync(py, [script, '2', String(steps), String(reps)], {
       encoding: 'utf8',
       timeout: 30 * 60_000,
-      env: { ...process.env, OMP_NUM_THREADS: '2' },
+      // Idle OpenMP threads sleep, as corl's sessions do (allow_spinning 0): spinning ones cost
+      // PyTorch up to 10× in decoding on a shared machine. OMP_WAIT_POLICY in the environment wins.
+      env: { OMP_WAIT_POLICY: 'PASSIVE', ...process.env, OMP_NUM_THREADS: '2' },
     });
     const line = (r.stdout ?? '').trim().split('\n').at(-1) ?? '';
     if (r.status !== 0 || !line.startsWith('{'))
@@ -378,7 +380,9 @@ export const bench: Bench = {
             (r
               ? ` (${fmt((100 * t.best * perToken(r)) / h.mm.best, 0)}% of the MatMul; corl ×${fmt(r.best / t.best, 1)})`
               : '');
-          out(`  PyTorch anchor (${a.python}, torch ${a.torch}, 2 threads, the same GPT and shapes, this run):`);
+          out(
+            `  PyTorch anchor (${a.python}, torch ${a.torch}, 2 threads, OMP_WAIT_POLICY ${process.env.OMP_WAIT_POLICY ?? 'PASSIVE'}, the same GPT and shapes, this run):`,
+          );
           out(`    ${line('GRPO update', a.update, h.grpo)}`);
           out(`    ${line('KV-cached sampling', a.sample, h.sample)}`);
         }

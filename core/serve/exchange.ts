@@ -252,6 +252,23 @@ export class Exchange {
   }
 
   /** The steps (rounds) at which an agent's part holds a group id, newest first. */
+  /**
+   * The answers a stored answer of `agent` was rewarded against, to score one more sample of its
+   * group alike: its supervisors' keys (those present now, itself standing for itself with the
+   * group's own keys), the group's own keys for the self fallback, undefined for the zero fallback.
+   */
+  supervisorsOf(agent: number, step: number, id: string, answer: GroupAnswer): AgentAnswers[] | undefined {
+    if (answer.source === 'zero') return undefined;
+    if (answer.source === 'self') return [{ agent, keys: answer.keys }];
+    const slot = this.slots.get(this.slotKey(agent, step, id));
+    const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
+    return sup.flatMap((m) => {
+      if (m === agent) return [{ agent, keys: answer.keys }];
+      const k = slot?.keys.get(m)?.value;
+      return k ? [{ agent: m, keys: k }] : [];
+    });
+  }
+
   stepsOf(agent: number, id: string): number[] {
     return [...(this.byId[this.part[agent]!]!.get(id) ?? [])].sort((a, b) => b - a);
   }

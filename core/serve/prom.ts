@@ -122,7 +122,7 @@ export class ServeMetrics {
   );
   readonly sampleGroups = new Counter(
     'corl_serve_sample_groups_total',
-    'groups formed by POST /v1/samples: complete (the declared size arrived) or partial (serve.samples.wait ran out)',
+    'groups formed by POST /v1/samples: complete (the declared size arrived), partial (serve.samples.wait ran out), or late (one sample of a group scored short, scored alone)',
   );
   readonly untokenized = new Counter(
     'corl_serve_untokenized_completions_total',

@@ -573,6 +573,9 @@ export class SampleScorer {
     ]);
     if (step !== undefined) {
       const done = this.exchanges.steps.answerOf(agent, step, s.group);
+      // A group scored with fewer samples than its size (the wait ran out) still has room: its late
+      // sample is scored against what the group was (docs/guide/serve.md "Late samples").
+      if (done && done.rewards.length < s.size) return this.late(agent, step, s, done, work);
       if (done) throw this.complete(agent, step, s, done.rewards.length, where);
     } else if (s.rollout !== undefined && this.closed[agent]!.has(pendingKey)) {
       throw this.complete(agent, step, s, this.closed[agent]!.get(pendingKey)!, where);
@@ -731,6 +734,42 @@ export class SampleScorer {
     const round = this.exchanges.rounds.nextRound(agent, group);
     const [answer] = await this.exchanges.rounds.post(agent, round, [group], waitMs, work);
     return { answer: answer!, at: { round } };
+  }
+
+  /**
+   * A sample of a group already scored with fewer than its size: rewarded alone against the answers
+   * the group was rewarded against (its supervisors' keys, its own for the self fallback, 0 for the
+   * zero fallback), so that it gets the reward it would have had in its group under a vote. Not
+   * stored: a retry computes the same from the same keys.
+   */
+  private async late(
+    agent: number,
+    step: number,
+    s: PostedSample,
+    done: GroupAnswer,
+    work: RequestWork,
+  ): Promise<SampleAnswer> {
+    this.metrics.sampleGroups.inc({ outcome: 'late' });
+    const group: PostedGroup = {
+      id: s.group,
+      prompt: s.prompt,
+      completions: [s.completion],
+      ...(s.reference !== undefined ? { reference: s.reference } : {}),
+      ...(s.testInputs ? { testInputs: s.testInputs } : {}),
+    };
+    const max = this.rt.settings.maxKeyChars;
+    const keys = await inPhase(work, 'the answer key of its late sample', async (w) =>
+      capKeys(await this.scorer.keys(group, w), max),
+    );
+    const supervisors = this.exchanges.steps.supervisorsOf(agent, step, s.group, done);
+    const a =
+      supervisors === undefined
+        ? this.scorer.zero(group, keys)
+        : await inPhase(work, 'the reward of its late sample', (w) =>
+            this.scorer.score(agent, step, group, keys, supervisors, done.source, w),
+          );
+    const answer = answerOf(a, 0, { step }, s.requestId, s.sample);
+    return { ...answer, metrics: { ...answer.metrics, 'exchange/late': 1 } };
   }
 
   /** A pointwise source (a verifier) scores each sample alone, at once. */

@@ -158,6 +158,50 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
     expect(third.body.error.code).to.equal('CORL_ERR_SERVE_GROUP_SIZE');
   });
 
+  it('a late sample of a group scored short (samples.wait ran out) is rewarded as its group was, never 422', async () => {
+    server = await startServer(ringServeConfig({ samples: { wait: 0.3 } }), tmp.dir);
+    // b: 3, 3, 2 (label 3) for a; a posts 2 of its 3 samples (2, 3): scored short against 3.
+    const pb = post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: [boxed('g1', ['3', '3', '2'])] });
+    const early = await Promise.all(
+      ['2', '3'].map((x, i) => post(server!.url, '/v1/samples', sample('a', 'g1', 3, x, { step: 0, sample: i }))),
+    );
+    expect(early.map((r) => [r.body.reward, r.body.groupSize, r.body.label])).to.deep.equal([
+      [0, 2, '3'],
+      [1, 2, '3'],
+    ]);
+    // The third arrives after: rewarded against b's label, flagged late; its retry gets the same.
+    for (const x of ['3', '3']) {
+      const late = await post(server.url, '/v1/samples', sample('a', 'g1', 3, x, { step: 0, sample: 2 }));
+      expect(late.status, JSON.stringify(late.body)).to.equal(200);
+      expect(late.body).to.deep.include({ reward: 1, key: '3', label: '3', source: 'supervisors', sample: 2 });
+      expect(late.body.metrics['exchange/late']).to.equal(1);
+    }
+    expect((await pb).body.groups[0].rewards).to.deep.equal([0, 0, 1]); // a's short group ties 2/3: to 2
+    expect(server.metrics.sampleGroups.get({ outcome: 'late' })).to.equal(2);
+  });
+
+  it('a late sample after the self fallback is rewarded against its own group; after zero, 0', async () => {
+    for (const [fallback, reward, label] of [
+      ['self', 1, '4'],
+      ['zero', 0, null],
+    ] as const) {
+      server = await startServer(
+        ringServeConfig({ samples: { wait: 0.2 }, exchange: { wait: 0.2, fallback } }),
+        fs.mkdtempSync(`${tmp.dir}/`),
+      );
+      // a alone: 4, 4 of 3, scored short on its own vote (self) or zero.
+      const early = await Promise.all(
+        ['4', '4'].map((x, i) => post(server!.url, '/v1/samples', sample('a', 'g', 3, x, { step: 0, sample: i }))),
+      );
+      expect(early.map((r) => r.body.source)).to.deep.equal([fallback, fallback]);
+      const late = await post(server.url, '/v1/samples', sample('a', 'g', 3, '4', { step: 0, sample: 2 }));
+      expect(late.status, JSON.stringify(late.body)).to.equal(200);
+      expect(late.body).to.deep.include({ reward, label, source: fallback });
+      await server.close();
+      server = undefined;
+    }
+  });
+
   it('ties never depend on posting or arrival order, in /v1/groups and /v1/samples alike', async () => {
     // b's answers tie 6/9 (two each); a is rewarded against b's label whatever order b used.
     const labels: string[] = [];
@@ -197,7 +241,8 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
     expect(r1.body.reward).to.equal(1);
     expect(server.metrics.sampleGroups.get({ outcome: 'partial' })).to.equal(1);
     const late = await post(server.url, '/v1/samples', sample('a', 'g', 4, '3', { step: 0, requestId: 'x2' }));
-    expect(late.status).to.equal(422);
+    expect(late.status).to.equal(200);
+    expect(late.body).to.deep.include({ reward: 1, source: 'self', label: '3' });
     const m = await get(server.url, '/metrics');
     expect(m.body).to.contain('corl_serve_sample_groups_total{outcome="partial"} 1');
     expect(m.body).to.contain('corl_serve_pending_samples 0');

@@ -693,8 +693,9 @@ class CorlReward:
     url, token       the service (default $CORL_SERVE_URL, $CORL_SERVE_TOKEN)
     id_column        dataset column with a problem id shared by every agent (required when agents
                      see differently phrased prompts); default: a hash of the prompt text
-    reference_column dataset column with the reference answer (sent when the served reward reads
-                     ground truth)
+    reference_column dataset column with the reference answer: read by a reward that reads ground
+                     truth; under a label-free one graded against only, logged as corl/label_accuracy
+                     and corl/reward_accuracy through log_metric
     num_generations  the group size, when the trainer is not reachable through TRL's `log_metric`
                      argument (TRL passes it; the trainer gives num_generations, num_generations_eval,
                      the process index and train/eval mode)
@@ -755,6 +756,7 @@ class CorlReward:
         if log_metric is not None and answers:
             log_metric("corl/labeled_fraction", sum(a.get("label") is not None for a in answers) / len(answers))
             log_metric("corl/fallback_fraction", sum(a["source"] in ("self", "zero") for a in answers) / len(answers))
+            _log_grades(log_metric, answers)
         return [float(a["reward"]) for a in answers]
 
     def _size(self, trainer, training):
@@ -772,6 +774,16 @@ class CorlReward:
         if accelerator is not None:
             return int(accelerator.process_index)
         return int(os.environ.get("RANK", "0"))
+
+
+def _log_grades(log_metric, answers):
+    """TTRL's diagnostics of a label-free reward, where reference_column sent references: the service
+    graded each sample's label and reward against it (label/accuracy, reward/accuracy, 1/0 per sample).
+    Logged as corl/label_accuracy and corl/reward_accuracy, the mean over the samples that carry them."""
+    for name, tag in (("label/accuracy", "corl/label_accuracy"), ("reward/accuracy", "corl/reward_accuracy")):
+        graded = [a["metrics"][name] for a in answers if name in (a.get("metrics") or {})]
+        if graded:
+            log_metric(tag, sum(graded) / len(graded))
 
 
 def _refuse_token_stats(health):

@@ -239,7 +239,7 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
           process_index: proc,
           num_generations: K,
           num_generations_eval: 2,
-          reward: { agent, url: s.url, id_column: 'id' },
+          reward: { agent, url: s.url, id_column: 'id', reference_column: 'answer' },
           steps: [...gens, { global_step: 2, training: false, inputs: slice(evalFlat, proc, 2) }],
         };
       }),
@@ -278,6 +278,16 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
       expect(evalGot, `${agent} eval`).to.deep.equal(evalExpected);
       expect(p0.steps[2].answer.samples.map((x: any) => x.group)).to.deep.equal(['eval/e0', 'eval/e0']);
       expect(p0.metrics['corl/fallback_fraction']).to.deep.equal([0, 0, 0]);
+      // The label-free vote's labels graded against the answer column (2): process 0 holds q0's four
+      // samples and two of q1's at each step, and e0's two at evaluation. The length penalty makes
+      // rewards other than 0/1, so no reward accuracy.
+      const right = (theirs: readonly string[]): number => (servedLabel(theirs, theirs.map(keyOf)) === '2' ? 1 : 0);
+      const labelAccuracy = [
+        ...steps.map((_, g) => (4 * right(plan[peer(a)]![g]![0]!) + 2 * right(plan[peer(a)]![g]![1]!)) / 6),
+        right(evalPlan[peer(a)]![0]!),
+      ];
+      expect(p0.metrics['corl/label_accuracy'], agent).to.deep.equal(labelAccuracy);
+      expect(p0.metrics).to.not.have.property('corl/reward_accuracy');
     });
     expect(await metric(s.url, 'corl_serve_sample_groups_total{outcome="complete"}')).to.equal(2 * (2 * P + 2));
   });

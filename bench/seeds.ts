@@ -2,7 +2,9 @@
 // slip regime's full budget) this machine completes per hour, one at a time and two side by side
 // (`corl compare --jobs 2`, one process) and as two shards (`corl compare --shard 1/2` and `2/2`, two
 // processes), with the cores each keeps busy; then one run of every config of the
-// slip-regime plan (docs/results/headline-slips/plan.json) and the plan's wall time at each look.
+// slip-regime plan (docs/results/headline-slips/plan.json) and the plan's wall time at each look;
+// then the same for the prediction's plan (docs/results/prediction-slips/plan.json, the regime the
+// pre-registered prediction uses), with each config's runs per hour.
 // The figures are this machine's only when nothing else runs: the load average is printed first.
 // BENCH_SEEDS_STEPS=<n> shortens every run to n steps (a smoke test of the bench, not its figures).
 import { spawn } from 'node:child_process';
@@ -104,12 +106,48 @@ export function primaryDifferences(verdictsFile: string): { a: string; b: string
   return { a: p.a, b: p.b, diffs: p.seeds.map((s) => s.diff) };
 }
 
+/** The pre-registered prediction's plan (docs/results/calibration-search/prediction.md). */
+const PREDICTION = path.join(ROOT, 'docs', 'results', 'prediction-slips', 'plan.json');
+
+/**
+ * One run of every config of a plan, one at a time (the checkpoints its configs name, which cost
+ * what any pool member costs): each config's runs per hour, the plan's, and its wall time at each
+ * look at the speed-up measured above.
+ */
+async function planTime(
+  file: string,
+  label: string,
+  ctx: { dir: string; speedup: number; jobs: string },
+): Promise<void> {
+  const plan = loadPlan(file);
+  const files = plannedConfigFiles(plan);
+  let perSeed = 0;
+  for (const [i, c] of plan.plan.configs.entries()) {
+    const t = await measure(runs(ctx.dir, [files[i]!], 1, 1, 100));
+    perSeed += t.wall;
+    process.stdout.write(
+      `${label}, ${c.name}: ${t.wall.toFixed(0)} s per run, ${t.cores.toFixed(2)} cores busy → ${(3600 / t.wall).toFixed(1)} runs per hour\n`,
+    );
+  }
+  const n = plan.plan.configs.length;
+  process.stdout.write(
+    `${label} (${n} configs): ${fmt(perSeed)} per seed of every config one at a time, ${((3600 * n) / perSeed).toFixed(1)} runs per hour${ctx.speedup > 1 ? `; ${fmt(perSeed / ctx.speedup)} with ${ctx.jobs}` : ''}\n`,
+  );
+  let before = 0;
+  for (const [k, seeds] of plan.plan.seeds.looks.entries()) {
+    process.stdout.write(
+      `  look ${k + 1} (${seeds} seeds per config): ${fmt(((seeds - before) * perSeed) / ctx.speedup)} more with ${ctx.jobs}\n`,
+    );
+    before = seeds;
+  }
+}
+
 const fmt = (s: number): string => (s >= 3600 ? `${(s / 3600).toFixed(1)} h` : `${(s / 60).toFixed(1)} min`);
 
 export const bench: Bench = {
   name: 'seeds',
   description:
-    'runs per hour of the default Co-RL config (both agents, full budget): one at a time, two side by side in one process, and two shards; the slip-regime plan’s wall time',
+    'runs per hour of the default Co-RL config (both agents, full budget): one at a time, two side by side in one process, and two shards; the slip-regime plan’s wall time; the prediction’s runs per hour and wall time',
   async run() {
     const load = os.loadavg()[0]!;
     const cores = os.availableParallelism();
@@ -177,6 +215,8 @@ export const bench: Bench = {
         const d = decisionTime(effect, sd, plan.plan.alpha, pairMinutes);
         process.stdout.write(`  a ${effect}-point difference: ${d.seeds} seeds per config → ${fmt(d.minutes * 60)}\n`);
       }
+      // the regime the prediction uses: the slip configs on 500 fresh held-out problems
+      await planTime(PREDICTION, 'the prediction (slip regime, 500 held-out problems)', { dir, speedup, jobs });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

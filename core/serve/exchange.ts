@@ -56,6 +56,8 @@ export interface ExchangeEvents {
   fallback?(kind: LabelSource | 'error'): void;
   /** A retry was answered from the stored answer. */
   replay?(): void;
+  /** A label-free group was graded against its reference (label right 1/0; rewards right 1/0 each). */
+  graded?(agent: number, labelRight: number | undefined, rewardRight: readonly number[] | undefined): void;
 }
 
 interface Stored<T> {

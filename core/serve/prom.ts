@@ -124,6 +124,22 @@ export class ServeMetrics {
     'corl_serve_sample_groups_total',
     'groups formed by POST /v1/samples: complete (the declared size arrived), partial (serve.samples.wait ran out), or late (one sample of a group scored short, scored alone)',
   );
+  readonly labelsGraded = new Counter(
+    'corl_serve_labels_graded_total',
+    'label-free groups whose label was graded against the reference their trainer sent, by agent',
+  );
+  readonly labelsRight = new Counter(
+    'corl_serve_labels_right_total',
+    'graded labels equal to the reference (label accuracy: this over corl_serve_labels_graded_total), by agent',
+  );
+  readonly rewardsGraded = new Counter(
+    'corl_serve_rewards_graded_total',
+    'completions of graded groups with 0/1 rewards, by agent',
+  );
+  readonly rewardsRight = new Counter(
+    'corl_serve_rewards_right_total',
+    'graded completions whose reward is the one ground truth gives (reward accuracy: this over corl_serve_rewards_graded_total), by agent',
+  );
   readonly untokenized = new Counter(
     'corl_serve_untokenized_completions_total',
     'completions posted without a token count, by route (their length is the character count)',
@@ -166,6 +182,10 @@ export class ServeMetrics {
       this.barrierPartial,
       this.sampleGroups,
       this.untokenized,
+      this.labelsGraded,
+      this.labelsRight,
+      this.rewardsGraded,
+      this.rewardsRight,
       this.journalRecords,
       this.journalSync,
       this.clientErrors,

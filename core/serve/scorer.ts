@@ -6,6 +6,7 @@ import { CorlError, isCorlError } from '../errors';
 import { gradeGroup, labelStats, rewardStats, sourceStats, type GroupGrade } from '../reward/metrics';
 import { referenceKey } from '../reward/grade';
 import { RewardPipeline } from '../reward/pipeline';
+import type { ExchangeEvents } from './exchange';
 import type { ServeRuntime } from './setup';
 import { mapPacked } from '../util/arrays';
 
@@ -84,7 +85,10 @@ export class Scorer {
   private readonly answers = new WeakMap<PostedGroup, readonly (string | null)[]>();
   private readonly pipeline: RewardPipeline;
 
-  constructor(private readonly rt: ServeRuntime) {
+  constructor(
+    private readonly rt: ServeRuntime,
+    private readonly events: Pick<ExchangeEvents, 'graded'> = {},
+  ) {
     this.pipeline = new RewardPipeline({
       reward: rt.reward,
       use: rt.config.reward.use,
@@ -155,6 +159,8 @@ export class Scorer {
         throw tokenStatsRefusal(e, group, rt.config.reward.use);
       });
     const grade = await this.grade(group, result, keys);
+    if (grade.labelRight !== undefined || grade.rewardRight)
+      this.events.graded?.(agent, grade.labelRight, grade.rewardRight);
     return {
       id: group.id,
       rewards: result.rewards,

@@ -232,6 +232,20 @@ export class RewardServer {
         },
         fallback: (kind: string) => metrics.fallbacks.inc({ kind }),
         replay: () => metrics.replays.inc(),
+        graded: (agent, labelRight, rewardRight) => {
+          const labels = { agent: runtime.agents[agent]! };
+          if (labelRight !== undefined) {
+            metrics.labelsGraded.inc(labels);
+            metrics.labelsRight.inc(labels, labelRight);
+          }
+          if (rewardRight) {
+            metrics.rewardsGraded.inc(labels, rewardRight.length);
+            metrics.rewardsRight.inc(
+              labels,
+              rewardRight.reduce((a, b) => a + b, 0),
+            );
+          }
+        },
       });
       journal = state.journal;
       const server = http.createServer({

@@ -78,7 +78,7 @@ export async function openState(
   identity: ServeIdentity,
   events: ExchangeEvents,
 ): Promise<ServeState> {
-  const scorer = new Scorer(rt);
+  const scorer = new Scorer(rt, events);
   const sink = new DeferredSink();
   const [groups, rounds] = exchanges(rt, scorer, sink, events);
   const keep = { count: rt.settings.keepReplies, bytes: rt.settings.keepReplyBytes };

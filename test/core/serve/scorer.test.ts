@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import type { RewardServer } from '../../../core/serve/server';
 import { tempDir } from '../../fixtures/configs';
-import { boxed, post, ringServeConfig, startServer } from '../../fixtures/serve';
+import { boxed, get, post, ringServeConfig, startServer } from '../../fixtures/serve';
 
 const text = (a: string): string => `so the answer is \\boxed{${a}}`;
 
@@ -57,6 +57,16 @@ describe('serve/scorer: label-free diagnostics against the references trainers s
     expect(rb.body.groups[0]).to.deep.include({ label: '5', labelRight: 0, rewardRight: [1, 1, 0] });
     expect(rb.body.metrics['label/accuracy']).to.equal(0.5);
     expect(rb.body.metrics['reward/accuracy']).to.be.closeTo(5 / 6, 1e-12);
+
+    // The same figures as Prometheus counters per agent (accuracy = right / graded).
+    const m = server.metrics;
+    const counts = (agent: string) =>
+      [m.labelsGraded, m.labelsRight, m.rewardsGraded, m.rewardsRight].map((c) => c.get({ agent }));
+    expect(counts('a')).to.deep.equal([2, 1, 7, 5]);
+    expect(counts('b')).to.deep.equal([2, 1, 6, 5]);
+    const text = (await get(server.url, '/metrics')).body as string;
+    expect(text).to.contain('corl_serve_labels_right_total{agent="a"} 1\n');
+    expect(text).to.contain('corl_serve_rewards_graded_total{agent="b"} 6\n');
 
     // A restarted service replays the journaled answers, diagnostics included.
     await server.close();

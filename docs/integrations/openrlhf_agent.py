@@ -758,10 +758,7 @@ class AgentExecutor(AgentExecutorBase):
             "truncated": output.finish_reason == "length",
             "reward": reward,
             "scores": min(1.0, max(0.0, reward)),
-            "extra_logs": {
-                "corl/labeled": 1.0 if answer.get("label") is not None else 0.0,
-                "corl/fallback": 1.0 if answer.get("source") in ("self", "zero") else 0.0,
-            },
+            "extra_logs": _extra_logs(answer),
         }
 
     async def _service(self):
@@ -805,3 +802,19 @@ class AgentExecutor(AgentExecutorBase):
                            request_id=new_request_id(), prompt=prompt, reference=reference,
                            entropies=entropies, mean_logprobs=mean_logprobs)
         return await self.client.post_sample(self.agent, body)
+
+
+def _extra_logs(answer):
+    """What OpenRLHF logs of a sample (its extra_logs, averaged per key over the batch): whether it had a
+    label, whether it fell back, and, when the label column is the reference under a label-free reward,
+    the service's grades of it: corl/label_accuracy (the group's label is the reference, 1/0) and
+    corl/reward_accuracy (its reward is the one ground truth gives, 1/0; 0/1 rewards only)."""
+    logs = {
+        "corl/labeled": 1.0 if answer.get("label") is not None else 0.0,
+        "corl/fallback": 1.0 if answer.get("source") in ("self", "zero") else 0.0,
+    }
+    metrics = answer.get("metrics") or {}
+    for name, tag in (("label/accuracy", "corl/label_accuracy"), ("reward/accuracy", "corl/reward_accuracy")):
+        if name in metrics:
+            logs[tag] = float(metrics[name])
+    return logs

@@ -370,7 +370,7 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
             n: K,
             prompts: plan[a]!.map((texts, j) => ({
               prompt: `<|im_start|>user Problem q${j} find it. <|im_start|>assistant`,
-              label: `q${j}`,
+              label: '2', // the reference answer (OpenRLHF's --data.label_key): graded, never voted with
               completions: texts,
               delays: texts.map(() => rng.int(40) / 1000),
             })),
@@ -396,7 +396,12 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
         ).to.deep.equal(expected);
         expect(r[j].map((x: any) => x.scores)).to.deep.equal(expected.map((x) => Math.min(1, Math.max(0, x))));
         expect(r[j].map((x: any) => x.truncated)).to.deep.equal(texts.map(([, f]) => f === 'length'));
-        expect(r[j][0].extra_logs).to.deep.equal({ 'corl/labeled': 1, 'corl/fallback': 0 });
+        // The length penalty makes rewards other than 0/1: the label is graded, the rewards are not.
+        expect(r[j][0].extra_logs).to.deep.equal({
+          'corl/labeled': 1,
+          'corl/fallback': 0,
+          'corl/label_accuracy': label === '2' ? 1 : 0,
+        });
       });
     });
     expect(await metric(s.url, 'corl_serve_untokenized_completions_total{route="/v1/samples"}')).to.equal(undefined);

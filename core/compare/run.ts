@@ -32,7 +32,7 @@ import type { Shard } from './shard';
 import { ensureSeal } from '../util/seal';
 
 /** How to run {@link runCompare}. */
-export interface CompareOptions {
+export interface CompareRunOptions {
   /** Config files, one row each (with a plan: none, or exactly the plan's). */
   readonly configs: readonly string[];
   /** Seeds per config: run i uses seed = config seed + 1000·i (agents add their index). Ignored under a plan. */
@@ -65,7 +65,7 @@ export function seedOf(base: number, i: number): number {
 }
 
 /** The config files to run: the plan's (checked against its sha256), or the command line's. */
-function configFiles(o: CompareOptions): string[] {
+function configFiles(o: CompareRunOptions): string[] {
   if (!o.plan) {
     if (o.configs.length === 0)
       throw new CorlError('CORL_ERR_CLI_USAGE', 'expected at least one config to compare, got none', {
@@ -89,7 +89,7 @@ function configFiles(o: CompareOptions): string[] {
 }
 
 /** Load and validate every config before running anything; names must be distinct (and the plan's). */
-async function loadAll(files: readonly string[], o: CompareOptions): Promise<LoadedConfig[]> {
+async function loadAll(files: readonly string[], o: CompareRunOptions): Promise<LoadedConfig[]> {
   const loaded: LoadedConfig[] = [];
   for (const file of files) {
     const plain = await loadConfig(file);
@@ -189,7 +189,7 @@ interface Prepared {
  * Load every config, check the folder against the plan (or its absence), attach the plan and write
  * compare.json: the same for a whole comparison and for each of its shards.
  */
-async function prepare(o: CompareOptions, shard?: Shard): Promise<Prepared> {
+async function prepare(o: CompareRunOptions, shard?: Shard): Promise<Prepared> {
   const files = configFiles(o);
   const loaded = await loadAll(files, o);
   const names = loaded.map((l) => l.config.name);
@@ -222,7 +222,7 @@ async function prepare(o: CompareOptions, shard?: Shard): Promise<Prepared> {
 }
 
 async function prepareLocked(
-  o: CompareOptions,
+  o: CompareRunOptions,
   files: readonly string[],
   loaded: LoadedConfig[],
   lock: FolderLock,
@@ -267,7 +267,7 @@ export function defaultCompareOut(plan: LoadedPlan | undefined): string {
   return path.join('runs', `compare-${plan ? plan.plan.name : timeStamp()}`);
 }
 
-export async function runCompare(o: CompareOptions): Promise<CompareResult> {
+export async function runCompare(o: CompareRunOptions): Promise<CompareResult> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const prepared = await prepare(o);
   try {
@@ -277,7 +277,7 @@ export async function runCompare(o: CompareOptions): Promise<CompareResult> {
   }
 }
 
-async function compareLocked(o: CompareOptions, log: (l: string) => void, p: Prepared): Promise<CompareResult> {
+async function compareLocked(o: CompareRunOptions, log: (l: string) => void, p: Prepared): Promise<CompareResult> {
   const { loaded, design, first, looks, notes } = p;
   const seq = design.sequential;
   const cap = looks[looks.length - 1]!;
@@ -322,7 +322,7 @@ export interface ShardResult {
  * The next look is the one after the last look the folder's verdicts.json records, unless that
  * look stopped the comparison (then nothing runs).
  */
-export async function runShard(o: CompareOptions, shard: Shard): Promise<ShardResult> {
+export async function runShard(o: CompareRunOptions, shard: Shard): Promise<ShardResult> {
   const log = o.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const prepared = await prepare(o, shard);
   let decided: { looks: number; stopped: boolean };
@@ -384,7 +384,7 @@ const range = (from: number, to: number): number[] =>
 async function runRound(
   loaded: readonly LoadedConfig[],
   seeds: readonly number[],
-  r: { o: CompareOptions; log: (l: string) => void; blind: boolean; done: number; total: number; shard?: Shard },
+  r: { o: CompareRunOptions; log: (l: string) => void; blind: boolean; done: number; total: number; shard?: Shard },
 ): Promise<number> {
   const tasks: { l: LoadedConfig; i: number }[] = [];
   // Seed by seed across configs, so that a comparison cut short holds whole seeds of every config.
@@ -412,7 +412,7 @@ async function runOne(
   l: LoadedConfig,
   i: number,
   label: string,
-  o: CompareOptions,
+  o: CompareRunOptions,
   log: (l: string) => void,
   how: { blind: boolean; lines: boolean; shard?: Shard },
 ): Promise<void> {
@@ -441,7 +441,7 @@ async function runLocked(
   l: LoadedConfig,
   i: number,
   label: string,
-  o: CompareOptions,
+  o: CompareRunOptions,
   log: (l: string) => void,
   how: { blind: boolean; lines: boolean; lock: FolderLock },
 ): Promise<void> {
@@ -531,6 +531,6 @@ function poolOverrides(l: LoadedConfig, i: number, plan: LoadedPlan | undefined)
 }
 
 /** What a run records of the plan it is launched under, at its start (run.json's "plan"), and that its evaluations are sealed. */
-function planOf(o: CompareOptions): { plan?: { sha256: string; file: string }; sealed?: true } {
+function planOf(o: CompareRunOptions): { plan?: { sha256: string; file: string }; sealed?: true } {
   return o.plan ? { plan: { sha256: o.plan.sha256, file: portablePath(o.plan.file) }, sealed: true } : {};
 }

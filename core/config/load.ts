@@ -211,7 +211,7 @@ export async function loadConfigValue(
 
   const config = deepFreeze(data) as unknown as CorlConfig;
   const at = (slot: string) => formatWhere(where, locate({ pointer: `/${slot}`, path: slot, message: '' }));
-  const { readsGroundTruth, trainedOnLabels, tokenStats } = labelUse(config, registry, at);
+  const { readsGroundTruth, trainedOnLabels, tokenStats } = manifestLabelUse(config, registry, at);
   checkGrading(config, registry, readsGroundTruth, at);
   const topology = await instantiate('topology', config.topology, { registry, seed: config.seed, baseDir }, 'topology');
   try {
@@ -239,7 +239,7 @@ export async function loadConfigValue(
  * entitlements and nested creation, gets the same answers); a `labelFree` config refuses one that
  * reads ground truth or was trained on labels.
  */
-function labelUse(
+function manifestLabelUse(
   config: CorlConfig,
   registry: PluginRegistry,
   at: (slot: string) => string,

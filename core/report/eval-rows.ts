@@ -5,7 +5,7 @@ import { parseJson } from '../util/json';
 import { sampleAccuracy } from '../metrics/accuracy';
 
 /** One evaluation row as the report reads it (`eval/step-*.jsonl`, plain or gzip-compressed). */
-export interface EvalRow {
+export interface GradedEvalRow {
   readonly agent: number;
   /** The problem's id, when the row has one. */
   readonly id?: string;
@@ -20,8 +20,8 @@ export interface EvalRow {
  * `correct` array; other rows (a summary line, a row of another shape) are skipped. A line that is
  * not JSON stops the report with its file and line.
  */
-export function readEvalRows(file: string): EvalRow[] {
-  const rows: EvalRow[] = [];
+export function readEvalRows(file: string): GradedEvalRow[] {
+  const rows: GradedEvalRow[] = [];
   readTextMaybeGz(existingOrGz(file), { openSealed: true })
     .split('\n')
     .forEach((line, i) => {
@@ -49,6 +49,6 @@ export function readEvalRows(file: string): EvalRow[] {
 }
 
 /** The share of a row's samples that were right (NaN for a row without samples): the one pass@1 rule. */
-export function passOf(row: EvalRow): number {
+export function passOf(row: GradedEvalRow): number {
   return sampleAccuracy(row.correct);
 }

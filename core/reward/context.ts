@@ -38,7 +38,7 @@ export interface GroupToScore extends Omit<RewardContext, 'completions' | 'own' 
  * and the whole tree frozen. Only what the group carries goes in (`round` when it has one,
  * `reference` when the caller hands one: the caller decides whether the source may read it).
  */
-export function rewardContext(group: GroupToScore, equivalence: Equivalence): RewardContext {
+export function buildRewardContext(group: GroupToScore, equivalence: Equivalence): RewardContext {
   const completions: CompletionView[] = group.completions.map((c, k) => ({
     text: c.text,
     answer: group.answers[k] ?? null,

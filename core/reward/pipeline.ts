@@ -8,7 +8,7 @@ import { matches } from '../voting/match';
 import type { AnswerKeys } from './answer-keys';
 import { CorlError } from '../errors';
 import { checkKeys, checkResult, rewardFailure, type CheckedResult } from './checks';
-import { plainCopy, rewardContext, type GroupToScore } from './context';
+import { plainCopy, buildRewardContext, type GroupToScore } from './context';
 import { deepFreeze } from '../contracts/frozen';
 
 /** What a group is scored with: the reward source and the equivalence of the run (or the service, or `corl/testing`). */
@@ -113,7 +113,7 @@ export async function scoreGroup(
   const { reward, equivalence } = parts;
   let raw: unknown;
   try {
-    raw = await reward.score(rewardContext(group, equivalence), work);
+    raw = await reward.score(buildRewardContext(group, equivalence), work);
   } catch (e) {
     throw rewardFailure(e, `the reward of ${what}`);
   }
@@ -143,7 +143,7 @@ export async function scoreGroups(
   let raw: unknown;
   try {
     raw = await reward.scoreMany(
-      groups.map((g) => rewardContext(g, equivalence)),
+      groups.map((g) => buildRewardContext(g, equivalence)),
       work,
     );
   } catch (e) {

@@ -2,7 +2,7 @@ import type { Equivalence } from '../contracts/equivalence';
 import type { GroundTruth, Problem, Reference } from '../contracts/problem';
 import type { CompletionView, RewardContext } from '../contracts/reward-source';
 import type { Task } from '../contracts/task';
-import { rewardContext as pipelineContext, type CompletionInput, type GroupToScore } from '../reward/context';
+import { buildRewardContext as pipelineContext, type CompletionInput, type GroupToScore } from '../reward/context';
 import { Rng } from '../util/rng';
 
 /**

@@ -16,7 +16,7 @@ import { trainStep, type StepRun } from './step';
 import { TimingWriter } from './timing-writer';
 
 /** How to run {@link train}. */
-export interface TrainOptions {
+export interface TrainLoopOptions {
   /**
    * The run directory: a new one, or the one being resumed; or a function that creates it, called
    * once the run's plugins loaded (a config whose checkpoint or data cannot load leaves no folder).
@@ -62,7 +62,7 @@ export interface TrainResult {
  * Metrics go to metrics.jsonl (and the config's sinks); checkpoints are atomic; a resumed run
  * produces exactly the metrics of an uninterrupted one.
  */
-export async function train(loaded: LoadedConfig, options: TrainOptions): Promise<TrainResult> {
+export async function train(loaded: LoadedConfig, options: TrainLoopOptions): Promise<TrainResult> {
   const progress = options.progress ?? new NoProgress();
   const ctx = await buildRunContext(loaded);
   let taken: RunDirectory | undefined;
@@ -127,7 +127,7 @@ async function loop(
   ctx: RunContext,
   run: RunDirectory,
   state: RunState,
-  options: TrainOptions,
+  options: TrainLoopOptions,
   progress: ProgressReporter,
   writers: Writers,
 ): Promise<TrainResult> {

@@ -202,6 +202,34 @@ describe('docs/architecture.md glossary', () => {
     expect(fs.existsSync(path.join(ROOT, 'core/trainer/cohort.ts')), 'core/trainer/cohort.ts is gone').to.equal(false);
   });
 
+  it('one meaning per identifier: the names that once meant two things are declared once', () => {
+    // top-level declarations of the code roots (not comments, not re-exports): each of these names
+    // is one thing; the other side was renamed (TrainLoopOptions, CompareRunOptions, GradedEvalRow,
+    // buildRewardContext, manifestLabelUse)
+    const where = new Map<string, string[]>();
+    for (const file of files(CODE_ROOTS, /\.ts$/)) {
+      const sf = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      for (const st of sf.statements) {
+        const names =
+          (ts.isInterfaceDeclaration(st) || ts.isClassDeclaration(st) || ts.isTypeAliasDeclaration(st) || ts.isFunctionDeclaration(st)) &&
+          st.name
+            ? [st.name.text]
+            : ts.isVariableStatement(st)
+              ? st.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []))
+              : [];
+        for (const n of names) where.set(n, [...(where.get(n) ?? []), path.relative(ROOT, file)]);
+      }
+    }
+    const settled = {
+      TrainOptions: 'core/api/train.ts',
+      CompareOptions: 'core/api/compare.ts',
+      EvalRow: 'core/trainer/evaluate.ts',
+      rewardContext: 'core/testing/contexts.ts',
+      labelUse: 'core/trainer/run-dir.ts',
+    };
+    for (const [name, file] of Object.entries(settled)) expect(where.get(name), name).to.deep.equal([file]);
+  });
+
   it('"supervised" is the union: the flag that means reads ground truth is readsGroundTruth', () => {
     const decl = declarations();
     for (const name of ['LoadedConfig', 'TrainResult', 'ServeRuntime']) {

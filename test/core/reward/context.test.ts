@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Equivalence } from '../../../core/contracts/equivalence';
-import { facade, plainCopy, rewardContext, type GroupToScore } from '../../../core/reward/context';
+import { facade, plainCopy, buildRewardContext, type GroupToScore } from '../../../core/reward/context';
 
 /** An equivalence with a field a careless source might reach for (it must not reach it). */
 function equivalence(): Equivalence & { closed: boolean } {
@@ -40,7 +40,7 @@ function group(): GroupToScore & {
 describe('core/reward/context', () => {
   it('builds the context the contract describes: views of the completions, own keys, supervisors, reference', () => {
     const eq = equivalence();
-    const ctx = rewardContext({ ...group(), round: 2 }, eq);
+    const ctx = buildRewardContext({ ...group(), round: 2 }, eq);
     expect(ctx.problem).to.deep.equal(group().problem);
     expect(ctx).to.include({ prompt: 'Say: what is 2+2?', round: 2, agent: 1, agents: 3, step: 4 });
     expect(ctx.completions).to.deep.equal([
@@ -54,14 +54,14 @@ describe('core/reward/context', () => {
 
   it('leaves out round and reference when the group has none', () => {
     const { reference: _r, ...rest } = group();
-    const ctx = rewardContext(rest, equivalence());
+    const ctx = buildRewardContext(rest, equivalence());
     expect('round' in ctx).to.equal(false);
     expect('reference' in ctx).to.equal(false);
   });
 
   it("is deep-frozen, and built of copies: the caller's arrays and objects are neither shared nor frozen", () => {
     const g = group();
-    const ctx = rewardContext(g, equivalence());
+    const ctx = buildRewardContext(g, equivalence());
     for (const part of [
       ctx,
       ctx.problem,
@@ -102,7 +102,7 @@ describe('core/reward/context', () => {
 
   it("hands the equivalence as a frozen facade of key and equal: the run's instance is neither frozen nor closable", async () => {
     const eq = equivalence();
-    const ctx = rewardContext(group(), eq);
+    const ctx = buildRewardContext(group(), eq);
     expect(Object.keys(ctx.equivalence).sort()).to.deep.equal(['equal', 'key']);
     expect(ctx.equivalence.key(' 7 ')).to.equal('7');
     expect(await ctx.equivalence.equal('4', '4.0')).to.equal(true);

@@ -3,7 +3,7 @@ import type { Equivalence } from '../../../core/contracts/equivalence';
 import { MapGroundTruth } from '../../../core/contracts/problem';
 import { Grader, gradeKeys, referenceKey } from '../../../core/reward/grade';
 import { gradeGroup } from '../../../core/reward/metrics';
-import { rewardContext } from '../../../core/reward/context';
+import { buildRewardContext } from '../../../core/reward/context';
 import { matchesReference } from '../../../plugins/rewards/ground-truth';
 
 const extractor = { extract: (t: string): string | null => /\\boxed\{(.*)\}/.exec(t)?.[1] ?? null };
@@ -50,7 +50,7 @@ describe('core/reward/grade (the one grader: answer keys and the matches rule)',
     const g = await gradeGroup({ rewards: [1, 0, 0, 0, 1], label: '1/2' }, keys, target, undefined, equivalence);
     expect(g).to.deep.equal({ labelRight: 1, rewardRight: [1, 0, 1, 1, 0] });
     // corl:ground-truth and corl:gt-verifier, on the frozen context the pipeline builds
-    const ctx = rewardContext(
+    const ctx = buildRewardContext(
       {
         problem: { id: 'p1', prompt: 'q' },
         prompt: 'q',

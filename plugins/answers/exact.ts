@@ -26,7 +26,8 @@ export const exactEquivalence = definePlugin({
   manifest: {
     name: 'corl:exact',
     kind: 'equivalence',
-    description: "Exact string identity of trimmed answers (option letters, labels, the reference's string votes)",
+    description:
+      "Exact string identity of trimmed answers (option letters, labels, the released Co-RL code's string votes)",
     corl: '^0.1.0',
     options: EXACT_OPTIONS_SCHEMA,
   },

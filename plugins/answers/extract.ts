@@ -6,7 +6,7 @@ import { asciiLower, braceMatches, isDigit, isSpace, lastIndexOfTail, trimMath }
 /** Which rules the math extractor tries, in this order: the options of the `corl:math` extractor. */
 export type MathExtractRules = MathExtractorOptions;
 
-/** Every rule on: the released reference's behaviour plus answer tags. */
+/** Every rule on: the released Co-RL code's behaviour plus answer tags. */
 export const ALL_RULES: MathExtractRules = {
   minerva: true,
   answerTags: true,

@@ -29,7 +29,7 @@ const MATH_EXTRACTOR_OPTIONS_SCHEMA = {
     lastNumber: {
       type: 'boolean',
       default: true,
-      description: 'fall back to the last number in the text (the released reference votes with it)',
+      description: 'fall back to the last number in the text (the released Co-RL code votes with it)',
     },
   },
   additionalProperties: false,

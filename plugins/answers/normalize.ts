@@ -9,7 +9,7 @@ export type PercentMode = 'strip' | 'fraction' | 'keep';
 
 /** Options of the normalizer. */
 export interface NormalizeOptions {
-  /** `strip`: 50% → 50 (the released reference); `fraction`: 50% → 0.5; `keep`: 50% stays its own answer. */
+  /** `strip`: 50% → 50 (the released Co-RL code); `fraction`: 50% → 0.5; `keep`: 50% stays its own answer. */
   readonly percent: PercentMode;
   /** Unit words dropped after a number or inside `\text{}` (case-insensitive, plurals included). */
   readonly units: readonly string[];

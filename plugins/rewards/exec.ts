@@ -28,7 +28,7 @@ const SANDBOX_PROPERTIES = {
     minimum: 10,
     default: 2000,
     description:
-      'wall-clock limit per test input in milliseconds (the reference uses 2 s); enforced from outside, so a loop inside C stops too',
+      'wall-clock limit per test input in milliseconds (the released code uses 2 s); enforced from outside, so a loop inside C stops too',
   },
   memoryMb: {
     type: 'integer',
@@ -72,7 +72,7 @@ const EXEC_VOTE_OPTIONS_SCHEMA = {
       type: 'boolean',
       default: false,
       description:
-        'give a program that fails on every input an answer key of error markers (the reference does); false: no answer',
+        'give a program that fails on every input an answer key of error markers (as the released code does); false: no answer',
     },
   },
   additionalProperties: false,

@@ -21,7 +21,7 @@ const VOTE_OPTIONS_SCHEMA = {
       enum: ['pool', 'teacher', 'majority'],
       default: 'pool',
       description:
-        "pool: one plurality over all supervisors' answers (with corl:complete: union of peers, or self + peers); teacher: the first supervisor only (the reference ring); majority: the label a strict majority of supervisors' own labels share, ties give no label",
+        "pool: one plurality over all supervisors' answers (with corl:complete: union of peers, or self + peers); teacher: the first supervisor only (the released Co-RL code's ring); majority: the label a strict majority of supervisors' own labels share, ties give no label",
     },
   },
   additionalProperties: false,

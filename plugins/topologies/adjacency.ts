@@ -105,7 +105,7 @@ type AdjacencyOptions = FromSchema<typeof ADJACENCY_OPTIONS_SCHEMA>;
 
 /**
  * Any supervision graph, as an N×N matrix: entry [n][m] > 0 means agent m supervises agent n, and
- * its value orders the supervisors (1 first: the teacher; ties by index). The reference's three-agent
+ * its value orders the supervisors (1 first: the teacher; ties by index). The released Co-RL code's three-agent
  * peer lists (A: B, C; B: C, A; C: A, B) are [[0,1,2],[2,0,1],[1,2,0]].
  */
 export const adjacencyTopology = definePlugin({

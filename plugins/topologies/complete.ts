@@ -20,7 +20,7 @@ type CompleteOptions = FromSchema<typeof COMPLETE_OPTIONS_SCHEMA>;
 
 /**
  * Everyone supervises everyone: S(n) = {m ≠ n} (union of peers), or every agent with `self`
- * (self + peers). Peers are listed from the predecessor backwards, n−1, n−2, ... (the reference's
+ * (self + peers). Peers are listed from the predecessor backwards, n−1, n−2, ... (the released code's
  * teacher-first order), so `rule: "teacher"` of corl:vote gives the ring. With corl:vote's `pool`
  * rule this is the pooled vote, with `majority` the strict majority over peers' labels.
  */

@@ -25,7 +25,7 @@ const RING_OPTIONS_SCHEMA = {
 type RingOptions = FromSchema<typeof RING_OPTIONS_SCHEMA>;
 
 /**
- * Co-RL's ring. With the released reference's three-agent peer lists (A: B, C; B: C, A; C: A, B)
+ * Co-RL's ring. With the released code's three-agent peer lists (A: B, C; B: C, A; C: A, B)
  * rewarded against the first peer, supervision runs round a ring; this plugin exposes exactly that
  * teacher as the only supervisor, so an agent never contributes to its own target.
  */

@@ -9,7 +9,7 @@ describe('plugins/answers/exact (corl:exact)', () => {
     expect(exactKey('ABC', { caseSensitive: false, collapseSpace: true })).to.equal('abc');
     expect(exactKey('   ', { caseSensitive: true, collapseSpace: true })).to.equal(null);
   });
-  it('equal is string identity: 0.5 and \\frac{1}{2} differ, as in the released reference', async () => {
+  it('equal is string identity: 0.5 and \\frac{1}{2} differ, as in the released Co-RL code', async () => {
     const eq = exactEquivalence.create({ caseSensitive: true, collapseSpace: true }, {} as never) as Equivalence;
     expect(await eq.equal('0.5', '0.5')).to.equal(true);
     expect(await eq.equal('0.5', '\\frac{1}{2}')).to.equal(false);

@@ -113,7 +113,7 @@ describeWithBwrap('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', func
     expect(r.rewards).to.deep.equal([1, 1, 0, 0, 0, 0, 0, 0, 0, 1]);
   });
 
-  it('errorKeys: true keys a program that always fails by its error markers, as the reference does', async () => {
+  it('errorKeys: true keys a program that always fails by its error markers, as the released code does', async () => {
     const withErrors = execVoteReward.create({ ...voteOptions, errorKeys: true } as never, {} as never) as RewardSource;
     try {
       const [k] = await withErrors.answerKeys!({ problem, texts: [code('def add(a, b):\n    raise ValueError()')] });

@@ -784,9 +784,9 @@ class CorlRewardManager(RewardManagerBase):
             self._reads_ground_truth = reads_ground_truth(health)
             self._token_stats = reads_token_stats(health)
         entropies = self._entropies(item, valid) if self._token_stats else None
-        reference = None
-        if self._reads_ground_truth:
-            reference = (nt.get("reward_model") or {}).get("ground_truth")
+        reference = (nt.get("reward_model") or {}).get("ground_truth")
+        if not self._reads_ground_truth and not isinstance(reference, str):
+            reference = None  # label-free: sent for the service's diagnostics only, when it is text
         truncated = self.max_response_length is not None and valid >= int(self.max_response_length)
         raw = nt.get("raw_prompt")
         body = sample_body(

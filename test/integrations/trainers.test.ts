@@ -152,6 +152,12 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
         ['acc'],
       ]);
     });
+    // reward_model.ground_truth (2) is sent under the label-free vote and graded: once per group.
+    for (const [a, agent] of AGENTS.entries()) {
+      const right = plan[peer(a)]!.flat().filter((theirs) => servedLabel(theirs, theirs.map(keyOf)) === '2').length;
+      expect(await metric(s.url, `corl_serve_labels_graded_total{agent="${agent}"}`), agent).to.equal(S * P);
+      expect(await metric(s.url, `corl_serve_labels_right_total{agent="${agent}"}`), agent).to.equal(right);
+    }
     expect(await metric(s.url, 'corl_serve_completions_scored_total{route="/v1/samples"}')).to.equal(2 * S * P * K);
     expect(await metric(s.url, 'corl_serve_untokenized_completions_total{route="/v1/samples"}')).to.equal(undefined);
     expect(await metric(s.url, 'corl_serve_sample_groups_total{outcome="complete"}')).to.equal(2 * S * P);

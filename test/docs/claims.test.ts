@@ -17,7 +17,8 @@ function expand(spec: string): string[] {
 describe('docs: claims that can drift are held by the code', () => {
   it("the step's phases: the architecture page's numbered list is what core/trainer/step.ts numbers", () => {
     const page = read('docs/architecture.md');
-    const section = page.slice(page.indexOf('## One training step'), page.indexOf('## How a plugin is registered'));
+    const start = page.indexOf('## One training step');
+    const section = page.slice(start, page.indexOf('\n## ', start));
     const phases = [...section.matchAll(/^(\d+)\. \*\*([^*]+?)\.\*\*/gm)].map((m) => Number(m[1]));
     expect(phases).to.deep.equal(Array.from({ length: phases.length }, (_, i) => i + 1));
     expect(phases.length).to.equal(9);
@@ -32,6 +33,18 @@ describe('docs: claims that can drift are held by the code', () => {
         for (let k = from; k <= to; k++) seen.push(k);
       }
     expect(seen).to.deep.equal(phases);
+  });
+
+  it('the walk of one /get_reward request names files that exist, in numbered steps', () => {
+    const page = read('docs/architecture.md');
+    const start = page.indexOf('## One /get_reward request');
+    expect(start, 'the section exists').to.be.above(0);
+    const section = page.slice(start, page.indexOf('\n## ', start));
+    const steps = [...section.matchAll(/^(\d+)\. \*\*/gm)].map((m) => Number(m[1]));
+    expect(steps).to.deep.equal([1, 2, 3, 4, 5]);
+    const files = [...section.matchAll(/`((?:core|plugins)\/[\w./-]+\.ts)`/g)].map((m) => m[1]!);
+    expect(files).to.include.members(['core/serve/server.ts', 'core/serve/routes/get-reward.ts', 'core/serve/barrier.ts']);
+    for (const f of files) expect(fs.existsSync(path.join(ROOT, f)), f).to.equal(true);
   });
 
   it('the contributing guide lists every file npm run gen writes', async () => {

@@ -20,6 +20,7 @@ const REQUIRED = [
   'serve identity',
   'reads ground truth',
   'trained on labels',
+  'trusted with references',
   'supervised',
   'label-free',
   'reference',

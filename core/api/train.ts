@@ -159,7 +159,8 @@ export async function runTraining(r: TrainRequest, usage: Usage): Promise<TrainR
   return {
     ...result,
     config: loaded.config,
-    metrics: run.readMetrics(),
+    // a planned run's sealed evaluations open at its plan's looks, not in what the API returns
+    metrics: run.readMetrics({ sealed: 'hide' }),
     ...(r.report !== false ? { report: await writeRunReport(result.runDir) } : {}),
   };
 }

@@ -251,7 +251,15 @@ export class RunDirectory {
 
   /** The config as given at the start (with CLI overrides), for re-validation on resume. */
   source(): unknown {
-    return this.readJson(SOURCE);
+    const v = this.readJson(SOURCE);
+    // a config is an object: null, a list or a number (a damaged file) is refused here, in words
+    if (v === null || typeof v !== 'object' || Array.isArray(v))
+      throw new CorlError(
+        'CORL_ERR_RUN_CORRUPT',
+        `expected the config the run started with (a JSON object), got ${v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v}`,
+        { where: path.join(this.dir, SOURCE), hint: 'restore config.source.json from a copy of the run folder' },
+      );
+    return v;
   }
 
   /** The resolved config. */

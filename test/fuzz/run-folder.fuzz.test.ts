@@ -15,15 +15,6 @@ import { cases, FUZZ_TIMEOUT, summary, tick } from './settings';
 
 const SUITE = 'run folders';
 
-/**
- * Where a damaged file still crashes a reader (exit 70, an internal error), found by this suite on
- * 7 December 2026 and left to the run-folder validation of issue 39 item 4 (in flight): the reader
- * code that takes a run's config.json, config.source.json, state.json, metrics.jsonl or eval rows
- * without a schema. Such a crash is tolerated here (and printed) only at these places; the folder must
- * still be intact. Remove an entry when its reader validates; an empty list makes every crash fail.
- */
-const KNOWN = ['core/report/', 'core/trainer/run-dir.js', 'core/api/train.js', 'core/metrics/'];
-
 /** The first frame of corl's own code in an internal error's stack. */
 function crashSite(stderr: string): string | undefined {
   if (!stderr.startsWith('internal error')) return undefined;
@@ -136,8 +127,8 @@ describe('fuzz: damaged run-folder files are coded errors, and nothing already w
         const r = await corlInProcess(args, tmp.dir, 60_000);
         const what = `${rel} damaged to ${JSON.stringify(typeof text === 'string' ? text.slice(0, 300) : text.toString('hex'))}, corl ${args.join(' ')}`;
         const at = r.code === 70 ? crashSite(r.stderr) : undefined;
-        if (at && (process.env.CORL_FUZZ_COLLECT || KNOWN.some((k) => at.includes(k)))) {
-          // An open finding (reported to the lead, see KNOWN): counted, and the folder must still be intact.
+        if (at && process.env.CORL_FUZZ_COLLECT) {
+          // CORL_FUZZ_COLLECT=1 lists every crash site instead of failing at the first (the folder must still be intact).
           const key = `${rel.replace(/seed-\d+/, 'seed-i').replace(/step-\d+/, 'step-N')} (${command}): ${r.stderr.split('\n')[0]!.slice(0, 140)} at ${at}`;
           if (!known.has(key)) known.set(key, what);
         } else {

@@ -242,6 +242,13 @@ export function serveSection(): JsonSchema {
             default: 120,
             description: 'seconds a partial group waits for its remaining samples before it is scored as it is',
           },
+          maxPending: {
+            type: 'integer',
+            minimum: 1,
+            default: 65536,
+            description:
+              "most samples of one agent waiting at the barrier for the rest of their prompt's group at once (a request's samples are taken whole or refused whole; each agent has its own bound: one at it never refuses another; more: HTTP 503 CORL_ERR_SERVE_BUSY, retry later)",
+          },
           keepGroups: {
             type: 'integer',
             minimum: 1,

@@ -135,6 +135,8 @@ export interface ServeSettings {
     readonly groupSize: number;
     /** Seconds a partial group waits before it is scored as it is. */
     readonly wait: number;
+    /** Most samples of one agent waiting at the barrier at once. */
+    readonly maxPending: number;
     /** Groups each agent keeps, counted back from the one it posted last. */
     readonly keepGroups: number;
     /** Rounds (epochs) of each prompt kept, counted back from its newest. */

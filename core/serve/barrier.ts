@@ -57,6 +57,8 @@ export function responseOf(query: string, prompt: string | undefined, strip: rea
 /** Scores OpenRLHF samples: pointwise sources at once, group sources once their group is complete. */
 export class GetRewardScorer {
   private readonly open = new Map<string, OpenGroup>();
+  /** Per agent, samples waiting at the barrier (each agent within serve.getReward.maxPending). */
+  private readonly waiting: number[];
   private closing = false;
   /**
    * Key of the ids plugins see for groups keyed by label: the label may be the reference answer (it
@@ -70,13 +72,13 @@ export class GetRewardScorer {
     private readonly scorer: Scorer,
     private readonly exchange: Exchange,
     private readonly metrics: ServeMetrics,
-  ) {}
+  ) {
+    this.waiting = rt.agents.map(() => 0);
+  }
 
   /** Samples waiting at the barrier. */
   get pending(): number {
-    let n = 0;
-    for (const g of this.open.values()) n += g.members.length;
-    return n;
+    return this.waiting.reduce((a, b) => a + b, 0);
   }
 
   /**
@@ -114,6 +116,15 @@ export class GetRewardScorer {
         );
       }
     });
+    // Bounded per agent, the request whole: a keyed request's samples stay here after it goes away
+    // (its retry claims them), so without a bound one agent could fill memory within the wait.
+    const max = this.rt.settings.getReward.maxPending;
+    if (this.waiting[agent]! + samples.length > max)
+      throw new CorlError(
+        'CORL_ERR_SERVE_BUSY',
+        `expected at most ${max} samples of agent "${this.rt.agents[agent]}" waiting at the barrier (serve.getReward.maxPending, per agent), got ${this.waiting[agent]} waiting and ${samples.length} more`,
+        { where: 'query', hint: "retry after a moment: complete groups (or getReward.wait's end) free their samples" },
+      );
     return Promise.all(
       samples.map((s) =>
         this.join(
@@ -161,6 +172,7 @@ export class GetRewardScorer {
     const done = new Promise<SampleResult>((resolve, reject) => {
       const member = { sample: s, response, gone, resolve, reject };
       group.members.push(member);
+      this.waiting[agent]!++;
       gone?.addEventListener(
         'abort',
         () => {
@@ -168,6 +180,7 @@ export class GetRewardScorer {
           const i = group.members.indexOf(member);
           if (this.open.get(gk) !== group || i < 0) return;
           group.members.splice(i, 1);
+          this.waiting[agent]!--;
           if (group.members.length === 0) {
             this.open.delete(gk);
             clearTimeout(group.timer);
@@ -185,6 +198,7 @@ export class GetRewardScorer {
     if (this.open.get(gk) !== g) return;
     this.open.delete(gk);
     clearTimeout(g.timer);
+    this.waiting[g.agent]! -= g.members.length;
     if (partial) this.metrics.barrierPartial.inc();
     // Arrival order is meaningless (concurrent requests); order by text so retries vote alike.
     const members = [...g.members].sort((a, b) =>
@@ -252,6 +266,7 @@ export class GetRewardScorer {
     for (const [gk, g] of this.open) {
       this.open.delete(gk);
       clearTimeout(g.timer);
+      this.waiting[g.agent]! -= g.members.length;
       for (const m of g.members)
         m.reject(new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'));
     }

@@ -34,6 +34,8 @@ export function health(svc: Service): unknown {
       wait: s.getReward.wait,
       groupBy: s.getReward.groupBy,
       agent: s.getReward.agent ?? rt.agents[0],
+      maxPending: s.getReward.maxPending,
+      pending: svc.getReward.pending,
     },
     samples: {
       wait: s.samples.wait,

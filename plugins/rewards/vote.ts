@@ -1,5 +1,5 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { RewardResult, RewardSource } from '../../core/contracts/reward-source';
+import type { RewardContext, RewardResult, RewardSource } from '../../core/contracts/reward-source';
 import { definePlugin } from '../../core/registry/define';
 import type { Equivalence } from '../../core/contracts/equivalence';
 import type { WorkOptions } from '../../core/contracts/work';
@@ -48,30 +48,8 @@ export const voteReward = definePlugin({
   create(options: VoteOptions): RewardSource {
     return {
       async score(ctx, work): Promise<RewardResult> {
-        const vote =
-          options.rule === 'majority'
-            ? await majorityOfLabels(
-                mapPacked(ctx.supervisors, (sup) => sup.keys),
-                ctx.equivalence,
-                options.threshold,
-                work,
-              )
-            : await pluralityVote(
-                (options.rule === 'teacher' ? ctx.supervisors.slice(0, 1) : ctx.supervisors).flatMap((sup) => sup.keys),
-                ctx.equivalence,
-                options.threshold,
-                work,
-              );
-        const own =
-          ctx.supervisors.length === 1 && ctx.supervisors[0]!.agent === ctx.agent
-            ? vote
-            : await pluralityVote(ctx.own.keys, ctx.equivalence, options.threshold, work);
-        const rewards: number[] = [];
-        for (const c of ctx.completions) {
-          // Equal keys and missing answers are settled at once; only differing keys wait for `equal`.
-          const now = matchesAtOnce(c.key, vote.label);
-          rewards.push((now ?? (await ctx.equivalence.equal(c.key!, vote.label!, work))) ? 1 : 0);
-        }
+        const { vote, own, matches } = await groupVote(ctx, options, work);
+        const rewards = matches.map((m) => (m ? 1 : 0));
         const metrics: Record<string, number> = { 'vote/answered_fraction': vote.total ? vote.voters / vote.total : 0 };
         if (vote.label !== null) metrics['vote/majority_ratio'] = vote.share;
         // the reference logs labeled fractions of own, peer and both labels
@@ -82,6 +60,53 @@ export const voteReward = definePlugin({
     };
   },
 });
+
+/** The vote of one context: the supervisors' label, the agent's own label, and who matches the label. */
+export interface GroupVote {
+  readonly vote: LabelVote;
+  readonly own: { readonly label: string | null };
+  /** Whether each completion's key matches `vote.label` (the `matches` rule). */
+  readonly matches: readonly boolean[];
+}
+
+/**
+ * The vote `corl:vote` rewards with, written once (`corl:python` hands the same facts to a Python
+ * function): the label of the supervisors' keys by `rule` (`pool`: one plurality over all, `teacher`: the
+ * first supervisor, `majority`: a strict majority of their own labels) at `threshold`, the own
+ * label (the supervisors' under self-supervision, where the two are one vote), and who matches it.
+ * `work` goes to every `equal`.
+ */
+export async function groupVote(
+  ctx: RewardContext,
+  options: { readonly rule: VoteOptions['rule']; readonly threshold: number },
+  work?: WorkOptions,
+): Promise<GroupVote> {
+  const vote =
+    options.rule === 'majority'
+      ? await majorityOfLabels(
+          mapPacked(ctx.supervisors, (sup) => sup.keys),
+          ctx.equivalence,
+          options.threshold,
+          work,
+        )
+      : await pluralityVote(
+          (options.rule === 'teacher' ? ctx.supervisors.slice(0, 1) : ctx.supervisors).flatMap((sup) => sup.keys),
+          ctx.equivalence,
+          options.threshold,
+          work,
+        );
+  const own =
+    ctx.supervisors.length === 1 && ctx.supervisors[0]!.agent === ctx.agent
+      ? vote
+      : await pluralityVote(ctx.own.keys, ctx.equivalence, options.threshold, work);
+  const matches: boolean[] = [];
+  for (const c of ctx.completions) {
+    // Equal keys and missing answers are settled at once; only differing keys wait for `equal`.
+    const now = matchesAtOnce(c.key, vote.label);
+    matches.push(now ?? (await ctx.equivalence.equal(c.key!, vote.label!, work)));
+  }
+  return { vote, own, matches };
+}
 
 /** The outcome of a vote among supervisors' labels: the label and the share of supervisors behind it. */
 interface LabelVote {

@@ -4,9 +4,8 @@
 // reference only under `groundTruth: true`.
 import type { RewardContext, RewardResult } from '../../../core/contracts/reward-source';
 import { CorlError } from '../../../core/errors';
-import { matchesAtOnce } from '../../../core/voting/match';
-import { pluralityVote } from '../../../core/voting/plurality';
-import { majorityOfLabels } from '../vote';
+import type { WorkOptions } from '../../../core/contracts/work';
+import { groupVote } from '../vote';
 import { mean } from '../../../core/util/mean';
 
 /** The options the calls depend on (a subset of corl:python's). */
@@ -48,27 +47,9 @@ export interface Prepared {
   readonly matches: readonly boolean[];
 }
 
-/** The label, own label and matches of one context, as `corl:vote` computes them. */
-export async function prepare(ctx: RewardContext, o: CallOptions): Promise<Prepared> {
-  const eq = ctx.equivalence;
-  const vote =
-    o.labelRule === 'majority'
-      ? await majorityOfLabels(
-          ctx.supervisors.map((s) => s.keys),
-          eq,
-          o.labelThreshold,
-        )
-      : await pluralityVote(
-          (o.labelRule === 'teacher' ? ctx.supervisors.slice(0, 1) : ctx.supervisors).flatMap((s) => s.keys),
-          eq,
-          o.labelThreshold,
-        );
-  const own = await pluralityVote(ctx.own.keys, eq, o.labelThreshold);
-  const matches: boolean[] = [];
-  for (const c of ctx.completions) {
-    const now = matchesAtOnce(c.key, vote.label);
-    matches.push(now ?? (await eq.equal(c.key!, vote.label!)));
-  }
+/** The label, own label and matches of one context: `corl:vote`'s own vote (`groupVote`), `work` passed on. */
+export async function prepare(ctx: RewardContext, o: CallOptions, work?: WorkOptions): Promise<Prepared> {
+  const { vote, own, matches } = await groupVote(ctx, { rule: o.labelRule, threshold: o.labelThreshold }, work);
   return { ctx, label: vote.label, ownLabel: own.label, matches };
 }
 

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { PluginContext } from '../../../core/contracts/plugin';
 import type { RewardContext, RewardResult, RewardSource } from '../../../core/contracts/reward-source';
+import type { WorkOptions } from '../../../core/contracts/work';
 import { CorlError } from '../../../core/errors';
 import { describeStat, kernelFileSystem } from '../../../core/util/files';
 import { definePlugin } from '../../../core/registry/define';
@@ -227,9 +228,9 @@ export async function createPythonReward(
     });
     return starting;
   };
-  const scoreMany = async (contexts: readonly RewardContext[]): Promise<RewardResult[]> => {
+  const scoreMany = async (contexts: readonly RewardContext[], work?: WorkOptions): Promise<RewardResult[]> => {
     const prepared = [];
-    for (const c of contexts) prepared.push(await prepare(c, calls));
+    for (const c of contexts) prepared.push(await prepare(c, calls, work));
     const batch = batchOf(prepared, calls, ctx.seed, where('groundTruth'));
     if (!batch.calls.length) return mark(batch.read([]));
     const step = contexts[0] ? `global_step ${contexts[0].step}` : 'a request';
@@ -249,8 +250,8 @@ export async function createPythonReward(
   };
   return {
     scoreMany,
-    async score(rc: RewardContext): Promise<RewardResult> {
-      return (await scoreMany([rc]))[0]!;
+    async score(rc: RewardContext, work?: WorkOptions): Promise<RewardResult> {
+      return (await scoreMany([rc], work))[0]!;
     },
     async close() {
       await starting?.catch(() => undefined);

@@ -17,6 +17,7 @@ import {
   type FileLine,
   type Scan,
 } from './journal-format';
+import { regularFileProblem } from '../util/files';
 
 export { JOURNAL_VERSION, encodeLine } from './journal-format';
 
@@ -184,17 +185,6 @@ export const MAX_LINE_BYTES = 256 * 1024 * 1024;
 /** Bytes read from the file at a time. */
 const READ_CHUNK = 1024 * 1024;
 
-/** What a path holds when it is not a regular file, in words (undefined: a regular file). */
-function notRegular(st: fs.Stats): string | undefined {
-  if (st.isFile()) return undefined;
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  if (st.isSocket()) return 'a socket';
-  if (st.isDirectory()) return 'a folder';
-  return 'not a regular file';
-}
-
 /**
  * Open `file` with `flags`, refusing anything but a regular file (a FIFO, a device, a socket, a
  * folder, or a symlink to one) with CORL_ERR_SERVE_JOURNAL_FILE: opened without blocking (a FIFO
@@ -214,7 +204,7 @@ function openRegular(file: string, flags: number, what: string): number | undefi
       cause: e,
     });
   }
-  const kind = notRegular(fs.fstatSync(fd));
+  const kind = regularFileProblem(fs.fstatSync(fd));
   if (kind !== undefined) {
     fs.closeSync(fd);
     throw notAFile(file, what, kind);
@@ -683,7 +673,7 @@ export class Journal {
     let fh: fsp.FileHandle | undefined;
     try {
       fh = await fsp.open(file, flags);
-      const kind = notRegular(await fh.stat());
+      const kind = regularFileProblem(await fh.stat());
       if (kind !== undefined) throw notAFile(file, 'journal', kind);
       this.sealFd = openRegular(Journal.sealFile(file), fs.constants.O_RDWR, 'journal seal');
       this.fd = fh;

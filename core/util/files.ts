@@ -61,6 +61,11 @@ export function describeStat(st: fs.Stats): string {
   return 'not a regular file';
 }
 
+/** What a stat describes when it is not a regular file, in words (undefined: a regular file). */
+export function regularFileProblem(st: fs.Stats): string | undefined {
+  return st.isFile() ? undefined : describeStat(st);
+}
+
 /** The kernel file system `file` (or its nearest existing ancestor) lives on, if it is one. */
 export function kernelFileSystem(file: string): string | undefined {
   let p = path.resolve(file);
@@ -154,8 +159,7 @@ function creatable(file: string): string | undefined {
 export function inputProblem(file: string): string | undefined {
   const kfs = kernelFileSystem(file);
   if (kfs) return `a file of the kernel's ${kfs} file system, not a data file`;
-  const st = fs.statSync(file);
-  return st.isFile() ? undefined : describeStat(st);
+  return regularFileProblem(fs.statSync(file));
 }
 
 /** Why a path cannot be a regular file a user's output goes to, or undefined when it can (it may not exist yet). */

@@ -7,8 +7,8 @@ import type { MetricsRecord, MetricsRun, MetricsSink } from '../contracts/metric
 import { GROUND_TRUTH, type GroundTruth } from '../contracts/problem';
 import { TASK, type Task } from '../contracts/task';
 import { TOPOLOGY, type Topology } from '../contracts/topology';
-import type { WorkOptions } from '../contracts/work';
 import { PLUGIN_CONTEXT, PLUGIN_OPTIONS, type PluginContext, type PluginDependencies } from '../contracts/plugin';
+import { equivalenceFacade } from '../contracts/frozen';
 import { CorlError, isCorlError } from '../errors';
 import { isolatedContainer } from './container';
 import { PLUGIN_REGISTRY } from './registry';
@@ -50,13 +50,8 @@ function facade<T extends object>(methods: T): T {
   return Object.freeze(methods);
 }
 
-/** The run's equivalence as plugins see it: `key` and `equal`, nothing else (no caches, no `close`). */
-export function equivalenceFacade(e: Equivalence): Equivalence {
-  return facade({
-    key: (answer: string) => e.key(answer),
-    equal: (a: string, b: string, work?: WorkOptions) => e.equal(a, b, work),
-  });
-}
+/** The run's equivalence as plugins see it: the one facade (core/contracts/frozen.ts). */
+export { equivalenceFacade };
 
 /** The run's extractor as plugins see it. */
 export function extractorFacade(x: AnswerExtractor): AnswerExtractor {

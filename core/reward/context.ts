@@ -3,8 +3,7 @@
 import type { FinishReason } from '../contracts/completion';
 import type { Equivalence } from '../contracts/equivalence';
 import type { CompletionView, RewardContext } from '../contracts/reward-source';
-import type { WorkOptions } from '../contracts/work';
-import { deepFreeze } from '../contracts/frozen';
+import { deepFreeze, equivalenceFacade } from '../contracts/frozen';
 
 /** One completion as the pipeline receives it (a sampled `Completion`, or one a client posted). */
 export interface CompletionInput {
@@ -60,24 +59,9 @@ export function buildRewardContext(group: GroupToScore, equivalence: Equivalence
     completions,
     own: { agent: group.agent, keys: [...group.keys] },
     supervisors: group.supervisors.map((s) => ({ agent: s.agent, keys: [...s.keys] })),
-    equivalence: facade(equivalence),
+    equivalence: equivalenceFacade(equivalence),
     ...(group.reference !== undefined ? { reference: plainCopy(group.reference) } : {}),
   });
-}
-
-const facades = new WeakMap<Equivalence, Equivalence>();
-
-/** `key` and `equal` of the run's equivalence and nothing else, frozen (one facade per equivalence). */
-export function facade(equivalence: Equivalence): Equivalence {
-  let f = facades.get(equivalence);
-  if (!f) {
-    f = Object.freeze({
-      key: (answer: string) => equivalence.key(answer),
-      equal: (a: string, b: string, work?: WorkOptions) => equivalence.equal(a, b, work),
-    });
-    facades.set(equivalence, f);
-  }
-  return f;
 }
 
 /** A copy of plain data (arrays and plain objects copied, anything else kept as it is). */

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Equivalence } from '../../../core/contracts/equivalence';
-import { facade, plainCopy, buildRewardContext, type GroupToScore } from '../../../core/reward/context';
+import { equivalenceFacade } from '../../../core/contracts/frozen';
+import { plainCopy, buildRewardContext, type GroupToScore } from '../../../core/reward/context';
 
 /** An equivalence with a field a careless source might reach for (it must not reach it). */
 function equivalence(): Equivalence & { closed: boolean } {
@@ -109,7 +110,7 @@ describe('core/reward/context', () => {
     expect(() => ((ctx.equivalence as { key: unknown }).key = () => 'x')).to.throw(TypeError);
     expect(Object.isFrozen(eq)).to.equal(false);
     expect(ctx.equivalence.close).to.equal(undefined);
-    expect(facade(eq)).to.equal(ctx.equivalence);
+    expect(equivalenceFacade(eq)).to.equal(ctx.equivalence);
   });
 
   it('plainCopy copies arrays and plain objects all the way down and keeps anything else', () => {

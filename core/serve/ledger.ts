@@ -11,6 +11,9 @@ import type { JournalRecord } from './journal';
 /** The journal namespace of stored replies. */
 export const REPLIES = 'requests';
 
+/** The journal namespace of late /v1/samples answers (docs/guide/serve.md "Late samples"). */
+export const LATE = 'late';
+
 /** Longest accepted request id. */
 export const MAX_REQUEST_ID = 200;
 
@@ -81,6 +84,8 @@ export class ReplyLedger {
      */
     private readonly replies = true,
     private readonly onReplay?: () => void,
+    /** Journal namespace of the records (`requests`, or `late` for late /v1/samples answers). */
+    private readonly namespace: string = REPLIES,
   ) {
     this.entries = agents.map(() => new Map());
     this.next = agents.map(() => 0);
@@ -127,7 +132,7 @@ export class ReplyLedger {
         if (this.replies && held.get(id) === entry) {
           entry.journaled = true;
           await this.sink.append([
-            { t: 'reply', n: REPLIES, a: this.agents[agent]!, s: entry.seq, g: id, h: fp, r: reply },
+            { t: 'reply', n: this.namespace, a: this.agents[agent]!, s: entry.seq, g: id, h: fp, r: reply },
           ]);
         }
         entry.pending = undefined;
@@ -143,7 +148,7 @@ export class ReplyLedger {
 
   /** Restore a replayed `reply` record. */
   restore(r: JournalRecord): void {
-    if (r.t !== 'reply' || r.n !== REPLIES) return;
+    if (r.t !== 'reply' || r.n !== this.namespace) return;
     const agent = this.agents.indexOf(r.a);
     if (agent < 0) return;
     this.drop(agent, r.g);
@@ -161,9 +166,14 @@ export class ReplyLedger {
     this.entries.forEach((m, agent) => {
       for (const [id, e] of m)
         if (e.journaled)
-          out.push({ t: 'reply', n: REPLIES, a: this.agents[agent]!, s: e.seq, g: id, h: e.hash, r: e.reply });
+          out.push({ t: 'reply', n: this.namespace, a: this.agents[agent]!, s: e.seq, g: id, h: e.hash, r: e.reply });
     });
     return out;
+  }
+
+  /** Ids held for `agent` (settled or running), oldest first. */
+  idsOf(agent: number): IterableIterator<string> {
+    return this.entries[agent]!.keys();
   }
 
   /** Forget request `id` of `agent`. */

@@ -5,10 +5,13 @@
 import { createHash } from 'node:crypto';
 import { CorlError } from '../errors';
 import type { JournalRecord, Replay } from './journal';
-import { MAX_REQUEST_ID, REPLIES } from './ledger';
+import { LATE, MAX_REQUEST_ID, REPLIES } from './ledger';
 
 /** Longest group id POST /v1/groups accepts (and the journal may hold for that namespace). */
 export const MAX_GROUP_ID = 1024;
+
+/** Longest id of a journaled late sample: its step, group id (length-prefixed) and sample id. */
+export const MAX_LATE_ID = 2048;
 
 /** The namespaces an exchange journals under. */
 export const NAMESPACES = ['groups', 'get_reward'] as const;
@@ -41,12 +44,13 @@ function checkReply(
   agents: ReadonlySet<string>,
   names: readonly string[],
 ): void {
-  if (r.n !== REPLIES) throw bad('"n"', `"${REPLIES}"`, r.n);
+  if (r.n !== REPLIES && r.n !== LATE) throw bad('"n"', `"${REPLIES}" or "${LATE}"`, r.n);
   if (typeof r.a !== 'string' || !agents.has(r.a))
     throw bad('"a"', `an agent of the config (${names.map((n) => `"${n}"`).join(', ')})`, r.a);
   if (!Number.isSafeInteger(r.s) || r.s < 0) throw bad('"s"', 'an order (a safe integer >= 0)', r.s);
-  if (typeof r.g !== 'string' || r.g.length === 0 || r.g.length > MAX_REQUEST_ID)
-    throw bad('"g"', `a request id (1 to ${MAX_REQUEST_ID} characters)`, r.g);
+  const most = r.n === LATE ? MAX_LATE_ID : MAX_REQUEST_ID;
+  if (typeof r.g !== 'string' || r.g.length === 0 || r.g.length > most)
+    throw bad('"g"', `a request id (1 to ${most} characters)`, r.g);
   if (typeof r.h !== 'string' || !HASH.test(r.h))
     throw bad('"h"', 'a request fingerprint (27 base64url characters)', r.h);
   if (!r.r || typeof r.r !== 'object' || Array.isArray(r.r)) throw bad('"r"', 'a reply object', r.r);

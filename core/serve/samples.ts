@@ -10,6 +10,7 @@ import type { Exchange } from './exchange';
 import { groupHash, sameGroup } from './fingerprint';
 import { byText } from './order';
 import { capKeys } from './keys';
+import type { ReplyLedger } from './ledger';
 import type { ServeMetrics } from './prom';
 import { bad, object, parseCompletion } from './requests';
 import { MAX_GROUP_ID } from './restore';
@@ -373,6 +374,8 @@ export class SampleScorer {
     private readonly scorer: Scorer,
     private readonly exchanges: { readonly steps: Exchange; readonly rounds: Exchange },
     private readonly metrics: ServeMetrics,
+    /** Late samples' answers, per agent within its bound (journaled: a retry replays after a restart). */
+    private readonly lates: ReplyLedger,
   ) {
     const n = rt.agents.length;
     this.closed = Array.from({ length: n }, () => new Map());
@@ -575,7 +578,7 @@ export class SampleScorer {
       const done = this.exchanges.steps.answerOf(agent, step, s.group);
       // A group scored with fewer samples than its size (the wait ran out) still has room: its late
       // sample is scored against what the group was (docs/guide/serve.md "Late samples").
-      if (done && done.rewards.length < s.size) return this.late(agent, step, s, done, work);
+      if (done && done.rewards.length < s.size) return this.late(agent, step, s, { id, hash }, done, work, where);
       if (done) throw this.complete(agent, step, s, done.rewards.length, where);
     } else if (s.rollout !== undefined && this.closed[agent]!.has(pendingKey)) {
       throw this.complete(agent, step, s, this.closed[agent]!.get(pendingKey)!, where);
@@ -739,10 +742,39 @@ export class SampleScorer {
   /**
    * A sample of a group already scored with fewer than its size: rewarded alone against the answers
    * the group was rewarded against (its supervisors' keys, its own for the self fallback, 0 for the
-   * zero fallback), so that it gets the reward it would have had in its group under a vote. Not
-   * stored: a retry computes the same from the same keys.
+   * zero fallback), so that it gets the reward it would have had in its group under a vote. Its
+   * answer is stored and journaled under its id (request id, position or Idempotency-Key): a retry
+   * gets the same answer, a changed one 409. A group takes late samples only up to its declared
+   * size (scored samples and late ones together); one more is 422 CORL_ERR_SERVE_GROUP_SIZE.
    */
-  private async late(
+  private late(
+    agent: number,
+    step: number,
+    s: PostedSample,
+    { id, hash }: { readonly id: string; readonly hash: string },
+    done: GroupAnswer,
+    work: RequestWork,
+    where: string,
+  ): Promise<SampleAnswer> {
+    const prefix = lateKey(step, s.group, '');
+    const key = prefix + id;
+    let known = false;
+    let count = 0;
+    for (const k of this.lates.idsOf(agent))
+      if (k === key) known = true;
+      else if (k.startsWith(prefix)) count++;
+    if (!known && done.rewards.length + count >= s.size) throw this.complete(agent, step, s, s.size, where);
+    try {
+      return this.lates.run(agent, key, hash, () =>
+        this.scoreLate(agent, step, s, done, work),
+      ) as Promise<SampleAnswer>;
+    } catch (e) {
+      if (isCorlError(e) && e.code === 'CORL_ERR_SERVE_CONFLICT') throw this.conflict(agent, step, s, where);
+      throw e;
+    }
+  }
+
+  private async scoreLate(
     agent: number,
     step: number,
     s: PostedSample,
@@ -849,6 +881,11 @@ function answerOf(
     groupSize: a.rewards.length,
     metrics: { ...a.metrics, ...sampleGrades(a, k) },
   };
+}
+
+/** The ledger id of a late sample: its step, its group id length-prefixed, then its sample id (no two share one). */
+function lateKey(step: number, group: string, id: string): string {
+  return `${step}\u0000${group.length}:${group}\u0000${id}`;
 }
 
 /** The key of a sample of a group being scored: its fields as JSON, so no two samples share one. */

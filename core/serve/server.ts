@@ -99,7 +99,13 @@ export class RewardServer {
     this.getReward = new GetRewardScorer(runtime, state.scorer, getRewardExchange, metrics);
     // POST /v1/samples forms groups and hands them to the same exchanges: with a step, the one of
     // POST /v1/groups; without, the one of POST /get_reward (rounds per group id).
-    this.samples = new SampleScorer(runtime, state.scorer, { steps: this.groups, rounds: getRewardExchange }, metrics);
+    this.samples = new SampleScorer(
+      runtime,
+      state.scorer,
+      { steps: this.groups, rounds: getRewardExchange },
+      metrics,
+      state.late,
+    );
     this.service = {
       runtime,
       credentials,

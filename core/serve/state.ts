@@ -9,7 +9,7 @@ import {
   type JournalRecord,
   type JournalState,
 } from './journal';
-import { ReplyLedger } from './ledger';
+import { LATE, ReplyLedger } from './ledger';
 import { ReplayChecker } from './restore';
 import { Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
@@ -25,6 +25,8 @@ export interface ServeState {
   readonly replies: ReplyLedger;
   /** Fingerprints of POST /v1/groups requests sent with an Idempotency-Key (their replies are rebuilt from the answers). */
   readonly groupIds: ReplyLedger;
+  /** Answers of late /v1/samples samples (a group scored short), journaled so a retry replays. */
+  readonly late: ReplyLedger;
   readonly journal: Journal;
   /** A torn last line was dropped at start. */
   readonly tornTail: boolean;
@@ -84,8 +86,12 @@ export async function openState(
   const keep = { count: rt.settings.keepReplies, bytes: rt.settings.keepReplyBytes };
   const replies = new ReplyLedger(rt.agents, sink, keep, true, () => events.replay?.());
   const groupIds = new ReplyLedger(rt.agents, sink, keep, false);
+  // Per agent the newest serve.samples.maxPending late answers (all agents: that times the agents):
+  // an agent past its bound lets its own oldest go, never another agent's.
+  const lateKeep = { count: rt.settings.samples.maxPending, bytes: rt.settings.keepReplyBytes };
+  const late = new ReplyLedger(rt.agents, sink, lateKeep, true, () => events.replay?.(), LATE);
   const file = rt.journalFile;
-  const parts = { scorer, groups, rounds, replies, groupIds };
+  const parts = { scorer, groups, rounds, replies, groupIds, late };
   if (file === undefined) {
     sink.journal = Journal.disabled();
     return {
@@ -112,9 +118,12 @@ export async function openState(
       groups.restore(r);
       rounds.restore(r);
       replies.restore(r);
+      late.restore(r);
     },
     snapshot: () => ({
-      keep: [...groups.snapshot(), ...rounds.snapshot()].map((x) => x.record).concat(replies.snapshot()),
+      keep: [...groups.snapshot(), ...rounds.snapshot()]
+        .map((x) => x.record)
+        .concat(replies.snapshot(), late.snapshot()),
       exchange: exchangeState(),
     }),
     // Appending under this service's window replays only where the generation's window is the same

@@ -177,7 +177,71 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
       expect(late.body.metrics['exchange/late']).to.equal(1);
     }
     expect((await pb).body.groups[0].rewards).to.deep.equal([0, 0, 1]); // a's short group ties 2/3: to 2
+    // The retry (same position) was replayed from the stored late answer, not scored again.
+    expect(server.metrics.sampleGroups.get({ outcome: 'late' })).to.equal(1);
+  });
+
+  it('late samples are journaled: a keyed retry replays (also after a restart), a changed one is 409, past the size 422', async () => {
+    const config = ringServeConfig({ samples: { wait: 0.3 } });
+    server = await startServer(config, tmp.dir);
+    // b: 3, 3, 2 (label 3); a posts 1 of its 3 samples (2): scored short against 3, reward 0.
+    const pb = post(server.url, '/v1/groups', { agent: 'b', step: 0, groups: [boxed('g1', ['3', '3', '2'])] });
+    const early = await post(server.url, '/v1/samples', sample('a', 'g1', 3, '2', { step: 0, requestId: 'e0' }));
+    expect([early.body.reward, early.body.groupSize]).to.deep.equal([0, 1]);
+    await pb;
+    const late = sample('a', 'g1', 3, '3', { step: 0, requestId: 'L1' });
+    const first = await post(server.url, '/v1/samples', late);
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    expect(first.body).to.deep.include({ reward: 1, key: '3', label: '3', requestId: 'L1' });
+    expect((await post(server.url, '/v1/samples', late)).body).to.deep.equal(first.body);
+    const changed = await post(server.url, '/v1/samples', { ...late, completion: text('2') });
+    expect(changed.status).to.equal(409);
+    expect(changed.body.error.code).to.equal('CORL_ERR_SERVE_CONFLICT');
+    // The group holds 1 scored + 1 late of 3: one more late sample fits, the next is refused.
+    const second = await post(server.url, '/v1/samples', sample('a', 'g1', 3, '2', { step: 0, requestId: 'L2' }));
+    expect([second.status, second.body.reward]).to.deep.equal([200, 0]);
+    const past = await post(server.url, '/v1/samples', sample('a', 'g1', 3, '3', { step: 0, requestId: 'L3' }));
+    expect(past.status).to.equal(422);
+    expect(past.body.error.code).to.equal('CORL_ERR_SERVE_GROUP_SIZE');
     expect(server.metrics.sampleGroups.get({ outcome: 'late' })).to.equal(2);
+    await server.close();
+    // After a restart the journal answers: the same body, 409 for a changed one, 422 past the size.
+    server = await startServer(config, tmp.dir);
+    expect((await post(server.url, '/v1/samples', late)).body).to.deep.equal(first.body);
+    expect((await post(server.url, '/v1/samples', { ...late, completion: text('2') })).status).to.equal(409);
+    expect(
+      (await post(server.url, '/v1/samples', sample('a', 'g1', 3, '3', { step: 0, requestId: 'L3' }))).status,
+    ).to.equal(422);
+    expect(server.metrics.sampleGroups.get({ outcome: 'late' })).to.equal(0);
+  });
+
+  it("late answers are bounded per agent (samples.maxPending): an agent at its bound lets its oldest go, never another's", async () => {
+    server = await startServer(
+      ringServeConfig({ samples: { wait: 0.2, maxPending: 2 }, exchange: { wait: 0.1, fallback: 'self' } }),
+      tmp.dir,
+    );
+    // Each group of size 2 gets 1 sample ('4', self label 4), then its late one ('4': reward 1).
+    const shortThenLate = async (agent: string, g: string): Promise<Record<string, unknown>> => {
+      const e = await post(server!.url, '/v1/samples', sample(agent, g, 2, '4', { step: 0, requestId: `${g}-0` }));
+      expect([e.body.groupSize, e.body.source]).to.deep.equal([1, 'self']);
+      const l = sample(agent, g, 2, '4', { step: 0, requestId: `${g}-1` });
+      const r = await post(server!.url, '/v1/samples', l);
+      expect([r.status, r.body.reward], JSON.stringify(r.body)).to.deep.equal([200, 1]);
+      return l;
+    };
+    const [h1, h2, h3] = [
+      await shortThenLate('a', 'h1'),
+      await shortThenLate('a', 'h2'),
+      await shortThenLate('a', 'h3'),
+    ];
+    // a holds its 2 newest late answers: h2, h3 changed are 409; h1 was let go, so its changed retry is a new late sample (reward 0).
+    for (const l of [h2!, h3!])
+      expect((await post(server.url, '/v1/samples', { ...l, completion: text('5') })).status).to.equal(409);
+    const again = await post(server.url, '/v1/samples', { ...h1!, completion: text('5') });
+    expect([again.status, again.body.reward]).to.deep.equal([200, 0]);
+    // b is untouched by a's bound: its late answer is stored and guarded.
+    const k1 = await shortThenLate('b', 'k1');
+    expect((await post(server.url, '/v1/samples', { ...k1, completion: text('5') })).status).to.equal(409);
   });
 
   it('a late sample after the self fallback is rewarded against its own group; after zero, 0', async () => {

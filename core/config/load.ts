@@ -207,6 +207,17 @@ export async function loadConfigValue(
       message: `expected at most eval.samples (${ev.samples}) samples per agent in the ensemble, got ${ev.ensemble}`,
     });
   }
+  const tr = data.trainer as { groupSize: number; trainSamples: number };
+  if (tr.trainSamples !== 0 && (tr.trainSamples < 2 || tr.trainSamples > tr.groupSize)) {
+    semantic.push({
+      pointer: '/trainer/trainSamples',
+      path: 'trainer.trainSamples',
+      message:
+        tr.trainSamples < 2
+          ? `expected at least 2 trained samples per group (GRPO normalizes within the group), or 0 to train on all, got ${tr.trainSamples}`
+          : `expected at most trainer.groupSize (${tr.groupSize}) trained samples per group (the N trained are the first of the M voted over), got ${tr.trainSamples}; raise trainer.groupSize or lower trainer.trainSamples`,
+    });
+  }
   if (semantic.length) throw invalid(where, semantic.map(locate));
 
   const config = deepFreeze(data) as unknown as CorlConfig;

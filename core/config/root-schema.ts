@@ -137,7 +137,19 @@ export function rootSchema(): JsonSchema {
             default: 8,
             description: 'prompts per step, the same for every agent',
           },
-          groupSize: { type: 'integer', minimum: 1, default: 8, description: 'completions per prompt (K)' },
+          groupSize: {
+            type: 'integer',
+            minimum: 1,
+            default: 8,
+            description: 'completions per prompt (K); with trainSamples, the M samples drawn and voted over',
+          },
+          trainSamples: {
+            type: 'integer',
+            minimum: 0,
+            default: 0,
+            description:
+              "TTRL's vote-on-more split: train on the first N of each group's groupSize (M) samples, labels voted over all M (2 <= N <= M); 0: train on all",
+          },
           epochs: { type: 'integer', minimum: 1, default: 1, description: "update passes over each step's batch" },
           sampling: sampling({ temperature: 1, topP: 1, maxTokens: 64 }),
           loss: {

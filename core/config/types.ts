@@ -19,8 +19,10 @@ export interface TrainerConfig {
   readonly steps: number;
   /** Prompts per agent per step (every agent sees the same prompts). */
   readonly batchSize: number;
-  /** Completions per prompt, K. */
+  /** Completions per prompt, K (with `trainSamples`, the M samples drawn and voted over). */
   readonly groupSize: number;
+  /** Vote-on-more (TTRL): advantages and the update over the first N of each group's M samples; 0: all. */
+  readonly trainSamples: number;
   /** Update passes over each step's batch (PPO epochs). */
   readonly epochs: number;
   /** Training-time sampling. */

@@ -8,7 +8,7 @@ import { gradeGroup, labelStats, rewardStats, sourceStats, type GroupGrade } fro
 import type { ScoredGroup } from '../reward/pipeline';
 import { finiteMean } from '../util/mean';
 import type { StepBatch, StepRun } from './step';
-import type { StepGroup, StepTable } from './step-table';
+import { trainedRows, type StepGroup, type StepTable } from './step-table';
 
 /** Agent `agent`'s metrics of the step, pooled over its groups of every round. */
 export async function stepMetrics(
@@ -19,7 +19,10 @@ export async function stepMetrics(
   update: UpdateResult,
   judged: readonly Judgement[] | undefined,
 ): Promise<Record<string, number>> {
-  const groups = table.agentGroups(agent);
+  // With trainer.trainSamples (vote-on-more), rewards, advantages and completions are those of the
+  // trained rows; the label (and label/*) is the vote over all of a group's samples.
+  const trained = r.ctx.loaded.config.trainer.trainSamples;
+  const groups = table.agentGroups(agent).map((g) => ({ ...g, rows: trainedRows(g, trained) }));
   const credited = groups.map(creditedResult);
   const rows = groups.flatMap((g) => g.rows);
   const m: Record<string, number> = rewardStats(credited);
@@ -49,6 +52,10 @@ export async function stepMetrics(
   // Per round, when the agents discussed.
   if (batch.rounds > 0) Object.assign(m, await roundMetrics(r, table, agent));
   if (judged) Object.assign(m, judgeMetrics(judged));
+  if (trained > 0) {
+    m['group/voted_samples'] = table.samples;
+    m['group/trained_samples'] = trained;
+  }
   return m;
 }
 

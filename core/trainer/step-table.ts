@@ -116,3 +116,11 @@ export class StepTable {
 
 /** A value per (agent, problem, sample). */
 export type Cell<T> = (agent: number, problem: number, sample: number) => T;
+
+/**
+ * The rows of a group that train: all of them, or with `trainer.trainSamples` = n > 0 (TTRL's
+ * vote-on-more split) the first n of its M = groupSize samples, whose label was voted over all M.
+ */
+export function trainedRows(g: StepGroup, n: number): readonly StepRow[] {
+  return n > 0 ? g.rows.slice(0, n) : g.rows;
+}

@@ -17,7 +17,7 @@ import { finiteMean } from '../util/mean';
 import { judgeStep } from './judging';
 import type { MetricsWriter } from './metrics-writer';
 import type { RunDirectory } from './run-dir';
-import { StepTable, type StepGroup, type StepRow } from './step-table';
+import { StepTable, trainedRows, type StepGroup, type StepRow } from './step-table';
 import { stepMetrics } from './step-metrics';
 
 /** What every step of a run uses: the run context, its reward pipeline, its grader and where records go. */
@@ -82,7 +82,7 @@ export async function trainStep(r: StepRun, step: number): Promise<StepPhase> {
     rewardSum += m['reward/mean'] ?? 0;
     if (m['label/accuracy'] !== undefined) labelAccs.push(m['label/accuracy']);
     await r.metrics.write({ step: step + 1, agent: a.index, phase: 'train', metrics: m });
-    if (config.trainer.saveRollouts) saveRollouts(r.run, batch, table, a.index);
+    if (config.trainer.saveRollouts) saveRollouts(r.run, batch, table, a.index, config.trainer.trainSamples);
   }
   return {
     reward: rewardSum / N,
@@ -287,18 +287,22 @@ function isShaped(v: unknown, turns: number, N: number, K: number): v is number[
   );
 }
 
-/** Each agent's advantages from the advantage plugin over its groups (round by round, problem by problem), checked. */
+/**
+ * Each agent's advantages from the advantage plugin over the trained rows of its groups (round by
+ * round, problem by problem), checked; a vote-only row (beyond `trainSamples`) gets advantage 0.
+ */
 function advantageStep(ctx: RunContext, table: StepTable): void {
   for (const a of ctx.agents) {
     const groups = table.agentGroups(a.index);
-    const rewards = groups.map((g) => g.rows.map((row) => row.reward));
+    for (const g of groups) for (const row of g.rows) row.advantage = 0;
+    const rewards = groups.map((g) => trainedRows(g, ctx.loaded.config.trainer.trainSamples).map((row) => row.reward));
     const adv: unknown = ctx.advantage.estimate(rewards);
     const ok =
       Array.isArray(adv) &&
       adv.length === groups.length &&
       adv.every(
         (g: unknown, i) =>
-          Array.isArray(g) && g.length === groups[i]?.rows.length && g.every((v: unknown) => Number.isFinite(v)),
+          Array.isArray(g) && g.length === rewards[i]?.length && g.every((v: unknown) => Number.isFinite(v)),
       );
     if (!ok)
       throw new CorlError(
@@ -306,21 +310,27 @@ function advantageStep(ctx: RunContext, table: StepTable): void {
         `expected one finite advantage per reward from "${ctx.loaded.config.advantage.use}", got a different shape or a non-finite value`,
         { where: 'advantage' },
       );
-    groups.forEach((g, i) => g.rows.forEach((row, k) => (row.advantage = cell([adv as number[][]], 0, i, k))));
+    groups.forEach((g, i) =>
+      trainedRows(g, ctx.loaded.config.trainer.trainSamples).forEach(
+        (row, k) => (row.advantage = cell([adv as number[][]], 0, i, k)),
+      ),
+    );
   }
 }
 
-/** Every agent updates its own policy on its rows of every round (trainer.epochs passes), concurrently. */
+/** Every agent updates its own policy on its trained rows of every round (trainer.epochs passes), concurrently. */
 function updateStep(ctx: RunContext, step: number, table: StepTable): Promise<UpdateResult[]> {
   const tc = ctx.loaded.config.trainer;
   const loss: LossOptions = { ...tc.loss, maxCompletionLength: tc.sampling.maxTokens };
   return Promise.all(
     ctx.agents.map(async (a) => {
-      const samples: TrainingSample[] = table
-        .agentGroups(a.index)
-        .flatMap((g) =>
-          g.rows.map((row) => ({ prompt: row.prompt, completion: row.completion, advantage: row.advantage })),
-        );
+      const samples: TrainingSample[] = table.agentGroups(a.index).flatMap((g) =>
+        trainedRows(g, ctx.loaded.config.trainer.trainSamples).map((row) => ({
+          prompt: row.prompt,
+          completion: row.completion,
+          advantage: row.advantage,
+        })),
+      );
       let last: UpdateResult = { metrics: {} };
       try {
         for (let e = 0; e < tc.epochs; e++)
@@ -342,9 +352,10 @@ function updateStep(ctx: RunContext, step: number, table: StepTable): Promise<Up
 /**
  * One agent's rollouts of the step, group by group (round by round in a discussion): the prompt of its
  * view, the label, and per completion its text, key, reward and advantage (in a discussion also the
- * prompt it was sampled from and the verifier's score).
+ * prompt it was sampled from and the verifier's score; with `trainSamples`, `trained: false` on the
+ * vote-only completions).
  */
-function saveRollouts(run: RunDirectory, batch: StepBatch, table: StepTable, agent: number): void {
+function saveRollouts(run: RunDirectory, batch: StepBatch, table: StepTable, agent: number, trained: number): void {
   const discussion = batch.rounds > 0;
   for (const g of table.agentGroups(agent)) {
     run.appendRollout({
@@ -361,6 +372,7 @@ function saveRollouts(run: RunDirectory, batch: StepBatch, table: StepTable, age
         key: row.key,
         reward: row.reward,
         advantage: row.advantage,
+        ...(trained > 0 && row.sample >= trained ? { trained: false } : {}),
       })),
     });
   }

@@ -12,6 +12,11 @@ export interface GroupsRequest {
   /** Updates the posting agent completed (TRL's `state.global_step`; all agents count alike); a safe integer >= 0. */
   readonly step: number;
   readonly groups: readonly PostedGroup[];
+  /**
+   * Per group, `train` as posted (TTRL's vote-on-more split): all its M completions vote, only the
+   * first N (in posted order) are rewarded in the reply; undefined: all. Absent when no group has one.
+   */
+  readonly train?: readonly (number | undefined)[];
   /** Longest wait for supervisors in seconds (capped by serve.exchange.wait). */
   readonly wait?: number;
 }
@@ -135,6 +140,7 @@ export function parseGroupsRequest(
     );
   const seen = new Map<string, number>();
   let total = 0;
+  const train: (number | undefined)[] = [];
   const groups = mapPacked(o.groups, (g, i): PostedGroup => {
     const w = `groups[${i}]`;
     const go = object(g, w);
@@ -168,6 +174,19 @@ export function parseGroupsRequest(
         `${total} by this group`,
       );
     const completions = mapPacked(go.completions, (c, k) => parseCompletion(c, `${w}.completions[${k}]`));
+    if (go.train !== undefined && go.train !== null) {
+      const n = go.train;
+      if (!Number.isSafeInteger(n) || (n as number) < 2 || (n as number) > completions.length)
+        throw new CorlError(
+          'CORL_ERR_SERVE_BAD_REQUEST',
+          `expected ${w}.train to be how many of the group's ${completions.length} completions are trained (an integer from 2 to ${completions.length}; the first ones as posted, all of them voting), got ${show(n)}`,
+          {
+            where: `${w}.train`,
+            hint: 'omit train to reward every completion, or post more completions than you train on',
+          },
+        );
+      train[i] = n as number;
+    }
     if (go.reference !== undefined && go.reference !== null && typeof go.reference !== 'string')
       throw bad(`${w}.reference`, 'a string', go.reference);
     let testInputs: string[][] | undefined;
@@ -193,6 +212,7 @@ export function parseGroupsRequest(
     agent: o.agent as string | number,
     step: o.step as number,
     groups,
+    ...(train.some((n) => n !== undefined) ? { train: Array.from({ length: groups.length }, (_, i) => train[i]) } : {}),
     ...(o.wait !== undefined ? { wait: o.wait as number } : {}),
   };
 }

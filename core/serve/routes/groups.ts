@@ -51,7 +51,7 @@ export const postGroups: PostRoute = async (svc, body, ctx) => {
         req.wait === undefined ? undefined : req.wait * 1000,
         requestWork(rt, agent, ctx.gone),
       )
-    ).map((a, i) => inPostedOrder(a, ordered[i]!.order));
+    ).map((a, i) => trainedAnswer(inPostedOrder(a, ordered[i]!.order), req.train?.[i]));
     svc.metrics.completions.inc(
       { route: '/v1/groups' },
       answers.reduce((s, a) => s + a.rewards.length, 0),
@@ -65,8 +65,24 @@ export const postGroups: PostRoute = async (svc, body, ctx) => {
   };
   // A retry is answered from the stored answers whatever its id; an id only refuses its reuse for another body.
   if (ctx.id === undefined) return post();
-  return svc.groupIds.run(agent, ctx.id, requestHash([req.step, req.groups]), post);
+  const hashed = req.train ? [req.step, req.groups, req.train] : [req.step, req.groups];
+  return svc.groupIds.run(agent, ctx.id, requestHash(hashed), post);
 };
+
+/**
+ * The answer a group with `train` = N gets (TTRL's vote-on-more split): the label voted over all its
+ * M completions (and its M keys shared with peers), the rewards and diagnostics of the first N only,
+ * and `voted` = M; the reply's `metrics` are then over the trained completions.
+ */
+function trainedAnswer(a: GroupAnswer, n: number | undefined): GroupAnswer & { voted?: number } {
+  if (n === undefined) return a;
+  return {
+    ...a,
+    rewards: a.rewards.slice(0, n),
+    ...(a.rewardRight ? { rewardRight: a.rewardRight.slice(0, n) } : {}),
+    voted: a.rewards.length,
+  };
+}
 
 function publicAnswer(a: GroupAnswer): unknown {
   const { agree: _agree, ...rest } = a;

@@ -56,6 +56,8 @@ export interface ExchangeEvents {
   fallback?(kind: LabelSource | 'error'): void;
   /** A retry was answered from the stored answer. */
   replay?(): void;
+  /** A group fell back with `count` supervisors that hold its problem at no kept step (round). */
+  unseen?(count: number): void;
   /** A label-free group was graded against its reference (label right 1/0; rewards right 1/0 each). */
   graded?(agent: number, labelRight: number | undefined, rewardRight: readonly number[] | undefined): void;
 }
@@ -240,12 +242,34 @@ export class Exchange {
   nextRound(agent: number, group: PostedGroup): number {
     const id = group.id;
     const s = this.rounds.get(`${agent}\u0000${id}`);
-    if (s === undefined) return 0;
-    const slot = this.slots.get(this.slotKey(agent, s, id));
-    const held = slot?.keys.get(agent)?.hash;
-    return slot && !slot.answers.has(agent) && held !== undefined && sameGroup(held, group, groupHash(group))
-      ? s
-      : s + 1;
+    if (s !== undefined) {
+      const slot = this.slots.get(this.slotKey(agent, s, id));
+      const held = slot?.keys.get(agent)?.hash;
+      if (slot && !slot.answers.has(agent) && held !== undefined && sameGroup(held, group, groupHash(group))) return s;
+    }
+    // Matched by problem identity, not by how often each agent posted it: a round newer than this
+    // agent's own in which a peer holds keys is joined (the oldest one a peer still waits in, else
+    // the newest), so an agent that skipped the problem (dynamic filtering, over-sampling) meets
+    // its peers' current group instead of one shifted by its skips; else a round past all of them.
+    const own = s ?? -1;
+    let top = own;
+    let waiting: number | undefined;
+    let newest: number | undefined;
+    for (const r of this.byId[this.part[agent]!]!.get(id) ?? []) {
+      top = Math.max(top, r);
+      const slot = r > own ? this.slots.get(this.slotKey(agent, r, id)) : undefined;
+      if (!slot || slot.keys.has(agent) || slot.keys.size === 0) continue;
+      if ([...slot.keys.keys()].some((a) => !slot.answers.has(a))) waiting = Math.min(waiting ?? r, r);
+      else newest = Math.max(newest ?? r, r);
+    }
+    return waiting ?? newest ?? top + 1;
+  }
+
+  /** Whether `agent` holds keys of group `id` at any step (round) its part keeps. */
+  private holdsAny(agent: number, id: string): boolean {
+    for (const r of this.byId[this.part[agent]!]!.get(id) ?? [])
+      if (this.slots.get(this.slotKey(agent, r, id))?.keys.has(agent)) return true;
+    return false;
   }
 
   /** The stored answer of an agent for a group, if any. */
@@ -540,6 +564,30 @@ export class Exchange {
     const absent = missing();
     if (absent.length === 0)
       return this.scorer.score(agent, slot.step, group, own, mapPacked(sup, answersOf), 'supervisors', w);
+    // Supervisors that hold this problem at no kept step (round): they never sampled it (yet).
+    const unseen = absent.filter((m) => !this.holdsAny(m, group.id)).length;
+    if (unseen > 0) this.events.unseen?.(unseen);
+    const marked = (a: GroupAnswer): GroupAnswer => ({
+      ...a,
+      metrics: { ...a.metrics, 'exchange/peer_unseen': others.length ? unseen / others.length : 0 },
+    });
+    return marked(await this.fallbackOf(slot, agent, group, absent, w));
+  }
+
+  private async fallbackOf(
+    slot: Slot,
+    agent: number,
+    group: PostedGroup,
+    absent: readonly number[],
+    w: WorkOptions | undefined,
+  ): Promise<GroupAnswer> {
+    const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
+    const others = sup.filter((m) => m !== agent);
+    const own = slot.keys.get(agent)!.value;
+    const answersOf = (m: number): AgentAnswers => ({
+      agent: m,
+      keys: m === agent ? own : slot.keys.get(m)!.value,
+    });
     if (absent.length < others.length) {
       this.events.fallback?.('partial');
       return this.scorer.score(

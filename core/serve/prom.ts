@@ -115,6 +115,10 @@ export class ServeMetrics {
     'corl_serve_exchange_fallbacks_total',
     'groups answered without every supervisor, by kind (partial, self, zero, error)',
   );
+  readonly unseen = new Counter(
+    'corl_serve_exchange_peer_unseen_total',
+    'supervisors missing from a fallback answer that hold its problem at no kept step or round (they never sampled it)',
+  );
   readonly replays = new Counter('corl_serve_idempotent_replays_total', 'retries answered from a stored answer');
   readonly barrierPartial = new Counter(
     'corl_serve_barrier_partial_groups_total',
@@ -178,6 +182,7 @@ export class ServeMetrics {
       this.waits,
       this.waitSeconds,
       this.fallbacks,
+      this.unseen,
       this.replays,
       this.barrierPartial,
       this.sampleGroups,

@@ -237,6 +237,7 @@ export class RewardServer {
           metrics.waitSeconds.observe(seconds);
         },
         fallback: (kind: string) => metrics.fallbacks.inc({ kind }),
+        unseen: (count: number) => metrics.unseen.inc({}, count),
         replay: () => metrics.replays.inc(),
         graded: (agent, labelRight, rewardRight) => {
           const labels = { agent: runtime.agents[agent]! };

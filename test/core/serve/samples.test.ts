@@ -136,6 +136,39 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
     expect(extra.body.error.code).to.equal('CORL_ERR_SERVE_GROUP_SIZE');
   });
 
+  it("without a step, groups match by problem: an agent that skipped a problem meets its peer's current group; an unseen peer is a metric", async () => {
+    server = await startServer(ringServeConfig({ exchange: { wait: 0.3, fallback: 'self' } }), tmp.dir);
+    const url = server.url;
+    // Epoch 1: a samples p (1, 1, 1); b filtered p out and never posts it: a falls back to itself.
+    const e1 = await Promise.all(
+      ['1', '1', '1'].map((x) => post(url, '/v1/samples', sample('a', 'p', 3, x, { rollout: 'e1' }))),
+    );
+    for (const r of e1) {
+      expect(r.body).to.deep.include({ round: 0, source: 'self', label: '1', reward: 1 });
+      expect(r.body.metrics['exchange/peer_unseen']).to.equal(1);
+    }
+    expect(server.metrics.unseen.get()).to.equal(1);
+    // Epoch 2: both sample p. a: 3, 2, 2 (own label 2); b: 3, 3, 2 (label 3). Counted per agent, b's
+    // first post of p would be round 0 (a's epoch 1); matched by problem, both meet at round 1.
+    const [ra, rb] = await Promise.all([
+      Promise.all(['3', '2', '2'].map((x) => post(url, '/v1/samples', sample('a', 'p', 3, x, { rollout: 'e2' })))),
+      Promise.all(['3', '3', '2'].map((x) => post(url, '/v1/samples', sample('b', 'p', 3, x, { rollout: 'f2' })))),
+    ]);
+    expect(ra.map((r) => [r.body.round, r.body.source, r.body.label, r.body.reward])).to.deep.equal([
+      [1, 'supervisors', '3', 1],
+      [1, 'supervisors', '3', 0],
+      [1, 'supervisors', '3', 0],
+    ]);
+    expect(rb.map((r) => [r.body.round, r.body.source, r.body.label, r.body.reward])).to.deep.equal([
+      [1, 'supervisors', '2', 0],
+      [1, 'supervisors', '2', 0],
+      [1, 'supervisors', '2', 1],
+    ]);
+    expect(server.metrics.unseen.get()).to.equal(1);
+    const text = await (await fetch(`${url}/metrics`)).text();
+    expect(text).to.match(/^corl_serve_exchange_peer_unseen_total 1$/m);
+  });
+
   it('is idempotent by request id: a retry while waiting joins, after scoring replays byte for byte, a changed retry is 409', async () => {
     server = await startServer(ringServeConfig({ exchange: { wait: 0.2 } }), tmp.dir);
     const s0 = sample('a', 'g', 2, '4', { step: 1, requestId: 'r0' });

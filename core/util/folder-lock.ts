@@ -182,6 +182,10 @@ export class FolderLock {
     clearInterval(this.beat);
     this.released = true;
     held.delete(this.file);
+    // The folder itself is gone (deleted with everything in it): there is nothing left to write
+    // beside, and no holder to yield to, so the lock simply ends; stopping the process would only
+    // take down whatever embeds corl (a library user, a test runner) for a folder it removed.
+    if (now === undefined && !fs.existsSync(path.dirname(this.file))) return;
     onLost(now);
   }
 

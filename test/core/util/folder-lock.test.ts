@@ -212,6 +212,30 @@ describe('core/util/folder-lock (one writer per folder)', () => {
     expect(readLockOwner(tmp.dir)!.pid).to.equal(4242);
   });
 
+  it('a process whose locked folder was deleted outright keeps running: the lock just ends', async () => {
+    const dir = path.join(tmp.dir, 'gone-folder');
+    const child = spawn(process.execPath, [
+      '-e',
+      `const { FolderLock } = require(${JSON.stringify(MODULE)});
+       FolderLock.acquire(${JSON.stringify(dir)}, { command: 'corl train', heartbeatMs: 20 });
+       process.stdout.write('held\\n');
+       process.stdin.once('data', () => { process.stdout.write('still here\\n'); process.exit(0); });`,
+    ]);
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    fs.rmSync(dir, { recursive: true, force: true });
+    // several heartbeats (20 ms each) pass before the child is asked whether it still runs
+    await new Promise<void>((resolve) => setTimeout(resolve, 300));
+    child.stdin.write('?\n');
+    await exited(child);
+    expect(child.exitCode, stderr).to.equal(0);
+    expect(stdout).to.contain('still here');
+    expect(stderr).to.equal('');
+  });
+
   it('a damaged lock is a coded error naming the field, and is left in place', () => {
     for (const [text, field] of [
       ['null', '(root)'],

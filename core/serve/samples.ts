@@ -782,13 +782,7 @@ export class SampleScorer {
     work: RequestWork,
   ): Promise<SampleAnswer> {
     this.metrics.sampleGroups.inc({ outcome: 'late' });
-    const group: PostedGroup = {
-      id: s.group,
-      prompt: s.prompt,
-      completions: [s.completion],
-      ...(s.reference !== undefined ? { reference: s.reference } : {}),
-      ...(s.testInputs ? { testInputs: s.testInputs } : {}),
-    };
+    const group = singleGroup(s);
     const max = this.rt.settings.maxKeyChars;
     const keys = await inPhase(work, 'the answer key of its late sample', async (w) =>
       capKeys(await this.scorer.keys(group, w), max),
@@ -811,13 +805,7 @@ export class SampleScorer {
     s: PostedSample,
     work: RequestWork,
   ): Promise<SampleAnswer> {
-    const group: PostedGroup = {
-      id: s.group,
-      prompt: s.prompt,
-      completions: [s.completion],
-      ...(s.reference !== undefined ? { reference: s.reference } : {}),
-      ...(s.testInputs ? { testInputs: s.testInputs } : {}),
-    };
+    const group = singleGroup(s);
     const max = this.rt.settings.maxKeyChars;
     const keys = await inPhase(work, 'the answer keys of its samples', async (w) =>
       capKeys(await this.scorer.keys(group, w), max),
@@ -930,4 +918,15 @@ function unavailable(): CorlError {
   return new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down', {
     hint: 'retry against the restarted service; samples with a request id are idempotent',
   });
+}
+
+/** A group of one posted sample (a late sample's, a pointwise source's), with its reference and test inputs. */
+function singleGroup(s: PostedSample): PostedGroup {
+  return {
+    id: s.group,
+    prompt: s.prompt,
+    completions: [s.completion],
+    ...(s.reference !== undefined ? { reference: s.reference } : {}),
+    ...(s.testInputs ? { testInputs: s.testInputs } : {}),
+  };
 }

@@ -1,9 +1,9 @@
 // The rule the contributing guide asks of every commit subject, kept by a tool: at most 72
-// characters. Plain JavaScript (CommonJS), so the hook runs before anything is built; the
+// bytes of UTF-8, which is what a strict checker counts (so "−" costs three; keep subjects ASCII). Plain JavaScript (CommonJS), so the hook runs before anything is built; the
 // commit-msg hook and test/scripts/commit-subjects.test.ts both use it.
 'use strict';
 
-/** Longest subject allowed, in characters (code points, as a reader counts them: "−" is one). */
+/** Longest subject allowed, in bytes of UTF-8: an ASCII subject may have 72 characters, "−" costs 3. */
 const MAX = 72;
 
 /**
@@ -24,8 +24,11 @@ function subjectOf(message) {
 
 /** What is wrong with a subject, or undefined when it keeps the rule (an empty one is git's to refuse). */
 function subjectProblem(subject) {
-  const n = [...subject].length;
-  return n > MAX ? `the subject has ${n} characters, more than ${MAX}: "${subject}"` : undefined;
+  const n = Buffer.byteLength(subject, 'utf8');
+  if (n <= MAX) return undefined;
+  const chars = [...subject].length;
+  const wide = chars === n ? '' : ` (${chars} characters; a non-ASCII one such as "−" counts 2-4 bytes: write "-")`;
+  return `the subject has ${n} bytes${wide}, more than ${MAX}: "${subject}"`;
 }
 
 module.exports = { MAX, subjectOf, subjectProblem };

@@ -34,12 +34,14 @@ const LANDED_BEFORE_THE_CHECK: Readonly<Record<string, number>> = {
   '4b95956': 78,
   '97fe9b7': 75,
   '39b8149': 76,
+  // 71 characters, 73 bytes: the rule counted characters until it was found that checkers count bytes
+  '5f0b91f': 73,
 };
 
 const git = (args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
 
-describe('commit subjects: at most 72 characters, kept by a hook and by this check', () => {
-  it('the hook refuses a longer subject and keeps a good one, counting characters as git log shows the subject', () => {
+describe('commit subjects: at most 72 bytes, kept by a hook and by this check', () => {
+  it('the hook refuses a longer subject and keeps a good one, counting bytes of the subject as git log shows it', () => {
     const tmp = tempDir('corl-commit-msg-');
     try {
       const hook = (message: string) => {
@@ -47,11 +49,15 @@ describe('commit subjects: at most 72 characters, kept by a hook and by this che
         fs.writeFileSync(file, message);
         return spawnSync(process.execPath, [path.join(HOOKS, 'commit-msg'), file], { encoding: 'utf8' });
       };
-      const ok = `${'x'.repeat(71)}−\n\nbody ${'y'.repeat(200)}\n# a comment line git strips ${'z'.repeat(80)}\n`;
-      expect(hook(ok).status, 'exactly 72 characters ("−" is one), a long body and comment').to.equal(0);
+      const ok = `${'x'.repeat(72)}\n\nbody ${'y'.repeat(200)}\n# a comment line git strips ${'z'.repeat(80)}\n`;
+      expect(hook(ok).status, 'exactly 72 bytes, a long body and comment').to.equal(0);
+      // bytes, not characters: 71 characters with one "−" are 73 bytes of UTF-8
+      const wide = hook(`${'x'.repeat(70)}−\n\nbody\n`);
+      expect(wide.status).to.equal(1);
+      expect(wide.stderr).to.contain('the subject has 73 bytes (71 characters; a non-ASCII one');
       const long = hook(`report: ${'w'.repeat(70)}\n\nbody\n`);
       expect(long.status).to.equal(1);
-      expect(long.stderr).to.contain('commit-msg: the subject has 78 characters, more than 72');
+      expect(long.stderr).to.contain('commit-msg: the subject has 78 bytes, more than 72');
       // a first paragraph wrapped over two lines is one subject to git log (%s), so to the hook
       expect(hook(`${'a'.repeat(40)}\n${'b'.repeat(40)}\n\nbody\n`).status).to.equal(1);
       expect(rule.subjectOf('\n\n# c\nsubject here\n\nbody')).to.equal('subject here');
@@ -88,7 +94,7 @@ describe('commit subjects: at most 72 characters, kept by a hook and by this che
     }
   });
 
-  it(`every commit subject since ${SINCE.slice(0, 7)} is at most 72 characters`, function () {
+  it(`every commit subject since ${SINCE.slice(0, 7)} is at most 72 bytes`, function () {
     const top = git(['rev-parse', '--show-toplevel']);
     if (top.status !== 0 || path.resolve(top.stdout.trim()) !== fs.realpathSync(ROOT)) {
       console.log(`    no git history here (${ROOT} is not a checkout): only the hook is checked`);
@@ -109,6 +115,6 @@ describe('commit subjects: at most 72 characters, kept by a hook and by this che
       .map((l) => ({ hash: l.slice(0, l.indexOf('\t')), subject: l.slice(l.indexOf('\t') + 1) }))
       .filter((c) => rule.subjectProblem(c.subject) !== undefined)
       .filter((c) => !Object.keys(LANDED_BEFORE_THE_CHECK).some((h) => c.hash.startsWith(h) || h.startsWith(c.hash)));
-    expect(over.map((c) => `${c.hash} (${[...c.subject].length}): ${c.subject}`)).to.deep.equal([]);
+    expect(over.map((c) => `${c.hash} (${Buffer.byteLength(c.subject)} bytes): ${c.subject}`)).to.deep.equal([]);
   });
 });

@@ -1,7 +1,9 @@
-// The rule the contributing guide asks of every commit subject, kept by a tool: at most 72
-// bytes of UTF-8, which is what a strict checker counts (so "−" costs three; keep subjects ASCII). Plain JavaScript (CommonJS), so the hook runs before anything is built; the
-// commit-msg hook and test/scripts/commit-subjects.test.ts both use it.
+// The rule the contributing guide asks of every commit subject, kept by a tool: at most 72 bytes of
+// UTF-8, which is what a strict checker counts (so "−" costs three: keep subjects ASCII). Plain
+// JavaScript (CommonJS), so the hook runs before anything is built; the commit-msg hook and
+// test/scripts/commit-subjects.test.ts both use it.
 'use strict';
+/* global Buffer */
 
 /** Longest subject allowed, in bytes of UTF-8: an ASCII subject may have 72 characters, "−" costs 3. */
 const MAX = 72;

@@ -238,6 +238,7 @@ async function prepareLocked(
   const cap = looks[looks.length - 1]!;
   // the ledger's anchor (count, last hash, damage found) survives a rewrite of compare.json
   const anchor = fs.existsSync(path.join(o.out, 'compare.json')) ? readCompareMeta(o.out).reads : undefined;
+  lock.assertHeld();
   await writeJsonAtomic(path.join(o.out, 'compare.json'), {
     ...(anchor !== undefined ? { reads: anchor } : {}),
     configs: files.map((c) => path.resolve(c)),

@@ -285,11 +285,13 @@ export class RunDirectory {
   }
 
   async writeState(state: RunState): Promise<void> {
+    this.lock?.assertHeld();
     await writeJsonAtomic(path.join(this.dir, STATE), state);
   }
 
   /** Replace the resolved config (after a resume that extended the number of steps). */
   async writeConfig(config: unknown, source: unknown): Promise<void> {
+    this.lock?.assertHeld();
     await writeJsonAtomic(path.join(this.dir, CONFIG), config);
     await writeJsonAtomic(path.join(this.dir, SOURCE), source);
   }
@@ -304,6 +306,7 @@ export class RunDirectory {
 
   /** Append one metrics record (an evaluation record of a sealed run sealed: its step, agent and phase only in the clear). */
   appendMetrics(record: MetricsRecord): void {
+    this.lock?.assertHeld();
     const seal = record.phase === 'eval' ? this.seal() : null;
     const line = seal
       ? JSON.stringify({
@@ -318,6 +321,7 @@ export class RunDirectory {
 
   /** Append one rollout record. */
   appendRollout(record: unknown): void {
+    this.lock?.assertHeld();
     fs.appendFileSync(this.rolloutsFile, JSON.stringify(record) + '\n');
   }
 
@@ -342,6 +346,7 @@ export class RunDirectory {
    * so nothing written is lost.
    */
   truncateTo(state: RunState): void {
+    this.lock?.assertHeld();
     for (const [file, bytes] of [
       [this.metricsFile, state.metricsBytes],
       [this.rolloutsFile, state.rolloutsBytes],
@@ -424,6 +429,7 @@ export class RunDirectory {
 
   /** Write a file of the eval folder atomically (a sealed run's as `<name>.sealed`, sealed). */
   async writeEval(name: string, lines: readonly unknown[]): Promise<void> {
+    this.lock?.assertHeld();
     const text = lines.map((l) => JSON.stringify(l)).join('\n') + (lines.length ? '\n' : '');
     const seal = this.seal();
     if (seal) {

@@ -7,7 +7,10 @@
 // and a lock of another host not refreshed for `STALE_HEARTBEATS` heartbeats (and at least
 // `MIN_STALE_MS`) is stale, which assumes the hosts' clocks agree to well within that; one that
 // records no heartbeat (written by an older corl) counts as held. A holder whose heartbeat finds the
-// lock taken over (it stalled for that long) stops its process rather than write beside the new one.
+// lock taken over (it stalled for that long) must not write beside the new one: the lock is marked
+// lost and `assertHeld` (which the run folder's writers call) refuses with CORL_ERR_RUN_LOCKED. The
+// library never ends the process; the `corl` command does (`stopProcessOnLostLock`, exit 75), so a
+// requeued Slurm task or a replaced pod stops at once, while a program embedding corl gets an error.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -38,7 +41,11 @@ export interface LockOptions {
   readonly file?: string;
   /** Milliseconds between refreshes of the lock's modification time while held (default 10 000). */
   readonly heartbeatMs?: number;
-  /** Called when a heartbeat finds the lock another's (default: print a coded line and exit 75). */
+  /**
+   * Called when a heartbeat finds the lock another's or its file removed. Default: the process-wide
+   * handler, which only marks the lock lost (writes then refuse) unless the `corl` command installed
+   * {@link stopProcessOnLostLock}.
+   */
   readonly onLost?: (by: LockOwner | undefined) => void;
 }
 
@@ -62,6 +69,20 @@ const DEFAULT_HEARTBEAT_MS = 10_000;
 
 const held = new Set<string>();
 let exitHook = false;
+/** What a lost lock does beyond refusing further writes, when its taker named no `onLost`. */
+let lostDefault: ((error: CorlError) => void) | undefined;
+
+/**
+ * Make a lost lock stop this process (exit 75, EX_TEMPFAIL, after printing its coded line), as the
+ * `corl` command does: a holder that stalled past its stale time and was taken over must not write
+ * beside the new holder, and a scheduler reruns it. Only a command-line entry point should call it.
+ */
+export function stopProcessOnLostLock(): void {
+  lostDefault = (e) => {
+    process.stderr.write(`${e.message}\n`);
+    process.exit(75);
+  };
+}
 let counter = 0;
 
 /** The kernel's start time of a process (field 22 of /proc/<pid>/stat), where there is a /proc. */
@@ -151,18 +172,29 @@ export function readLockOwner(dir: string, name: string = LOCK_FILE): LockOwner 
 /** A folder held by this process until {@link FolderLock.release}. */
 export class FolderLock {
   private released = false;
+  private lostBy: CorlError | undefined;
   private readonly beat: NodeJS.Timeout;
   private constructor(
     readonly file: string,
     readonly owner: LockOwner,
-    onLost: ((by: LockOwner | undefined) => void) | undefined,
+    private readonly onLost: ((by: LockOwner | undefined) => void) | undefined,
   ) {
-    this.beat = setInterval(() => this.heartbeat(onLost ?? lostExit(file)), owner.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
+    this.beat = setInterval(() => this.heartbeat(), owner.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
     this.beat.unref();
   }
 
+  /** Whether a heartbeat found this lock taken over or its file removed (then writes must stop). */
+  get lost(): boolean {
+    return this.lostBy !== undefined;
+  }
+
+  /** Throw CORL_ERR_RUN_LOCKED when the lock was lost: called before each write to the folder. */
+  assertHeld(): void {
+    if (this.lostBy) throw this.lostBy;
+  }
+
   /** Refresh the lock's modification time, or report it lost when the file is no longer this lock. */
-  private heartbeat(onLost: (by: LockOwner | undefined) => void): void {
+  private heartbeat(): void {
     if (this.released) return;
     let now: LockOwner | undefined;
     try {
@@ -186,7 +218,9 @@ export class FolderLock {
     // beside, and no holder to yield to, so the lock simply ends; stopping the process would only
     // take down whatever embeds corl (a library user, a test runner) for a folder it removed.
     if (now === undefined && !fs.existsSync(path.dirname(this.file))) return;
-    onLost(now);
+    this.lostBy = lostError(this.file, now);
+    if (this.onLost) this.onLost(now);
+    else lostDefault?.(this.lostBy);
   }
 
   /** Take the folder's lock, or throw CORL_ERR_RUN_LOCKED naming the live holder. The folder is created if missing. */
@@ -245,17 +279,16 @@ export class FolderLock {
   }
 }
 
-/** The default of a lost lock: this process may no longer write the folder, so it stops. */
-function lostExit(file: string): (by: LockOwner | undefined) => void {
-  return (by) => {
-    const e = new CorlError(
-      'CORL_ERR_RUN_LOCKED',
-      `expected to hold ${file}, got it ${by ? `taken over by ${by.command} (pid ${by.pid} on ${by.host})` : 'removed'} after this process missed its heartbeats`,
-      { where: file, hint: 'this process stopped so as not to write beside the new holder; it resumes when run again' },
-    );
-    process.stderr.write(`${e.message}\n`);
-    process.exit(75);
-  };
+/** The refusal of a lost lock: this process may no longer write the folder. */
+function lostError(file: string, by: LockOwner | undefined): CorlError {
+  return new CorlError(
+    'CORL_ERR_RUN_LOCKED',
+    `expected to hold ${file}, got it ${by ? `taken over by ${by.command} (pid ${by.pid} on ${by.host})` : 'removed'} after this process missed its heartbeats`,
+    {
+      where: file,
+      hint: 'this process stopped writing so as not to write beside the new holder; it resumes when run again',
+    },
+  );
 }
 
 function ownOwner(command: string, heartbeatMs?: number): LockOwner {

@@ -159,4 +159,46 @@ describe('e2e: interrupted runs and broken pipes', function () {
     for (const f of stale) expect(fs.existsSync(f), f).to.equal(false);
     expect(fs.readFileSync(keep, 'utf8')).to.equal('mine');
   });
+  it('corl train whose folder lock another host took over stops with 75 and a coded line, writing nothing after', async () => {
+    // long enough that the run still goes when its heartbeat (every 10 s) finds the lock taken
+    const file = writeConfig(tmp.dir, 'ring.json', longer(100_000));
+    const out = path.join(tmp.dir, 'run');
+    const child = spawn(process.execPath, [BIN, 'train', '-c', file, '--out', out, '-q'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      const lock = path.join(out, 'corl.lock');
+      const metrics = path.join(out, 'metrics.jsonl');
+      while (!fs.existsSync(metrics) || fs.statSync(metrics).size === 0) await new Promise((r) => setTimeout(r, 50));
+      // a requeued task on another node broke the lock as stale and took the folder (renamed into place)
+      const aside = path.join(tmp.dir, 'new.lock');
+      const taker = {
+        pid: 4242,
+        host: 'node-2.example',
+        startedAt: new Date().toISOString(),
+        command: 'corl compare --shard 2/2',
+        heartbeatMs: 10_000,
+      };
+      fs.writeFileSync(aside, JSON.stringify(taker));
+      fs.renameSync(aside, lock);
+      const code = await closed;
+      expect(code, stderr).to.equal(75);
+      expect(stderr)
+        .to.contain('CORL_ERR_RUN_LOCKED')
+        .and.contain('taken over by corl compare --shard 2/2 (pid 4242 on node-2.example)');
+      expect(stderr).to.not.match(/\n\s+at /);
+      expect(JSON.parse(fs.readFileSync(lock, 'utf8')), "the new holder's lock is left in place").to.include({
+        pid: 4242,
+      });
+      const size = fs.statSync(metrics).size;
+      await new Promise((r) => setTimeout(r, 200));
+      expect(fs.statSync(metrics).size, 'nothing is written once stopped').to.equal(size);
+    } finally {
+      child.kill('SIGKILL');
+      await closed;
+    }
+  });
 });

@@ -187,9 +187,11 @@ describe('core/util/folder-lock (one writer per folder)', () => {
   });
 
   it('a process whose lock was taken over stops with CORL_ERR_RUN_LOCKED and status 75, leaving the new lock', async () => {
+    // what the corl binary does first (bin/corl.js): only a command-line entry point stops its process
     const child = spawn(process.execPath, [
       '-e',
-      `const { FolderLock } = require(${JSON.stringify(MODULE)});
+      `const { FolderLock, stopProcessOnLostLock } = require(${JSON.stringify(MODULE)});
+       stopProcessOnLostLock();
        FolderLock.acquire(${JSON.stringify(tmp.dir)}, { command: 'corl train', heartbeatMs: 20 });
        process.stdout.write('held\\n');
        setInterval(() => undefined, 1000);`,
@@ -210,6 +212,43 @@ describe('core/util/folder-lock (one writer per folder)', () => {
       .and.contain('taken over by corl compare --shard 1/2 (pid 4242 on node-2.example)');
     expect(stderr).to.not.match(/\n\s+at /);
     expect(readLockOwner(tmp.dir)!.pid).to.equal(4242);
+  });
+
+  it('a library user whose lock was taken over keeps running; its next write is refused with CORL_ERR_RUN_LOCKED', async () => {
+    const child = spawn(process.execPath, [
+      '-e',
+      `const { FolderLock } = require(${JSON.stringify(MODULE)});
+       const lock = FolderLock.acquire(${JSON.stringify(tmp.dir)}, { command: 'corl train', heartbeatMs: 20 });
+       process.stdout.write('held\\n');
+       process.stdin.once('data', () => {
+         let refusal = 'none';
+         try { lock.assertHeld(); } catch (e) { refusal = e.code + ': ' + e.message; }
+         process.stdout.write('lost=' + lock.lost + ' ' + refusal + '\\n');
+         lock.release();
+         process.exit(0);
+       });`,
+    ]);
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    replaceLock(tmp.dir, {
+      pid: 4243,
+      host: 'node-3.example',
+      heartbeatMs: 10_000,
+      command: 'corl compare --shard 2/2',
+    });
+    // several heartbeats (20 ms each) pass before the child is asked
+    await new Promise<void>((resolve) => setTimeout(resolve, 300));
+    child.stdin.write('?\n');
+    await exited(child);
+    expect(child.exitCode, stderr).to.equal(0);
+    expect(stdout)
+      .to.contain('lost=true CORL_ERR_RUN_LOCKED: ')
+      .and.contain('taken over by corl compare --shard 2/2 (pid 4243 on node-3.example)');
+    expect(stderr).to.equal('');
+    expect(readLockOwner(tmp.dir)!.pid, "release leaves the new holder's lock alone").to.equal(4243);
   });
 
   it('a process whose locked folder was deleted outright keeps running: the lock just ends', async () => {

@@ -299,6 +299,13 @@ export function serveSection(): JsonSchema {
             description:
               "most samples of one agent waiting for the rest of their group at once, and most deferred answers one agent's collectors have not collected yet (each agent has its own: one at its bound never refuses another; more: HTTP 503 CORL_ERR_SERVE_BUSY, retry later)",
           },
+          maxWaits: {
+            type: 'integer',
+            minimum: 1,
+            default: 64,
+            description:
+              'most POST /v1/samples/wait requests of one agent held open at once (one more of that agent: HTTP 503 CORL_ERR_SERVE_BUSY); all agents together hold at most half of min(maxConnections, maxConnectionsPerPeer), and a wait over that bound takes the place of the oldest wait of the agent holding the most, so one agent never refuses another',
+          },
           poll: {
             type: 'number',
             exclusiveMinimum: 0,

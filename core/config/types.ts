@@ -154,6 +154,8 @@ export interface ServeSettings {
     readonly wait: number;
     /** Most samples of one agent waiting for the rest of their group at once (and most uncollected deferred answers). */
     readonly maxPending: number;
+    /** Most POST /v1/samples/wait requests of one agent held open at once. */
+    readonly maxWaits: number;
     /** Longest hold in seconds of a POST /v1/samples/wait with no answer ready. */
     readonly poll: number;
   };

@@ -1,8 +1,9 @@
 // Answers of samples posted with `defer: true` (docs/guide/serve.md "Many samples, few
 // connections"), held per agent by request id until a POST /v1/samples/wait acknowledges them: a
 // client's waiting samples cost no socket each, one wait request stands for all of them. Bounded
-// per agent: at most `max` collected-or-not answers each; the oldest answered one goes first (its
-// sample, posted again, finds its stored answer).
+// per agent: at most `max` entries each, waiting or answered (all agents: that times the agents);
+// the oldest answered one goes first (its sample, posted again, finds its stored answer), and one
+// more without an answer to let go is refused by the caller.
 import type { CorlError } from '../errors';
 import type { SampleAnswer } from './samples';
 
@@ -59,9 +60,24 @@ export class Mailbox {
     return e && { group: e.group, hash: e.hash, done: e.outcome !== undefined };
   }
 
-  /** A deferred sample was accepted: its outcome comes later. */
+  /** Whether the agent may open one more entry: fewer than `max` held, or an answered one to let go. */
+  room(agent: number): boolean {
+    return this.boxes[agent]!.size < this.max || this.answered[agent]!.size > 0;
+  }
+
+  /**
+   * A deferred sample was accepted: its outcome comes later. At `max` entries the agent's oldest
+   * answered one goes (check `room` first: entries without an answer are never let go).
+   */
   open(agent: number, id: string, group: string, hash: string): void {
-    this.boxes[agent]!.set(id, { group, hash });
+    const box = this.boxes[agent]!;
+    const answered = this.answered[agent]!;
+    while (box.size >= this.max && answered.size > 0) {
+      const oldest = answered.values().next().value as string;
+      answered.delete(oldest);
+      box.delete(oldest);
+    }
+    box.set(id, { group, hash });
   }
 
   /** A deferred sample's outcome: held until collected, and its watchers woken. */

@@ -166,6 +166,10 @@ export class ServeMetrics {
     'corl_serve_connections_evicted_total',
     'connections without a request in progress closed to make room for a new one, by cap (total: serve.maxConnections; peer: serve.maxConnectionsPerPeer)',
   );
+  readonly waitsAnswered = new Counter(
+    'corl_serve_waits_answered_early_total',
+    "POST /v1/samples/wait requests answered before their time with what they had, to give their place to another agent's wait (all agents' waits at their bound)",
+  );
   private readonly extra: Metric[] = [];
 
   /** Add a gauge read at scrape time. */
@@ -196,6 +200,7 @@ export class ServeMetrics {
       this.clientErrors,
       this.connectionsRefused,
       this.connectionsEvicted,
+      this.waitsAnswered,
       ...this.extra,
     ];
     return all.map((m) => m.render()).join('\n') + '\n';

@@ -311,6 +311,24 @@ interface Waiter {
   reject(e: unknown): void;
 }
 
+/** A parked POST /v1/samples/wait request. */
+interface Parked {
+  readonly agent: number;
+  /** Answer it now with what it has (its place is taken by another agent's wait). */
+  readonly answer: () => void;
+  /** Refuse it with 503 (shutdown). */
+  readonly stop: () => void;
+}
+
+/**
+ * Most POST /v1/samples/wait requests parked at once, all agents together: half the connection
+ * places of one peer (or of all), so that waits, which hold their connections, always leave the
+ * other half to posts, whatever number of agents share one address.
+ */
+export function maxParkedWaits(s: { readonly maxConnections: number; readonly maxConnectionsPerPeer: number }): number {
+  return Math.max(1, Math.floor(Math.min(s.maxConnections, s.maxConnectionsPerPeer) / 2));
+}
+
 interface Member {
   readonly id: string;
   readonly sample: PostedSample;
@@ -364,8 +382,11 @@ export class SampleScorer {
   private readonly waiting: number[];
   /** Answers of deferred samples until a wait collects them. */
   private readonly mail: Mailbox;
-  /** Parked POST /v1/samples/wait requests, to answer at shutdown. */
-  private readonly parked = new Set<() => void>();
+  /** Parked POST /v1/samples/wait requests, oldest first: all of them, and per agent (within serve.samples.maxWaits). */
+  private readonly parked = new Set<Parked>();
+  private readonly parkedOf: Set<Parked>[];
+  /** Most parked waits of all agents together ({@link maxParkedWaits}). */
+  private readonly maxParked: number;
   private generated = 0;
   private closing = false;
 
@@ -381,6 +402,8 @@ export class SampleScorer {
     this.closed = Array.from({ length: n }, () => new Map());
     this.waiting = new Array<number>(n).fill(0);
     this.mail = new Mailbox(n, rt.settings.samples.maxPending);
+    this.parkedOf = Array.from({ length: n }, () => new Set());
+    this.maxParked = maxParkedWaits(rt.settings);
   }
 
   /** Samples waiting for the rest of their group, all agents together. */
@@ -391,6 +414,13 @@ export class SampleScorer {
   /** Deferred samples' answers held (waiting or not yet collected), all agents together. */
   get deferred(): number {
     return this.mail.total;
+  }
+
+  /** Requests waiting on samples whose groups are still forming: each sample's post and its retries still open. */
+  get sampleWaiters(): number {
+    let n = 0;
+    for (const p of this.pending.values()) for (const m of p.members.values()) n += m.waiters.length;
+    return n;
   }
 
   /** Wait requests parked now. */
@@ -446,6 +476,12 @@ export class SampleScorer {
           this.metrics.replays.inc();
           return { requestId: id, status: 'pending' };
         }
+        if (!this.mail.room(agent))
+          throw new CorlError(
+            'CORL_ERR_SERVE_BUSY',
+            `expected at most ${this.rt.settings.samples.maxPending} deferred samples of agent "${this.rt.agents[agent]}" held without an answer (serve.samples.maxPending, per agent), got one more`,
+            { where, hint: 'retry after a moment; answered samples free their places' },
+          );
         const answer = this.one(agent, req.step, s, waitMs, where, kept);
         this.mail.open(agent, id, s.group, hash);
         answer.then(
@@ -480,13 +516,19 @@ export class SampleScorer {
     const now = this.mail.collect(agent, ids);
     if (now.ready.length || now.unknown.length || now.pending === 0 || waitMs <= 0)
       return Promise.resolve(waitAnswer(now));
+    try {
+      this.makeRoom(agent);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return new Promise((resolve, reject) => {
       let woken = false;
       const end = (): void => {
         clearTimeout(timer);
         unwatch();
         gone?.removeEventListener('abort', leave);
-        this.parked.delete(stop);
+        this.parked.delete(parked);
+        this.parkedOf[agent]!.delete(parked);
       };
       const finish = (): void => {
         end();
@@ -508,9 +550,45 @@ export class SampleScorer {
       };
       const unwatch = this.mail.watch(agent, ids, wake);
       const timer = setTimeout(finish, waitMs);
-      this.parked.add(stop);
+      const parked: Parked = { agent, answer: finish, stop };
+      this.parked.add(parked);
+      this.parkedOf[agent]!.add(parked);
       gone?.addEventListener('abort', leave, { once: true });
     });
+  }
+
+  /**
+   * Room for one more parked wait of `agent`: within its own bound (serve.samples.maxWaits; over
+   * it, 503 for this wait, never another agent's), and within the bound of all agents together,
+   * where a wait takes the place of the oldest wait of the agent holding the most (answered at
+   * once with what it has) when that agent holds at least two more than this one; else 503.
+   */
+  private makeRoom(agent: number): void {
+    const mine = this.parkedOf[agent]!.size;
+    const max = this.rt.settings.samples.maxWaits;
+    if (mine >= max)
+      throw new CorlError(
+        'CORL_ERR_SERVE_BUSY',
+        `expected at most ${max} POST /v1/samples/wait requests of agent "${this.rt.agents[agent]}" held open at once (serve.samples.maxWaits, per agent), got one more`,
+        { where: 'requestIds', hint: 'one wait per collector collects for all its samples; retry after a moment' },
+      );
+    if (this.parked.size < this.maxParked) return;
+    let heavy = agent;
+    this.parkedOf.forEach((set, a) => {
+      if (set.size > this.parkedOf[heavy]!.size) heavy = a;
+    });
+    const oldest = this.parkedOf[heavy]!.values().next().value;
+    if (heavy === agent || oldest === undefined || this.parkedOf[heavy]!.size < mine + 2)
+      throw new CorlError(
+        'CORL_ERR_SERVE_BUSY',
+        `expected at most ${this.maxParked} POST /v1/samples/wait requests held open at once, all agents together (half of serve.maxConnections or serve.maxConnectionsPerPeer, the smaller), got one more while agent "${this.rt.agents[agent]}" holds ${mine} of them`,
+        {
+          where: 'requestIds',
+          hint: 'retry after a moment; fewer collectors per agent (one wait collects for all its samples)',
+        },
+      );
+    this.metrics.waitsAnswered.inc();
+    oldest.answer();
   }
 
   /** The longest wait for supervisors a request may ask for. */
@@ -607,7 +685,7 @@ export class SampleScorer {
       if (known.hash !== hash) throw this.conflict(agent, step, s, where);
       this.metrics.replays.inc();
       known.waitMs = Math.max(known.waitMs, waitMs);
-      return new Promise((resolve, reject) => known.waiters.push({ resolve, reject }));
+      return follow(known, work.gone);
     }
     if (this.waiting[agent]! >= this.rt.settings.samples.maxPending)
       throw new CorlError(
@@ -844,9 +922,31 @@ export class SampleScorer {
     }
     this.pending.clear();
     this.waiting.fill(0);
-    for (const stop of [...this.parked]) stop();
+    for (const p of [...this.parked]) p.stop();
     this.mail.clear();
   }
+}
+
+/**
+ * A retry's share of a sample still waiting for its group: it leaves when its own request goes
+ * away, so a client re-sending one sample (and closing) any number of times holds one waiter per
+ * open request, never one per retry.
+ */
+function follow(m: Member, gone: AbortSignal | undefined): Promise<SampleAnswer> {
+  return new Promise((resolve, reject) => {
+    if (gone?.aborted) return reject(gone.reason);
+    const w: Waiter = { resolve, reject };
+    m.waiters.push(w);
+    gone?.addEventListener(
+      'abort',
+      () => {
+        const i = m.waiters.indexOf(w);
+        if (i >= 0) m.waiters.splice(i, 1);
+        reject(gone.reason);
+      },
+      { once: true },
+    );
+  });
 }
 
 function answerOf(

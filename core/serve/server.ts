@@ -154,6 +154,11 @@ export class RewardServer {
       () => this.samples.deferred,
     );
     this.metrics.gauge(
+      'corl_serve_sample_waiters',
+      'requests waiting on POST /v1/samples samples whose groups are still forming (a retry still open counts; one closed, never)',
+      () => this.samples.sampleWaiters,
+    );
+    this.metrics.gauge(
       'corl_serve_parked_waits',
       'POST /v1/samples/wait requests held open until one of their samples has its answer',
       () => this.samples.parkedWaits,

@@ -85,8 +85,8 @@ export const SERVE_CODES = defineCodes({
   },
   CORL_ERR_SERVE_BUSY: {
     cause:
-      'A connection arrived over `serve.maxConnections` (or `serve.maxConnectionsPerPeer` for its address) while every held connection had a request in progress, so none could give up its place (HTTP 503, then the connection is closed; GET /health is still answered on it), or `serve.samples.maxPending` POST /v1/samples samples of the posting agent were already waiting for their groups (HTTP 503; each agent has its own bound). Nothing is stored.',
-    fix: 'retry after a moment (Retry-After: 1; the requests are idempotent) and reuse keep-alive connections, or raise `serve.maxConnections` (below `ulimit -n`), `serve.maxConnectionsPerPeer` or `serve.samples.maxPending`',
+      'A connection arrived over `serve.maxConnections` (or `serve.maxConnectionsPerPeer` for its address) while every held connection had a request in progress, so none could give up its place (HTTP 503, then the connection is closed; GET /health is still answered on it), or `serve.samples.maxPending` POST /v1/samples samples of the posting agent were already waiting for their groups or held deferred without an answer, or `serve.samples.maxWaits` POST /v1/samples/wait requests of the agent were held open (or, all agents together, half of `serve.maxConnections` or `serve.maxConnectionsPerPeer`, with no agent holding two more than this one) (HTTP 503; each agent has its own bound). Nothing is stored.',
+    fix: 'retry after a moment (Retry-After: 1; the requests are idempotent) and reuse keep-alive connections, or raise `serve.maxConnections` (below `ulimit -n`), `serve.maxConnectionsPerPeer`, `serve.samples.maxPending` or `serve.samples.maxWaits` (one wait per collector collects for all its samples)',
   },
   CORL_ERR_SERVE_WORK_TIMEOUT: {
     cause:

@@ -41,8 +41,10 @@ export function health(svc: Service): unknown {
       wait: s.samples.wait,
       maxPending: s.samples.maxPending,
       poll: s.samples.poll,
+      maxWaits: s.samples.maxWaits,
       pending: svc.samples.pendingSamples,
       deferred: svc.samples.deferred,
+      waits: svc.samples.parkedWaits,
     },
     journal: {
       file: rt.journalFile ?? null,

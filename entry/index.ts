@@ -38,7 +38,12 @@ export {
   PLUGIN_OPTIONS,
   type InjectedDependencies,
   type JsonSchema,
+  type ManifestAnswer,
+  type ManifestCommon,
+  type ManifestFields,
+  type ManifestOf,
   type ManifestQueryContext,
+  type NoManifestFields,
   type PluginContext,
   type PluginDefinition,
   type PluginDependencies,
@@ -48,8 +53,11 @@ export {
   type PluginModule,
   type PluginRegistrar,
   type PluginSelection,
+  type PolicyManifestFields,
   type ResolvedSelection,
+  type RewardManifestFields,
   type SamplingLoad,
+  type TrustManifestFields,
 } from '../core/contracts/plugin';
 // The tokens a plugin may declare in `inject` (or `@inject`): the run resolves them for it.
 export {

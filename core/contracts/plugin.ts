@@ -73,8 +73,8 @@ export interface ResolvedSelection {
   readonly options: Readonly<Record<string, unknown>>;
 }
 
-/** Static facts about a plugin, read before it is created. */
-export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<string, unknown>> {
+/** What every plugin's manifest declares, whatever its kind. */
+export interface ManifestCommon<K extends PluginKind = PluginKind> {
   /** Unique name, `scope:name` (built-ins use `corl:`), e.g. `corl:ring`. */
   readonly name: string;
   /** What it provides. */
@@ -85,36 +85,54 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
   readonly corl: string;
   /** JSON Schema of its options: an object schema with defaults and `additionalProperties: false`. */
   readonly options: JsonSchema;
+}
+
+/**
+ * A manifest question whose answer may depend on the options: a boolean, or a function of the
+ * (validated, defaulted) options. Read once, when the plugin is registered; a function is asked
+ * once per options, and must answer a boolean.
+ */
+export type ManifestAnswer<O> = boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
+
+/** What a reward source's manifest declares beside the common fields: what it reads and needs. */
+export interface RewardManifestFields<O> {
   /**
-   * Whether it reads ground truth (reward sources; other kinds never receive it). A function when
-   * it depends on the options (e.g. a weighted sum uses ground truth if any part does). Only a
-   * source that declares it gets `RewardContext.reference` and may be injected `GROUND_TRUTH`/`TASK`;
-   * a `labelFree` run refuses it, and a run using it is reported as supervised. Read once, when the
-   * plugin is registered; a function is asked once per options.
+   * Whether it reads ground truth. A function when it depends on the options (e.g. a weighted sum
+   * uses ground truth if any part does). Only a source that declares it gets
+   * `RewardContext.reference` and may be injected `GROUND_TRUTH`/`TASK`; a `labelFree` run refuses
+   * it, and a run using it is reported as supervised.
    */
-  readonly usesGroundTruth?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
+  readonly usesGroundTruth?: ManifestAnswer<O>;
   /**
-   * Reward sources: whether it was made from labelled data although it reads none at run time (a
-   * learned verifier trained on ground-truth verdicts). It gets no reference and no ground-truth
-   * service, as any label-free source; but a `labelFree` run refuses it, and a run using it is
-   * reported as supervised. A function when it depends on the options (composite sources).
+   * Whether it was made from labelled data although it reads none at run time (a learned verifier
+   * trained on ground-truth verdicts). It gets no reference and no ground-truth service, as any
+   * label-free source; but a `labelFree` run refuses it, and a run using it is reported as
+   * supervised. A function when it depends on the options (composite sources).
    */
-  readonly trainedOnLabels?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
+  readonly trainedOnLabels?: ManifestAnswer<O>;
   /**
-   * Reward sources: whether each completion's reward depends only on that completion (and the
-   * reference), never on the rest of its group. `corl serve` then scores OpenRLHF samples one at a
-   * time instead of collecting the K samples of a prompt first. Default false.
+   * Whether each completion's reward depends only on that completion (and the reference), never on
+   * the rest of its group. `corl serve` then scores OpenRLHF samples one at a time instead of
+   * collecting the K samples of a prompt first. Default false.
    */
   readonly pointwise?: boolean;
   /** Whether completions must carry per-token statistics (entropy, mean log-probability). */
-  readonly tokenStats?: boolean | ((options: O, ctx: ManifestQueryContext) => boolean);
+  readonly tokenStats?: ManifestAnswer<O>;
+}
+
+/** What a policy's manifest declares beside the common fields. */
+export interface PolicyManifestFields<O> {
   /**
-   * Policies: a lower bound of the bytes it holds outside the JavaScript heap to sample `rows`
-   * sequences of up to `maxTokens` new tokens in one call (its caches). Config checks add it to
-   * the trainer's own needs and refuse (`CORL_ERR_CONFIG_MEMORY`) a step or an evaluation that
-   * cannot fit the machine's memory. Absent: nothing beyond the heap.
+   * A lower bound of the bytes it holds outside the JavaScript heap to sample `rows` sequences of
+   * up to `maxTokens` new tokens in one call (its caches). Config checks add it to the trainer's own
+   * needs and refuse (`CORL_ERR_CONFIG_MEMORY`) a step or an evaluation that cannot fit the
+   * machine's memory. Absent: nothing beyond the heap.
    */
   readonly memory?: (options: O, load: SamplingLoad) => number;
+}
+
+/** What the manifest of an equivalence or a metrics sink declares beside the common fields. */
+export interface TrustManifestFields {
   /**
    * Whether the run may trust it with references or what is measured against them: its author
    * states that it keeps them to itself, as corl's built-ins do (corl cannot check it). Equivalences:
@@ -126,7 +144,69 @@ export interface PluginManifest<K extends PluginKind = PluginKind, O = Record<st
   readonly readsReferences?: boolean;
 }
 
-/** One sampling call's size, as {@link PluginManifest.memory} is asked about it. */
+/** No fields beside the common ones: the manifest of a kind that never sees labels nor declares needs. */
+export type NoManifestFields = Record<never, never>;
+
+/**
+ * The fields each kind's manifest declares beside {@link ManifestCommon}: reward sources what they
+ * read (ground truth, labels) and need (pointwise, token statistics), policies their memory,
+ * equivalences and metrics sinks whether they are trusted with references; the other kinds none.
+ * A field of another kind is a compile error in a manifest written in TypeScript, and
+ * `CORL_ERR_PLUGIN_INVALID` naming the field when a plugin is registered.
+ */
+export interface ManifestFields<O> {
+  /** A task declares nothing more. */
+  task: NoManifestFields;
+  /** A policy may declare `memory`. */
+  policy: PolicyManifestFields<O>;
+  /** A reward source declares what it reads and needs. */
+  reward: RewardManifestFields<O>;
+  /** A topology declares nothing more. */
+  topology: NoManifestFields;
+  /** A diversity strategy declares nothing more. */
+  diversity: NoManifestFields;
+  /** An extractor declares nothing more. */
+  extractor: NoManifestFields;
+  /** An equivalence may declare `readsReferences`. */
+  equivalence: TrustManifestFields;
+  /** An advantage estimator declares nothing more. */
+  advantage: NoManifestFields;
+  /** A metrics sink may declare `readsReferences`. */
+  metrics: TrustManifestFields;
+  /** An interaction declares nothing more. */
+  interaction: NoManifestFields;
+  /** A judge declares nothing more. */
+  judge: NoManifestFields;
+}
+
+/** The manifest of one kind: the common fields and that kind's own ({@link ManifestFields}). */
+export type ManifestOf<K extends PluginKind, O = Record<string, unknown>> = ManifestCommon<K> & ManifestFields<O>[K];
+
+/**
+ * Static facts about a plugin, read before it is created: the common fields and those of its kind.
+ * For one kind it is {@link ManifestOf} that kind; for several (the default, every kind) it is the
+ * union of their manifests, told apart by `kind`.
+ */
+export type PluginManifest<K extends PluginKind = PluginKind, O = Record<string, unknown>> = K extends PluginKind
+  ? ManifestOf<K, O>
+  : never;
+
+/** The manifest fields each kind declares beside the common ones, as the registry checks them. */
+export const MANIFEST_FIELDS = {
+  task: [],
+  policy: ['memory'],
+  reward: ['usesGroundTruth', 'trainedOnLabels', 'pointwise', 'tokenStats'],
+  topology: [],
+  diversity: [],
+  extractor: [],
+  equivalence: ['readsReferences'],
+  advantage: [],
+  metrics: ['readsReferences'],
+  interaction: [],
+  judge: [],
+} as const satisfies { readonly [K in PluginKind]: readonly (keyof ManifestFields<unknown>[K])[] };
+
+/** One sampling call's size, as {@link PolicyManifestFields.memory} is asked about it. */
 export interface SamplingLoad {
   /** Sequences sampled at once (prompts × samples per prompt). */
   readonly rows: number;

@@ -4,7 +4,7 @@ import type {
   PluginDefinition,
   PluginKind,
   PluginKindMap,
-  PluginManifest,
+  ManifestOf,
   PluginRegistrar,
 } from '../contracts/plugin';
 import { CorlError } from '../errors';
@@ -13,8 +13,10 @@ import { PLUGIN_CLASS } from './registry';
 export type { PluginRegistrar } from '../contracts/plugin';
 
 /**
- * Type helper for a plugin definition: infers the kind, the options type and the dependencies. A
- * factory's dependencies are declared in `inject` (name → token) and handed to `create`, resolved,
+ * Type helper for a plugin definition: infers the kind, the options type and the dependencies. The
+ * manifest is that kind's ({@link ManifestOf}): a reward source's may declare what it reads, a
+ * policy's its memory, an equivalence's or a metrics sink's whether it is trusted with references,
+ * and a field of another kind (a topology's `usesGroundTruth`) does not compile. A factory's dependencies are declared in `inject` (name → token) and handed to `create`, resolved,
  * as its third argument:
  *
  * ```ts
@@ -26,7 +28,7 @@ export type { PluginRegistrar } from '../contracts/plugin';
  * ```
  */
 export function definePlugin<K extends PluginKind, O, D extends Record<string, unknown> = Record<string, never>>(def: {
-  manifest: PluginManifest<K, O>;
+  manifest: ManifestOf<K, O>;
   inject?: { readonly [P in keyof D]: InjectionToken<D[P]> };
   create(options: O, ctx: PluginContext, deps: Readonly<D>): PluginKindMap[K] | Promise<PluginKindMap[K]>;
 }): PluginDefinition<K, O> {

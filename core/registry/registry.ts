@@ -8,9 +8,11 @@ import type {
   PluginDefinition,
   PluginDependencies,
   PluginKind,
+  PluginManifest,
   ResolvedSelection,
 } from '../contracts/plugin';
-import { PLUGIN_KINDS } from '../contracts/plugin';
+import { MANIFEST_FIELDS, PLUGIN_KINDS } from '../contracts/plugin';
+import { closest } from '../util/text';
 import { CORL_VERSION } from '../version';
 
 const NAME = /^[a-z0-9][a-z0-9-]*:[a-z0-9][a-z0-9._-]*$/;
@@ -102,8 +104,9 @@ export class PluginRegistry {
     question: ManifestQuestion,
     ctx: ManifestQueryContext,
   ): boolean {
-    const m = this.get(kind, selection.use).manifest;
-    const v = m[question];
+    const m: PluginManifest<PluginKind, never> = this.get(kind, selection.use).manifest;
+    // only reward sources declare these; the registry refused them on any other kind
+    const v = m.kind === 'reward' ? m[question] : undefined;
     if (typeof v !== 'function') return v === true;
     const memo = `${PluginRegistry.key(kind, selection.use)}\u0000${question}\u0000${canonicalJson(selection.options)}`;
     const known = this.answers.get(memo);
@@ -196,6 +199,69 @@ function read(obj: object, key: string, what: string): unknown {
 
 const QUESTIONS = ['usesGroundTruth', 'trainedOnLabels', 'tokenStats'] as const;
 const FLAGS = ['pointwise', 'readsReferences'] as const;
+const COMMON = ['name', 'kind', 'description', 'corl', 'options'];
+const PLURAL: Partial<Record<PluginKind, string>> = {
+  reward: 'reward sources',
+  policy: 'policies',
+  equivalence: 'equivalences',
+  metrics: 'metrics sinks',
+};
+
+/** Every manifest field of some kind, with the kinds that declare it (`readsReferences`: equivalence, metrics). */
+const KINDS_OF_FIELD: ReadonlyMap<string, readonly PluginKind[]> = (() => {
+  const out = new Map<string, PluginKind[]>();
+  for (const k of PLUGIN_KINDS)
+    for (const f of MANIFEST_FIELDS[k] as readonly string[]) out.set(f, [...(out.get(f) ?? []), k]);
+  return out;
+})();
+
+/**
+ * The fields of `kind` beside the common ones, once the manifest is known to declare no other: a
+ * field of another kind (a topology's `usesGroundTruth`, present even as `false` or a getter) or a
+ * field no kind has (a misspelt `trainedOnLabel`) is CORL_ERR_PLUGIN_INVALID naming it, rather than
+ * a declaration corl would silently ignore.
+ */
+function ownFields(manifest: object, kind: PluginKind, name: string): ReadonlySet<string> {
+  const own = new Set<string>(MANIFEST_FIELDS[kind]);
+  let keys: string[];
+  const declared = new Set<string>();
+  try {
+    keys = Object.keys(manifest);
+    for (const f of KINDS_OF_FIELD.keys()) if (f in manifest) declared.add(f);
+  } catch (e) {
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_INVALID',
+      `expected the manifest of "${name}" to list its fields, got an error: ${errorLine(e)}`,
+      {
+        hint: 'give the manifest as a plain object',
+      },
+    );
+  }
+  const article = (k: string) => (/^[aeiou]/.test(k) ? 'an' : 'a');
+  for (const f of declared) {
+    if (own.has(f)) continue;
+    const kinds = KINDS_OF_FIELD.get(f)!;
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_INVALID',
+      `expected the manifest of the ${kind} "${name}" to declare only a ${kind}'s fields, got manifest.${f}, which only ${kinds.map((k) => PLURAL[k] ?? `${k}s`).join(' and ')} declare`,
+      {
+        hint: own.size
+          ? `remove ${f}: ${article(kind)} ${kind}'s manifest declares ${COMMON.join(', ')} and ${[...own].join(', ')}`
+          : `remove ${f}: ${article(kind)} ${kind}'s manifest declares ${COMMON.join(', ')}, nothing more`,
+      },
+    );
+  }
+  for (const key of keys) {
+    if (COMMON.includes(key) || KINDS_OF_FIELD.has(key)) continue;
+    const near = closest(key, [...COMMON, ...own]);
+    throw new CorlError(
+      'CORL_ERR_PLUGIN_INVALID',
+      `expected the manifest of the ${kind} "${name}" to declare only known fields (${[...COMMON, ...own].join(', ')}), got manifest.${key}`,
+      { hint: near ? `did you mean ${near}?` : `remove ${key} from the manifest` },
+    );
+  }
+  return own;
+}
 
 /**
  * A frozen copy of a definition, each field read exactly once: the manifest's values (the options
@@ -257,7 +323,9 @@ function snapshot(definition: PluginDefinition): PluginDefinition {
     });
   }
   const copy: Record<string, unknown> = { name, kind, description, corl, options };
+  const own = ownFields(manifest, kind as PluginKind, name);
   for (const q of QUESTIONS) {
+    if (!own.has(q)) continue;
     const v = field(q);
     if (v !== undefined && typeof v !== 'boolean' && typeof v !== 'function') {
       throw new CorlError(
@@ -268,13 +336,14 @@ function snapshot(definition: PluginDefinition): PluginDefinition {
     if (v !== undefined) copy[q] = v;
   }
   for (const f of FLAGS) {
+    if (!own.has(f)) continue;
     const v = field(f);
     if (v !== undefined && typeof v !== 'boolean') {
       throw new CorlError('CORL_ERR_PLUGIN_INVALID', `expected ${where(f)} to be a boolean, got ${describe(v)}`);
     }
     if (v !== undefined) copy[f] = v;
   }
-  const memory = field('memory');
+  const memory = own.has('memory') ? field('memory') : undefined;
   if (memory !== undefined && typeof memory !== 'function') {
     throw new CorlError(
       'CORL_ERR_PLUGIN_INVALID',

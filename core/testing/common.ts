@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { JsonSchema, PluginDefinition, PluginKind, PluginKindMap, PluginRegistrar } from '../contracts/plugin';
-import { PLUGIN_KINDS } from '../contracts/plugin';
+import { MANIFEST_FIELDS, PLUGIN_KINDS } from '../contracts/plugin';
 import { CorlError, isCorlError } from '../errors';
 import { createRunContainer } from '../registry/container';
 import { PluginRegistry, registryOf } from '../registry/registry';
@@ -159,20 +159,13 @@ export function commonChecks(kind: PluginKind, plugin: PluginDefinition, kit: Ki
       run: async () => {
         assert.equal(m.kind, kind, `manifest.kind should be "${kind}"`);
         assert.ok(PLUGIN_KINDS.includes(m.kind));
-        new PluginRegistry().add(plugin); // name pattern, schema type, semver range and version, as corl checks them
+        new PluginRegistry().add(plugin); // name pattern, schema type, semver range and version, the kind's own fields, as corl checks them
         assert.equal(typeof m.description, 'string', 'manifest.description should be a string');
         assert.ok(m.description.trim().length > 0, 'manifest.description should not be empty');
         assert.ok(
           !m.description.includes('\n'),
           'manifest.description should be one line (it is shown by `corl list`)',
         );
-        for (const key of ['usesGroundTruth', 'tokenStats'] as const) {
-          const v = m[key];
-          assert.ok(
-            v === undefined || typeof v === 'boolean' || typeof v === 'function',
-            `manifest.${key} should be a boolean or a function of the options`,
-          );
-        }
         if (m.name.startsWith('corl:')) {
           const builtins = registryOf(await createRunContainer());
           assert.ok(
@@ -309,9 +302,10 @@ export async function thrown(f: () => unknown, what: string): Promise<unknown> {
 /** The check that a kind which never receives references does not declare ground truth; `why` says what it sees. */
 export function labelFreeCheck(kind: PluginKind, plugin: PluginDefinition, why: string): Check {
   return {
-    title: `is label-free: its manifest does not declare usesGroundTruth (${kind}s never receive references)`,
+    title: `is label-free: its manifest declares none of a reward source's fields, what it reads among them (${kind}s never receive references)`,
     run: () => {
-      assert.ok(plugin.manifest.usesGroundTruth === undefined || plugin.manifest.usesGroundTruth === false, why);
+      const declared = MANIFEST_FIELDS.reward.filter((f) => f in plugin.manifest);
+      assert.deepEqual(declared, [], `${why} (only reward sources declare ${MANIFEST_FIELDS.reward.join(', ')})`);
     },
   };
 }

@@ -152,7 +152,7 @@ export function labelChecks(kind: PluginKind, plugin: PluginDefinition, kit: Kit
         for (const options of optionSetsOf(kit)) {
           const { options: resolved } = await kitOptions(plugin, kit, options);
           for (const q of ['usesGroundTruth', 'trainedOnLabels', 'tokenStats'] as const) {
-            const f = m[q];
+            const f = m.kind === 'reward' ? m[q] : undefined;
             if (typeof f !== 'function') continue;
             const ask = () =>
               (f as (o: unknown, c: unknown) => unknown)(resolved, {
@@ -171,7 +171,7 @@ export function labelChecks(kind: PluginKind, plugin: PluginDefinition, kit: Kit
   if (kind === 'equivalence') {
     checks.push({
       title:
-        m.readsReferences || m.name.startsWith('corl:')
+        (m.kind === 'equivalence' && m.readsReferences) || m.name.startsWith('corl:')
           ? 'is trusted with references (a built-in, or it declares readsReferences): runs may grade with it'
           : 'is never handed a reference: runs grade with an equivalence trusted with them, never this one',
       run: async () => {
@@ -179,7 +179,7 @@ export function labelChecks(kind: PluginKind, plugin: PluginDefinition, kit: Kit
         const scratch = new PluginRegistry();
         scratch.add(plugin, { builtin });
         const trusted = trustedWithReferences(scratch, { use: m.name, options: {} });
-        assert.equal(trusted, builtin || m.readsReferences === true);
+        assert.equal(trusted, builtin || (m.kind === 'equivalence' && m.readsReferences === true));
       },
     });
   }

@@ -48,12 +48,14 @@ export function listCommand(program: Command): void {
       if (flags.json) {
         process.stdout.write(
           JSON.stringify(
-            defs.map((d) => ({
-              ...d.manifest,
+            defs.map(({ manifest: m }) => ({
+              ...m,
               usesGroundTruth:
-                typeof d.manifest.usesGroundTruth === 'function'
-                  ? 'depends on options'
-                  : (d.manifest.usesGroundTruth ?? false),
+                m.kind !== 'reward'
+                  ? false
+                  : typeof m.usesGroundTruth === 'function'
+                    ? 'depends on options'
+                    : (m.usesGroundTruth ?? false),
               tokenStats: undefined,
             })),
             null,

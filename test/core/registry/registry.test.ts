@@ -221,6 +221,11 @@ describe('core/registry: definitions are read once, registration only adds', () 
     class Asks {
       constructor(@inject('test.global') readonly got: string) {}
     }
+    // an optional parameter of a token only an ancestor holds is left out, as tsyringe leaves out one registered nowhere
+    @injectable()
+    class MaybeAsks {
+      constructor(@inject('test.global', { isOptional: true }) readonly got?: string) {}
+    }
     @injectable()
     class Local {
       constructor(@inject('test.local') readonly got: string) {}
@@ -236,6 +241,7 @@ describe('core/registry: definitions are read once, registration only adds', () 
       expect(() => c.resolveAll('test.global')).to.throw(/unregistered dependency token: "test\.global"/);
       expect(() => c.resolve(Secret)).to.throw(/unregistered dependency token: "Secret"/);
       expect(() => c.resolve(Asks)).to.throw(/unregistered dependency token: "test\.global"/);
+      expect(c.resolve(MaybeAsks).got).to.equal(undefined);
       expect(c.resolve(Local).got).to.equal('local');
       expect(c.resolve('test.local')).to.equal('local');
       // Two instance containers share nothing either.

@@ -16,6 +16,7 @@ import { mixSeed } from '../util/rng';
 import { sampleChecked, type Agent, type RunContext } from './run-context';
 import { Grader } from '../reward/grade';
 import { discussionRound, discussionSetup } from './discussion';
+import { EvalTable } from './eval-table';
 
 /** One agent's answers to one held-out problem. */
 export interface EvalRow {
@@ -103,8 +104,8 @@ export async function evaluateCohort(ctx: RunContext, grader: Grader, step: numb
   // The agents answer alone (round 0), then discuss for the interaction's rounds (none without one).
   // The scores (and rows, pairs, ensemble) are the final answer round's (an `evaluate` round checks
   // another agent's turn: it is reported per round only); in a discussion each round is reported too.
-  const rounds = await evaluateRounds(ctx, problems, grader, ev);
-  const perAgent = rounds[finalAnswerRound(ctx.interaction)] ?? [];
+  const table = await evaluateRounds(ctx, problems, grader, ev);
+  const perAgent = table.roundRows(finalAnswerRound(ctx.interaction));
   const rows = perAgent.flat();
   const records: MetricsRecord[] = [];
   const accuracy: number[] = [];
@@ -117,13 +118,13 @@ export async function evaluateCohort(ctx: RunContext, grader: Grader, step: numb
       'eval/mean_length': score.meanLength,
     };
     if (ev.samples > 1) metrics[`eval/maj@${ev.samples}`] = score.majority;
-    if (rounds.length > 1)
-      rounds.forEach((round, r) => {
-        const s = agentScores(round[agent.index]!);
+    if (table.rounds > 1)
+      for (let r = 0; r < table.rounds; r++) {
+        const s = agentScores(table.agentRows(r, agent.index));
         metrics[`eval/round${r}/pass@1`] = s.pass1;
         if (ev.samples > 1) metrics[`eval/round${r}/maj@${ev.samples}`] = s.majority;
-        if (r > 0) Object.assign(metrics, peerUse(rounds[r - 1]!, round, ctx.neighbours[agent.index]!, agent.index, r));
-      });
+        if (r > 0) Object.assign(metrics, peerUse(table, r, ctx.neighbours[agent.index]!, agent.index));
+      }
     records.push({ step, agent: agent.index, phase: 'eval', metrics });
   }
   if (ev.ensemble > 0) {
@@ -247,32 +248,35 @@ async function evalRows(
 }
 
 /**
- * The held-out problems through the interaction's rounds: round 0 as {@link evaluateAgent}, then for
- * each round r every agent's sample j reads its neighbours' samples j of round r − 1 (one completion
- * per prompt, seeded by (agent seed, "eval", "round", r)); one round without an interaction. Returns
- * the rows of every round, `rounds[r][agent]` (marked with their round in a discussion).
+ * The held-out problems through the interaction's rounds, as one {@link EvalTable}: round 0 as
+ * {@link evaluateAgent}, then for each round r every agent's sample j reads its neighbours' samples j
+ * of round r − 1 (one completion per prompt, seeded by (agent seed, "eval", "round", r)); one round
+ * without an interaction. Every round is graded (its rows marked with their round in a discussion).
  */
 async function evaluateRounds(
   ctx: RunContext,
   problems: readonly Problem[],
   grader: Grader,
   ev: EvalConfig,
-): Promise<EvalRow[][][]> {
+): Promise<EvalTable> {
   const interaction = ctx.interaction;
   const discussing = interaction.rounds > 0;
+  const table = new EvalTable(problems, ctx.agents.length);
   let completions = await Promise.all(ctx.agents.map((agent) => sampleEval(agent, problems, ev)));
-  const history: Completion[][][][] = [];
   const setup = discussionSetup(ctx);
-  const rounds: EvalRow[][][] = [];
-  for (let r = 0; ; r++) {
+  for (;;) {
     const cs = completions;
-    history.push(cs);
-    rounds.push(
-      await Promise.all(
-        ctx.agents.map((agent) => evalRows(agent, problems, cs[agent.index] ?? [], grader, discussing ? r : undefined)),
+    const r = table.addRound((a, i) => cs[a]?.[i] ?? []);
+    await table.grade(r, (a, cells) =>
+      evalRows(
+        ctx.agents[a]!,
+        problems,
+        cells.map((c) => c.completions),
+        grader,
+        discussing ? r : undefined,
       ),
     );
-    if (r === interaction.rounds) return rounds;
+    if (r === interaction.rounds) return table;
     const round = r + 1;
     ({ completions } = await discussionRound(setup, {
       round,
@@ -280,7 +284,7 @@ async function evaluateRounds(
       debates: ev.samples,
       request: (_, i) => evalRequest(problems[i]!),
       earlier: (t, a, i, j) => {
-        const text = history[t]![a]![i]![j]!.text;
+        const text = table.completion(t, a, i, j).text;
         return { text, answer: grader.keys.of(text).answer };
       },
       sampling: samplingOf(ev.sampling),
@@ -296,24 +300,18 @@ async function evaluateRounds(
  * aligned sample of round r − 1 was right, or every one wrong (mixed cases in neither). Per case:
  * the share of samples, their accuracy in round r, and the same samples' own accuracy in round r − 1.
  */
-function peerUse(
-  prev: readonly (readonly EvalRow[])[],
-  round: readonly (readonly EvalRow[])[],
-  neighbours: readonly number[],
-  agent: number,
-  r: number,
-): Record<string, number> {
+function peerUse(table: EvalTable, r: number, neighbours: readonly number[], agent: number): Record<string, number> {
   const cases = { peers_right: { n: 0, after: 0, before: 0 }, peers_wrong: { n: 0, after: 0, before: 0 } };
   let total = 0;
-  round[agent]!.forEach((row, i) =>
+  table.agentRows(r, agent).forEach((row, i) =>
     row.correct.forEach((right, j) => {
       total++;
-      const seen = neighbours.map((m) => prev[m]![i]!.correct[j]!);
+      const seen = neighbours.map((m) => table.row(r - 1, m, i).correct[j]!);
       const c = seen.every(Boolean) ? cases.peers_right : seen.some(Boolean) ? undefined : cases.peers_wrong;
       if (!c) return;
       c.n++;
       c.after += Number(right);
-      c.before += Number(prev[agent]![i]!.correct[j]!);
+      c.before += Number(table.row(r - 1, agent, i).correct[j]!);
     }),
   );
   const m: Record<string, number> = {};

@@ -30,6 +30,7 @@ import { parseJson } from '../util/json';
 import { checkVerdicts } from '../report/compare-files';
 import type { Shard } from './shard';
 import { ensureSeal } from '../util/seal';
+import { runTimer, timeLooks, type RunTimer } from './timing';
 
 /** How to run {@link runCompare}. */
 export interface CompareRunOptions {
@@ -282,6 +283,10 @@ async function compareLocked(o: CompareRunOptions, log: (l: string) => void, p: 
   const { loaded, design, first, looks, notes } = p;
   const seq = design.sequential;
   const cap = looks[looks.length - 1]!;
+  // a plan's looks get their wall time predicted before anything runs, and each run's span recorded
+  const timer = o.plan ? runTimer(o.out, o.jobs ?? 1) : undefined;
+  if (timer && o.plan && !stoppedEarlier(o.out))
+    await timeLooks(loaded, { out: o.out, plan: o.plan, first, looks, timer, log, poolOverrides });
   let done = 0;
   let result: CompareResult | undefined;
   for (let k = 0; k < looks.length; k++) {
@@ -289,7 +294,14 @@ async function compareLocked(o: CompareRunOptions, log: (l: string) => void, p: 
     const to = first + looks[k]!;
     if (seq) log(`look ${k + 1} of ${looks.length}: seeds ${from}..${to - 1} (${looks[k]} per config)`);
     const seeds = range(from, to);
-    done = await runRound(loaded, seeds, { o, log, blind: o.plan !== undefined, done, total: loaded.length * cap });
+    done = await runRound(loaded, seeds, {
+      o,
+      log,
+      blind: o.plan !== undefined,
+      done,
+      total: loaded.length * cap,
+      ...(timer ? { timer } : {}),
+    });
     // the configs named, in their order: a folder holding more says so and leaves them out
     const c = readComparison(o.out, { only: loaded.map((l) => l.config.name) });
     result = await renderComparison(o.out, c, {
@@ -350,6 +362,7 @@ export async function runShard(o: CompareRunOptions, shard: Shard): Promise<Shar
     done: 0,
     total: loaded.length * seeds.length,
     shard,
+    ...(o.plan ? { timer: runTimer(o.out, 1) } : {}),
   });
   log(
     `shard ${shard.index}/${shard.count}: done; run the same command without --shard once every shard is done, to render${design.sequential ? ' and decide the look' : ''}`,
@@ -373,6 +386,15 @@ function decidedLooks(out: string): { looks: number; stopped: boolean } {
   return { looks: Array.isArray(v.looks) ? v.looks.length : 0, stopped: v.stopped === true };
 }
 
+/** Whether the folder's verdicts.json records that the comparison stopped (a damaged one: not known, so no). */
+function stoppedEarlier(out: string): boolean {
+  try {
+    return decidedLooks(out).stopped;
+  } catch {
+    return false;
+  }
+}
+
 /** What a shard's locks say holds them: "corl compare --shard 2/4 (Slurm array job 12, task 1)". */
 function shardCommand(shard: Shard): string {
   return `corl compare --shard ${shard.index}/${shard.count}${shard.origin ? ` (${shard.origin})` : ''}`;
@@ -385,7 +407,15 @@ const range = (from: number, to: number): number[] =>
 async function runRound(
   loaded: readonly LoadedConfig[],
   seeds: readonly number[],
-  r: { o: CompareRunOptions; log: (l: string) => void; blind: boolean; done: number; total: number; shard?: Shard },
+  r: {
+    o: CompareRunOptions;
+    log: (l: string) => void;
+    blind: boolean;
+    done: number;
+    total: number;
+    shard?: Shard;
+    timer?: RunTimer;
+  },
 ): Promise<number> {
   const tasks: { l: LoadedConfig; i: number }[] = [];
   // Seed by seed across configs, so that a comparison cut short holds whole seeds of every config.
@@ -401,6 +431,7 @@ async function runRound(
         blind: r.blind,
         lines: jobs > 1,
         shard: r.shard,
+        timer: r.timer,
       });
     }
   };
@@ -415,7 +446,7 @@ async function runOne(
   label: string,
   o: CompareRunOptions,
   log: (l: string) => void,
-  how: { blind: boolean; lines: boolean; shard?: Shard },
+  how: { blind: boolean; lines: boolean; shard?: Shard; timer?: RunTimer | undefined },
 ): Promise<void> {
   const dir = path.join(o.out, l.config.name, `seed-${i}`);
   // One writer per run: a shard finding the run taken (a requeued or duplicated shard) skips it; a
@@ -444,7 +475,7 @@ async function runLocked(
   label: string,
   o: CompareRunOptions,
   log: (l: string) => void,
-  how: { blind: boolean; lines: boolean; lock: FolderLock },
+  how: { blind: boolean; lines: boolean; lock: FolderLock; timer?: RunTimer | undefined },
 ): Promise<void> {
   const dir = path.join(o.out, l.config.name, `seed-${i}`);
   const shown: ProgressReporter =
@@ -464,31 +495,55 @@ async function runLocked(
     // the base checkpoints are read again on resume (the KL term's reference policy): still the planned ones
     if (o.plan?.plan.checkpoints) plannedCheckpoints(o.plan);
     log(`${label}: resuming at step ${state.nextStep}`);
-    const again = await loadConfigValue(run.source(), {
-      baseDir: run.meta().baseDir,
-      overrides: { 'trainer.steps': l.config.trainer.steps },
-      name: l.config.name,
-    });
-    await run.writeConfig(again.config, again.source);
-    if (state.finished) await run.writeState({ ...state, finished: false });
-    await train(again, { run, resume: true, progress });
+    await timed(
+      how.timer,
+      { config: l.config.name, seed: i, from: state.nextStep, steps: l.config.trainer.steps },
+      async () => {
+        const again = await loadConfigValue(run.source(), {
+          baseDir: run.meta().baseDir,
+          overrides: { 'trainer.steps': l.config.trainer.steps },
+          name: l.config.name,
+        });
+        await run.writeConfig(again.config, again.source);
+        if (state.finished) await run.writeState({ ...state, finished: false });
+        return (await train(again, { run, resume: true, progress })).steps;
+      },
+    );
     return;
   }
   log(`${label}: starting`);
-  const fresh = await loadConfigValue(l.source, {
-    baseDir: l.baseDir,
-    file: l.file,
-    name: l.config.name,
-    overrides: { seed: seedOf(l.config.seed, i), ...poolOverrides(l, i, o.plan) },
+  await timed(how.timer, { config: l.config.name, seed: i, from: 0, steps: l.config.trainer.steps }, async () => {
+    const fresh = await loadConfigValue(l.source, {
+      baseDir: l.baseDir,
+      file: l.file,
+      name: l.config.name,
+      overrides: { seed: seedOf(l.config.seed, i), ...poolOverrides(l, i, o.plan) },
+    });
+    const run = await RunDirectory.create(
+      dir,
+      fresh.config,
+      fresh.source,
+      { configFile: l.file, baseDir: l.baseDir, ...labelUse(fresh), ...planOf(o) },
+      { lock: how.lock },
+    );
+    return (await train(fresh, { run, progress })).steps;
   });
-  const run = await RunDirectory.create(
-    dir,
-    fresh.config,
-    fresh.source,
-    { configFile: l.file, baseDir: l.baseDir, ...labelUse(fresh), ...planOf(o) },
-    { lock: how.lock },
-  );
-  await train(fresh, { run, progress });
+}
+
+/** Run `body` (which returns the steps done), recording its span with the invocation's timer when there is one. */
+async function timed(
+  timer: RunTimer | undefined,
+  run: { config: string; seed: number; from: number; steps: number },
+  body: () => Promise<number>,
+): Promise<void> {
+  const span = timer?.start(run.config, run.seed, run.from);
+  let to: number | undefined;
+  try {
+    to = await body();
+  } finally {
+    // a run that failed is not timed (its span would say nothing of a run's length); it leaves the count in flight
+    span?.end(to, run.steps);
+  }
 }
 
 /**
@@ -520,7 +575,7 @@ export async function attachPlanFile(dir: string, planFile: string): Promise<voi
  * rule), written relative to the config's folder as the config writes its paths; the pool's files
  * are checked against their sha256 again as each run starts.
  */
-function poolOverrides(l: LoadedConfig, i: number, plan: LoadedPlan | undefined): Record<string, string> {
+export function poolOverrides(l: LoadedConfig, i: number, plan: LoadedPlan | undefined): Record<string, string> {
   if (!plan?.plan.checkpoints) return {};
   const dirs = plannedCheckpoints(plan);
   const out: Record<string, string> = {};

@@ -21,6 +21,7 @@ import { oneLineVerdict, type OneLineVerdict } from './verdict-line';
 import { readUserText } from '../util/files';
 import { parseJson } from '../util/json';
 import { checkCompareMeta } from './compare-files';
+import { lookWallTimes, readWallTime, wallTimeLines } from './wall-time';
 
 /** What compare.json holds (every field optional: older folders and packed copies have fewer). */
 export interface CompareMeta {
@@ -196,7 +197,11 @@ export async function renderComparison(out: string, c: Comparison, o: RenderOpti
   const { groups, hidden } = shownRuns(c, verdicts);
   const split = splitOf(c.groups);
   const record = c.meta.plan as PlanRecord | undefined;
-  if (!groups.length) return renderBlind(out, c, verdicts, { split, record, hidden });
+  // predicted and actual wall time per look: no result, so shown before a look too (on the page and
+  // the terminal; results.md, the committed table, stays what the runs' results alone decide)
+  const log = readWallTime(out);
+  const wall = wallTimeLines(lookWallTimes(log, c.design, c.order), log);
+  if (!groups.length) return renderBlind(out, c, verdicts, { split, record, hidden, wall });
   const rows = groups.map(resultRow);
   const table = resultTable(rows);
   const ledger = split === 'held-out' ? await countRead(out, groups, o.by, record?.sha256) : folderLedger(out);
@@ -218,6 +223,7 @@ export async function renderComparison(out: string, c: Comparison, o: RenderOpti
     ...o.notes,
     ...(hidden ? [hiddenNote(hidden, verdicts)] : []),
     ...(c.others.length ? [othersNote(out, c.others)] : []),
+    ...wall,
   ];
   await writeFileAtomic(
     report,
@@ -247,6 +253,7 @@ export async function renderComparison(out: string, c: Comparison, o: RenderOpti
     summary: [
       verdictsText(verdicts, metricText, provenance),
       ...(c.others.length ? [othersNote(out, c.others)] : []),
+      ...wall,
     ].join('\n'),
     provenance,
     ...(follow ? { follow } : {}),
@@ -287,7 +294,7 @@ async function renderBlind(
   out: string,
   c: Comparison,
   verdicts: Verdicts,
-  x: { split: 'held-out' | 'validation'; record?: PlanRecord; hidden: number },
+  x: { split: 'held-out' | 'validation'; record?: PlanRecord; hidden: number; wall: readonly string[] },
 ): Promise<CompareResult> {
   const ledger = folderLedger(out);
   const reads = ledger.reads;
@@ -304,7 +311,7 @@ async function renderBlind(
   const esc = (t: string): string => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   await writeFileAtomic(
     report,
-    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>corl compare: no look yet</title></head><body style="font-family:system-ui,sans-serif;margin:24px">\n<h1>corl compare: ${esc(c.order.join(', '))}</h1>\n<p>${esc(line)}</p>\n<p>${esc(provenanceLine(provenance))}</p>\n</body></html>\n`,
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>corl compare: no look yet</title></head><body style="font-family:system-ui,sans-serif;margin:24px">\n<h1>corl compare: ${esc(c.order.join(', '))}</h1>\n<p>${esc(line)}</p>\n<p>${esc(provenanceLine(provenance))}</p>\n${x.wall.map((w) => `<p>${esc(w)}</p>\n`).join('')}</body></html>\n`,
   );
   await writeJsonAtomic(path.join(out, 'results.json'), []);
   await writeFileAtomic(path.join(out, 'results.txt'), line + '\n');
@@ -323,7 +330,7 @@ async function renderBlind(
     table: line,
     report,
     verdicts,
-    summary: verdictsText(verdicts, metricText, provenance),
+    summary: [verdictsText(verdicts, metricText, provenance), ...x.wall].join('\n'),
     provenance,
   };
 }

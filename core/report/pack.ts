@@ -10,6 +10,7 @@ import { evalStepFiles } from './markdown';
 import { READS_FILE } from './reads';
 import { readUserText } from '../util/files';
 import { folderSeal, SEAL_FILE, SEALED_SUFFIX } from '../util/seal';
+import { WALL_TIME_FILE } from './wall-time';
 
 /** Options of {@link packCompare}. */
 export interface PackOptions {
@@ -98,6 +99,9 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
   // the held-out reads travel with the runs: a copy shows what was read of them, and re-rendering it reads nothing new
   const ledger = path.join(o.from, READS_FILE);
   if (fs.existsSync(ledger)) await write(path.join(o.to, READS_FILE), readUserText(ledger));
+  // the predicted and actual wall time of each look travel too (no result in them)
+  const wall = path.join(o.from, WALL_TIME_FILE);
+  if (fs.existsSync(wall)) await write(path.join(o.to, WALL_TIME_FILE), readUserText(wall));
   // a planned comparison's runs stay sealed in the copy, with the original's key: the copy opens them at
   // the plan's looks only, and counts its reads in the original's ledger too (core/report/reads.ts)
   const seal = folderSeal(o.from);

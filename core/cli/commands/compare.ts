@@ -178,7 +178,7 @@ export function compareCommand(program: Command): void {
     )
     .option(
       '--plan <file>',
-      'run a pre-registered plan (configs, split, metric, pairs, margin, seeds, looks, boundary): recorded by its sha256; see docs/guide/statistics.md',
+      'run a pre-registered plan (configs, split, metric, pairs, margin, seeds, looks, boundary): recorded by its sha256; prints the predicted wall time of each look before it runs (a config timed briefly, or its runs already in --out); see docs/guide/statistics.md',
     )
     .option(
       '--metric <name>',

@@ -1,8 +1,12 @@
 // Evaluation as a program: a config's policies on its held-out split or a benchmark file, as
 // `corl eval` runs it and the public `evaluate` offers it: inputs checked (each named as its caller
 // names it), the config loaded with the overrides they make, the run context built, evaluated and closed.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { LoadedConfig } from '../config/load';
 import { CorlError } from '../errors';
+import { lookOpened, sealedRunOf } from '../report/opened';
+import { resolveConfigPath } from '../util/paths';
 import { buildRunContext } from '../trainer/run-context';
 import {
   BENCHMARK_FORMATS,
@@ -140,6 +144,7 @@ export async function runEvaluation(r: EvaluateRequest, usage: Usage): Promise<E
       `expected ${usage.name('ensemble')} with at least two agents, got ${chosen.length}`,
       `use ${usage.name('agent')} all with a config of two or more agents`,
     );
+  if (parsed.data === null) refuseSealedRuns(loaded);
   const ctx = await buildRunContext(loaded);
   const progress = progressOf(r.progress);
   try {
@@ -157,6 +162,40 @@ export async function runEvaluation(r: EvaluateRequest, usage: Usage): Promise<E
   } finally {
     progress.stop();
     await ctx.close();
+  }
+}
+
+/**
+ * A config's own split evaluated from a planned run (its config.json, or a checkpoint any option
+ * names inside the run) before the plan's look opened that run would recompute the held-out
+ * results the seal hides, uncounted: refused. A benchmark file (`data`) is not the plan's split.
+ */
+function refuseSealedRuns(loaded: LoadedConfig): void {
+  const found: [string, string][] = loaded.file ? [['the config file', loaded.file]] : [];
+  const walk = (v: unknown, at: string): void => {
+    if (typeof v === 'string') {
+      try {
+        const p = resolveConfigPath(v, loaded.baseDir);
+        if (fs.existsSync(p)) found.push([at, p]);
+      } catch {
+        // a package reference to no installed package: no path of a run
+      }
+    } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${at}[${i}]`));
+    else if (v !== null && typeof v === 'object')
+      for (const [k, x] of Object.entries(v)) walk(x, at ? `${at}.${k}` : k);
+  };
+  walk(loaded.config, '');
+  for (const [where, p] of found) {
+    const run = sealedRunOf(p);
+    if (!run || lookOpened(run)) continue;
+    throw new CorlError(
+      'CORL_ERR_RUN_SEALED',
+      `expected a config whose evaluation reads no planned run before the plan's look, got ${where} at ${p}, inside ${run.run}: a run of the planned comparison ${run.comparison}, whose held-out results are sealed until the look`,
+      {
+        where: where === 'the config file' ? p : where,
+        hint: `see the results at the plan's look (corl compare --plan <plan> --out ${run.comparison}); after it, corl eval may evaluate the run's checkpoints, or now on another benchmark with --data <file>`,
+      },
+    );
   }
 }
 

@@ -127,6 +127,12 @@ function indices(text: string): number[] | undefined {
   return out;
 }
 
+/** Whether a read showed seed index `index` of config `config`. */
+export function readShows(r: Read, config: string, index: number): boolean {
+  const text = r.runs[config];
+  return text !== undefined && (indices(text) ?? []).includes(index);
+}
+
 /** The identity of each run a record names, as the folder holds them now: its run.json's id (or start time). */
 export function runsDigest(dir: string, runs: Readonly<Record<string, string>>): string {
   const lines: string[] = [];

@@ -34,8 +34,8 @@ export const RUN_CODES = defineCodes({
   },
   CORL_ERR_RUN_SEALED: {
     cause:
-      "A planned run's evaluations are sealed with its comparison's key (seal.key in the comparison folder), and the key is missing or damaged: a run folder copied out of its comparison, or a seal.key edited or deleted. Also raised when a reader other than a comparison's report (`corl agreement`, say) is given a sealed file.",
-    fix: 'read the run inside its comparison folder (corl report <comparison>), or restore seal.key from a copy of that folder; a copy must take the whole comparison folder',
+      "A planned run's evaluations are sealed with its comparison's key (seal.key in the comparison folder), and the key is missing or damaged: a run folder copied out of its comparison, or a seal.key edited or deleted. Also raised when a reader other than a comparison's report (`corl agreement`, say) is given a sealed file, and when `corl eval` (or `evaluate`) would evaluate a config's own split from a planned run (its config.json, or a checkpoint an option names inside it) before the plan's look opened that run: that would recompute its sealed held-out results without counting a read.",
+    fix: "read the run inside its comparison folder (corl report <comparison>), or restore seal.key from a copy of that folder; a copy must take the whole comparison folder. For `corl eval`: wait for the plan's look (after it the run's checkpoints may be evaluated), or evaluate on another benchmark with `--data`",
   },
   CORL_ERR_RUN_SINK: {
     cause:

@@ -143,9 +143,21 @@ export function openUserAppend(file: string): number {
   return naming(file, () => openRegular(file, fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT));
 }
 
-/** Why a path that does not exist yet cannot be created: its nearest existing ancestor is not a folder. */
+/** The longest file name (one path component) Linux file systems hold, in bytes (NAME_MAX). */
+const MAX_NAME_BYTES = 255;
+/** The longest path the kernel takes, in bytes (PATH_MAX less its terminating NUL). */
+const MAX_PATH_BYTES = 4095;
+
+/** Why a path that does not exist yet cannot be created: a name or the path is too long, or its nearest existing ancestor is not a folder. */
 function creatable(file: string): string | undefined {
-  let up = path.dirname(path.resolve(file));
+  const full = path.resolve(file);
+  // A name or path too long for the file system is found before anything is created on the way to it.
+  const long = full.split(path.sep).find((name) => Buffer.byteLength(name) > MAX_NAME_BYTES);
+  if (long !== undefined)
+    return `a path with a name of ${Buffer.byteLength(long)} bytes (${JSON.stringify(long.slice(0, 24) + '…')}), more than the ${MAX_NAME_BYTES} a file name may have`;
+  if (Buffer.byteLength(full) > MAX_PATH_BYTES)
+    return `a path of ${Buffer.byteLength(full)} bytes, more than the ${MAX_PATH_BYTES} a path may have`;
+  let up = path.dirname(full);
   while (!fs.existsSync(up) && path.dirname(up) !== up) up = path.dirname(up);
   const parent = fs.statSync(up);
   return parent.isDirectory() ? undefined : `a path under ${up}, which is ${describeStat(parent)}`;

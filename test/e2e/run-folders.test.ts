@@ -241,6 +241,24 @@ describe('e2e: run folders have one writer, are never overwritten, and are read 
       expect(fs.readFileSync(path.join(bad, 'package.json'), 'utf8')).to.equal(text);
     }
     refused(corl(['init', '/proc/self/x']), 'CORL_ERR_CLI_USAGE', "kernel's proc file system");
+    // a name too long for the file system is found before anything is made on the way to it
+    const home = path.join(tmp.dir, 'init-long');
+    fs.mkdirSync(home);
+    const long = path.join('sub', 'n'.repeat(300), 'x');
+    refused(corl(['init', long], home), 'CORL_ERR_CLI_USAGE', 'a name of 300 bytes', 'more than the 255');
+    refused(corl(['init', path.join('sub', 'é'.repeat(128))], home), 'CORL_ERR_CLI_USAGE', 'a name of 256 bytes');
+    refused(
+      corl(['init', Array.from({ length: 20 }, () => 'd'.repeat(250)).join('/')], home),
+      'CORL_ERR_CLI_USAGE',
+      'more than the 4095 a path may have',
+    );
+    expect(fs.readdirSync(home)).to.deep.equal([]);
+    refused(
+      corl(['train', '-c', writeConfig(tmp.dir, 'long.json', small('long')), '--out', path.join(home, long), '-q']),
+      'CORL_ERR_IO',
+      'a name of 300 bytes',
+    );
+    expect(fs.readdirSync(home)).to.deep.equal([]);
     const withFile = path.join(tmp.dir, 'init-configs');
     fs.mkdirSync(withFile);
     fs.writeFileSync(path.join(withFile, 'configs'), 'mine');

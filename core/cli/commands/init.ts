@@ -196,6 +196,20 @@ export function initProject(o: InitOptions): InitResult {
       `expected a folder without ${taken.join(', ')}, got ${dir} with ${taken.length === 1 ? 'it' : 'them'}`,
       { where: dir, hint: 'run corl init in a new folder, or move those files away; nothing was written' },
     );
+  const { files, spec } = undoOnFailure(dir, [...targets, 'package.json', '.npmrc', '.gitignore'], () =>
+    writeProject(o, dir, root, existingPkg, jobFiles),
+  );
+  return { dir, files: files.sort(), corlSpec: spec, npmrc: files.includes('.npmrc') };
+}
+
+/** Write the project's files (everything was checked before); returns the files written and the corl spec. */
+function writeProject(
+  o: InitOptions,
+  dir: string,
+  root: string,
+  existingPkg: Record<string, unknown> | undefined,
+  jobFiles: readonly JobFile[],
+): { files: string[]; spec: string } {
   fs.mkdirSync(path.join(dir, 'configs'), { recursive: true });
   const files: string[] = [];
   for (const name of INIT_CONFIGS) {
@@ -241,7 +255,36 @@ export function initProject(o: InitOptions): InitResult {
     fs.writeFileSync(path.join(dir, '.gitignore'), 'node_modules/\nruns/\n');
     files.push('.gitignore');
   }
-  return { dir, files: files.sort(), corlSpec: spec, npmrc: files.includes('.npmrc') };
+  return { files, spec };
+}
+
+/**
+ * Run `write`; when it fails, leave nothing of it behind: the folders it created (from the first
+ * missing ancestor of `dir` down) are removed, and in a folder that was there, the `targets` it
+ * created are removed and the ones it replaced (package.json) get their old bytes back.
+ */
+function undoOnFailure<T>(dir: string, targets: readonly string[], write: () => T): T {
+  let first: string | undefined;
+  for (let up = dir; !fs.existsSync(up) && path.dirname(up) !== up; up = path.dirname(up)) first = up;
+  const before = new Map<string, Buffer | undefined>();
+  const folders = new Set<string>();
+  if (first === undefined)
+    for (const t of targets) {
+      const file = path.join(dir, t);
+      before.set(file, fs.existsSync(file) ? fs.readFileSync(file) : undefined);
+      for (let d = path.dirname(file); d !== dir && !fs.existsSync(d); d = path.dirname(d)) folders.add(d);
+    }
+  try {
+    return write();
+  } catch (e) {
+    if (first !== undefined) fs.rmSync(first, { recursive: true, force: true });
+    for (const [file, bytes] of before)
+      if (bytes === undefined) fs.rmSync(file, { force: true });
+      else fs.writeFileSync(file, bytes);
+    for (const d of [...folders].sort((a, b) => b.length - a.length))
+      if (fs.existsSync(d) && fs.readdirSync(d).length === 0) fs.rmdirSync(d);
+    throw e;
+  }
 }
 
 interface InitFlags {

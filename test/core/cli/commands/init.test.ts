@@ -97,6 +97,22 @@ describe('corl init', function () {
     expect(fs.readdirSync(path.join(tmp.dir, 'configs'))).to.deep.equal(['co-rl.json']);
   });
 
+  it('a write that fails on the way leaves nothing behind: folders it made are gone, files that were there unchanged', () => {
+    // a corl root whose second config cannot be read: the first is written before the failure
+    const root = path.join(tmp.dir, 'root');
+    fs.mkdirSync(path.join(root, 'configs'), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, 'configs', INIT_CONFIGS[0]), path.join(root, 'configs', INIT_CONFIGS[0]));
+    const fresh = path.join(tmp.dir, 'new', 'deep');
+    expect(() => initProject({ dir: fresh, root, npmVersion: '11.19.1' })).to.throw(/ENOENT/);
+    expect(fs.existsSync(path.join(tmp.dir, 'new'))).to.equal(false);
+    const mine = path.join(tmp.dir, 'mine');
+    fs.mkdirSync(mine);
+    fs.writeFileSync(path.join(mine, 'package.json'), '{"name": "mine"}');
+    expect(() => initProject({ dir: mine, root, npmVersion: '11.19.1' })).to.throw(/ENOENT/);
+    expect(fs.readdirSync(mine)).to.deep.equal(['package.json']);
+    expect(fs.readFileSync(path.join(mine, 'package.json'), 'utf8')).to.equal('{"name": "mine"}');
+  });
+
   const refusedInit = (o: Parameters<typeof initProject>[0], where: string, says: string): void => {
     let err: unknown;
     try {

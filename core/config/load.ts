@@ -55,6 +55,8 @@ export interface LoadOptions {
   readonly overrides?: Readonly<Record<string, unknown>>;
   /** Root schema to validate against instead of the training one (`corl serve` relaxes `task` and policies). */
   readonly schema?: JsonSchema;
+  /** Metrics sink selections added after the config's own `metrics` (`corl serve --tensorboard DIR`). */
+  readonly appendMetrics?: readonly unknown[];
 }
 
 /** The largest config file corl reads (an inline task's problems make the largest ones). */
@@ -157,6 +159,9 @@ export async function loadConfigValue(
     ]);
   }
   for (const [dotted, v] of Object.entries(options.overrides ?? {})) setPath(data, dotted, v);
+  // A `metrics` that is not a list is left as it is, for validation to name.
+  if (options.appendMetrics?.length && (data.metrics === undefined || Array.isArray(data.metrics)))
+    data.metrics = [...((data.metrics as unknown[] | undefined) ?? []), ...structuredClone(options.appendMetrics)];
   const source = structuredClone(data);
 
   const container = await createRunContainer(options.parent);

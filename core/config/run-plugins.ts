@@ -126,11 +126,12 @@ export async function createRunPlugins(loaded: LoadedConfig, set: PluginSet = 't
     const reward = await make('reward', config.reward, 'reward');
     const sinks: MetricsSink[] = [];
     const policies: Policy[] = [];
+    // A service writes its own records (per-agent diagnostics, core/serve/board.ts) to the same sinks.
+    for (const [i, sel] of config.metrics.entries()) {
+      const sink = await make('metrics', sel, `metrics[${i}]`);
+      sinks.push(metricsSinkFacade(sink, sinkTrustedWithReferences(registry, sel)));
+    }
     if (set === 'training') {
-      for (const [i, sel] of config.metrics.entries()) {
-        const sink = await make('metrics', sel, `metrics[${i}]`);
-        sinks.push(metricsSinkFacade(sink, sinkTrustedWithReferences(registry, sel)));
-      }
       for (const [i, a] of config.agents.entries()) {
         policies.push(await make('policy', a.policy, `agents[${i}].policy`, { seed: config.seed + i, agent: i }));
       }

@@ -6,6 +6,7 @@ import type { Exchange } from './exchange';
 import { capAnswer, capKey, capKeys } from './keys';
 import { MAX_GROUP_ID } from './restore';
 import { inPhase, sharedRequestWork, type RequestWork } from './work';
+import type { ServeBoard } from './board';
 import type { ServeMetrics } from './prom';
 import { sampleGrades, type GroupAnswer, type PostedGroup, type Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
@@ -72,6 +73,8 @@ export class GetRewardScorer {
     private readonly scorer: Scorer,
     private readonly exchange: Exchange,
     private readonly metrics: ServeMetrics,
+    /** Where answers scored outside the exchange (self-supervised, pointwise) are counted for the metrics sinks. */
+    private readonly board?: Pick<ServeBoard, 'decided'>,
   ) {
     this.waiting = rt.agents.map(() => 0);
   }
@@ -152,6 +155,7 @@ export class GetRewardScorer {
     const a = await inPhase(req, 'the rewards of its samples', (w) =>
       this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors', w),
     );
+    this.board?.decided(agent, 'stepless', a);
     return resultOf(a, 0);
   }
 
@@ -245,12 +249,14 @@ export class GetRewardScorer {
       const keys = await inPhase(req, 'the answer keys of its group', async (w) =>
         capKeys(await this.scorer.keys(group, w), max),
       );
-      return capAnswer(
+      const answer = capAnswer(
         await inPhase(req, 'the rewards of its group', (w) =>
           this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors', w),
         ),
         max,
       );
+      this.board?.decided(agent, 'stepless', answer);
+      return answer;
     }
     // Peer topology: the exchange, with "step" = how many earlier groups this agent posted for the
     // same key (agents see the same problems in the same order), kept in the journaled store so

@@ -60,6 +60,8 @@ export interface ExchangeEvents {
   unseen?(count: number): void;
   /** A label-free group was graded against its reference (label right 1/0; rewards right 1/0 each). */
   graded?(agent: number, labelRight: number | undefined, rewardRight: readonly number[] | undefined): void;
+  /** A new answer was stored and journaled in `namespace` at `step` (a round in rounds mode); never a replay. */
+  decided?(namespace: string, agent: number, step: number, answer: GroupAnswer): void;
 }
 
 interface Stored<T> {
@@ -647,6 +649,8 @@ export class Exchange {
         r: answer,
       },
     ]);
+    // Once durable: a point never counts an answer that a restart could score again.
+    this.events.decided?.(this.options.namespace, agent, slot.step, answer);
     return answer;
   }
 

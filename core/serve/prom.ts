@@ -144,6 +144,18 @@ export class ServeMetrics {
     'corl_serve_rewards_right_total',
     'graded completions whose reward is the one ground truth gives (reward accuracy: this over corl_serve_rewards_graded_total), by agent',
   );
+  readonly boardPoints = new Counter(
+    'corl_serve_board_points_total',
+    "points written to the service's metrics sinks (serve config `metrics`, --tensorboard), by agent",
+  );
+  readonly boardDropped = new Counter(
+    'corl_serve_board_late_answers_total',
+    'answers at a step whose point was already written to the metrics sinks (counted here only), by agent',
+  );
+  readonly sinkErrors = new Counter(
+    'corl_serve_metrics_sink_errors_total',
+    'metrics records a sink (or the points file) failed to take, by sink; the reply went out all the same',
+  );
   readonly untokenized = new Counter(
     'corl_serve_untokenized_completions_total',
     'completions posted without a token count, by route (their length is the character count)',
@@ -195,6 +207,9 @@ export class ServeMetrics {
       this.labelsRight,
       this.rewardsGraded,
       this.rewardsRight,
+      this.boardPoints,
+      this.boardDropped,
+      this.sinkErrors,
       this.journalRecords,
       this.journalSync,
       this.clientErrors,

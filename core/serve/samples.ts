@@ -11,6 +11,7 @@ import { groupHash, sameGroup } from './fingerprint';
 import { byText } from './order';
 import { capKeys } from './keys';
 import type { ReplyLedger } from './ledger';
+import type { ServeBoard } from './board';
 import type { ServeMetrics } from './prom';
 import { bad, object, parseCompletion } from './requests';
 import { MAX_GROUP_ID } from './restore';
@@ -397,6 +398,8 @@ export class SampleScorer {
     private readonly metrics: ServeMetrics,
     /** Late samples' answers, per agent within its bound (journaled: a retry replays after a restart). */
     private readonly lates: ReplyLedger,
+    /** Where pointwise answers (scored outside the exchange) are counted for the metrics sinks. */
+    private readonly board?: Pick<ServeBoard, 'decided'>,
   ) {
     const n = rt.agents.length;
     this.closed = Array.from({ length: n }, () => new Map());
@@ -891,6 +894,7 @@ export class SampleScorer {
     const a = await inPhase(work, 'the rewards of its samples', (w) =>
       this.scorer.score(agent, step ?? 0, group, keys, [{ agent, keys }], 'supervisors', w),
     );
+    this.board?.decided(agent, step === undefined ? 'stepless' : { step }, a);
     return answerOf(a, 0, step === undefined ? {} : { step }, s.requestId, s.sample);
   }
 

@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import * as path from 'node:path';
 import { CorlError, isCorlError } from '../errors';
 import { GetRewardScorer } from './barrier';
+import { boardDir, ServeBoard } from './board';
 import { ConnectionTable, type Cap } from './connections';
 import { Credentials } from './identity';
 import type { Exchange } from './exchange';
@@ -74,6 +75,7 @@ export class RewardServer {
   private readonly getReward: GetRewardScorer;
   private readonly samples: SampleScorer;
   private readonly journal: Journal;
+  private readonly board: ServeBoard;
   /** A torn last line of the journal was dropped at start. */
   readonly tornTail: boolean;
   private inflight = 0;
@@ -89,14 +91,16 @@ export class RewardServer {
     private readonly server: http.Server,
     private readonly credentials: Credentials,
     readonly metrics: ServeMetrics,
+    board: ServeBoard,
   ) {
     const s = runtime.settings;
+    this.board = board;
     this.groups = state.groups;
     this.journal = state.journal;
     this.tornTail = state.tornTail;
     const getRewardExchange = state.rounds;
     const journal = state.journal;
-    this.getReward = new GetRewardScorer(runtime, state.scorer, getRewardExchange, metrics);
+    this.getReward = new GetRewardScorer(runtime, state.scorer, getRewardExchange, metrics, board);
     // POST /v1/samples forms groups and hands them to the same exchanges: with a step, the one of
     // POST /v1/groups; without, the one of POST /get_reward (rounds per group id).
     this.samples = new SampleScorer(
@@ -105,6 +109,7 @@ export class RewardServer {
       { steps: this.groups, rounds: getRewardExchange },
       metrics,
       state.late,
+      board,
     );
     this.service = {
       runtime,
@@ -236,29 +241,42 @@ export class RewardServer {
         reward: served.config.reward.use,
       };
       const metrics = new ServeMetrics();
-      const state = await openState(runtime, identity, {
-        wait: (seconds: number, arrived: boolean) => {
-          metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' });
-          metrics.waitSeconds.observe(seconds);
-        },
-        fallback: (kind: string) => metrics.fallbacks.inc({ kind }),
-        unseen: (count: number) => metrics.unseen.inc({}, count),
-        replay: () => metrics.replays.inc(),
-        graded: (agent, labelRight, rewardRight) => {
-          const labels = { agent: runtime.agents[agent]! };
-          if (labelRight !== undefined) {
-            metrics.labelsGraded.inc(labels);
-            metrics.labelsRight.inc(labels, labelRight);
-          }
-          if (rewardRight) {
-            metrics.rewardsGraded.inc(labels, rewardRight.length);
-            metrics.rewardsRight.inc(
-              labels,
-              rewardRight.reduce((a, b) => a + b, 0),
-            );
-          }
-        },
+      const board = await ServeBoard.open(runtime, runtime.sinks, runtime.sinkNames, metrics, {
+        file: runtime.journalFile === undefined ? undefined : `${runtime.journalFile}.points.json`,
+        dir: boardDir(runtime),
+        ...(options.log ? { log: options.log } : {}),
       });
+      const state = await openState(
+        runtime,
+        identity,
+        {
+          wait: (seconds: number, arrived: boolean) => {
+            metrics.waits.inc({ outcome: arrived ? 'arrived' : 'timeout' });
+            metrics.waitSeconds.observe(seconds);
+          },
+          fallback: (kind: string) => metrics.fallbacks.inc({ kind }),
+          unseen: (count: number) => metrics.unseen.inc({}, count),
+          replay: () => metrics.replays.inc(),
+          graded: (agent, labelRight, rewardRight) => {
+            const labels = { agent: runtime.agents[agent]! };
+            if (labelRight !== undefined) {
+              metrics.labelsGraded.inc(labels);
+              metrics.labelsRight.inc(labels, labelRight);
+            }
+            if (rewardRight) {
+              metrics.rewardsGraded.inc(labels, rewardRight.length);
+              metrics.rewardsRight.inc(
+                labels,
+                rewardRight.reduce((a, b) => a + b, 0),
+              );
+            }
+          },
+          decided: (namespace, agent, step, answer) =>
+            board.decided(agent, namespace === 'groups' ? { step } : 'stepless', answer),
+        },
+        board,
+      );
+      board.restored();
       journal = state.journal;
       const server = http.createServer({
         keepAlive: true,
@@ -294,7 +312,7 @@ export class RewardServer {
           resolve();
         });
       });
-      const rs = new RewardServer(runtime, state, server, credentials, metrics);
+      const rs = new RewardServer(runtime, state, server, credentials, metrics, board);
       for (const note of credentials.startNotes(host)) options.log?.(note);
       for (const note of state.notes) options.log?.(note);
       if (state.tornTail)
@@ -337,6 +355,8 @@ export class RewardServer {
       await closed;
       clearTimeout(grace);
       await this.journal.close();
+      // The open steps' points, then the sinks (closed with the plugins).
+      await this.board.close();
       await this.runtime.close();
     })();
     return this.stopping;

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { AnswerExtractor } from '../contracts/answer-extractor';
 import type { Equivalence } from '../contracts/equivalence';
+import type { MetricsSink } from '../contracts/metrics-sink';
 import type { ResolvedSelection } from '../contracts/plugin';
 import type { RewardSource } from '../contracts/reward-source';
 import type { Topology } from '../contracts/topology';
@@ -91,6 +92,10 @@ export interface ServeRuntime {
   readonly pointwise: boolean;
   /** Whether the reward source reads per-token statistics (manifest `tokenStats`: RENT, Intuitor). */
   readonly tokenStats: boolean;
+  /** The config's metrics sinks (`metrics`), which the service writes its per-agent points to (core/serve/board.ts). */
+  readonly sinks: readonly MetricsSink[];
+  /** Each sink's plugin name, for messages. */
+  readonly sinkNames: readonly string[];
   /** Absolute path of the label journal; undefined when `serve.journal` is false (labels in memory only). */
   readonly journalFile: string | undefined;
   /** Agent index by name; undefined when unknown. */
@@ -108,7 +113,7 @@ export async function buildServeRuntime(
   const { registry, baseDir } = loaded;
   const plugins = await createRunPlugins(loaded, 'scoring');
   try {
-    const { extractor, equivalence, grading, topology, reward } = plugins;
+    const { extractor, equivalence, grading, topology, reward, sinks } = plugins;
     const agents = config.agents.map((a) => a.name);
     const byName = new Map(agents.map((n, i) => [n, i]));
     const settings = config.serve;
@@ -152,6 +157,8 @@ export async function buildServeRuntime(
       trainedOnLabels: loaded.trainedOnLabels,
       pointwise,
       tokenStats: loaded.tokenStats,
+      sinks,
+      sinkNames: config.metrics.map((m) => m.use),
       journalFile,
       agentIndex: (name) => byName.get(name),
       close: plugins.close,

@@ -11,6 +11,7 @@ import {
 } from './journal';
 import { LATE, ReplyLedger } from './ledger';
 import { ReplayChecker } from './restore';
+import type { ServeBoard } from './board';
 import { Scorer } from './scorer';
 import type { ServeRuntime } from './setup';
 
@@ -79,6 +80,7 @@ export async function openState(
   rt: ServeRuntime,
   identity: ServeIdentity,
   events: ExchangeEvents,
+  board?: Pick<ServeBoard, 'restore'>,
 ): Promise<ServeState> {
   const scorer = new Scorer(rt, events);
   const sink = new DeferredSink();
@@ -119,6 +121,7 @@ export async function openState(
       rounds.restore(r);
       replies.restore(r);
       late.restore(r);
+      board?.restore(r);
     },
     snapshot: () => ({
       keep: [...groups.snapshot(), ...rounds.snapshot()]

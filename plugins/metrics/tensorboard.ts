@@ -20,6 +20,12 @@ const TENSORBOARD_OPTIONS_SCHEMA = {
       description:
         'log folder shared by runs, relative to the config file: each run writes under <dir>/<run folder name>/. Default: tensorboard/ inside the run directory',
     },
+    runFolders: {
+      type: 'boolean',
+      default: true,
+      description:
+        "with `dir`: write each run under <dir>/<run name>/<run folder name>/ (true), or the agents' folders straight under <dir> (false: one run, or one `corl serve`, per folder; what `corl serve --tensorboard DIR` writes)",
+    },
     config: {
       type: 'boolean',
       default: true,
@@ -81,13 +87,13 @@ export class TensorboardSink implements MetricsSink {
 
   start(run: MetricsRun): void {
     const name = (run.config as { name?: unknown } | null)?.name;
-    this.log = this.options.dir
-      ? path.join(
-          path.resolve(this.baseDir, this.options.dir),
-          safeName(String(name ?? '')) || 'run',
-          path.basename(run.dir),
-        )
-      : path.join(run.dir, 'tensorboard');
+    const dir = this.options.dir === undefined ? undefined : path.resolve(this.baseDir, this.options.dir);
+    this.log =
+      dir === undefined
+        ? path.join(run.dir, 'tensorboard')
+        : this.options.runFolders
+          ? path.join(dir, safeName(String(name ?? '')) || 'run', path.basename(run.dir))
+          : dir;
     checkFolder(this.log, this.options.dir !== undefined ? 'options.dir' : 'the run directory');
     this.folders = agentFolders(run.agents);
     if (run.resumeAt === null) this.checkUnused();

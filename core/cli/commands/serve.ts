@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import * as path from 'node:path';
 import { CorlError } from '../../errors';
 import { RewardServer } from '../../serve/server';
 import { loadServeConfig } from '../../serve/setup';
@@ -14,6 +15,7 @@ interface ServeFlags {
   tokenFile?: string;
   tokensFile?: string;
   allowNoToken?: boolean;
+  tensorboard?: string;
 }
 
 /** A token file is a line of text: anything larger is not one. */
@@ -65,9 +67,13 @@ export function serveCommand(program: Command): void {
       'the service token in this file (or set CORL_SERVE_TOKEN): with agent tokens it reads GET /metrics; without, every agent shares it',
     )
     .option('--allow-no-token', 'allow binding beyond loopback without a token (trusted networks only)')
+    .option(
+      '--tensorboard <dir>',
+      "write per-agent TensorBoard event files of the label-free diagnostics to <dir>/<agent>/ (adds corl:tensorboard to the config's metrics sinks)",
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  corl serve -c configs/serve/co-rl.json\n  corl serve -c serve.json --tokens-file tokens.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n',
+      '\nExamples:\n  corl serve -c configs/serve/co-rl.json\n  corl serve -c configs/serve/co-rl.json --tensorboard runs/tb   # then: tensorboard --logdir runs/tb\n  corl serve -c serve.json --tokens-file tokens.json --host 0.0.0.0 --port 9000\n\nRoutes: POST /get_reward, POST /v1/groups, GET /health, GET /metrics (docs/guide/serve.md).\n',
     )
     .action(async (config: string | undefined, flags: ServeFlags) => {
       flags.config = pickConfig(config, flags.config, 'corl serve');
@@ -75,7 +81,15 @@ export function serveCommand(program: Command): void {
       const port = intFlag('--port', flags.port, 0);
       if (port !== undefined && port > 65535)
         throw new CorlError('CORL_ERR_CLI_USAGE', `expected --port of at most 65535, got ${port}`, { where: '--port' });
-      const served = await loadServeConfig(flags.config);
+      if (flags.tensorboard !== undefined && flags.tensorboard.trim() === '')
+        throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --tensorboard to name a folder, got an empty string', {
+          where: '--tensorboard',
+        });
+      const tensorboard =
+        flags.tensorboard === undefined
+          ? []
+          : [{ use: 'corl:tensorboard', options: { dir: path.resolve(flags.tensorboard), runFolders: false } }];
+      const served = await loadServeConfig(flags.config, { appendMetrics: tensorboard });
       const server = await RewardServer.start(served, {
         host: flags.host,
         port,
@@ -86,6 +100,10 @@ export function serveCommand(program: Command): void {
         log: (line) => process.stderr.write(`${line}\n`),
       });
       const rt = server.runtime;
+      if (flags.tensorboard !== undefined)
+        process.stderr.write(
+          `tensorboard: per-agent event files under ${path.resolve(flags.tensorboard)} (tensorboard --logdir ${path.resolve(flags.tensorboard)})\n`,
+        );
       process.stdout.write(
         `corl serve: listening on ${server.url} (agents ${rt.agents.join(', ')}; reward ${rt.config.reward.use}; topology ${rt.config.topology.use}${rt.pointwise ? '; pointwise' : ''})\n`,
       );

@@ -107,6 +107,11 @@ export const SERVE_CODES = defineCodes({
       'The label journal was written for another serve identity (different agents, topology or reward), or its first line is not a journal header.',
     fix: 'point `--journal` at the right file, or move the file away to start an empty exchange',
   },
+  CORL_ERR_SERVE_POINTS: {
+    cause:
+      'The file in which `corl serve` records the points it wrote to its metrics sinks (`<journal>.points.json`, beside the journal) is not JSON of the form the service writes (`{version: 1, agents: {name: {step, groups}}}`), or is there without its journal (moved away to start afresh). Without it a restart could write a point twice, or skip every new one, so the service does not start.',
+    fix: "restore the file from a copy; or move it away together with the sinks' folders (corl:tensorboard's event files of the service), which then start anew",
+  },
   CORL_ERR_SERVE_JOURNAL_VERSION: {
     cause:
       "The journal's header names a format version this corl does not read (it reads versions 1 and 2 and writes 2).",

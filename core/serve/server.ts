@@ -282,12 +282,13 @@ export class RewardServer {
         keepAlive: true,
         // Slow or stuck clients are cut (HTTP 408) so that they cannot hold connections, and the
         // open files behind them, forever: headers, then the whole request, each in bounded time.
-        headersTimeout: t.headers * 1000,
-        requestTimeout: t.body * 1000,
-        keepAliveTimeout: t.idle * 1000,
-        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.min(t.headers, t.body) * 250)),
+        // Node takes whole milliseconds (a fraction is a RangeError): rounded up, at least 1.
+        headersTimeout: wholeMs(t.headers),
+        requestTimeout: wholeMs(t.body),
+        keepAliveTimeout: wholeMs(t.idle),
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.round(Math.min(t.headers, t.body) * 250))),
       });
-      server.keepAliveTimeout = t.idle * 1000;
+      server.keepAliveTimeout = wholeMs(t.idle);
       // Connections over the caps are handled by the service (ConnectionTable), not dropped by Node.
       const spare = Math.min(SPARE_CONNECTIONS, settings.maxConnections);
       const files = openFileLimit();
@@ -444,6 +445,11 @@ export class RewardServer {
       this.metrics.latency.observe((performance.now() - t0) / 1000, { route });
     }
   }
+}
+
+/** Seconds as the whole milliseconds Node's server timeouts take (at least 1). */
+function wholeMs(seconds: number): number {
+  return Math.max(1, Math.ceil(seconds * 1000));
 }
 
 /** The answer of a connection over a cap with no idle connection to close for it. */

@@ -40,6 +40,40 @@ export const anyJson: fc.Arbitrary<unknown> = fc.oneof(
   },
 );
 
+/** Values that break parsers and checks: huge and odd numbers, odd Unicode, long and deep values. */
+export const hostileJson: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 2, arbitrary: anyJson },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      1e21,
+      9007199254740991,
+      2 ** 53 + 2,
+      -(2 ** 53 + 2),
+      5e-324,
+      Number.MAX_VALUE,
+      2147483648,
+      4294967296,
+      '1e400',
+      'NaN',
+      'Infinity',
+      '\ud800',
+      '\udfff\ud800',
+      '\u202e\u2066x',
+      '\u200b\u200d\ufeff',
+      'e\u0301\u0301\u0301',
+      '\ud835\udfd8',
+      '\uff14\uff12',
+      '\u0000\u0001\u001f',
+      'x'.repeat(100_000),
+      Array.from({ length: 5000 }, (_, i) => i),
+      Array.from({ length: 300 }, () => 'so \\boxed{1}'),
+      JSON.parse('['.repeat(200) + ']'.repeat(200)) as unknown,
+      { toString: 1, valueOf: 'x', hasOwnProperty: null },
+    ),
+  },
+);
+
 function resolve(schema: Schema, root: Schema): Schema {
   const ref = schema.$ref;
   if (typeof ref !== 'string' || !ref.startsWith('#/')) return schema;
@@ -179,12 +213,12 @@ function edited(
 }
 
 /** One to three edits of a JSON value at random places (the damage a hand edit, a bug or an attacker does). */
-export function damage(value: unknown): fc.Arbitrary<unknown> {
+export function damage(value: unknown, values: fc.Arbitrary<unknown> = anyJson): fc.Arbitrary<unknown> {
   const paths = pathsOf(value);
   const edit = fc.record({
     at: fc.nat({ max: paths.length - 1 }),
     how: fc.constantFrom('replace' as const, 'replace' as const, 'remove' as const, 'add' as const),
-    value: anyJson,
+    value: values,
   });
   return fc.array(edit, { minLength: 1, maxLength: 3 }).map((edits) => {
     let v = value;

@@ -72,6 +72,8 @@ export class RewardServer {
   /** What the routes (core/serve/routes/) are given. */
   private readonly service: Service;
   private readonly groups: Exchange;
+  /** The exchange of groups without a step (POST /get_reward, POST /v1/samples without one). */
+  private readonly rounds: Exchange;
   private readonly getReward: GetRewardScorer;
   private readonly samples: SampleScorer;
   private readonly journal: Journal;
@@ -96,6 +98,7 @@ export class RewardServer {
     const s = runtime.settings;
     this.board = board;
     this.groups = state.groups;
+    this.rounds = state.rounds;
     this.journal = state.journal;
     this.tornTail = state.tornTail;
     const getRewardExchange = state.rounds;
@@ -347,6 +350,7 @@ export class RewardServer {
       (this.server as http.Server & { [STOPPING]?: boolean })[STOPPING] = true;
       const closed = new Promise<void>((r) => this.server.close(() => r()));
       this.groups.close();
+      this.rounds.close();
       this.getReward.shutdown();
       this.samples.shutdown();
       this.server.closeIdleConnections();

@@ -781,6 +781,8 @@ export class SampleScorer {
       members.map((m) => m.gone),
     );
     const scored = this.score(p.agent, p.step, group, waitMs, work);
+    // A rollout whose group got no answer (a 504, a shutdown) is not scored: its retry forms it again.
+    if (p.step === undefined) scored.catch(() => this.closed[p.agent]!.delete(p.key));
     members.forEach((m, k) => {
       const answer = scored.then((r) => answerOf(r.answer, k, r.at, m.sample.requestId, m.sample.sample));
       const key = keyOf(p.agent, p.step, p.group, m.id);

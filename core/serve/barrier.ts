@@ -258,12 +258,9 @@ export class GetRewardScorer {
       this.board?.decided(agent, 'stepless', answer);
       return answer;
     }
-    // Peer topology: the exchange, with "step" = how many earlier groups this agent posted for the
-    // same key (agents see the same problems in the same order), kept in the journaled store so
-    // that it survives restarts.
-    const step = this.exchange.nextRound(agent, group);
-    const [answer] = await this.exchange.post(agent, step, [group], undefined, req);
-    return answer!;
+    // Peer topology: the exchange, in rounds matched by problem (docs/guide/serve.md "Rounds
+    // without a step"), kept in the journaled store so that they survive restarts.
+    return (await this.exchange.postRound(agent, group, undefined, req)).answer;
   }
 
   /** Fail every waiting sample with 503 (shutdown). */

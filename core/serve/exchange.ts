@@ -78,6 +78,18 @@ function keyChars(keys: readonly (string | null)[]): number {
   return n;
 }
 
+/** An agent's supervisors in one slot (see `peersOf`). */
+interface Peers {
+  /** Its supervisors other than itself. */
+  readonly others: readonly number[];
+  /** Its own answer keys in the slot. */
+  readonly own: readonly (string | null)[];
+  /** The other supervisors without keys in the slot now. */
+  missing(): number[];
+  /** The supervisors with keys in the slot now (itself included), with those keys. */
+  present(): AgentAnswers[];
+}
+
 interface Slot {
   readonly key: string;
   /** The window (group of agents that read each other) the slot belongs to. */
@@ -237,34 +249,58 @@ export class Exchange {
   }
 
   /**
-   * The step to post a group under when the client has no step of its own (POST /get_reward): the
-   * round after the agent's newest one for this id, unless that round is still unanswered with the
-   * same completions (a wait cut short by a restart), which is resumed.
+   * The round to post a group under when the client has no step of its own (POST /get_reward,
+   * POST /v1/samples without one), by docs/guide/serve.md "Rounds without a step": the agent's own
+   * unanswered round with the same completions (a retry), else the oldest round in which a peer's
+   * group waits and the agent has none, else a round past every round of the id. Matched by
+   * problem identity, never by how often each agent posted it, and never into a round whose peers
+   * were answered without this agent (their keys are an earlier sampling of the problem).
    */
   nextRound(agent: number, group: PostedGroup): number {
     const id = group.id;
-    const s = this.rounds.get(`${agent}\u0000${id}`);
-    if (s !== undefined) {
-      const slot = this.slots.get(this.slotKey(agent, s, id));
-      const held = slot?.keys.get(agent)?.hash;
-      if (slot && !slot.answers.has(agent) && held !== undefined && sameGroup(held, group, groupHash(group))) return s;
+    const hash = groupHash(group);
+    const rounds = [...(this.byId[this.part[agent]!]!.get(id) ?? [])].sort((x, y) => x - y);
+    let join: number | undefined;
+    for (const r of rounds) {
+      const slot = this.slots.get(this.slotKey(agent, r, id));
+      if (!slot) continue;
+      const mine = slot.keys.get(agent);
+      if (mine) {
+        if (!slot.answers.has(agent) && sameGroup(mine.hash, group, hash)) return r;
+      } else if (join === undefined && [...slot.keys.keys()].some((a) => this.waits(slot, a))) join = r;
     }
-    // Matched by problem identity, not by how often each agent posted it: a round newer than this
-    // agent's own in which a peer holds keys is joined (the oldest one a peer still waits in, else
-    // the newest), so an agent that skipped the problem (dynamic filtering, over-sampling) meets
-    // its peers' current group instead of one shifted by its skips; else a round past all of them.
-    const own = s ?? -1;
-    let top = own;
-    let waiting: number | undefined;
-    let newest: number | undefined;
-    for (const r of this.byId[this.part[agent]!]!.get(id) ?? []) {
-      top = Math.max(top, r);
-      const slot = r > own ? this.slots.get(this.slotKey(agent, r, id)) : undefined;
-      if (!slot || slot.keys.has(agent) || slot.keys.size === 0) continue;
-      if ([...slot.keys.keys()].some((a) => !slot.answers.has(a))) waiting = Math.min(waiting ?? r, r);
-      else newest = Math.max(newest ?? r, r);
-    }
-    return waiting ?? newest ?? top + 1;
+    return join ?? Math.max(rounds.at(-1) ?? -1, this.rounds.get(`${agent}\u0000${id}`) ?? -1) + 1;
+  }
+
+  /**
+   * Whether agent `a`'s group in a slot still waits for its supervisors: no answer, and either a
+   * request of it is being answered there now, or the slot is its newest round of the id (a retry
+   * may resume it after a restart or a 504). One left unanswered in a round it moved past does not.
+   */
+  private waits(slot: Slot, a: number): boolean {
+    if (slot.answers.has(a)) return false;
+    return this.pending.has(`${slot.key}\u0000${a}`) || this.rounds.get(`${a}\u0000${slot.id}`) === slot.step;
+  }
+
+  /**
+   * Post one group without a step and wait for its answer: its answer keys are computed first, then
+   * its round is chosen ({@link nextRound}) and its keys stored in the same turn, so that two groups
+   * choosing at once (two rollouts of one problem, two agents) never choose from the same state.
+   */
+  async postRound(
+    agent: number,
+    group: PostedGroup,
+    waitMs: number = this.options.waitMs,
+    req?: RequestWork,
+  ): Promise<{ round: number; answer: GroupAnswer }> {
+    if (this.closing) throw unavailable();
+    const max = this.rt.settings.maxKeyChars;
+    const keys = await inPhase(req, 'the answer keys of its groups', async (w) =>
+      capKeys(await this.scorer.keys(group, w), max),
+    );
+    const round = this.nextRound(agent, group);
+    const [answer] = await this.post(agent, round, [group], waitMs, req, [keys]);
+    return { round, answer: answer! };
   }
 
   /** Whether `agent` holds keys of group `id` at any step (round) its part keeps. */
@@ -279,7 +315,6 @@ export class Exchange {
     return this.slots.get(this.slotKey(agent, step, id))?.answers.get(agent)?.value;
   }
 
-  /** The steps (rounds) at which an agent's part holds a group id, newest first. */
   /**
    * The answers a stored answer of `agent` was rewarded against, to score one more sample of its
    * group alike: its supervisors' keys (those present now, itself standing for itself with the
@@ -297,6 +332,7 @@ export class Exchange {
     });
   }
 
+  /** The steps (rounds) at which an agent's part holds a group id, newest first. */
   stepsOf(agent: number, id: string): number[] {
     return [...(this.byId[this.part[agent]!]!.get(id) ?? [])].sort((a, b) => b - a);
   }
@@ -315,7 +351,9 @@ export class Exchange {
    * Post an agent's groups for a step and wait for their answers (at most `waitMs`, capped by the
    * configured limit). Answers are aligned with `groups`. The plugin work runs as `req`'s, in two
    * phases (the groups' keys, then each answer): when the request goes away or a phase outlasts
-   * its time, it stops, and keys are stored only if every group's keys were computed.
+   * its time, it stops, and keys are stored only if every group's keys were computed. `given`: the
+   * groups' answer keys, already computed (aligned with `groups`): nothing is awaited before they
+   * are stored.
    */
   async post(
     agent: number,
@@ -323,6 +361,7 @@ export class Exchange {
     groups: readonly PostedGroup[],
     waitMs = this.options.waitMs,
     req?: RequestWork,
+    given?: readonly (readonly (string | null)[])[],
   ): Promise<GroupAnswer[]> {
     if (this.closing) throw unavailable();
     this.admit(agent, step, groups);
@@ -346,9 +385,11 @@ export class Exchange {
       if (this.postedHash(agent, step, g.id) === undefined) fresh.push(i);
     });
     const max = this.rt.settings.maxKeyChars;
-    const computed = await inPhase(req, 'the answer keys of its groups', (w) =>
-      Promise.all(fresh.map(async (i) => capKeys(await this.scorer.keys(groups[i]!, w), max))),
-    );
+    const computed = given
+      ? fresh.map((i) => given[i]!)
+      : await inPhase(req, 'the answer keys of its groups', (w) =>
+          Promise.all(fresh.map(async (i) => capKeys(await this.scorer.keys(groups[i]!, w), max))),
+        );
     check(); // a concurrent post may have stored keys meanwhile
     this.admit(agent, step, groups); // or moved the window, or filled the agent's step
     this.admitChars(
@@ -512,40 +553,51 @@ export class Exchange {
     deadline: number,
     req: RequestWork | undefined,
   ): Promise<GroupAnswer> {
-    const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
-    const others = sup.filter((m) => m !== agent);
-    const missing = (): number[] => others.filter((m) => !slot.keys.has(m));
+    const peers = this.peersOf(slot, agent);
     // A pointwise source (a verifier) never looks at supervisors: nothing to wait for.
     if (this.rt.pointwise) {
-      const own = slot.keys.get(agent)!.value;
-      const present = mapPacked(
-        sup.filter((m) => m === agent || slot.keys.has(m)),
-        (m) => ({ agent: m, keys: m === agent ? own : slot.keys.get(m)!.value }),
-      );
       return this.store(
         slot,
         agent,
         hash,
         await inPhase(req, 'the rewards of its groups', (w) =>
-          this.scorer.score(agent, slot.step, group, own, present, 'supervisors', w),
+          this.scorer.score(agent, slot.step, group, peers.own, peers.present(), 'supervisors', w),
         ),
         group,
       );
     }
-    if (missing().length) {
+    if (peers.missing().length) {
       const t = performance.now();
-      await this.waitUntil(slot, () => missing().length === 0, deadline, req?.gone);
+      await this.waitUntil(slot, () => peers.missing().length === 0, deadline, req?.gone);
       if (this.closing) throw unavailable();
       req?.gone?.throwIfAborted();
-      this.events.wait?.((performance.now() - t) / 1000, missing().length === 0);
+      this.events.wait?.((performance.now() - t) / 1000, peers.missing().length === 0);
     }
     return this.store(
       slot,
       agent,
       hash,
-      await inPhase(req, 'the rewards of its groups', (w) => this.scoreAfterWait(slot, agent, group, missing, w)),
+      await inPhase(req, 'the rewards of its groups', (w) => this.scoreAfterWait(slot, agent, group, peers, w)),
       group,
     );
+  }
+
+  /** An agent's supervisors in a slot, and the answer keys of those that hold keys there (its own for itself). */
+  private peersOf(slot: Slot, agent: number): Peers {
+    const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
+    const others = sup.filter((m) => m !== agent);
+    const own = slot.keys.get(agent)!.value;
+    const answersOf = (m: number): AgentAnswers => ({ agent: m, keys: m === agent ? own : slot.keys.get(m)!.value });
+    return {
+      others,
+      own,
+      missing: () => others.filter((m) => !slot.keys.has(m)),
+      present: () =>
+        mapPacked(
+          sup.filter((m) => m === agent || slot.keys.has(m)),
+          answersOf,
+        ),
+    };
   }
 
   /** The answer once the wait is over: against every supervisor, the ones that arrived, or the fallback. */
@@ -553,65 +605,40 @@ export class Exchange {
     slot: Slot,
     agent: number,
     group: PostedGroup,
-    missing: () => number[],
+    peers: Peers,
     w: WorkOptions | undefined,
   ): Promise<GroupAnswer> {
-    const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
-    const others = sup.filter((m) => m !== agent);
-    const own = slot.keys.get(agent)!.value;
-    const answersOf = (m: number): AgentAnswers => ({
-      agent: m,
-      keys: m === agent ? own : slot.keys.get(m)!.value,
-    });
-    const absent = missing();
+    const absent = peers.missing();
     if (absent.length === 0)
-      return this.scorer.score(agent, slot.step, group, own, mapPacked(sup, answersOf), 'supervisors', w);
+      return this.scorer.score(agent, slot.step, group, peers.own, peers.present(), 'supervisors', w);
     // Supervisors that hold this problem at no kept step (round): they never sampled it (yet).
     const unseen = absent.filter((m) => !this.holdsAny(m, group.id)).length;
     if (unseen > 0) this.events.unseen?.(unseen);
     const marked = (a: GroupAnswer): GroupAnswer => ({
       ...a,
-      metrics: { ...a.metrics, 'exchange/peer_unseen': others.length ? unseen / others.length : 0 },
+      metrics: { ...a.metrics, 'exchange/peer_unseen': peers.others.length ? unseen / peers.others.length : 0 },
     });
-    return marked(await this.fallbackOf(slot, agent, group, absent, w));
+    return marked(await this.fallbackOf(slot, agent, group, { peers, absent }, w));
   }
 
   private async fallbackOf(
     slot: Slot,
     agent: number,
     group: PostedGroup,
-    absent: readonly number[],
+    { peers, absent }: { readonly peers: Peers; readonly absent: readonly number[] },
     w: WorkOptions | undefined,
   ): Promise<GroupAnswer> {
-    const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
-    const others = sup.filter((m) => m !== agent);
-    const own = slot.keys.get(agent)!.value;
-    const answersOf = (m: number): AgentAnswers => ({
-      agent: m,
-      keys: m === agent ? own : slot.keys.get(m)!.value,
-    });
-    if (absent.length < others.length) {
+    if (absent.length < peers.others.length) {
       this.events.fallback?.('partial');
-      return this.scorer.score(
-        agent,
-        slot.step,
-        group,
-        own,
-        mapPacked(
-          sup.filter((m) => m === agent || slot.keys.has(m)),
-          answersOf,
-        ),
-        'partial',
-        w,
-      );
+      return this.scorer.score(agent, slot.step, group, peers.own, peers.present(), 'partial', w);
     }
     if (this.options.fallback === 'self') {
       this.events.fallback?.('self');
-      return this.scorer.score(agent, slot.step, group, own, [answersOf(agent)], 'self', w);
+      return this.scorer.score(agent, slot.step, group, peers.own, [{ agent, keys: peers.own }], 'self', w);
     }
     if (this.options.fallback === 'zero') {
       this.events.fallback?.('zero');
-      return this.scorer.zero(group, own);
+      return this.scorer.zero(group, peers.own);
     }
     this.events.fallback?.('error');
     throw new CorlError(

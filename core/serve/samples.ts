@@ -817,9 +817,8 @@ export class SampleScorer {
       const [answer] = await this.exchanges.steps.post(agent, step, [group], waitMs, work);
       return { answer: answer!, at: { step } };
     }
-    const round = this.exchanges.rounds.nextRound(agent, group);
-    const [answer] = await this.exchanges.rounds.post(agent, round, [group], waitMs, work);
-    return { answer: answer!, at: { round } };
+    const { round, answer } = await this.exchanges.rounds.postRound(agent, group, waitMs, work);
+    return { answer, at: { round } };
   }
 
   /**

@@ -51,6 +51,11 @@ export class SharedWork<K, V> {
     return this.running.size;
   }
 
+  /** Whether a computation for `key` is running now (started and not yet settled or stopped). */
+  has(key: K): boolean {
+    return this.running.has(key);
+  }
+
   /**
    * The result of `start` for `key`: joined if one is running, else started with a signal that
    * aborts when every caller's own signal has aborted (never, once a caller without one joined)

@@ -101,11 +101,25 @@ describe('serve/exchange: what is kept', () => {
     gr('b', 0, 'u');
     for (let k = 1; k <= 5; k++) gr('a', k, 'u');
     expect(held(ex).filter((h) => h.endsWith('u'))).to.deep.equal(['a0u', 'b0u', 'a4u', 'a5u']);
-    // b joins a's oldest round of u in which a still waits (4), not its own count (1): rounds match by problem.
-    expect(ex.nextRound(1, other('u'))).to.equal(4);
+    // b joins the round of u in which a still waits, not its own count (1): rounds match by problem.
+    // a left round 4 unanswered and moved past it (nothing waits there now): its newest, 5, waits.
+    expect(ex.nextRound(1, other('u'))).to.equal(5);
     // A thousand distinct labels hold at most agents x keepGroups ids.
     for (let i = 0; i < 1000; i++) gr('a', 0, `label-${i}`);
     expect(ex.size).to.equal(2 + 1 + 3); // a's two newest labels; b's t and u (rounds 0, 4 and 5 of u)
+  });
+
+  it('two groups of one agent choosing their rounds at once get two rounds (the choice and the keys go together)', async () => {
+    const r = await rt(['a', 'b'], 'corl:ring');
+    const { ex } = exchange(r, { namespace: 'get_reward', keepGroups: 8, keepRounds: 4 });
+    const g = (answer: string): PostedGroup => ({ id: 'p', prompt: '', completions: [{ text: `\\boxed{${answer}}` }] });
+    // Both compute their keys before either chooses: chosen from the same state they would both take
+    // round 0, and the second would be a conflict there.
+    const [one, two] = await Promise.all([ex.postRound(0, g('1'), 0), ex.postRound(0, g('2'), 0)]);
+    expect([one.round, two.round]).to.deep.equal([0, 1]);
+    expect([one.answer.source, two.answer.source]).to.deep.equal(['self', 'self']);
+    // b's group, later: a's two are answered (fallback), so neither is joined: a new round.
+    expect(ex.nextRound(1, g('1'))).to.equal(2);
   });
 
   it('replaying the records of what is held rebuilds the same state (a compacted journal restarts as the service was)', async () => {

@@ -16,11 +16,13 @@ export interface Sample {
   readonly query: string;
   readonly prompt?: string;
   readonly label?: string | null;
+  /** False: a vote-only sample (the request's `train`): it votes with its group and gets no reward. */
+  readonly train?: boolean;
 }
 
-/** The reward of one sample and what goes to `extra_logs`. */
+/** The reward of one sample (null: a vote-only one) and what goes to `extra_logs`. */
 export interface SampleResult {
-  readonly reward: number;
+  readonly reward: number | null;
   readonly logs: Readonly<Record<string, number>>;
 }
 
@@ -156,7 +158,7 @@ export class GetRewardScorer {
       this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors', w),
     );
     this.board?.decided(agent, 'stepless', a);
-    return resultOf(a, 0);
+    return resultOf(a, 0, s.train === false);
   }
 
   // Every arrival is a sample: identical texts are legitimate (small models repeat themselves), and
@@ -220,7 +222,7 @@ export class GetRewardScorer {
     };
     this.scoreGroup(g.agent, group, this.groupWork(g.agent, members)).then(
       (a) => {
-        members.forEach((m, i) => m.resolve(resultOf(a, i)));
+        members.forEach((m, i) => m.resolve(resultOf(a, i, m.sample.train === false)));
       },
       (e) => {
         for (const m of members) m.reject(e);
@@ -281,11 +283,16 @@ export function groupKey(key: string): string {
   return capKey(key, MAX_GROUP_ID);
 }
 
-function resultOf(a: GroupAnswer, i: number): SampleResult {
+function resultOf(a: GroupAnswer, i: number, voteOnly: boolean): SampleResult {
   const logs: Record<string, number> = { ...a.metrics };
   if (a.label !== undefined) logs['label/labeled'] = a.label !== null ? 1 : 0;
   if (a.agree !== undefined) logs['label/peer_agreement'] = a.agree;
   Object.assign(logs, sampleGrades(a, i));
+  // A vote-only sample's reward is neither sent nor graded.
+  if (voteOnly) {
+    delete logs['reward/accuracy'];
+    return { reward: null, logs };
+  }
   logs['exchange/fallback'] = a.source === 'self' || a.source === 'zero' ? 1 : 0;
   return { reward: a.rewards[i]!, logs };
 }

@@ -29,6 +29,8 @@ export interface GetRewardRequest {
   readonly prompts?: readonly string[];
   /** The dataset label of each sample, when sent (reference answer, or a problem id for the exchange). */
   readonly labels?: readonly (string | null)[];
+  /** Per sample, whether the trainer trains on it (false: it only votes with its group; TTRL's vote-on-more). */
+  readonly train?: readonly boolean[];
 }
 
 export function bad(where: string, expected: string, got: unknown): CorlError {
@@ -228,9 +230,18 @@ export function parseGetRewardRequest(body: unknown, maxSamples = Infinity): Get
   let labels: (string | null)[] | undefined;
   if (o.prompts !== undefined && o.prompts !== null) prompts = stringArray(o.prompts, 'prompts') as string[];
   if (o.labels !== undefined && o.labels !== null) labels = stringArray(o.labels, 'labels', true).map((l) => l ?? null);
+  let train: boolean[] | undefined;
+  if (o.train !== undefined && o.train !== null) {
+    if (!Array.isArray(o.train)) throw bad('train', 'an array of true or false, one per query', o.train);
+    o.train.forEach((t, i) => {
+      if (typeof t !== 'boolean') throw bad(`train[${i}]`, 'true (trained on) or false (only votes with its group)', t);
+    });
+    train = o.train as boolean[];
+  }
   for (const [name, list] of [
     ['prompts', prompts],
     ['labels', labels],
+    ['train', train],
   ] as const) {
     if (list && list.length !== query.length) {
       throw new CorlError(
@@ -240,5 +251,5 @@ export function parseGetRewardRequest(body: unknown, maxSamples = Infinity): Get
       );
     }
   }
-  return { query, ...(prompts ? { prompts } : {}), ...(labels ? { labels } : {}) };
+  return { query, ...(prompts ? { prompts } : {}), ...(labels ? { labels } : {}), ...(train ? { train } : {}) };
 }

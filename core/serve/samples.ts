@@ -50,6 +50,11 @@ export interface PostedSample {
   readonly completion: PostedCompletion;
   readonly reference?: string;
   readonly testInputs?: readonly (readonly string[])[];
+  /**
+   * False: a vote-only sample (TTRL's vote-on-more split): it is keyed and votes with its group
+   * (`size` counts it), and its answer carries no reward. Absent: a sample the trainer trains on.
+   */
+  readonly train?: false;
 }
 
 /** A POST /v1/samples body: one sample, or several under `samples`. */
@@ -110,7 +115,10 @@ export interface SampleAnswer {
   readonly round?: number;
   readonly sample?: number;
   readonly requestId?: string;
-  readonly reward: number;
+  /** Its reward; null for a vote-only sample (posted with `train: false`). */
+  readonly reward: number | null;
+  /** False for a vote-only sample. */
+  readonly train?: false;
   /** This completion's answer key (null: no answer). */
   readonly key: string | null;
   readonly label?: string | null;
@@ -189,6 +197,8 @@ function parseSample(v: unknown, where: string, limits: SampleLimits): PostedSam
       return t as string[];
     });
   }
+  if (o.train !== undefined && o.train !== null && typeof o.train !== 'boolean')
+    throw bad(at('train'), 'true (the trainer trains on this sample) or false (it only votes with its group)', o.train);
   const sample = o.sample === undefined || o.sample === null ? undefined : (o.sample as number);
   const rollout = optionalId(o.rollout, at('rollout'));
   const requestId = optionalId(o.requestId, at('requestId'));
@@ -205,6 +215,7 @@ function parseSample(v: unknown, where: string, limits: SampleLimits): PostedSam
     completion: parseCompletion(o.completion, at('completion')),
     ...(typeof o.reference === 'string' ? { reference: o.reference } : {}),
     ...(testInputs ? { testInputs } : {}),
+    ...(o.train === false ? { train: false as const } : {}),
   };
 }
 
@@ -362,7 +373,7 @@ function memberHash(s: PostedSample): string {
   return groupHash(memberGroup(s));
 }
 
-/** What a sample's fingerprint covers: its group id, completion and reference. */
+/** What a sample's fingerprint covers: its group id, completion, reference, and whether it only votes. */
 function memberGroup(s: PostedSample): PostedGroup {
   const c = s.completion;
   return {
@@ -370,6 +381,9 @@ function memberGroup(s: PostedSample): PostedGroup {
     prompt: '',
     completions: [c],
     ...(s.reference !== undefined ? { reference: s.reference } : {}),
+    // A vote-only sample's fingerprint differs from the same sample trained on (a trained one's is
+    // what it always was, so journals of earlier versions still replay).
+    ...(s.train === false ? { members: [{ id: 'vote-only', h: '' }] } : {}),
   };
 }
 
@@ -489,7 +503,7 @@ export class SampleScorer {
         this.mail.open(agent, id, s.group, hash);
         answer.then(
           (a) => {
-            this.metrics.completions.inc({ route: '/v1/samples' });
+            if (a.reward !== null) this.metrics.completions.inc({ route: '/v1/samples' });
             this.mail.settle(agent, id, { answer: a });
           },
           (e: unknown) => this.mail.settle(agent, id, { error: coded(e) }),
@@ -745,7 +759,7 @@ export class SampleScorer {
       const k = a?.members?.findIndex((m) => m.id === id) ?? -1;
       if (!a || k < 0) continue;
       if (!sameGroup(a.members![k]!.h, memberGroup(s), hash)) throw this.conflict(agent, step, s, where);
-      return answerOf(a, k, step === undefined ? { round: at } : { step: at }, s.requestId, s.sample);
+      return answerOf(a, k, step === undefined ? { round: at } : { step: at }, s);
     }
     return undefined;
   }
@@ -784,7 +798,7 @@ export class SampleScorer {
     // A rollout whose group got no answer (a 504, a shutdown) is not scored: its retry forms it again.
     if (p.step === undefined) scored.catch(() => this.closed[p.agent]!.delete(p.key));
     members.forEach((m, k) => {
-      const answer = scored.then((r) => answerOf(r.answer, k, r.at, m.sample.requestId, m.sample.sample));
+      const answer = scored.then((r) => answerOf(r.answer, k, r.at, m.sample));
       const key = keyOf(p.agent, p.step, p.group, m.id);
       this.inflight.set(key, { hash: m.hash, answer });
       answer.then(
@@ -876,7 +890,7 @@ export class SampleScorer {
         : await inPhase(work, 'the reward of its late sample', (w) =>
             this.scorer.score(agent, step, group, keys, supervisors, done.source, w),
           );
-    const answer = answerOf(a, 0, { step }, s.requestId, s.sample);
+    const answer = answerOf(a, 0, { step }, s);
     return { ...answer, metrics: { ...answer.metrics, 'exchange/late': 1 } };
   }
 
@@ -896,7 +910,7 @@ export class SampleScorer {
       this.scorer.score(agent, step ?? 0, group, keys, [{ agent, keys }], 'supervisors', w),
     );
     this.board?.decided(agent, step === undefined ? 'stepless' : { step }, a);
-    return answerOf(a, 0, step === undefined ? {} : { step }, s.requestId, s.sample);
+    return answerOf(a, 0, step === undefined ? {} : { step }, s);
   }
 
   private conflict(agent: number, step: number | undefined, s: PostedSample, where: string): CorlError {
@@ -958,21 +972,24 @@ function answerOf(
   a: GroupAnswer,
   k: number,
   at: { step?: number; round?: number },
-  requestId?: string,
-  sample?: number,
+  s: Pick<PostedSample, 'requestId' | 'sample' | 'train'>,
 ): SampleAnswer {
+  const grades = sampleGrades(a, k);
+  // A vote-only sample has no reward: nor is its reward graded (reward/accuracy is the trained ones').
+  if (s.train === false) delete grades['reward/accuracy'];
   return {
     group: a.id,
     ...at,
-    ...(sample !== undefined ? { sample } : {}),
-    ...(requestId !== undefined ? { requestId } : {}),
-    reward: a.rewards[k]!,
+    ...(s.sample !== undefined ? { sample: s.sample } : {}),
+    ...(s.requestId !== undefined ? { requestId: s.requestId } : {}),
+    reward: s.train === false ? null : a.rewards[k]!,
+    ...(s.train === false ? { train: false as const } : {}),
     key: a.keys[k] ?? null,
     ...(a.label !== undefined ? { label: a.label } : {}),
     ...(a.ownLabel !== undefined ? { ownLabel: a.ownLabel } : {}),
     source: a.source,
     groupSize: a.rewards.length,
-    metrics: { ...a.metrics, ...sampleGrades(a, k) },
+    metrics: { ...a.metrics, ...grades },
   };
 }
 

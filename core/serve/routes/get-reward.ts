@@ -33,20 +33,30 @@ export const postGetReward: PostRoute = async (svc, body, ctx) => {
     rt.agentIndex(rt.settings.getReward.agent ?? rt.agents[0]!)!;
   if (ctx.id === undefined) return reply(svc, agent, req, requestWork(rt, agent, ctx.gone));
   // With an id the samples stay at the barrier if the request goes away: its retry claims the reply.
-  const fp = requestHash([req.query, req.prompts ?? null, req.labels ?? null]);
+  const fp = requestHash(
+    req.train
+      ? [req.query, req.prompts ?? null, req.labels ?? null, req.train]
+      : [req.query, req.prompts ?? null, req.labels ?? null],
+  );
   return svc.replies.run(agent, ctx.id, fp, () => reply(svc, agent, req, requestWork(rt, agent)));
 };
 
 async function reply(svc: Service, agent: number, req: GetRewardRequest, work: RequestWork): Promise<unknown> {
-  const samples = req.query.map((query, i) => ({ query, prompt: req.prompts?.[i], label: req.labels?.[i] }));
+  const samples = req.query.map((query, i) => ({
+    query,
+    prompt: req.prompts?.[i],
+    label: req.labels?.[i],
+    ...(req.train?.[i] === false ? { train: false } : {}),
+  }));
   const results = await svc.getReward.score(agent, samples, work);
-  svc.metrics.completions.inc({ route: '/get_reward' }, results.length);
+  svc.metrics.completions.inc({ route: '/get_reward' }, results.filter((r) => r.reward !== null).length);
   const names = [...new Set(results.flatMap((r) => Object.keys(r.logs)))].sort();
   const extra: Record<string, number[]> = {};
   for (const n of names) extra[n] = results.map((r) => r.logs[n] ?? 0);
   return {
+    // A vote-only sample (train false) gets null: it votes with its group and is not trained on.
     rewards: results.map((r) => r.reward),
-    scores: results.map((r) => Math.min(1, Math.max(0, r.reward))),
+    scores: results.map((r) => (r.reward === null ? null : Math.min(1, Math.max(0, r.reward)))),
     extra_logs: extra,
   };
 }

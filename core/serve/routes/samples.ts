@@ -38,7 +38,7 @@ export const postSamples: PostRoute = async (svc, body, ctx) => {
       req,
       requestWork(rt, agent, ctx.id === undefined ? ctx.gone : undefined),
     );
-    svc.metrics.completions.inc({ route: '/v1/samples' }, answers.length);
+    svc.metrics.completions.inc({ route: '/v1/samples' }, answers.filter((a) => a.reward !== null).length);
     if (req.single) return { agent: rt.agents[agent], ...answers[0]! };
     return { agent: rt.agents[agent], samples: answers };
   };

@@ -36,6 +36,12 @@ asks for the sampled token's alone and sends -log p(sampled) as a one-sample ent
 max_logprobs=1, so use it there). The statistics are of the distribution vLLM reports: before
 temperature by default (vLLM's raw logprobs), after it with OpenRLHF's processed logprobs; the two
 agree at temperature 1. OpenRLHF still gets rollout_log_probs only when it asked for them.
+
+TTRL's vote-on-more split (vote over M samples per prompt, train on N): set CORL_VOTE_SAMPLES=M, a
+multiple of CORL_GROUP_SIZE=N (= --rollout.n_samples_per_prompt). Each execute then generates its
+own sample and M/N - 1 more of the same prompt (separate engine calls; a seeded SamplingParams gets
+seed + 1, + 2, ... for them), posts them as vote-only samples (train: false) of the prompt's group of
+M, and returns only its own to OpenRLHF, rewarded against the vote over all M: OpenRLHF trains on N.
 """
 
 # -- corl_client: begin. docs/integrations/corl_client.py is the one source of this block; `npm run gen`
@@ -617,7 +623,7 @@ def new_request_id():
 
 
 def sample_body(group, size, text, tokens=None, finish_reason=None, sample=None, rollout=None, request_id=None,
-                prompt=None, reference=None, entropies=None, mean_logprobs=None):
+                prompt=None, reference=None, entropies=None, mean_logprobs=None, train=None):
     """One POST /v1/samples sample.
 
     group      the problem id, the same in every agent's posts (a dataset id column, not a per-process uid)
@@ -626,6 +632,8 @@ def sample_body(group, size, text, tokens=None, finish_reason=None, sample=None,
     sample     its position in the group, when known; rollout: the trainer's own id of this group
                instance (verl's uid); request_id: idempotency key (new_request_id())
     entropies / mean_logprobs: per-token statistics, one per generated token (RENT / Intuitor)
+    train      False: a vote-only sample (TTRL's vote-on-more split): it votes with its group (size
+               counts it) and its answer's reward is None; the trainer does not train on it
     """
     completion = {"text": text}
     if tokens is not None:
@@ -641,6 +649,8 @@ def sample_body(group, size, text, tokens=None, finish_reason=None, sample=None,
                        ("reference", reference)):
         if value is not None:
             body[key] = int(value) if key == "sample" else str(value)
+    if train is False:
+        body["train"] = False
     return body
 
 
@@ -717,6 +727,11 @@ class AgentExecutor(AgentExecutorBase):
         if self.top_logprobs < 1 or self.vocab_size < 0:
             raise ValueError("expected CORL_TOP_LOGPROBS >= 1 and CORL_VOCAB_SIZE >= 0, got %r and %r"
                              % (os.environ.get("CORL_TOP_LOGPROBS"), os.environ.get("CORL_VOCAB_SIZE")))
+        self.vote_samples = int(os.environ.get("CORL_VOTE_SAMPLES") or self.group_size)
+        if self.vote_samples < self.group_size or self.vote_samples % self.group_size:
+            raise ValueError("expected CORL_VOTE_SAMPLES (the samples voted over per prompt) to be a multiple of "
+                             "CORL_GROUP_SIZE (%d, the samples trained on), got %r"
+                             % (self.group_size, os.environ.get("CORL_VOTE_SAMPLES")))
         self.client = client or AsyncCorlClient()
         self._health = None
 
@@ -735,7 +750,15 @@ class AgentExecutor(AgentExecutorBase):
         room = max_length - params.max_tokens
         if len(prompt_ids) > room:
             prompt_ids = prompt_ids[-room:]
-        output = (await llm_engine.generate(prompt_ids, deepcopy(params), multi_modal_data=None)).outputs[0]
+        # Vote-only samples (CORL_VOTE_SAMPLES): asked of the engine together with this execute's own.
+        extra = self.vote_samples // self.group_size - 1
+        runs = [deepcopy(params) for _ in range(1 + extra)]
+        for k, extra_params in enumerate(runs[1:]):
+            if getattr(extra_params, "seed", None) is not None:
+                extra_params.seed = extra_params.seed + 1 + k
+        outputs = [r.outputs[0] for r in await asyncio.gather(
+            *[llm_engine.generate(prompt_ids, p, multi_modal_data=None) for p in runs])]
+        output = outputs[0]
         action = list(output.token_ids)
         log_probs = None
         if sampling_params.logprobs is not None and output.logprobs is not None:
@@ -745,7 +768,12 @@ class AgentExecutor(AgentExecutorBase):
                 log_probs.append(chosen.logprob if chosen is not None else 0.0)
         text = hf_tokenizer.decode(action, skip_special_tokens=True)
         token_stats = self._token_stats(action, output.logprobs, hf_tokenizer) if stats else {}
-        answer = await self._score(prompt, label, text, len(action), output.finish_reason, **token_stats)
+        votes = []
+        for o in outputs[1:]:
+            ids = list(o.token_ids)
+            votes.append((hf_tokenizer.decode(ids, skip_special_tokens=True), len(ids), o.finish_reason,
+                          self._token_stats(ids, o.logprobs, hf_tokenizer) if stats else {}))
+        answer = await self._score(prompt, label, text, len(action), output.finish_reason, votes=votes, **token_stats)
         reward = float(answer["reward"])
         return {
             "prompt": prompt,
@@ -785,7 +813,7 @@ class AgentExecutor(AgentExecutorBase):
         pairs = [top_logprob_stats([c.logprob for c in candidates.values()], vocab) for candidates in logprobs]
         return {"entropies": [h for h, _ in pairs], "mean_logprobs": [m for _, m in pairs]}
 
-    async def _score(self, prompt, label, text, tokens, finish_reason, entropies=None, mean_logprobs=None):
+    async def _score(self, prompt, label, text, tokens, finish_reason, entropies=None, mean_logprobs=None, votes=()):
         reads = reads_ground_truth(await self._service())
         if self.group_by == "id":
             if label is None:
@@ -797,11 +825,19 @@ class AgentExecutor(AgentExecutorBase):
         if reads and reference is None:
             raise ValueError("expected --data.label_key naming the reference-answer column, because the served reward "
                              "reads ground truth; got %s" % ("CORL_GROUP_BY=id" if self.group_by == "id" else "no label"))
-        body = sample_body(group, self.group_size, text, tokens=tokens,
+        body = sample_body(group, self.vote_samples, text, tokens=tokens,
                            finish_reason=finish_reason if finish_reason in ("stop", "length") else None,
                            request_id=new_request_id(), prompt=prompt, reference=reference,
                            entropies=entropies, mean_logprobs=mean_logprobs)
-        return await self.client.post_sample(self.agent, body)
+        if not votes:
+            return await self.client.post_sample(self.agent, body)
+        bodies = [body] + [
+            sample_body(group, self.vote_samples, t, tokens=n,
+                        finish_reason=f if f in ("stop", "length") else None, request_id=new_request_id(),
+                        prompt=prompt, reference=reference, entropies=st.get("entropies"),
+                        mean_logprobs=st.get("mean_logprobs"), train=False)
+            for t, n, f, st in votes]
+        return (await self.client.post_samples(self.agent, bodies))["samples"][0]
 
 
 def _extra_logs(answer):

@@ -626,7 +626,7 @@ def new_request_id():
 
 
 def sample_body(group, size, text, tokens=None, finish_reason=None, sample=None, rollout=None, request_id=None,
-                prompt=None, reference=None, entropies=None, mean_logprobs=None):
+                prompt=None, reference=None, entropies=None, mean_logprobs=None, train=None):
     """One POST /v1/samples sample.
 
     group      the problem id, the same in every agent's posts (a dataset id column, not a per-process uid)
@@ -635,6 +635,8 @@ def sample_body(group, size, text, tokens=None, finish_reason=None, sample=None,
     sample     its position in the group, when known; rollout: the trainer's own id of this group
                instance (verl's uid); request_id: idempotency key (new_request_id())
     entropies / mean_logprobs: per-token statistics, one per generated token (RENT / Intuitor)
+    train      False: a vote-only sample (TTRL's vote-on-more split): it votes with its group (size
+               counts it) and its answer's reward is None; the trainer does not train on it
     """
     completion = {"text": text}
     if tokens is not None:
@@ -650,6 +652,8 @@ def sample_body(group, size, text, tokens=None, finish_reason=None, sample=None,
                        ("reference", reference)):
         if value is not None:
             body[key] = int(value) if key == "sample" else str(value)
+    if train is False:
+        body["train"] = False
     return body
 
 

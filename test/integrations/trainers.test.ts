@@ -413,6 +413,50 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
     expect(await metric(s.url, 'corl_serve_untokenized_completions_total{route="/v1/samples"}')).to.equal(undefined);
   });
 
+  it('OpenRLHF agent executor with CORL_VOTE_SAMPLES: votes over M = 6, returns the N = 2 trained', async () => {
+    const s = await serve(lengthRing({ exchange: { wait: 60 } }));
+    // Each of a prompt's two executes generates its own sample, then two vote-only ones: the engine
+    // hands out [own, vote, vote] per execute. agent-1's six vote "7" (its two own alone: "3"),
+    // agent-0's six vote "5"; agent-0 is rewarded against "7", agent-1 against "5".
+    const box = (x: string): [string, string] => [`so answer is $\\boxed{${x}}$.`, 'stop'];
+    const scripts = [
+      ['7', '5', '5', '2', '5', '5'],
+      ['3', '7', '7', '3', '7', '7'],
+    ].map((xs) => xs.map(box));
+    const out = await Promise.all(
+      AGENTS.map((agent, a) =>
+        python(
+          'trainers.py',
+          {
+            mode: 'openrlhf_agent',
+            module: path.join(INTEGRATIONS, 'openrlhf_agent.py'),
+            vocab: vocabulary(['<|im_start|>user', '<|im_start|>assistant', 'q0']),
+            max_length: 200,
+            max_tokens: 20,
+            n: 2,
+            prompts: [
+              {
+                prompt: '<|im_start|>user Problem q0 find it. <|im_start|>assistant',
+                label: '7',
+                completions: scripts[a],
+                delays: scripts[a]!.map(() => 0),
+              },
+            ],
+            env: { CORL_AGENT: agent, CORL_GROUP_SIZE: '2', CORL_VOTE_SAMPLES: '6', CORL_SERVE_URL: s.url },
+          },
+          tmp.dir,
+          `orl-vote-${agent}`,
+        ),
+      ),
+    );
+    const labels = ['7', '5'];
+    out.forEach((r, a) => {
+      const own = [scripts[a]![0]![0], scripts[a]![3]![0]].map((t) => reward(keyOf(t), labels[a]!, words(t) + 1));
+      expect(r[0].map((x: any) => x.reward).sort(), AGENTS[a]).to.deep.equal(own.sort());
+      expect(r[0].map((x: any) => x.extra_logs['corl/label_accuracy'])).to.deep.equal(a === 0 ? [1, 1] : [0, 0]);
+    });
+  });
+
   it("OpenRLHF v0.11.0 remote reward URL: one aiohttp POST /get_reward per sample, a prompt's samples concurrent, per agent", async () => {
     const K = 4;
     const s = await serve(ringConfig('corl:vote', { getReward: { groupSize: K, wait: 60 }, exchange: { wait: 60 } }));

@@ -392,7 +392,7 @@ export class SampleScorer {
   private readonly pending = new Map<string, Pending>();
   private readonly inflight = new Map<string, InFlight>();
   /** Rollout tags whose group was scored, so that a sample past the declared size is refused (bounded). */
-  private readonly closed: Map<string, number>[];
+  private readonly closed: Map<string, { size: number; round?: number }>[];
   /** Per agent, samples waiting for the rest of their group (each agent within serve.samples.maxPending). */
   private readonly waiting: number[];
   /** Answers of deferred samples until a wait collects them. */
@@ -673,10 +673,15 @@ export class SampleScorer {
       const done = this.exchanges.steps.answerOf(agent, step, s.group);
       // A group scored with fewer samples than its size (the wait ran out) still has room: its late
       // sample is scored against what the group was (docs/guide/serve.md "Late samples").
-      if (done && done.rewards.length < s.size) return this.late(agent, step, s, { id, hash }, done, work, where);
+      if (done && done.rewards.length < s.size) return this.late(agent, { step }, s, { id, hash }, done, work, where);
       if (done) throw this.complete(agent, step, s, done.rewards.length, where);
     } else if (s.rollout !== undefined && this.closed[agent]!.has(pendingKey)) {
-      throw this.complete(agent, step, s, this.closed[agent]!.get(pendingKey)!, where);
+      // A rollout's group scored short takes its late samples as a step's does, in its round.
+      const c = this.closed[agent]!.get(pendingKey)!;
+      const done = c.round === undefined ? undefined : this.exchanges.rounds.answerOf(agent, c.round, s.group);
+      if (done && c.round !== undefined && done.rewards.length < s.size)
+        return this.late(agent, { round: c.round }, s, { id, hash }, done, work, where);
+      throw this.complete(agent, step, s, c.size, where);
     }
     const open = this.pending.get(pendingKey);
     if (open && open.size !== s.size)
@@ -796,7 +801,14 @@ export class SampleScorer {
     );
     const scored = this.score(p.agent, p.step, group, waitMs, work);
     // A rollout whose group got no answer (a 504, a shutdown) is not scored: its retry forms it again.
-    if (p.step === undefined) scored.catch(() => this.closed[p.agent]!.delete(p.key));
+    if (p.step === undefined)
+      scored.then(
+        (r) => {
+          const c = this.closed[p.agent]!.get(p.key);
+          if (c && 'round' in r.at) c.round = r.at.round;
+        },
+        () => this.closed[p.agent]!.delete(p.key),
+      );
     members.forEach((m, k) => {
       const answer = scored.then((r) => answerOf(r.answer, k, r.at, m.sample));
       const key = keyOf(p.agent, p.step, p.group, m.id);
@@ -815,7 +827,7 @@ export class SampleScorer {
 
   private remember(agent: number, key: string, size: number): void {
     const closed = this.closed[agent]!;
-    closed.set(key, size);
+    closed.set(key, { size });
     // Bounded per agent: the oldest tags go first (a late sample of a long-gone rollout then starts a group of its own).
     while (closed.size > this.rt.settings.samples.maxPending) closed.delete(closed.keys().next().value!);
   }
@@ -845,14 +857,15 @@ export class SampleScorer {
    */
   private late(
     agent: number,
-    step: number,
+    at: { readonly step: number } | { readonly round: number },
     s: PostedSample,
     { id, hash }: { readonly id: string; readonly hash: string },
     done: GroupAnswer,
     work: RequestWork,
     where: string,
   ): Promise<SampleAnswer> {
-    const prefix = lateKey(step, s.group, '');
+    const step = 'step' in at ? at.step : undefined;
+    const prefix = lateKey('step' in at ? String(at.step) : `r${at.round}`, s.group, '');
     const key = prefix + id;
     let known = false;
     let count = 0;
@@ -861,9 +874,7 @@ export class SampleScorer {
       else if (k.startsWith(prefix)) count++;
     if (!known && done.rewards.length + count >= s.size) throw this.complete(agent, step, s, s.size, where);
     try {
-      return this.lates.run(agent, key, hash, () =>
-        this.scoreLate(agent, step, s, done, work),
-      ) as Promise<SampleAnswer>;
+      return this.lates.run(agent, key, hash, () => this.scoreLate(agent, at, s, done, work)) as Promise<SampleAnswer>;
     } catch (e) {
       if (isCorlError(e) && e.code === 'CORL_ERR_SERVE_CONFLICT') throw this.conflict(agent, step, s, where);
       throw e;
@@ -872,7 +883,7 @@ export class SampleScorer {
 
   private async scoreLate(
     agent: number,
-    step: number,
+    at: { readonly step: number } | { readonly round: number },
     s: PostedSample,
     done: GroupAnswer,
     work: RequestWork,
@@ -883,14 +894,16 @@ export class SampleScorer {
     const keys = await inPhase(work, 'the answer key of its late sample', async (w) =>
       capKeys(await this.scorer.keys(group, w), max),
     );
-    const supervisors = this.exchanges.steps.supervisorsOf(agent, step, s.group, done);
+    const step = 'step' in at ? at.step : at.round;
+    const ex = 'step' in at ? this.exchanges.steps : this.exchanges.rounds;
+    const supervisors = ex.supervisorsOf(agent, step, s.group, done);
     const a =
       supervisors === undefined
         ? this.scorer.zero(group, keys)
         : await inPhase(work, 'the reward of its late sample', (w) =>
             this.scorer.score(agent, step, group, keys, supervisors, done.source, w),
           );
-    const answer = answerOf(a, 0, { step }, s);
+    const answer = answerOf(a, 0, at, s);
     return { ...answer, metrics: { ...answer.metrics, 'exchange/late': 1 } };
   }
 
@@ -994,7 +1007,7 @@ function answerOf(
 }
 
 /** The ledger id of a late sample: its step, its group id length-prefixed, then its sample id (no two share one). */
-function lateKey(step: number, group: string, id: string): string {
+function lateKey(step: string, group: string, id: string): string {
   return `${step}\u0000${group.length}:${group}\u0000${id}`;
 }
 

@@ -214,6 +214,45 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
     expect(server.metrics.sampleGroups.get({ outcome: 'late' })).to.equal(1);
   });
 
+  it('without a step, a late sample of a rollout scored short is rewarded in its round as a stepped one is, not 422', async () => {
+    server = await startServer(ringServeConfig({ samples: { wait: 0.3 }, exchange: { wait: 30 } }), tmp.dir);
+    // b (3, 3, 2; vote 3) and a's 2 of 3 samples (2, 3; rollout u) meet in round 0: a's short group against 3.
+    const pb = Promise.all(
+      ['3', '3', '2'].map((x, i) =>
+        post(server!.url, '/v1/samples', sample('b', 'q', 3, x, { rollout: 'v', requestId: `b${i}` })),
+      ),
+    );
+    const early = await Promise.all(
+      ['2', '3'].map((x, i) =>
+        post(server!.url, '/v1/samples', sample('a', 'q', 3, x, { rollout: 'u', requestId: `a${i}` })),
+      ),
+    );
+    expect(early.map((r) => [r.body.round, r.body.reward, r.body.groupSize, r.body.label])).to.deep.equal([
+      [0, 0, 2, '3'],
+      [0, 1, 2, '3'],
+    ]);
+    // The third sample of rollout u comes after: rewarded against b's vote in round 0, flagged late; its retry replays.
+    for (let k = 0; k < 2; k++) {
+      const late = await post(server.url, '/v1/samples', sample('a', 'q', 3, '3', { rollout: 'u', requestId: 'a2' }));
+      expect(late.status, JSON.stringify(late.body)).to.equal(200);
+      expect(late.body).to.deep.include({
+        round: 0,
+        reward: 1,
+        key: '3',
+        label: '3',
+        source: 'supervisors',
+        groupSize: 1,
+      });
+      expect(late.body.metrics['exchange/late']).to.equal(1);
+    }
+    expect(server.metrics.sampleGroups.get({ outcome: 'late' })).to.equal(1);
+    // One more than the declared size: 422, as with a step.
+    const extra = await post(server.url, '/v1/samples', sample('a', 'q', 3, '3', { rollout: 'u', requestId: 'a3' }));
+    expect(extra.status).to.equal(422);
+    expect(extra.body.error.code).to.equal('CORL_ERR_SERVE_GROUP_SIZE');
+    expect((await pb).map((r) => r.body.reward)).to.deep.equal([0, 0, 1]); // a's short group 2, 3 ties: to 2
+  });
+
   it('late samples are journaled: a keyed retry replays (also after a restart), a changed one is 409, past the size 422', async () => {
     const config = ringServeConfig({ samples: { wait: 0.3 } });
     server = await startServer(config, tmp.dir);

@@ -71,7 +71,7 @@ function configReference(
     kind: string;
     description: string;
     options: JsonSchema;
-    usesGroundTruth?: unknown;
+    readsGroundTruth?: unknown;
   }[],
 ): string {
   const out = [
@@ -94,10 +94,10 @@ function configReference(
     out.push(`### ${kind}`, '');
     for (const m of mine) {
       const gt =
-        m.usesGroundTruth === true
-          ? ' *Uses ground truth.*'
-          : typeof m.usesGroundTruth === 'function'
-            ? ' *Uses ground truth when a part does.*'
+        m.readsGroundTruth === true
+          ? ' *Reads ground truth.*'
+          : typeof m.readsGroundTruth === 'function'
+            ? ' *Reads ground truth when a part does.*'
             : '';
       out.push(`#### \`${m.name}\``, '', `${m.description}.${gt}`, '');
       const rows = fieldsTable(m.options, '');

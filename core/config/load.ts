@@ -269,7 +269,7 @@ function manifestLabelUse(
       throw e.at(at('reward'));
     }
   };
-  const readsGroundTruth = ask(() => queries.usesGroundTruth(config.reward));
+  const readsGroundTruth = ask(() => queries.readsGroundTruth(config.reward));
   const trainedOnLabels = ask(() => queries.trainedOnLabels(config.reward));
   const tokenStats = ask(() => queries.tokenStats(config.reward));
   if (config.labelFree && (readsGroundTruth || trainedOnLabels)) {

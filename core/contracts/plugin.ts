@@ -98,9 +98,17 @@ export type ManifestAnswer<O> = boolean | ((options: O, ctx: ManifestQueryContex
 export interface RewardManifestFields<O> {
   /**
    * Whether it reads ground truth. A function when it depends on the options (e.g. a weighted sum
-   * uses ground truth if any part does). Only a source that declares it gets
+   * reads ground truth if any part does). Only a source that declares it gets
    * `RewardContext.reference` and may be injected `GROUND_TRUTH`/`TASK`; a `labelFree` run refuses
    * it, and a run using it is reported as supervised.
+   */
+  readonly readsGroundTruth?: ManifestAnswer<O>;
+  /**
+   * The former name of `readsGroundTruth`, accepted for one release (removed in corl 0.2): the registry reads it as
+   * `readsGroundTruth` (its frozen copy holds only that) and warns once per plugin name, a
+   * `DeprecationWarning` with code `CORL_DEP_USES_GROUND_TRUTH`. A manifest that declares both is
+   * `CORL_ERR_PLUGIN_INVALID`.
+   * @deprecated declare `readsGroundTruth`.
    */
   readonly usesGroundTruth?: ManifestAnswer<O>;
   /**
@@ -195,7 +203,7 @@ export type PluginManifest<K extends PluginKind = PluginKind, O = Record<string,
 export const MANIFEST_FIELDS = {
   task: [],
   policy: ['memory'],
-  reward: ['usesGroundTruth', 'trainedOnLabels', 'pointwise', 'tokenStats'],
+  reward: ['readsGroundTruth', 'usesGroundTruth', 'trainedOnLabels', 'pointwise', 'tokenStats'],
   topology: [],
   diversity: [],
   extractor: [],
@@ -216,7 +224,12 @@ export interface SamplingLoad {
 
 /** Lets a manifest query ask about nested selections (used by composite plugins). */
 export interface ManifestQueryContext {
-  /** Whether the selection (already resolved) uses ground truth. */
+  /** Whether the selection (already resolved) reads ground truth. */
+  readsGroundTruth(selection: ResolvedSelection): boolean;
+  /**
+   * The same question under its former name, kept for one release (removed in corl 0.2).
+   * @deprecated ask `readsGroundTruth`.
+   */
   usesGroundTruth(selection: ResolvedSelection): boolean;
   /** Whether the selection (already resolved) was trained on labels (`trainedOnLabels`). */
   trainedOnLabels(selection: ResolvedSelection): boolean;
@@ -239,7 +252,7 @@ export interface PluginContext extends ManifestQueryContext {
   /**
    * Create a nested plugin from an already validated selection (for composite plugins), exactly as
    * the run creates its own: its dependencies resolved for it by the run. A plugin that does not
-   * declare `usesGroundTruth` cannot create a task or a reward source that does
+   * declare `readsGroundTruth` cannot create a task or a reward source that does
    * (`CORL_ERR_PLUGIN_CAPABILITY`). The creator closes what it creates.
    */
   create<K extends PluginKind>(kind: K, selection: ResolvedSelection): Promise<PluginKindMap[K]>;
@@ -249,7 +262,7 @@ export interface PluginContext extends ManifestQueryContext {
  * The dependencies a plugin declares, by the name its factory reads them under: each value is an
  * injection token the run resolves before calling `create` (`EQUIVALENCE`, `ANSWER_EXTRACTOR`,
  * `TOPOLOGY`, `DIVERSITY_STRATEGY`, `ADVANTAGE_ESTIMATOR`, `PLUGIN_OPTIONS`, `PLUGIN_CONTEXT`; and
- * `GROUND_TRUTH`, `TASK` for a reward source that declares `usesGroundTruth`). A token the plugin
+ * `GROUND_TRUTH`, `TASK` for a reward source that declares `readsGroundTruth`). A token the plugin
  * is not entitled to, or that the run has not created yet, is `CORL_ERR_PLUGIN_CAPABILITY`.
  */
 export type PluginDependencies = { readonly [name: string]: InjectionToken<unknown> };

@@ -3,7 +3,7 @@ import type { InjectionToken } from 'tsyringe';
 /**
  * One problem as every plugin sees it. The reference answer is deliberately absent: it travels
  * beside the problem in {@link GroundTruth}, which only reward sources that declare
- * `usesGroundTruth` (and the evaluator, for monitoring) ever receive.
+ * `readsGroundTruth` (and the evaluator, for monitoring) ever receive.
  */
 export interface Problem {
   /** Stable identifier, unique within a task; variants and ground truth are aligned by it. */
@@ -41,7 +41,7 @@ export interface Reference {
 
 /**
  * Read access to the references of a task, keyed by problem id. Handed only to reward sources whose
- * manifest declares `usesGroundTruth` (in their container), and to the trainer's evaluator.
+ * manifest declares `readsGroundTruth` (in their container), and to the trainer's evaluator.
  */
 export interface GroundTruth {
   /** The reference of a problem, or undefined if the task has none for it. */
@@ -50,7 +50,7 @@ export interface GroundTruth {
   readonly size: number;
 }
 
-/** Injection token of the run's {@link GroundTruth}: registered only in the container of a reward source that declares `usesGroundTruth`. */
+/** Injection token of the run's {@link GroundTruth}: registered only in the container of a reward source that declares `readsGroundTruth`. */
 export const GROUND_TRUTH: InjectionToken<GroundTruth> = 'corl.GroundTruth';
 
 /** A {@link GroundTruth} over a map; the usual implementation. */

@@ -58,7 +58,7 @@ export interface RewardContext {
   readonly supervisors: readonly AgentAnswers[];
   /** The run's answer equivalence, for clustering and grading. */
   readonly equivalence: Equivalence;
-  /** The reference — present only when the source's manifest declares `usesGroundTruth`. */
+  /** The reference — present only when the source's manifest declares `readsGroundTruth`. */
   readonly reference?: Reference;
 }
 
@@ -85,7 +85,7 @@ export interface AnswerKeyInput {
 /**
  * Turns one agent's completions for one problem into rewards. Label-free sources see only answers
  * (their own and their supervisors'); a source that reads `reference` must say so in its manifest
- * (`usesGroundTruth`), and a `labelFree` config refuses it.
+ * (`readsGroundTruth`), and a `labelFree` config refuses it.
  */
 export interface RewardSource {
   /**

@@ -58,5 +58,5 @@ export interface Task {
   evaluationPrompt?(prompt: string, turn: NeighbourTurn): string;
 }
 
-/** Injection token of the run's {@link Task} (its data holds the references): registered only in the container of a reward source that declares `usesGroundTruth`. */
+/** Injection token of the run's {@link Task} (its data holds the references): registered only in the container of a reward source that declares `readsGroundTruth`. */
 export const TASK: InjectionToken<Task> = 'corl.Task';

@@ -16,7 +16,7 @@ export type { PluginRegistrar } from '../contracts/plugin';
  * Type helper for a plugin definition: infers the kind, the options type and the dependencies. The
  * manifest is that kind's ({@link ManifestOf}): a reward source's may declare what it reads, a
  * policy's its memory, an equivalence's or a metrics sink's whether it is trusted with references,
- * and a field of another kind (a topology's `usesGroundTruth`) does not compile. A factory's dependencies are declared in `inject` (name → token) and handed to `create`, resolved,
+ * and a field of another kind (a topology's `readsGroundTruth`) does not compile. A factory's dependencies are declared in `inject` (name → token) and handed to `create`, resolved,
  * as its third argument:
  *
  * ```ts

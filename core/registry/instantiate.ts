@@ -45,7 +45,7 @@ interface Creator {
 export function entitlementOf(registry: PluginRegistry, kind: PluginKind, selection: ResolvedSelection): Entitlement {
   const q = manifestQueries(registry);
   return {
-    groundTruth: kind === 'reward' && q.usesGroundTruth(selection),
+    groundTruth: kind === 'reward' && q.readsGroundTruth(selection),
     trainedOnLabels: kind === 'reward' && q.trainedOnLabels(selection),
   };
 }
@@ -83,9 +83,9 @@ function refuseNested(
   if (entitlement.groundTruth || kind === 'task') {
     return new CorlError(
       'CORL_ERR_PLUGIN_CAPABILITY',
-      `expected "${creator.use}", which does not declare usesGroundTruth, to create only plugins without ground truth, got a request for ${kind === 'task' ? `the task "${selection.use}"` : `"${selection.use}", which reads ground truth`}`,
+      `expected "${creator.use}", which does not declare readsGroundTruth, to create only plugins without ground truth, got a request for ${kind === 'task' ? `the task "${selection.use}"` : `"${selection.use}", which reads ground truth`}`,
       {
-        hint: `declare usesGroundTruth in the manifest of "${creator.use}" (a function of its options when only some parts need it)`,
+        hint: `declare readsGroundTruth in the manifest of "${creator.use}" (a function of its options when only some parts need it)`,
       },
     );
   }
@@ -130,7 +130,8 @@ export async function instantiate<K extends PluginKind>(
     seed: scope.seed,
     agent: scope.agent,
     baseDir: scope.baseDir,
-    usesGroundTruth: (sel: ResolvedSelection) => queries.usesGroundTruth(sel),
+    readsGroundTruth: (sel: ResolvedSelection) => queries.readsGroundTruth(sel),
+    usesGroundTruth: (sel: ResolvedSelection) => queries.readsGroundTruth(sel),
     trainedOnLabels: (sel: ResolvedSelection) => queries.trainedOnLabels(sel),
     tokenStats: (sel: ResolvedSelection) => queries.tokenStats(sel),
     create: <N extends PluginKind>(k: N, sel: ResolvedSelection) =>
@@ -168,7 +169,8 @@ export async function instantiate<K extends PluginKind>(
 /** Answers manifest questions (ground truth, token statistics) for a selection, nested ones included, once per options. */
 export function manifestQueries(registry: PluginRegistry, kind: PluginKind = 'reward'): ManifestQueryContext {
   const q: ManifestQueryContext = {
-    usesGroundTruth: (sel) => registry.answer(kind, sel, 'usesGroundTruth', q),
+    readsGroundTruth: (sel) => registry.answer(kind, sel, 'readsGroundTruth', q),
+    usesGroundTruth: (sel) => registry.answer(kind, sel, 'readsGroundTruth', q),
     trainedOnLabels: (sel) => registry.answer(kind, sel, 'trainedOnLabels', q),
     tokenStats: (sel) => registry.answer(kind, sel, 'tokenStats', q),
   };

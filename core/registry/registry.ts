@@ -24,7 +24,7 @@ export interface PluginOrigin {
 }
 
 /** One manifest question whose answer may depend on the options. */
-export type ManifestQuestion = 'usesGroundTruth' | 'trainedOnLabels' | 'tokenStats';
+export type ManifestQuestion = 'readsGroundTruth' | 'trainedOnLabels' | 'tokenStats';
 
 /**
  * The one registry of every plugin kind. A run owns one; a duplicate name within a kind or an
@@ -192,12 +192,12 @@ function read(obj: object, key: string, what: string): unknown {
     return (obj as Record<string, unknown>)[key];
   } catch (e) {
     throw new CorlError('CORL_ERR_PLUGIN_INVALID', `expected ${what} to be readable, got an error: ${errorLine(e)}`, {
-      hint: 'give the manifest plain values (or functions of the options for usesGroundTruth, trainedOnLabels, tokenStats)',
+      hint: 'give the manifest plain values (or functions of the options for readsGroundTruth, trainedOnLabels, tokenStats)',
     });
   }
 }
 
-const QUESTIONS = ['usesGroundTruth', 'trainedOnLabels', 'tokenStats'] as const;
+const QUESTIONS = ['readsGroundTruth', 'trainedOnLabels', 'tokenStats'] as const;
 const FLAGS = ['pointwise', 'readsReferences'] as const;
 const COMMON = ['name', 'kind', 'description', 'corl', 'options'];
 const PLURAL: Partial<Record<PluginKind, string>> = {
@@ -217,7 +217,7 @@ const KINDS_OF_FIELD: ReadonlyMap<string, readonly PluginKind[]> = (() => {
 
 /**
  * The fields of `kind` beside the common ones, once the manifest is known to declare no other: a
- * field of another kind (a topology's `usesGroundTruth`, present even as `false` or a getter) or a
+ * field of another kind (a topology's `readsGroundTruth`, present even as `false` or a getter) or a
  * field no kind has (a misspelt `trainedOnLabel`) is CORL_ERR_PLUGIN_INVALID naming it, rather than
  * a declaration corl would silently ignore.
  */
@@ -324,9 +324,20 @@ function snapshot(definition: PluginDefinition): PluginDefinition {
   }
   const copy: Record<string, unknown> = { name, kind, description, corl, options };
   const own = ownFields(manifest, kind as PluginKind, name);
+  const legacy = own.has('usesGroundTruth') ? field('usesGroundTruth') : undefined;
   for (const q of QUESTIONS) {
     if (!own.has(q)) continue;
-    const v = field(q);
+    let v = field(q);
+    if (q === 'readsGroundTruth' && legacy !== undefined) {
+      if (v !== undefined) {
+        throw new CorlError(
+          'CORL_ERR_PLUGIN_INVALID',
+          `expected ${where('readsGroundTruth')} alone, got it and manifest.usesGroundTruth, its former name`,
+          { hint: 'remove usesGroundTruth and keep readsGroundTruth' },
+        );
+      }
+      v = legacy;
+    }
     if (v !== undefined && typeof v !== 'boolean' && typeof v !== 'function') {
       throw new CorlError(
         'CORL_ERR_PLUGIN_INVALID',
@@ -351,6 +362,7 @@ function snapshot(definition: PluginDefinition): PluginDefinition {
     );
   }
   if (memory !== undefined) copy.memory = memory;
+  if (legacy !== undefined) deprecatedName(name);
   const deps = dependencies(inject, name);
   const factory = create as PluginDefinition['create'];
   const frozenCreate: PluginDefinition['create'] = (o, ctx, d) => factory.call(definition, o, ctx, d);
@@ -361,6 +373,18 @@ function snapshot(definition: PluginDefinition): PluginDefinition {
     ...(deps ? { inject: deps } : {}),
     create: Object.freeze(frozenCreate),
   });
+}
+
+const warnedLegacy = new Set<string>();
+
+/** A manifest that declares `usesGroundTruth`, the former name of `readsGroundTruth`: warned once per plugin name and process. */
+function deprecatedName(name: string): void {
+  if (warnedLegacy.has(name)) return;
+  warnedLegacy.add(name);
+  process.emitWarning(
+    `plugin "${name}" declares manifest.usesGroundTruth, the former name of readsGroundTruth: corl reads it as readsGroundTruth for this release and refuses it from corl 0.2; rename it in the manifest`,
+    { type: 'DeprecationWarning', code: 'CORL_DEP_USES_GROUND_TRUTH' },
+  );
 }
 
 /** The options schema as frozen plain data (no getters, functions or proxies survive the copy). */

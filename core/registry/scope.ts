@@ -16,7 +16,7 @@ import { PLUGIN_REGISTRY } from './registry';
 /**
  * What a run has created that its plugins may be handed. A plugin's own container holds the
  * label-free services created before it; `task` and `groundTruth` go only into the container of a
- * reward source whose manifest declares `usesGroundTruth`.
+ * reward source whose manifest declares `readsGroundTruth`.
  */
 export interface RunServices {
   /** The run's task (its `load()` returns the references): ground-truth-declaring reward sources only. */
@@ -27,7 +27,7 @@ export interface RunServices {
   readonly equivalence?: Equivalence;
   /**
    * The equivalence trusted with references (`grading`): injected as `EQUIVALENCE` into a reward
-   * source that declares `usesGroundTruth` (which compares answers with references through it), so
+   * source that declares `readsGroundTruth` (which compares answers with references through it), so
    * the label-free `equivalence` never sees a reference.
    */
   readonly grading?: Equivalence;
@@ -119,7 +119,7 @@ function withoutTaskOptions(config: unknown): unknown {
   return Object.freeze({ ...c, task: Object.freeze({ use: c.task.use }) });
 }
 
-/** Tokens that lead to labels: held only by the container of a reward source that declares `usesGroundTruth`. */
+/** Tokens that lead to labels: held only by the container of a reward source that declares `readsGroundTruth`. */
 const LABELLED: readonly InjectionToken<unknown>[] = [GROUND_TRUTH, TASK];
 /** Tokens no plugin resolves: the registry would let it build a task of its own. */
 const RUN_ONLY: readonly InjectionToken<unknown>[] = [PLUGIN_REGISTRY];
@@ -160,12 +160,12 @@ export class CapabilityGate {
     const e = new CorlError(
       'CORL_ERR_PLUGIN_CAPABILITY',
       labelled
-        ? `expected "${this.owner}", which does not declare usesGroundTruth, to be injected only label-free services, got a request for "${name}"`
+        ? `expected "${this.owner}", which does not declare readsGroundTruth, to be injected only label-free services, got a request for "${name}"`
         : `expected "${this.owner}" to be injected one of the services the run holds for it (${held.join(', ') || 'none'}), got "${name}"`,
       {
         where: this.owner,
         hint: labelled
-          ? 'a label-free plugin never receives ground truth or the task; a reward source that needs them declares usesGroundTruth in its manifest (a labelFree run then refuses it, and its runs are reported as supervised)'
+          ? 'a label-free plugin never receives ground truth or the task; a reward source that needs them declares readsGroundTruth in its manifest (a labelFree run then refuses it, and its runs are reported as supervised)'
           : "inject only the tokens docs/reference/contracts.md lists (PluginDefinition.inject); the registry, other agents' policies and the run's own objects are never injected",
       },
     );

@@ -20,7 +20,7 @@ export interface CompletionInput {
 
 /**
  * One agent's group for one problem, as it is scored: the context's facts (problem, prompt, round,
- * agent, agents, step, supervisors, reference: only for a source that declares `usesGroundTruth`, the
+ * agent, agents, step, supervisors, reference: only for a source that declares `readsGroundTruth`, the
  * caller decides) with the completions, their answers and their keys as the caller holds them.
  */
 export interface GroupToScore extends Omit<RewardContext, 'completions' | 'own' | 'equivalence'> {

@@ -43,7 +43,7 @@ export interface RewardContextSpec {
   readonly finishReasons?: readonly CompletionView['finishReason'][];
   /** Add per-token entropies and mean log-probabilities (seeded, plausible values). */
   readonly tokenStats?: boolean;
-  /** The reference, for sources that declare `usesGroundTruth`. A string is the reference answer. */
+  /** The reference, for sources that declare `readsGroundTruth`. A string is the reference answer. */
   readonly reference?: Reference | string;
   /** Default {@link exactEquivalence}. */
   readonly equivalence?: Equivalence;
@@ -131,7 +131,7 @@ export interface GroundTruthTripwire {
 /**
  * Tripwires for label-free sources: hand `groundTruth` and `task` to `createPlugin` (its
  * `groundTruth` and `task` options) as a run would hold them; corl withholds both from a source that
- * does not declare `usesGroundTruth`, so `touches` stays empty. `canary` maps problem ids to the
+ * does not declare `readsGroundTruth`, so `touches` stays empty. `canary` maps problem ids to the
  * references the wire answers with, so that rewards which followed them would show it.
  */
 export function groundTruthTripwire(canary: Readonly<Record<string, Reference>> = {}): GroundTruthTripwire {

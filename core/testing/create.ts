@@ -27,7 +27,7 @@ export interface CreateOptions {
   readonly services?: LabelFreeServices;
   /**
    * The references a run would hold. Handed as in a run: injected (with `task`) as `GROUND_TRUTH`
-   * only into a reward source that declares `usesGroundTruth`; withheld from any other.
+   * only into a reward source that declares `readsGroundTruth`; withheld from any other.
    */
   readonly groundTruth?: GroundTruth;
   /** The task a run would hold (`TASK`), on the same terms as `groundTruth`. */

@@ -80,7 +80,7 @@ export function findLeaks(
 
 /** Whether a reward source declares ground truth for these options (it may then be handed references). */
 function readsGroundTruth(kind: PluginKind, registry: PluginRegistry, selection: ResolvedSelection): boolean {
-  return kind === 'reward' && manifestQueries(registry).usesGroundTruth(selection);
+  return kind === 'reward' && manifestQueries(registry).readsGroundTruth(selection);
 }
 
 /**
@@ -146,16 +146,17 @@ export function labelChecks(kind: PluginKind, plugin: PluginDefinition, kit: Kit
           const d = Object.getOwnPropertyDescriptor(m, key);
           assert.ok(
             !d?.get,
-            `manifest.${String(key)} is a getter: corl reads it once, when the plugin is registered, and never again; give it a value (or, for usesGroundTruth, trainedOnLabels and tokenStats, a function of the options)`,
+            `manifest.${String(key)} is a getter: corl reads it once, when the plugin is registered, and never again; give it a value (or, for readsGroundTruth, trainedOnLabels and tokenStats, a function of the options)`,
           );
         }
         for (const options of optionSetsOf(kit)) {
           const { options: resolved } = await kitOptions(plugin, kit, options);
-          for (const q of ['usesGroundTruth', 'trainedOnLabels', 'tokenStats'] as const) {
+          for (const q of ['readsGroundTruth', 'usesGroundTruth', 'trainedOnLabels', 'tokenStats'] as const) {
             const f = m.kind === 'reward' ? m[q] : undefined;
             if (typeof f !== 'function') continue;
             const ask = () =>
               (f as (o: unknown, c: unknown) => unknown)(resolved, {
+                readsGroundTruth: () => false,
                 usesGroundTruth: () => false,
                 trainedOnLabels: () => false,
                 tokenStats: () => false,

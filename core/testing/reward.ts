@@ -129,19 +129,19 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
   expectKind(plugin, 'reward');
   const facts = async (
     options: Readonly<Record<string, unknown>>,
-  ): Promise<{ usesGroundTruth: boolean; tokenStats: boolean }> => {
+  ): Promise<{ readsGroundTruth: boolean; tokenStats: boolean }> => {
     const { registry, options: resolved } = await kitOptions(plugin, kit, options);
     const q = manifestQueries(registry);
     const sel: ResolvedSelection = { use: plugin.manifest.name, options: resolved };
-    return { usesGroundTruth: q.usesGroundTruth(sel), tokenStats: q.tokenStats(sel) };
+    return { readsGroundTruth: q.readsGroundTruth(sel), tokenStats: q.tokenStats(sel) };
   };
-  const reference = (f: { usesGroundTruth: boolean }): Reference | undefined =>
-    f.usesGroundTruth ? (kit.reference ?? { answer: '4' }) : undefined;
+  const reference = (f: { readsGroundTruth: boolean }): Reference | undefined =>
+    f.readsGroundTruth ? (kit.reference ?? { answer: '4' }) : undefined;
   const problem = kit.problem ?? { id: 'p1', prompt: 'What is 2 + 2?' };
   // Scored as a run scores them: the pipeline's frozen contexts, its checks, its coded errors.
   const equivalence = kit.equivalence ?? exactEquivalence;
   const partsOf = (reward: RewardSource): ScoringParts => ({ reward, use: plugin.manifest.name, equivalence });
-  const groupsFor = (f: { usesGroundTruth: boolean; tokenStats: boolean }): GroupToScore[] => [
+  const groupsFor = (f: { readsGroundTruth: boolean; tokenStats: boolean }): GroupToScore[] => [
     ...rewardScenarios(f.tokenStats, reference(f), kit.equivalence, kit.problem).map((s) => rewardGroup(s.spec)),
     ...(kit.contexts ?? []).map((s) =>
       rewardGroup({
@@ -189,11 +189,11 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
     },
     {
       title:
-        'a label-free source neither reaches for ground truth nor depends on it; one that reads it declares usesGroundTruth',
+        'a label-free source neither reaches for ground truth nor depends on it; one that reads it declares readsGroundTruth',
       run: async () => {
         for (const options of optionSetsOf(kit)) {
           const f = await facts(options);
-          if (f.usesGroundTruth) {
+          if (f.readsGroundTruth) {
             // A source that reads ground truth gets the reference; a problem without one is a coded error
             // of the source's own or a reward the pipeline accepts, never a crash (CORL_ERR_REWARD_FAILED)
             // nor output the pipeline refuses (CORL_ERR_REWARD_OUTPUT).
@@ -227,7 +227,7 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
           const reached = (e: unknown): never => {
             if (isCorlError(e) && e.code === 'CORL_ERR_PLUGIN_CAPABILITY') {
               assert.fail(
-                `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth: ${e.message}`,
+                `${plugin.manifest.name} does not declare readsGroundTruth for ${label(options)} but reached for ground truth: ${e.message}`,
               );
             }
             throw e;
@@ -250,7 +250,7 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
               assert.deepEqual(
                 b,
                 a,
-                `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)}, but its result for context ${i} changed when a reference was present`,
+                `${plugin.manifest.name} does not declare readsGroundTruth for ${label(options)}, but its result for context ${i} changed when a reference was present`,
               );
             }
             if (plain.scoreMany) {
@@ -260,7 +260,7 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
               assert.deepEqual(
                 await scoreGroups(partsOf(decoyed), groups.map(withDecoy), whats, label(options)),
                 await scoreGroups(partsOf(plain), groups, whats, label(options)),
-                `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)}, but its scoreMany results changed when references were present`,
+                `${plugin.manifest.name} does not declare readsGroundTruth for ${label(options)}, but its scoreMany results changed when references were present`,
               );
             }
             if (plain.answerKeys)
@@ -273,13 +273,13 @@ export function rewardChecks(plugin: PluginDefinition<'reward'>, kit: RewardKitO
           assert.deepEqual(
             wire.touches,
             [],
-            `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth: ${wire.touches.join(', ')}`,
+            `${plugin.manifest.name} does not declare readsGroundTruth for ${label(options)} but reached for ground truth: ${wire.touches.join(', ')}`,
           );
           // A refusal the source caught and swallowed still counts: it tried.
           assert.deepEqual(
             refusals.map((r) => r.message),
             [],
-            `${plugin.manifest.name} does not declare usesGroundTruth for ${label(options)} but reached for ground truth (and caught the refusal): ${refusals.map((r) => r.message).join('; ')}`,
+            `${plugin.manifest.name} does not declare readsGroundTruth for ${label(options)} but reached for ground truth (and caught the refusal): ${refusals.map((r) => r.message).join('; ')}`,
           );
         }
       },

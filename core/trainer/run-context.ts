@@ -63,7 +63,7 @@ export interface RunContext {
 /**
  * Instantiate the plugins of a config (see `createRunPlugins`: each in its own container, ground
  * truth only for a reward source that declares it). The trainer keeps the ground truth for its
- * monitoring; reward sources get `RewardContext.reference` only when they declare `usesGroundTruth`.
+ * monitoring; reward sources get `RewardContext.reference` only when they declare `readsGroundTruth`.
  */
 export async function buildRunContext(loaded: LoadedConfig): Promise<RunContext> {
   const p = await createRunPlugins(loaded, 'training');

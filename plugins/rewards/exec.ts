@@ -169,7 +169,7 @@ export const execVoteReward = definePlugin({
     description:
       'Label-free code reward: run the last fenced code block on the test inputs (outputs hidden) in a sandbox, vote on the tuple of outputs',
     corl: '^0.1.0',
-    usesGroundTruth: false,
+    readsGroundTruth: false,
     options: EXEC_VOTE_OPTIONS_SCHEMA,
   },
   create(options: ExecVoteOptions): RewardSource {
@@ -206,7 +206,7 @@ export const execTestsReward = definePlugin({
     description:
       'Supervised code reward: run the last fenced code block on the test inputs in a sandbox and compare with the expected outputs',
     corl: '^0.1.0',
-    usesGroundTruth: true,
+    readsGroundTruth: true,
     options: EXEC_TESTS_OPTIONS_SCHEMA,
   },
   create(options: ExecTestsOptions): RewardSource {

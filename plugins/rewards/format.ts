@@ -50,7 +50,7 @@ export const formatReward = definePlugin({
     description:
       'Format reward: 1 when the completion has a balanced \\boxed{} (or an <answer> tag, any extracted answer, a regular expression), else 0',
     corl: '^0.1.0',
-    usesGroundTruth: false,
+    readsGroundTruth: false,
     options: FORMAT_OPTIONS_SCHEMA,
   },
   create(options: FormatOptions): RewardSource {

@@ -42,7 +42,7 @@ export const groundTruthReward = definePlugin({
     kind: 'reward',
     description: 'Supervised baseline: reward 1 when the answer is equivalent to the reference answer',
     corl: '^0.1.0',
-    usesGroundTruth: true,
+    readsGroundTruth: true,
     pointwise: true,
     options: GROUND_TRUTH_OPTIONS_SCHEMA,
   },

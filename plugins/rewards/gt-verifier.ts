@@ -14,7 +14,7 @@ export const gtVerifierReward = definePlugin({
     kind: 'reward',
     description: "Ground-truth verifier of a debate's turns: score 1 when the answer matches the reference, else 0",
     corl: '^0.1.0',
-    usesGroundTruth: true,
+    readsGroundTruth: true,
     pointwise: true,
     options: { type: 'object', properties: {}, additionalProperties: false },
   },

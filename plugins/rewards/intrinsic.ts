@@ -68,7 +68,7 @@ export const intrinsicReward = definePlugin({
     description:
       "Intrinsic rewards from the policy's token distributions: RENT (-mean token entropy) or Intuitor self-certainty (mean KL(U||p))",
     corl: '^0.1.0',
-    usesGroundTruth: false,
+    readsGroundTruth: false,
     tokenStats: true,
     options: INTRINSIC_OPTIONS_SCHEMA,
   },

@@ -228,7 +228,7 @@ export const learnedVerifierReward = definePlugin({
     description:
       "Learned verifier of a debate's turns: P(right) of each completion from a model fitted on labelled solutions (a likelihood probe or a verdict head over a corl:transformer checkpoint); trained on labels, reads none",
     corl: '^0.1.0',
-    usesGroundTruth: false,
+    readsGroundTruth: false,
     trainedOnLabels: true,
     pointwise: true,
     options: LEARNED_VERIFIER_OPTIONS_SCHEMA,

@@ -42,7 +42,7 @@ export const voteReward = definePlugin({
     description:
       "Majority-vote pseudo-label from the topology's supervisors; reward 1 for agreeing with it (Co-RL, TTRL)",
     corl: '^0.1.0',
-    usesGroundTruth: false,
+    readsGroundTruth: false,
     options: VOTE_OPTIONS_SCHEMA,
   },
   create(options: VoteOptions): RewardSource {

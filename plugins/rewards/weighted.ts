@@ -54,8 +54,8 @@ export const weightedReward = definePlugin({
     kind: 'reward',
     description: 'Weighted sum of several reward sources, each with its own options (e.g. vote + 0.1 x format)',
     corl: '^0.1.0',
-    usesGroundTruth: (options: WeightedOptions, q: ManifestQueryContext) =>
-      options.sources.some((p) => q.usesGroundTruth(p.source)),
+    readsGroundTruth: (options: WeightedOptions, q: ManifestQueryContext) =>
+      options.sources.some((p) => q.readsGroundTruth(p.source)),
     trainedOnLabels: (options: WeightedOptions, q: ManifestQueryContext) =>
       options.sources.some((p) => q.trainedOnLabels(p.source)),
     tokenStats: (options: WeightedOptions, q: ManifestQueryContext) =>
@@ -76,7 +76,7 @@ export const weightedReward = definePlugin({
         parts.push({
           source: await ctx.create('reward', p.source),
           weight: p.weight,
-          groundTruth: ctx.usesGroundTruth(p.source),
+          groundTruth: ctx.readsGroundTruth(p.source),
         });
       }
     } catch (e) {

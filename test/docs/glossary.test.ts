@@ -125,16 +125,27 @@ function declarations(): Map<string, Declared> {
   return out;
 }
 
-/** Identifier tokens of every TypeScript file of `roots` (comments and strings excluded), by file. */
+/**
+ * The identifiers of TypeScript source, from its syntax tree: names of declarations, members,
+ * references and property accesses; never a word of a comment, a JSDoc, a string or a template's text.
+ */
+export function identifiersOf(text: string, file = 'source.ts'): Set<string> {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const seen = new Set<string>();
+  const visit = (n: ts.Node): void => {
+    if (ts.isIdentifier(n) || ts.isPrivateIdentifier(n)) seen.add(n.text);
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return seen;
+}
+
+/** The identifiers of every TypeScript file of `roots`, by file (see {@link identifiersOf}). */
 function identifierTokens(roots: readonly string[], skip: (file: string) => boolean): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   for (const file of files(roots, /\.ts$/)) {
     if (skip(file)) continue;
-    const scanner = ts.createScanner(ts.ScriptTarget.Latest, true, ts.LanguageVariant.Standard, fs.readFileSync(file, 'utf8'));
-    const seen = new Set<string>();
-    for (let t = scanner.scan(); t !== ts.SyntaxKind.EndOfFileToken; t = scanner.scan())
-      if (t === ts.SyntaxKind.Identifier) seen.add(scanner.getTokenValue());
-    out.set(path.relative(ROOT, file), seen);
+    out.set(path.relative(ROOT, file), identifiersOf(fs.readFileSync(file, 'utf8'), file));
   }
   return out;
 }
@@ -171,9 +182,9 @@ describe('docs/architecture.md glossary', () => {
 
   it('names only identifiers and paths that exist (Type.member: a member of that declaration)', () => {
     const decl = declarations();
+    // identifiers of the code, never a word of a comment or a string
     const words = new Set<string>();
-    for (const f of files(CODE_ROOTS, /\.(ts|py)$/))
-      for (const w of fs.readFileSync(f, 'utf8').match(/[A-Za-z_$][\w$]*/g) ?? []) words.add(w);
+    for (const seen of identifierTokens(CODE_ROOTS, () => false).values()) for (const w of seen) words.add(w);
     const problems: string[] = [];
     for (const r of rows) {
       for (const n of r.names) {
@@ -186,7 +197,7 @@ describe('docs/architecture.md glossary', () => {
           if (rest.length || !d) problems.push(`${where}: no declaration ${owner}`);
           else if (!d.members.some((m) => m.has(member!))) problems.push(`${where}: ${owner} has no member ${member}`);
         } else if (!/^[A-Za-z_$][\w$]*$/.test(n) || !words.has(n)) {
-          problems.push(`${where}, which no source of ${CODE_ROOTS.join(', ')} contains`);
+          problems.push(`${where}, which no source of ${CODE_ROOTS.join(', ')} declares or uses`);
         }
       }
     }
@@ -252,6 +263,62 @@ describe('docs/architecture.md glossary', () => {
     for (const f of files([...CODE_ROOTS, 'docs/guide', 'docs/reference', 'schema'], /\.(ts|md|json)$/))
       if (/supervised (cross-entropy|pretraining|loss)/i.test(fs.readFileSync(f, 'utf8'))) sft.push(path.relative(ROOT, f));
     expect(sft, 'SFT is called SFT').to.deep.equal([]);
+  });
+
+  it('label visibility: five words, one per question, and reads ground truth is one word in every layer', () => {
+    const terms = rows.map((r) => r.term);
+    const label = ['reads ground truth', 'trained on labels', 'trusted with references', 'supervised', 'label-free'];
+    for (const t of label) expect(terms, t).to.include(t);
+    const section = text.slice(text.indexOf('## Glossary'), text.indexOf('| term | meaning | in code |'));
+    for (const t of label) expect(section, `the glossary says why "${t}" remains`).to.contain(`*${t}*`);
+    const decl = declarations();
+    const member = (owner: string, name: string) => decl.get(owner)?.members.some((m) => m.has(name)) ?? false;
+    // the manifest, the query a composite asks, the loaded config, a run's result and the service: one word
+    for (const owner of ['RewardManifestFields', 'ManifestQueryContext', 'LoadedConfig', 'TrainResult', 'ServeRuntime'])
+      expect(member(owner, 'readsGroundTruth'), `${owner}.readsGroundTruth`).to.equal(true);
+    // each kind's own field: only a reward source says what it reads, only a trusted kind readsReferences
+    expect(member('RewardManifestFields', 'readsReferences')).to.equal(false);
+    expect(member('TrustManifestFields', 'readsGroundTruth')).to.equal(false);
+    expect(member('ManifestCommon', 'readsGroundTruth') || member('ManifestCommon', 'readsReferences')).to.equal(false);
+  });
+
+  it('usesGroundTruth, the former name, lives only where the deprecated alias is read, documented and tested', () => {
+    const self = path.join(ROOT, 'test', 'docs', 'glossary.test.ts');
+    const tokens = identifierTokens(ALL_ROOTS, (f) => f === self || f.startsWith(path.join(ROOT, 'dist')));
+    const alias = [
+      'core/contracts/plugin.ts', // the deprecated field and query, documented
+      'core/registry/instantiate.ts', // the query's alias in every context and manifest query
+      'core/testing/leaks.ts', // the kit asks a manifest under either name
+      'test/core/registry/manifest-kinds.test.ts', // the alias's tests
+      'test/core/registry/registry.test.ts', // query contexts the tests build
+    ];
+    const found = [...tokens].filter(([file, seen]) => seen.has('usesGroundTruth') && !alias.includes(file)).map(([f]) => f);
+    expect(found, found.join('\n')).to.deep.equal([]);
+    // prose names it only as the former name
+    const prose: string[] = [];
+    for (const f of [path.join(ROOT, 'README.md'), ...files(['docs/guide', 'docs/algorithms', 'templates'], /\.md$/), path.join(ROOT, 'docs/architecture.md')])
+      fs.readFileSync(f, 'utf8')
+        .split('\n')
+        .forEach((l, i) => {
+          if (l.includes('usesGroundTruth') && !/former name/.test(l)) prose.push(`${path.relative(ROOT, f)}:${i + 1}`);
+        });
+    expect(prose, prose.join('\n')).to.deep.equal([]);
+  });
+
+  it('reads identifiers, not words of comments, JSDoc, strings or templates (worked example)', () => {
+    const seen = identifiersOf(
+      [
+        '// inComment',
+        '/** inJsDoc {@link alsoInJsDoc} */',
+        "const a = 'inString';",
+        'const b = `inTemplate ${inTemplateCode} tail inTemplateTail`;',
+        'interface Shape { member: number }',
+        'obj.accessed(arg);',
+      ].join('\n'),
+    );
+    for (const w of ['a', 'b', 'inTemplateCode', 'Shape', 'member', 'obj', 'accessed', 'arg']) expect(seen.has(w), w).to.equal(true);
+    for (const w of ['inComment', 'inJsDoc', 'alsoInJsDoc', 'inString', 'inTemplate', 'inTemplateTail', 'tail'])
+      expect(seen.has(w), w).to.equal(false);
   });
 
   it('every step of the contracts and the records says the one convention: updates completed', () => {

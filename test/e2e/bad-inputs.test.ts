@@ -96,7 +96,7 @@ describe('e2e: bad inputs are refused with coded errors, through the command lin
     );
   });
 
-  it('a manifest whose usesGroundTruth throws, as a function or as a getter, is a coded error naming it', () => {
+  it('a manifest whose readsGroundTruth throws, as a function or as a getter, is a coded error naming it', () => {
     const fn = writeConfig(
       tmp.dir,
       'throws.json',
@@ -113,7 +113,7 @@ describe('e2e: bad inputs are refused with coded errors, through the command lin
       refused(
         r,
         'CORL_ERR_PLUGIN_INVALID',
-        'manifest.usesGroundTruth of "test:throws-question"',
+        'manifest.readsGroundTruth of "test:throws-question"',
         'the manifest broke',
         /throws\.json:\d+:\d+ reward/,
       );
@@ -128,7 +128,7 @@ describe('e2e: bad inputs are refused with coded errors, through the command lin
     refused(
       r,
       'CORL_ERR_PLUGIN_INVALID',
-      'manifest.usesGroundTruth of "test:throws-getter" to be readable',
+      'manifest.readsGroundTruth of "test:throws-getter" to be readable',
       /getter\.json:\d+:\d+ plugins\[1\]/,
     );
     expect(r.stderr).not.to.contain('secretHelper');

@@ -23,7 +23,7 @@ describe('scripts/contracts-doc (docs/reference/contracts.md from the JSDoc of c
       "- `score(ctx: RewardContext, work?: WorkOptions): Promise<RewardResult>` — Rewards for one agent's completions to one problem.",
     );
     expect(page).to.contain(
-      "- `readonly reference?: Reference` — The reference — present only when the source's manifest declares `usesGroundTruth`.",
+      "- `readonly reference?: Reference` — The reference — present only when the source's manifest declares `readsGroundTruth`.",
     );
     expect(page).to.not.contain('{@link');
     // the helpers a plugin imports besides the contracts: the vote the guide uses

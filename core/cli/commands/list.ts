@@ -50,12 +50,12 @@ export function listCommand(program: Command): void {
           JSON.stringify(
             defs.map(({ manifest: m }) => ({
               ...m,
-              usesGroundTruth:
+              readsGroundTruth:
                 m.kind !== 'reward'
                   ? false
-                  : typeof m.usesGroundTruth === 'function'
+                  : typeof m.readsGroundTruth === 'function'
                     ? 'depends on options'
-                    : (m.usesGroundTruth ?? false),
+                    : (m.readsGroundTruth ?? false),
               tokenStats: undefined,
             })),
             null,
@@ -75,7 +75,7 @@ export function renderList(
     kind: PluginKind;
     description: string;
     options: JsonSchema;
-    usesGroundTruth?: unknown;
+    readsGroundTruth?: unknown;
   }[],
 ): string {
   const lines: string[] = [];
@@ -85,10 +85,10 @@ export function renderList(
     lines.push(`${kind}:`);
     for (const m of mine) {
       const gt =
-        m.usesGroundTruth === true
-          ? ' [uses ground truth]'
-          : typeof m.usesGroundTruth === 'function'
-            ? ' [uses ground truth if a part does]'
+        m.readsGroundTruth === true
+          ? ' [reads ground truth]'
+          : typeof m.readsGroundTruth === 'function'
+            ? ' [reads ground truth if a part does]'
             : '';
       lines.push(`  ${m.name}${gt}  ${m.description}`);
       const props = (m.options.properties ?? {}) as Record<string, Record<string, unknown>>;

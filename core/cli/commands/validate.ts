@@ -62,7 +62,7 @@ export function validateCommand(program: Command): void {
         }
       }
       process.stdout.write(
-        `ok: ${file}: ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}, ${c.trainer.steps} step(s); ${loaded.readsGroundTruth ? 'supervised (uses ground truth)' : loaded.trainedOnLabels ? 'supervised (a reward source was trained on labels; it reads none)' : 'label-free'}${created}\n`,
+        `ok: ${file}: ${c.agents.length} agent(s), reward ${c.reward.use}, topology ${c.topology.use}, ${c.trainer.steps} step(s); ${loaded.readsGroundTruth ? 'supervised (reads ground truth)' : loaded.trainedOnLabels ? 'supervised (a reward source was trained on labels; it reads none)' : 'label-free'}${created}\n`,
       );
     });
 }

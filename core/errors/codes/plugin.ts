@@ -11,7 +11,7 @@ export const PLUGIN_CODES = defineCodes({
   },
   CORL_ERR_PLUGIN_INVALID: {
     cause:
-      'A plugin definition or module is malformed: no manifest, a manifest field that cannot be read (a throwing getter) or a question (`usesGroundTruth`, `trainedOnLabels`, `tokenStats`) that throws or answers something other than a boolean, a bad name, an unknown kind, an options schema that is not an object schema of plain data, a `corl:` name outside the built-ins, a module without `register(plugins)`, or a registration API used after `register` returned.',
+      'A plugin definition or module is malformed: no manifest, a manifest field that cannot be read (a throwing getter) or a question (`readsGroundTruth`, `trainedOnLabels`, `tokenStats`) that throws or answers something other than a boolean, a bad name, an unknown kind, an options schema that is not an object schema of plain data, a `corl:` name outside the built-ins, a module without `register(plugins)`, or a registration API used after `register` returned.',
     fix: 'export `register(plugins)` from the module and give each plugin a manifest as documented in docs/reference/contracts.md',
   },
   CORL_ERR_PLUGIN_VERSION: {
@@ -29,8 +29,8 @@ export const PLUGIN_CODES = defineCodes({
   },
   CORL_ERR_PLUGIN_CAPABILITY: {
     cause:
-      "A plugin reached for something its manifest does not entitle it to: ground truth or the task (`GROUND_TRUTH`, `TASK`) declared in `inject` or `@inject`ed without declaring `usesGroundTruth`, a dependency the run does not hold for it (the plugin registry, a policy, a service created after it, a token of tsyringe's global container), or, through `ctx.create`, a task or a reward source that reads ground truth.",
-    fix: 'inject only the tokens docs/reference/contracts.md lists (`PluginDefinition.inject`); a reward source that needs labels declares `usesGroundTruth` in its manifest (a function of its options when only some parts need it, as `corl:weighted` does); a `labelFree` config then refuses it and its runs are reported as supervised',
+      "A plugin reached for something its manifest does not entitle it to: ground truth or the task (`GROUND_TRUTH`, `TASK`) declared in `inject` or `@inject`ed without declaring `readsGroundTruth`, a dependency the run does not hold for it (the plugin registry, a policy, a service created after it, a token of tsyringe's global container), or, through `ctx.create`, a task or a reward source that reads ground truth.",
+    fix: 'inject only the tokens docs/reference/contracts.md lists (`PluginDefinition.inject`); a reward source that needs labels declares `readsGroundTruth` in its manifest (a function of its options when only some parts need it, as `corl:weighted` does); a `labelFree` config then refuses it and its runs are reported as supervised',
   },
   CORL_ERR_PLUGIN_OPTIONS: {
     cause:

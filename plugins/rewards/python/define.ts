@@ -79,7 +79,7 @@ export function definePythonReward(def: PythonRewardDefinition): PluginDefinitio
       kind: 'reward',
       description: def.description,
       corl: def.corl ?? '^0.1.0',
-      usesGroundTruth: fixed.groundTruth,
+      readsGroundTruth: fixed.groundTruth,
       options: RUNTIME_OPTIONS_SCHEMA,
     },
     create(options: RuntimeOptions, ctx: PluginContext): Promise<RewardSource> {

@@ -275,7 +275,7 @@ export const pythonReward = definePlugin({
     description:
       "A Python reward function in a long-lived process: TRL's reward_func(prompts, completions, **kwargs), or verl's compute_score with groundTruth",
     corl: '^0.1.0',
-    usesGroundTruth: (options: PythonOptions) => options.groundTruth,
+    readsGroundTruth: (options: PythonOptions) => options.groundTruth,
     options: PYTHON_OPTIONS_SCHEMA,
   },
   create(options: PythonOptions, ctx: PluginContext): Promise<RewardSource> {

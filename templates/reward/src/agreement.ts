@@ -26,7 +26,7 @@ export const exampleReward = definePlugin({
     kind: 'reward',
     description: 'Soft peer agreement: reward = share of the supervisors\' answers equivalent to this answer',
     corl: '^0.1.0',
-    usesGroundTruth: false,
+    readsGroundTruth: false,
     options: AGREEMENT_OPTIONS_SCHEMA,
   },
   create(options: AgreementOptions): RewardSource {

@@ -123,7 +123,7 @@ describe('core/registry capability boundary (each plugin gets only what its mani
     expect(JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8')).supervised).to.equal(false);
   });
 
-  it('only a reward source that declares usesGroundTruth holds GROUND_TRUTH and TASK; other kinds never do', async () => {
+  it('only a reward source that declares readsGroundTruth holds GROUND_TRUTH and TASK; other kinds never do', async () => {
     const file = writeConfig(
       tmp.dir,
       'supervised.json',
@@ -180,7 +180,7 @@ describe('core/registry capability boundary (each plugin gets only what its mani
     expect(wire.touches).to.deep.equal([]);
   });
 
-  it('the same class, declaring usesGroundTruth, is injected the references', async () => {
+  it('the same class, declaring readsGroundTruth, is injected the references', async () => {
     @injectable()
     class Honest implements RewardSource {
       constructor(@inject(GROUND_TRUTH) private readonly gt: GroundTruth) {}
@@ -195,7 +195,7 @@ describe('core/registry capability boundary (each plugin gets only what its mani
         kind: 'reward',
         description: 'reads ground truth',
         corl: '^0.1.0',
-        usesGroundTruth: true,
+        readsGroundTruth: true,
         options: { type: 'object', properties: {}, additionalProperties: false },
       },
       create: fromClass(Honest),
@@ -252,8 +252,8 @@ describe('core/registry capability boundary (each plugin gets only what its mani
       definePlugin({ manifest: sinkManifest(name), inject, create: () => ({ write() {} }) });
     const wire = groundTruthTripwire({ p1: { answer: CANARY } });
     for (const [name, token, says] of [
-      ['test:wants-gt', 'corl.GroundTruth', /does not declare usesGroundTruth/],
-      ['test:wants-task', 'corl.Task', /does not declare usesGroundTruth/],
+      ['test:wants-gt', 'corl.GroundTruth', /does not declare readsGroundTruth/],
+      ['test:wants-task', 'corl.Task', /does not declare readsGroundTruth/],
       ['test:wants-registry', 'corl.PluginRegistry', /"corl\.PluginRegistry"/],
       [
         'test:wants-policy',
@@ -462,7 +462,7 @@ describe("core/registry: the routes to labels through corl's own API (issue 30),
     expect(sightings).to.deep.equal([]);
   });
 
-  it('route 2: a usesGroundTruth getter or function that changes its answer gets no label', async () => {
+  it('route 2: a readsGroundTruth getter or function that changes its answer gets no label', async () => {
     await run({ reward: 'test:flip-getter' });
     await run({ reward: 'test:flip-function' });
     expect(looks['flip-getter']).to.be.greaterThan(2);

@@ -17,6 +17,7 @@ import {
 } from '../../../core/contracts/plugin';
 import { CorlError, isCorlError } from '../../../core/errors';
 import { definePlugin } from '../../../core/registry/define';
+import { manifestQueries } from '../../../core/registry/instantiate';
 import { loadPluginModules } from '../../../core/registry/load';
 import { PluginRegistry } from '../../../core/registry/registry';
 import { tempDir } from '../../fixtures/configs';
@@ -35,7 +36,7 @@ const reward = definePlugin({
     name: 'x:reward',
     kind: 'reward',
     ...common,
-    usesGroundTruth: (o: { strict: boolean }) => o.strict,
+    readsGroundTruth: (o: { strict: boolean }) => o.strict,
     trainedOnLabels: false,
     pointwise: true,
     tokenStats: false,
@@ -53,7 +54,17 @@ definePlugin({
     name: 'x:ring',
     kind: 'topology',
     ...common,
-    // @ts-expect-error a topology never receives references: usesGroundTruth is a reward source's field
+    // @ts-expect-error a topology never receives references: readsGroundTruth is a reward source's field
+    readsGroundTruth: false,
+  },
+  create: ring,
+});
+definePlugin({
+  manifest: {
+    name: 'x:ring',
+    kind: 'topology',
+    ...common,
+    // @ts-expect-error nor under its former name
     usesGroundTruth: false,
   },
   create: ring,
@@ -91,9 +102,9 @@ definePlugin({
 
 /** Reading a kind's field needs the manifest narrowed to that kind. */
 function readsGroundTruthField(m: PluginManifest<PluginKind, never>): unknown {
-  if (m.kind === 'reward') return m.usesGroundTruth;
-  // @ts-expect-error a manifest of any kind has no usesGroundTruth until its kind is known
-  return m.usesGroundTruth;
+  if (m.kind === 'reward') return m.readsGroundTruth;
+  // @ts-expect-error a manifest of any kind has no readsGroundTruth until its kind is known
+  return m.readsGroundTruth;
 }
 
 // MANIFEST_FIELDS (what the registry checks at run time) lists every field of ManifestFields (the types).
@@ -123,7 +134,13 @@ function refusal(def: PluginDefinition): CorlError {
 describe('core/registry per-kind manifests', () => {
   it('the registry checks what the types say: every kind, its own fields and no other', () => {
     expect(everyFieldListed).to.equal(true);
-    expect(MANIFEST_FIELDS.reward).to.deep.equal(['usesGroundTruth', 'trainedOnLabels', 'pointwise', 'tokenStats']);
+    expect(MANIFEST_FIELDS.reward).to.deep.equal([
+      'readsGroundTruth',
+      'usesGroundTruth',
+      'trainedOnLabels',
+      'pointwise',
+      'tokenStats',
+    ]);
     expect(MANIFEST_FIELDS.policy).to.deep.equal(['memory']);
     expect(MANIFEST_FIELDS.equivalence).to.deep.equal(['readsReferences']);
     expect(MANIFEST_FIELDS.metrics).to.deep.equal(['readsReferences']);
@@ -137,14 +154,16 @@ describe('core/registry per-kind manifests', () => {
     r.add(sink);
     const m = r.get('reward', 'x:reward').manifest;
     expect(m.pointwise).to.equal(true);
-    expect(r.answer('reward', { use: 'x:reward', options: { strict: true } }, 'usesGroundTruth', noQueries)).to.equal(
+    expect(r.answer('reward', { use: 'x:reward', options: { strict: true } }, 'readsGroundTruth', noQueries)).to.equal(
       true,
     );
     expect(r.get('metrics', 'x:sink').manifest.readsReferences).to.equal(true);
     expect(readsGroundTruthField(m)).to.be.a('function');
     for (const kind of PLUGIN_KINDS) {
       const own = Object.fromEntries(
-        MANIFEST_FIELDS[kind].map((f) => [f, f === 'memory' ? () => 0 : f === 'pointwise' || f === 'readsReferences']),
+        MANIFEST_FIELDS[kind]
+          .filter((f) => f !== 'usesGroundTruth')
+          .map((f) => [f, f === 'memory' ? () => 0 : f === 'pointwise' || f === 'readsReferences']),
       );
       expect(() => new PluginRegistry().add(untyped(kind, own)), kind).to.not.throw();
     }
@@ -163,16 +182,62 @@ describe('core/registry per-kind manifests', () => {
         refused++;
       }
     }
-    // 11 kinds, 6 fields: the reward source's 4 on 10 kinds, memory on 10, readsReferences on 9
-    expect(refused).to.equal(40 + 10 + 9);
+    // 11 kinds, 7 fields: the reward source's 5 on 10 kinds, memory on 10, readsReferences on 9
+    expect(refused).to.equal(50 + 10 + 9);
     const inherited = Object.create({
-      get usesGroundTruth() {
+      get readsGroundTruth() {
         return true;
       },
     }) as Record<string, unknown>;
     Object.assign(inherited, { name: 'x:hidden', kind: 'topology', ...common });
     const e = refusal({ manifest: inherited, create: ring } as unknown as PluginDefinition);
-    expect(e.message).to.contain('manifest.usesGroundTruth').and.contain('only reward sources declare');
+    expect(e.message).to.contain('manifest.readsGroundTruth').and.contain('only reward sources declare');
+  });
+
+  it('usesGroundTruth, the former name, is read as readsGroundTruth for one release and warned once per plugin', async () => {
+    const warnings: Error[] = [];
+    const listen = (w: Error) => warnings.push(w);
+    process.on('warning', listen);
+    try {
+      const old = (name: string) =>
+        definePlugin({
+          manifest: {
+            name,
+            kind: 'reward',
+            ...common,
+            usesGroundTruth: (o: { strict: boolean }) => o.strict,
+          },
+          create: (o: { strict: boolean }) => ({ score: async () => ({ rewards: [o.strict ? 1 : 0] }) }),
+        });
+      const legacy = old('x:legacy');
+      const first = new PluginRegistry();
+      first.add(legacy);
+      new PluginRegistry().add(legacy); // a second run of the same process
+      new PluginRegistry().add(old('x:legacy-two'));
+      await new Promise((r) => setImmediate(r));
+      const m = first.get('reward', 'x:legacy').manifest;
+      expect(Object.keys(m)).to.include('readsGroundTruth').and.not.include('usesGroundTruth');
+      const sel = (strict: boolean) => ({ use: 'x:legacy', options: { strict } });
+      expect(first.answer('reward', sel(true), 'readsGroundTruth', noQueries)).to.equal(true);
+      expect(first.answer('reward', sel(false), 'readsGroundTruth', noQueries)).to.equal(false);
+      // the query context keeps the former name too, with the same answers
+      expect(manifestQueries(first).usesGroundTruth(sel(true))).to.equal(true);
+      expect(manifestQueries(first).readsGroundTruth(sel(false))).to.equal(false);
+      const mine = warnings.filter((w) => (w as Error & { code?: string }).code === 'CORL_DEP_USES_GROUND_TRUTH');
+      expect(mine.map((w) => [w.name, w.message.slice(0, 20)])).to.deep.equal([
+        ['DeprecationWarning', 'plugin "x:legacy" de'],
+        ['DeprecationWarning', 'plugin "x:legacy-two'],
+      ]);
+      expect(mine[0]!.message).to.contain('rename it').and.contain('readsGroundTruth');
+    } finally {
+      process.off('warning', listen);
+    }
+  });
+
+  it('a manifest that declares both names is refused', () => {
+    const e = refusal(untyped('reward', { readsGroundTruth: true, usesGroundTruth: true }));
+    expect(e.code).to.equal('CORL_ERR_PLUGIN_INVALID');
+    expect(e.message).to.contain('manifest.readsGroundTruth of "x:reward" alone').and.contain('remove usesGroundTruth');
   });
 
   it('a field no kind has is refused, with the near one it misspells', () => {
@@ -214,4 +279,9 @@ describe('core/registry per-kind manifests', () => {
   });
 });
 
-const noQueries = { usesGroundTruth: () => false, trainedOnLabels: () => false, tokenStats: () => false };
+const noQueries = {
+  readsGroundTruth: () => false,
+  usesGroundTruth: () => false,
+  trainedOnLabels: () => false,
+  tokenStats: () => false,
+};

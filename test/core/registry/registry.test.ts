@@ -131,7 +131,7 @@ describe('core/registry: definitions are read once, registration only adds', () 
       description: 'test',
       corl: '^0.1.0',
       options: { ...none },
-      get usesGroundTruth() {
+      get readsGroundTruth() {
         return reads++ > 0;
       },
     };
@@ -140,8 +140,13 @@ describe('core/registry: definitions are read once, registration only adds', () 
     r.add(def);
     expect(reads).to.equal(1);
     const sel = { use: 'x:flip', options: {} };
-    const q = { usesGroundTruth: () => false, trainedOnLabels: () => false, tokenStats: () => false };
-    for (let i = 0; i < 3; i++) expect(r.answer('reward', sel, 'usesGroundTruth', q)).to.equal(false);
+    const q = {
+      readsGroundTruth: () => false,
+      usesGroundTruth: () => false,
+      trainedOnLabels: () => false,
+      tokenStats: () => false,
+    };
+    for (let i = 0; i < 3; i++) expect(r.answer('reward', sel, 'readsGroundTruth', q)).to.equal(false);
     expect(reads).to.equal(1);
     expect(Object.isFrozen(r.get('reward', 'x:flip').manifest)).to.equal(true);
     expect(Object.isFrozen(r.get('reward', 'x:flip').manifest.options)).to.equal(true);
@@ -153,12 +158,17 @@ describe('core/registry: definitions are read once, registration only adds', () 
   it('a question answered by a function is asked once per options, whatever order their keys come in', () => {
     let calls = 0;
     const r = new PluginRegistry();
-    r.add(reward({ usesGroundTruth: () => calls++ % 2 === 1 }));
-    const q = { usesGroundTruth: () => false, trainedOnLabels: () => false, tokenStats: () => false };
-    expect(r.answer('reward', { use: 'x:r', options: { a: 1, b: 2 } }, 'usesGroundTruth', q)).to.equal(false);
-    expect(r.answer('reward', { use: 'x:r', options: { b: 2, a: 1 } }, 'usesGroundTruth', q)).to.equal(false);
+    r.add(reward({ readsGroundTruth: () => calls++ % 2 === 1 }));
+    const q = {
+      readsGroundTruth: () => false,
+      usesGroundTruth: () => false,
+      trainedOnLabels: () => false,
+      tokenStats: () => false,
+    };
+    expect(r.answer('reward', { use: 'x:r', options: { a: 1, b: 2 } }, 'readsGroundTruth', q)).to.equal(false);
+    expect(r.answer('reward', { use: 'x:r', options: { b: 2, a: 1 } }, 'readsGroundTruth', q)).to.equal(false);
     expect(calls).to.equal(1);
-    expect(r.answer('reward', { use: 'x:r', options: { a: 2 } }, 'usesGroundTruth', q)).to.equal(true);
+    expect(r.answer('reward', { use: 'x:r', options: { a: 2 } }, 'readsGroundTruth', q)).to.equal(true);
   });
 
   it('an unreadable or malformed manifest, and a question that throws or answers a non-boolean, are coded', () => {
@@ -170,27 +180,32 @@ describe('core/registry: definitions are read once, registration only adds', () 
       },
     };
     expect(code(() => r.add({ manifest: throwing, create: () => ({}) } as never))).to.equal('CORL_ERR_PLUGIN_INVALID');
-    expect(code(() => r.add(reward({ usesGroundTruth: 'yes' })))).to.equal('CORL_ERR_PLUGIN_INVALID');
+    expect(code(() => r.add(reward({ readsGroundTruth: 'yes' })))).to.equal('CORL_ERR_PLUGIN_INVALID');
     expect(code(() => r.add(reward({ description: 7 })))).to.equal('CORL_ERR_PLUGIN_INVALID');
     expect(code(() => r.add(reward({ options: { type: 'object', properties: {}, f: () => 1 } })))).to.equal(
       'CORL_ERR_PLUGIN_INVALID',
     );
-    const q = { usesGroundTruth: () => false, trainedOnLabels: () => false, tokenStats: () => false };
+    const q = {
+      readsGroundTruth: () => false,
+      usesGroundTruth: () => false,
+      trainedOnLabels: () => false,
+      tokenStats: () => false,
+    };
     const r2 = new PluginRegistry();
-    r2.add(reward({ usesGroundTruth: () => 'yes' }));
-    expect(code(() => r2.answer('reward', { use: 'x:r', options: {} }, 'usesGroundTruth', q))).to.equal(
+    r2.add(reward({ readsGroundTruth: () => 'yes' }));
+    expect(code(() => r2.answer('reward', { use: 'x:r', options: {} }, 'readsGroundTruth', q))).to.equal(
       'CORL_ERR_PLUGIN_INVALID',
     );
     const r3 = new PluginRegistry();
     r3.add(
       reward({
-        usesGroundTruth: () => {
+        readsGroundTruth: () => {
           throw new Error('no\n    at secret (/s.js:3:4)');
         },
       }),
     );
     try {
-      r3.answer('reward', { use: 'x:r', options: {} }, 'usesGroundTruth', q);
+      r3.answer('reward', { use: 'x:r', options: {} }, 'readsGroundTruth', q);
       expect.fail('throws');
     } catch (e) {
       expect(isCorlError(e, 'CORL_ERR_PLUGIN_INVALID')).to.equal(true);

@@ -12,9 +12,9 @@ import { rewardGroup } from '../../../core/testing/contexts';
 import { fails, passes } from './helpers';
 
 const schema = { type: 'object', properties: {}, additionalProperties: false } as const;
-const reward = (name: string, create: () => RewardSource, usesGroundTruth = false) =>
+const reward = (name: string, create: () => RewardSource, readsGroundTruth = false) =>
   definePlugin({
-    manifest: { name, kind: 'reward', description: 'test reward', corl: '^0.1.0', options: schema, usesGroundTruth },
+    manifest: { name, kind: 'reward', description: 'test reward', corl: '^0.1.0', options: schema, readsGroundTruth },
     create,
   });
 
@@ -35,7 +35,7 @@ describe('core/testing/reward (the reward-source suite catches broken sources)',
     expect(rewardScenarios(false, undefined).some((s) => s.spec.reference !== undefined)).to.equal(false);
   });
 
-  it('a source that reads ctx.reference without declaring usesGroundTruth is caught', async () => {
+  it('a source that reads ctx.reference without declaring readsGroundTruth is caught', async () => {
     const sneaky = reward('test:sneaky', () => ({
       async score(ctx) {
         const target = ctx.reference?.answer ?? null;
@@ -45,7 +45,7 @@ describe('core/testing/reward (the reward-source suite catches broken sources)',
     await fails(rewardChecks(sneaky), 'depends on it', /changed when a reference was present/);
   });
 
-  it('a source that declares GROUND_TRUTH or TASK among its dependencies without usesGroundTruth is caught', async () => {
+  it('a source that declares GROUND_TRUTH or TASK among its dependencies without readsGroundTruth is caught', async () => {
     for (const [name, token, says] of [
       ['test:injected', GROUND_TRUTH, /"corl\.GroundTruth"/],
       ['test:loader', TASK, /"corl\.Task"/],
@@ -103,7 +103,7 @@ describe('core/testing/reward (the reward-source suite catches broken sources)',
     await passes(rewardChecks(stripping), 'depends on it');
   });
 
-  it('a source that declares usesGroundTruth may read the reference', async () => {
+  it('a source that declares readsGroundTruth may read the reference', async () => {
     const honest = reward(
       'test:honest',
       () => ({

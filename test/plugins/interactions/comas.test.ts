@@ -297,7 +297,7 @@ describe('corl:comas, worked by hand', () => {
         onRefusal: (e) => refusals.push(e.code),
       },
     );
-    expect('usesGroundTruth' in peeking.manifest).to.equal(false);
+    expect('readsGroundTruth' in peeking.manifest).to.equal(false);
     expect(reached).to.deep.equal([]);
     expect(refusals).to.deep.equal([]);
     // Judging reads the discussion and the tools only: the references are never touched.

@@ -162,8 +162,8 @@ describeWithBwrap('plugins/rewards/exec (corl:exec-vote, corl:exec-tests)', func
       await binary.close?.();
       await partial.close?.();
     }
-    expect(execTestsReward.manifest.usesGroundTruth).to.equal(true);
-    expect(execVoteReward.manifest.usesGroundTruth).to.equal(false);
+    expect(execTestsReward.manifest.readsGroundTruth).to.equal(true);
+    expect(execVoteReward.manifest.readsGroundTruth).to.equal(false);
   });
 
   it('orphans and loops inside C cannot hold the answer keys past the per-input limits', async () => {

@@ -46,7 +46,7 @@ describe('plugins/rewards/intrinsic (corl:intrinsic)', () => {
     const r0 = await make('intuitor').score(ctx([view(undefined, [mean1, mean2])]));
     expect(r0.rewards[0]! - r.rewards[0]!).to.be.closeTo(Math.log(4), 1e-12);
     expect(intrinsicReward.manifest.tokenStats).to.equal(true);
-    expect(intrinsicReward.manifest.usesGroundTruth).to.equal(false);
+    expect(intrinsicReward.manifest.readsGroundTruth).to.equal(false);
   });
   it('missing, short or non-finite statistics are CORL_ERR_REWARD_TOKEN_STATS naming the completion', async () => {
     for (const [method, c] of [

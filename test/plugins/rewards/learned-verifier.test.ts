@@ -208,7 +208,7 @@ describe('plugins/rewards/learned-verifier (corl:learned-verifier)', function ()
   });
 
   it('reads no labels, but was trained on them: a labelFree config refuses it; otherwise the run is supervised', async () => {
-    expect(learnedVerifierReward.manifest).to.include({ usesGroundTruth: false, trainedOnLabels: true });
+    expect(learnedVerifierReward.manifest).to.include({ readsGroundTruth: false, trainedOnLabels: true });
     const reward = { use: 'corl:learned-verifier', options: { checkpoint: dir } };
     const refused = await failure(loadConfig(writeConfig(tmp.dir, 'lf.json', coRlConfig({ reward }))));
     expect(refused.code).to.equal('CORL_ERR_CONFIG_LABEL_FREE');

@@ -107,7 +107,7 @@ describe('plugins/rewards/vote (corl:vote)', () => {
     } catch (e) {
       expect((e as Error).message).to.contain('CORL_ERR_TASK_DATA');
     }
-    expect(groundTruthReward.manifest.usesGroundTruth).to.equal(true);
-    expect(voteReward.manifest.usesGroundTruth).to.equal(false);
+    expect(groundTruthReward.manifest.readsGroundTruth).to.equal(true);
+    expect(voteReward.manifest.readsGroundTruth).to.equal(false);
   });
 });

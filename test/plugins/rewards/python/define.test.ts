@@ -42,7 +42,7 @@ describe('definePythonReward (a named reward plugin backed by a Python function)
     expect(lengths.manifest).to.deep.include({
       name: 'lab:lengths',
       kind: 'reward',
-      usesGroundTruth: true,
+      readsGroundTruth: true,
       corl: '^0.1.0',
     });
     expect(Object.keys((lengths.manifest.options as { properties: object }).properties).sort()).to.deep.equal([

@@ -301,7 +301,7 @@ def reward_func(completions, solution, **kwargs):
     return [1.0 if c.endswith("{%s}." % s) else 0.0 for c, s in zip(completions, solution)]
 `,
       );
-      expect(pythonReward.manifest.usesGroundTruth).to.be.a('function');
+      expect(pythonReward.manifest.readsGroundTruth).to.be.a('function');
       const r = await make({ module, groundTruth: true });
       const res = await r.score(rewardContext({ keys: ['4', '5'], reference: '4' }));
       expect(res.rewards).to.deep.equal([1, 0]);

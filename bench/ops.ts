@@ -9,12 +9,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { CorlError } from '../core/errors';
-import { Graph } from '../core/tensor/graph';
 import { compile } from '../core/tensor/session';
 import { Rng } from '../core/util/rng';
 import { initParams, paramSpecs, type Architecture } from '../plugins/policies/transformer/architecture';
 import { buildDecodeGraph, buildStepGraph, type BuiltGraph } from '../plugins/policies/transformer/graphs';
 import type { Bench } from './index';
+import { matmulYardstick, yardstickLines } from './yardstick';
 
 const ARCH: Architecture = {
   vocab: 32,
@@ -109,39 +109,6 @@ async function profile(title: string, b: BuiltGraph, feeds: Record<string, ort.T
   }
 }
 
-/** GFLOP/s of a 512³ MatMul, 1 thread, the same session options (best of 7 × 10). */
-async function yardstick(): Promise<number> {
-  const N = 512;
-  const g = new Graph('matmul512');
-  const c = g.matmul(g.input('a', 'float32', [N, N]), g.input('b', 'float32', [N, N]));
-  const s = await ort.InferenceSession.create(compile(g, { outputs: [['c', c]] }).bytes, {
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    extra: { session: { intra_op: { allow_spinning: '0' } } },
-  });
-  const rng = new Rng(7);
-  const feeds = {
-    a: tensor(
-      Float32Array.from({ length: N * N }, () => rng.next() - 0.5),
-      [N, N],
-    ),
-    b: tensor(
-      Float32Array.from({ length: N * N }, () => rng.next() - 0.5),
-      [N, N],
-    ),
-  };
-  for (let i = 0; i < 3; i++) await s.run(feeds);
-  let best = 0;
-  for (let rep = 0; rep < 7; rep++) {
-    const t0 = performance.now();
-    for (let i = 0; i < 10; i++) await s.run(feeds);
-    best = Math.max(best, (2 * N ** 3 * 10) / ((performance.now() - t0) / 1000) / 1e9);
-  }
-  await s.release();
-  return best;
-}
-
 export const bench: Bench = {
   name: 'ops',
   description:
@@ -152,8 +119,10 @@ export const bench: Bench = {
     const weights = Object.fromEntries(specs.map((s, i) => [s.name, tensor(params[i]!, [...s.shape])]));
     const rng = new Rng(5);
     const ids = (n: number) => Int32Array.from({ length: n }, () => 2 + Math.floor(rng.next() * 30));
-    const mm = await yardstick();
-    out(`MatMul 512³ (1 thread): ${mm.toFixed(1)} GFLOP/s best; load average ${os.loadavg()[0]!.toFixed(2)}`);
+    // the kernel rate, as the profiler's kernel times below are: no call overhead or output copy on either side
+    const y = await matmulYardstick(1);
+    for (const line of yardstickLines(y)) out(line);
+    const mm = y.kernel.best;
     const B = 21;
     const T = 48;
     await profile(

@@ -9,14 +9,13 @@ import Ajv from 'ajv';
 import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Graph } from '../core/tensor/graph';
-import { compile, GraphSession } from '../core/tensor/session';
 import { parameterCount } from '../plugins/policies/transformer/architecture';
 import { TRANSFORMER_OPTIONS_SCHEMA, type TransformerOptions } from '../plugins/policies/transformer/options';
 import { TransformerPolicy } from '../plugins/policies/transformer/policy';
 import type { ShardProfile } from '../plugins/policies/transformer/shard';
 import { Rng } from '../core/util/rng';
 import type { Bench } from './index';
+import { matmulYardstick, yardstickLines, type MatMulRate, type Yardstick as MachineYardstick } from './yardstick';
 
 /** 30 characters: with the end and unknown tokens, a vocabulary of 32. */
 const ALPHABET = '0123456789+-*/=()abcdefghijklm';
@@ -62,31 +61,6 @@ function randomText(rng: Rng, n: number): string {
   return s;
 }
 
-/** GFLOP/s of one 512×512 · 512×512 float32 MatMul in onnxruntime-node with `threads` intra-op threads. */
-async function matmulGflops(threads: number): Promise<{ best: number; median: number; perCpu: number }> {
-  const N = 512;
-  const g = new Graph('matmul512');
-  const a = g.input('a', 'float32', [N, N]);
-  const b = g.input('b', 'float32', [N, N]);
-  const s = await GraphSession.create(compile(g, { outputs: [['c', g.matmul(a, b)]] }), { threads });
-  const rng = new Rng(7);
-  const A = Float32Array.from({ length: N * N }, () => rng.next() - 0.5);
-  const B = Float32Array.from({ length: N * N }, () => rng.next() - 0.5);
-  const feeds = { a: { data: A, dims: [N, N] }, b: { data: B, dims: [N, N] } };
-  for (let i = 0; i < 5; i++) await s.run(feeds);
-  const rates: number[] = [];
-  const c0 = process.cpuUsage();
-  const reps = 10;
-  for (let rep = 0; rep < 7; rep++) {
-    const t0 = performance.now();
-    for (let i = 0; i < reps; i++) await s.run(feeds);
-    rates.push((2 * N ** 3 * reps) / ((performance.now() - t0) / 1000) / 1e9);
-  }
-  const cpu = cpuSince(c0);
-  await s.close();
-  return { best: Math.max(...rates), median: median(rates), perCpu: (2 * N ** 3 * reps * 7) / cpu / 1e9 };
-}
-
 /** Model FLOPs of one training step over rows × T positions: 6·(matmul params)·tokens plus attention. */
 function trainFlops(o: TransformerOptions, vocab: number, rows: number, T: number): number {
   const d = o.dModel;
@@ -128,12 +102,8 @@ interface Config {
   readonly worker: boolean;
 }
 
-/** The MatMul yardstick at a thread count, measured right before the figures it scales. */
-interface Yardstick {
-  readonly best: number;
-  readonly median: number;
-  readonly perCpu: number;
-}
+/** The MatMul yardstick's kernel rate at a thread count (./yardstick.ts), measured right before the figures it scales. */
+type Yardstick = MatMulRate;
 
 /** Tokens/s of a measured path (best and median of its steps or calls). */
 interface Rate {
@@ -346,10 +316,11 @@ export const bench: Bench = {
     let headline: { mm: Yardstick; grpo?: Rate; sample?: Rate } | undefined;
     for (const c of configs) {
       // Measured again before every configuration: on a shared machine the load changes within minutes.
-      const ref = await matmulGflops(c.threads);
-      out(
-        `MatMul 512³ float32 (onnxruntime-node, ${c.threads} thread${c.threads > 1 ? 's' : ''}): ${fmt(ref.best, 1)} GFLOP/s best, ${fmt(ref.median, 1)} median, ${fmt(ref.perCpu, 1)} per CPU-second; load average ${os.loadavg()[0]!.toFixed(2)}`,
-      );
+      // with 2 threads, 1 thread alone first: each thread's rate against one thread's says how the cores share
+      const alone: MachineYardstick | undefined = c.threads > 1 ? await matmulYardstick(1) : undefined;
+      const y = await matmulYardstick(c.threads);
+      for (const line of yardstickLines(y, alone)) out(line);
+      const ref = y.kernel;
       if (what.includes('ce')) await trainBench(c, 'ce', steps, ref);
       const grpo = what.includes('grpo') ? await trainBench(c, 'grpo', steps, ref) : undefined;
       const sample = what.includes('sample') ? await sampleBench(c, reps, ref) : undefined;
@@ -359,7 +330,7 @@ export const bench: Bench = {
       const h = headline;
       const share = (r: Rate) => `${fmt(r.gflops, 1)} GFLOP/s = ${fmt((100 * r.gflops) / h.mm.best, 0)}%`;
       out(
-        `summary (2 threads, 2 worker shards: the default), against the 2-thread MatMul's ${fmt(h.mm.best, 1)} GFLOP/s best:`,
+        `summary (2 threads, 2 worker shards: the default), against the 2-thread MatMul kernel's ${fmt(h.mm.best, 1)} GFLOP/s best:`,
       );
       if (h.grpo)
         out(

@@ -14,6 +14,9 @@ export const REPLIES = 'requests';
 /** The journal namespace of late /v1/samples answers (docs/guide/serve.md "Late samples"). */
 export const LATE = 'late';
 
+/** The journal namespace of pointwise /v1/samples answers: a keyed retry replays, never scores again. */
+export const POINTWISE = 'pointwise';
+
 /** Longest accepted request id. */
 export const MAX_REQUEST_ID = 200;
 

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { CorlError } from '../errors';
 import type { JournalRecord, Replay } from './journal';
-import { LATE, MAX_REQUEST_ID, REPLIES } from './ledger';
+import { LATE, MAX_REQUEST_ID, POINTWISE, REPLIES } from './ledger';
 
 /** Longest group id POST /v1/groups accepts (and the journal may hold for that namespace). */
 export const MAX_GROUP_ID = 1024;
@@ -44,11 +44,12 @@ function checkReply(
   agents: ReadonlySet<string>,
   names: readonly string[],
 ): void {
-  if (r.n !== REPLIES && r.n !== LATE) throw bad('"n"', `"${REPLIES}" or "${LATE}"`, r.n);
+  if (r.n !== REPLIES && r.n !== LATE && r.n !== POINTWISE)
+    throw bad('"n"', `"${REPLIES}", "${LATE}" or "${POINTWISE}"`, r.n);
   if (typeof r.a !== 'string' || !agents.has(r.a))
     throw bad('"a"', `an agent of the config (${names.map((n) => `"${n}"`).join(', ')})`, r.a);
   if (!Number.isSafeInteger(r.s) || r.s < 0) throw bad('"s"', 'an order (a safe integer >= 0)', r.s);
-  const most = r.n === LATE ? MAX_LATE_ID : MAX_REQUEST_ID;
+  const most = r.n === REPLIES ? MAX_REQUEST_ID : MAX_LATE_ID;
   if (typeof r.g !== 'string' || r.g.length === 0 || r.g.length > most)
     throw bad('"g"', `a request id (1 to ${most} characters)`, r.g);
   if (typeof r.h !== 'string' || !HASH.test(r.h))

@@ -412,6 +412,8 @@ export class SampleScorer {
     private readonly metrics: ServeMetrics,
     /** Late samples' answers, per agent within its bound (journaled: a retry replays after a restart). */
     private readonly lates: ReplyLedger,
+    /** A pointwise source's answers by stable id (journaled: a retry replays, never scores or counts again). */
+    private readonly pointwiseAnswers: ReplyLedger,
     /** Where pointwise answers (scored outside the exchange) are counted for the metrics sinks. */
     private readonly board?: Pick<ServeBoard, 'decided'>,
   ) {
@@ -640,7 +642,7 @@ export class SampleScorer {
     where: string,
     work: RequestWork,
   ): Promise<SampleAnswer> {
-    if (this.rt.pointwise) return this.pointwise(agent, step, s, work);
+    if (this.rt.pointwise) return this.pointwiseOnce(agent, step, s, where, work);
     // Its id: the request id, else its position at a step, else the Idempotency-Key's, else its position.
     const position = s.sample !== undefined ? `#${s.sample}` : undefined;
     const stable = s.requestId ?? (step !== undefined ? position : undefined) ?? s.retryId ?? position;
@@ -905,6 +907,33 @@ export class SampleScorer {
           );
     const answer = answerOf(a, 0, at, s);
     return { ...answer, metrics: { ...answer.metrics, 'exchange/late': 1 } };
+  }
+
+  /**
+   * A pointwise sample with a stable id (its request id; at a step, else its position; else the
+   * Idempotency-Key's) is scored once: its retry gets the stored answer, before and after a
+   * restart, and a retry with another completion is 409. Without a step, a position alone does not
+   * name a sample (the next rollout reuses it), so such a sample is scored as new.
+   */
+  private pointwiseOnce(
+    agent: number,
+    step: number | undefined,
+    s: PostedSample,
+    where: string,
+    work: RequestWork,
+  ): Promise<SampleAnswer> {
+    const position = s.sample !== undefined ? `#${s.sample}` : undefined;
+    const stable = s.requestId ?? (step !== undefined ? position : undefined) ?? s.retryId;
+    if (stable === undefined) return this.pointwise(agent, step, s, work);
+    const key = lateKey(step === undefined ? '-' : String(step), s.group, stable);
+    try {
+      return this.pointwiseAnswers.run(agent, key, memberHash(s), () =>
+        this.pointwise(agent, step, s, work),
+      ) as Promise<SampleAnswer>;
+    } catch (e) {
+      if (isCorlError(e) && e.code === 'CORL_ERR_SERVE_CONFLICT') throw this.conflict(agent, step, s, where);
+      throw e;
+    }
   }
 
   /** A pointwise source (a verifier) scores each sample alone, at once. */

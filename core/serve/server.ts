@@ -112,6 +112,7 @@ export class RewardServer {
       { steps: this.groups, rounds: getRewardExchange },
       metrics,
       state.late,
+      state.pointwise,
       board,
     );
     this.service = {

@@ -9,7 +9,7 @@ import {
   type JournalRecord,
   type JournalState,
 } from './journal';
-import { LATE, ReplyLedger } from './ledger';
+import { LATE, POINTWISE, ReplyLedger } from './ledger';
 import { ReplayChecker } from './restore';
 import type { ServeBoard } from './board';
 import { Scorer } from './scorer';
@@ -28,6 +28,8 @@ export interface ServeState {
   readonly groupIds: ReplyLedger;
   /** Answers of late /v1/samples samples (a group scored short), journaled so a retry replays. */
   readonly late: ReplyLedger;
+  /** Answers of a pointwise source's /v1/samples samples sent with a stable id, journaled so a retry replays. */
+  readonly pointwise: ReplyLedger;
   readonly journal: Journal;
   /** A torn last line was dropped at start. */
   readonly tornTail: boolean;
@@ -92,8 +94,11 @@ export async function openState(
   // an agent past its bound lets its own oldest go, never another agent's.
   const lateKeep = { count: rt.settings.samples.maxPending, bytes: rt.settings.keepReplyBytes };
   const late = new ReplyLedger(rt.agents, sink, lateKeep, true, () => events.replay?.(), LATE);
+  // A pointwise source's answers, within the stored replies' bounds: a keyed retry is replayed, so
+  // it is neither scored nor counted (Prometheus, the metrics sinks) a second time.
+  const pointwise = new ReplyLedger(rt.agents, sink, keep, true, () => events.replay?.(), POINTWISE);
   const file = rt.journalFile;
-  const parts = { scorer, groups, rounds, replies, groupIds, late };
+  const parts = { scorer, groups, rounds, replies, groupIds, late, pointwise };
   if (file === undefined) {
     sink.journal = Journal.disabled();
     return {
@@ -121,12 +126,13 @@ export async function openState(
       rounds.restore(r);
       replies.restore(r);
       late.restore(r);
+      pointwise.restore(r);
       board?.restore(r);
     },
     snapshot: () => ({
       keep: [...groups.snapshot(), ...rounds.snapshot()]
         .map((x) => x.record)
-        .concat(replies.snapshot(), late.snapshot()),
+        .concat(replies.snapshot(), late.snapshot(), pointwise.snapshot()),
       exchange: exchangeState(),
     }),
     // Appending under this service's window replays only where the generation's window is the same

@@ -31,6 +31,38 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
     tmp.cleanup();
   });
 
+  it('a pointwise source scores a keyed sample once: its retry replays (also after a restart), a changed one is 409', async () => {
+    const config = {
+      agents: [{ name: 'solo' }],
+      topology: 'corl:self',
+      reward: 'corl:ground-truth',
+      serve: { port: 0 },
+    };
+    server = await startServer(config, tmp.dir);
+    const one = (x: string, extra: Record<string, unknown>) =>
+      post(server!.url, '/v1/samples', sample('solo', 'g1', 2, x, { reference: '2', ...extra }));
+    const first = await one('2', { step: 0, sample: 0 });
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    expect(first.body.reward).to.equal(1);
+    const again = await one('2', { step: 0, sample: 0 });
+    expect(again.status).to.equal(200);
+    expect(again.body).to.deep.equal(first.body);
+    expect(server.metrics.replays.get(), 'answered from the stored answer, not scored again').to.equal(1);
+    const changed = await one('3', { step: 0, sample: 0 });
+    expect(changed.status).to.equal(409);
+    expect(changed.body.error.code).to.equal('CORL_ERR_SERVE_CONFLICT');
+    // the same position at another step, and a request id without a step, are new samples
+    expect((await one('3', { step: 1, sample: 0 })).body.reward).to.equal(0);
+    const keyed = await one('2', { requestId: 'r-1' });
+    expect(keyed.body.reward).to.equal(1);
+    await server.close();
+    server = await startServer(config, tmp.dir);
+    const replayed = await one('2', { requestId: 'r-1' });
+    expect(replayed.body).to.deep.equal(keyed.body);
+    expect(server.metrics.replays.get(), 'replayed from the journal').to.equal(1);
+    expect((await one('5', { requestId: 'r-1' })).status).to.equal(409);
+  });
+
   it("with a step: a's samples, posted one by one, form its group; b posts the whole group; each is rewarded by the other's plurality", async () => {
     server = await startServer(ringServeConfig(), tmp.dir);
     // a: 2, 3, 2 (own label 2); b: 3, 3, 2 (label 3). Ring: a supervised by b, b by a.

@@ -93,7 +93,6 @@ describe('serve: per-agent TensorBoard event files of the label-free diagnostics
     expect([fa.body.groups[0].source, fb.body.groups[0].source]).to.deep.equal(['self', 'self']);
     // A retry of step 0 is answered from the stored answers: no point is counted again.
     await step(server.url, 0, STEP0.a, STEP0.b);
-    const url = server.url;
     await server.close();
     server = undefined;
 
@@ -135,7 +134,6 @@ describe('serve: per-agent TensorBoard event files of the label-free diagnostics
     const fell = { ...counts, 'serve/groups': 1, 'exchange/fallbacks': 1, 'exchange/peer_unseen': 1 };
     near(a.get(2), { ...fell, 'label/graded': 1, 'label/accuracy': 1, 'reward/accuracy': 1 }, 'a@2');
     near(b.get(2), fell, 'b@2');
-    void url;
   });
 
   it('a full disk loses the point, logged once and counted; every reply still goes out', async () => {

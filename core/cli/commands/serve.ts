@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { CorlError } from '../../errors';
 import { RewardServer } from '../../serve/server';
 import { loadServeConfig } from '../../serve/setup';
-import { readUserText } from '../../util/files';
+import { outputFolderProblem, readUserText } from '../../util/files';
 import { intFlag } from '../output';
 import { noConfig, pickConfig } from '../config-arg';
 
@@ -85,6 +85,15 @@ export function serveCommand(program: Command): void {
         throw new CorlError('CORL_ERR_CLI_USAGE', 'expected --tensorboard to name a folder, got an empty string', {
           where: '--tensorboard',
         });
+      // the flag's folder is checked here, so a bad one is named as the flag, not as the sink it becomes
+      const tbProblem =
+        flags.tensorboard === undefined ? undefined : outputFolderProblem(path.resolve(flags.tensorboard));
+      if (tbProblem)
+        throw new CorlError(
+          'CORL_ERR_CLI_USAGE',
+          `expected --tensorboard to name a folder for event files, got ${tbProblem} at ${path.resolve(flags.tensorboard!)}`,
+          { where: '--tensorboard', hint: 'give a folder path (it is created), outside /proc, /sys and /dev' },
+        );
       const tensorboard =
         flags.tensorboard === undefined
           ? []

@@ -3,7 +3,7 @@
 // (test/fixtures/event-files.ts: TFRecord framing, masked CRC32C, the protobufs by hand). Every
 // accuracy below is worked out by hand from the posted answers.
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RewardServer } from '../../../core/serve/server';
@@ -252,6 +252,30 @@ describe('corl serve --tensorboard: a kill and a restart write every point once'
     if (proc && proc.exitCode === null && proc.signalCode === null) await exited(proc, 'SIGKILL');
     proc = undefined;
     tmp.cleanup();
+  });
+
+  it('a --tensorboard that is a file or under /proc is refused as the flag, coded, before the service starts', () => {
+    const cfg = path.join(tmp.dir, 'serve.json');
+    fs.writeFileSync(cfg, JSON.stringify(ringServeConfig()));
+    const file = path.join(tmp.dir, 'a-file');
+    fs.writeFileSync(file, 'x');
+    for (const dir of [file, '/proc/self/tb']) {
+      const r = spawnSync(
+        process.execPath,
+        [path.join(ROOT, 'bin', 'corl.js'), 'serve', '-c', cfg, '--port', '0', '--tensorboard', dir],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(r.status, r.stderr).to.equal(2);
+      expect(r.stderr)
+        .to.contain('CORL_ERR_CLI_USAGE')
+        .and.contain('expected --tensorboard to name a folder for event files');
+      expect(r.stderr)
+        .to.not.contain('metrics[')
+        .and.not.match(/\n\s+at /);
+      expect(r.stdout).to.not.contain('listening');
+    }
   });
 
   it('steps: a point cut by SIGKILL is rebuilt from the journal; replays after the restart add nothing', async () => {

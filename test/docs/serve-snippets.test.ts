@@ -16,6 +16,7 @@ import * as path from 'node:path';
 import { ROOT } from '../../scripts/generate';
 import { tempDir } from '../fixtures/configs';
 import { loadServeConfigValue } from '../../core/serve/setup';
+import { buildProgram } from '../../core/cli/main';
 import { INTEGRATIONS, PYTHON, checkPython, startService, type Service } from '../integrations/serve-process';
 import {
   OPENRLHF_REQUEST_TIMEOUT_S,
@@ -52,7 +53,13 @@ const TRL_KWARGS: Record<string, Set<string>> = {
   ]),
 };
 /** `corl serve` flags (docs/reference/cli.md). */
-const SERVE_FLAGS = new Set(['-c', '--host', '--port', '--journal', '--tokens-file', '--token-file', '--allow-no-token']);
+/** The flags `corl serve` has, read from the command itself (so a new flag needs no edit here). */
+const SERVE_FLAGS = new Set(
+  buildProgram()
+    .commands.find((c) => c.name() === 'serve')!
+    .options.flatMap((o) => [o.short, o.long])
+    .filter((f): f is string => typeof f === 'string'),
+);
 
 interface Block {
   readonly page: string;

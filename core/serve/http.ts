@@ -8,6 +8,9 @@ import { CorlError, type ErrorCode } from '../errors';
 const STATUS: Partial<Record<ErrorCode, number>> = {
   CORL_ERR_SERVE_BAD_JSON: 400,
   CORL_ERR_SERVE_BAD_REQUEST: 400,
+  CORL_ERR_SERVE_MALFORMED: 400,
+  CORL_ERR_SERVE_CLIENT_TIMEOUT: 408,
+  CORL_ERR_SERVE_HEADERS_TOO_LARGE: 431,
   CORL_ERR_SERVE_UNAUTHORIZED: 401,
   CORL_ERR_SERVE_FORBIDDEN: 403,
   CORL_ERR_SERVE_NOT_FOUND: 404,
@@ -53,6 +56,11 @@ export function goneSignal(res: http.ServerResponse): AbortSignal {
       );
   });
   return ctrl.signal;
+}
+
+/** The JSON body of a coded error answer. */
+export function errorJson(e: CorlError): { error: { code: string; message: string; where?: string; hint?: string } } {
+  return { error: { code: e.code, message: e.message, where: e.where, hint: e.hint } };
 }
 
 /** Answer with a JSON value. */

@@ -4,13 +4,15 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import * as path from 'node:path';
+import type { Duplex } from 'node:stream';
 import { CorlError, isCorlError } from '../errors';
 import { GetRewardScorer } from './barrier';
 import { boardDir, ServeBoard } from './board';
 import { ConnectionTable, type Cap } from './connections';
 import { Credentials } from './identity';
 import type { Exchange } from './exchange';
-import { goneSignal, readJson, send, sendText, statusOf, STOPPING } from './http';
+import { answerClientError, clientErrorOf, type LastRequest } from './client-errors';
+import { errorJson, goneSignal, readJson, send, sendText, statusOf, STOPPING } from './http';
 import { Journal, type ServeIdentity } from './journal';
 import { ServeMetrics } from './prom';
 import { requestId } from './ledger';
@@ -86,6 +88,12 @@ export class RewardServer {
   private readonly table: ConnectionTable;
   /** Connections that arrived over a cap with nothing to close for them: answered once, then closed. */
   private readonly overCap = new WeakMap<object, Cap>();
+  /** The request each connection carried last (a client error on it is answered after it, never instead). */
+  private readonly last = new WeakMap<object, LastRequest>();
+  /** Connections answered with `connection: close`: nothing more they send is handled as a request. */
+  private readonly closing = new WeakSet<object>();
+  /** Connections whose client error was answered (Node's parser reports it again for every later chunk). */
+  private readonly spent = new WeakSet<object>();
 
   private constructor(
     readonly runtime: ServeRuntime,
@@ -199,14 +207,9 @@ export class RewardServer {
     server.on('request', (req, res) => {
       void this.handle(req, res);
     });
-    // Malformed HTTP gets a bare 400; a client too slow with its headers or body (timeouts) a 408.
-    server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-      const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
-      this.metrics.clientErrors.inc({ reason: timeout ? 'timeout' : 'malformed' });
-      if (socket.writable)
-        socket.end(`HTTP/1.1 ${timeout ? '408 Request Timeout' : '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
-      else socket.destroy();
-    });
+    // Malformed HTTP gets a coded 400 (431 for headers over Node's limit); a client too slow with
+    // its headers or body a coded 408; then the connection closes (core/serve/client-errors.ts).
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.clientError(err, socket));
   }
 
   /** Build the plugins, replay the journal and listen. */
@@ -334,6 +337,43 @@ export class RewardServer {
     }
   }
 
+  /** A connection's bytes Node's parser refused, or a client too slow: one coded answer, then the connection closes. */
+  private clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+    if (this.spent.has(socket)) return;
+    this.spent.add(socket);
+    this.closing.add(socket);
+    const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
+    this.metrics.clientErrors.inc({ reason: timeout ? 'timeout' : 'malformed' });
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const t = this.runtime.settings.timeouts;
+    answerClientError(socket, clientErrorOf(err, t), this.last.get(socket), wholeMs(t.headers));
+  }
+
+  /** Answer with `connection: close`, handle nothing more from the connection, and close it once the answer is sent. */
+  private closeAfter(res: http.ServerResponse): void {
+    const socket = res.req.socket;
+    res.setHeader('connection', 'close');
+    if (this.closing.has(socket)) return;
+    this.closing.add(socket);
+    res.once('finish', () => socket.destroy());
+  }
+
+  /** Read and drop a body the service answered without reading; past `limit` bytes, close its connection after the answer. */
+  private dropBody(req: http.IncomingMessage, limit: number): void {
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= limit || this.closing.has(req.socket)) return;
+      this.closing.add(req.socket);
+      req.socket.destroySoon();
+    });
+    req.on('error', () => undefined);
+    req.resume();
+  }
+
   /** The bound address. */
   get address(): AddressInfo {
     return this.server.address() as AddressInfo;
@@ -369,6 +409,10 @@ export class RewardServer {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    // A request read after the connection was answered with `connection: close` (pipelined behind
+    // a 413, say) is never handled: the connection closes once that answer is sent.
+    if (this.closing.has(req.socket)) return;
+    this.last.set(req.socket, { req, res });
     const t0 = performance.now();
     const gone = goneSignal(res);
     const [pathname = '/', search = ''] = (req.url ?? '/').split('?', 2);
@@ -376,6 +420,10 @@ export class RewardServer {
     this.inflight++;
     let status = 200;
     let working = false;
+    let read = false;
+    const limit = this.runtime.settings.maxBodyBytes;
+    // A body declared over the limit is not read, whatever the answer: the connection closes after it.
+    if (Number(req.headers['content-length']) > limit) this.closeAfter(res);
     try {
       if (this.stopping)
         throw new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down');
@@ -397,7 +445,7 @@ export class RewardServer {
       else {
         this.metrics.connectionsRefused.inc({ outcome: 'answered' });
         // One answer, then the connection closes: /health still tells a probe the service lives.
-        res.setHeader('connection', 'close');
+        this.closeAfter(res);
         if (route !== '/health') {
           res.setHeader('retry-after', '1');
           throw busy(refused, this.runtime.settings, req.socket.remoteAddress ?? '');
@@ -417,7 +465,8 @@ export class RewardServer {
         gone,
         params,
       };
-      const body = await readJson(req, this.runtime.settings.maxBodyBytes);
+      read = true;
+      const body = await readJson(req, limit);
       // From here the service works for this request: its connection is not given up for another.
       this.table.busy(req.socket);
       working = true;
@@ -432,15 +481,16 @@ export class RewardServer {
           );
       status = statusOf(err);
       const tooLarge = err.code === 'CORL_ERR_SERVE_TOO_LARGE';
-      if (tooLarge) res.setHeader('connection', 'close');
+      if (tooLarge && !res.headersSent) this.closeAfter(res);
       if (status === 401) res.setHeader('www-authenticate', 'Bearer');
-      if (!res.headersSent)
-        send(res, status, { error: { code: err.code, message: err.message, where: err.where, hint: err.hint } });
-      else res.destroy();
-      if (tooLarge) {
-        res.once('finish', () => req.socket.destroy());
-      }
+      if (!res.headersSent) send(res, status, errorJson(err));
+      // An answer already sent in full (a client error answered this request) stays as it is.
+      else if (!res.writableEnded) res.destroy();
     } finally {
+      // Answered before its body was read: the rest is read and dropped (so the connection stays
+      // usable), at most maxBodyBytes of it (more closes the connection) and within
+      // timeouts.body of its start (Node's request timeout; the connection is then closed).
+      if (!read && !req.complete && !this.closing.has(req.socket)) this.dropBody(req, limit);
       if (working) this.table.done(req.socket);
       this.inflight--;
       if (this.stopping) this.server.closeIdleConnections();

@@ -11,6 +11,21 @@ export const SERVE_CODES = defineCodes({
     cause: 'A request field is missing or has the wrong type (HTTP 400); the message names the field.',
     fix: 'fix the named field; docs/guide/serve.md lists every field of every route',
   },
+  CORL_ERR_SERVE_MALFORMED: {
+    cause:
+      "The bytes on a connection are not an HTTP/1.1 request (HTTP 400, then the connection is closed): a request line or header Node's parser refuses, broken chunked framing, or bytes sent after a request that declared no body (without `Content-Length` or `Transfer-Encoding` a request has none, so whatever follows it is read as the next request).",
+    fix: 'send each body with its `Content-Length` (or chunked), also on GET and HEAD, and open a new connection after this answer',
+  },
+  CORL_ERR_SERVE_HEADERS_TOO_LARGE: {
+    cause:
+      "A request's line and headers are longer than Node's limit (`--max-http-header-size`, 16 KiB by default) (HTTP 431, then the connection is closed).",
+    fix: 'send shorter headers (an Idempotency-Key or a token is a few dozen characters), or start the service with a larger `node --max-http-header-size`',
+  },
+  CORL_ERR_SERVE_CLIENT_TIMEOUT: {
+    cause:
+      'A client took longer than `serve.timeouts.headers` seconds to send the headers of a request, or `serve.timeouts.body` seconds for the whole request (HTTP 408, then the connection is closed; the request changes nothing). A body still arriving for a request the service already answered (an unknown path, say) is cut the same way, the connection closed without a second answer.',
+    fix: 'send the whole request at once, or raise `serve.timeouts.headers` / `serve.timeouts.body`',
+  },
   CORL_ERR_SERVE_TOO_LARGE: {
     cause: 'A request body is larger than `serve.maxBodyBytes` (HTTP 413).',
     fix: 'send fewer groups per request, or raise `serve.maxBodyBytes` in the serve config',

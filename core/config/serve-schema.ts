@@ -90,6 +90,12 @@ export function serveSection(): JsonSchema {
         description:
           'most open connections from one peer address (every client on one machine is one peer); at either cap a new connection closes the connection that has waited longest without a request in progress, and gets a coded 503 only when every one has a request in progress',
       },
+      maxHeldPerAgent: {
+        type: 'integer',
+        minimum: 1,
+        description:
+          "most POST requests of one agent in progress at once, each holding its connection (a plain /v1/samples, /v1/groups or /get_reward waiting for its group or supervisors, a /v1/samples/wait); one more of that agent: HTTP 503 CORL_ERR_SERVE_BUSY and its connection closes. Unset: min(maxConnections, maxConnectionsPerPeer) / agents, rounded down (at least 1); agents × it may not pass min(maxConnections, maxConnectionsPerPeer), so every agent's held requests fit one peer's places and one agent at its bound never refuses another",
+      },
       timeouts: {
         type: 'object',
         default: {},

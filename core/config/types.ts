@@ -100,6 +100,8 @@ export interface ServeSettings {
   readonly maxConnections: number;
   /** Most open client connections from one peer address. */
   readonly maxConnectionsPerPeer: number;
+  /** Most POST requests of one agent in progress at once (unset: its share of one peer's places). */
+  readonly maxHeldPerAgent?: number;
   /** Seconds a client may take to send headers, a whole request, and an idle keep-alive connection may stay open. */
   readonly timeouts: { readonly headers: number; readonly body: number; readonly work: number; readonly idle: number };
   /** Requests with an Idempotency-Key remembered per agent. */

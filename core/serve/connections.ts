@@ -3,8 +3,12 @@
 // held connection that has waited longest without a request in progress (idle between requests, or
 // still sending headers or a body, for at least GRACE_MS) is closed to make room for it. A
 // connection that never sends a request never takes anyone's place, so a client holding, or
-// re-opening, connections it does not use cannot starve one that uses its own.
+// re-opening, connections it does not use cannot starve one that uses its own. A connection's
+// request in progress counts against its agent's bound too (`HeldRequests`, serve.maxHeldPerAgent:
+// by default the agent's share of one peer's places), so that agents sharing a host cannot take
+// each other's places with requests that wait for their groups.
 import type { Socket } from 'node:net';
+import { CorlError } from '../errors';
 
 /** How long a connection keeps its place after it opened or finished a request, before it may be closed for another. */
 export const GRACE_MS = 1000;
@@ -156,5 +160,58 @@ export class ConnectionTable {
     const n = this.of(e.peer) - 1;
     if (n > 0) this.perPeer.set(e.peer, n);
     else this.perPeer.delete(e.peer);
+  }
+}
+
+/**
+ * The most POST requests one agent may have in progress at once (`serve.maxHeldPerAgent`; unset,
+ * its share of one peer's places), so that all agents at their bounds fit in the places of a
+ * single peer address: one agent holding every request it may never refuses another on that host.
+ */
+export function heldPerAgent(
+  s: { readonly maxConnections: number; readonly maxConnectionsPerPeer: number; readonly maxHeldPerAgent?: number },
+  agents: number,
+): number {
+  const places = Math.min(s.maxConnections, s.maxConnectionsPerPeer);
+  const share = Math.max(1, Math.floor(places / agents));
+  if (s.maxHeldPerAgent === undefined) return share;
+  if (s.maxHeldPerAgent * agents > places)
+    throw new CorlError(
+      'CORL_ERR_CONFIG_INVALID',
+      `expected serve.maxHeldPerAgent × ${agents} agents to be at most ${places} (the smaller of serve.maxConnections and serve.maxConnectionsPerPeer), got ${s.maxHeldPerAgent} × ${agents} = ${s.maxHeldPerAgent * agents}: agents at their bounds would fill one peer's places and refuse another agent`,
+      {
+        where: 'serve.maxHeldPerAgent',
+        hint: `set it to at most ${share}, or raise serve.maxConnectionsPerPeer and serve.maxConnections`,
+      },
+    );
+  return s.maxHeldPerAgent;
+}
+
+/** POST requests in progress per agent, within a bound per agent (each one holds a connection). */
+export class HeldRequests {
+  private readonly held: number[];
+
+  constructor(
+    readonly max: number,
+    agents: number,
+  ) {
+    this.held = new Array<number>(agents).fill(0);
+  }
+
+  /** Requests of `agent` in progress now. */
+  of(agent: number): number {
+    return this.held[agent] ?? 0;
+  }
+
+  /** One more request of `agent`: false (nothing counted) when it already has `max` in progress. */
+  take(agent: number): boolean {
+    if (this.of(agent) >= this.max) return false;
+    this.held[agent] = this.of(agent) + 1;
+    return true;
+  }
+
+  /** A request of `agent` was answered (or went away). */
+  release(agent: number): void {
+    if (this.of(agent) > 0) this.held[agent] = this.of(agent) - 1;
   }
 }

@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import { CorlError, isCorlError } from '../errors';
 import { GetRewardScorer } from './barrier';
 import { boardDir, ServeBoard } from './board';
-import { ConnectionTable, type Cap } from './connections';
+import { ConnectionTable, HeldRequests, type Cap } from './connections';
 import { Credentials } from './identity';
 import type { Exchange } from './exchange';
 import { answerClientError, clientErrorOf, type LastRequest } from './client-errors';
@@ -88,6 +88,8 @@ export class RewardServer {
   private readonly table: ConnectionTable;
   /** Connections that arrived over a cap with nothing to close for them: answered once, then closed. */
   private readonly overCap = new WeakMap<object, Cap>();
+  /** POST requests in progress per agent, within serve.maxHeldPerAgent. */
+  private readonly held: HeldRequests;
   /** The request each connection carried last (a client error on it is answered after it, never instead). */
   private readonly last = new WeakMap<object, LastRequest>();
   /** Connections answered with `connection: close`: nothing more they send is handled as a request. */
@@ -105,6 +107,7 @@ export class RewardServer {
   ) {
     const s = runtime.settings;
     this.board = board;
+    this.held = new HeldRequests(runtime.maxHeld, runtime.agents.length);
     this.groups = state.groups;
     this.rounds = state.rounds;
     this.journal = state.journal;
@@ -421,6 +424,7 @@ export class RewardServer {
     let status = 200;
     let working = false;
     let read = false;
+    let admitted: number | undefined;
     const limit = this.runtime.settings.maxBodyBytes;
     // A body declared over the limit is not read, whatever the answer: the connection closes after it.
     if (Number(req.headers['content-length']) > limit) this.closeAfter(res);
@@ -464,6 +468,16 @@ export class RewardServer {
         id: requestId(req.headers['idempotency-key']),
         gone,
         params,
+        admit: (agent) => {
+          if (admitted !== undefined) return;
+          if (!this.held.take(agent)) {
+            // Its place goes back at once: another agent on this host may take it.
+            this.closeAfter(res);
+            res.setHeader('retry-after', '1');
+            throw heldBusy(this.runtime, agent);
+          }
+          admitted = agent;
+        },
       };
       read = true;
       const body = await readJson(req, limit);
@@ -492,6 +506,7 @@ export class RewardServer {
       // timeouts.body of its start (Node's request timeout; the connection is then closed).
       if (!read && !req.complete && !this.closing.has(req.socket)) this.dropBody(req, limit);
       if (working) this.table.done(req.socket);
+      if (admitted !== undefined) this.held.release(admitted);
       this.inflight--;
       if (this.stopping) this.server.closeIdleConnections();
       // A client that left before its answer was sent counts as 499, whatever was computed for it.
@@ -505,6 +520,18 @@ export class RewardServer {
 /** Seconds as the whole milliseconds Node's server timeouts take (at least 1). */
 function wholeMs(seconds: number): number {
   return Math.max(1, Math.ceil(seconds * 1000));
+}
+
+/** The answer of a request of an agent that has serve.maxHeldPerAgent requests in progress already. */
+function heldBusy(rt: ServeRuntime, agent: number): CorlError {
+  return new CorlError(
+    'CORL_ERR_SERVE_BUSY',
+    `expected at most ${rt.maxHeld} requests of agent "${rt.agents[agent]}" in progress at once (serve.maxHeldPerAgent${rt.settings.maxHeldPerAgent === undefined ? `, its share of min(serve.maxConnections, serve.maxConnectionsPerPeer) among ${rt.agents.length} agents` : ''}), got one more`,
+    {
+      where: 'connection',
+      hint: 'retry after a moment; collect many samples with deferred samples and one POST /v1/samples/wait, or raise serve.maxHeldPerAgent with serve.maxConnectionsPerPeer',
+    },
+  );
 }
 
 /** The answer of a connection over a cap with no idle connection to close for it. */

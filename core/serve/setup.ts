@@ -10,6 +10,7 @@ import { serveRootSchema } from '../config/serve-schema';
 import type { CorlConfig, ServeSettings } from '../config/types';
 import { CorlError } from '../errors';
 import { createRunPlugins } from '../config/run-plugins';
+import { heldPerAgent } from './connections';
 import { ANSWER_CACHE_LIMITS, AnswerKeys, type AnswerCacheLimits } from '../reward/answer-keys';
 
 /**
@@ -98,6 +99,8 @@ export interface ServeRuntime {
   readonly sinkNames: readonly string[];
   /** Absolute path of the label journal; undefined when `serve.journal` is false (labels in memory only). */
   readonly journalFile: string | undefined;
+  /** The most POST requests one agent may have in progress at once (serve.maxHeldPerAgent, or its share of one peer's places). */
+  readonly maxHeld: number;
   /** Agent index by name; undefined when unknown. */
   agentIndex(name: string): number | undefined;
   /** Release the plugins. */
@@ -137,6 +140,7 @@ export async function buildServeRuntime(
         },
       );
     }
+    const maxHeld = heldPerAgent(settings, agents.length);
     const journalFile =
       options.journal === undefined && settings.journal === false
         ? undefined
@@ -160,6 +164,7 @@ export async function buildServeRuntime(
       sinks,
       sinkNames: config.metrics.map((m) => m.use),
       journalFile,
+      maxHeld,
       agentIndex: (name) => byName.get(name),
       close: plugins.close,
     };

@@ -228,7 +228,8 @@ class AsyncCorlClient:
     Each request opens its own connection (HTTP/1.1, closed after the answer). `score_sample`
     shares requests among all the samples waiting at once (two connections per agent and step),
     so thousands can wait without a connection each; `post_sample` holds one connection per
-    sample until its group is scored, within serve.maxConnections.
+    sample until its group is scored, at most serve.maxHeldPerAgent of them per agent (its share of
+    serve.maxConnectionsPerPeer; more get 503 CORL_ERR_SERVE_BUSY, retried).
     """
 
     def __init__(self, url=None, token=None, timeout=900.0, retries=5, backoff=0.5):

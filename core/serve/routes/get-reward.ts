@@ -31,6 +31,7 @@ export const postGetReward: PostRoute = async (svc, body, ctx) => {
   const agent =
     svc.credentials.agentOf(ctx.caller, named, 'agent (query parameter)') ??
     rt.agentIndex(rt.settings.getReward.agent ?? rt.agents[0]!)!;
+  ctx.admit(agent);
   if (ctx.id === undefined) return reply(svc, agent, req, requestWork(rt, agent, ctx.gone));
   // With an id the samples stay at the barrier if the request goes away: its retry claims the reply.
   const fp = requestHash(

@@ -16,6 +16,7 @@ export const postGroups: PostRoute = async (svc, body, ctx) => {
     maxTestInputs: rt.settings.maxTestInputs,
   });
   const agent = svc.credentials.agentOf(ctx.caller, agentIndex(rt, req.agent, 'agent'), 'agent')!;
+  ctx.admit(agent);
   const K = rt.settings.groupSize;
   let untokenized = 0;
   req.groups.forEach((g, i) => {

@@ -40,6 +40,12 @@ export interface RequestContext {
   /** Aborted when the request goes away before it is answered (the client closed the connection). */
   readonly gone: AbortSignal;
   readonly params: URLSearchParams;
+  /**
+   * Count this request against its agent's requests in progress (serve.maxHeldPerAgent): a route
+   * calls it once it knows the agent (the token's, or the body's when the route trusts it) and
+   * before it changes anything; over the bound it throws a coded 503 and the connection closes.
+   */
+  admit(agent: number): void;
 }
 
 /** A POST route: its answer (a JSON value) for a parsed body. */

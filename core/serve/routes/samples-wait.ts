@@ -9,6 +9,7 @@ export const postSamplesWait: PostRoute = async (svc, body, ctx) => {
   const rt = svc.runtime;
   const req = parseSamplesWaitRequest(body, rt.settings.samples.maxPending);
   const agent = svc.credentials.agentOf(ctx.caller, agentIndex(rt, req.agent, 'agent'), 'agent')!;
+  ctx.admit(agent);
   const poll = rt.settings.samples.poll;
   const waitMs = Math.min(req.wait ?? poll, poll) * 1000;
   // Scored completions are counted once each, when scored (routes/samples.ts), not per delivery.

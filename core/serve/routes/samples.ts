@@ -24,6 +24,7 @@ export const postSamples: PostRoute = async (svc, body, ctx) => {
           ),
         };
   const agent = svc.credentials.agentOf(ctx.caller, agentIndex(rt, req.agent, 'agent'), 'agent')!;
+  ctx.admit(agent);
   req.samples.forEach((s, i) =>
     checkTokenStats(rt, s.completion, req.single ? 'completion' : `samples[${i}].completion`),
   );

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import { spawn } from 'node:child_process';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { GRACE_MS } from '../../../core/serve/connections';
+import { GRACE_MS, HeldRequests, heldPerAgent } from '../../../core/serve/connections';
 import type { RewardServer } from '../../../core/serve/server';
 import { tempDir } from '../../fixtures/configs';
 import { boxed, post, ringServeConfig, startServer } from '../../fixtures/serve';
@@ -50,13 +50,14 @@ class Conn {
     });
   }
 
-  request(method: string, route: string, body?: unknown): Promise<Reply> {
+  request(method: string, route: string, body?: unknown, token?: string): Promise<Reply> {
     const text = body === undefined ? '' : JSON.stringify(body);
     if (this.socket.destroyed || this.socket.closed) return Promise.reject(new Error('connection already closed'));
     return new Promise((resolve, reject) => {
       this.waiting = { resolve, reject };
       this.socket.write(
         `${method} ${route} HTTP/1.1\r\nHost: test\r\n` +
+          (token === undefined ? '' : `Authorization: Bearer ${token}\r\n`) +
           (body === undefined
             ? ''
             : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n`) +
@@ -114,9 +115,13 @@ describe('serve: maxConnections', function () {
     return c;
   }
 
-  /** A post of agent a at `step` that waits for b (its connection has a request in progress until b posts). */
-  function waiting(c: Conn, step: number): Promise<Reply> {
-    return c.request('POST', '/v1/groups', { agent: 'a', step, groups: [boxed(`w${step}`, ['1'])] });
+  /**
+   * A post of `agent` at `step` that waits for its supervisor (its connection has a request in
+   * progress until then). Each agent may have maxHeldPerAgent of them, its share of the places:
+   * one per agent at these caps.
+   */
+  function waiting(c: Conn, step: number, agent = 'a'): Promise<Reply> {
+    return c.request('POST', '/v1/groups', { agent, step, groups: [boxed(`w${step}`, ['1'])] });
   }
 
   /** Poll GET /health on `via` until the service is working on `n` requests. */
@@ -151,13 +156,16 @@ describe('serve: maxConnections', function () {
   });
 
   it('when every held connection has a request in progress: GET /health answered, anything else a coded 503, then closed; state unchanged', async () => {
-    server = await startServer(ringServeConfig({ maxConnections: 3, exchange: { wait: 10 } }), tmp.dir);
+    server = await startServer(
+      ringServeConfig({ maxConnections: 3, exchange: { wait: 10 } }, ['a', 'b', 'c']),
+      tmp.dir,
+    );
     const port = server.address.port;
     const [a, b, watch] = [await open(port), await open(port), await open(port)];
     for (const c of [a, b, watch]) expect((await c.request('GET', '/health')).status).to.equal(200);
-    const pending = [waiting(a, 0), waiting(b, 1)];
+    const pending = [waiting(a, 0, 'a'), waiting(b, 1, 'b')];
     await inflight(watch, 2);
-    const third = waiting(watch, 2);
+    const third = waiting(watch, 2, 'c');
     const over = await open(port);
     const r = await over.request('POST', '/v1/groups', { agent: 'b', step: 0, groups: [boxed('p9', ['7'])] });
     expect(r.status).to.equal(503);
@@ -192,7 +200,7 @@ describe('serve: maxConnections', function () {
       'corl_serve_connections_evicted_total{reason="peer"} 1',
     );
     // Both of the peer's connections busy: its next one is refused, naming the per-peer cap.
-    const busyPosts = [waiting(x2, 0), waiting(x3, 1)];
+    const busyPosts = [waiting(x2, 0, 'a'), waiting(x3, 1, 'b')];
     await inflight(other, 2);
     const x4 = await open(port, '127.0.0.2');
     const r = await x4.request('POST', '/v1/groups', { agent: 'a', step: 0, groups: [boxed('q', ['1'])] });
@@ -254,7 +262,7 @@ setInterval(() => process.stdout.write(n + '\\n'), 200);`,
     const port = server.address.port;
     const held = [await open(port), await open(port)];
     for (const c of held) expect((await c.request('GET', '/health')).status).to.equal(200);
-    const pending = held.map((c, i) => waiting(c, i));
+    const pending = held.map((c, i) => waiting(c, i, ['a', 'b'][i]));
     const first = await open(port);
     const spare = [await open(port), await open(port)];
     expect(await first.closed).to.equal(''); // the spare pool holds 2: its oldest made room
@@ -270,5 +278,165 @@ setInterval(() => process.stdout.write(n + '\\n'), 200);`,
     await Promise.all(pending);
     const journal = fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8');
     expect(journal).to.not.contain('"g":"p0"'); // no refused post left a record
+  });
+});
+
+describe('serve: requests in progress, bounded per agent (serve.maxHeldPerAgent, issue 39)', function () {
+  this.timeout(30000);
+  let tmp: ReturnType<typeof tempDir>;
+  let server: RewardServer | undefined;
+  const conns: Conn[] = [];
+  beforeEach(() => {
+    tmp = tempDir('corl-serve-held-');
+  });
+  afterEach(async () => {
+    for (const c of conns.splice(0)) c.socket.destroy();
+    await server?.close();
+    server = undefined;
+    tmp.cleanup();
+  });
+
+  async function open(port: number): Promise<Conn> {
+    const c = new Conn(port);
+    conns.push(c);
+    await c.connected();
+    return c;
+  }
+
+  /** The first `n` answers among `posts` (by arrival), with their indices. */
+  async function first(posts: Promise<Reply>[], n: number): Promise<[number, Reply][]> {
+    const got: [number, Reply][] = [];
+    await new Promise<void>((resolve) =>
+      posts.forEach(
+        (p, i) =>
+          void p.then((r) => {
+            got.push([i, r]);
+            if (got.length === n) resolve();
+          }),
+      ),
+    );
+    return got.slice(0, n);
+  }
+
+  it('the share: min(maxConnections, maxConnectionsPerPeer) / agents, rounded down, at least 1; a larger bound is refused', () => {
+    expect(heldPerAgent({ maxConnections: 1000, maxConnectionsPerPeer: 512 }, 2)).to.equal(256);
+    expect(heldPerAgent({ maxConnections: 100, maxConnectionsPerPeer: 512 }, 3)).to.equal(33);
+    expect(heldPerAgent({ maxConnections: 2, maxConnectionsPerPeer: 2 }, 5)).to.equal(1);
+    expect(heldPerAgent({ maxConnections: 1000, maxConnectionsPerPeer: 512, maxHeldPerAgent: 100 }, 5)).to.equal(100);
+    expect(() => heldPerAgent({ maxConnections: 1000, maxConnectionsPerPeer: 512, maxHeldPerAgent: 257 }, 2))
+      .to.throw('257 × 2 = 514')
+      .with.property('where', 'serve.maxHeldPerAgent');
+    const held = new HeldRequests(2, 2);
+    expect([held.take(0), held.take(0), held.take(0), held.take(1)]).to.deep.equal([true, true, false, true]);
+    held.release(0);
+    expect([held.of(0), held.of(1), held.take(0), held.take(0)]).to.deep.equal([1, 1, true, false]);
+  });
+
+  it("a service whose agents at their bounds would pass one peer's places does not start", async () => {
+    try {
+      server = await startServer(ringServeConfig({ maxConnectionsPerPeer: 8, maxHeldPerAgent: 5 }), tmp.dir);
+      expect.fail('started');
+    } catch (e) {
+      expect((e as { code?: string }).code).to.equal('CORL_ERR_CONFIG_INVALID');
+      expect((e as Error).message)
+        .to.contain('serve.maxHeldPerAgent')
+        .and.contain('5 × 2 = 10');
+    }
+  });
+
+  it('two agents behind 127.0.0.1: one holding 4 waiting /v1/groups posts gets its own 503 past 2; the other is answered', async () => {
+    // Before: the 4 posts of a held all 4 places of 127.0.0.1 and b's connection got 503.
+    server = await startServer(
+      ringServeConfig({ maxConnections: 20, maxConnectionsPerPeer: 4, exchange: { wait: 20 } }),
+      tmp.dir,
+    );
+    const port = server.address.port;
+    const as = [await open(port), await open(port), await open(port), await open(port)];
+    const posts = as.map((c, i) =>
+      c.request('POST', '/v1/groups', { agent: 'a', step: 0, groups: [boxed(`h${i}`, ['2', '3', '2'])] }),
+    );
+    const refused = await first(posts, 2);
+    for (const [i, r] of refused) {
+      expect(r.status).to.equal(503);
+      expect(r.body.error).to.include({ code: 'CORL_ERR_SERVE_BUSY', where: 'connection' });
+      expect(r.body.error.message)
+        .to.contain('2 requests of agent "a" in progress')
+        .and.contain('serve.maxHeldPerAgent');
+      expect(r.headers).to.include({ connection: 'close', 'retry-after': '1' });
+      await as[i]!.closed; // its place goes back at once
+    }
+    const held = [0, 1, 2, 3].filter((i) => !refused.some(([j]) => j === i));
+    const bs = [await open(port), await open(port)];
+    const answers = await Promise.all(
+      held.map((i, k) =>
+        bs[k]!.request('POST', '/v1/groups', { agent: 'b', step: 0, groups: [boxed(`h${i}`, ['3', '3', '2'])] }),
+      ),
+    );
+    for (const r of answers) {
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(r.body.groups[0]).to.deep.include({ rewards: [0, 0, 1], label: '2', source: 'supervisors' });
+    }
+    for (const i of held) {
+      const r = await posts[i]!;
+      expect(r.status).to.equal(200);
+      expect(r.body.groups[0]).to.deep.include({ id: `h${i}`, rewards: [0, 1, 0], label: '3', source: 'supervisors' });
+    }
+    // The refused posts stored nothing: a's step 0 holds only the two answered groups.
+    const journal = fs.readFileSync(path.join(tmp.dir, 'journal.jsonl'), 'utf8');
+    for (const [i] of refused) expect(journal).to.not.contain(`"h${i}"`);
+  });
+
+  it("with agent tokens the token's agent is counted: a's plain /v1/samples and /get_reward past its bound are refused, b's answered", async () => {
+    const tokens = { a: 'token-of-agent-a-0123456789', b: 'token-of-agent-b-0123456789' };
+    fs.writeFileSync(path.join(tmp.dir, 'tokens.json'), JSON.stringify(tokens), { mode: 0o600 });
+    server = await startServer(
+      ringServeConfig({
+        maxConnections: 20,
+        maxConnectionsPerPeer: 4,
+        tokens: 'tokens.json',
+        samples: { wait: 20 },
+        getReward: { wait: 20, groupSize: 2 },
+        exchange: { wait: 0.2, fallback: 'self' },
+      }),
+      tmp.dir,
+    );
+    const port = server.address.port;
+    const as = [await open(port), await open(port), await open(port)];
+    // a waits for the second sample of its groups; its third request (a /get_reward sample) is one too many.
+    const posts = [
+      as[0]!.request(
+        'POST',
+        '/v1/samples',
+        { agent: 'a', group: 'x1', size: 2, completion: 'so \\boxed{5}' },
+        tokens.a,
+      ),
+      as[1]!.request(
+        'POST',
+        '/v1/samples',
+        { agent: 'a', group: 'x2', size: 2, completion: 'so \\boxed{5}' },
+        tokens.a,
+      ),
+      as[2]!.request('POST', '/get_reward', { query: ['so \\boxed{5}'], prompts: ['x3'] }, tokens.a),
+    ];
+    const [[i, r]] = (await first(posts, 1)) as [[number, Reply]];
+    expect(r.status).to.equal(503);
+    expect(r.body.error.message).to.contain('agent "a"');
+    await as[i]!.closed;
+    const bs = [await open(port), await open(port)];
+    const answers = await Promise.all(
+      bs.map((c, k) =>
+        c.request(
+          'POST',
+          '/v1/samples',
+          { agent: 'b', group: 'y', size: 2, completion: `so \\boxed{${k === 0 ? 4 : 9}}` },
+          tokens.b,
+        ),
+      ),
+    );
+    expect(answers.map((x) => x.status)).to.deep.equal([200, 200]);
+    expect(answers.map((x) => x.body.agent)).to.deep.equal(['b', 'b']);
+    await server.close();
+    server = undefined;
+    for (const [k, p] of posts.entries()) if (k !== i) expect((await p).status).to.equal(503); // the service stopped
   });
 });

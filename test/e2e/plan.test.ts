@@ -7,6 +7,7 @@ import { evalStepFiles } from '../../core/report/markdown';
 import { RunDirectory } from '../../core/trainer/run-dir';
 import { readTextMaybeGz } from '../../core/util/gz';
 import { coRlConfig, tempDir, writeConfig } from '../fixtures/configs';
+import { writeFixturePlan } from '../fixtures/plans';
 
 const BIN = path.resolve(__dirname, '../../../bin/corl.js');
 const corl = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
@@ -38,34 +39,8 @@ describe('e2e: corl compare with a plan, sequential seeds and parallel runs', fu
   });
   afterEach(() => tmp.cleanup());
 
-  const planFile = (extra: Record<string, unknown> = {}): string => {
-    const file = path.join(tmp.dir, 'plan.json');
-    fs.writeFileSync(
-      file,
-      JSON.stringify(
-        {
-          plan: 1,
-          name: 'fixture',
-          configs: [
-            { file: 'base.json', name: 'fixture-base', sha256: fileSha256(base) },
-            { file: 'co-rl.json', name: 'fixture-co-rl', sha256: fileSha256(ring) },
-          ],
-          split: 'held-out',
-          primary: 'change',
-          pairs: [{ a: 'fixture-co-rl', b: 'fixture-base', role: 'primary' }],
-          margin: 90,
-          alpha: 0.05,
-          seeds: { first: 1, looks: [2, 3] },
-          boundary: 'lan-demets-pocock',
-          stop: 'all-resolved',
-          ...extra,
-        },
-        null,
-        2,
-      ),
-    );
-    return file;
-  };
+  const planFile = (extra: Record<string, unknown> = {}): string =>
+    writeFixturePlan(path.join(tmp.dir, 'plan.json'), { name: 'fixture', extra, space: 2 });
 
   it('--plan runs the plan look by look, blind between looks, records it by hash and stops when every pair resolves', () => {
     const plan = planFile();

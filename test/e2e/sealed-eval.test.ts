@@ -6,8 +6,8 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileSha256 } from '../../core/compare/plan';
 import { coRlConfig, dataFixture, tempDir, writeConfig } from '../fixtures/configs';
+import { writeFixturePlan } from '../fixtures/plans';
 
 const BIN = path.resolve(__dirname, '../../../bin/corl.js');
 const corl = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 240000 });
@@ -26,32 +26,9 @@ describe('e2e: corl eval refuses a planned run before the look', function () {
   after(() => tmp.cleanup());
 
   it("its config, its checkpoints, a copy and an edited run.json are refused until the plan's look; after it, evaluated", () => {
-    const ring = writeConfig(
-      tmp.dir,
-      'co-rl.json',
-      coRlConfig({ trainer: { ...(coRlConfig().trainer as object), steps: 2 } }),
-    );
-    const base = writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 } }));
-    const plan = path.join(tmp.dir, 'plan.json');
-    fs.writeFileSync(
-      plan,
-      JSON.stringify({
-        plan: 1,
-        name: 'sealed-eval',
-        configs: [
-          { file: 'base.json', name: 'fixture-base', sha256: fileSha256(base) },
-          { file: 'co-rl.json', name: 'fixture-co-rl', sha256: fileSha256(ring) },
-        ],
-        split: 'held-out',
-        primary: 'change',
-        pairs: [{ a: 'fixture-co-rl', b: 'fixture-base', role: 'primary' }],
-        margin: 90,
-        alpha: 0.05,
-        seeds: { first: 1, looks: [2, 3] },
-        boundary: 'lan-demets-pocock',
-        stop: 'all-resolved',
-      }),
-    );
+    writeConfig(tmp.dir, 'co-rl.json', coRlConfig({ trainer: { ...(coRlConfig().trainer as object), steps: 2 } }));
+    writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 } }));
+    const plan = writeFixturePlan(path.join(tmp.dir, 'plan.json'), { name: 'sealed-eval' });
     const out = path.join(tmp.dir, 'cmp');
     // the first look's runs, by two shards that render nothing: no look yet
     for (const s of ['1/2', '2/2']) {

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileSha256 } from '../../core/compare/plan';
 import { evalStepFiles } from '../../core/report/markdown';
 import { readEvalRows } from '../../core/report/eval-rows';
 import { RunDirectory } from '../../core/trainer/run-dir';
 import { coRlConfig, tempDir, writeConfig } from '../fixtures/configs';
+import { writeFixturePlan } from '../fixtures/plans';
 
 const BIN = path.resolve(__dirname, '../../../bin/corl.js');
 const corl = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
@@ -44,36 +44,17 @@ describe('e2e: a planned comparison seals its held-out results until the look', 
       { use: 'corl:tensorboard' },
       { use: 'corl:jsonl', options: { path: `sink-${name}.jsonl` } },
     ];
-    const ring = writeConfig(
+    writeConfig(
       tmp.dir,
       'co-rl.json',
       coRlConfig({ trainer: { ...(coRlConfig().trainer as object), steps: 2 }, metrics: sinks('co-rl') }),
     );
-    const base = writeConfig(
+    writeConfig(
       tmp.dir,
       'base.json',
       coRlConfig({ name: 'fixture-base', trainer: { steps: 0 }, metrics: sinks('base') }),
     );
-    plan = path.join(tmp.dir, 'plan.json');
-    fs.writeFileSync(
-      plan,
-      JSON.stringify({
-        plan: 1,
-        name: 'sealed',
-        configs: [
-          { file: 'base.json', name: 'fixture-base', sha256: fileSha256(base) },
-          { file: 'co-rl.json', name: 'fixture-co-rl', sha256: fileSha256(ring) },
-        ],
-        split: 'held-out',
-        primary: 'change',
-        pairs: [{ a: 'fixture-co-rl', b: 'fixture-base', role: 'primary' }],
-        margin: 90,
-        alpha: 0.05,
-        seeds: { first: 1, looks: [2, 3] },
-        boundary: 'lan-demets-pocock',
-        stop: 'all-resolved',
-      }),
-    );
+    plan = writeFixturePlan(path.join(tmp.dir, 'plan.json'), { name: 'sealed' });
   });
   after(() => tmp.cleanup());
 

@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileSha256 } from '../../core/compare/plan';
 import { rateFromFolder, slowdown } from '../../core/compare/wall-time';
 import { durationText, spansSeconds, type PredictionRecord, type RunSpan } from '../../core/report/wall-time';
 import { coRlConfig, tempDir, writeConfig } from '../fixtures/configs';
+import { writeFixturePlan } from '../fixtures/plans';
 
 const BIN = path.resolve(__dirname, '../../../bin/corl.js');
 const corl = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
@@ -24,35 +24,9 @@ describe('e2e: corl compare --plan predicts the wall time of each look; corl rep
   let plan: (stop: string) => string;
   beforeEach(() => {
     tmp = tempDir('corl-wall-e2e-');
-    const ring = writeConfig(
-      tmp.dir,
-      'co-rl.json',
-      coRlConfig({ trainer: { ...(coRlConfig().trainer as object), steps: 2 } }),
-    );
-    const base = writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 } }));
-    plan = (stop) => {
-      const file = path.join(tmp.dir, `plan-${stop}.json`);
-      fs.writeFileSync(
-        file,
-        JSON.stringify({
-          plan: 1,
-          name: 'fixture',
-          configs: [
-            { file: 'base.json', name: 'fixture-base', sha256: fileSha256(base) },
-            { file: 'co-rl.json', name: 'fixture-co-rl', sha256: fileSha256(ring) },
-          ],
-          split: 'held-out',
-          primary: 'change',
-          pairs: [{ a: 'fixture-co-rl', b: 'fixture-base', role: 'primary' }],
-          margin: 90,
-          alpha: 0.05,
-          seeds: { first: 1, looks: [2, 3] },
-          boundary: 'lan-demets-pocock',
-          stop,
-        }),
-      );
-      return file;
-    };
+    writeConfig(tmp.dir, 'co-rl.json', coRlConfig({ trainer: { ...(coRlConfig().trainer as object), steps: 2 } }));
+    writeConfig(tmp.dir, 'base.json', coRlConfig({ name: 'fixture-base', trainer: { steps: 0 } }));
+    plan = (stop) => writeFixturePlan(path.join(tmp.dir, `plan-${stop}.json`), { name: 'fixture', extra: { stop } });
   });
   afterEach(() => tmp.cleanup());
 

@@ -1,11 +1,28 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as semver from 'semver';
 import { CorlError } from '../errors';
-import { callerNpmVersion, installedFrom, needsNpmrc, NPMRC, TARBALL } from '../util/npm';
+import {
+  callerNpmVersion,
+  corlDependency,
+  corlInstallAt,
+  needsNpmrc,
+  NPMRC,
+  type CorlChoice,
+  type CorlInstall,
+} from '../util/npm';
 import { CORL_VERSION } from '../version';
 
-export { callerNpmVersion, installedFrom, needsNpmrc, NPM_ALLOW_SCRIPTS, NPMRC } from '../util/npm';
+export {
+  callerNpmVersion,
+  corlDependency,
+  installedFrom,
+  needsNpmrc,
+  NPM_ALLOW_SCRIPTS,
+  NPMRC,
+  parseCorlChoice,
+  type CorlChoice,
+  type CorlInstall,
+} from '../util/npm';
 import {
   checkKind,
   checkPackageName,
@@ -14,30 +31,6 @@ import {
   templateTokens,
   type TemplateKind,
 } from './names';
-
-/** The corl installation a plugin is generated against. */
-export interface CorlInstall {
-  /** Root folder of the corl package (holds package.json, dist/, templates/). */
-  readonly root: string;
-  /** Whether it is a checkout (a development copy) rather than a package installed under node_modules. */
-  readonly checkout: boolean;
-  /** The corl version. */
-  readonly version: string;
-  /**
-   * Whether the root is corl itself, rather than the standalone create-corl-plugin package (which
-   * carries the templates but not corl: a plugin made by it depends on corl from the registry or a
-   * tarball given with `--corl`). Default true.
-   */
-  readonly corl?: boolean;
-  /**
-   * The local tarball npm installed this corl from (`npm install ./corl-x.y.z.tgz`, `npx
-   * --package=./corl-x.y.z.tgz`), when npm's lockfile records one that still exists.
-   */
-  readonly tarball?: string;
-}
-
-/** How a generated package depends on corl: the `--corl` choices. */
-export type CorlChoice = 'file' | 'registry' | { readonly tarball: string } | { readonly spec: string };
 
 /** How the generated package gets its build and test tools. */
 export type Toolchain = 'link' | 'registry';
@@ -56,10 +49,10 @@ export interface ScaffoldOptions {
   /** Write into a non-empty folder. */
   readonly force?: boolean;
   /**
-   * How the package depends on corl. `file` (default): the corl that scaffolds it, as `file:<its
-   * tarball>` when npm installed it from a local tarball, else `file:<its package root>`; works offline.
-   * `registry`: `^<version>` from the npm registry. `{ tarball }`: `file:<that tarball>`. `{ spec }`:
-   * that npm spec as given.
+   * How the package depends on corl, decided by {@link corlDependency} as for `corl init`. Default:
+   * where the scaffolding corl came from (its checkout or the tarball npm installed it from, as
+   * `file:`, which works offline; `^<version>` when it came from the registry). `file`: this corl's
+   * files; `registry`: `^<version>`; `{ tarball }`: `file:<that tarball>`; `{ spec }`: as given.
    */
   readonly corl?: CorlChoice;
   /**
@@ -95,54 +88,7 @@ export interface ScaffoldResult {
 
 /** The corl installation this module belongs to (dist/core/scaffold → the package root). */
 export function thisInstall(): CorlInstall {
-  const root = path.resolve(__dirname, '..', '..', '..');
-  const name = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { name?: string }).name;
-  if (name !== 'corl') return { root, checkout: false, version: CORL_VERSION, corl: false };
-  const checkout = !fs.realpathSync(root).split(path.sep).includes('node_modules');
-  const tarball = checkout ? undefined : installedFrom(root);
-  return { root, checkout, version: CORL_VERSION, ...(tarball ? { tarball } : {}) };
-}
-
-/** Read a `--corl` value: `file`, `registry`, `tarball:<path>` or a path to a tarball, or an npm spec. */
-export function parseCorlChoice(value: string): CorlChoice {
-  const v = value.trim();
-  if (v === 'file' || v === 'registry') return v;
-  if (v.startsWith('tarball:')) return { tarball: v.slice('tarball:'.length) };
-  if (TARBALL.test(v) && !/^[a-z+]+:/i.test(v)) return { tarball: v };
-  if (/^(file|npm|git|git\+[a-z]+|https?|github|link|workspace):/i.test(v) || semver.validRange(v) !== null)
-    return { spec: v };
-  throw new CorlError(
-    'CORL_ERR_SCAFFOLD_CORL',
-    `expected --corl file, registry, tarball:<path> or an npm spec (a version range, file:, git, https), got ${JSON.stringify(value)}`,
-    { where: '--corl' },
-  );
-}
-
-/** The devDependency spec of corl for a choice (see {@link ScaffoldOptions.corl}). */
-export function corlDependency(
-  install: CorlInstall,
-  choice: CorlChoice = install.corl === false ? 'registry' : 'file',
-): string {
-  if (choice === 'registry') return `^${install.version}`;
-  if (choice === 'file' && install.corl === false)
-    throw new CorlError(
-      'CORL_ERR_SCAFFOLD_CORL',
-      'expected --corl registry, tarball:<path> or an npm spec, got file: the create-corl-plugin package does not contain corl',
-      { where: '--corl', hint: 'pass --corl tarball:<path to corl-x.y.z.tgz> to work offline, or --corl registry' },
-    );
-  if (choice === 'file') return `file:${install.tarball ?? fs.realpathSync(install.root)}`;
-  if ('spec' in choice) return choice.spec;
-  const file = path.resolve(choice.tarball);
-  if (!fs.existsSync(file) || !fs.statSync(file).isFile())
-    throw new CorlError(
-      'CORL_ERR_SCAFFOLD_CORL',
-      `expected a corl tarball at ${file}, got ${fs.existsSync(file) ? 'a folder' : 'nothing'}`,
-      {
-        where: '--corl',
-        hint: 'make one with `npm pack` in a corl checkout',
-      },
-    );
-  return `file:${file}`;
+  return corlInstallAt(path.resolve(__dirname, '..', '..', '..'), CORL_VERSION);
 }
 
 /** Folder of the template of `kind` in an installation. */

@@ -1,9 +1,11 @@
 // What installing corl with npm needs to know: which npm skips onnxruntime-node's CUDA download by
-// itself ("allowScripts"), the .npmrc line for one that does not, and where an installed corl came
-// from. Used by create-corl-plugin and \`corl init\`.
+// itself ("allowScripts"), the .npmrc line for one that does not, where an installed corl came from,
+// and the one decision of how a new project depends on corl (corlDependency). Used by
+// create-corl-plugin and \`corl init\`.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as semver from 'semver';
+import { CorlError } from '../errors';
 
 /**
  * The first npm seen to honour the template's `"allowScripts": { "onnxruntime-node": false }`: it
@@ -66,3 +68,96 @@ export function installedFrom(root: string): string | undefined {
 
 /** A tarball's file name. */
 export const TARBALL = /\.(tgz|tar\.gz|tar)$/;
+
+/** A corl installation a new project (a `corl init` lab, a `create-corl-plugin` package) is made by. */
+export interface CorlInstall {
+  /** Root folder of the package (holds package.json, dist/, templates/). */
+  readonly root: string;
+  /** Whether it is a checkout (a development copy) rather than a package installed under node_modules. */
+  readonly checkout: boolean;
+  /** The corl version. */
+  readonly version: string;
+  /**
+   * Whether the root is corl itself, rather than the standalone create-corl-plugin package (which
+   * carries the templates but not corl: a plugin made by it depends on corl from the registry or a
+   * tarball given with `--corl`). Default true.
+   */
+  readonly corl?: boolean;
+  /**
+   * The local tarball npm installed this corl from (`npm install ./corl-x.y.z.tgz`, `npx
+   * --package=./corl-x.y.z.tgz`), when npm's lockfile records one that still exists.
+   */
+  readonly tarball?: string;
+}
+
+/** The installation whose package root is `root`: corl or the standalone scaffolder, checkout or installed, from a tarball or not. */
+export function corlInstallAt(root: string, version: string): CorlInstall {
+  let name: unknown;
+  try {
+    name = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { name?: unknown }).name;
+  } catch {
+    name = undefined;
+  }
+  if (name !== 'corl') return { root, checkout: false, version, corl: false };
+  const checkout = !fs.realpathSync(root).split(path.sep).includes('node_modules');
+  const tarball = checkout ? undefined : installedFrom(root);
+  return { root, checkout, version, ...(tarball ? { tarball } : {}) };
+}
+
+/**
+ * How a new project depends on corl, the `--corl` choices of `corl init` and `create-corl-plugin`:
+ * `file`, the corl that makes the project (its tarball, else its folder); `registry`, `^<version>`;
+ * a tarball; an npm spec, written as given.
+ */
+export type CorlChoice = 'file' | 'registry' | { readonly tarball: string } | { readonly spec: string };
+
+/** Read a `--corl` value: `file`, `registry`, `tarball:<path>` or a path to a tarball, or an npm spec. */
+export function parseCorlChoice(value: string): CorlChoice {
+  const v = value.trim();
+  if (v === 'file' || v === 'registry') return v;
+  if (v.startsWith('tarball:')) return { tarball: v.slice('tarball:'.length) };
+  if (TARBALL.test(v) && !/^[a-z+]+:/i.test(v)) return { tarball: v };
+  if (
+    v !== '' &&
+    (/^(file|npm|git|git\+[a-z]+|https?|github|link|workspace):/i.test(v) || semver.validRange(v) !== null)
+  )
+    return { spec: v };
+  throw new CorlError(
+    'CORL_ERR_SCAFFOLD_CORL',
+    `expected --corl file, registry, tarball:<path> or an npm spec (a version range, file:, git, https), got ${JSON.stringify(value)}`,
+    { where: '--corl', hint: 'a dist-tag is written npm:corl@<tag>; nothing was written' },
+  );
+}
+
+/**
+ * The dependency spec of corl in a new project, for `corl init` and `create-corl-plugin` alike. With
+ * no choice, where the running corl came from: a checkout, `file:<its folder>`; installed from a local
+ * tarball (npx --package=./corl-x.y.z.tgz), `file:<that tarball>`; installed from the registry (or the
+ * standalone scaffolder, which holds no corl), `^<version>`. `file:` paths are absolute, so the
+ * project installs from any folder it is copied to.
+ */
+export function corlDependency(install: CorlInstall, choice?: CorlChoice): string {
+  if (choice === undefined)
+    return install.corl === false || (!install.checkout && install.tarball === undefined)
+      ? `^${install.version}`
+      : corlDependency(install, 'file');
+  if (choice === 'registry') return `^${install.version}`;
+  if (choice === 'file') {
+    if (install.corl === false)
+      throw new CorlError(
+        'CORL_ERR_SCAFFOLD_CORL',
+        'expected --corl registry, tarball:<path> or an npm spec, got file: the create-corl-plugin package does not contain corl',
+        { where: '--corl', hint: 'pass --corl tarball:<path to corl-x.y.z.tgz> to work offline, or --corl registry' },
+      );
+    return `file:${install.tarball ?? fs.realpathSync(install.root)}`;
+  }
+  if ('spec' in choice) return choice.spec;
+  const file = path.resolve(choice.tarball);
+  if (!fs.existsSync(file) || !fs.statSync(file).isFile())
+    throw new CorlError(
+      'CORL_ERR_SCAFFOLD_CORL',
+      `expected a corl tarball at ${file}, got ${fs.existsSync(file) ? 'a folder' : 'nothing'}`,
+      { where: '--corl', hint: 'make one with `npm pack` in a corl checkout; nothing was written' },
+    );
+  return `file:${file}`;
+}

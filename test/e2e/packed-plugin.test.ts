@@ -78,7 +78,7 @@ describe('e2e: npm pack → install the tarball → npx create-corl-plugin → n
     });
     expect(init.code, init.out).to.equal(0);
     const labPkg = JSON.parse(fs.readFileSync(path.join(lab, 'package.json'), 'utf8'));
-    expect(labPkg.dependencies.corl).to.equal(`file:../${path.basename(tarball)}`);
+    expect(labPkg.dependencies.corl, 'the one rule create-corl-plugin follows too').to.equal(`file:${tarball}`);
     expect(labPkg.allowScripts).to.deep.equal({ 'onnxruntime-node': false });
     const offline = sh('unshare', ['-n', 'npm', 'install', '--offline', '--no-audit', '--no-fund'], lab);
     expect(offline.code, offline.out).to.equal(0);

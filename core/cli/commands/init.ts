@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { CorlError } from '../../errors';
-import { callerNpmVersion, installedFrom, needsNpmrc, NPMRC, TARBALL } from '../../util/npm';
+import { callerNpmVersion, corlDependency, corlInstallAt, needsNpmrc, NPMRC, parseCorlChoice } from '../../util/npm';
 import { corlRoot, PACKAGE_PREFIX } from '../../util/paths';
 import { CORL_VERSION } from '../../version';
 import { outputFolderProblem, readUserText } from '../../util/files';
@@ -28,7 +28,11 @@ export interface InitResult {
 /** Inputs of {@link initProject}. */
 export interface InitOptions {
   readonly dir: string;
-  /** The corl dependency: an npm spec, or a path to a tarball (written as `file:` relative to `dir`). */
+  /**
+   * The corl dependency, a `--corl` value as create-corl-plugin reads it (`file`, `registry`,
+   * `tarball:<path>` or a tarball's path, an npm spec); default: where this corl came from. Decided by
+   * `corlDependency` (`core/util/npm.ts`), which the scaffolder uses too.
+   */
   readonly corl?: string;
   /** The npm that will install the project (default: the one running this, from its user agent). */
   readonly npmVersion?: string;
@@ -92,26 +96,6 @@ export function portableConfig(text: string, from: string, root: string): Record
   out.$schema = '../node_modules/corl/schema/corl.schema.json';
   if (out.metrics === undefined) out.metrics = ['corl:tensorboard'];
   return out;
-}
-
-/** The dependency spec of corl: given, else the tarball npm installed this corl from, else this checkout, else the version. */
-function corlSpec(dir: string, given: string | undefined, root: string): string {
-  const fileSpec = (file: string): string => `file:${path.relative(dir, file).split(path.sep).join('/') || '.'}`;
-  if (given !== undefined) {
-    if (TARBALL.test(given) && !/^[a-z+]+:/i.test(given)) {
-      const file = path.resolve(given);
-      if (!fs.existsSync(file))
-        throw new CorlError('CORL_ERR_CLI_USAGE', `expected a corl tarball at ${file}, got nothing`, {
-          where: '--corl',
-        });
-      return fileSpec(file);
-    }
-    return given;
-  }
-  const real = fs.realpathSync(root);
-  if (!real.split(path.sep).includes('node_modules')) return fileSpec(real);
-  const tarball = installedFrom(root);
-  return tarball ? fileSpec(tarball) : `^${CORL_VERSION}`;
 }
 
 const README = (spec: string): string => `# A corl lab
@@ -196,20 +180,24 @@ export function initProject(o: InitOptions): InitResult {
       `expected a folder without ${taken.join(', ')}, got ${dir} with ${taken.length === 1 ? 'it' : 'them'}`,
       { where: dir, hint: 'run corl init in a new folder, or move those files away; nothing was written' },
     );
-  const { files, spec } = undoOnFailure(dir, [...targets, 'package.json', '.npmrc', '.gitignore'], () =>
-    writeProject(o, dir, root, existingPkg, jobFiles),
+  // A corl the package.json already depends on is kept; otherwise the one rule create-corl-plugin uses too.
+  const spec =
+    (existingPkg?.dependencies as Record<string, string> | undefined)?.corl ??
+    corlDependency(corlInstallAt(root, CORL_VERSION), o.corl === undefined ? undefined : parseCorlChoice(o.corl));
+  const files = undoOnFailure(dir, [...targets, 'package.json', '.npmrc', '.gitignore'], () =>
+    writeProject(o, dir, root, { existingPkg, spec, jobFiles }),
   );
   return { dir, files: files.sort(), corlSpec: spec, npmrc: files.includes('.npmrc') };
 }
 
-/** Write the project's files (everything was checked before); returns the files written and the corl spec. */
+/** Write the project's files (everything was checked before); returns the files written. */
 function writeProject(
   o: InitOptions,
   dir: string,
   root: string,
-  existingPkg: Record<string, unknown> | undefined,
-  jobFiles: readonly JobFile[],
-): { files: string[]; spec: string } {
+  what: { existingPkg: Record<string, unknown> | undefined; spec: string; jobFiles: readonly JobFile[] },
+): string[] {
+  const { existingPkg, spec, jobFiles } = what;
   fs.mkdirSync(path.join(dir, 'configs'), { recursive: true });
   const files: string[] = [];
   for (const name of INIT_CONFIGS) {
@@ -228,9 +216,7 @@ function writeProject(
     version: '0.1.0',
     private: true,
   };
-  const deps = (pkg.dependencies ?? {}) as Record<string, string>;
-  const spec = deps.corl ?? corlSpec(dir, o.corl, root);
-  pkg.dependencies = { ...deps, corl: spec };
+  pkg.dependencies = { ...(pkg.dependencies as Record<string, string> | undefined), corl: spec };
   pkg.scripts = {
     train: 'corl train configs/co-rl.json',
     compare: 'corl compare configs/base.json configs/ttrl.json configs/co-rl.json --seeds 1 --verdict',
@@ -255,7 +241,7 @@ function writeProject(
     fs.writeFileSync(path.join(dir, '.gitignore'), 'node_modules/\nruns/\n');
     files.push('.gitignore');
   }
-  return { files, spec };
+  return files;
 }
 
 /**
@@ -303,7 +289,10 @@ export function initCommand(program: Command): void {
       "start a project of your own: package.json (installs offline), configs that name corl's shipped models by package reference, a README",
     )
     .argument('[dir]', 'folder to set up (default: the current one)', '.')
-    .option('--corl <spec>', 'the corl dependency: an npm spec, or a corl tarball (default: where this corl came from)')
+    .option(
+      '--corl <spec>',
+      'the corl dependency: file (this corl), registry (^version), tarball:<path> or a .tgz path, or an npm spec (default: where this corl came from)',
+    )
     .option(
       '--slurm',
       "write slurm/: the comparison's shards as an sbatch array job (corl compare --shard auto) and its render step as a job after them (--dependency=afterok); submit with bash slurm/submit.sh",

@@ -12,7 +12,7 @@ export const SCAFFOLD_CODES = defineCodes({
   },
   CORL_ERR_SCAFFOLD_CORL: {
     cause:
-      'The `--corl` value of `create-corl-plugin` is none of `file`, `registry`, `tarball:<path>` or an npm spec, or names a tarball that does not exist.',
+      'The `--corl` value of `create-corl-plugin` or `corl init` is none of `file`, `registry`, `tarball:<path>` or an npm spec, names a tarball that does not exist, or is `file` for the standalone create-corl-plugin package, which holds no corl.',
     fix: 'pass `--corl file` (the corl running the scaffolder), `--corl registry`, `--corl tarball:<path to corl-x.y.z.tgz>` (made by `npm pack`), or an npm spec such as `^0.1.0`',
   },
   CORL_ERR_SCAFFOLD_TARGET: {

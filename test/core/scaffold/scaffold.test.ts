@@ -3,11 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   callerNpmVersion,
-  corlDependency,
   needsNpmrc,
-  installedFrom,
   linkedTools,
-  parseCorlChoice,
   rewriteNames,
   scaffold,
   thisInstall,
@@ -118,57 +115,22 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
     }
   });
 
-  it('an installed corl (under node_modules) depends on its own folder by default, ^version with registry', () => {
+  it('an installed corl (under node_modules, from the registry) gives ^version, and its peer range', () => {
     const fake = path.join(tmp.dir, 'node_modules', 'corl');
     fs.mkdirSync(fake, { recursive: true });
     fs.cpSync(path.join(ROOT, 'templates'), path.join(fake, 'templates'), { recursive: true });
     const install: CorlInstall = { root: fake, checkout: false, version: '0.1.3' };
     const r = scaffold({ dir: path.join(tmp.dir, 'c'), kind: 'extractor', name: 'lab:c', packageName: 'c', install });
     expect(r.toolchain).to.equal('registry');
-    expect(r.corlSpec).to.equal(`file:${fs.realpathSync(fake)}`);
+    expect(r.corlSpec).to.equal('^0.1.3');
     const pkg = JSON.parse(fs.readFileSync(path.join(tmp.dir, 'c/package.json'), 'utf8'));
-    expect(pkg.devDependencies.corl).to.equal(`file:${fs.realpathSync(fake)}`);
+    expect(pkg.devDependencies.corl).to.equal('^0.1.3');
     expect(pkg.peerDependencies.corl).to.equal('^0.1.3');
     expect(pkg.devDependencies.typescript).to.equal('~6.0.3');
-    const reg = scaffold({
-      dir: path.join(tmp.dir, 'd'),
-      kind: 'extractor',
-      name: 'lab:d',
-      packageName: 'd',
-      install,
-      corl: 'registry',
-    });
-    expect(reg.corlSpec).to.equal('^0.1.3');
-    expect(JSON.parse(fs.readFileSync(path.join(tmp.dir, 'd/package.json'), 'utf8')).devDependencies.corl).to.equal(
-      '^0.1.3',
-    );
     expect(linkedTools(install, ['surely-not-installed-anywhere'])).to.deep.equal({
       specs: {},
       missing: ['surely-not-installed-anywhere'],
     });
-  });
-
-  it("a corl installed from a tarball is found in npm's lockfile, and the plugin depends on that tarball", () => {
-    const project = path.join(tmp.dir, 'proj');
-    const fake = path.join(project, 'node_modules', 'corl');
-    fs.mkdirSync(fake, { recursive: true });
-    fs.cpSync(path.join(ROOT, 'templates/reward'), path.join(fake, 'templates/reward'), { recursive: true });
-    const lock = (resolved: string) =>
-      fs.writeFileSync(
-        path.join(project, 'node_modules/.package-lock.json'),
-        JSON.stringify({ lockfileVersion: 3, packages: { 'node_modules/corl': { version: '0.1.3', resolved } } }),
-      );
-    lock('file:../corl-0.1.3.tgz');
-    expect(installedFrom(fake), 'the tarball is gone').to.equal(undefined);
-    const tgz = path.join(tmp.dir, 'corl-0.1.3.tgz');
-    fs.writeFileSync(tgz, 'not really gzip; only its path matters here');
-    expect(installedFrom(fake)).to.equal(fs.realpathSync(tgz));
-    lock('https://registry.npmjs.org/corl/-/corl-0.1.3.tgz');
-    expect(installedFrom(fake), 'from the registry: no local tarball').to.equal(undefined);
-    lock(`file:${tgz}`);
-    const install: CorlInstall = { root: fake, checkout: false, version: '0.1.3', tarball: installedFrom(fake) };
-    const r = scaffold({ dir: path.join(tmp.dir, 'e'), kind: 'reward', name: 'lab:e', packageName: 'e', install });
-    expect(r.corlSpec).to.equal(`file:${fs.realpathSync(tgz)}`);
   });
 
   it('onnxruntime-node skips its CUDA download: allowScripts in package.json, and .npmrc for an older npm', () => {
@@ -202,24 +164,7 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
     ]);
   });
 
-  it('--corl: file, registry, tarball:<path>, a tarball path or an npm spec; anything else is a coded error', () => {
-    expect(parseCorlChoice('file')).to.equal('file');
-    expect(parseCorlChoice('registry')).to.equal('registry');
-    expect(parseCorlChoice('tarball:../corl-0.1.0.tgz')).to.deep.equal({ tarball: '../corl-0.1.0.tgz' });
-    expect(parseCorlChoice('./corl-0.1.0.tgz')).to.deep.equal({ tarball: './corl-0.1.0.tgz' });
-    expect(parseCorlChoice('^0.1.0')).to.deep.equal({ spec: '^0.1.0' });
-    expect(parseCorlChoice('file:../corl')).to.deep.equal({ spec: 'file:../corl' });
-    expect(parseCorlChoice('github:lab/corl')).to.deep.equal({ spec: 'github:lab/corl' });
-    expect(() => parseCorlChoice('registy')).to.throw(/CORL_ERR_SCAFFOLD_CORL.*"registy"/);
-    const install: CorlInstall = { root: ROOT, checkout: true, version: '0.1.0' };
-    expect(() => corlDependency(install, { tarball: path.join(tmp.dir, 'missing.tgz') })).to.throw(
-      /CORL_ERR_SCAFFOLD_CORL.*missing\.tgz, got nothing/,
-    );
-    const tgz = path.join(tmp.dir, 'corl-0.1.0.tgz');
-    fs.writeFileSync(tgz, '');
-    expect(corlDependency(install, { tarball: tgz })).to.equal(`file:${tgz}`);
-    expect(corlDependency(install, 'registry')).to.equal('^0.1.0');
-    expect(corlDependency(install)).to.equal(`file:${fs.realpathSync(ROOT)}`);
+  it('a --corl that cannot be followed writes nothing (its cases: test/core/util/npm.test.ts)', () => {
     expect(() =>
       scaffold({
         dir: path.join(tmp.dir, 'f'),
@@ -234,11 +179,6 @@ describe('core/scaffold/scaffold (copy a template, rewrite its names, point it a
 
   it('the standalone create-corl-plugin package holds no corl: registry by default, --corl file refused', () => {
     const standalone: CorlInstall = { root: ROOT, checkout: false, version: '0.1.0', corl: false };
-    expect(corlDependency(standalone)).to.equal('^0.1.0');
-    expect(() => corlDependency(standalone, 'file')).to.throw(/CORL_ERR_SCAFFOLD_CORL.*--corl tarball:/);
-    const tgz = path.join(tmp.dir, 'corl-0.1.0.tgz');
-    fs.writeFileSync(tgz, '');
-    expect(corlDependency(standalone, { tarball: tgz })).to.equal(`file:${tgz}`);
     const r = scaffold({
       dir: path.join(tmp.dir, 'standalone'),
       kind: 'reward',

@@ -46,10 +46,10 @@ describe('corl init', function () {
       'configs/ttrl.json',
       'package.json',
     ]);
-    expect(r.corlSpec).to.equal('file:../corl-0.1.0.tgz');
+    expect(r.corlSpec, 'absolute, as create-corl-plugin writes it').to.equal(`file:${tarball}`);
     const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
     expect(pkg).to.deep.include({ name: 'my-lab', private: true, allowScripts: { 'onnxruntime-node': false } });
-    expect(pkg.dependencies).to.deep.equal({ corl: 'file:../corl-0.1.0.tgz' });
+    expect(pkg.dependencies).to.deep.equal({ corl: `file:${tarball}` });
     expect(pkg.scripts.train).to.equal('corl train configs/co-rl.json');
     expect(fs.readFileSync(path.join(dir, '.npmrc'), 'utf8')).to.contain('onnxruntime-node-install=skip');
     expect(fs.readFileSync(path.join(dir, 'README.md'), 'utf8'))

@@ -13,6 +13,7 @@ import { AnswerKeys } from '../core/reward/answer-keys';
 import { buildRunContext } from '../core/trainer/run-context';
 import { roundPrompt, type DiscussionFormat, type PreviousTurn } from '../core/trainer/discussion';
 import { chatDiscussionPrompt } from '../core/discussion/prompts';
+import { mean } from '../core/util/mean';
 import type { Bench } from './index';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -131,7 +132,12 @@ export const bench: Bench = {
         );
         return { answers, whole };
       });
-      const mid = Math.round(lengths.reduce((s, l) => s + (l.answers + l.whole) / 2, 0) / lengths.length);
+      const mid = Math.round(
+        mean(
+          lengths.map((l) => (l.answers + l.whole) / 2),
+          NaN,
+        ),
+      );
       const chatWindow: ContextWindow = { tokens: mid + MAX_TOKENS, count: (p) => window.count(p) };
       const cut = lengths.filter((l) => l.whole > mid && l.answers <= mid).length;
       const feasible = two.filter((_, j) => lengths[j]!.answers <= mid);

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { loadConfigValue } from '../core/config/load';
 import { RunDirectory } from '../core/trainer/run-dir';
 import { train } from '../core/trainer/trainer';
+import { mean } from '../core/util/mean';
 import type { Bench } from './index';
 
 export const bench: Bench = {
@@ -45,13 +46,17 @@ export const bench: Bench = {
         .filter(Boolean)
         .map((l) => JSON.parse(l))
         .slice(5);
-      const mean = (k: string): number => rows.reduce((a, r) => a + r[k], 0) / rows.length;
+      const avg = (k: string): number =>
+        mean(
+          rows.map((r) => r[k] as number),
+          NaN,
+        );
       process.stdout.write(`steps measured: ${rows.length} (first 5 skipped as warm-up)\n`);
       process.stdout.write(
-        `ms per step: total ${mean('totalMs').toFixed(2)}, sampling ${mean('sampleMs').toFixed(2)}, keys+rewards ${mean('rewardMs').toFixed(2)}, updates ${mean('updateMs').toFixed(2)}\n`,
+        `ms per step: total ${avg('totalMs').toFixed(2)}, sampling ${avg('sampleMs').toFixed(2)}, keys+rewards ${avg('rewardMs').toFixed(2)}, updates ${avg('updateMs').toFixed(2)}\n`,
       );
       process.stdout.write(
-        `completions handled per second by the loop: ${((2 * 32 * 8) / (mean('totalMs') / 1000)).toFixed(0)}\n`,
+        `completions handled per second by the loop: ${((2 * 32 * 8) / (avg('totalMs') / 1000)).toFixed(0)}\n`,
       );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

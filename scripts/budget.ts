@@ -9,6 +9,7 @@
 import { readComparison } from '../core/report/compare';
 import type { ReportGroup } from '../core/report/html';
 import { metricSeries } from '../core/report/runs';
+import { mean } from '../core/util/mean';
 
 /** Change of validation pass@1 from step 0 at each evaluated step, per config and averaged over configs. */
 export interface StepGains {
@@ -22,7 +23,15 @@ export function stepGains(groups: readonly ReportGroup[]): StepGains {
     const run = g.runs[0]!;
     const series = run.agents.map((_, i) => new Map(metricSeries(run.records, 'eval/accuracy', i, 'eval')));
     const steps = [...series[0]!.keys()].filter((s) => series.every((m) => m.has(s)));
-    return new Map(steps.map((s) => [s, series.reduce((a, m) => a + m.get(s)! - m.get(0)!, 0) / series.length]));
+    return new Map(
+      steps.map((s) => [
+        s,
+        mean(
+          series.map((m) => m.get(s)! - m.get(0)!),
+          NaN,
+        ),
+      ]),
+    );
   });
   const steps = [...perConfig[0]!.keys()]
     .filter((s) => s > 0 && perConfig.every((m) => m.has(s)))
@@ -31,7 +40,7 @@ export function stepGains(groups: readonly ReportGroup[]): StepGains {
     configs: groups.map((g) => g.name),
     rows: steps.map((step) => {
       const gains = perConfig.map((m) => m.get(step)!);
-      return { step, gains, mean: gains.reduce((a, b) => a + b, 0) / gains.length };
+      return { step, gains, mean: mean(gains, NaN) };
     }),
   };
 }

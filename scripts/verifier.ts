@@ -18,6 +18,7 @@ import type { Problem } from '../core/contracts/problem';
 import { Grader } from '../core/reward/grade';
 import { buildRunContext, sampleChecked } from '../core/trainer/run-context';
 import { mixSeed, Rng } from '../core/util/rng';
+import { mean } from '../core/util/mean';
 import { installBuiltins } from '../entry/builtins';
 import type { RewardSource } from '../core/contracts/reward-source';
 import { createPlugin, rewardContext } from '../core/testing';
@@ -290,15 +291,24 @@ async function measure(args: string[]): Promise<void> {
   const summary = (idx: readonly number[]) => {
     const s = idx.map((i) => scores[i]!);
     const y = idx.map((i) => labels[i]!);
-    const base = y.filter(Boolean).length / idx.length;
+    const base = mean(
+      y.map((v) => (v ? 1 : 0)),
+      NaN,
+    );
     return {
       rows: idx.length,
       rightRate: base,
-      meanScore: s.reduce((a, b) => a + b, 0) / idx.length,
-      accuracy: s.filter((v, j) => v > 0.5 === y[j]).length / idx.length,
+      meanScore: mean(s, NaN),
+      accuracy: mean(
+        s.map((v, j) => (v > 0.5 === y[j] ? 1 : 0)),
+        NaN,
+      ),
       majorityBaseline: Math.max(base, 1 - base),
       auc: auc(s, y),
-      brier: s.reduce((a, v, j) => a + (v - (y[j] ? 1 : 0)) ** 2, 0) / idx.length,
+      brier: mean(
+        s.map((v, j) => (v - (y[j] ? 1 : 0)) ** 2),
+        NaN,
+      ),
       ece: calibrationError(s, y),
     };
   };

@@ -29,7 +29,7 @@ interface CategoryEvalRow {
 
 /**
  * The eval-row files of a run, by step: plain, gzip- or brotli-compressed, sealed (a planned run's,
- * opened with its comparison's key), or a link (a
+ * opened with its comparison's key; `.br.sealed` in a compact pack: compressed, then sealed), or a link (a
  * `step-N.jsonl.link` file holding the path, relative to its folder, of another run's identical
  * rows: a compact pack stores the step-0 rows runs share once).
  */
@@ -42,9 +42,9 @@ export function evalStepFiles(runDir: string): Map<number, string> {
       where: dir,
       hint: "a run folder's eval/ holds step-N.jsonl files: restore it from a copy",
     });
-  const ranks: Record<string, number> = { '': 0, '.gz': 1, '.br': 2, '.link': 3, '.sealed': 4 };
+  const ranks: Record<string, number> = { '': 0, '.gz': 1, '.br': 2, '.link': 3, '.sealed': 4, '.br.sealed': 5 };
   for (const f of fs.readdirSync(dir)) {
-    const m = /^step-(\d+)\.jsonl(\.gz|\.br|\.link|\.sealed)?$/.exec(f);
+    const m = /^step-(\d+)\.jsonl(\.gz|\.br\.sealed|\.br|\.link|\.sealed)?$/.exec(f);
     if (!m) continue;
     const rank = ranks[m[2] ?? '']!;
     const step = Number(m[1]);
@@ -58,7 +58,7 @@ export function evalStepFiles(runDir: string): Map<number, string> {
         readUserText(file).trim(),
         file,
       );
-      if (!/^step-\d+\.jsonl(\.gz|\.br)?$/.test(path.basename(target)))
+      if (!/^step-\d+\.jsonl(\.gz|\.br|\.br\.sealed)?$/.test(path.basename(target)))
         throw new CorlError(
           'CORL_ERR_RUN_CORRUPT',
           `expected a link to another run's step-N.jsonl, got ${path.basename(target)}`,

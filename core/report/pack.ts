@@ -9,7 +9,16 @@ import { parse as parseJsonc } from 'jsonc-parser';
 import { evalStepFiles } from './markdown';
 import { READS_FILE } from './reads';
 import { readUserText } from '../util/files';
-import { folderSeal, SEAL_FILE, SEALED_SUFFIX } from '../util/seal';
+import {
+  COMPRESSED_SEALED_SUFFIX,
+  folderSeal,
+  openSealedFile,
+  SEAL_FILE,
+  SEALED_SUFFIX,
+  sealBytes,
+  sealedFileContext,
+  type Seal,
+} from '../util/seal';
 import { WALL_TIME_FILE } from './wall-time';
 
 /** Options of {@link packCompare}. */
@@ -122,7 +131,7 @@ export async function packCompare(o: PackOptions): Promise<PackResult> {
         skipped.push(`${name}/${seed}`);
         continue;
       }
-      await packRun(src, dst, { o, rel, root, write, shared });
+      await packRun(src, dst, { o, rel, root, write, shared, seal });
       runs++;
     }
   }
@@ -140,6 +149,8 @@ interface PackContext {
   readonly root: string;
   readonly write: (file: string, data: string | Buffer) => Promise<void>;
   readonly shared: Map<string, string>;
+  /** The comparison's seal (a compact pack seals its compressed rows again with it). */
+  readonly seal: Seal | undefined;
 }
 
 /** Metrics every table, verdict and claim reads, kept exactly in a compact pack (the rest: 4 significant digits). */
@@ -197,42 +208,56 @@ async function packRun(src: string, dst: string, c: PackContext): Promise<void> 
   for (const step of keep) {
     const source = files.get(step)!;
     const name = `step-${String(step).padStart(6, '0')}.jsonl`;
-    if (source.endsWith(SEALED_SUFFIX)) {
+    const sealed = source.endsWith(SEALED_SUFFIX);
+    if (sealed && !o.compact) {
       // sealed rows stay sealed (bound to config/seed-i/eval/name, the same path in the copy)
       await write(path.join(dst, 'eval', `${name}${SEALED_SUFFIX}`), readUserText(source));
       continue;
     }
-    const lines = readTextMaybeGz(source)
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => {
-        const row = JSON.parse(l) as Record<string, unknown>;
-        const cat = typeof row.id === 'string' ? categories?.get(row.id) : undefined;
-        const full = row.category === undefined && cat !== undefined ? { ...row, category: cat } : row;
-        // a compact pack keeps what the tables, verdicts and scripts read of a row
-        return JSON.stringify(
-          o.compact
-            ? Object.fromEntries(
-                ['agent', 'id', 'correct', 'majority', 'category'].filter((k) => k in full).map((k) => [k, full[k]]),
-              )
-            : full,
-        );
-      });
-    const text = lines.join('\n') + '\n';
+    // a compact pack opens sealed rows only to reduce and compress them, and seals them again with
+    // the same key (ciphertext does not compress): nothing is shown, so nothing counts as a read
+    const text = packedRows(sealed ? openSealedFile(source) : readTextMaybeGz(source), o.compact === true, categories);
     if (!o.compact) {
       await write(path.join(dst, 'eval', `${name}.gz`), gzipText(text));
       continue;
     }
-    const digest = createHash('sha256').update(text).digest('hex');
+    const digest = createHash('sha256')
+      .update(sealed ? 'sealed\n' : 'clear\n')
+      .update(text)
+      .digest('hex');
     const stored = c.shared.get(digest);
     if (stored)
       await write(path.join(dst, 'eval', `${name}.link`), path.relative(path.join(dst, 'eval'), stored) + '\n');
     else {
-      const file = path.join(dst, 'eval', `${name}.br`);
-      await write(file, brotliText(text));
+      const file = path.join(dst, 'eval', `${name}${sealed ? COMPRESSED_SEALED_SUFFIX : '.br'}`);
+      await write(file, sealed ? sealBytes(c.seal!, brotliText(text), sealedFileContext(file)) : brotliText(text));
       c.shared.set(digest, file);
     }
   }
+}
+
+/**
+ * The eval rows of one step as a pack stores them: each row with its category (from the task, when
+ * the row predates rows carrying one); a compact pack keeps only what the tables, verdicts and
+ * scripts read of a row.
+ */
+function packedRows(text: string, compact: boolean, categories: ReadonlyMap<string, string> | undefined): string {
+  const lines = text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => {
+      const row = JSON.parse(l) as Record<string, unknown>;
+      const cat = typeof row.id === 'string' ? categories?.get(row.id) : undefined;
+      const full = row.category === undefined && cat !== undefined ? { ...row, category: cat } : row;
+      return JSON.stringify(
+        compact
+          ? Object.fromEntries(
+              ['agent', 'id', 'correct', 'majority', 'category'].filter((k) => k in full).map((k) => [k, full[k]]),
+            )
+          : full,
+      );
+    });
+  return lines.join('\n') + '\n';
 }
 
 /**

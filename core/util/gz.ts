@@ -2,17 +2,18 @@ import * as fs from 'node:fs';
 import * as zlib from 'node:zlib';
 import { MAX_INPUT_BYTES, NotARegularFile, readUserFile } from './files';
 import { CorlError } from '../errors';
-import { openSealedFile, SEALED_SUFFIX } from './seal';
+import { COMPRESSED_SEALED_SUFFIX, openSealedFile, SEALED_SUFFIX } from './seal';
 
 /**
  * The file to read for `file`: itself when it exists, else its compressed twin `file.gz` or
  * `file.br` (the committed, compact copies of runs under docs/results/ are compressed) or its sealed
- * twin `file.sealed` (a planned run's, core/util/seal.ts), else `file` (so the caller's "no such
+ * twin `file.sealed` (a planned run's, core/util/seal.ts) or `file.br.sealed` (a compact pack of one), else `file` (so the caller's "no such
  * file" names what it asked for).
  */
 export function existingOrGz(file: string): string {
   if (fs.existsSync(file) || /\.(gz|br|sealed)$/.test(file)) return file;
-  for (const twin of [`${file}.gz`, `${file}.br`, `${file}${SEALED_SUFFIX}`]) if (fs.existsSync(twin)) return twin;
+  for (const twin of [`${file}.gz`, `${file}.br`, `${file}${SEALED_SUFFIX}`, `${file}${COMPRESSED_SEALED_SUFFIX}`])
+    if (fs.existsSync(twin)) return twin;
   return file;
 }
 

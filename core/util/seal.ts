@@ -10,8 +10,9 @@
 import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as zlib from 'node:zlib';
 import { CorlError } from '../errors';
-import { readUserText } from './files';
+import { MAX_INPUT_BYTES, readUserText } from './files';
 import { writeFileAtomic } from './fs';
 
 /** The key file of a sealed comparison folder. */
@@ -19,6 +20,12 @@ export const SEAL_FILE = 'seal.key';
 
 /** A sealed file's suffix: `eval/step-000010.jsonl.sealed`. */
 export const SEALED_SUFFIX = '.sealed';
+
+/**
+ * A compact pack's sealed rows (`eval/step-000010.jsonl.br.sealed`): the rows brotli-compressed,
+ * then sealed (ciphertext does not compress, so a pack compresses before it seals).
+ */
+export const COMPRESSED_SEALED_SUFFIX = '.br.sealed';
 
 /** What prefixes every sealed text (format version 1). */
 const PREFIX = 'corl-sealed-1:';
@@ -89,10 +96,15 @@ export function runSeal(runDir: string): Seal {
 
 /** Encrypt `text`, bound to `context` (what it is: a file name, a record's step and agent). */
 export function sealText(seal: Seal, text: string, context: string): string {
+  return sealBytes(seal, Buffer.from(text, 'utf8'), context);
+}
+
+/** Encrypt bytes (a compact pack's brotli-compressed rows), bound to `context`; the same text format as {@link sealText}. */
+export function sealBytes(seal: Seal, bytes: Buffer, context: string): string {
   const iv = randomBytes(12);
   const c = createCipheriv('aes-256-gcm', seal.key, iv);
   c.setAAD(Buffer.from(context, 'utf8'));
-  const body = Buffer.concat([c.update(text, 'utf8'), c.final()]);
+  const body = Buffer.concat([c.update(bytes), c.final()]);
   return PREFIX + Buffer.concat([iv, c.getAuthTag(), body]).toString('base64');
 }
 
@@ -103,6 +115,11 @@ export function isSealed(text: string): boolean {
 
 /** Decrypt what {@link sealText} made with the same seal and context; `where` names it in an error. */
 export function openText(seal: Seal, sealed: string, context: string, where: string): string {
+  return openBytes(seal, sealed, context, where).toString('utf8');
+}
+
+/** Decrypt what {@link sealBytes} (or {@link sealText}) made with the same seal and context. */
+export function openBytes(seal: Seal, sealed: string, context: string, where: string): Buffer {
   const raw = Buffer.from(sealed.slice(PREFIX.length).trim(), 'base64');
   if (!isSealed(sealed) || raw.length < 28)
     throw new CorlError('CORL_ERR_RUN_CORRUPT', 'expected a sealed text (corl-sealed-1:…), got something else', {
@@ -112,7 +129,7 @@ export function openText(seal: Seal, sealed: string, context: string, where: str
     const d = createDecipheriv('aes-256-gcm', seal.key, raw.subarray(0, 12));
     d.setAAD(Buffer.from(context, 'utf8'));
     d.setAuthTag(raw.subarray(12, 28));
-    return Buffer.concat([d.update(raw.subarray(28)), d.final()]).toString('utf8');
+    return Buffer.concat([d.update(raw.subarray(28)), d.final()]);
   } catch {
     throw new CorlError(
       'CORL_ERR_RUN_CORRUPT',
@@ -127,8 +144,23 @@ export function sealedFileContext(file: string): string {
   return path.resolve(file).split(path.sep).slice(-4).join('/');
 }
 
-/** Open a sealed file (`….sealed`) of a sealed run: the run folder is the one that holds its `eval/`. */
+/**
+ * Open a sealed file (`….sealed`, or a compact pack's `….br.sealed`, decompressed once opened) of a
+ * sealed run: the run folder is the one that holds its `eval/`.
+ */
 export function openSealedFile(file: string): string {
   const runDir = path.dirname(path.dirname(path.resolve(file)));
-  return openText(runSeal(runDir), readUserText(file), sealedFileContext(file), file);
+  const opened = openBytes(runSeal(runDir), readUserText(file), sealedFileContext(file), file);
+  if (!file.endsWith(COMPRESSED_SEALED_SUFFIX)) return opened.toString('utf8');
+  try {
+    return zlib.brotliDecompressSync(opened, { maxOutputLength: MAX_INPUT_BYTES }).toString('utf8');
+  } catch (e) {
+    throw new CorlError(
+      'CORL_ERR_RUN_CORRUPT',
+      (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
+        ? `expected sealed rows of at most ${MAX_INPUT_BYTES} bytes once decompressed, got more`
+        : 'expected sealed brotli-compressed rows, got sealed bytes that do not decompress',
+      { where: file, hint: 'restore the file from a copy of the comparison folder' },
+    );
+  }
 }

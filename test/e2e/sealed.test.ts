@@ -142,6 +142,35 @@ describe('e2e: a planned comparison seals its held-out results until the look', 
     expect(fs.existsSync(path.join(packed, 'fixture-co-rl', 'seed-1', 'eval', 'step-000002.jsonl.sealed'))).to.equal(
       true,
     );
+    // a compact pack compresses the rows and seals them again with the same key (ciphertext does not
+    // compress): no figure either, step-0 rows the runs share stored once, and opened they are the rows
+    const compact = path.join(tmp.dir, 'packed-compact');
+    const pc = corl(['report', out, '--pack', compact, '--compact']);
+    expect(pc.status, pc.stderr).to.equal(0);
+    for (const run of RUNS) expect(leaks(path.join(compact, run)), run).to.deep.equal([]);
+    const stored = RUNS.flatMap((run) => fs.readdirSync(path.join(compact, run, 'eval')).map((f) => `${run}/${f}`));
+    // each seed's step-0 rows once (the base stores them, the trained config links them), every file sealed or a link
+    expect(stored.filter((f) => f.endsWith('.br.sealed'))).to.include.members([
+      'fixture-base/seed-1/step-000000.jsonl.br.sealed',
+      'fixture-base/seed-2/step-000000.jsonl.br.sealed',
+    ]);
+    expect(stored.filter((f) => f.includes('step-000000'))).to.have.length(4);
+    expect(stored.filter((f) => !f.endsWith('.br.sealed') && !f.endsWith('.link'))).to.deep.equal([]);
+    expect(stored.filter((f) => f.startsWith('fixture-co-rl') && f.includes('step-000000'))).to.deep.equal([
+      'fixture-co-rl/seed-1/step-000000.jsonl.link',
+      'fixture-co-rl/seed-2/step-000000.jsonl.link',
+    ]);
+    for (const run of RUNS) {
+      const original = evalStepFiles(path.join(out, run));
+      const packedRows = evalStepFiles(path.join(compact, run));
+      expect([...packedRows.keys()], run).to.deep.equal([...original.keys()]);
+      for (const [step, f] of original)
+        expect(readEvalRows(packedRows.get(step)!), `${run} ${step}`).to.deep.equal(readEvalRows(f));
+    }
+    // a compressed sealed file moved to another run does not open
+    const moved = path.join(compact, 'fixture-base', 'seed-2', 'eval', 'step-000000.jsonl.br.sealed');
+    fs.copyFileSync(path.join(compact, 'fixture-base', 'seed-1', 'eval', 'step-000000.jsonl.br.sealed'), moved);
+    expect(() => readEvalRows(moved)).to.throw(/opens with the comparison's key/);
 
     // the look itself renders the runs already read: nothing new is counted, and the figures are there
     const look = corl(['compare', '--plan', plan, '--out', out, '--progress', 'none']);

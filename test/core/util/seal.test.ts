@@ -3,8 +3,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CorlError } from '../../../core/errors';
 import { RunDirectory } from '../../../core/trainer/run-dir';
-import { readTextMaybeGz } from '../../../core/util/gz';
-import { ensureSeal, folderSeal, openText, SEAL_FILE, sealText } from '../../../core/util/seal';
+import { brotliText, readTextMaybeGz } from '../../../core/util/gz';
+import {
+  ensureSeal,
+  folderSeal,
+  openText,
+  SEAL_FILE,
+  sealBytes,
+  sealedFileContext,
+  sealText,
+} from '../../../core/util/seal';
 import { tempDir } from '../../fixtures/configs';
 
 function codeOf(fn: () => unknown): string {
@@ -112,5 +120,20 @@ describe('core/util/seal: planned runs write their evaluations sealed', () => {
     expect(
       codeOf(() => readTextMaybeGz(path.join(alone, 'eval', 'step-000001.jsonl.sealed'), { openSealed: true })),
     ).to.equal('CORL_ERR_RUN_SEALED');
+  });
+
+  it("a compact pack's compressed sealed rows open decompressed; sealed bytes that are not brotli are CORL_ERR_RUN_CORRUPT", async () => {
+    const seal = await ensureSeal(path.join(tmp.dir, 'cmp'));
+    const evalDir = path.join(tmp.dir, 'cmp', 'cfg', 'seed-0', 'eval');
+    fs.mkdirSync(evalDir, { recursive: true });
+    const rows = '{"agent":0,"id":"p1","correct":[true,false]}\n';
+    const good = path.join(evalDir, 'step-000000.jsonl.br.sealed');
+    fs.writeFileSync(good, sealBytes(seal, brotliText(rows), sealedFileContext(good)));
+    expect(fs.readFileSync(good, 'utf8')).to.not.contain('p1');
+    expect(readTextMaybeGz(good, { openSealed: true })).to.equal(rows);
+    expect(codeOf(() => readTextMaybeGz(good))).to.equal('CORL_ERR_RUN_SEALED');
+    const bad = path.join(evalDir, 'step-000001.jsonl.br.sealed');
+    fs.writeFileSync(bad, sealBytes(seal, Buffer.from(rows), sealedFileContext(bad)));
+    expect(codeOf(() => readTextMaybeGz(bad, { openSealed: true }))).to.equal('CORL_ERR_RUN_CORRUPT');
   });
 });

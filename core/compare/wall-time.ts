@@ -186,7 +186,7 @@ export const CALIBRATION_STEPS = 2;
 /**
  * Time a config on this machine now: {@link CALIBRATION_STEPS} steps of it in a temporary folder
  * (its metrics sinks left out, so nothing outside that folder is written), removed afterwards
- * unread. Returns its rate and the cores it kept busy.
+ * unread, and at exit when the process is stopped while it runs. Returns its rate and the cores it kept busy.
  */
 export async function calibrate(
   l: LoadedConfig,
@@ -196,6 +196,9 @@ export async function calibrate(
   const sched = scheduleOf(l);
   const steps = Math.min(sched.steps, CALIBRATION_STEPS);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corl-calibrate-'));
+  // a stop while it runs (corl compare exits on SIGTERM and SIGINT) removes it too
+  const remove = (): void => fs.rmSync(dir, { recursive: true, force: true });
+  process.on('exit', remove);
   try {
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
@@ -224,7 +227,8 @@ export async function calibrate(
       : [];
     return { rate: rateFromCalibration(lines, wallMs, { ...sched, steps }, { machine, demand }), demand };
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    process.off('exit', remove);
+    remove();
   }
 }
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { rateFromFolder, slowdown } from '../../core/compare/wall-time';
@@ -110,4 +110,41 @@ describe('e2e: corl compare --plan predicts the wall time of each look; corl rep
       /Wall time of look 2 \(2 runs\): predicted \d+ s \(.*\); actual \d+ s \(.*\), \d+\.\d\dx the prediction\./,
     );
   });
+
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)
+    it(`${signal} while it times the machine exits ${code}, saying how to resume, and leaves no temporary folder`, async () => {
+      const tmpRoot = path.join(tmp.dir, 'tmp');
+      fs.mkdirSync(tmpRoot);
+      const child = spawn(
+        process.execPath,
+        [BIN, 'compare', '--plan', plan('all-resolved'), '--out', path.join(tmp.dir, 'cmp'), '--progress', 'none'],
+        {
+          env: { ...process.env, TMPDIR: tmpRoot },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const ended = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      const calibrating = (): string[] => fs.readdirSync(tmpRoot).filter((f) => f.startsWith('corl-calibrate-'));
+      // catch it inside a calibration: freeze it once its folder is seen, and signal it only if the folder is still there
+      let caught = false;
+      while (!caught && child.exitCode === null) {
+        if (calibrating().length) {
+          child.kill('SIGSTOP');
+          if (calibrating().length) caught = true;
+          else child.kill('SIGCONT');
+        }
+        if (!caught) await new Promise((r) => setTimeout(r, 2));
+      }
+      expect(caught, `never caught inside a calibration: ${stderr}`).to.equal(true);
+      child.kill(signal);
+      child.kill('SIGCONT');
+      expect(await ended).to.equal(code);
+      expect(stderr).to.contain(`corl compare: stopped by ${signal}; run the same command again to resume`);
+      expect(calibrating()).to.deep.equal([]);
+    });
 });

@@ -254,12 +254,17 @@ export function compareCommand(program: Command): void {
         ...(jobs !== undefined ? { jobs } : {}),
         ...(flags.committed ? { committed: flags.committed } : {}),
       };
-      // A Slurm requeue, scancel or a pod's deletion sends SIGTERM: exit at once, giving back the
-      // folder locks this process holds (a kill without it leaves them for the next run to break).
-      process.once('SIGTERM', () => {
-        process.stderr.write('corl compare: stopped by SIGTERM; run the same command again to resume\n');
-        process.exit(143);
-      });
+      // A Slurm requeue, scancel or a pod's deletion sends SIGTERM, a user Ctrl-C: exit at once,
+      // giving back the folder locks this process holds and removing its temporary folders (a kill
+      // without it leaves the locks for the next run to break, the folders in the system's tmp).
+      for (const [signal, code] of [
+        ['SIGTERM', 143],
+        ['SIGINT', 130],
+      ] as const)
+        process.once(signal, () => {
+          process.stderr.write(`corl compare: stopped by ${signal}; run the same command again to resume\n`);
+          process.exit(code);
+        });
       if (shard) {
         const done = await runShard(options, shard);
         process.stdout.write(`shard ${shard.index}/${shard.count}: seeds ${done.seeds.join(', ') || 'none'} ran\n`);

@@ -74,46 +74,49 @@ CORL="\${CORL:-node_modules/.bin/corl}"   # the project's corl (npm install); se
 export function slurmFiles(o: JobOptions): JobFile[] {
   checkJobOptions(o);
   const args = compareArgs(o).join(' ');
-  const head = (what: string): string => `#!/bin/bash
+  // One batch script: what it is, its #SBATCH directives, then the checks every job makes and its corl command.
+  const sbatch = (what: string, directives: readonly string[], run: string): string =>
+    `#!/bin/bash
 # Written by corl init --slurm: ${what}
-# Submit the sweep with: bash slurm/submit.sh   (extra arguments go to both sbatch calls)`;
+# Submit the sweep with: bash slurm/submit.sh   (extra arguments go to both sbatch calls)
+${directives.map((d) => `#SBATCH ${d}`).join('\n')}
+set -euo pipefail
+cd "\${SLURM_SUBMIT_DIR:-.}"
+${CHECK_NODE}
+exec "$CORL" ${run}
+`;
   return [
     {
       path: 'slurm/compare.sbatch',
       executable: true,
-      text: `${head(`the comparison's shards, one per task of an array job. Each task runs
+      text: sbatch(
+        `the comparison's shards, one per task of an array job. Each task runs
 # corl compare --shard auto, which takes its shard from SLURM_ARRAY_TASK_ID and the count from the
 # array (so --array=0-<n−1> alone sets the shards). A requeued task (scontrol requeue, a node
 # failure with --requeue) resumes its seeds from their last checkpoint; a duplicate skips seeds
-# another task holds; a finished seed is skipped.`)}
-#SBATCH --job-name=${o.name}
-#SBATCH --array=0-${o.shards - 1}
-#SBATCH --cpus-per-task=2
-#SBATCH --output=runs/slurm/%x-%A_%a.out
-#SBATCH --open-mode=append
-#SBATCH --requeue
-set -euo pipefail
-cd "\${SLURM_SUBMIT_DIR:-.}"
-${CHECK_NODE}
-exec "$CORL" ${args} --shard auto
-`,
+# another task holds; a finished seed is skipped.`,
+        [
+          `--job-name=${o.name}`,
+          `--array=0-${o.shards - 1}`,
+          '--cpus-per-task=2',
+          '--output=runs/slurm/%x-%A_%a.out',
+          '--open-mode=append',
+          '--requeue',
+        ],
+        `${args} --shard auto`,
+      ),
     },
     {
       path: 'slurm/render.sbatch',
       executable: true,
-      text: `${head(`the render step: the same comparison without --shard, queued by
+      text: sbatch(
+        `the render step: the same comparison without --shard, queued by
 # submit.sh to start once every shard succeeded (--dependency=afterok). It finds every run
 # finished (waiting for, or resuming, any a shard left), then writes the table, the verdicts and
-# ${o.out}/report.html.`)}
-#SBATCH --job-name=${o.name}-render
-#SBATCH --cpus-per-task=2
-#SBATCH --output=runs/slurm/%x-%j.out
-#SBATCH --open-mode=append
-set -euo pipefail
-cd "\${SLURM_SUBMIT_DIR:-.}"
-${CHECK_NODE}
-exec "$CORL" ${args}
-`,
+# ${o.out}/report.html.`,
+        [`--job-name=${o.name}-render`, '--cpus-per-task=2', '--output=runs/slurm/%x-%j.out', '--open-mode=append'],
+        args,
+      ),
     },
     {
       path: 'slurm/submit.sh',
@@ -155,59 +158,19 @@ function container(o: JobOptions, args: readonly string[]): string {
             claimName: ${o.name}-lab`;
 }
 
-/** The Indexed Job of the shards, the render Job and the script that applies one after the other. */
-export function kubernetesFiles(o: JobOptions): JobFile[] {
-  checkJobOptions(o);
-  const args = compareArgs(o);
-  const note = `# The project folder, installed (npm install on linux x64, so node_modules/.bin/corl runs in
-# the node:20 image), is on a ReadWriteMany volume claimed as ${o.name}-lab, mounted at /lab.`;
-  return [
-    {
-      path: 'kubernetes/compare-job.yaml',
-      executable: false,
-      text: `# Written by corl init --kubernetes: the comparison's shards as one Indexed Job. Pod i runs
-# corl compare --shard auto/${o.shards}, which takes its shard from JOB_COMPLETION_INDEX (i, set by
-# Kubernetes); "completions" and the n of auto/<n> must stay equal. A replaced pod resumes its
-# seeds from their last checkpoint (the old pod's lock is taken over once its heartbeat stops, a
-# minute on); a finished seed is skipped. Apply with: bash kubernetes/submit.sh
-${note}
+/** One Job manifest: what it is, its name `<name>-<suffix>`, its spec's counts, and its pod running `corl <args>`. */
+function job(o: JobOptions, what: string, suffix: string, spec: readonly string[], args: readonly string[]): string {
+  return `${what}
+# The project folder, installed (npm install on linux x64, so node_modules/.bin/corl runs in
+# the node:20 image), is on a ReadWriteMany volume claimed as ${o.name}-lab, mounted at /lab.
 apiVersion: batch/v1
 kind: Job
 metadata:
-  name: ${o.name}-shards
+  name: ${o.name}-${suffix}
   labels:
     app.kubernetes.io/name: corl
 spec:
-  completionMode: Indexed
-  completions: ${o.shards}
-  parallelism: ${o.shards}
-  backoffLimit: ${2 * o.shards}
-  template:
-    metadata:
-      labels:
-        app.kubernetes.io/name: corl
-    spec:
-      restartPolicy: Never
-${container(o, [...args, '--shard', `auto/${o.shards}`])}
-`,
-    },
-    {
-      path: 'kubernetes/render-job.yaml',
-      executable: false,
-      text: `# Written by corl init --kubernetes: the render step, the same comparison without --shard, applied
-# by kubernetes/submit.sh once the shards' Job is complete. It finds every run finished (waiting
-# for, or resuming, any a shard left), then writes the table, the verdicts and ${o.out}/report.html.
-${note}
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: ${o.name}-render
-  labels:
-    app.kubernetes.io/name: corl
-spec:
-  completions: 1
-  parallelism: 1
-  backoffLimit: 2
+${spec.map((line) => `  ${line}`).join('\n')}
   template:
     metadata:
       labels:
@@ -215,7 +178,46 @@ spec:
     spec:
       restartPolicy: Never
 ${container(o, args)}
-`,
+`;
+}
+
+/** The Indexed Job of the shards, the render Job and the script that applies one after the other. */
+export function kubernetesFiles(o: JobOptions): JobFile[] {
+  checkJobOptions(o);
+  const args = compareArgs(o);
+  return [
+    {
+      path: 'kubernetes/compare-job.yaml',
+      executable: false,
+      text: job(
+        o,
+        `# Written by corl init --kubernetes: the comparison's shards as one Indexed Job. Pod i runs
+# corl compare --shard auto/${o.shards}, which takes its shard from JOB_COMPLETION_INDEX (i, set by
+# Kubernetes); "completions" and the n of auto/<n> must stay equal. A replaced pod resumes its
+# seeds from their last checkpoint (the old pod's lock is taken over once its heartbeat stops, a
+# minute on); a finished seed is skipped. Apply with: bash kubernetes/submit.sh`,
+        'shards',
+        [
+          'completionMode: Indexed',
+          `completions: ${o.shards}`,
+          `parallelism: ${o.shards}`,
+          `backoffLimit: ${2 * o.shards}`,
+        ],
+        [...args, '--shard', `auto/${o.shards}`],
+      ),
+    },
+    {
+      path: 'kubernetes/render-job.yaml',
+      executable: false,
+      text: job(
+        o,
+        `# Written by corl init --kubernetes: the render step, the same comparison without --shard, applied
+# by kubernetes/submit.sh once the shards' Job is complete. It finds every run finished (waiting
+# for, or resuming, any a shard left), then writes the table, the verdicts and ${o.out}/report.html.`,
+        'render',
+        ['completions: 1', 'parallelism: 1', 'backoffLimit: 2'],
+        args,
+      ),
     },
     {
       path: 'kubernetes/submit.sh',

@@ -111,26 +111,18 @@ describe('serve: per-agent TensorBoard event files of the label-free diagnostics
       for (const [k, v] of Object.entries(want)) expect(got![k], `${what} ${k}`).to.be.closeTo(v, 1e-6);
     };
     const counts = { 'exchange/fallbacks': 0, 'exchange/partial': 0, 'exchange/peer_unseen': 0, 'label/labeled': 1 };
-    near(
-      a.get(0),
-      { ...counts, 'serve/groups': 2, 'label/graded': 2, 'label/accuracy': 0.5, 'reward/accuracy': 0.5 },
-      'a@0',
-    );
-    near(
-      b.get(0),
-      { ...counts, 'serve/groups': 2, 'label/graded': 2, 'label/accuracy': 1, 'reward/accuracy': 1 },
-      'b@0',
-    );
-    near(
-      a.get(1),
-      { ...counts, 'serve/groups': 1, 'label/graded': 1, 'label/accuracy': 0, 'reward/accuracy': 0 },
-      'a@1',
-    );
-    near(
-      b.get(1),
-      { ...counts, 'serve/groups': 1, 'label/graded': 1, 'label/accuracy': 0, 'reward/accuracy': 0 },
-      'b@1',
-    );
+    // groups scored against the peer, every one graded, with the label and the reward as often right
+    const graded = (groups: number, accuracy: number): Record<string, number> => ({
+      ...counts,
+      'serve/groups': groups,
+      'label/graded': groups,
+      'label/accuracy': accuracy,
+      'reward/accuracy': accuracy,
+    });
+    near(a.get(0), graded(2, 0.5), 'a@0');
+    near(b.get(0), graded(2, 1), 'b@0');
+    near(a.get(1), graded(1, 0), 'a@1');
+    near(b.get(1), graded(1, 0), 'b@1');
     const fell = { ...counts, 'serve/groups': 1, 'exchange/fallbacks': 1, 'exchange/peer_unseen': 1 };
     near(a.get(2), { ...fell, 'label/graded': 1, 'label/accuracy': 1, 'reward/accuracy': 1 }, 'a@2');
     near(b.get(2), fell, 'b@2');

@@ -38,6 +38,14 @@ function summary(r: Answer): { round: number; source: string; label: string; rew
   return { round: s[0]!.round, source: s[0]!.source, label: s[0]!.label, rewards: s.map((x) => x.reward) };
 }
 
+/** What {@link summary} gives for an answered group: its round, the source of its label, the label and each reward. */
+const answered = (round: number, source: string, label: string, rewards: number[]): ReturnType<typeof summary> => ({
+  round,
+  source,
+  label,
+  rewards,
+});
+
 /** Until the service holds `n` (round, group) slots: a group that opened a round has stored its keys. */
 async function slotsReach(url: string, n: number): Promise<void> {
   for (;;) {
@@ -71,7 +79,7 @@ describe('serve/exchange: rounds without a step, matched by problem through the 
       const url = server.url;
       // Epoch 1: only b samples p (1, 1, 2): its own vote, 1; a holds p nowhere: unseen.
       const e1 = await group(url, 'b', 'b1', ['1', '1', '2'], { wait: 0.2 });
-      expect(summary(e1)).to.deep.equal({ round: 0, source: 'self', label: '1', rewards: [1, 1, 0] });
+      expect(summary(e1)).to.deep.equal(answered(0, 'self', '1', [1, 1, 0]));
       expect(e1.body.samples[0].metrics['exchange/peer_unseen']).to.equal(1);
       // Epoch 2: a 3, 2, 2 (its vote 2); b 3, 3, 2 (its vote 3). The first opens round 1 and waits;
       // the second joins it, never b's answered round 0 (a's group would take b's epoch-1 vote, 1).
@@ -81,8 +89,8 @@ describe('serve/exchange: rounds without a step, matched by problem through the 
       await slotsReach(url, 2);
       const [r1, r2] = await Promise.all([one, group(url, second, `${second}2`, answers[second])]);
       const out = first === 'a' ? { a: r1, b: r2 } : { a: r2, b: r1 };
-      expect(summary(out.a)).to.deep.equal({ round: 1, source: 'supervisors', label: '3', rewards: [1, 0, 0] });
-      expect(summary(out.b)).to.deep.equal({ round: 1, source: 'supervisors', label: '2', rewards: [0, 0, 1] });
+      expect(summary(out.a)).to.deep.equal(answered(1, 'supervisors', '3', [1, 0, 0]));
+      expect(summary(out.b)).to.deep.equal(answered(1, 'supervisors', '2', [0, 0, 1]));
       expect(server.metrics.unseen.get()).to.equal(1);
     });
 
@@ -98,8 +106,8 @@ describe('serve/exchange: rounds without a step, matched by problem through the 
     await slotsReach(url, 2);
     // b (2, 2, 3) joins round 1, not stale round 0 (which would give it a's abandoned vote, 1: 0, 0, 0).
     const rb = await group(url, 'b', 's1', ['2', '2', '3']);
-    expect(summary(rb)).to.deep.equal({ round: 1, source: 'supervisors', label: '2', rewards: [1, 1, 0] });
-    expect(summary(await current)).to.deep.equal({ round: 1, source: 'supervisors', label: '2', rewards: [1, 1, 1] });
+    expect(summary(rb)).to.deep.equal(answered(1, 'supervisors', '2', [1, 1, 0]));
+    expect(summary(await current)).to.deep.equal(answered(1, 'supervisors', '2', [1, 1, 1]));
   });
 
   it("over-sampling: b's groups meet a's waiting ones oldest first; a leftover answered round is never taken later", async () => {
@@ -111,35 +119,26 @@ describe('serve/exchange: rounds without a step, matched by problem through the 
     const u1 = group(url, 'a', 'u1', ['2', '2', '2']);
     await slotsReach(url, 2);
     // b's first group (1, 2, 2; vote 2) meets u0, its second (2, 2, 3; vote 2) meets u1.
-    expect(summary(await group(url, 'b', 'g1', ['1', '2', '2']))).to.deep.equal({
-      round: 0,
-      source: 'supervisors',
-      label: '1',
-      rewards: [1, 0, 0],
-    });
-    expect(summary(await u0)).to.deep.equal({ round: 0, source: 'supervisors', label: '2', rewards: [0, 0, 0] });
-    expect(summary(await group(url, 'b', 'g2', ['2', '2', '3']))).to.deep.equal({
-      round: 1,
-      source: 'supervisors',
-      label: '2',
-      rewards: [1, 1, 0],
-    });
-    expect(summary(await u1)).to.deep.equal({ round: 1, source: 'supervisors', label: '2', rewards: [1, 1, 1] });
+    expect(summary(await group(url, 'b', 'g1', ['1', '2', '2']))).to.deep.equal(
+      answered(0, 'supervisors', '1', [1, 0, 0]),
+    );
+    expect(summary(await u0)).to.deep.equal(answered(0, 'supervisors', '2', [0, 0, 0]));
+    expect(summary(await group(url, 'b', 'g2', ['2', '2', '3']))).to.deep.equal(
+      answered(1, 'supervisors', '2', [1, 1, 0]),
+    );
+    expect(summary(await u1)).to.deep.equal(answered(1, 'supervisors', '2', [1, 1, 1]));
     // a's third (3, 3, 3) is one b never matches: round 2, its own vote; a plain fallback (b holds p).
     const u2 = await group(url, 'a', 'u2', ['3', '3', '3'], { wait: 0.2 });
-    expect(summary(u2)).to.deep.equal({ round: 2, source: 'self', label: '3', rewards: [1, 1, 1] });
+    expect(summary(u2)).to.deep.equal(answered(2, 'self', '3', [1, 1, 1]));
     expect(u2.body.samples[0].metrics['exchange/peer_unseen']).to.equal(0);
     // Next epoch b posts p first (3, 3, 1): it opens round 3 rather than taking u2's leftover vote
     // (3: 1, 1, 0); a's group (1, 1, 3) then joins it.
     const g3 = group(url, 'b', 'g3', ['3', '3', '1']);
     await slotsReach(url, 4);
-    expect(summary(await group(url, 'a', 'u3', ['1', '1', '3']))).to.deep.equal({
-      round: 3,
-      source: 'supervisors',
-      label: '3',
-      rewards: [0, 0, 1],
-    });
-    expect(summary(await g3)).to.deep.equal({ round: 3, source: 'supervisors', label: '1', rewards: [0, 0, 1] });
+    expect(summary(await group(url, 'a', 'u3', ['1', '1', '3']))).to.deep.equal(
+      answered(3, 'supervisors', '3', [0, 0, 1]),
+    );
+    expect(summary(await g3)).to.deep.equal(answered(3, 'supervisors', '1', [0, 0, 1]));
     expect(server.metrics.unseen.get()).to.equal(0);
   });
 
@@ -148,19 +147,13 @@ describe('serve/exchange: rounds without a step, matched by problem through the 
     const url = server.url;
     expect((await group(url, 'a', 'r', ['4', '4', '5'], { wait: 0.2 })).status).to.equal(504);
     // b (5, 5, 4) joins round 0, where a's group waits for its retry, and is answered at once by a's vote 4.
-    expect(summary(await group(url, 'b', 's', ['5', '5', '4']))).to.deep.equal({
-      round: 0,
-      source: 'supervisors',
-      label: '4',
-      rewards: [0, 0, 1],
-    });
+    expect(summary(await group(url, 'b', 's', ['5', '5', '4']))).to.deep.equal(
+      answered(0, 'supervisors', '4', [0, 0, 1]),
+    );
     // a's retry (same request ids, same completions) resumes round 0 and gets b's vote, 5.
-    expect(summary(await group(url, 'a', 'r', ['4', '4', '5']))).to.deep.equal({
-      round: 0,
-      source: 'supervisors',
-      label: '5',
-      rewards: [0, 0, 1],
-    });
+    expect(summary(await group(url, 'a', 'r', ['4', '4', '5']))).to.deep.equal(
+      answered(0, 'supervisors', '5', [0, 0, 1]),
+    );
     expect(server.metrics.sampleGroups.get({ outcome: 'complete' })).to.equal(3);
   });
 
@@ -176,18 +169,12 @@ describe('serve/exchange: rounds without a step, matched by problem through the 
     server = await startServer(config, tmp.dir);
     const url = server.url;
     // b (7, 7, 6) comes first: a's newest unanswered round of p waits for its retry, so b joins round 0.
-    expect(summary(await group(url, 'b', 's', ['7', '7', '6']))).to.deep.equal({
-      round: 0,
-      source: 'supervisors',
-      label: '6',
-      rewards: [0, 0, 1],
-    });
+    expect(summary(await group(url, 'b', 's', ['7', '7', '6']))).to.deep.equal(
+      answered(0, 'supervisors', '6', [0, 0, 1]),
+    );
     // a's retry resumes round 0, where b's keys reward it (b's vote 7).
-    expect(summary(await group(url, 'a', 'r', ['6', '6', '7']))).to.deep.equal({
-      round: 0,
-      source: 'supervisors',
-      label: '7',
-      rewards: [0, 0, 1],
-    });
+    expect(summary(await group(url, 'a', 'r', ['6', '6', '7']))).to.deep.equal(
+      answered(0, 'supervisors', '7', [0, 0, 1]),
+    );
   });
 });

@@ -10,20 +10,9 @@ import {
   plannedConfigFiles,
 } from '../../../core/compare/plan';
 import { designFromPlan } from '../../../core/report/design';
-import { isCorlError } from '../../../core/errors';
 import { ROOT } from '../../../scripts/generate';
 import { tempDir } from '../../fixtures/configs';
-
-/** The coded error `fn` throws. */
-function codeOf(fn: () => unknown): { code: string; message: string } {
-  try {
-    fn();
-  } catch (e) {
-    if (isCorlError(e)) return { code: e.code, message: e.message };
-    throw e;
-  }
-  throw new Error('expected a coded error, got none');
-}
+import { thrown } from '../../fixtures/errors';
 
 describe('compare/plan: plans written before their runs', () => {
   let tmp: ReturnType<typeof tempDir>;
@@ -87,7 +76,7 @@ describe('compare/plan: plans written before their runs', () => {
   });
 
   it('bad plans: every problem at once, with its line, in CORL_ERR_PLAN_INVALID', () => {
-    const e = codeOf(() =>
+    const e = thrown(() =>
       loadPlan(write({ ...valid(), primary: 'best', alpha: 0.7, seeds: { first: 0, looks: [1] }, extra: 1 })),
     );
     expect(e.code).to.equal('CORL_ERR_PLAN_INVALID');
@@ -98,9 +87,9 @@ describe('compare/plan: plans written before their runs', () => {
       .and.contain('seeds.looks[0]')
       .and.contain('unknown field "extra"');
     expect(e.message).to.match(/plan\.json:\d+:\d+ {2}primary/);
-    const missing = codeOf(() => loadPlan(write({ ...valid(), stop: undefined })));
+    const missing = thrown(() => loadPlan(write({ ...valid(), stop: undefined })));
     expect(missing.message).to.contain('expected field "stop", got nothing');
-    const sem = codeOf(() =>
+    const sem = thrown(() =>
       loadPlan(
         write({
           ...valid(),
@@ -122,13 +111,13 @@ describe('compare/plan: plans written before their runs', () => {
       .and.contain('boundary: expected an α-spending boundary for 2 looks, got "fixed"');
     const dup = valid();
     (dup.configs as { name: string }[])[1]!.name = 'a';
-    expect(codeOf(() => loadPlan(write(dup))).message).to.contain('expected distinct config names, got "a" twice');
-    expect(codeOf(() => loadPlan(write(undefined, '{"plan": 1,')))).to.deep.include({ code: 'CORL_ERR_PLAN_INVALID' });
-    expect(codeOf(() => loadPlan(write(undefined, '{"plan": 1,'))).message).to.match(
+    expect(thrown(() => loadPlan(write(dup))).message).to.contain('expected distinct config names, got "a" twice');
+    expect(thrown(() => loadPlan(write(undefined, '{"plan": 1,')))).to.deep.include({ code: 'CORL_ERR_PLAN_INVALID' });
+    expect(thrown(() => loadPlan(write(undefined, '{"plan": 1,'))).message).to.match(
       /expected JSON, got a syntax error at line 1/,
     );
-    expect(codeOf(() => loadPlan(path.join(tmp.dir, 'none.json'))).message).to.contain('no file');
-    expect(codeOf(() => loadPlan(tmp.dir)).message).to.contain('a folder');
+    expect(thrown(() => loadPlan(path.join(tmp.dir, 'none.json'))).message).to.contain('no file');
+    expect(thrown(() => loadPlan(tmp.dir)).message).to.contain('a folder');
   });
 
   it('a plan nested thousands deep, a FIFO, a device or a kernel file: CORL_ERR_PLAN_INVALID, no stack overflow, no hang', () => {
@@ -143,7 +132,7 @@ describe('compare/plan: plans written before their runs', () => {
       ['/proc/self/status', "the kernel's proc file system"],
       [tmp.dir, 'a folder'],
     ]) {
-      const e = codeOf(() => loadPlan(file!));
+      const e = thrown(() => loadPlan(file!));
       expect(e.code, file).to.equal('CORL_ERR_PLAN_INVALID');
       expect(e.message, file)
         .to.contain(says!)
@@ -154,13 +143,13 @@ describe('compare/plan: plans written before their runs', () => {
   it('a config changed after the plan: CORL_ERR_PLAN_CONFIG_CHANGED with both hashes', () => {
     const p = loadPlan(write(valid()));
     fs.writeFileSync(path.join(tmp.dir, 'b.json'), '{"name": "b", "seed": 1}\n');
-    const e = codeOf(() => plannedConfigFiles(p));
+    const e = thrown(() => plannedConfigFiles(p));
     expect(e.code).to.equal('CORL_ERR_PLAN_CONFIG_CHANGED');
     expect(e.message)
       .to.contain('b.json')
       .and.contain(fileSha256(path.join(tmp.dir, 'b.json')));
     fs.rmSync(path.join(tmp.dir, 'b.json'));
-    expect(codeOf(() => plannedConfigFiles(p)).message).to.contain('got no file');
+    expect(thrown(() => plannedConfigFiles(p)).message).to.contain('got no file');
   });
 
   /** Four checkpoint folders of family `family` under tmp/models/, distinct bytes each; their pool entries. */
@@ -198,7 +187,7 @@ describe('compare/plan: plans written before their runs', () => {
     const alpha = pool('alpha');
     const ok = loadPlan(write({ ...valid(), heldOut: { seed: 1, size: 500 }, checkpoints: { pools: { alpha } } }));
     expect(ok.plan.checkpoints!.pools.alpha).to.have.length(4);
-    const e = codeOf(() =>
+    const e = thrown(() =>
       loadPlan(
         write({
           ...valid(),
@@ -216,7 +205,7 @@ describe('compare/plan: plans written before their runs', () => {
       .to.contain('checkpoints.pools.alpha: expected at least 4 item(s), got 3')
       .and.contain('heldOut.seed: expected a number >= 1')
       .and.contain('checkpoints.assignment');
-    const sem = codeOf(() =>
+    const sem = thrown(() =>
       loadPlan(
         write({
           ...valid(),
@@ -233,7 +222,7 @@ describe('compare/plan: plans written before their runs', () => {
       .and.contain('checkpoints.pools.beta[2].path: expected a path relative to the project root, got "/abs"')
       .and.contain('checkpoints.pools.beta[3].sha256: expected distinct checkpoints, got the same files as member 2')
       .and.contain('heldOut: expected split "held-out" with a fresh held-out set, got "validation"');
-    const outside = codeOf(() =>
+    const outside = thrown(() =>
       loadPlan(
         write({
           ...valid(),
@@ -251,14 +240,14 @@ describe('compare/plan: plans written before their runs', () => {
     const p = loadPlan(write({ ...valid(), checkpoints: { pools: { alpha } } }));
     expect(plannedCheckpoints(p).alpha).to.deep.equal(alpha.map((m) => path.join(tmp.dir, m.path)));
     fs.writeFileSync(path.join(tmp.dir, 'models', 'alpha-s2', 'model.onnx'), 'retrained');
-    const changed = codeOf(() => plannedCheckpoints(p));
+    const changed = thrown(() => plannedCheckpoints(p));
     expect(changed.code).to.equal('CORL_ERR_PLAN_CONFIG_CHANGED');
     expect(changed.message).to.contain('models/alpha-s2/model.onnx with sha256').and.contain('changed after the plan');
     fs.rmSync(path.join(tmp.dir, 'models', 'alpha-s2'), { recursive: true });
-    expect(codeOf(() => plannedCheckpoints(p)).message).to.contain('expected the checkpoint folder models/alpha-s2');
+    expect(thrown(() => plannedCheckpoints(p)).message).to.contain('expected the checkpoint folder models/alpha-s2');
     const beta = pool('beta');
     const wrong = loadPlan(write({ ...valid(), checkpoints: { pools: { alpha: beta } } }));
-    const fam = codeOf(() => plannedCheckpoints(wrong));
+    const fam = thrown(() => plannedCheckpoints(wrong));
     expect(fam.code).to.equal('CORL_ERR_PLAN_MISMATCH');
     expect(fam.message).to.contain(
       'expected a checkpoint of family "alpha" in its pool, got models/beta-s0 of family "beta"',
@@ -278,16 +267,16 @@ describe('compare/plan: plans written before their runs', () => {
       loaded('a.json', task, ['alpha', 'beta']),
       loaded('b.json', task, ['alpha', 'alpha', 'beta']),
     ]);
-    const seed = codeOf(() => checkPlannedConfigs(p, [loaded('a.json', { heldOutSeed: 0, heldOut: 500 }, ['alpha'])]));
+    const seed = thrown(() => checkPlannedConfigs(p, [loaded('a.json', { heldOutSeed: 0, heldOut: 500 }, ['alpha'])]));
     expect(seed.code).to.equal('CORL_ERR_PLAN_MISMATCH');
     expect(seed.message).to.contain('expected task.options.heldOutSeed 1 in a.json');
-    expect(codeOf(() => checkPlannedConfigs(p, [loaded('a.json', { heldOutSeed: 1 }, ['alpha'])])).message).to.contain(
+    expect(thrown(() => checkPlannedConfigs(p, [loaded('a.json', { heldOutSeed: 1 }, ['alpha'])])).message).to.contain(
       "expected task.options.heldOut 500 in a.json as the plan's heldOut names it, got none",
     );
-    expect(codeOf(() => checkPlannedConfigs(p, [loaded('a.json', task, ['alpha', 'gamma'])])).message).to.contain(
+    expect(thrown(() => checkPlannedConfigs(p, [loaded('a.json', task, ['alpha', 'gamma'])])).message).to.contain(
       'agents[1] of a.json to be of a family the plan pools, got "gamma"',
     );
-    expect(codeOf(() => checkPlannedConfigs(p, [loaded('a.json', task, ['alpha'], false)])).message).to.contain(
+    expect(thrown(() => checkPlannedConfigs(p, [loaded('a.json', task, ['alpha'], false)])).message).to.contain(
       'expected agents[0] of a.json to load a checkpoint',
     );
   });

@@ -1,18 +1,8 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
 import { loadConfig, loadConfigValue } from '../../../core/config/load';
-import { CorlError, isCorlError } from '../../../core/errors';
 import { coRlConfig, fixture, inlineTask, tempDir, writeConfig } from '../../fixtures/configs';
-
-async function failure(p: Promise<unknown>): Promise<CorlError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isCorlError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a CorlError');
-}
+import { failure } from '../../fixtures/errors';
 
 describe('core/config/load', () => {
   let tmp: ReturnType<typeof tempDir>;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { isCorlError } from '../../../core/errors';
 import { configDigest, PLAN_OMIT } from '../../../core/report/identity';
 import { agentFamilies, namesMember, plannedDigest, poolDraws, type CheckpointPools } from '../../../core/report/pools';
+import { thrown } from '../../fixtures/errors';
 
 const member = (path: string, sha: string) => ({ path, sha256: { 'model.onnx': sha.repeat(64) } });
 const POOLS: CheckpointPools = {
@@ -17,16 +17,6 @@ const config = (...families: (string | undefined)[]) => ({
     policy: { use: 'corl:transformer', options: { ...(family ? { family } : {}), checkpoint: '../models/x' } },
   })),
 });
-
-function codeOf(fn: () => unknown): { code: string; message: string } {
-  try {
-    fn();
-  } catch (e) {
-    if (isCorlError(e)) return { code: e.code, message: e.message };
-    throw e;
-  }
-  throw new Error('expected a coded error, got none');
-}
 
 describe('report/pools: base checkpoints drawn from pools by seed index', () => {
   it('the k-th agent of a family at seed index i gets member (i + k) mod |pool|', () => {
@@ -48,12 +38,12 @@ describe('report/pools: base checkpoints drawn from pools by seed index', () => 
   });
 
   it('an agent without a family, of an unpooled family, or more agents than a pool holds: CORL_ERR_PLAN_MISMATCH naming the agent', () => {
-    const none = codeOf(() => poolDraws(POOLS, agentFamilies(config('alpha', undefined)), 0, 'c.json'));
+    const none = thrown(() => poolDraws(POOLS, agentFamilies(config('alpha', undefined)), 0, 'c.json'));
     expect(none.code).to.equal('CORL_ERR_PLAN_MISMATCH');
     expect(none.message).to.contain('agents[1] of c.json').and.contain('"family"');
-    const gamma = codeOf(() => poolDraws(POOLS, ['gamma'], 0, 'c.json'));
+    const gamma = thrown(() => poolDraws(POOLS, ['gamma'], 0, 'c.json'));
     expect(gamma.message).to.contain('got "gamma"');
-    const many = codeOf(() => poolDraws(POOLS, ['alpha', 'alpha', 'alpha', 'alpha', 'alpha'], 0, 'c.json'));
+    const many = thrown(() => poolDraws(POOLS, ['alpha', 'alpha', 'alpha', 'alpha', 'alpha'], 0, 'c.json'));
     expect(many.message).to.contain('at most 4 agents of family "alpha"');
   });
 

@@ -1,19 +1,9 @@
 import { expect } from 'chai';
-import { CorlError, isCorlError } from '../../../core/errors';
+import { CorlError } from '../../../core/errors';
 import { checkKeys, checkResult, rewardFailure } from '../../../core/reward/checks';
+import { thrown } from '../../fixtures/errors';
 
 const subject = { use: 'test:source', what: 'problem "p1" of agent 0 (a) at step 1', where: 'reward' };
-
-/** The coded error `f` throws (fails when it throws nothing or something uncoded). */
-function thrown(f: () => unknown): CorlError {
-  try {
-    f();
-  } catch (e) {
-    if (isCorlError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('core/reward/checks', () => {
   it('accepts a result that keeps the contract and copies it, keeping only finite metrics', () => {

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CorlError } from '../../../core/errors';
 import { RunDirectory } from '../../../core/trainer/run-dir';
 import { brotliText, readTextMaybeGz } from '../../../core/util/gz';
 import {
@@ -14,16 +13,10 @@ import {
   sealText,
 } from '../../../core/util/seal';
 import { tempDir } from '../../fixtures/configs';
+import { thrown } from '../../fixtures/errors';
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).to.be.instanceOf(CorlError);
-    return (e as CorlError).code;
-  }
-  throw new Error('expected a coded error');
-}
+/** The code of the CorlError `fn` throws. */
+const codeOf = (fn: () => unknown): string => thrown(fn).code;
 
 describe('core/util/seal: planned runs write their evaluations sealed', () => {
   let tmp: ReturnType<typeof tempDir>;

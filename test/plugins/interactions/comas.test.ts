@@ -3,8 +3,6 @@
 // Agent e evaluates agent e − 1 (mod N): with 2 agents A evaluates B and B evaluates A; with 3, A
 // evaluates C, B evaluates A, C evaluates B.
 import { expect } from 'chai';
-import type { CorlError } from '../../../core/errors';
-import { isCorlError } from '../../../core/errors';
 import type { DebateScores, DiscussionRecord, Interaction } from '../../../core/contracts/interaction';
 import type { Judge, JudgeItem, JudgeRequest, JudgeResult, JudgeTools } from '../../../core/contracts/judge';
 import type { PluginContext } from '../../../core/contracts/plugin';
@@ -20,6 +18,7 @@ import {
   evaluatorOf,
 } from '../../../plugins/interactions';
 import { policyJudge } from '../../../plugins/judges';
+import { failure } from '../../fixtures/errors';
 
 /** A judge that returns the scores it was given, in item order, and remembers what it saw. */
 function scripted(scores: (number | null)[]): Judge & { seen: JudgeRequest[] } {
@@ -76,16 +75,6 @@ function debate(d: DiscussionRecord, neighbours: number[][], judged?: DebateScor
 
 /** GRPO's advantage of two rewards x > y (unbiased std |x − y|/√2, ε = 1e-6): ±(d/2)/(d/√2 + ε). */
 const pair = (d: number): number => d / 2 / (d / Math.SQRT2 + 1e-6);
-
-async function failure(p: Promise<unknown> | (() => unknown)): Promise<CorlError> {
-  try {
-    await (typeof p === 'function' ? p() : p);
-  } catch (e) {
-    if (isCorlError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a CorlError');
-}
 
 describe('corl:comas, worked by hand', () => {
   it('defaults: 2 cycles (3 rounds after the proposals), whole solutions, the embedded judge', async () => {

@@ -2,11 +2,12 @@
 // scoring call, the score read from the reply, no verdict without one, and the coded failures.
 import { expect } from 'chai';
 import type { JudgeItem, JudgeRequest } from '../../../core/contracts/judge';
-import { isCorlError, type CorlError } from '../../../core/errors';
+import { isCorlError } from '../../../core/errors';
 import { createPlugin, judgeRequests } from '../../../core/testing';
 import { mixSeed } from '../../../core/util/rng';
 import { judgePrompt, OpenAIJudge, openaiJudge, parseScore, type OpenAIJudgeOptions } from '../../../plugins/judges';
 import { FakeOpenAI } from '../../fixtures/openai-server';
+import { failure } from '../../fixtures/errors';
 
 const DEFAULTS: OpenAIJudgeOptions = {
   baseUrl: 'http://127.0.0.1:1/v1',
@@ -26,16 +27,6 @@ const item = (proposal: string, evaluation: string): JudgeItem => ({
   proposal: { agent: 0, text: proposal, answer: null, key: null },
   evaluation: { agent: 1, text: evaluation, answer: null, key: null },
 });
-
-async function failure(p: Promise<unknown> | (() => unknown)): Promise<CorlError> {
-  try {
-    await (typeof p === 'function' ? p() : p);
-  } catch (e) {
-    if (isCorlError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a CorlError');
-}
 
 describe('corl:openai-judge', () => {
   let server: FakeOpenAI;

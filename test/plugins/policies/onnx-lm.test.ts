@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Completion } from '../../../core/contracts/completion';
 import type { SamplingOptions } from '../../../core/contracts/policy';
-import { CorlError, isCorlError } from '../../../core/errors';
 import { policyChecks } from '../../../core/testing/policy';
 import { register } from '../../../plugins/policies';
 import { onnxLmPolicy } from '../../../plugins/policies/onnx-lm';
@@ -17,6 +16,7 @@ import {
   writeTinyLm,
   type TinyLmSpec,
 } from '../../fixtures/onnx-lm';
+import { failure } from '../../fixtures/errors';
 
 const V = TINY_VOCAB;
 
@@ -32,16 +32,6 @@ function logSoftmax(logits: Float32Array, offset: number, T: number): number[] {
 const entropyOf = (lp: readonly number[]) => -lp.reduce((a, l) => a + Math.exp(l) * l, 0);
 const meanOf = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const argmax = (xs: readonly number[]) => xs.reduce((best, v, i) => (v > xs[best]! ? i : best), 0);
-
-async function failure(p: Promise<unknown>): Promise<CorlError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isCorlError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a CorlError, got success');
-}
 
 const opts = (o: Partial<SamplingOptions> = {}): SamplingOptions => ({
   n: 1,

@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Completion } from '../../../../core/contracts/completion';
 import type { SamplingOptions } from '../../../../core/contracts/policy';
-import { CorlError, isCorlError } from '../../../../core/errors';
 import { policyChecks } from '../../../../core/testing/policy';
 import { openaiPolicy } from '../../../../plugins/policies/openai';
 import type { ClientEffects } from '../../../../plugins/policies/openai/client';
@@ -18,6 +17,7 @@ import {
 import { register } from '../../../../plugins/policies';
 import { tempDir } from '../../../fixtures/configs';
 import { FakeOpenAI, tokenFacts, tokensOf, type FakeOpenAIOptions } from '../../../fixtures/openai-server';
+import { failure } from '../../../fixtures/errors';
 
 const DEFAULTS: OpenAIOptions = {
   baseUrl: 'http://127.0.0.1:1/v1',
@@ -37,16 +37,6 @@ const DEFAULTS: OpenAIOptions = {
 };
 
 const SAMPLING: SamplingOptions = { n: 3, temperature: 0.7, topP: 0.9, maxTokens: 64, seed: 5 };
-
-async function failure(p: Promise<unknown>): Promise<CorlError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isCorlError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a CorlError, got success');
-}
 
 describe('corl:openai policy', () => {
   let server: FakeOpenAI;

@@ -3,15 +3,20 @@
 // are checked against numbers worked by hand (docs/algorithms/comas.md).
 import { expect } from 'chai';
 import { chatEvaluationPrompt } from '../../../core/discussion/prompts';
-import { fixture, tempDir } from '../../fixtures/configs';
-import { readRollouts, trainIn, type TurnRollout } from '../../support/scripted-run';
+import { tempDir } from '../../fixtures/configs';
+import {
+  expectTurns,
+  H,
+  P,
+  pair,
+  readRollouts,
+  scriptedConfig,
+  trainIn,
+  type TurnRollout,
+} from '../../support/scripted-run';
 
-const P = 'What is 1 + 1?';
-const H = 'What is 1 + 3?';
 const checks = (prompt: string, agent: number, answer: string): string =>
   chatEvaluationPrompt(prompt, { agent, answer });
-/** GRPO's advantage of two rewards x > y (unbiased std |x − y|/√2, ε = 1e-6). */
-const pair = (d: number): number => d / 2 / (d / Math.SQRT2 + 1e-6);
 
 describe('trainer: a scripted CoMAS step, worked by hand', function () {
   this.timeout(60000);
@@ -29,19 +34,14 @@ describe('trainer: a scripted CoMAS step, worked by hand', function () {
     // Held-out: A right, B wrong alone; each then checks the other's answer and answers 4.
     Object.assign(scriptA, { [H]: ['4'], [checks(H, 1, '5')]: ['4'] });
     Object.assign(scriptB, { [H]: ['5'], [checks(H, 0, '4')]: ['4'] });
-    const config = {
+    const agents = [
+      { name: 'a', script: scriptA },
+      { name: 'b', script: scriptB },
+    ];
+    const config = scriptedConfig(agents, {
       name: 'scripted-comas',
       seed: 3,
       labelFree: true,
-      plugins: [fixture('scripted-debater.js')],
-      task: {
-        use: 'corl:inline',
-        options: { train: [{ id: 't1', prompt: P, answer: '2' }], heldOut: [{ id: 'h1', prompt: H, answer: '4' }] },
-      },
-      agents: [
-        { name: 'a', policy: { use: 'test:scripted', options: { script: scriptA } } },
-        { name: 'b', policy: { use: 'test:scripted', options: { script: scriptB } } },
-      ],
       topology: 'corl:ring',
       reward: 'corl:vote',
       interaction: {
@@ -49,8 +49,7 @@ describe('trainer: a scripted CoMAS step, worked by hand', function () {
         options: { cycles: 1, share: 'answer', judge: { use: 'corl:policy-judge', options: { samples: 2 } } },
       },
       trainer: { steps: 1, batchSize: 1, groupSize: 2, evalEvery: 0, checkpointEvery: 0, saveRollouts: true },
-      eval: { atStart: false, samples: 1 },
-    };
+    });
     const { loaded, run, result } = await trainIn(tmp.dir, config, false);
     expect(loaded.readsGroundTruth).to.equal(false);
     expect(result.readsGroundTruth).to.equal(false);
@@ -60,24 +59,12 @@ describe('trainer: a scripted CoMAS step, worked by hand', function () {
       rollouts.find((r) => r.agent === agent && r.round === round)!;
     // Verdicts (judge answer 2): B's 3, contested by A's 2 → 1 (s 0); B's 2 → 3 (s 1); A's 2 → 3
     // (s 1, B's contest of it earns nothing); A's 3, let stand by B → 2 (s 0.5).
-    const expected: [number, number, string[], number[], number[]][] = [
+    expectTurns(rollouts, [
       [0, 0, ['2', '3'], [1, 0.5], [pair(0.5), -pair(0.5)]],
       [0, 1, ['2', '2'], [1 - 0, 1 - 1], [pair(1), -pair(1)]],
       [1, 0, ['3', '2'], [0, 1], [-pair(1), pair(1)]],
       [1, 1, ['3', '3'], [1 - 1, 1 - 0.5], [-pair(0.5), pair(0.5)]],
-    ];
-    for (const [agent, round, keys, rewards, advantages] of expected) {
-      const r = at(agent, round);
-      const what = `agent ${agent} round ${round}`;
-      expect(
-        r.completions.map((c) => c.key),
-        what,
-      ).to.deep.equal(keys);
-      r.completions.forEach((c, k) => {
-        expect(c.reward, `${what} debate ${k} reward`).to.be.closeTo(rewards[k]!, 1e-12);
-        expect(c.advantage, `${what} debate ${k} advantage`).to.be.closeTo(advantages[k]!, 1e-12);
-      });
-    }
+    ]);
     // The evaluation turns' prompts: the task's evaluation format (here the chat default) with the one proposal.
     expect(at(0, 1).completions.map((c) => c.prompt)).to.deep.equal([checks(P, 1, '3'), checks(P, 1, '2')]);
     expect(at(1, 1).completions.map((c) => c.prompt)).to.deep.equal([checks(P, 0, '2'), checks(P, 0, '3')]);

@@ -5,15 +5,20 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { chatDiscussionPrompt } from '../../../core/discussion/prompts';
-import { fixture, tempDir } from '../../fixtures/configs';
-import { readRollouts, trainIn, type TurnRollout } from '../../support/scripted-run';
+import { tempDir } from '../../fixtures/configs';
+import {
+  expectTurns,
+  H,
+  P,
+  pair,
+  readRollouts,
+  scriptedConfig,
+  trainIn,
+  type TurnRollout,
+} from '../../support/scripted-run';
 
-const P = 'What is 1 + 1?';
-const H = 'What is 1 + 3?';
 const says = (prompt: string, agent: number, answer: string): string =>
   chatDiscussionPrompt(prompt, [{ agent, answer }]);
-/** GRPO's advantage of two rewards x > y (unbiased std |x − y|/√2, ε = 1e-6). */
-const pair = (d: number): number => d / 2 / (d / Math.SQRT2 + 1e-6);
 
 describe('trainer: a scripted debate, worked by hand', function () {
   this.timeout(60000);
@@ -32,24 +37,18 @@ describe('trainer: a scripted debate, worked by hand', function () {
     Object.assign(scriptA, { [H]: ['4'], [says(H, 1, '5')]: ['5'], [says(H, 1, '4')]: ['4'] });
     Object.assign(scriptB, { [H]: ['5'], [says(H, 0, '4')]: ['4'], [says(H, 0, '5')]: ['5'] });
     const log = (i: number): string => path.join(tmp.dir, `updates-${i}.jsonl`);
-    const config = {
+    const agents = [
+      { name: 'a', script: scriptA, log: log(0) },
+      { name: 'b', script: scriptB, log: log(1) },
+    ];
+    const config = scriptedConfig(agents, {
       name: 'scripted-debate',
       seed: 3,
-      plugins: [fixture('scripted-debater.js')],
-      task: {
-        use: 'corl:inline',
-        options: { train: [{ id: 't1', prompt: P, answer: '2' }], heldOut: [{ id: 'h1', prompt: H, answer: '4' }] },
-      },
-      agents: [
-        { name: 'a', policy: { use: 'test:scripted', options: { script: scriptA, log: log(0) } } },
-        { name: 'b', policy: { use: 'test:scripted', options: { script: scriptB, log: log(1) } } },
-      ],
       topology: 'corl:complete',
       reward: 'corl:gt-verifier',
       interaction: { use: 'corl:debate', options: { rounds: 2, share: 'answer', alpha: [0.5, 1, 0.25, 2] } },
       trainer: { steps: 1, batchSize: 1, groupSize: 2, evalEvery: 0, checkpointEvery: 0, saveRollouts: true },
-      eval: { atStart: false, samples: 1 },
-    };
+    });
     const { run } = await trainIn(tmp.dir, config, true);
 
     const rollouts = readRollouts(tmp.dir);
@@ -77,30 +76,14 @@ describe('trainer: a scripted debate, worked by hand', function () {
     //   A t1: 0; right → wrong, the neighbour it read (B, t0) wrong: persuaded wrongly, −α0 → −0.5.
     //   B t1, t2 and A t2: 0.
     //  Advantages: each (agent, round) pair [x, y] → ±(|x − y|/2)/(|x − y|/√2 + 1e-6), the larger positive.
-    const expected: [number, number, string[], number[], number[], number[]][] = [
+    expectTurns(rollouts, [
       [0, 0, ['2', '2'], [1, 1], [1 - 2, 1 / 1.39], [-pair(1 + 1 / 1.39), pair(1 + 1 / 1.39)]],
       [0, 1, ['2', '3'], [1, 0], [1, -0.5], [pair(1.5), -pair(1.5)]],
       [0, 2, ['2', '3'], [1, 0], [1, 0], [pair(1), -pair(1)]],
       [1, 0, ['3', '3'], [0, 0], [0.39 / 1.39, 2], [-pair(2 - 0.39 / 1.39), pair(2 - 0.39 / 1.39)]],
       [1, 1, ['2', '3'], [1, 0], [1.5, 0], [pair(1.5), -pair(1.5)]],
       [1, 2, ['2', '3'], [1, 0], [1, 0], [pair(1), -pair(1)]],
-    ];
-    for (const [agent, round, keys, scores, rewards, advantages] of expected) {
-      const r = at(agent, round);
-      const what = `agent ${agent} round ${round}`;
-      expect(
-        r.completions.map((c) => c.key),
-        what,
-      ).to.deep.equal(keys);
-      expect(
-        r.completions.map((c) => c.score),
-        what,
-      ).to.deep.equal(scores);
-      r.completions.forEach((c, k) => {
-        expect(c.reward, `${what} debate ${k} reward`).to.be.closeTo(rewards[k]!, 1e-12);
-        expect(c.advantage, `${what} debate ${k} advantage`).to.be.closeTo(advantages[k]!, 1e-12);
-      });
-    }
+    ]);
     // The prompts of round 1: debate k quotes the neighbour's debate-k answer of round 0.
     expect(at(0, 1).completions.map((c) => c.prompt)).to.deep.equal([says(P, 1, '3'), says(P, 1, '3')]);
     expect(at(1, 2).completions.map((c) => c.prompt)).to.deep.equal([says(P, 0, '2'), says(P, 0, '3')]);
@@ -188,24 +171,19 @@ describe('trainer: a scripted debate, worked by hand', function () {
       for (let t = 0; t < 3; t++) ask(quote(H, heldOut, t, a), heldOut[t]![a]!);
       return script;
     });
-    const config = {
+    const agents = scripts.map((script, i) => ({
+      name: `a${i}`,
+      script,
+      log: path.join(tmp.dir, `updates-${i}.jsonl`),
+    }));
+    const config = scriptedConfig(agents, {
       name: 'scripted-debate-3',
       seed: 5,
-      plugins: [fixture('scripted-debater.js')],
-      task: {
-        use: 'corl:inline',
-        options: { train: [{ id: 't1', prompt: P, answer: '2' }], heldOut: [{ id: 'h1', prompt: H, answer: '4' }] },
-      },
-      agents: scripts.map((script, i) => ({
-        name: `a${i}`,
-        policy: { use: 'test:scripted', options: { script, log: path.join(tmp.dir, `updates-${i}.jsonl`) } },
-      })),
       topology: 'corl:complete',
       reward: 'corl:gt-verifier',
       interaction: { use: 'corl:debate', options: { rounds: 2, share: 'answer', alpha: [0.5, 1, 0.25, 2] } },
       trainer: { steps: 1, batchSize: 1, groupSize: 2, evalEvery: 0, checkpointEvery: 0, saveRollouts: true },
-      eval: { atStart: false, samples: 1 },
-    };
+    });
     const { run } = await trainIn(tmp.dir, config, true);
 
     // Rewards by hand. γ = 0.3, agentShare "all": a turn's score is (own + Σ 0.3^s · mean of all agents

@@ -6,31 +6,19 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfigValue } from '../../../core/config/load';
 import { isCorlError } from '../../../core/errors';
-import { fixture, tempDir } from '../../fixtures/configs';
-import { readRollouts, trainIn } from '../../support/scripted-run';
-
-const P = 'What is 1 + 1?';
-const H = 'What is 1 + 3?';
+import { tempDir } from '../../fixtures/configs';
+import { H, P, readRollouts, scriptedConfig, trainIn } from '../../support/scripted-run';
 
 /** A one-agent TTRL config (corl:self, corl:vote) answering P from `answers`, logging updates to `log`. */
 function ttrl(answers: string[], trainer: Record<string, unknown>, log: string): Record<string, unknown> {
-  return {
+  return scriptedConfig([{ name: 'a', script: { [P]: answers, [H]: ['4', '4'] }, log }], {
     name: 'vote-on-more',
     seed: 5,
     labelFree: true,
-    plugins: [fixture('scripted-debater.js')],
-    task: {
-      use: 'corl:inline',
-      options: { train: [{ id: 't1', prompt: P, answer: '2' }], heldOut: [{ id: 'h1', prompt: H, answer: '4' }] },
-    },
-    agents: [
-      { name: 'a', policy: { use: 'test:scripted', options: { script: { [P]: answers, [H]: ['4', '4'] }, log } } },
-    ],
     topology: 'corl:self',
     reward: 'corl:vote',
     trainer: { steps: 1, batchSize: 1, evalEvery: 0, checkpointEvery: 0, saveRollouts: true, ...trainer },
-    eval: { atStart: false, samples: 1 },
-  };
+  });
 }
 
 function lines(file: string): Record<string, unknown>[] {

@@ -12,8 +12,9 @@ the rollout workers' PYTHONPATH; it is self-contained (the client is inlined), s
 needs to be there. Its settings come from the environment:
 CORL_AGENT (this job's agent), CORL_SERVE_URL, CORL_SERVE_TOKEN, and CORL_ID_KEY, the key of
 `sample.metadata` holding a problem id shared by the agents (default "id"; without it, a hash of
-the prompt). No step reaches a reward function, so the service counts rounds per problem: run
-every agent over the same data in the same order.
+the prompt). No step reaches a reward function, so the service matches groups by problem (rounds
+per problem id): agents may sample different orders and subsets (over-sampling); a problem the peer
+never samples falls back after exchange.wait.
 
 Intrinsic rewards (RENT; the service's GET /health says tokenStats): slime's rollout asks SGLang for
 the sampled tokens' log-probabilities (return_logprob) and keeps them in `sample.rollout_log_probs`,

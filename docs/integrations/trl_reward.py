@@ -808,7 +808,7 @@ async def corl_group_reward(prompts, completions, completion_ids=None, *, agent,
 
     Pass it bound with functools.partial (picklable, and TRL awaits it as a coroutine):
     functools.partial(corl_group_reward, agent="agent-0", url="http://127.0.0.1:8470", id_column="id").
-    No step reaches it, so the service counts rounds per group id (the same data order in every agent).
+    No step reaches it, so the service matches groups by problem id (rounds per group id).
     """
     key = (url, token)
     client = _async_clients.get(key)

@@ -26,8 +26,9 @@ timeout (seconds per HTTP request, default 900) and retries (default 5).
   every agent): extra_info[id_key] prefixed by extra_info["split"] when present (verl's example
   preprocessing writes both), else a hash of the raw prompt. The uid goes along as the rollout
   tag, so the K samples of one rollout form one group even when two epochs of a problem overlap.
-- Step: run_single sees no step (the agent loop passes none), so the service counts rounds per
-  group id: every agent must see the same problems in the same order.
+- Step: run_single sees no step (the agent loop passes none), so the service matches groups by
+  problem (rounds per group id): agents may train on different orders and subsets of the data; a
+  problem the peer never samples falls back after exchange.wait (corl_fallback 1).
 - Lengths: the valid response token count is sent, so length-aware rewards read tokens, as in
   training. Validation samples (extra_info["split"] in validation_splits, default test/val/
   validation) never reach the exchange: they are scored by verl's compute_score (ground truth),

@@ -17,6 +17,7 @@ import json
 import multiprocessing
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -35,6 +36,19 @@ def _own(name):
 _stand_ins = _own("stand_ins")
 GRPOTrainer, SamplingParams, ScriptedEngine = _stand_ins.GRPOTrainer, _stand_ins.SamplingParams, _stand_ins.ScriptedEngine
 Tokenizer, TrainerState, streamed_sample = _stand_ins.Tokenizer, _stand_ins.TrainerState, _stand_ins.streamed_sample
+
+
+def gate(job, who):
+    """Test synchronisation, no part of any trainer: with job["gate"], say `who` is ready (the file
+    GATE.WHO.ready) and wait until the test creates GATE, so that two agents' jobs start posting
+    together whatever their start-up took (the interpreter, spawned workers). Nothing is timed."""
+    path = job.get("gate")
+    if not path:
+        return
+    with open("%s.%s.ready" % (path, who), "w"):
+        pass
+    while not os.path.exists(path):
+        time.sleep(0.01)
 
 
 def verl_load_extern_object(module_path, object_name):
@@ -80,13 +94,14 @@ def _verl_reward_worker(w, job, barrier, queue):
         manager = cls(config=cfg, tokenizer=tok, compute_score=ground_truth_score, reward_router_address=None,
                       reward_model_tokenizer=None)
         # verl's RewardLoopWorker runs at most this many run_single calls at once (default: no bound here).
-        gate = asyncio.Semaphore(job.get("concurrency") or 1 << 30)
+        limit = asyncio.Semaphore(job.get("concurrency") or 1 << 30)
+        gate(job, "%s-%d" % (job["agent"], w))
         for s, step in enumerate(job["steps"]):
             async def one(i, x):
                 await asyncio.sleep(x["delay"])
                 data = streamed_sample(x["row"], tok.encode(x["prompt"]), tok.encode(x["response"]) + [1],
                                        x.get("rollout_log_probs"))
-                async with gate:
+                async with limit:
                     return i, await manager.run_single(data)
             mine = await asyncio.gather(*[one(i, x) for i, x in enumerate(step) if x["worker"] == w])
             queue.put(("result", s, [(i, json.loads(json.dumps(r, default=_plain))) for i, r in mine]))
@@ -375,6 +390,8 @@ def main():
           "slime_group_rm": slime_group_rm}[mode]
     here = os.path.realpath(job["integrations"])
     assert not any(os.path.realpath(p or ".") == here for p in sys.path), "docs/integrations is on sys.path"
+    if mode != "verl_loop":  # verl's reward workers pass the gate each in its own process
+        gate(job, job.get("agent") or (job.get("env") or {}).get("CORL_AGENT") or "job")
     out = fn(job)
     # Each adapter loaded alone: no corl_client module was imported to get there.
     assert "corl_client" not in sys.modules, "an adapter imported corl_client"

@@ -38,6 +38,25 @@ function keyOf(text: string): string | null {
   return /\\boxed\{(\d+)\}/.exec(text)?.[1] ?? null;
 }
 
+/** The label a peer's group serves: the plurality of its completions' answer keys. */
+const labelOf = (theirs: readonly string[]): string | null => servedLabel(theirs, theirs.map(keyOf));
+
+/**
+ * The rewards of an agent's groups `mine`, group j against the label of its peer's group j in
+ * `theirs`, a completion costing `tokens` (by default its words and the end-of-sequence token, as
+ * verl, TRL and slime count them).
+ */
+function ringRewards(
+  mine: readonly (readonly string[])[],
+  theirs: readonly (readonly string[])[],
+  tokens: (text: string) => number = (t) => words(t) + 1,
+): number[][] {
+  return mine.map((texts, j) => {
+    const label = labelOf(theirs[j]!);
+    return texts.map((t) => reward(keyOf(t), label, tokens(t)));
+  });
+}
+
 describe('integrations: trainer adapters as their pinned sources call them, two agents in a ring', function () {
   this.timeout(180000);
   let tmp: ReturnType<typeof tempDir>;
@@ -130,12 +149,8 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
       expect(r.errors, AGENTS[a]).to.deep.equal([]);
       for (let st = 0; st < S; st++) {
         const got = r.results[st] as { reward_score: number; reward_extra_info: Record<string, number> }[];
-        const expected = plan[a]![st]!.flatMap((texts, j) => {
-          const theirs = plan[peer(a)]![st]![j]!;
-          const label = servedLabel(theirs, theirs.map(keyOf));
-          // verl counts the valid response tokens, the end-of-sequence token included.
-          return texts.map((t) => reward(keyOf(t), label, words(t) + 1));
-        });
+        // verl counts the valid response tokens, the end-of-sequence token included.
+        const expected = ringRewards(plan[a]![st]!, plan[peer(a)]![st]!).flat();
         expect(
           got.map((x) => x.reward_score),
           `${AGENTS[a]} step ${st}`,
@@ -154,7 +169,7 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
     });
     // reward_model.ground_truth (2) is sent under the label-free vote and graded: once per group.
     for (const [a, agent] of AGENTS.entries()) {
-      const right = plan[peer(a)]!.flat().filter((theirs) => servedLabel(theirs, theirs.map(keyOf)) === '2').length;
+      const right = plan[peer(a)]!.flat().filter((theirs) => labelOf(theirs) === '2').length;
       expect(await metric(s.url, `corl_serve_labels_graded_total{agent="${agent}"}`), agent).to.equal(S * P);
       expect(await metric(s.url, `corl_serve_labels_right_total{agent="${agent}"}`), agent).to.equal(right);
     }
@@ -192,11 +207,9 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
       ),
     );
     results.forEach((r, a) => {
-      const expected = plan[a]!.flatMap((texts, j) => {
-        const theirs = plan[peer(a)]![j]!;
-        const label = servedLabel(theirs, theirs.map(keyOf));
-        return texts.map((t) => ({ score: reward(keyOf(t), label, t.length), corl_labeled: 1 }));
-      });
+      const expected = ringRewards(plan[a]!, plan[peer(a)]!, (t) => t.length)
+        .flat()
+        .map((score) => ({ score, corl_labeled: 1 }));
       expect(r, AGENTS[a]).to.deep.equal(expected);
     });
     expect(await metric(s.url, 'corl_serve_untokenized_completions_total{route="/v1/samples"}')).to.equal(2 * 2 * K);
@@ -258,11 +271,7 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
       expect(p0.name).to.equal(`corl_${agent}`);
       steps.forEach((st, g) => {
         const got = [...p0.steps[g].rewards, ...p1.steps[g].rewards];
-        const expected = plan[a]![g]!.flatMap((texts, j) => {
-          const theirs = plan[peer(a)]![g]![j]!;
-          const label = servedLabel(theirs, theirs.map(keyOf));
-          return texts.map((t) => reward(keyOf(t), label, words(t) + 1));
-        });
+        const expected = ringRewards(plan[a]![g]!, plan[peer(a)]![g]!).flat();
         expect(got, `${agent} step ${st}`).to.deep.equal(expected);
         expect(p0.steps[g].answer.samples.map((x: any) => x.step)).to.deep.equal(Array(6).fill(st));
       });
@@ -276,18 +285,14 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
         ['q1', 3],
       ]);
       const evalGot = [...p0.steps[2].rewards, ...p1.steps[2].rewards];
-      const evalExpected = evalPlan[a]!.flatMap((texts, j) => {
-        const theirs = evalPlan[peer(a)]![j]!;
-        const label = servedLabel(theirs, theirs.map(keyOf));
-        return texts.map((t) => reward(keyOf(t), label, words(t) + 1));
-      });
+      const evalExpected = ringRewards(evalPlan[a]!, evalPlan[peer(a)]!).flat();
       expect(evalGot, `${agent} eval`).to.deep.equal(evalExpected);
       expect(p0.steps[2].answer.samples.map((x: any) => x.group)).to.deep.equal(['eval/e0', 'eval/e0']);
       expect(p0.metrics['corl/fallback_fraction']).to.deep.equal([0, 0, 0]);
       // The label-free vote's labels graded against the answer column (2): process 0 holds q0's four
       // samples and two of q1's at each step, and e0's two at evaluation. The length penalty makes
       // rewards other than 0/1, so no reward accuracy.
-      const right = (theirs: readonly string[]): number => (servedLabel(theirs, theirs.map(keyOf)) === '2' ? 1 : 0);
+      const right = (theirs: readonly string[]): number => (labelOf(theirs) === '2' ? 1 : 0);
       const labelAccuracy = [
         ...steps.map((_, g) => (4 * right(plan[peer(a)]![g]![0]!) + 2 * right(plan[peer(a)]![g]![1]!)) / 6),
         right(evalPlan[peer(a)]![0]!),
@@ -336,11 +341,7 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
       ),
     );
     out.forEach((r, a) => {
-      const expected = plan[a]!.map((texts, j) => {
-        const theirs = plan[peer(a)]![j]!;
-        const label = servedLabel(theirs, theirs.map(keyOf));
-        return { rewards: texts.map((t) => reward(keyOf(t), label, words(t) + 1)) };
-      });
+      const expected = ringRewards(plan[a]!, plan[peer(a)]!).map((rewards) => ({ rewards }));
       expect(r, AGENTS[a]).to.deep.equal(expected);
     });
   });
@@ -486,8 +487,7 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
     );
     out.forEach((r, a) => {
       const expected = plan[a]!.flatMap((texts, j) => {
-        const theirs = plan[peer(a)]![j]!;
-        const label = servedLabel(theirs, theirs.map(keyOf));
+        const label = labelOf(plan[peer(a)]![j]!);
         return texts.map((t) => (keyOf(t) !== null && keyOf(t) === label ? 1 : 0));
       });
       expect(
@@ -531,11 +531,7 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
       ),
     );
     out.forEach((r, a) => {
-      const expected = plan[a]!.map((texts, j) => {
-        const theirs = plan[peer(a)]![j]!;
-        const label = servedLabel(theirs, theirs.map(keyOf));
-        return texts.map((t) => reward(keyOf(t), label, words(t) + 1));
-      });
+      const expected = ringRewards(plan[a]!, plan[peer(a)]!);
       expect(r, AGENTS[a]).to.deep.equal(expected);
     });
   });

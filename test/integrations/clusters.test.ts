@@ -188,46 +188,92 @@ describe('integrations: the sweep as Slurm array jobs and Kubernetes Indexed Job
       expect(m, submitted.stdout).to.not.equal(null);
       const [array, renderJob] = [m![1]!, m![2]!];
       const show = (job: string): string => c.run('scontrol', ['show', 'job', '-o', job]).stdout;
-      expect(show(renderJob)).to.match(new RegExp(`Dependency=afterok:${array}_\\*`));
-      // task 1 runs seed 1; requeue it once its Co-RL run has checkpointed and before it finishes
-      const state = path.join(dir, 'runs/sweep/sweep-co-rl/seed-1/state.json');
-      const read = (): { nextStep: number; finished: boolean } | undefined => {
-        try {
-          return JSON.parse(fs.readFileSync(state, 'utf8')) as { nextStep: number; finished: boolean };
-        } catch {
-          return undefined; // not written yet, or being replaced
-        }
-      };
-      await c.until('task 1 mid-run', () => {
-        const s = read();
-        return s !== undefined && s.nextStep >= 100 && !s.finished;
-      });
-      const requeued = c.run('scontrol', ['requeue', `${array}_1`]);
-      expect(requeued.status, requeued.stderr).to.equal(0);
-      const cut = read()!;
-      expect(cut.finished, 'requeued before it finished').to.equal(false);
-      // Slurm holds a requeued job back for a while (BeginTime): release it at once
-      await c.until('task 1 to run again, and every job to end', () => {
-        const task = show(`${array}_1`);
-        if (/JobState=PENDING/.test(task) && /Reason=BeginTime/.test(task))
-          c.run('scontrol', ['update', `jobid=${array}_1`, 'StartTime=now']);
-        return /JobState=(COMPLETED|FAILED|CANCELLED)/.test(show(renderJob));
-      });
-      const tasks = show(array);
-      expect(tasks.match(/JobState=COMPLETED/g), tasks).to.have.length(2);
-      expect(show(renderJob), c.logs()).to.match(/JobState=COMPLETED .*ExitCode=0:0/);
-      expect(show(`${array}_1`)).to.match(/Restarts=1/);
-      const log = fs.readFileSync(path.join(dir, `runs/slurm/corl-sweep-${array}_1.out`), 'utf8');
-      // the first attempt was stopped by the requeue's SIGTERM; the second resumed at a checkpoint
-      expect(log).to.contain(`shard 2/2 (Slurm array job ${array}, task 1): seeds 1`);
-      expect(log).to.contain('corl compare: stopped by SIGTERM');
-      const resumed = /sweep-co-rl seed 1011: resuming at step (\d+)/.exec(log);
-      expect(resumed, log).to.not.equal(null);
-      expect(Number(resumed![1])).to.be.above(0).and.below(CO_RL_STEPS);
-      expect(log).to.contain('sweep-base seed 1011: done earlier, skipped');
-      const renderLog = fs.readFileSync(path.join(dir, `runs/slurm/corl-sweep-render-${renderJob}.out`), 'utf8');
-      expect(renderLog).to.contain('done earlier, skipped').and.not.contain('starting');
-      expectSameOutputs(outputs(dir), reference);
+      try {
+        await requeuedSweep(c, { dir, array, renderJob, show, reference });
+      } catch (e) {
+        // everything the next failure needs, before the cluster and the lab folder are removed
+        (e as Error).message += `\n${diagnostics(c, dir, array, [array, renderJob].map(show))}`;
+        throw e;
+      }
     });
   });
 });
+
+/** Every job log of the lab, the jobs' records and the daemons' lines about the array job. */
+function diagnostics(c: SlurmCluster, dir: string, array: string, jobs: readonly string[]): string {
+  const logs = path.join(dir, 'runs/slurm');
+  const files = fs.existsSync(logs) ? fs.readdirSync(logs).sort() : [];
+  return [
+    '=== the jobs (scontrol show job -o)',
+    ...jobs,
+    ...files.map((f) => `=== ${f}\n${fs.readFileSync(path.join(logs, f), 'utf8')}`),
+    '=== the daemons',
+    c.logs(array),
+  ].join('\n');
+}
+
+/** The sweep after its submission: task 1 requeued mid-run, then every job's end and what it wrote. */
+async function requeuedSweep(
+  c: SlurmCluster,
+  x: {
+    dir: string;
+    array: string;
+    renderJob: string;
+    show: (job: string) => string;
+    reference: Record<string, string>;
+  },
+): Promise<void> {
+  const { dir, array, renderJob, show, reference } = x;
+  expect(show(renderJob)).to.match(new RegExp(`Dependency=afterok:${array}_\\*`));
+  // task 1 runs seed 1; requeue it once its Co-RL run has checkpointed and before it finishes
+  const state = path.join(dir, 'runs/sweep/sweep-co-rl/seed-1/state.json');
+  const read = (): { nextStep: number; finished: boolean } | undefined => {
+    try {
+      return JSON.parse(fs.readFileSync(state, 'utf8')) as { nextStep: number; finished: boolean };
+    } catch {
+      return undefined; // not written yet, or being replaced
+    }
+  };
+  await c.until('task 1 mid-run', () => {
+    const s = read();
+    return s !== undefined && s.nextStep >= 100 && !s.finished;
+  });
+  const requeued = c.run('scontrol', ['requeue', `${array}_1`]);
+  expect(requeued.status, requeued.stderr).to.equal(0);
+  const cut = read()!;
+  expect(cut.finished, 'requeued before it finished').to.equal(false);
+  // Slurm holds a requeued job back for a while (BeginTime); the test releases it early, but not
+  // within the second its first attempt was killed in: slurmd revokes a killed job's credential at
+  // that second, and refuses a launch whose credential is of the same second ("Killing non-startable
+  // batch JobId=…: Job credential revoked", the task FAILED with exit 1 and RunTime 0 before corl
+  // ran at all). The kill reached slurmd before the task left COMPLETING, so once it has been
+  // PENDING for over a second, a new credential is of a later second than the revocation.
+  let pendingSince: number | undefined;
+  await c.until('task 1 to run again, and every job to end', () => {
+    const task = show(`${array}_1`);
+    if (/JobState=PENDING/.test(task)) pendingSince ??= Date.now();
+    if (
+      pendingSince !== undefined &&
+      Date.now() - pendingSince > 1500 &&
+      /JobState=PENDING/.test(task) &&
+      /Reason=BeginTime/.test(task)
+    )
+      c.run('scontrol', ['update', `jobid=${array}_1`, 'StartTime=now']);
+    return /JobState=(COMPLETED|FAILED|CANCELLED)/.test(show(renderJob));
+  });
+  const tasks = show(array);
+  expect(tasks.match(/JobState=COMPLETED/g), tasks).to.have.length(2);
+  expect(show(renderJob), c.logs()).to.match(/JobState=COMPLETED .*ExitCode=0:0/);
+  expect(show(`${array}_1`)).to.match(/Restarts=1/);
+  const log = fs.readFileSync(path.join(dir, `runs/slurm/corl-sweep-${array}_1.out`), 'utf8');
+  // the first attempt was stopped by the requeue's SIGTERM; the second resumed at a checkpoint
+  expect(log).to.contain(`shard 2/2 (Slurm array job ${array}, task 1): seeds 1`);
+  expect(log).to.contain('corl compare: stopped by SIGTERM');
+  const resumed = /sweep-co-rl seed 1011: resuming at step (\d+)/.exec(log);
+  expect(resumed, log).to.not.equal(null);
+  expect(Number(resumed![1])).to.be.above(0).and.below(CO_RL_STEPS);
+  expect(log).to.contain('sweep-base seed 1011: done earlier, skipped');
+  const renderLog = fs.readFileSync(path.join(dir, `runs/slurm/corl-sweep-render-${renderJob}.out`), 'utf8');
+  expect(renderLog).to.contain('done earlier, skipped').and.not.contain('starting');
+  expectSameOutputs(outputs(dir), reference);
+}

@@ -164,12 +164,20 @@ export class SlurmCluster {
     }
   }
 
-  /** The tails of the daemons' logs, for a failure's message. */
-  logs(): string {
+  /**
+   * The daemons' logs, for a failure's message: the last 15 lines of each, or, given `about` (a job
+   * id, say), every line that mentions it and the 15 before the end.
+   */
+  logs(about?: string): string {
     return ['munged.out', 'slurmctld.log', 'slurmd.log', 'slurmctld.out', 'slurmd.out']
       .map((f) => path.join(this.dir, f))
       .filter((f) => fs.existsSync(f))
-      .map((f) => `--- ${path.basename(f)}\n${fs.readFileSync(f, 'utf8').split('\n').slice(-15).join('\n')}`)
+      .map((f) => {
+        const lines = fs.readFileSync(f, 'utf8').split('\n');
+        const tail = lines.slice(-15);
+        const named = about === undefined ? [] : lines.slice(0, -15).filter((l) => l.includes(about));
+        return `--- ${path.basename(f)}\n${[...named, ...(named.length ? ['…'] : []), ...tail].join('\n')}`;
+      })
       .join('\n');
   }
 

@@ -43,6 +43,11 @@ const BENCHES: Record<string, { description: string; load: () => Bench }> = {
       'runs per hour of the default Co-RL config (one at a time, two side by side) and the slip-regime plan’s wall time (minutes: run it on a quiet machine)',
     load: () => require('./seeds').bench,
   },
+  noise: {
+    description:
+      'variance levers on the same seeds of a committed comparison: common random numbers, the step-0 covariate, held-out size × samples (docs/results/noise-slips)',
+    load: () => require('./noise').bench,
+  },
   python: {
     description: "corl:python's reward overhead per step against corl:vote",
     load: () => require('./python').bench,

@@ -9,6 +9,7 @@ import { CorlError, isCorlError } from '../errors';
 import { GetRewardScorer } from './barrier';
 import { boardDir, ServeBoard } from './board';
 import { ConnectionTable, HeldRequests, type Cap } from './connections';
+import { LINGER_BYTES, lingerClose, lingerOnClose, type LingerBounds } from './linger';
 import { Credentials } from './identity';
 import type { Exchange } from './exchange';
 import { answerClientError, clientErrorOf, type LastRequest } from './client-errors';
@@ -355,23 +356,33 @@ export class RewardServer {
     answerClientError(socket, clientErrorOf(err, t), this.last.get(socket), wholeMs(t.headers));
   }
 
-  /** Answer with `connection: close`, handle nothing more from the connection, and close it once the answer is sent. */
+  /** How long and how much a closing connection goes on reading and dropping what its client sends. */
+  private get linger(): LingerBounds {
+    const s = this.runtime.settings;
+    return { bytes: Math.max(LINGER_BYTES, s.maxBodyBytes), ms: wholeMs(s.timeouts.body) };
+  }
+
+  /**
+   * Answer with `connection: close`, handle nothing more from the connection, and close it once the
+   * answer is sent: by lingering (core/serve/linger.ts), so that a client still sending its body
+   * reads the answer rather than a TCP reset.
+   */
   private closeAfter(res: http.ServerResponse): void {
     const socket = res.req.socket;
     res.setHeader('connection', 'close');
     if (this.closing.has(socket)) return;
     this.closing.add(socket);
-    res.once('finish', () => socket.destroy());
+    lingerOnClose(socket, res.req, this.linger);
   }
 
-  /** Read and drop a body the service answered without reading; past `limit` bytes, close its connection after the answer. */
+  /** Read and drop a body the service answered without reading; past `limit` bytes, close its connection (lingering) after the answer. */
   private dropBody(req: http.IncomingMessage, limit: number): void {
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (size <= limit || this.closing.has(req.socket)) return;
       this.closing.add(req.socket);
-      req.socket.destroySoon();
+      lingerClose(req.socket, req, this.linger);
     });
     req.on('error', () => undefined);
     req.resume();

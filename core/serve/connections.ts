@@ -1,11 +1,16 @@
 // Open connections, bounded in all and per peer address (docs/guide/serve.md "Security and
-// limits"). A new connection over a cap waits in a small spare pool; when it sends a request, the
-// held connection that has waited longest without a request in progress (idle between requests, or
-// still sending headers or a body, for at least GRACE_MS) is closed to make room for it. A
-// connection that never sends a request never takes anyone's place, so a client holding, or
-// re-opening, connections it does not use cannot starve one that uses its own. A connection's
-// request in progress counts against its agent's bound too (`HeldRequests`, serve.maxHeldPerAgent:
-// by default the agent's share of one peer's places), so that agents sharing a host cannot take
+// limits"). A new connection over a cap waits in a small spare pool; when it sends a request, a held
+// connection without a request in progress (idle between requests, or still sending headers or a
+// body) is closed to make room for it, chosen so that one agent never takes another's places: a
+// connection belongs to the agent whose token its last request carried, each agent has a share of
+// the places (`min(maxConnections, maxConnectionsPerPeer)` / agents), and an agent's connections
+// within its share are never closed for another agent's request. What gives way, in this order:
+// connections of no agent (that served a request, or opened at least GRACE_MS ago), the agent
+// holding the most places beyond its share, the requesting agent's own, and for a request of an
+// agent, a connection of no agent still within its grace. Without agent tokens (no one's identity
+// is known before its body) the one without work longest, past its grace, gives way as before.
+// A connection's request in progress counts against its agent's bound too (`HeldRequests`,
+// serve.maxHeldPerAgent: by default the agent's share), so that agents sharing a host cannot take
 // each other's places with requests that wait for their groups.
 import type { Socket } from 'node:net';
 import { CorlError } from '../errors';
@@ -20,6 +25,10 @@ interface Entry {
   /** Requests the service is working on (body read, answer not finished). */
   working: number;
   released: boolean;
+  /** The agent whose token (or, without agent tokens, whose name) its last request carried. */
+  agent?: number;
+  /** It carried a request: it no longer needs the grace of a new connection. */
+  served: boolean;
 }
 
 /** Which cap a connection was over. */
@@ -33,13 +42,47 @@ export class ConnectionTable {
   private readonly perPeer = new Map<string, number>();
   /** Connections over a cap that have not sent a request yet, oldest first. */
   private readonly spare = new Set<Socket>();
+  /** Held connections per agent. */
+  private readonly perAgent = new Map<number, number>();
 
+  /**
+   * `share`: the places an agent keeps whatever other agents ask (at most the smaller cap over the
+   * agents); `known`: whether a request's agent is proven (agent tokens) before its body is read.
+   */
   constructor(
     private readonly maxTotal: number,
     private readonly maxPerPeer: number,
     private readonly maxSpare: number,
     private readonly events: { evicted?(cap: Cap): void; dropped?(): void } = {},
+    private readonly share = Infinity,
+    private readonly known = false,
   ) {}
+
+  /** Connections held for an agent. */
+  ofAgent(agent: number): number {
+    return this.perAgent.get(agent) ?? 0;
+  }
+
+  /** A request arrived on this connection (it needs no grace any more). */
+  seen(socket: Socket): void {
+    const e = this.entries.get(socket);
+    if (e) e.served = true;
+  }
+
+  /** The connection's request is of `agent`: the connection counts as that agent's from now. */
+  claim(socket: Socket, agent: number): void {
+    const e = this.entries.get(socket);
+    if (!e || e.agent === agent) return;
+    if (e.agent !== undefined) this.count(e.agent, -1);
+    e.agent = agent;
+    this.count(agent, 1);
+  }
+
+  private count(agent: number, by: number): void {
+    const n = this.ofAgent(agent) + by;
+    if (n > 0) this.perAgent.set(agent, n);
+    else this.perAgent.delete(agent);
+  }
 
   /** Most connections open at once since the start (held and spare). */
   private peakOpen = 0;
@@ -95,18 +138,19 @@ export class ConnectionTable {
   }
 
   /**
-   * A connection over a cap sent a request: make room for it by closing the held connection (of
-   * its peer, when its peer is at the cap) that has waited longest without work, past its grace.
-   * Returns the cap still in the way, or undefined once the connection is held.
+   * A connection over a cap sent a request (of `agent`, when its token proves one): make room for it
+   * by closing a held connection without work (of its peer, when its peer is at the cap), chosen as
+   * the file's head says. Returns the cap still in the way, or undefined once the connection is held.
    */
-  promote(socket: Socket): Cap | undefined {
+  promote(socket: Socket, agent?: number): Cap | undefined {
     if (this.entries.has(socket)) return undefined;
     const peer = socket.remoteAddress ?? '';
     let cap = this.over(peer);
-    if (cap !== undefined && this.evict(cap, cap === 'peer' ? peer : undefined)) cap = this.over(peer);
+    if (cap !== undefined && this.evict(cap, cap === 'peer' ? peer : undefined, agent)) cap = this.over(peer);
     if (cap !== undefined) return cap;
     this.spare.delete(socket);
     this.hold(socket);
+    if (agent !== undefined) this.claim(socket, agent);
     return undefined;
   }
 
@@ -130,25 +174,45 @@ export class ConnectionTable {
 
   private hold(socket: Socket): void {
     const peer = socket.remoteAddress ?? '';
-    const entry: Entry = { peer, since: performance.now(), working: 0, released: false };
+    const entry: Entry = { peer, since: performance.now(), working: 0, released: false, served: false };
     this.entries.set(socket, entry);
     this.idle.set(socket, entry);
     this.perPeer.set(peer, this.of(peer) + 1);
     socket.once('close', () => this.release(socket));
   }
 
-  private evict(cap: Cap, peer?: string): boolean {
-    // Oldest first: once one is within its grace, so are all after it.
+  /** The held connection without work that gives way for a request of `agent` (undefined: not known). */
+  private victim(peer: string | undefined, agent: number | undefined): Socket | undefined {
     const now = performance.now();
-    for (const [socket, e] of this.idle) {
-      if (now - e.since < GRACE_MS) return false;
-      if (peer !== undefined && e.peer !== peer) continue;
-      this.release(socket);
-      socket.destroy();
-      this.events.evicted?.(cap);
-      return true;
+    const idle = [...this.idle].filter(([, e]) => peer === undefined || e.peer === peer);
+    // Oldest first. A connection of no agent that served a request, or opened past its grace.
+    for (const [socket, e] of idle) if (e.agent === undefined && (e.served || now - e.since >= GRACE_MS)) return socket;
+    // The agent holding the most places beyond its share: its connection without work longest.
+    let most = this.share;
+    let pick: Socket | undefined;
+    for (const [socket, e] of idle) {
+      if (e.agent === undefined) continue;
+      const n = this.ofAgent(e.agent);
+      if (n > most) [most, pick] = [n, socket];
     }
-    return false;
+    if (pick) return pick;
+    if (agent !== undefined) {
+      // The requesting agent's own, then a new connection of no agent still within its grace.
+      for (const [socket, e] of idle) if (e.agent === agent) return socket;
+      for (const [socket, e] of idle) if (e.agent === undefined) return socket;
+    }
+    // Without agent tokens who a connection belongs to is only what its requests claim.
+    if (!this.known) for (const [socket, e] of idle) if (now - e.since >= GRACE_MS) return socket;
+    return undefined;
+  }
+
+  private evict(cap: Cap, peer: string | undefined, agent: number | undefined): boolean {
+    const socket = this.victim(peer, agent);
+    if (!socket) return false;
+    this.release(socket);
+    socket.destroy();
+    this.events.evicted?.(cap);
+    return true;
   }
 
   private release(socket: Socket): void {
@@ -157,6 +221,7 @@ export class ConnectionTable {
     e.released = true;
     this.entries.delete(socket);
     this.idle.delete(socket);
+    if (e.agent !== undefined) this.count(e.agent, -1);
     const n = this.of(e.peer) - 1;
     if (n > 0) this.perPeer.set(e.peer, n);
     else this.perPeer.delete(e.peer);

@@ -58,6 +58,20 @@ export class Gauge implements Metric {
   }
 }
 
+/** Values per label set, read when scraped. */
+export class LabeledGauge implements Metric {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly read: () => readonly { readonly labels: Labels; readonly value: number }[],
+  ) {}
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
+    for (const e of this.read()) lines.push(`${this.name}${labelText(e.labels)} ${num(e.value)}`);
+    return lines.join('\n');
+  }
+}
+
 /** Cumulative buckets, sum and count, per label set. */
 export class Histogram implements Metric {
   private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
@@ -187,6 +201,15 @@ export class ServeMetrics {
   /** Add a gauge read at scrape time. */
   gauge(name: string, help: string, read: () => number): void {
     this.extra.push(new Gauge(name, help, read));
+  }
+
+  /** Add a gauge of one value per label set, read at scrape time. */
+  labeledGauge(
+    name: string,
+    help: string,
+    read: () => readonly { readonly labels: Labels; readonly value: number }[],
+  ): void {
+    this.extra.push(new LabeledGauge(name, help, read));
   }
 
   /** The exposition text. */

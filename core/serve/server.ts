@@ -10,7 +10,7 @@ import { GetRewardScorer } from './barrier';
 import { boardDir, ServeBoard } from './board';
 import { ConnectionTable, HeldRequests, type Cap } from './connections';
 import { LINGER_BYTES, lingerClose, lingerOnClose, type LingerBounds } from './linger';
-import { Credentials } from './identity';
+import { Credentials, type Caller } from './identity';
 import type { Exchange } from './exchange';
 import { answerClientError, clientErrorOf, type LastRequest } from './client-errors';
 import { errorJson, goneSignal, readJson, send, sendText, statusOf, STOPPING } from './http';
@@ -203,7 +203,10 @@ export class RewardServer {
         evicted: (cap) => this.metrics.connectionsEvicted.inc({ reason: cap }),
         dropped: () => this.metrics.connectionsRefused.inc({ outcome: 'dropped' }),
       },
+      Math.max(1, Math.floor(Math.min(s.maxConnections, s.maxConnectionsPerPeer) / runtime.agents.length)),
+      credentials.mode === 'agents',
     );
+    this.agentGauges();
     server.on('connection', (socket: Socket) => {
       const cap = this.table.add(socket);
       if (cap) this.overCap.set(socket, cap);
@@ -214,6 +217,21 @@ export class RewardServer {
     // Malformed HTTP gets a coded 400 (431 for headers over Node's limit); a client too slow with
     // its headers or body a coded 408; then the connection closes (core/serve/client-errors.ts).
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.clientError(err, socket));
+  }
+
+  /** The per-agent gauges of GET /metrics: connections held and POST requests in progress. */
+  private agentGauges(): void {
+    const runtime = this.runtime;
+    this.metrics.labeledGauge(
+      'corl_serve_agent_connections',
+      'client connections held for each agent (those whose last request carried its token, or named it)',
+      () => runtime.agents.map((agent, i) => ({ labels: { agent }, value: this.table.ofAgent(i) })),
+    );
+    this.metrics.labeledGauge(
+      'corl_serve_agent_held_requests',
+      'POST requests of each agent in progress now (within serve.maxHeldPerAgent)',
+      () => runtime.agents.map((agent, i) => ({ labels: { agent }, value: this.held.of(i) })),
+    );
   }
 
   /** Build the plugins, replay the journal and listen. */
@@ -454,8 +472,26 @@ export class RewardServer {
           where: pathname,
           data: { method },
         });
+      const params = new URLSearchParams(search);
+      // Who the request comes from, before it takes a place: an agent's token proves it. (A bad
+      // token is answered once the place is settled.) OpenRLHF cannot set headers: POST
+      // /get_reward also takes the token as ?token=.
+      let caller: Caller | undefined;
+      let unauthorized: unknown;
+      if (route !== '/health')
+        try {
+          caller = this.credentials.authenticate(
+            req.headers.authorization,
+            route === '/get_reward' ? params.get('token') : undefined,
+          );
+        } catch (e) {
+          unauthorized = e;
+        }
+      const agent = caller?.kind === 'agent' ? caller.agent : undefined;
       // A connection over a cap takes the place of one without work when it sends a request.
-      const refused = this.overCap.has(req.socket) ? this.table.promote(req.socket) : undefined;
+      const refused = this.overCap.has(req.socket) ? this.table.promote(req.socket, agent) : undefined;
+      this.table.seen(req.socket);
+      if (agent !== undefined) this.table.claim(req.socket, agent);
       if (refused === undefined) this.overCap.delete(req.socket);
       else {
         this.metrics.connectionsRefused.inc({ outcome: 'answered' });
@@ -467,12 +503,7 @@ export class RewardServer {
         }
       }
       if (route === '/health') return send(res, 200, health(this.service));
-      const params = new URLSearchParams(search);
-      // OpenRLHF cannot set headers: POST /get_reward also takes the token as ?token=.
-      const caller = this.credentials.authenticate(
-        req.headers.authorization,
-        route === '/get_reward' ? params.get('token') : undefined,
-      );
+      if (caller === undefined) throw unauthorized;
       if (route === '/metrics') return sendText(res, 200, metricsText(this.service), METRICS_CONTENT_TYPE);
       const ctx: RequestContext = {
         caller,
@@ -488,6 +519,7 @@ export class RewardServer {
             throw heldBusy(this.runtime, agent);
           }
           admitted = agent;
+          this.table.claim(req.socket, agent);
         },
       };
       read = true;

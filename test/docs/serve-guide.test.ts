@@ -36,6 +36,8 @@ describe('docs/guide/serve.md (checked against the service)', function () {
     const m = new ServeMetrics();
     const gauges = ['corl_serve_inflight_requests', 'corl_serve_exchange_slots', 'corl_serve_get_reward_slots', 'corl_serve_barrier_pending_samples', 'corl_serve_pending_samples', 'corl_serve_deferred_samples', 'corl_serve_parked_waits', 'corl_serve_sample_waiters', 'corl_serve_open_connections', 'corl_serve_open_connections_peak', 'corl_serve_uptime_seconds'];
     for (const g of gauges) m.gauge(g, '', () => 0);
+    for (const g of ['corl_serve_agent_connections', 'corl_serve_agent_held_requests'])
+      m.labeledGauge(g, '', () => [{ labels: { agent: 'a' }, value: 0 }]);
     const names = [...m.render().matchAll(/^# TYPE (\S+)/gm)].map((x) => x[1]!);
     // The guide's metrics table, one row per metric, names the same set: none missing, none stale.
     const documented = [...GUIDE.matchAll(/^\| `(corl_serve_[a-z_]+)[{`]/gm)].map((x) => x[1]!);

@@ -440,3 +440,111 @@ describe('serve: requests in progress, bounded per agent (serve.maxHeldPerAgent,
     for (const [k, p] of posts.entries()) if (k !== i) expect((await p).status).to.equal(503); // the service stopped
   });
 });
+
+describe('serve: connection places fair per agent, with agent tokens (issue 39)', function () {
+  this.timeout(30000);
+  let tmp: ReturnType<typeof tempDir>;
+  let server: RewardServer | undefined;
+  const conns: Conn[] = [];
+  const tokens = { a: 'token-of-agent-a-0123456789', b: 'token-of-agent-b-0123456789' };
+  beforeEach(async () => {
+    tmp = tempDir('corl-serve-fair-');
+    fs.writeFileSync(path.join(tmp.dir, 'tokens.json'), JSON.stringify(tokens), { mode: 0o600 });
+    // Four places on one host, two agents: a share of two each.
+    server = await startServer(
+      ringServeConfig({
+        maxConnections: 4,
+        maxConnectionsPerPeer: 4,
+        tokens: 'tokens.json',
+        exchange: { wait: 0.2, fallback: 'self' },
+      }),
+      tmp.dir,
+    );
+  });
+  afterEach(async () => {
+    for (const c of conns.splice(0)) c.socket.destroy();
+    await server?.close();
+    server = undefined;
+    tmp.cleanup();
+  });
+
+  async function open(): Promise<Conn> {
+    const c = new Conn(server!.address.port);
+    conns.push(c);
+    await c.connected();
+    return c;
+  }
+
+  /** The value of a per-agent gauge in a /metrics text. */
+  function gauge(prom: string, name: string, agent: string): number {
+    const m = new RegExp(`^${name}\\{agent="${agent}"\\} (\\d+)$`, 'm').exec(prom);
+    expect(m, `${name}{agent="${agent}"} in /metrics`).to.not.equal(null);
+    return Number(m![1]);
+  }
+
+  it("an agent holding every place with requests just answered: another agent's two connections are answered, its own share stays", async () => {
+    // a fills the four places, each with a request answered a moment ago (no wait for any grace).
+    const as = [await open(), await open(), await open(), await open()];
+    for (const c of as) expect((await c.request('GET', '/metrics', undefined, tokens.a)).status).to.equal(200);
+    const b1 = await open();
+    const b2 = await open();
+    const post = await b1.request(
+      'POST',
+      '/v1/groups',
+      { agent: 'b', step: 0, groups: [boxed('p0', ['1', '1'])] },
+      tokens.b,
+    );
+    expect(post.status, JSON.stringify(post.body)).to.equal(200);
+    expect(post.body.groups[0]).to.deep.include({ rewards: [1, 1], source: 'self' });
+    const prom = (await b2.request('GET', '/metrics', undefined, tokens.b)).body as string;
+    // a's two oldest gave way; a keeps its share of two, b holds its two.
+    await as[0]!.closed;
+    await as[1]!.closed;
+    expect(gauge(prom, 'corl_serve_agent_connections', 'a')).to.equal(2);
+    expect(gauge(prom, 'corl_serve_agent_connections', 'b')).to.equal(2);
+    expect(prom).to.contain('corl_serve_connections_evicted_total{reason="peer"} 2');
+    // a asks for one more place: its own connection gives way, never one of b's.
+    const a5 = await open();
+    expect((await a5.request('GET', '/metrics', undefined, tokens.a)).status).to.equal(200);
+    await as[2]!.closed;
+    for (const c of [b1, b2]) expect((await c.request('GET', '/health')).status).to.equal(200);
+    expect((await as[3]!.request('GET', '/health')).status).to.equal(200);
+  });
+
+  it('connections that never finish their headers, or of no agent: they give way to an agent at once', async () => {
+    const slow = [await open(), await open(), await open()];
+    for (const c of slow) c.socket.write('POST /v1/groups HTTP/1.1\r\nHost: t\r\n'); // headers never end
+    const probe = await open();
+    expect((await probe.request('GET', '/health')).status).to.equal(200);
+    const b = await open();
+    const r = await b.request('POST', '/v1/groups', { agent: 'b', step: 0, groups: [boxed('q0', ['3'])] }, tokens.b);
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    await probe.closed; // the connection of no agent that served a request went first
+    const prom = (await b.request('GET', '/metrics', undefined, tokens.b)).body as string;
+    expect(gauge(prom, 'corl_serve_agent_connections', 'b')).to.equal(1);
+    expect(gauge(prom, 'corl_serve_agent_connections', 'a')).to.equal(0);
+    // Three more of b: b takes the slow ones' places (its share is two, but nobody else holds one).
+    const more = [await open(), await open()];
+    for (const c of more) expect((await c.request('GET', '/metrics', undefined, tokens.b)).status).to.equal(200);
+    await slow[0]!.closed;
+    await slow[1]!.closed;
+  });
+
+  it("an agent's requests in progress and connections are gauges per agent on /metrics", async () => {
+    const a = await open();
+    const watch = await open();
+    const waiting = a.request('POST', '/v1/groups', { agent: 'a', step: 0, groups: [boxed('w0', ['1'])] }, tokens.a);
+    let prom = '';
+    for (let k = 0; k < 200; k++) {
+      prom = (await watch.request('GET', '/metrics', undefined, tokens.b)).body as string;
+      if (gauge(prom, 'corl_serve_agent_held_requests', 'a') === 1) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(gauge(prom, 'corl_serve_agent_held_requests', 'a')).to.equal(1);
+    expect(gauge(prom, 'corl_serve_agent_held_requests', 'b')).to.equal(0);
+    expect(gauge(prom, 'corl_serve_agent_connections', 'a')).to.equal(1);
+    expect((await waiting).status).to.equal(200);
+    prom = (await watch.request('GET', '/metrics', undefined, tokens.b)).body as string;
+    expect(gauge(prom, 'corl_serve_agent_held_requests', 'a')).to.equal(0);
+  });
+});

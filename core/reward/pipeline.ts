@@ -51,15 +51,27 @@ export class RewardPipeline {
    * are null. `what` names the group in messages.
    */
   async answers(problem: Problem, texts: readonly string[], what: string, work?: WorkOptions): Promise<GroupAnswers> {
-    let found: { answer: string | null; key: string | null }[];
-    try {
-      found = texts.map((t) => this.parts.keys.of(t));
-    } catch (e) {
-      throw rewardFailure(e, `the answer keys of ${what}`);
-    }
+    const found = this.extracted(texts, what);
     const answers = found.map((f) => f.answer);
     if (!this.parts.reward.answerKeys) return { answers, keys: found.map((f) => f.key || null) };
     return { answers, keys: await sourceKeys(this.parts, problem, texts, what, work) };
+  }
+
+  /**
+   * The run extractor's answer of each text, as {@link answers} gives them (from the key cache, so a
+   * group whose keys were computed extracts nothing again): what a caller that keeps keys apart from
+   * their group, as `corl serve` keeps them for its peers, hands {@link score}.
+   */
+  rawAnswers(texts: readonly string[], what: string): (string | null)[] {
+    return this.extracted(texts, what).map((f) => f.answer);
+  }
+
+  private extracted(texts: readonly string[], what: string): { answer: string | null; key: string | null }[] {
+    try {
+      return texts.map((t) => this.parts.keys.of(t));
+    } catch (e) {
+      throw rewardFailure(e, `the answer keys of ${what}`);
+    }
   }
 
   /** Score one group: see {@link scoreGroup}. */

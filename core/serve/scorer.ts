@@ -81,8 +81,6 @@ export interface GroupAnswer {
 
 /** Scores groups with the runtime's reward source through the reward pipeline the trainer uses (core/reward). */
 export class Scorer {
-  /** Raw answers found while computing a posted group's keys, so that scoring it extracts nothing again. */
-  private readonly answers = new WeakMap<PostedGroup, readonly (string | null)[]>();
   private readonly pipeline: RewardPipeline;
 
   constructor(
@@ -110,13 +108,12 @@ export class Scorer {
 
   /** The answer keys a group's completions vote with (`work`: whom for, and until when; core/contracts/work.ts). */
   async keys(group: PostedGroup, work?: WorkOptions): Promise<(string | null)[]> {
-    const { answers, keys } = await this.pipeline.answers(
+    const { keys } = await this.pipeline.answers(
       this.problem(group),
       mapPacked(group.completions, (c) => c.text),
       `group "${group.id}"`,
       work,
     );
-    this.answers.set(group, answers);
     return keys;
   }
 
@@ -131,7 +128,11 @@ export class Scorer {
     work?: WorkOptions,
   ): Promise<GroupAnswer> {
     const rt = this.rt;
-    const answers = this.answers.get(group) ?? mapPacked(group.completions, (c) => rt.keys.of(c.text).answer);
+    // The answers as keys() found them, from the same key cache (keys travel apart from their group: peers wait on them).
+    const answers = this.pipeline.rawAnswers(
+      mapPacked(group.completions, (c) => c.text),
+      `group "${group.id}"`,
+    );
     const result = await this.pipeline
       .score(
         {

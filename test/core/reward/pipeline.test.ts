@@ -10,6 +10,7 @@ import { coRlConfig, fixture, tempDir } from '../../fixtures/configs';
 import { mutations } from '../../fixtures/faulty-rewards';
 import { boxed, get, post, ringServeConfig, startServer } from '../../fixtures/serve';
 import { readRollouts, trainIn } from '../../support/scripted-run';
+import { thrown } from '../../fixtures/errors';
 
 const extractor: AnswerExtractor = { extract: (t) => /\\boxed\{([^}]*)\}/.exec(t)?.[1] ?? null };
 /** Keys are the trimmed answer; keys equal by numeric value. */
@@ -59,6 +60,31 @@ describe('core/reward/pipeline', () => {
       answers: [' 7 ', ' ', null],
       keys: ['7', null, null],
     });
+  });
+
+  it('rawAnswers: the answers answers() gives, from the key cache (no extraction again); a throw is coded', async () => {
+    let extracted = 0;
+    const counting: AnswerExtractor = {
+      extract: (t) => {
+        extracted++;
+        if (t === 'boom') throw new Error('extractor broke');
+        return /\\boxed\{([^}]*)\}/.exec(t)?.[1] ?? null;
+      },
+    };
+    const p = new RewardPipeline({
+      reward: { score: async () => ({ rewards: [] }) },
+      use: 'test:source',
+      keys: new AnswerKeys(counting, equivalence),
+      equivalence,
+    });
+    const texts = ['\\boxed{ 7 }', '\\boxed{3}', 'x'];
+    const { answers } = await p.answers({ id: 'p', prompt: '' }, texts, 'group "p"');
+    expect(extracted).to.equal(3);
+    expect(p.rawAnswers(texts, 'group "p"')).to.deep.equal(answers).and.deep.equal([' 7 ', '3', null]);
+    expect(extracted, 'every text came from the cache').to.equal(3);
+    const e = thrown(() => p.rawAnswers(['boom'], 'group "q"'));
+    expect(e.code).to.equal('CORL_ERR_REWARD_FAILED');
+    expect(e.message).to.contain('the answer keys of group "q"').and.contain('extractor broke');
   });
 
   it("answers: a source's own answerKeys vote, checked, handed a frozen copy of the problem; answers stay the run's", async () => {

@@ -3,9 +3,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { CorlError } from '../errors';
 import type { Exchange } from './exchange';
-import { capAnswer, capKey, capKeys } from './keys';
+import { capKey } from './keys';
 import { MAX_GROUP_ID } from './restore';
-import { inPhase, sharedRequestWork, type RequestWork } from './work';
+import { sharedRequestWork, type RequestWork } from './work';
 import type { ServeBoard } from './board';
 import type { ServeMetrics } from './prom';
 import { sampleGrades, type GroupAnswer, type PostedGroup, type Scorer } from './scorer';
@@ -150,13 +150,7 @@ export class GetRewardScorer {
       completions: [{ text: response }],
       ...(typeof s.label === 'string' ? { reference: s.label } : {}),
     };
-    const max = this.rt.settings.maxKeyChars;
-    const keys = await inPhase(req, 'the answer keys of its samples', async (w) =>
-      capKeys(await this.scorer.keys(group, w), max),
-    );
-    const a = await inPhase(req, 'the rewards of its samples', (w) =>
-      this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors', w),
-    );
+    const a = await this.scorer.scoreAlone(agent, 0, group, req, 'its samples');
     this.board?.decided(agent, 'stepless', a);
     return resultOf(a, 0, s.train === false);
   }
@@ -247,16 +241,7 @@ export class GetRewardScorer {
   private async scoreGroup(agent: number, group: PostedGroup, req: RequestWork): Promise<GroupAnswer> {
     const sup = this.rt.topology.supervisors(agent, this.rt.agents.length);
     if (sup.length === 1 && sup[0] === agent) {
-      const max = this.rt.settings.maxKeyChars;
-      const keys = await inPhase(req, 'the answer keys of its group', async (w) =>
-        capKeys(await this.scorer.keys(group, w), max),
-      );
-      const answer = capAnswer(
-        await inPhase(req, 'the rewards of its group', (w) =>
-          this.scorer.score(agent, 0, group, keys, [{ agent, keys }], 'supervisors', w),
-        ),
-        max,
-      );
+      const answer = await this.scorer.scoreAlone(agent, 0, group, req, 'its group');
       this.board?.decided(agent, 'stepless', answer);
       return answer;
     }

@@ -943,14 +943,7 @@ export class SampleScorer {
     s: PostedSample,
     work: RequestWork,
   ): Promise<SampleAnswer> {
-    const group = singleGroup(s);
-    const max = this.rt.settings.maxKeyChars;
-    const keys = await inPhase(work, 'the answer keys of its samples', async (w) =>
-      capKeys(await this.scorer.keys(group, w), max),
-    );
-    const a = await inPhase(work, 'the rewards of its samples', (w) =>
-      this.scorer.score(agent, step ?? 0, group, keys, [{ agent, keys }], 'supervisors', w),
-    );
+    const a = await this.scorer.scoreAlone(agent, step ?? 0, singleGroup(s), work, 'its samples');
     this.board?.decided(agent, step === undefined ? 'stepless' : { step }, a);
     return answerOf(a, 0, step === undefined ? {} : { step }, s);
   }

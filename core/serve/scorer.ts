@@ -9,6 +9,8 @@ import { RewardPipeline } from '../reward/pipeline';
 import type { ExchangeEvents } from './exchange';
 import type { ServeRuntime } from './setup';
 import { mapPacked } from '../util/arrays';
+import { capAnswer, capKeys } from './keys';
+import { inPhase, type RequestWork } from './work';
 
 /** One posted completion. */
 export interface PostedCompletion {
@@ -115,6 +117,26 @@ export class Scorer {
       work,
     );
     return keys;
+  }
+
+  /**
+   * A group scored against its own answers alone (a self-supervised agent, or a reward scored per
+   * sample): its keys, then its rewards, each a phase of `req` ("the answer keys of <what>", "the
+   * rewards of <what>"), keys and labels bounded at `serve.maxKeyChars`.
+   */
+  async scoreAlone(
+    agent: number,
+    step: number,
+    group: PostedGroup,
+    req: RequestWork | undefined,
+    what: string,
+  ): Promise<GroupAnswer> {
+    const max = this.rt.settings.maxKeyChars;
+    const keys = await inPhase(req, `the answer keys of ${what}`, async (w) => capKeys(await this.keys(group, w), max));
+    const answer = await inPhase(req, `the rewards of ${what}`, (w) =>
+      this.score(agent, step, group, keys, [{ agent, keys }], 'supervisors', w),
+    );
+    return capAnswer(answer, max);
   }
 
   /** Score one agent's group against the given supervisors' answers. */

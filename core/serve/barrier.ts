@@ -12,7 +12,7 @@ import { sampleGrades, type GroupAnswer, type PostedGroup, type Scorer } from '.
 import type { ServeRuntime } from './setup';
 
 /** One OpenRLHF sample. */
-export interface Sample {
+export interface GetRewardSample {
   readonly query: string;
   readonly prompt?: string;
   readonly label?: string | null;
@@ -31,7 +31,7 @@ interface OpenGroup {
   readonly key: string;
   readonly prompt: string;
   readonly members: {
-    sample: Sample;
+    sample: GetRewardSample;
     response: string;
     /** Aborted when the member's request goes away (undefined: a keyed request, whose retry may claim it). */
     gone?: AbortSignal;
@@ -91,7 +91,7 @@ export class GetRewardScorer {
    * and no retry can claim it: it has no Idempotency-Key) before a sample's group is complete, the
    * sample leaves the barrier, so that a re-sent copy is not counted twice.
    */
-  score(agent: number, samples: readonly Sample[], req: RequestWork): Promise<SampleResult[]> {
+  score(agent: number, samples: readonly GetRewardSample[], req: RequestWork): Promise<SampleResult[]> {
     if (this.closing)
       return Promise.reject(
         new CorlError('CORL_ERR_SERVE_UNAVAILABLE', 'expected a running service, got one shutting down'),
@@ -143,7 +143,12 @@ export class GetRewardScorer {
     );
   }
 
-  private async pointwise(agent: number, s: Sample, response: string, req: RequestWork): Promise<SampleResult> {
+  private async pointwise(
+    agent: number,
+    s: GetRewardSample,
+    response: string,
+    req: RequestWork,
+  ): Promise<SampleResult> {
     const group: PostedGroup = {
       id: 'sample',
       prompt: s.prompt ?? '',
@@ -157,7 +162,13 @@ export class GetRewardScorer {
 
   // Every arrival is a sample: identical texts are legitimate (small models repeat themselves), and
   // OpenRLHF retries only after an error, when the original is no longer waiting here.
-  private join(agent: number, key: string, s: Sample, response: string, req: RequestWork): Promise<SampleResult> {
+  private join(
+    agent: number,
+    key: string,
+    s: GetRewardSample,
+    response: string,
+    req: RequestWork,
+  ): Promise<SampleResult> {
     const gone = req.gone;
     if (gone?.aborted) return Promise.reject(gone.reason);
     const gk = `${agent}\u0000${key}`;

@@ -5,7 +5,7 @@
 // connection belongs to the agent whose token its last request carried, each agent has a share of
 // the places (`min(maxConnections, maxConnectionsPerPeer)` / agents), and an agent's connections
 // within its share are never closed for another agent's request. What gives way, in this order:
-// connections of no agent (that served a request, or opened at least GRACE_MS ago), the agent
+// connections of no agent (that served a request, or opened at least KEEP_PLACE_MS ago), the agent
 // holding the most places beyond its share, the requesting agent's own, and for a request of an
 // agent, a connection of no agent still within its grace. Without agent tokens (no one's identity
 // is known before its body) the one without work longest, past its grace, gives way as before.
@@ -16,7 +16,7 @@ import type { Socket } from 'node:net';
 import { CorlError } from '../errors';
 
 /** How long a connection keeps its place after it opened or finished a request, before it may be closed for another. */
-export const GRACE_MS = 1000;
+export const KEEP_PLACE_MS = 1000;
 
 interface Entry {
   readonly peer: string;
@@ -186,7 +186,8 @@ export class ConnectionTable {
     const now = performance.now();
     const idle = [...this.idle].filter(([, e]) => peer === undefined || e.peer === peer);
     // Oldest first. A connection of no agent that served a request, or opened past its grace.
-    for (const [socket, e] of idle) if (e.agent === undefined && (e.served || now - e.since >= GRACE_MS)) return socket;
+    for (const [socket, e] of idle)
+      if (e.agent === undefined && (e.served || now - e.since >= KEEP_PLACE_MS)) return socket;
     // The agent holding the most places beyond its share: its connection without work longest.
     let most = this.share;
     let pick: Socket | undefined;
@@ -202,7 +203,7 @@ export class ConnectionTable {
       for (const [socket, e] of idle) if (e.agent === undefined) return socket;
     }
     // Without agent tokens who a connection belongs to is only what its requests claim.
-    if (!this.known) for (const [socket, e] of idle) if (now - e.since >= GRACE_MS) return socket;
+    if (!this.known) for (const [socket, e] of idle) if (now - e.since >= KEEP_PLACE_MS) return socket;
     return undefined;
   }
 

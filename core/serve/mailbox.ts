@@ -8,18 +8,18 @@ import type { CorlError } from '../errors';
 import type { SampleAnswer } from './samples';
 
 /** How a deferred sample ended: its answer, or the coded error it got. */
-export type Outcome = { readonly answer: SampleAnswer } | { readonly error: CorlError };
+export type MailboxOutcome = { readonly answer: SampleAnswer } | { readonly error: CorlError };
 
 interface Entry {
   readonly group: string;
   /** Fingerprint of the sample (what its retry must repeat). */
   readonly hash: string;
-  outcome?: Outcome;
+  outcome?: MailboxOutcome;
 }
 
 /** What a wait finds for its request ids. */
 export interface Collected {
-  readonly ready: readonly (readonly [string, Outcome])[];
+  readonly ready: readonly (readonly [string, MailboxOutcome])[];
   /** Ids the service holds nothing for (never posted, answered and collected, or lost in a restart): post them again. */
   readonly unknown: readonly string[];
   /** Ids whose samples still wait for their group or their supervisors. */
@@ -81,7 +81,7 @@ export class Mailbox {
   }
 
   /** A deferred sample's outcome: held until collected, and its watchers woken. */
-  settle(agent: number, id: string, outcome: Outcome): void {
+  settle(agent: number, id: string, outcome: MailboxOutcome): void {
     const e = this.boxes[agent]!.get(id);
     if (!e || e.outcome) return;
     e.outcome = outcome;
@@ -101,7 +101,7 @@ export class Mailbox {
    */
   collect(agent: number, ids: readonly string[]): Collected {
     const box = this.boxes[agent]!;
-    const ready: [string, Outcome][] = [];
+    const ready: [string, MailboxOutcome][] = [];
     const unknown: string[] = [];
     let pending = 0;
     for (const id of ids) {

@@ -6,7 +6,7 @@
 // it warns on every instantiation.
 //
 // Time is enforced from outside, per input: the harness announces each input (`{"s": i}`), and an
-// input that has not reported its outcome `timeoutMs` + GRACE_MS later is killed with the whole
+// input that has not reported its outcome `timeoutMs` + KILL_GRACE_MS later is killed with the whole
 // sandbox, marked `timeout`, and the remaining inputs run in a fresh sandbox. The in-process timer
 // stops ordinary Python loops without that restart; the outside timer stops everything else (a loop
 // inside C, a blocked signal, a program that kills the harness's timer).
@@ -67,7 +67,7 @@ const MAX_ERROR = 60;
 /** Bytes of stdout read from one sandbox before it is killed. */
 const MAX_STDOUT = 4 * 1024 * 1024;
 /** How long after its own limit an input is killed from outside (the in-process timer usually answers first). */
-export const GRACE_MS = 500;
+export const KILL_GRACE_MS = 500;
 /** Start-up allowance of one sandbox (interpreter start and compiling the program), loaded machines included. */
 const STARTUP_MS = 10_000;
 /** Processes and threads of one bwrap sandbox, its init and the harness included. */
@@ -332,7 +332,7 @@ export class Sandbox {
         // (which it could produce honestly anyway), and inputs only start in order, once each.
         if (typeof v.s === 'number' && v.s === started + 1 && v.s < inputs.length && !killing) {
           started = v.s;
-          arm(this.options.timeoutMs + GRACE_MS, 'timeout');
+          arm(this.options.timeoutMs + KILL_GRACE_MS, 'timeout');
         } else if (typeof v.i === 'number' && v.i === started && !results.has(v.i)) {
           // The harness truncates what it prints, but a program can print an outcome line of its own
           // (of up to MAX_STDOUT characters): the limits hold here, whoever wrote the line.

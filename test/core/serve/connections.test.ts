@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import { spawn } from 'node:child_process';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { GRACE_MS, HeldRequests, heldPerAgent } from '../../../core/serve/connections';
+import { KEEP_PLACE_MS, HeldRequests, heldPerAgent } from '../../../core/serve/connections';
 import type { RewardServer } from '../../../core/serve/server';
 import { tempDir } from '../../fixtures/configs';
 import { boxed, post, ringServeConfig, startServer } from '../../fixtures/serve';
@@ -139,7 +139,7 @@ describe('serve: maxConnections', function () {
     const port = server.address.port;
     const [a, b, watch] = [await open(port), await open(port), await open(port)];
     for (const c of [a, b, watch]) expect((await c.request('GET', '/health')).status).to.equal(200);
-    await new Promise((r) => setTimeout(r, GRACE_MS + 100)); // a connection keeps its place for a second
+    await new Promise((r) => setTimeout(r, KEEP_PLACE_MS + 100)); // a connection keeps its place for a second
     expect((await b.request('GET', '/health')).status).to.equal(200);
     expect((await watch.request('GET', '/health')).status).to.equal(200);
     const fourth = await open(port);
@@ -190,7 +190,7 @@ describe('serve: maxConnections', function () {
     const port = server.address.port;
     const [x1, x2] = [await open(port, '127.0.0.2'), await open(port, '127.0.0.2')];
     for (const c of [x1, x2]) expect((await c.request('GET', '/health')).status).to.equal(200);
-    await new Promise((r) => setTimeout(r, GRACE_MS + 100));
+    await new Promise((r) => setTimeout(r, KEEP_PLACE_MS + 100));
     expect((await x2.request('GET', '/health')).status).to.equal(200);
     const x3 = await open(port, '127.0.0.2');
     expect((await x3.request('GET', '/health')).status).to.equal(200);

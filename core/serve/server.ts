@@ -582,8 +582,8 @@ function busy(refused: Cap, s: ServeRuntime['settings'], peer: string): CorlErro
   return new CorlError(
     'CORL_ERR_SERVE_BUSY',
     refused === 'peer'
-      ? `expected at most ${s.maxConnectionsPerPeer} open connections from ${peer} (serve.maxConnectionsPerPeer), got one more while all of them have requests in progress`
-      : `expected at most ${s.maxConnections} open connections (serve.maxConnections), got one more while all of them have requests in progress`,
+      ? `expected at most ${s.maxConnectionsPerPeer} open connections from ${peer} (serve.maxConnectionsPerPeer), got one more while none of them may give way (each has a request in progress, or is another agent's within its share of the places)`
+      : `expected at most ${s.maxConnections} open connections (serve.maxConnections), got one more while none of them may give way (each has a request in progress, or is another agent's within its share of the places)`,
     {
       where: 'connection',
       hint: `reuse keep-alive connections and retry after a moment, or raise serve.${refused === 'peer' ? 'maxConnectionsPerPeer' : 'maxConnections'}`,

@@ -95,7 +95,7 @@ def _verl_reward_worker(w, job, barrier, queue):
                       reward_model_tokenizer=None)
         # verl's RewardLoopWorker runs at most this many run_single calls at once (default: no bound here).
         limit = asyncio.Semaphore(job.get("concurrency") or 1 << 30)
-        gate(job, "%s-%d" % (job["agent"], w))
+        gate(job, "%s-%d" % (job.get("agent") or "job", w))
         for s, step in enumerate(job["steps"]):
             async def one(i, x):
                 await asyncio.sleep(x["delay"])

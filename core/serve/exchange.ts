@@ -659,7 +659,13 @@ export class Exchange {
     if (existing) return existing.value;
     const capped = capAnswer(computed, this.rt.settings.maxKeyChars);
     // POST /v1/samples: which sample got which reward, so that a retry finds its own (also after a restart).
-    const answer = group.members ? { ...capped, members: group.members.map((m) => ({ id: m.id, h: m.h })) } : capped;
+    const answer = group.members
+      ? {
+          ...capped,
+          members: group.members.map((m) => ({ id: m.id, h: m.h })),
+          ...(group.rollout !== undefined ? { rollout: group.rollout } : {}),
+        }
+      : capped;
     // A slot dropped meanwhile (its steps or rounds left the window while this answer was being
     // computed) is no longer held: the answer goes to the waiting request only, never to the
     // journal, so that a replay drops the slot at the same point and finds nothing after it.

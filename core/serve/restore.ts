@@ -9,6 +9,8 @@ import { LATE, MAX_REQUEST_ID, POINTWISE, REPLIES } from './ledger';
 
 /** Longest group id POST /v1/groups accepts (and the journal may hold for that namespace). */
 export const MAX_GROUP_ID = 1024;
+/** Longest request id and rollout tag of a POST /v1/samples sample. */
+export const MAX_SAMPLE_ID = 256;
 
 /** Longest id of a journaled late sample: its step, group id (length-prefixed) and sample id. */
 export const MAX_LATE_ID = 2048;
@@ -214,6 +216,15 @@ export class ReplayChecker {
       !Object.values(a.metrics).every((x) => typeof x === 'number' && Number.isFinite(x))
     )
       throw bad('"r.metrics"', 'an object of finite numbers', a.metrics);
+    if (
+      a.rollout !== undefined &&
+      (r.n === 'groups' || typeof a.rollout !== 'string' || a.rollout.length === 0 || a.rollout.length > MAX_SAMPLE_ID)
+    )
+      throw bad(
+        '"r.rollout"',
+        `a rollout tag (1 to ${MAX_SAMPLE_ID} characters) of a group formed without a step`,
+        a.rollout,
+      );
     this.answered.add(slot);
   }
 }

@@ -14,7 +14,7 @@ import type { ReplyLedger } from './ledger';
 import type { ServeBoard } from './board';
 import type { ServeMetrics } from './prom';
 import { bad, object, parseCompletion } from './requests';
-import { MAX_GROUP_ID } from './restore';
+import { MAX_GROUP_ID, MAX_SAMPLE_ID } from './restore';
 import {
   sampleGrades,
   type GroupAnswer,
@@ -26,8 +26,7 @@ import {
 import type { ServeRuntime } from './setup';
 import { inPhase, sharedRequestWork, type RequestWork } from './work';
 
-/** Longest request id and rollout tag accepted. */
-export const MAX_SAMPLE_ID = 256;
+export { MAX_SAMPLE_ID };
 
 /** One posted sample. */
 export interface PostedSample {
@@ -677,13 +676,15 @@ export class SampleScorer {
       // sample is scored against what the group was (docs/guide/serve.md "Late samples").
       if (done && done.rewards.length < s.size) return this.late(agent, { step }, s, { id, hash }, done, work, where);
       if (done) throw this.complete(agent, step, s, done.rewards.length, where);
-    } else if (s.rollout !== undefined && this.closed[agent]!.has(pendingKey)) {
+    } else if (s.rollout !== undefined) {
       // A rollout's group scored short takes its late samples as a step's does, in its round.
-      const c = this.closed[agent]!.get(pendingKey)!;
-      const done = c.round === undefined ? undefined : this.exchanges.rounds.answerOf(agent, c.round, s.group);
-      if (done && c.round !== undefined && done.rewards.length < s.size)
-        return this.late(agent, { round: c.round }, s, { id, hash }, done, work, where);
-      throw this.complete(agent, step, s, c.size, where);
+      const c = this.scoredRollout(agent, pendingKey, s.group, s.rollout);
+      if (c) {
+        const done = c.round === undefined ? undefined : this.exchanges.rounds.answerOf(agent, c.round, s.group);
+        if (done && c.round !== undefined && done.rewards.length < s.size)
+          return this.late(agent, { round: c.round }, s, { id, hash }, done, work, where);
+        throw this.complete(agent, step, s, c.size, where);
+      }
     }
     const open = this.pending.get(pendingKey);
     if (open && open.size !== s.size)
@@ -794,6 +795,7 @@ export class SampleScorer {
       ...(reference !== undefined ? { reference } : {}),
       ...(first.testInputs ? { testInputs: first.testInputs } : {}),
       members: members.map((m) => ({ id: m.id, h: m.hash })),
+      ...(p.step === undefined && first.rollout !== undefined ? { rollout: first.rollout } : {}),
     };
     const waitMs = Math.max(...members.map((m) => m.waitMs));
     const work = sharedRequestWork(
@@ -830,8 +832,29 @@ export class SampleScorer {
   private remember(agent: number, key: string, size: number): void {
     const closed = this.closed[agent]!;
     closed.set(key, { size });
-    // Bounded per agent: the oldest tags go first (a late sample of a long-gone rollout then starts a group of its own).
+    // Bounded per agent: the oldest tags go first (scoredRollout then finds them in the rounds kept).
     while (closed.size > this.rt.settings.samples.maxPending) closed.delete(closed.keys().next().value!);
+  }
+
+  /**
+   * Whether a rollout tag's group of this agent was scored: the tag map while the service runs,
+   * else the answers of the rounds kept, which carry their tag and are journaled, so a sample of
+   * that rollout arriving after a restart (or after the tag map let it go) still finds its round.
+   */
+  private scoredRollout(
+    agent: number,
+    key: string,
+    group: string,
+    rollout: string,
+  ): { readonly size: number; readonly round?: number } | undefined {
+    const c = this.closed[agent]!.get(key);
+    if (c) return c;
+    const rounds = this.exchanges.rounds;
+    for (const round of rounds.stepsOf(agent, group)) {
+      const a = rounds.answerOf(agent, round, group);
+      if (a?.rollout === rollout) return { size: a.rewards.length, round };
+    }
+    return undefined;
   }
 
   private async score(

@@ -41,6 +41,11 @@ export interface PostedGroup {
   readonly testInputs?: readonly (readonly string[])[];
   /** POST /v1/samples: each completion's sample, stored with the answer so that a retry finds its reward. */
   readonly members?: readonly SampleMember[];
+  /**
+   * POST /v1/samples without a step: the rollout tag its samples carried (verl's uid), stored with
+   * the answer so that a sample of that rollout arriving later, also after a restart, finds its round.
+   */
+  readonly rollout?: string;
 }
 
 /** A sample of a group formed by POST /v1/samples: its id (request id, or position) and fingerprint. */
@@ -79,6 +84,8 @@ export interface GroupAnswer {
   readonly rewardRight?: readonly number[];
   /** POST /v1/samples: the sample of each completion, aligned with `rewards`. */
   readonly members?: readonly SampleMember[];
+  /** POST /v1/samples without a step: the rollout tag of the group's samples (journaled with the answer). */
+  readonly rollout?: string;
 }
 
 /** Scores groups with the runtime's reward source through the reward pipeline the trainer uses (core/reward). */

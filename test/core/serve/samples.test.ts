@@ -1,9 +1,12 @@
 import { expect } from 'chai';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { encodeLine } from '../../../core/serve/journal';
 import { parseSamplesRequest } from '../../../core/serve/samples';
 import type { RewardServer } from '../../../core/serve/server';
-import { tempDir } from '../../fixtures/configs';
+import { tempDir, writeConfig } from '../../fixtures/configs';
 import { boxed, get, post, ringServeConfig, startServer } from '../../fixtures/serve';
+import { metric, startService, type Service } from '../../integrations/serve-process';
 
 const text = (a: string | null): string => (a === null ? 'I do not know.' : `so the answer is \\boxed{${a}}`);
 
@@ -621,5 +624,118 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
         { maxCompletions: 8, maxSamples: 8 },
       ),
     ).to.throw(/completion\.meanLogprobs\[1\]/);
+  });
+});
+
+describe('serve/samples: a stepless rollout after a restart of `corl serve` (its tag journaled with the answer)', function () {
+  this.timeout(60000);
+  let tmp: ReturnType<typeof tempDir>;
+  const services: Service[] = [];
+  beforeEach(() => {
+    tmp = tempDir('corl-samples-restart-');
+  });
+  afterEach(async () => {
+    for (const s of services.splice(0)) await s.stop('SIGKILL');
+    tmp.cleanup();
+  });
+
+  async function serve(): Promise<Service> {
+    const config = writeConfig(
+      tmp.dir,
+      'serve.json',
+      ringServeConfig({ samples: { wait: 0.3 }, exchange: { wait: 30 } }),
+    );
+    const s = await startService(config, path.join(tmp.dir, 'journal.jsonl'));
+    services.push(s);
+    return s;
+  }
+
+  it('a late sample of a rollout scored short, and one past a full rollout, find their round after a kill -9', async () => {
+    let s = await serve();
+    // Round 0 of q: b's rollout v (3, 3, 2; vote 3) and a's rollout u, 2 of its 3 samples (2, 3):
+    // samples.wait runs out, a's short group is rewarded against b's vote 3.
+    const [early, full] = await Promise.all([
+      Promise.all(
+        ['2', '3'].map((x, i) =>
+          post(s.url, '/v1/samples', sample('a', 'q', 3, x, { rollout: 'u', requestId: `a${i}` })),
+        ),
+      ),
+      Promise.all(
+        ['3', '3', '2'].map((x, i) =>
+          post(s.url, '/v1/samples', sample('b', 'q', 3, x, { rollout: 'v', requestId: `b${i}` })),
+        ),
+      ),
+    ]);
+    expect(early.map((r) => [r.body.round, r.body.reward, r.body.groupSize, r.body.label])).to.deep.equal([
+      [0, 0, 2, '3'],
+      [0, 1, 2, '3'],
+    ]);
+    // a's 2, 3 tie; by text order the label is 2: b's 3, 3, 2 get 0, 0, 1.
+    expect(full.map((r) => r.body.reward)).to.deep.equal([0, 0, 1]);
+    await s.stop('SIGKILL');
+    s = await serve();
+    // The third sample of rollout u: rewarded alone in round 0 against b's vote, flagged late (before
+    // the fix it opened a group of its own in round 1, waiting for samples that never come).
+    const late = await post(s.url, '/v1/samples', sample('a', 'q', 3, '3', { rollout: 'u', requestId: 'a2' }));
+    expect(late.status, JSON.stringify(late.body)).to.equal(200);
+    expect(late.body).to.deep.include({
+      round: 0,
+      reward: 1,
+      key: '3',
+      label: '3',
+      source: 'supervisors',
+      groupSize: 1,
+    });
+    expect(late.body.metrics['exchange/late']).to.equal(1);
+    // One more of u is past its size, and one more of b's full rollout v too: 422, nothing opened.
+    for (const [agent, rollout] of [
+      ['a', 'u'],
+      ['b', 'v'],
+    ] as const) {
+      const extra = await post(s.url, '/v1/samples', sample(agent, 'q', 3, '3', { rollout, requestId: `${agent}-x` }));
+      expect(extra.status, `${agent} ${JSON.stringify(extra.body)}`).to.equal(422);
+      expect(extra.body.error.code).to.equal('CORL_ERR_SERVE_GROUP_SIZE');
+      expect(extra.body.error.message).to.contain(`(rollout "${rollout}")`);
+    }
+    expect(await metric(s.url, 'corl_serve_pending_samples')).to.equal(0);
+    // And again after a second restart, its retry replays the late answer.
+    await s.stop('SIGTERM');
+    s = await serve();
+    const again = await post(s.url, '/v1/samples', sample('a', 'q', 3, '3', { rollout: 'u', requestId: 'a2' }));
+    expect(again.body).to.deep.equal(late.body);
+    // A new rollout of q is a new group: it opens round 1 (and waits for b there).
+    const next = await post(s.url, '/v1/samples', {
+      agent: 'a',
+      wait: 0,
+      samples: [sample('a', 'q', 1, '3', { rollout: 'u2', requestId: 'n0' })],
+    });
+    expect(next.body.samples[0]).to.deep.include({ round: 1, source: 'self' });
+  });
+
+  it('a journaled rollout tag that is not one is refused at restore, naming the line and the field', async () => {
+    const config = ringServeConfig({ samples: { wait: 0.3 }, exchange: { wait: 0 } });
+    const server: RewardServer = await startServer(config, tmp.dir);
+    const r = await post(server.url, '/v1/samples', sample('a', 'q', 1, '3', { rollout: 'u', requestId: 'a0' }));
+    expect(r.body).to.deep.include({ round: 0, source: 'self' });
+    await server.close();
+    const file = path.join(tmp.dir, 'journal.jsonl');
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const no = lines.findIndex((l) => l.includes('"t":"answer"'));
+    const record = JSON.parse(lines[no]!) as { r: { rollout?: unknown }; c?: unknown };
+    expect(record.r.rollout, 'the tag is journaled with the answer').to.equal('u');
+    for (const forged of [5, '', 'x'.repeat(257)]) {
+      delete record.c;
+      record.r.rollout = forged;
+      lines[no] = encodeLine(record).trimEnd();
+      fs.writeFileSync(file, lines.join('\n'));
+      const e = await startServer(config, tmp.dir).then(
+        (s) => s.close().then(() => undefined),
+        (err: unknown) => err as { code?: string; message?: string },
+      );
+      expect(e?.code, String(forged)).to.equal('CORL_ERR_SERVE_JOURNAL_RECORD');
+      expect(e?.message)
+        .to.contain(`line ${no + 1}`)
+        .and.contain('"r.rollout"');
+    }
   });
 });

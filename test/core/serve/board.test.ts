@@ -126,6 +126,30 @@ describe('serve: per-agent TensorBoard event files of the label-free diagnostics
     const fell = { ...counts, 'serve/groups': 1, 'exchange/fallbacks': 1, 'exchange/peer_unseen': 1 };
     near(a.get(2), { ...fell, 'label/graded': 1, 'label/accuracy': 1, 'reward/accuracy': 1 }, 'a@2');
     near(b.get(2), fell, 'b@2');
+    // a second independent reader (Python's standard library only, its own CRC32C and protobuf
+    // decoding: test/integrations/py/tfevents.py) reads the same scalars from the same files
+    const py = spawnSync('python3', [path.join(ROOT, 'test', 'integrations', 'py', 'tfevents.py'), tb], {
+      encoding: 'utf8',
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+    });
+    expect(py.status, `python3 tfevents.py: ${py.stderr}`).to.equal(0);
+    const files = (
+      JSON.parse(py.stdout) as {
+        files: { path: string; events: { step: number; values?: { tag: string; simple_value?: number }[] }[] }[];
+      }
+    ).files;
+    for (const [agent, seen] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
+      const fromPython = new Map<number, Record<string, number>>();
+      for (const f of files.filter((x) => x.path.split('/')[0] === agent))
+        for (const e of f.events)
+          for (const v of e.values ?? [])
+            if (v.simple_value !== undefined)
+              (fromPython.get(e.step) ?? fromPython.set(e.step, {}).get(e.step)!)[v.tag] = v.simple_value;
+      expect(fromPython, agent).to.deep.equal(seen);
+    }
   });
 
   it('a full disk loses the point, logged once and counted; every reply still goes out', async () => {

@@ -22,11 +22,13 @@ import {
   answers,
   checkPython,
   completion,
+  keyOf,
   metric,
   python,
   ringConfig,
   servedLabel,
   startService,
+  verlRewardConfig,
   vocabulary,
   type Service,
 } from './serve-process';
@@ -36,9 +38,6 @@ const K = 4;
 /** Seconds a group waits for its peer: ample for two released jobs, paid once by each fallback. */
 const WAIT = 10;
 const REFERENCE = '2';
-
-/** The answer a completion text carries, as the extractor reads it. */
-const keyOf = (text: string): string | null => /\\boxed\{(\d+)\}/.exec(text)?.[1] ?? null;
 
 /**
  * Which problems each agent samples at each of its steps. agent-1 is never behind agent-0: p2 comes
@@ -162,17 +161,7 @@ describe('integrations: two agents on different orders and subsets of the data, 
       agent,
       mode: 'verl_loop',
       gate,
-      config: {
-        reward: {
-          reward_manager: {
-            source: 'importlib',
-            name: 'CorlRewardManager',
-            module: { path: path.join(INTEGRATIONS, 'verl_reward_loop.py'), name: 'custom_reward_manager' },
-          },
-          reward_kwargs: { corl: { agent, url: s.url } },
-        },
-        actor_rollout_ref: { rollout: { n: K, response_length: 64 } },
-      },
+      config: verlRewardConfig({ agent, url: s.url }, K),
       vocab: vocabulary(['a0:', 'a1:', 'b0:', 'p0:', 'p1:', 'p2:', 'p3:', 'p4:']),
       workers: 2,
       steps: STEPS[agent].map((problems, st) =>

@@ -13,7 +13,15 @@
 import { expect } from 'chai';
 import * as path from 'node:path';
 import { tempDir, writeConfig } from '../fixtures/configs';
-import { INTEGRATIONS, checkPython, python, startService, vocabulary, type Service } from './serve-process';
+import {
+  INTEGRATIONS,
+  checkPython,
+  python,
+  startService,
+  verlRewardConfig,
+  vocabulary,
+  type Service,
+} from './serve-process';
 
 const K = 4;
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -191,17 +199,7 @@ describe('integrations: intrinsic rewards (RENT, Intuitor) from the token statis
         'trainers.py',
         {
           mode: 'verl_loop',
-          config: {
-            reward: {
-              reward_manager: {
-                source: 'importlib',
-                name: 'CorlRewardManager',
-                module: { path: path.join(INTEGRATIONS, 'verl_reward_loop.py') },
-              },
-              reward_kwargs: { corl: { agent: 'agent-0', url: s.url } },
-            },
-            actor_rollout_ref: { rollout: { n: K, response_length: 64 } },
-          },
+          config: verlRewardConfig({ agent: 'agent-0', url: s.url }, K, null),
           vocab: vocabulary(),
           workers: 1,
           steps: [

@@ -136,6 +136,31 @@ export async function metric(url: string, series: string): Promise<number | unde
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
+/**
+ * The config verl reads to use the shipped CorlRewardManager (its Hydra keys: the manager loaded by
+ * file path, `source: importlib`), with the adapter's `corl` keyword arguments and K samples per
+ * prompt. `moduleName` is verl's optional `module.name`; null leaves it out (verl then names the
+ * module by a hash of its path).
+ */
+export function verlRewardConfig(
+  corl: Record<string, unknown>,
+  K: number,
+  moduleName: string | null = 'custom_reward_manager',
+): Record<string, unknown> {
+  const file = path.join(INTEGRATIONS, 'verl_reward_loop.py');
+  return {
+    reward: {
+      reward_manager: {
+        source: 'importlib',
+        name: 'CorlRewardManager',
+        module: moduleName === null ? { path: file } : { path: file, name: moduleName },
+      },
+      reward_kwargs: { corl },
+    },
+    actor_rollout_ref: { rollout: { n: K, response_length: 64 } },
+  };
+}
+
 // -- data: completions of space-separated words whose only number is the boxed answer -----------------
 
 const WORDS = 'let us read the problem again carefully and set up the equation then simplify both sides'.split(' ');
@@ -155,6 +180,11 @@ export function completion(rng: Rng, answer: string | null, words = 4 + rng.int(
     ...filler,
     ...(answer === null ? ['so', 'I', 'stop', 'here.'] : ['so', 'answer', 'is', `$\\boxed{${answer}}$.`]),
   ].join(' ');
+}
+
+/** The answer a completion text carries, as the extractor reads it (null: none). */
+export function keyOf(text: string): string | null {
+  return /\\boxed\{(\d+)\}/.exec(text)?.[1] ?? null;
 }
 
 /** K answers from a small alphabet with some missing, so votes split and ties happen. */

@@ -15,11 +15,13 @@ import {
   answers,
   checkPython,
   completion,
+  keyOf,
   metric,
   python,
   ringConfig,
   servedLabel,
   startService,
+  verlRewardConfig,
   vocabulary,
   type Service,
 } from './serve-process';
@@ -32,11 +34,6 @@ const peer = (a: number): number => 1 - a;
 const words = (text: string): number => text.split(' ').length;
 const reward = (key: string | null, label: string | null, tokens: number): number =>
   (key !== null && key === label ? 1 : 0) - PENALTY * tokens;
-
-/** The answer a completion text carries, as the extractor reads it. */
-function keyOf(text: string): string | null {
-  return /\\boxed\{(\d+)\}/.exec(text)?.[1] ?? null;
-}
 
 /** The label a peer's group serves: the plurality of its completions' answer keys. */
 const labelOf = (theirs: readonly string[]): string | null => servedLabel(theirs, theirs.map(keyOf));
@@ -90,17 +87,7 @@ describe('integrations: trainer adapters as their pinned sources call them, two 
     const plan = AGENTS.map(() =>
       Array.from({ length: S }, () => Array.from({ length: P }, () => answers(rng, K).map((a) => completion(rng, a)))),
     );
-    const config = (agent: string): Record<string, unknown> => ({
-      reward: {
-        reward_manager: {
-          source: 'importlib',
-          name: 'CorlRewardManager',
-          module: { path: path.join(INTEGRATIONS, 'verl_reward_loop.py'), name: 'custom_reward_manager' },
-        },
-        reward_kwargs: { corl: { agent, url: s.url, wait: 60 } },
-      },
-      actor_rollout_ref: { rollout: { n: K, response_length: 64 } },
-    });
+    const config = (agent: string): Record<string, unknown> => verlRewardConfig({ agent, url: s.url, wait: 60 }, K);
     const jobs = AGENTS.map((agent, a) => {
       const steps = plan[a]!.map((step, st) => {
         const samples = step.flatMap((texts, j) =>

@@ -1,9 +1,8 @@
 // A default-size verl step of two agents (512 prompts x 8 samples each) as the verl driver
 // (test/integrations/py/trainers.py, mode verl_loop) runs it: shared by its test
 // (verl-step.test.ts) and by `npm run bench serve`.
-import * as path from 'node:path';
 import { Rng } from '../../core/util/rng';
-import { INTEGRATIONS, answers, completion, vocabulary } from './serve-process';
+import { answers, completion, verlRewardConfig, vocabulary } from './serve-process';
 
 export const AGENTS = ['agent-0', 'agent-1'] as const;
 
@@ -21,18 +20,8 @@ export function verlJob(url: string, agent: string, step: string[][], seed: numb
     url,
     agent,
     mode: 'verl_loop',
-    config: {
-      reward: {
-        reward_manager: {
-          source: 'importlib',
-          name: 'CorlRewardManager',
-          module: { path: path.join(INTEGRATIONS, 'verl_reward_loop.py'), name: 'custom_reward_manager' },
-        },
-        // OpenRLHF's own remote-reward client settings: 180 s per request, 5 retries.
-        reward_kwargs: { corl: { agent, url, timeout: 180, retries: 5 } },
-      },
-      actor_rollout_ref: { rollout: { n: K, response_length: 64 } },
-    },
+    // OpenRLHF's own remote-reward client settings: 180 s per request, 5 retries.
+    config: verlRewardConfig({ agent, url, timeout: 180, retries: 5 }, K),
     vocab: vocabulary(),
     workers: 8,
     concurrency: 1000,

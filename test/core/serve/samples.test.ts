@@ -21,6 +21,23 @@ function sample(
   return { agent, group, size: K, prompt: `problem ${group}`, completion: text(a), ...extra };
 }
 
+/**
+ * The answer to the late third sample of rollout u (answer 3) after a's short group (2, 3) met b's
+ * (3, 3, 2) in round 0: rewarded alone against b's vote 3, flagged late.
+ */
+function expectLateInRound0(late: { status: number; body: any }): void {
+  expect(late.status, JSON.stringify(late.body)).to.equal(200);
+  expect(late.body).to.deep.include({
+    round: 0,
+    reward: 1,
+    key: '3',
+    label: '3',
+    source: 'supervisors',
+    groupSize: 1,
+  });
+  expect(late.body.metrics['exchange/late']).to.equal(1);
+}
+
 describe('serve/samples: POST /v1/samples (one completion per request, the service forms the groups)', function () {
   this.timeout(30000);
   let tmp: ReturnType<typeof tempDir>;
@@ -268,17 +285,9 @@ describe('serve/samples: POST /v1/samples (one completion per request, the servi
     ]);
     // The third sample of rollout u comes after: rewarded against b's vote in round 0, flagged late; its retry replays.
     for (let k = 0; k < 2; k++) {
-      const late = await post(server.url, '/v1/samples', sample('a', 'q', 3, '3', { rollout: 'u', requestId: 'a2' }));
-      expect(late.status, JSON.stringify(late.body)).to.equal(200);
-      expect(late.body).to.deep.include({
-        round: 0,
-        reward: 1,
-        key: '3',
-        label: '3',
-        source: 'supervisors',
-        groupSize: 1,
-      });
-      expect(late.body.metrics['exchange/late']).to.equal(1);
+      expectLateInRound0(
+        await post(server.url, '/v1/samples', sample('a', 'q', 3, '3', { rollout: 'u', requestId: 'a2' })),
+      );
     }
     expect(server.metrics.sampleGroups.get({ outcome: 'late' })).to.equal(1);
     // One more than the declared size: 422, as with a step.
@@ -677,16 +686,7 @@ describe('serve/samples: a stepless rollout after a restart of `corl serve` (its
     // The third sample of rollout u: rewarded alone in round 0 against b's vote, flagged late (before
     // the fix it opened a group of its own in round 1, waiting for samples that never come).
     const late = await post(s.url, '/v1/samples', sample('a', 'q', 3, '3', { rollout: 'u', requestId: 'a2' }));
-    expect(late.status, JSON.stringify(late.body)).to.equal(200);
-    expect(late.body).to.deep.include({
-      round: 0,
-      reward: 1,
-      key: '3',
-      label: '3',
-      source: 'supervisors',
-      groupSize: 1,
-    });
-    expect(late.body.metrics['exchange/late']).to.equal(1);
+    expectLateInRound0(late);
     // One more of u is past its size, and one more of b's full rollout v too: 422, nothing opened.
     for (const [agent, rollout] of [
       ['a', 'u'],

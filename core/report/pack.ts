@@ -12,7 +12,6 @@ import { readUserText } from '../util/files';
 import {
   COMPRESSED_SEALED_SUFFIX,
   folderSeal,
-  openSealedFile,
   SEAL_FILE,
   SEALED_SUFFIX,
   sealBytes,
@@ -216,7 +215,7 @@ async function packRun(src: string, dst: string, c: PackContext): Promise<void> 
     }
     // a compact pack opens sealed rows only to reduce and compress them, and seals them again with
     // the same key (ciphertext does not compress): nothing is shown, so nothing counts as a read
-    const text = packedRows(sealed ? openSealedFile(source) : readTextMaybeGz(source), o.compact === true, categories);
+    const text = packedRows(readTextMaybeGz(source, { openSealed: sealed }), o.compact === true, categories);
     if (!o.compact) {
       await write(path.join(dst, 'eval', `${name}.gz`), gzipText(text));
       continue;

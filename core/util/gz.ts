@@ -32,18 +32,39 @@ export function readTextMaybeGz(file: string, o: { readonly openSealed?: boolean
         "expected a file in the clear, got a planned run's sealed evaluation rows: they open only in the comparison's report, at the plan's looks",
         { where: file, hint: 'render the comparison (corl report <comparison folder>) after its look' },
       );
-    return openSealedFile(file);
+    const opened = openSealedFile(file);
+    if (!file.endsWith(COMPRESSED_SEALED_SUFFIX)) return opened.toString('utf8');
+    // a compact pack's rows: compressed, then sealed; bytes that open with the key but do not
+    // decompress were sealed so by someone holding it
+    try {
+      return decompressed(opened, 'brotli');
+    } catch (e) {
+      if (e instanceof NotARegularFile) throw e;
+      throw new CorlError(
+        'CORL_ERR_RUN_CORRUPT',
+        'expected sealed brotli-compressed rows, got sealed bytes that do not decompress',
+        {
+          where: file,
+          hint: 'restore the file from a copy of the comparison folder',
+        },
+      );
+    }
   }
   const bytes = readUserFile(file);
   const gz = file.endsWith('.gz');
   if (!gz && !file.endsWith('.br')) return bytes.toString('utf8');
+  return decompressed(bytes, gz ? 'gzip' : 'brotli');
+}
+
+/** Decompressed text, at most `MAX_INPUT_BYTES` of it. */
+function decompressed(bytes: Buffer, kind: 'gzip' | 'brotli'): string {
   try {
     const opts = { maxOutputLength: MAX_INPUT_BYTES };
-    return (gz ? zlib.gunzipSync(bytes, opts) : zlib.brotliDecompressSync(bytes, opts)).toString('utf8');
+    return (kind === 'gzip' ? zlib.gunzipSync(bytes, opts) : zlib.brotliDecompressSync(bytes, opts)).toString('utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
       throw new NotARegularFile(
-        `a ${gz ? 'gzip' : 'brotli'} file that expands past the ${MAX_INPUT_BYTES} bytes corl reads into memory`,
+        `a ${kind} file that expands past the ${MAX_INPUT_BYTES} bytes corl reads into memory`,
         'EFBIG',
       );
     throw e;

@@ -10,9 +10,8 @@
 import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as zlib from 'node:zlib';
 import { CorlError } from '../errors';
-import { MAX_INPUT_BYTES, readUserText } from './files';
+import { readUserText } from './files';
 import { writeFileAtomic } from './fs';
 
 /** The key file of a sealed comparison folder. */
@@ -145,22 +144,10 @@ export function sealedFileContext(file: string): string {
 }
 
 /**
- * Open a sealed file (`….sealed`, or a compact pack's `….br.sealed`, decompressed once opened) of a
- * sealed run: the run folder is the one that holds its `eval/`.
+ * Open a sealed file (`….sealed`; a compact pack's `….br.sealed` opens to compressed bytes, which
+ * `readTextMaybeGz` decompresses) of a sealed run: the run folder is the one that holds its `eval/`.
  */
-export function openSealedFile(file: string): string {
+export function openSealedFile(file: string): Buffer {
   const runDir = path.dirname(path.dirname(path.resolve(file)));
-  const opened = openBytes(runSeal(runDir), readUserText(file), sealedFileContext(file), file);
-  if (!file.endsWith(COMPRESSED_SEALED_SUFFIX)) return opened.toString('utf8');
-  try {
-    return zlib.brotliDecompressSync(opened, { maxOutputLength: MAX_INPUT_BYTES }).toString('utf8');
-  } catch (e) {
-    throw new CorlError(
-      'CORL_ERR_RUN_CORRUPT',
-      (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
-        ? `expected sealed rows of at most ${MAX_INPUT_BYTES} bytes once decompressed, got more`
-        : 'expected sealed brotli-compressed rows, got sealed bytes that do not decompress',
-      { where: file, hint: 'restore the file from a copy of the comparison folder' },
-    );
-  }
+  return openBytes(runSeal(runDir), readUserText(file), sealedFileContext(file), file);
 }

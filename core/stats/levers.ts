@@ -3,6 +3,7 @@
 // change, ANCOVA), and the held-out size and samples per problem (the components of the per-seed
 // variance, s²(n, K) = A + B/n + C/(n·K), fitted to subsamples of the evaluation rows). Pure numbers:
 // bench/noise.ts reads the runs. The statistics guide ("Less noise per seed") says when each is valid.
+import { mean } from '../util/mean';
 
 /** One run's primary scores, in points: its last evaluation and its step-0 evaluation. */
 export interface RunScore {
@@ -31,18 +32,16 @@ export interface PairLevers {
   readonly seeds: number;
 }
 
-const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
-
 /** Sample variance (n − 1); NaN below two values. */
 export function variance(xs: readonly number[]): number {
   if (xs.length < 2) return NaN;
-  const m = mean(xs);
+  const m = mean(xs, NaN);
   return xs.reduce((s, x) => s + (x - m) ** 2, 0) / (xs.length - 1);
 }
 
 function crossSum(x: readonly number[], y: readonly number[]): number {
-  const mx = mean(x);
-  const my = mean(y);
+  const mx = mean(x, NaN);
+  const my = mean(y, NaN);
   return x.reduce((s, xi, i) => s + (xi - mx) * (y[i]! - my), 0);
 }
 

@@ -8,6 +8,7 @@ import type { Verdicts } from './design';
 import { intervalText, provenanceLine, signedPoints, verdictsMarkdown, type Provenance } from './verdict';
 import { baseVoteLines, beatsText, type SeedGap } from './base-vote';
 import { readUserText } from '../util/files';
+import { isSealedRunFolder, SEALED_SUFFIX } from '../util/seal';
 import { CorlError } from '../errors';
 import { insideFolder } from '../trainer/run-files';
 
@@ -43,12 +44,13 @@ export function evalStepFiles(runDir: string): Map<number, string> {
       hint: "a run folder's eval/ holds step-N.jsonl files: restore it from a copy",
     });
   const ranks: Record<string, number> = { '': 0, '.gz': 1, '.br': 2, '.link': 3, '.sealed': 4, '.br.sealed': 5 };
+  // a sealed run's rows are all sealed: rows in the clear beside them were not written by corl
+  const sealed = isSealedRunFolder(runDir);
   for (const f of fs.readdirSync(dir)) {
     const m = /^step-(\d+)\.jsonl(\.gz|\.br\.sealed|\.br|\.link|\.sealed)?$/.exec(f);
     if (!m) continue;
     const rank = ranks[m[2] ?? '']!;
     const step = Number(m[1]);
-    if (out.has(step) && out.get(step)!.rank <= rank) continue;
     let file = path.join(dir, f);
     // a link of a packed copy names another run's rows of the same comparison, never a file outside it
     if (m[2] === '.link') {
@@ -68,6 +70,13 @@ export function evalStepFiles(runDir: string): Map<number, string> {
         );
       file = target;
     }
+    if (sealed && !file.endsWith(SEALED_SUFFIX))
+      throw new CorlError(
+        'CORL_ERR_RUN_CORRUPT',
+        `expected the evaluation rows of a sealed run to be sealed, got ${path.basename(file)} in the clear`,
+        { where: path.join(dir, f), hint: 'remove the file, or restore the run folder from a copy of the comparison' },
+      );
+    if (out.has(step) && out.get(step)!.rank <= rank) continue;
     out.set(step, { file, rank });
   }
   return new Map([...out].map(([step, v]) => [step, v.file]));

@@ -3,10 +3,8 @@
 // path inside a sealed run (its checkpoints, its config.json) is found here, so that the programs
 // that would show or recompute its held-out results (`corl eval` of its checkpoints, its own page)
 // know whether the look has opened it yet.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readUserText } from '../util/files';
-import { SEAL_FILE } from '../util/seal';
+import { isSealedRunFolder } from '../util/seal';
 import { readCompareMeta } from './compare';
 import { folderLedger, readShows } from './reads';
 
@@ -18,16 +16,6 @@ export interface SealedRun {
   readonly index: number | undefined;
 }
 
-/** Whether a run.json says its run is sealed (an unreadable one says nothing). */
-function sealedMeta(file: string): boolean {
-  try {
-    const meta = JSON.parse(readUserText(file)) as { sealed?: unknown } | null;
-    return meta !== null && typeof meta === 'object' && meta.sealed === true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The sealed run that holds `p` (the run folder itself or anything inside it), if any: a folder with
  * a run.json that says `"sealed": true`, or a `<comparison>/<config>/seed-<i>` folder whose
@@ -37,8 +25,7 @@ export function sealedRunOf(p: string): SealedRun | undefined {
   for (let d = path.resolve(p); ; d = path.dirname(d)) {
     const m = /^seed-(\d+)$/.exec(path.basename(d));
     const cmp = path.dirname(path.dirname(d));
-    const inComparison = m !== null && fs.existsSync(path.join(cmp, SEAL_FILE));
-    if (inComparison || (fs.existsSync(path.join(d, 'run.json')) && sealedMeta(path.join(d, 'run.json'))))
+    if (isSealedRunFolder(d))
       return {
         run: d,
         comparison: cmp,

@@ -77,6 +77,28 @@ function damagedSeal(file: string, what: string): CorlError {
   });
 }
 
+/** Whether a run.json says its run is sealed (an unreadable one says nothing). */
+function sealedMeta(file: string): boolean {
+  try {
+    const meta = JSON.parse(readUserText(file)) as { sealed?: unknown } | null;
+    return meta !== null && typeof meta === 'object' && meta.sealed === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether `dir` is a sealed run folder: its run.json says `"sealed": true`, or it is a
+ * `<comparison>/<config>/seed-<i>` folder whose comparison holds a seal.key (so a run.json edited to
+ * say nothing still counts).
+ */
+export function isSealedRunFolder(dir: string): boolean {
+  const d = path.resolve(dir);
+  if (/^seed-\d+$/.test(path.basename(d)) && fs.existsSync(path.join(path.dirname(path.dirname(d)), SEAL_FILE)))
+    return true;
+  return fs.existsSync(path.join(d, 'run.json')) && sealedMeta(path.join(d, 'run.json'));
+}
+
 /** The seal a sealed run's files open with: its comparison folder's (`<comparison>/<config>/seed-<i>`). */
 export function runSeal(runDir: string): Seal {
   const cmp = path.dirname(path.dirname(path.resolve(runDir)));

@@ -167,6 +167,17 @@ describe('e2e: a planned comparison seals its held-out results until the look', 
       for (const [step, f] of original)
         expect(readEvalRows(packedRows.get(step)!), `${run} ${step}`).to.deep.equal(readEvalRows(f));
     }
+    // rows in the clear planted in a sealed run are refused, never read: beside its sealed rows, or behind a link
+    const planted = path.join(compact, 'fixture-base', 'seed-2', 'eval', 'step-000000.jsonl');
+    fs.writeFileSync(planted, '{"agent":0,"id":"p1","correct":[true,true]}\n');
+    expect(() => evalStepFiles(path.join(compact, 'fixture-base', 'seed-2'))).to.throw(
+      /sealed run to be sealed, got step-000000\.jsonl in the clear/,
+    );
+    const link = path.join(compact, 'fixture-base', 'seed-1', 'eval', 'step-000009.jsonl.link');
+    fs.writeFileSync(link, '../../seed-2/eval/step-000000.jsonl\n');
+    expect(() => evalStepFiles(path.join(compact, 'fixture-base', 'seed-1'))).to.throw(/in the clear/);
+    fs.rmSync(planted);
+    fs.rmSync(link);
     // a compressed sealed file moved to another run does not open
     const moved = path.join(compact, 'fixture-base', 'seed-2', 'eval', 'step-000000.jsonl.br.sealed');
     fs.copyFileSync(path.join(compact, 'fixture-base', 'seed-1', 'eval', 'step-000000.jsonl.br.sealed'), moved);

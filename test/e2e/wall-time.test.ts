@@ -114,6 +114,7 @@ describe('e2e: corl compare --plan predicts the wall time of each look; corl rep
   for (const [signal, code] of [
     ['SIGINT', 130],
     ['SIGTERM', 143],
+    ['SIGHUP', 129],
   ] as const)
     it(`${signal} while it times the machine exits ${code}, saying how to resume, and leaves no temporary folder`, async () => {
       const tmpRoot = path.join(tmp.dir, 'tmp');

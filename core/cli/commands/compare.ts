@@ -254,12 +254,14 @@ export function compareCommand(program: Command): void {
         ...(jobs !== undefined ? { jobs } : {}),
         ...(flags.committed ? { committed: flags.committed } : {}),
       };
-      // A Slurm requeue, scancel or a pod's deletion sends SIGTERM, a user Ctrl-C: exit at once,
-      // giving back the folder locks this process holds and removing its temporary folders (a kill
-      // without it leaves the locks for the next run to break, the folders in the system's tmp).
+      // A Slurm requeue, scancel or a pod's deletion sends SIGTERM, a user's Ctrl-C SIGINT, a closed
+      // terminal SIGHUP: exit at once, giving back the folder locks this process holds and removing
+      // its temporary folders (a kill without it leaves the locks for the next run to break, the
+      // folders in the system's tmp).
       for (const [signal, code] of [
         ['SIGTERM', 143],
         ['SIGINT', 130],
+        ['SIGHUP', 129],
       ] as const)
         process.once(signal, () => {
           process.stderr.write(`corl compare: stopped by ${signal}; run the same command again to resume\n`);

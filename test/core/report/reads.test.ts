@@ -2,7 +2,15 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { reportCompare } from '../../../core/report/compare';
-import { folderLedger, LEDGER_GENESIS, ranges, readLedger, READS_FILE } from '../../../core/report/reads';
+import {
+  folderLedger,
+  LEDGER_GENESIS,
+  ranges,
+  readHash,
+  readLedger,
+  READS_FILE,
+  type Read,
+} from '../../../core/report/reads';
 import { isCorlError } from '../../../core/errors';
 import { writeComparison, writeFixtureRun, type ComparisonFixture } from '../../fixtures/comparison';
 import { tempDir } from '../../fixtures/configs';
@@ -125,5 +133,55 @@ describe('report/reads: every held-out read is counted in the comparison folder'
       };
       if (name !== 'a run replaced') expect(kept.reads.damaged, name).to.include(says);
     }
+  });
+
+  it("another folder's records replayed, their chain recomputed and compare.json rewritten to match, are reported", async () => {
+    const f = fixture();
+    // the runs' identities, as real runs have them: each run.json's id, unique to its start
+    const withIds = (dir: string, tag: string): void => {
+      for (const c of f.configs)
+        for (const i of f.seeds) {
+          const meta = path.join(dir, c.name, `seed-${i}`, 'run.json');
+          fs.writeFileSync(
+            meta,
+            JSON.stringify({ ...JSON.parse(fs.readFileSync(meta, 'utf8')), id: `${tag}-${c.name}-${i}` }),
+          );
+        }
+    };
+    const dir = writeComparison(path.join(tmp.dir, 'cmp'), f);
+    const other = writeComparison(path.join(tmp.dir, 'other'), f);
+    withIds(dir, 'here');
+    withIds(other, 'there');
+    await reportCompare(other);
+    const ledger = path.join(dir, READS_FILE);
+    const compareFile = path.join(dir, 'compare.json');
+    const compareJson = fs.readFileSync(compareFile, 'utf8');
+    /** Write `records` as dir's ledger, chained afresh, and compare.json's anchor to match, as a forger would. */
+    const forge = (records: Omit<Read, 'hash' | 'prev'>[]): void => {
+      let prev = LEDGER_GENESIS;
+      const lines = records.map((r) => {
+        const body = { ...r, prev };
+        const hash = readHash(prev, body);
+        prev = hash;
+        return JSON.stringify({ ...body, hash });
+      });
+      fs.writeFileSync(ledger, lines.map((l) => l + '\n').join(''));
+      const meta = JSON.parse(compareJson) as Record<string, unknown>;
+      fs.writeFileSync(compareFile, JSON.stringify({ ...meta, reads: { count: records.length, head: prev } }));
+    };
+    const replayed = readLedger(other).map(({ hash: _h, prev: _p, ...r }) => r);
+    expect(replayed).to.have.length(1);
+    // kept as they were, the records name the other folder's runs: the runs they showed are not these
+    forge(replayed);
+    expect(folderLedger(dir).problems).to.deep.equal(['the runs read 1 showed have been replaced or removed since']);
+    // with the runs' digest removed, the chain and the anchor hold, and the missing digest shows
+    forge(replayed.map(({ runsDigest: _d, ...r }) => r));
+    const says = 'read 1 carries no runs digest: it was added or edited by hand';
+    expect(folderLedger(dir).problems).to.deep.equal([says]);
+    const r = await reportCompare(dir);
+    expect(r.provenance.ledger).to.include(says);
+    expect(fs.readFileSync(path.join(dir, 'results.md'), 'utf8')).to.contain(
+      'the ledger is damaged, so the true count is not known',
+    );
   });
 });

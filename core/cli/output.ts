@@ -20,8 +20,13 @@ export function reportError(e: unknown, write: (s: string) => void = (s) => proc
   return 70;
 }
 
-/** Parse a positive integer flag or throw CORL_ERR_CLI_USAGE naming it. */
-export function intFlag(name: string, value: string | undefined, min = 0): number | undefined {
+/** Parse an integer flag in [min, max] or throw CORL_ERR_CLI_USAGE naming it. */
+export function intFlag(
+  name: string,
+  value: string | undefined,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) {
@@ -29,6 +34,8 @@ export function intFlag(name: string, value: string | undefined, min = 0): numbe
       where: name,
     });
   }
+  if (n > max)
+    throw new CorlError('CORL_ERR_CLI_USAGE', `expected ${name} of at most ${max}, got ${value}`, { where: name });
   return n;
 }
 

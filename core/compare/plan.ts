@@ -12,6 +12,12 @@ import { CorlError, errorLine } from '../errors';
 import { readUserFile } from '../util/files';
 import { MAX_JSON_DEPTH, tooDeep } from '../util/json';
 import { SPENDING } from '../stats/sequential';
+
+/**
+ * The most seeds per config a comparison runs (a plan's last look, `--seeds`): far past any that a
+ * laptop or a cluster finishes, and small enough that the seed lists stay small.
+ */
+export const MAX_SEEDS = 10_000;
 import { PRIMARY_METRICS } from '../report/paired';
 import type { Plan, PlanRecord } from '../report/design';
 import { agentFamilies, CHECKPOINT_OPTION, MIN_POOL, poolDraws } from '../report/pools';
@@ -80,11 +86,12 @@ export const PLAN_SCHEMA = {
       additionalProperties: false,
       required: ['first', 'looks'],
       properties: {
-        first: { type: 'integer', minimum: 0, description: 'index of the first seed' },
+        first: { type: 'integer', minimum: 0, maximum: MAX_SEEDS * 100, description: 'index of the first seed' },
         looks: {
           type: 'array',
           minItems: 1,
-          items: { type: 'integer', minimum: 2 },
+          maxItems: 100,
+          items: { type: 'integer', minimum: 2, maximum: MAX_SEEDS },
           description: 'seeds per config at each look, increasing; the last is the cap',
         },
       },

@@ -24,7 +24,8 @@ import {
   planRecord,
   type LoadedPlan,
 } from './plan';
-import { readUserText } from '../util/files';
+import { outputFolderProblem, readUserText } from '../util/files';
+import { MAX_CONFIG_SEED } from '../config/root-schema';
 import { FolderLock } from '../util/folder-lock';
 import { parseJson } from '../util/json';
 import { checkVerdicts } from '../report/compare-files';
@@ -190,9 +191,40 @@ interface Prepared {
  * Load every config, check the folder against the plan (or its absence), attach the plan and write
  * compare.json: the same for a whole comparison and for each of its shards.
  */
+/** The comparison's design and its seeds: the first seed index and the seeds per config at each look. */
+function seedPlan(o: CompareRunOptions): { design: Design; first: number; looks: readonly number[] } {
+  const design = o.plan ? designFromPlan(o.plan.plan) : (o.design ?? { metric: 'final', alpha: 0.05 });
+  const seq = design.sequential;
+  return { design, first: seq ? seq.first : (o.firstSeed ?? 0), looks: seq ? seq.looks : [o.seeds] };
+}
+
+/** Refused before anything is written: an --out that cannot be a folder, and seeds past what a config takes. */
+function checkBeforeWriting(o: CompareRunOptions, loaded: readonly LoadedConfig[]): void {
+  const abs = path.resolve(o.out);
+  const problem = outputFolderProblem(abs);
+  if (problem !== undefined)
+    throw new CorlError('CORL_ERR_IO', `expected a folder for the comparison, got ${problem} at ${abs}`, {
+      where: '--out',
+      hint: 'give --out a folder of its own (it is created if missing); nothing was written',
+    });
+  const { first, looks } = seedPlan(o);
+  const last = first + looks[looks.length - 1]! - 1;
+  for (const l of loaded)
+    if (seedOf(l.config.seed, last) > MAX_CONFIG_SEED)
+      throw new CorlError(
+        'CORL_ERR_CLI_USAGE',
+        `expected the seeds of ${l.config.name} (its seed ${l.config.seed} + 1000 x ${first}..${last}) to stay at most ${MAX_CONFIG_SEED}, got ${seedOf(l.config.seed, last)} for the last`,
+        {
+          where: o.plan ? `${o.plan.file} seeds` : '--seeds, --first-seed',
+          hint: 'start at a smaller seed index, or run fewer seeds; nothing was written',
+        },
+      );
+}
+
 async function prepare(o: CompareRunOptions, shard?: Shard): Promise<Prepared> {
   const files = configFiles(o);
   const loaded = await loadAll(files, o);
+  checkBeforeWriting(o, loaded);
   const names = loaded.map((l) => l.config.name);
   for (const n of [...(o.design?.pairs ?? []).flatMap((p) => [p.a, p.b]), ...(o.design?.against ?? [])])
     if (!names.includes(n))
@@ -232,10 +264,7 @@ async function prepareLocked(
   // a planned comparison's runs write their evaluations sealed with the folder's key until the look
   if (o.plan) await ensureSeal(o.out);
   const plan = o.plan ? (existing ?? attachPlan(o.plan, files, o.out)) : undefined;
-  const design = o.plan ? designFromPlan(o.plan.plan) : (o.design ?? { metric: 'final', alpha: 0.05 });
-  const seq = design.sequential;
-  const first = seq ? seq.first : (o.firstSeed ?? 0);
-  const looks = seq ? seq.looks : [o.seeds];
+  const { design, first, looks } = seedPlan(o);
   const cap = looks[looks.length - 1]!;
   // the ledger's anchor (count, last hash, damage found) survives a rewrite of compare.json
   const anchor = fs.existsSync(path.join(o.out, 'compare.json')) ? readCompareMeta(o.out).reads : undefined;

@@ -1,6 +1,9 @@
 import type { JsonSchema, PluginKind } from '../contracts/plugin';
 import { serveSection } from './serve-schema';
 
+/** The largest seed a config takes. */
+export const MAX_CONFIG_SEED = 4294967295;
+
 /** A plugin selection slot of the given kind (validated by the `corlPlugin` keyword at run time). */
 export function selection(kind: PluginKind, description: string, defaultName?: string): JsonSchema {
   return {
@@ -62,7 +65,7 @@ export function rootSchema(): JsonSchema {
       seed: {
         type: 'integer',
         minimum: 0,
-        maximum: 4294967295,
+        maximum: MAX_CONFIG_SEED,
         default: 0,
         description: 'root seed; agent n uses seed + n for initialization and sampling',
       },

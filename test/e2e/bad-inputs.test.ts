@@ -227,6 +227,54 @@ describe('e2e: bad inputs are refused with coded errors, through the command lin
     }
   });
 
+  it("corl compare's --out that is a file, FIFO, device or kernel path, and seeds past what memory or a config takes, are refused before anything is written", () => {
+    const config = writeConfig(tmp.dir, 'run.json', coRlConfig());
+    fs.writeFileSync(path.join(tmp.dir, 'plain'), 'mine');
+    mkfifo(path.join(tmp.dir, 'fifo'));
+    for (const [out, says] of [
+      [path.join(tmp.dir, 'plain'), 'got a file'],
+      [path.join(tmp.dir, 'fifo'), 'got a FIFO'],
+      ['/dev/null', 'got a character device'],
+      ['/proc/self/corl-cmp', "kernel's proc file system"],
+    ] as const) {
+      refused(
+        corl(['compare', config, '--seeds', '1', '--out', out]),
+        'CORL_ERR_IO',
+        '--out',
+        says,
+        'nothing was written',
+      );
+    }
+    expect(fs.readFileSync(path.join(tmp.dir, 'plain'), 'utf8'), 'the file is as it was').to.equal('mine');
+    // a seed list of a billion would fill the heap before the first run: refused as usage
+    const out = path.join(tmp.dir, 'cmp');
+    refused(
+      corl(['compare', config, '--seeds', '1000000000', '--out', out]),
+      'CORL_ERR_CLI_USAGE',
+      '--seeds of at most 10000',
+    );
+    refused(
+      corl(['compare', config, '--looks', '2,100000', '--out', out]),
+      'CORL_ERR_CLI_USAGE',
+      '--looks of at most 10000',
+    );
+    refused(
+      corl(['init', path.join(tmp.dir, 'proj'), '--slurm', '--seeds', '1e9']),
+      'CORL_ERR_CLI_USAGE',
+      '--seeds of at most',
+    );
+    // seeds are the config's seed + 1000 x index: past the largest seed a config takes, refused up front
+    const high = writeConfig(tmp.dir, 'high.json', coRlConfig({ seed: 4294967000 }));
+    refused(
+      corl(['compare', high, '--seeds', '2', '--out', out]),
+      'CORL_ERR_CLI_USAGE',
+      '--seeds, --first-seed',
+      'to stay at most 4294967295, got 4294968000',
+    );
+    expect(fs.existsSync(out), 'nothing was written').to.equal(false);
+    expect(fs.existsSync(path.join(tmp.dir, 'proj')), 'nothing was written').to.equal(false);
+  });
+
   it('a checkpoint whose corl.json, model or optimizer file is a FIFO or a device is refused, not read', () => {
     const from = path.join(ROOT, 'models/slips/alpha');
     for (const name of ['corl.json', 'model.onnx', 'optimizer.bin']) {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { defaultCompareOut, runCompare, runShard } from '../../compare/run';
 import { parseShard } from '../../compare/shard';
-import { loadPlan } from '../../compare/plan';
+import { loadPlan, MAX_SEEDS } from '../../compare/plan';
 import { designFromParts, type Design } from '../../report/design';
 import { PRIMARY_METRICS, type PairSpec, type PrimaryMetric } from '../../report/paired';
 import { SPENDING, type Spending } from '../../stats/sequential';
@@ -68,7 +68,7 @@ function pairsFlag(value: string | undefined): PairSpec[] | undefined {
 /** `--looks 4,8,12`: increasing seed counts of at least 2. */
 function looksFlag(value: string | undefined): number[] | undefined {
   if (value === undefined) return undefined;
-  const looks = value.split(',').map((x) => intFlag('--looks', x.trim(), 2)!);
+  const looks = value.split(',').map((x) => intFlag('--looks', x.trim(), 2, MAX_SEEDS)!);
   looks.forEach((n, i) => {
     if (i > 0 && n <= looks[i - 1]!)
       throw new CorlError('CORL_ERR_CLI_USAGE', `expected --looks to increase, got ${value}`, { where: '--looks' });
@@ -230,9 +230,9 @@ export function compareCommand(program: Command): void {
               where: name,
               hint: 'the plan fixes the configs, seeds, looks, pairs and rules',
             });
-      const seeds = intFlag('--seeds', flags.seeds ?? '3', 1)!;
+      const seeds = intFlag('--seeds', flags.seeds ?? '3', 1, MAX_SEEDS)!;
       const steps = intFlag('--steps', flags.steps, 0);
-      const firstSeed = intFlag('--first-seed', flags.firstSeed, 0) ?? 0;
+      const firstSeed = intFlag('--first-seed', flags.firstSeed, 0, MAX_SEEDS * 100) ?? 0;
       const design = plan ? undefined : designFlags(flags, firstSeed);
       const out = flags.out ?? defaultCompareOut(plan);
       const shard = flags.shard !== undefined ? parseShard(flags.shard) : undefined;

@@ -9,6 +9,7 @@ import { CORL_VERSION } from '../../version';
 import { outputFolderProblem, readUserText } from '../../util/files';
 import { errorLine } from '../../errors';
 import { kubernetesFiles, slurmFiles, type JobFile } from '../../compare/jobs';
+import { MAX_SEEDS } from '../../compare/plan';
 import { intFlag } from '../output';
 
 /** The shipped configs `corl init` copies: the default comparison (base, TTRL, Co-RL). */
@@ -310,7 +311,7 @@ export function initCommand(program: Command): void {
     .action((dir: string, flags: InitFlags) => {
       let r: InitResult;
       const shards = intFlag('--shards', flags.shards, 1);
-      const seeds = intFlag('--seeds', flags.seeds, 1);
+      const seeds = intFlag('--seeds', flags.seeds, 1, MAX_SEEDS);
       try {
         r = initProject({
           dir,

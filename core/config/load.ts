@@ -81,9 +81,12 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
 
 /** Validate a config given as text (with positions for errors). */
 export async function loadConfigText(
-  text: string,
+  given: string,
   options: LoadOptions & { file?: string; name?: string; baseDir?: string } = {},
 ): Promise<LoadedConfig> {
+  // A UTF-8 byte-order mark (some Windows editors write one first) is not content: read as a space,
+  // so that every line and column reported stays right.
+  const text = given.charCodeAt(0) === 0xfeff ? ` ${given.slice(1)}` : given;
   const where = options.file ?? '<config>';
   // The parser and everything after it recurse: a config nested thousands deep is refused first.
   const deep = tooDeep(text);

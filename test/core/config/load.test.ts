@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
+import * as fs from 'node:fs';
 import { loadConfig, loadConfigValue } from '../../../core/config/load';
 import { coRlConfig, fixture, inlineTask, tempDir, writeConfig } from '../../fixtures/configs';
 import { failure } from '../../fixtures/errors';
@@ -74,6 +75,18 @@ describe('core/config/load', () => {
     expect((await failure(loadConfig(`${tmp.dir}/nope.json`))).code).to.equal('CORL_ERR_CONFIG_NOT_FOUND');
     expect((await failure(loadConfig(tmp.dir))).message).to.contain('a folder');
     const file = writeConfig(tmp.dir, 'syntax.json', '{\n  "seed": 1,\n  "task": {\n}}}');
+    const e = await failure(loadConfig(file));
+    expect(e.code).to.equal('CORL_ERR_CONFIG_PARSE');
+    expect(e.data).to.deep.equal({ line: 4, column: 3 });
+  });
+
+  it('a byte-order mark before the JSON (as some Windows editors save) is read as whitespace, positions unchanged', async () => {
+    const text = JSON.stringify(coRlConfig({ name: 'bom' }), null, 2);
+    const file = `${tmp.dir}/bom.json`;
+    fs.writeFileSync(file, `\ufeff${text}`);
+    expect((await loadConfig(file)).config.name).to.equal('bom');
+    // an error still names the line and column a user's editor shows
+    fs.writeFileSync(file, '\ufeff{\n  "seed": 1,\n  "task": {\n}}}');
     const e = await failure(loadConfig(file));
     expect(e.code).to.equal('CORL_ERR_CONFIG_PARSE');
     expect(e.data).to.deep.equal({ line: 4, column: 3 });

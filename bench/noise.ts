@@ -193,7 +193,7 @@ export function pairMinutes(costs: readonly RunCost[], n: number, K: number): nu
 }
 
 /** One design of a pair: its per-seed sd, the held-out size and samples it evaluates with, and its cost. */
-export interface Design {
+export interface NoiseDesign {
   readonly name: string;
   readonly n: number;
   readonly K: number;
@@ -214,8 +214,13 @@ const GRID_SIZES = [50, 100, 200, 400, 800] as const;
  * change and ANCOVA; then common random numbers and final at each size and samples of the grid, its
  * sd the measured one scaled by the fitted components (√(s²(n, K) / s²(size, 8))).
  */
-export function designsOf(levers: PairLevers, comp: Components, size: number, costs: readonly RunCost[]): Design[] {
-  const out: Design[] = [];
+export function designsOf(
+  levers: PairLevers,
+  comp: Components,
+  size: number,
+  costs: readonly RunCost[],
+): NoiseDesign[] {
+  const out: NoiseDesign[] = [];
   const add = (name: string, sd: number, n: number, K: number, verdict: boolean): void => {
     const m = pairMinutes(costs, n, K);
     const d = decisionTime(1, sd, 0.05, m);
@@ -240,7 +245,7 @@ export function designsOf(levers: PairLevers, comp: Components, size: number, co
 }
 
 /** The design the plan's rule picks: the smallest s² × cost among those corl compare decides by. */
-export function bestValid(designs: readonly Design[]): Design {
+export function bestValid(designs: readonly NoiseDesign[]): NoiseDesign {
   return designs.filter((d) => d.verdict).reduce((best, d) => (d.merit < best.merit ? d : best));
 }
 
@@ -320,7 +325,7 @@ export const bench: Bench = {
           `  ${c}: ${t.restSeconds.toFixed(0)} s training + ${t.evalSeconds.toFixed(0)} s evaluating (${((100 * t.evalSeconds) / (t.restSeconds + t.evalSeconds)).toFixed(0)}% evaluation, 200 × 8)`,
         );
       json.costs = costs;
-      const choice: Record<string, Design[]> = {};
+      const choice: Record<string, NoiseDesign[]> = {};
       for (const p of PAIRS) {
         const { levers, comp } = fitted[`${p.a} − ${p.b}`]!;
         const designs = designsOf(levers, comp, problems, [costs[p.a]!, costs[p.b]!]);

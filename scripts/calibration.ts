@@ -235,14 +235,14 @@ export function perSeed(groups: readonly ReportGroup[], m: Measure): number[] | 
 }
 
 /** "holds" when the whole interval satisfies the tolerance, "does not hold" when it lies wholly outside it. */
-export function outcomeOf(t: Tolerance, i: Interval | undefined): FactOutcome {
+export function factOutcomeOf(t: Tolerance, i: Interval | undefined): FactOutcome {
   if (!i) return 'inconclusive';
   if (t.holds(i.lo) && t.holds(i.hi)) return 'holds';
   return t.fails(i) ? 'does not hold' : 'inconclusive';
 }
 
 /** One fact on one regime: the comparison with the most seeds holding every needed config (the first listed on a tie). */
-export function calibrate(
+export function calibrateFact(
   fact: Fact,
   comparisons: readonly { name: string; groups: readonly ReportGroup[] }[],
 ): CalibrationRow {
@@ -254,7 +254,7 @@ export function calibrate(
   if (!best) return { fact, n: 0, mean: NaN };
   const s = sample(best.values);
   const interval = tInterval(s, CALIBRATION_ALPHA);
-  return { fact, from: best.name, n: s.n, mean: s.mean, interval, outcome: outcomeOf(fact.tolerance, interval) };
+  return { fact, from: best.name, n: s.n, mean: s.mean, interval, outcome: factOutcomeOf(fact.tolerance, interval) };
 }
 
 const figure = (x: number, digits: number): string =>
@@ -296,7 +296,7 @@ export function calibrateRegimes(results: string): Record<string, CalibrationRow
     const comparisons = folders
       .filter((f) => fs.existsSync(path.join(results, f, 'compare.json')))
       .map((f) => ({ name: f, groups: readComparison(path.join(results, f)).groups }));
-    out[regime] = FACTS.map((f) => calibrate(f, comparisons));
+    out[regime] = FACTS.map((f) => calibrateFact(f, comparisons));
   }
   return out;
 }

@@ -21,7 +21,7 @@ import {
   type AloneRate,
   type Machine,
   type RunLeft,
-  type Schedule,
+  type RunSchedule,
 } from './wall-time';
 
 /** What one invocation's runs record of themselves. */
@@ -126,7 +126,7 @@ export async function timeLooks(
   const spans = readWallTime(x.out).spans;
   const rates: Record<string, AloneRate> = {};
   const demands: Record<string, number> = {};
-  const schedules: Record<string, Schedule> = {};
+  const schedules: Record<string, RunSchedule> = {};
   for (const l of loaded) {
     const name = l.config.name;
     schedules[name] = scheduleOf(l);

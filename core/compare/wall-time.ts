@@ -55,7 +55,7 @@ export type AloneRate =
   | { readonly kind: 'whole'; readonly run: number; readonly source: RateSource };
 
 /** What of a config's trainer decides how many evaluations and checkpoints a run does. */
-export interface Schedule {
+export interface RunSchedule {
   readonly steps: number;
   readonly evalEvery: number;
   readonly checkpointEvery: number;
@@ -63,7 +63,7 @@ export interface Schedule {
   readonly atStart: boolean;
 }
 
-export function scheduleOf(l: LoadedConfig): Schedule {
+export function scheduleOf(l: LoadedConfig): RunSchedule {
   const c = l.config;
   return {
     steps: c.trainer.steps,
@@ -81,7 +81,7 @@ function events(from: number, to: number, every: number): number {
 }
 
 /** Seconds alone for a run of `sched` from step `from` (0: a fresh start, with its step-0 evaluation) to its end. */
-export function secondsLeft(rate: AloneRate, sched: Schedule, from: number): number {
+export function secondsLeft(rate: AloneRate, sched: RunSchedule, from: number): number {
   const T = sched.steps;
   if (rate.kind === 'whole') return T === 0 ? (from === 0 ? rate.run : 0) : (rate.run * Math.max(0, T - from)) / T;
   if (from >= T && !(T === 0 && from === 0)) return 0;
@@ -108,7 +108,7 @@ export function predictLooks(
   looks: readonly { readonly look: number; readonly runs: number; readonly left: readonly RunLeft[] }[],
   x: {
     readonly rates: Readonly<Record<string, AloneRate>>;
-    readonly schedules: Readonly<Record<string, Schedule>>;
+    readonly schedules: Readonly<Record<string, RunSchedule>>;
     readonly machine: Machine;
     readonly jobs: number;
     readonly demand: number;
@@ -137,7 +137,7 @@ interface StepTime {
 export function rateFromCalibration(
   lines: readonly StepTime[],
   wallMs: number,
-  sched: Schedule,
+  sched: RunSchedule,
   at: { readonly machine: Machine; readonly demand: number },
 ): AloneRate {
   const s = slowdown(at.machine, 1, at.demand);

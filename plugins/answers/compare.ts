@@ -1,7 +1,7 @@
 // Equality of two canonical keys beyond string identity: structures (tuples, intervals, sets, unions,
 // matrices) element by element, then scalars by value (constants), by probing (expressions with
 // variables, to reject quickly) and finally by the symbolic engine (asked through `symbolic`).
-import { evaluate, parseExpression, probeEnvironments, type ParsedExpr, type TextKey } from './expression';
+import { evaluateExpr, parseExpression, probeEnvironments, type ParsedExpr, type TextKey } from './expression';
 
 /** A key read as a structure. */
 export type Structure =
@@ -173,8 +173,8 @@ export function scalarVerdict(a: string, b: string, options: FastCheckOptions, c
   // words ("yes", "Monday") compare as text, case-insensitively; a word never equals a formula
   if (pa.text === true || pb.text === true) return pa.text === true && pb.text === true ? pa.word === pb.word : false;
   if (pa.vars.length === 0 && pb.vars.length === 0) {
-    const x = evaluate(pa.expr, EMPTY);
-    const y = evaluate(pb.expr, EMPTY);
+    const x = evaluateExpr(pa.expr, EMPTY);
+    const y = evaluateExpr(pb.expr, EMPTY);
     if (Number.isNaN(x) || Number.isNaN(y)) return undefined;
     if (!Number.isFinite(x) || !Number.isFinite(y)) {
       // ∞ = ∞ only when both are written as infinity; an overflow is the symbolic engine's call
@@ -192,8 +192,8 @@ export function scalarVerdict(a: string, b: string, options: FastCheckOptions, c
   let conclusive = 0;
   let tight = true;
   for (const env of probeEnvironments(vars)) {
-    const x = evaluate(pa.expr, env);
-    const y = evaluate(pb.expr, env);
+    const x = evaluateExpr(pa.expr, env);
+    const y = evaluateExpr(pb.expr, env);
     if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
     conclusive++;
     const d = Math.abs(x - y);

@@ -22,7 +22,7 @@ export function exactKey(answer: string, options: ExactOptions): string | null {
   return s.length > 0 ? s : null;
 }
 
-export const exactEquivalence = definePlugin({
+export const exactEquivalencePlugin = definePlugin({
   manifest: {
     name: 'corl:exact',
     kind: 'equivalence',

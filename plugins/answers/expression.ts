@@ -404,17 +404,17 @@ export function parseExpression(key: string): ParsedExpr | TextKey | null {
 }
 
 /** Evaluate a tree with variable values (NaN outside the real domain). */
-export function evaluate(e: Expr, env: ReadonlyMap<string, number>): number {
+export function evaluateExpr(e: Expr, env: ReadonlyMap<string, number>): number {
   switch (e.t) {
     case 'num':
       return e.v;
     case 'var':
       return env.get(e.name) ?? NaN;
     case 'neg':
-      return -evaluate(e.a, env);
+      return -evaluateExpr(e.a, env);
     case 'bin': {
-      const a = evaluate(e.a, env);
-      const b = evaluate(e.b, env);
+      const a = evaluateExpr(e.a, env);
+      const b = evaluateExpr(e.b, env);
       switch (e.op) {
         case '+':
           return a + b;
@@ -430,13 +430,13 @@ export function evaluate(e: Expr, env: ReadonlyMap<string, number>): number {
     }
     // eslint-disable-next-line no-fallthrough
     case 'fn':
-      return fn(e.name, evaluate(e.a, env), e.base ? evaluate(e.base, env) : undefined);
+      return fn(e.name, evaluateExpr(e.a, env), e.base ? evaluateExpr(e.base, env) : undefined);
     case 'root':
-      return root(evaluate(e.a, env), evaluate(e.n, env));
+      return root(evaluateExpr(e.a, env), evaluateExpr(e.n, env));
     case 'fact':
-      return factorial(evaluate(e.a, env));
+      return factorial(evaluateExpr(e.a, env));
     case 'binom':
-      return binomial(evaluate(e.a, env), evaluate(e.b, env));
+      return binomial(evaluateExpr(e.a, env), evaluateExpr(e.b, env));
   }
 }
 

@@ -1,9 +1,9 @@
 import { registerAll } from '../../core/registry/define';
 import { choiceExtractor } from './choice';
-import { exactEquivalence } from './exact';
+import { exactEquivalencePlugin } from './exact';
 import { MathEquivalence, mathEquivalence, mathExtractor } from './math';
 
-export { choiceExtractor, exactEquivalence, MathEquivalence, mathEquivalence, mathExtractor };
+export { choiceExtractor, exactEquivalencePlugin, MathEquivalence, mathEquivalence, mathExtractor };
 
 /** Registers the built-in answer extractors and equivalences. */
-export const register = registerAll(mathExtractor, choiceExtractor, mathEquivalence, exactEquivalence);
+export const register = registerAll(mathExtractor, choiceExtractor, mathEquivalence, exactEquivalencePlugin);

@@ -6,7 +6,7 @@ import { SharedWork } from '../../core/util/shared-work';
 import { definePlugin } from '../../core/registry/define';
 import { keysEqual, ParseCache } from './compare';
 import { ALL_RULES, extractMathAnswer, type MathExtractRules } from './extract';
-import { DEFAULT_UNITS, mathKey as normalizeKey, type NormalizeOptions } from './normalize';
+import { DEFAULT_UNITS, normalizeKey, type NormalizeOptions } from './normalize';
 import { SymbolicPool, type SymbolicPoolStats } from './symbolic-pool';
 
 export { lastBoxed } from './extract';

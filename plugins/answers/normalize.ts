@@ -261,7 +261,7 @@ const MAX_OPTIONAL_ARG = 64;
  * Canonical key of a raw math answer, or null when nothing is left after normalization (an empty
  * answer never wins a vote). Pure, total and linear in the length of the answer.
  */
-export function mathKey(answer: string, options: NormalizeOptions = DEFAULT_NORMALIZE): string | null {
+export function normalizeKey(answer: string, options: NormalizeOptions = DEFAULT_NORMALIZE): string | null {
   if (typeof answer !== 'string') return null;
   const units = unitSet(options.units);
   let s = rewriteMacros(answer, units);

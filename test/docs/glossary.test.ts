@@ -219,7 +219,11 @@ describe('docs/architecture.md glossary', () => {
     // is one thing; the other side was renamed (TrainLoopOptions, CompareRunOptions, GradedEvalRow,
     // buildRewardContext, manifestLabelUse)
     const where = new Map<string, string[]>();
-    for (const file of files(CODE_ROOTS, /\.ts$/)) {
+    const exported = new Map<string, string[]>();
+    const isExported = (st: ts.Statement) =>
+      ts.canHaveModifiers(st) && (ts.getModifiers(st) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+    for (const file of files([...CODE_ROOTS, 'bench', 'scripts', 'packages'], /\.ts$/)) {
+      if (file.endsWith('.d.ts')) continue;
       const sf = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
       for (const st of sf.statements) {
         const names =
@@ -230,6 +234,8 @@ describe('docs/architecture.md glossary', () => {
               ? st.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []))
               : [];
         for (const n of names) where.set(n, [...(where.get(n) ?? []), path.relative(ROOT, file)]);
+        if (isExported(st) && !path.relative(ROOT, file).startsWith('entry'))
+          for (const n of names) exported.set(n, [...(exported.get(n) ?? []), path.relative(ROOT, file)]);
       }
     }
     const settled = {
@@ -238,8 +244,26 @@ describe('docs/architecture.md glossary', () => {
       EvalRow: 'core/trainer/evaluate.ts',
       rewardContext: 'core/testing/contexts.ts',
       labelUse: 'core/trainer/run-dir.ts',
+      // the public one kept (corl/testing, corl/tensor), the internal renamed: exactEquivalencePlugin,
+      // RunSchedule, ModelShard, normalizeKey, NoiseDesign, calibrateFact, factOutcomeOf
+      exactEquivalence: 'core/testing/contexts.ts',
+      Schedule: 'core/tensor/optim.ts',
+      Shard: 'core/compare/shard.ts',
+      mathKey: 'plugins/answers/math.ts',
+      Design: 'core/report/design.ts',
+      calibrate: 'core/compare/wall-time.ts',
+      outcomeOf: 'core/stats/paired.ts',
     };
     for (const [name, file] of Object.entries(settled)) expect(where.get(name), name).to.deep.equal([file]);
+    // every other exported name is declared once, save those whose copies mean one thing: a bench
+    // module's `bench`, a plugin module's `register`, each CLI's `main`, the public facade over the
+    // engine's `train` and `loadConfig`, and `evaluate` of corl (a config) and corl/tensor (a graph),
+    // both public API
+    const sameMeaning = new Set(['bench', 'register', 'main', 'train', 'loadConfig', 'evaluate']);
+    const twice = [...exported]
+      .filter(([n, fs]) => fs.length > 1 && !sameMeaning.has(n))
+      .map(([n, fs]) => `${n}: ${fs.join(', ')}`);
+    expect(twice, twice.join('\n')).to.deep.equal([]);
   });
 
   it('"supervised" is the union: the flag that means reads ground truth is readsGroundTruth', () => {

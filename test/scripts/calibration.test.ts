@@ -9,13 +9,13 @@ import type { RunSummary } from '../../core/report/runs';
 import { runSummary } from '../fixtures/run-summary';
 import {
   FACTS,
-  calibrate,
+  calibrateFact,
   calibrateRegimes,
   calibrationTable,
   CANDIDATES,
   candidateName,
   kappaGap,
-  outcomeOf,
+  factOutcomeOf,
   perSeed,
   screenCandidate,
   screenTable,
@@ -57,7 +57,7 @@ describe('scripts/calibration (the published baseline facts against the lab)', (
     //   TTRL ensemble − base ensemble: 58 − 60 = −2, 60 − 62 = −2 (sd 0) → [−2, −2] → does not hold
     //   GT − base: +10, +12 → [−1.7, +23.7] → inconclusive
     const rows = ['gt-ttrl', 'rent-gain', 'ttrl-beyond-maj', 'ensemble', 'gt-gain'].map((id) =>
-      calibrate(fact(id), comparisons),
+      calibrateFact(fact(id), comparisons),
     );
     expect(rows.map((r) => r.outcome)).to.deep.equal([
       'inconclusive',
@@ -81,28 +81,28 @@ describe('scripts/calibration (the published baseline facts against the lab)', (
     expect(perSeed(shuffled, fact('gt-ttrl').measure)).to.deep.equal(perSeed(groups, fact('gt-ttrl').measure));
     const partial = groups.map((g) => (g.name === 'gt' ? { ...g, runs: g.runs.slice(0, 1) } : g));
     expect(perSeed(partial, fact('gt-ttrl').measure)!.map((x) => +x.toFixed(6))).to.deep.equal([1]);
-    const none = calibrate(fact('intuitor-gain'), comparisons);
+    const none = calibrateFact(fact('intuitor-gain'), comparisons);
     expect(none.from).to.equal(undefined);
     expect(calibrationTable([none])).to.contain('no committed comparison has these configs');
   });
 
   it('takes the comparison with the most seeds that holds every needed config', () => {
     const fewer = { name: 'fewer', groups: groups.map((g) => ({ ...g, runs: g.runs.slice(0, 1) })) };
-    expect(calibrate(fact('gt-ttrl'), [fewer, ...comparisons]).from).to.equal('worked');
-    expect(calibrate(fact('gt-ttrl'), [...comparisons, { ...fewer, name: 'same' }]).from).to.equal('worked');
+    expect(calibrateFact(fact('gt-ttrl'), [fewer, ...comparisons]).from).to.equal('worked');
+    expect(calibrateFact(fact('gt-ttrl'), [...comparisons, { ...fewer, name: 'same' }]).from).to.equal('worked');
   });
 
   it('decides at the edges of each tolerance as stated', () => {
     const within = fact('gt-ttrl').tolerance;
-    expect(outcomeOf(within, { lo: -1.5, hi: 1.5 })).to.equal('holds');
-    expect(outcomeOf(within, { lo: 1.6, hi: 3 })).to.equal('does not hold');
-    expect(outcomeOf(within, { lo: -3, hi: -1.6 })).to.equal('does not hold');
-    expect(outcomeOf(within, { lo: 1, hi: 2 })).to.equal('inconclusive');
-    expect(outcomeOf(within, { lo: -3, hi: 3 })).to.equal('inconclusive');
+    expect(factOutcomeOf(within, { lo: -1.5, hi: 1.5 })).to.equal('holds');
+    expect(factOutcomeOf(within, { lo: 1.6, hi: 3 })).to.equal('does not hold');
+    expect(factOutcomeOf(within, { lo: -3, hi: -1.6 })).to.equal('does not hold');
+    expect(factOutcomeOf(within, { lo: 1, hi: 2 })).to.equal('inconclusive');
+    expect(factOutcomeOf(within, { lo: -3, hi: 3 })).to.equal('inconclusive');
     const kappa = fact('kappa-gap').tolerance;
-    expect(outcomeOf(kappa, { lo: -0.2, hi: -0.1 })).to.equal('holds');
-    expect(outcomeOf(kappa, { lo: -0.09, hi: -0.02 })).to.equal('does not hold');
-    expect(outcomeOf(fact('rent-gain').tolerance, undefined)).to.equal('inconclusive');
+    expect(factOutcomeOf(kappa, { lo: -0.2, hi: -0.1 })).to.equal('holds');
+    expect(factOutcomeOf(kappa, { lo: -0.09, hi: -0.02 })).to.equal('does not hold');
+    expect(factOutcomeOf(fact('rent-gain').tolerance, undefined)).to.equal('inconclusive');
   });
 
   it('reads no Co-RL result: trained runs are base, gt, ttrl, rent and intuitor; n3-ring only by its step-0 rows', () => {

@@ -37,7 +37,7 @@ import { microBatches, trainedLogprobs, type Sequence } from './batch';
 import { loadCheckpoint, saveCheckpoint } from './checkpoint';
 import type { ApplyResult, EngineInit, Objective, ParamsUpdate, SampleJob, SampleRow, StepScalars } from './engine';
 import type { TransformerOptions } from './options';
-import { LocalShard, WorkerShard, type Shard, type ShardProfile } from './shard';
+import { LocalShard, WorkerShard, type ModelShard, type ShardProfile } from './shard';
 import { CharTokenizer, END } from './tokenizer';
 import { mean } from '../../../core/util/mean';
 
@@ -82,7 +82,7 @@ export class TransformerPolicy implements Policy {
   private versionSeq = 0;
   private training = { optimizerSteps: 0, updates: 0, pretrainSteps: 0 };
   private readonly lease: CoreLease;
-  private shards: Promise<Shard[]> | undefined;
+  private shards: Promise<ModelShard[]> | undefined;
   private closed = false;
 
   constructor(
@@ -123,7 +123,7 @@ export class TransformerPolicy implements Policy {
   }
 
   /** The shards, created at first use when every model of the process holds its lease. */
-  private pool(): Promise<Shard[]> {
+  private pool(): Promise<ModelShard[]> {
     if (this.closed)
       return Promise.reject(
         new CorlError('CORL_ERR_TENSOR_RUNTIME', 'expected an open corl:transformer policy, got a closed one'),
@@ -149,7 +149,7 @@ export class TransformerPolicy implements Policy {
   }
 
   /** What a shard needs to be current. */
-  private updateFor(s: Shard): ParamsUpdate {
+  private updateFor(s: ModelShard): ParamsUpdate {
     const ref = this.ref && this.refVersion >= 0;
     return {
       version: this.version,
@@ -160,7 +160,7 @@ export class TransformerPolicy implements Policy {
   }
 
   /** Run a job on a shard and record what it then holds. */
-  private async onShard<T>(s: Shard, run: (u: ParamsUpdate) => Promise<T>, nextVersion?: number): Promise<T> {
+  private async onShard<T>(s: ModelShard, run: (u: ParamsUpdate) => Promise<T>, nextVersion?: number): Promise<T> {
     const u = this.updateFor(s);
     try {
       const r = await run(u);

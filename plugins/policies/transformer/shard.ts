@@ -123,7 +123,7 @@ async function dispatch(
 }
 
 /** A shard as the policy sees it. */
-export interface Shard {
+export interface ModelShard {
   /** Weight versions the shard holds. */
   version: number;
   refVersion: number;
@@ -132,7 +132,7 @@ export interface Shard {
 }
 
 /** A shard in the calling thread. */
-export class LocalShard implements Shard {
+export class LocalShard implements ModelShard {
   version = -1;
   refVersion = -1;
   private readonly engine: ShardEngine;
@@ -175,7 +175,7 @@ export function fromWire(w: WireError): Error {
 }
 
 /** A shard in its own worker thread. */
-export class WorkerShard implements Shard {
+export class WorkerShard implements ModelShard {
   version = -1;
   refVersion = -1;
   private readonly worker: Worker;

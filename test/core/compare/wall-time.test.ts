@@ -8,12 +8,12 @@ import {
   secondsLeft,
   slowdown,
   type AloneRate,
-  type Schedule,
+  type RunSchedule,
 } from '../../../core/compare/wall-time';
 import type { RunSpan } from '../../../core/report/wall-time';
 
 const parts: AloneRate = { kind: 'parts', setup: 2, step: 3, evaluation: 5, checkpoint: 1, source: 'calibrated' };
-const sched: Schedule = { steps: 6, evalEvery: 3, checkpointEvery: 2, atStart: true };
+const sched: RunSchedule = { steps: 6, evalEvery: 3, checkpointEvery: 2, atStart: true };
 
 describe('compare/wall-time: the predicted wall time of a look', () => {
   it('slowdown is max(1, (load + jobs x busy cores) / cores)', () => {

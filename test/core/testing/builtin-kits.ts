@@ -7,7 +7,7 @@ import type { AnyKitOptions } from '../../../core/testing';
 import { categoricalPolicy, register as registerTesting } from '../../../core/testing';
 import * as path from 'node:path';
 import { drGrpoAdvantage, grpoAdvantage, rlooAdvantage } from '../../../plugins/advantages';
-import { choiceExtractor, exactEquivalence, mathEquivalence, mathExtractor } from '../../../plugins/answers';
+import { choiceExtractor, exactEquivalencePlugin, mathEquivalence, mathExtractor } from '../../../plugins/answers';
 import { noDiversity, rephraseDiversity } from '../../../plugins/diversity';
 import { comasInteraction, debateInteraction } from '../../../plugins/interactions';
 import { openaiJudge, policyJudge } from '../../../plugins/judges';
@@ -471,7 +471,7 @@ export const BUILTIN_KITS: readonly BuiltinKit[] = [
     },
   },
   {
-    plugin: exactEquivalence,
+    plugin: exactEquivalencePlugin,
     kit: {
       optionSets: [{ caseSensitive: false, collapseSpace: false }],
       equalPairs: [[' C ', 'C']],

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Equivalence } from '../../../core/contracts/equivalence';
-import { exactEquivalence, exactKey } from '../../../plugins/answers/exact';
+import { exactEquivalencePlugin, exactKey } from '../../../plugins/answers/exact';
 
 describe('plugins/answers/exact (corl:exact)', () => {
   it('keys are trimmed, space-collapsed, optionally case-folded; empty is null', () => {
@@ -10,7 +10,7 @@ describe('plugins/answers/exact (corl:exact)', () => {
     expect(exactKey('   ', { caseSensitive: true, collapseSpace: true })).to.equal(null);
   });
   it('equal is string identity: 0.5 and \\frac{1}{2} differ, as in the released Co-RL code', async () => {
-    const eq = exactEquivalence.create({ caseSensitive: true, collapseSpace: true }, {} as never) as Equivalence;
+    const eq = exactEquivalencePlugin.create({ caseSensitive: true, collapseSpace: true }, {} as never) as Equivalence;
     expect(await eq.equal('0.5', '0.5')).to.equal(true);
     expect(await eq.equal('0.5', '\\frac{1}{2}')).to.equal(false);
   });

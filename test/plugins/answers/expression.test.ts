@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import {
-  evaluate,
+  evaluateExpr,
   parseExpression,
   probeEnvironments,
   probeValue,
@@ -11,7 +11,7 @@ import {
 const value = (key: string, env: Record<string, number> = {}): number => {
   const p = parseExpression(key);
   if (!p || p.text) throw new Error(`not parsed: ${key}`);
-  return evaluate((p as ParsedExpr).expr, new Map(Object.entries(env)));
+  return evaluateExpr((p as ParsedExpr).expr, new Map(Object.entries(env)));
 };
 
 describe('plugins/answers/expression', () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { canonicalDecimal, DEFAULT_NORMALIZE, mathKey } from '../../../plugins/answers/normalize';
+import { canonicalDecimal, DEFAULT_NORMALIZE, normalizeKey } from '../../../plugins/answers/normalize';
 
-const key = (s: string) => mathKey(s);
+const key = (s: string) => normalizeKey(s);
 
 describe('plugins/answers/normalize (canonical keys)', () => {
   it('drops \\left/\\right, \\displaystyle, spacing macros, $ and spaces', () => {
@@ -38,7 +38,7 @@ describe('plugins/answers/normalize (canonical keys)', () => {
     expect(key('30 miles per hour')).to.equal('30');
     expect(key('3 m')).to.equal('3m');
     expect(key('\\pi r^2')).to.equal('\\pi r^2');
-    expect(mathKey('5 widgets', { ...DEFAULT_NORMALIZE, units: ['widget'] })).to.equal('5');
+    expect(normalizeKey('5 widgets', { ...DEFAULT_NORMALIZE, units: ['widget'] })).to.equal('5');
   });
   it('degrees, dollars and percent (configurable)', () => {
     expect(key('90^\\circ')).to.equal('90');
@@ -46,9 +46,9 @@ describe('plugins/answers/normalize (canonical keys)', () => {
     expect(key('45°')).to.equal('45');
     expect(key('\\$1,234')).to.equal('1234');
     expect(key('50\\%')).to.equal('50');
-    expect(mathKey('50\\%', { ...DEFAULT_NORMALIZE, percent: 'fraction' })).to.equal('0.5');
-    expect(mathKey('12.5%', { ...DEFAULT_NORMALIZE, percent: 'fraction' })).to.equal('0.125');
-    expect(mathKey('50\\%', { ...DEFAULT_NORMALIZE, percent: 'keep' })).to.equal('50%');
+    expect(normalizeKey('50\\%', { ...DEFAULT_NORMALIZE, percent: 'fraction' })).to.equal('0.5');
+    expect(normalizeKey('12.5%', { ...DEFAULT_NORMALIZE, percent: 'fraction' })).to.equal('0.125');
+    expect(normalizeKey('50\\%', { ...DEFAULT_NORMALIZE, percent: 'keep' })).to.equal('50%');
   });
   it('drops short left-hand sides: x =, f(x) =, x \\in', () => {
     expect(key('x = 5')).to.equal('5');
@@ -118,7 +118,7 @@ describe('plugins/answers/normalize (canonical keys)', () => {
     expect(key('2 \\cdot x')).to.equal(key('2\\cdot x'));
   });
   it('is total on non-strings and unbalanced input', () => {
-    expect(mathKey(undefined as unknown as string)).to.equal(null);
+    expect(normalizeKey(undefined as unknown as string)).to.equal(null);
     expect(key('\\frac{1')).to.be.a('string');
     expect(key('}}}{{{')).to.equal('}}}{{{');
     expect(key('\\')).to.equal('\\');

@@ -214,6 +214,10 @@ export const bench: Bench = {
       for (const effect of [1, 2]) {
         const d = decisionTime(effect, sd, plan.plan.alpha, pairMinutes);
         process.stdout.write(`  a ${effect}-point difference: ${d.seeds} seeds per config → ${fmt(d.minutes * 60)}\n`);
+        if (effect === 1) {
+          const within = d.minutes <= 30 ? 'yes' : 'no';
+          process.stdout.write(`  a 1-point difference resolves within 30 minutes: ${within}\n`);
+        }
       }
       // the regime the prediction uses: the slip configs on 500 fresh held-out problems
       await planTime(PREDICTION, 'the prediction (slip regime, 500 held-out problems)', { dir, speedup, jobs });

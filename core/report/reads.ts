@@ -238,7 +238,19 @@ function anchorOf(dir: string): { meta: Record<string, unknown> | undefined; anc
 
 /** The folder's ledger, checked against compare.json's record of it. */
 export function folderLedger(dir: string): Ledger {
-  return checkedLedger(dir, anchorOf(dir).anchor);
+  const { meta, anchor } = anchorOf(dir);
+  return unanchored(checkedLedger(dir, anchor), meta, anchor);
+}
+
+/** A chained ledger beside a compare.json that records none: its record was removed, so a cut ledger would pass. */
+function unanchored(
+  ledger: Ledger,
+  meta: Record<string, unknown> | undefined,
+  anchor: LedgerAnchor | undefined,
+): Ledger {
+  if (!meta || anchor || !ledger.reads.some((r) => r.hash !== undefined)) return ledger;
+  const p = `compare.json records no count of reads, though reads.jsonl is chained: its record was removed`;
+  return ledger.problems.includes(p) ? ledger : { ...ledger, problems: [...ledger.problems, p] };
 }
 
 /**
@@ -274,7 +286,7 @@ async function countReadHere(
   const lock = await FolderLock.wait(dir, { command: by, file: 'reads.lock', pollMs: 100 });
   try {
     const { meta, anchor } = anchorOf(dir);
-    const ledger = checkedLedger(dir, anchor);
+    const ledger = unanchored(checkedLedger(dir, anchor), meta, anchor);
     const runs = runsOf(groups);
     if (ledger.reads.some((r) => same(r.runs, runs))) {
       // damage found for the first time is put on record, so that restoring the file cannot hide it

@@ -63,6 +63,18 @@ describe('e2e: a replayed, reordered, truncated or transplanted read ledger is r
     );
   });
 
+  it("a prefix with compare.json's record of the count removed is reported", () => {
+    const copy = path.join(tmp.dir, 'unanchored');
+    fs.cpSync(out, copy, { recursive: true });
+    fs.writeFileSync(path.join(copy, 'reads.jsonl'), lines(out)[0] + '\n');
+    const meta = JSON.parse(fs.readFileSync(path.join(copy, 'compare.json'), 'utf8')) as Record<string, unknown>;
+    delete meta.reads;
+    fs.writeFileSync(path.join(copy, 'compare.json'), JSON.stringify(meta));
+    const r = corl(['report', copy]);
+    expect(r.status, r.stderr).to.equal(0);
+    expect(r.stdout).to.contain('compare.json records no count of reads, though reads.jsonl is chained');
+  });
+
   it('records reordered break the numbering and the chain', () => {
     const s = attacked((l) => [l[1]!, l[0]!]);
     expect(s).to.contain('read 1 of reads.jsonl is numbered 2');

@@ -12,15 +12,15 @@ import { CorlError, errorLine } from '../errors';
 import { readUserFile } from '../util/files';
 import { MAX_JSON_DEPTH, tooDeep } from '../util/json';
 import { SPENDING } from '../stats/sequential';
+import { PRIMARY_METRICS } from '../report/paired';
+import type { Plan, PlanRecord } from '../report/design';
+import { agentFamilies, CHECKPOINT_OPTION, MIN_POOL, poolDraws } from '../report/pools';
 
 /**
  * The most seeds per config a comparison runs (a plan's last look, `--seeds`): far past any that a
  * laptop or a cluster finishes, and small enough that the seed lists stay small.
  */
 export const MAX_SEEDS = 10_000;
-import { PRIMARY_METRICS } from '../report/paired';
-import type { Plan, PlanRecord } from '../report/design';
-import { agentFamilies, CHECKPOINT_OPTION, MIN_POOL, poolDraws } from '../report/pools';
 
 export type { Plan } from '../report/design';
 

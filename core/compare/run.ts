@@ -187,10 +187,6 @@ interface Prepared {
   readonly lock: FolderLock;
 }
 
-/**
- * Load every config, check the folder against the plan (or its absence), attach the plan and write
- * compare.json: the same for a whole comparison and for each of its shards.
- */
 /** The comparison's design and its seeds: the first seed index and the seeds per config at each look. */
 function seedPlan(o: CompareRunOptions): { design: Design; first: number; looks: readonly number[] } {
   const design = o.plan ? designFromPlan(o.plan.plan) : (o.design ?? { metric: 'final', alpha: 0.05 });
@@ -221,6 +217,10 @@ function checkBeforeWriting(o: CompareRunOptions, loaded: readonly LoadedConfig[
       );
 }
 
+/**
+ * Load every config, check the folder against the plan (or its absence), attach the plan and write
+ * compare.json: the same for a whole comparison and for each of its shards.
+ */
 async function prepare(o: CompareRunOptions, shard?: Shard): Promise<Prepared> {
   const files = configFiles(o);
   const loaded = await loadAll(files, o);

@@ -238,19 +238,25 @@ function anchorOf(dir: string): { meta: Record<string, unknown> | undefined; anc
 
 /** The folder's ledger, checked against compare.json's record of it. */
 export function folderLedger(dir: string): Ledger {
-  const { meta, anchor } = anchorOf(dir);
-  return unanchored(checkedLedger(dir, anchor), meta, anchor);
+  return anchoredLedger(dir).ledger;
 }
 
-/** A chained ledger beside a compare.json that records none: its record was removed, so a cut ledger would pass. */
-function unanchored(
-  ledger: Ledger,
-  meta: Record<string, unknown> | undefined,
-  anchor: LedgerAnchor | undefined,
-): Ledger {
-  if (!meta || anchor || !ledger.reads.some((r) => r.hash !== undefined)) return ledger;
-  const p = `compare.json records no count of reads, though reads.jsonl is chained: its record was removed`;
-  return ledger.problems.includes(p) ? ledger : { ...ledger, problems: [...ledger.problems, p] };
+/**
+ * compare.json, its record of the ledger, and the ledger checked against that record. A chained
+ * ledger beside a compare.json that records none is damaged: the record was removed, so that a cut
+ * ledger would pass.
+ */
+function anchoredLedger(dir: string): {
+  meta: Record<string, unknown> | undefined;
+  anchor: LedgerAnchor | undefined;
+  ledger: Ledger;
+} {
+  const { meta, anchor } = anchorOf(dir);
+  const ledger = checkedLedger(dir, anchor);
+  const removed = 'compare.json records no count of reads, though reads.jsonl is chained: its record was removed';
+  if (meta && !anchor && ledger.reads.some((r) => r.hash !== undefined) && !ledger.problems.includes(removed))
+    return { meta, anchor, ledger: { ...ledger, problems: [...ledger.problems, removed] } };
+  return { meta, anchor, ledger };
 }
 
 /**
@@ -285,8 +291,7 @@ async function countReadHere(
   // one writer of the ledger at a time: renderings by corl compare and corl report may meet
   const lock = await FolderLock.wait(dir, { command: by, file: 'reads.lock', pollMs: 100 });
   try {
-    const { meta, anchor } = anchorOf(dir);
-    const ledger = unanchored(checkedLedger(dir, anchor), meta, anchor);
+    const { meta, anchor, ledger } = anchoredLedger(dir);
     const runs = runsOf(groups);
     if (ledger.reads.some((r) => same(r.runs, runs))) {
       // damage found for the first time is put on record, so that restoring the file cannot hide it

@@ -196,9 +196,24 @@ export async function calibrate(
   const sched = scheduleOf(l);
   const steps = Math.min(sched.steps, CALIBRATION_STEPS);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'corl-calibrate-'));
-  // a stop while it runs (corl compare exits on SIGTERM and SIGINT) removes it too
   const remove = (): void => fs.rmSync(dir, { recursive: true, force: true });
-  process.on('exit', remove);
+  // A stop while it runs (corl compare exits at once on SIGTERM, SIGINT and SIGHUP) removes it too.
+  // A file operation already handed to libuv's thread pool (the recursive mkdir of the run folder,
+  // say) may land during that removal (ENOTEMPTY) or after it, making the folder again: the removal
+  // retries, never throws (an exit handler's throw prints a stack), and looks again after a pause.
+  const removeAtExit = (): void => {
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    for (let i = 0; i < 5; i++) {
+      try {
+        fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 5 });
+      } catch {
+        // something landed meanwhile: the next pass removes it
+      }
+      Atomics.wait(pause, 0, 0, 20);
+      if (!fs.existsSync(dir)) break;
+    }
+  };
+  process.on('exit', removeAtExit);
   try {
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
@@ -227,7 +242,7 @@ export async function calibrate(
       : [];
     return { rate: rateFromCalibration(lines, wallMs, { ...sched, steps }, { machine, demand }), demand };
   } finally {
-    process.off('exit', remove);
+    process.off('exit', removeAtExit);
     remove();
   }
 }

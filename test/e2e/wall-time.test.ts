@@ -146,6 +146,7 @@ describe('e2e: corl compare --plan predicts the wall time of each look; corl rep
       child.kill('SIGCONT');
       expect(await ended).to.equal(code);
       expect(stderr).to.contain(`corl compare: stopped by ${signal}; run the same command again to resume`);
+      expect(stderr, 'no stack from the removal at exit').to.not.match(/\n\s+at \S|ENOTEMPTY/);
       expect(calibrating()).to.deep.equal([]);
     });
 });
